@@ -1,0 +1,36 @@
+/**
+ * Every bound Brook enforces, in one place, named with the unit last (TigerBeetle's habit).
+ * Relations between limits are asserted at load so an edit cannot silently break one.
+ */
+import { assert } from './assert.js';
+
+/** Interface: each event may be at most 999,000 bytes measured on the submitted text. */
+export const eventBytesMax = 999_000;
+/** Largest publish body accepted; bounds memory per request (a batch of max-size events would be huge). */
+export const publishBodyBytesMax = 64 * 1024 * 1024;
+/** Largest body for non-publishing endpoints. */
+export const otherBodyBytesMax = 4 * 1024 * 1024;
+/** Most events in one publish batch; bounds one RocksDB write batch. */
+export const publishBatchEventsMax = 100_000;
+/** Interface default partition limit for subscriptions; also bounds partitions of one event type. */
+export const partitionsPerEventTypeMax = 100;
+/** Event type name length bound (not in the interface; keeps keys and logs bounded). */
+export const eventTypeNameLengthMax = 255;
+/** Schema versions kept per event type are unbounded by the spec; each must fit this size. */
+export const schemaBytesMax = 1_000_000;
+/** Low-level stream: batch_limit upper bound so one batch line stays bounded in memory. */
+export const streamBatchLimitMax = 100_000;
+/** Bytes read ahead from the log per partition of a stream before waiting for the socket. */
+export const streamReadAheadBytesMax = 4 * 1024 * 1024;
+/** compatibility.md: more than 5 simultaneous low-level connections to one partition gets 429. */
+export const lowLevelConnectionsPerPartitionDefault = 5;
+/** Pending appends (events) queued for the log writer before publishes are refused with 503. */
+export const appendQueueEventsMax = 1_000_000;
+/** Default retention (interface). */
+export const retentionTimeMsDefault = 345_600_000;
+/** Seconds: stream timers are bounded so integer math on ms stays safe. */
+export const streamSecondsMax = 10 * 365 * 24 * 3600;
+export const pageLimitMax = 1000;
+
+assert(eventBytesMax < publishBodyBytesMax, 'a single max-size event must fit in a publish body');
+assert(streamReadAheadBytesMax >= eventBytesMax, 'read-ahead must hold at least one max-size event');

@@ -1,0 +1,82 @@
+/**
+ * The registry's resources as stored in replicated metadata. Field names are the interface's wire
+ * names, so a stored event type is served as-is (no mapping layer to get wrong).
+ */
+
+export type Category = 'undefined' | 'data' | 'business';
+export const categories: readonly Category[] = ['undefined', 'data', 'business'];
+
+export type PartitionStrategy = 'random' | 'hash' | 'user_defined';
+export const partitionStrategies: readonly PartitionStrategy[] = ['random', 'user_defined', 'hash'];
+
+export type EnrichmentStrategy = 'metadata_enrichment';
+export const enrichmentStrategies: readonly EnrichmentStrategy[] = ['metadata_enrichment'];
+
+export type CompatibilityMode = 'compatible' | 'forward' | 'none';
+export const compatibilityModes: readonly CompatibilityMode[] = ['compatible', 'forward', 'none'];
+
+export interface EventTypeSchema {
+  type: 'json_schema';
+  /** The submitted schema, serialized as a string exactly as the client sent it. */
+  schema: string;
+  /** Semantic version, generated: 1.0.0 on creation. */
+  version: string;
+  created_at: string;
+}
+
+export interface EventTypeStatistics {
+  messages_per_minute: number;
+  message_size: number;
+  read_parallelism: number;
+  write_parallelism: number;
+}
+
+export interface EventTypeOptions {
+  retention_time: number;
+}
+
+export interface AuthorizationAttribute {
+  data_type: string;
+  value: string;
+}
+
+export interface EventTypeAuthorization {
+  admins: AuthorizationAttribute[];
+  readers: AuthorizationAttribute[];
+  writers: AuthorizationAttribute[];
+}
+
+export interface EventType {
+  name: string;
+  owning_application: string;
+  category: Category;
+  enrichment_strategies: EnrichmentStrategy[];
+  partition_strategy: PartitionStrategy;
+  partition_key_fields?: string[];
+  compatibility_mode: CompatibilityMode;
+  schema: EventTypeSchema;
+  default_statistic?: EventTypeStatistics;
+  options: EventTypeOptions;
+  authorization?: EventTypeAuthorization;
+  read_scopes?: string[];
+  write_scopes?: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** Storage-side facts about an event type that clients never see. */
+export interface EventTypeStorage {
+  /** Numeric id of the event type's log in the storage; never reused, so a re-created name gets fresh logs. */
+  topic: number;
+  /** Partition ids as strings "0".."n-1"; fixed at creation (default_statistic is immutable). */
+  partitions: string[];
+  /** Current timeline order (1 until timelines are switched). */
+  timeline: number;
+}
+
+export interface EventTypeRecord {
+  eventType: EventType;
+  /** Every schema version, oldest first. The last equals eventType.schema. */
+  schemas: EventTypeSchema[];
+  storage: EventTypeStorage;
+}
