@@ -1,0 +1,58 @@
+/**
+ * buildApp(deps): the fastify application, one plugin per resource. Request bodies are taken as raw
+ * Buffers for every content type: publishing needs the submitted text to measure event sizes, and one
+ * JSON parse path gives one answer (400 Problem) to malformed bodies everywhere.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { otherBodyBytesMax } from '../core/limits.js';
+import { problems } from '../core/problem.js';
+import type { AppDeps } from './deps.js';
+import { flowIdFrom } from './flow-id.js';
+import { errorHandler, sendProblem } from './problem-reply.js';
+import { eventTypeRoutes } from './routes/event-types.js';
+import { eventRoutes } from './routes/events.js';
+import { partitionRoutes } from './routes/partitions.js';
+import { registryRoutes } from './routes/registry.js';
+
+export interface BrookApp {
+  app: FastifyInstance;
+  /** Ends open streams (shutdown): they finish their current line and close. */
+  closeStreams(): void;
+}
+
+export function buildApp(deps: AppDeps): BrookApp {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    genReqId: (req) => flowIdFrom(req.headers['x-flow-id']),
+    requestIdLogLabel: 'flowId',
+    bodyLimit: otherBodyBytesMax,
+    disableRequestLogging: false,
+    return503OnClosing: true,
+    // Node's own header limit (16 KiB) answers 431; keep fastify from buffering huge URLs otherwise.
+    maxParamLength: 1024,
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Flow-Id', request.id);
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    sendProblem(reply, problems.notFound(`No resource at ${request.method} ${request.url.split('?')[0]}`));
+  });
+
+  const streams = new Set<AbortController>();
+  app.register(eventTypeRoutes, { deps });
+  app.register(eventRoutes, { deps, streams });
+  app.register(partitionRoutes, { deps });
+  app.register(registryRoutes, { deps });
+
+  return {
+    app,
+    closeStreams() {
+      for (const s of streams) s.abort();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/** The event type registry: /event-types and /event-types/{name}/schemas. */
+import type { FastifyPluginAsync } from 'fastify';
+import { parsePaging } from '../../registry/event-type-service.js';
+import type { AppDeps } from '../deps.js';
+import { parseJsonBody } from '../json-body.js';
+
+type NameParams = { name: string };
+
+export const eventTypeRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const svc = deps.eventTypes;
+
+  app.get('/event-types', async () => svc.list());
+
+  app.post('/event-types', async (request, reply) => {
+    const name = await svc.create(parseJsonBody(request.body));
+    request.log.info({ eventType: name }, 'event type created');
+    return reply.code(201).send();
+  });
+
+  app.get<{ Params: NameParams }>('/event-types/:name', async (request) => svc.get(request.params.name));
+
+  app.put<{ Params: NameParams }>('/event-types/:name', async (request, reply) => {
+    await svc.update(request.params.name, parseJsonBody(request.body));
+    request.log.info({ eventType: request.params.name }, 'event type updated');
+    return reply.code(200).send();
+  });
+
+  app.delete<{ Params: NameParams }>('/event-types/:name', async (request, reply) => {
+    await svc.delete(request.params.name);
+    request.log.info({ eventType: request.params.name }, 'event type deleted');
+    return reply.code(200).send();
+  });
+
+  app.get<{ Params: NameParams; Querystring: Record<string, unknown> }>('/event-types/:name/schemas', async (request) => {
+    const { limit, offset } = parsePaging(request.query);
+    return svc.schemas(request.params.name, limit, offset);
+  });
+
+  app.get<{ Params: NameParams & { version: string } }>('/event-types/:name/schemas/:version', async (request) =>
+    svc.schema(request.params.name, request.params.version),
+  );
+};

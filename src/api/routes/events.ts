@@ -1,0 +1,118 @@
+/**
+ * POST /event-types/{name}/events (publishing) and GET /event-types/{name}/events (low-level stream).
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { problems } from '../../core/problem.js';
+import { publishBodyBytesMax } from '../../core/limits.js';
+import type { Offset } from '../../core/offset.js';
+import { encodeBatchLine, lowLevelCursorJson } from '../../consumption/batch-line.js';
+import { cursorShapeError } from '../../consumption/cursors.js';
+import { runLowLevelStream, type StreamSink } from '../../consumption/low-level-stream.js';
+import { parseStreamParams } from '../../consumption/stream-params.js';
+import type { AppDeps } from '../deps.js';
+
+type NameParams = { name: string };
+
+/** X-Svc-Cursors, or its alias X-Nakadi-Cursors for clients of the original service. */
+function cursorsHeader(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const v = headers['x-svc-cursors'] ?? headers['x-nakadi-cursors'];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<AbortController> }> = async (app, { deps, streams }) => {
+  app.post<{ Params: NameParams }>('/event-types/:name/events', { bodyLimit: publishBodyBytesMax }, async (request, reply) => {
+    const started = deps.clock.monotonicMs();
+    const body = request.body;
+    if (!Buffer.isBuffer(body) || body.length === 0) throw problems.malformedJson('A JSON array of events is required');
+    const outcome = await deps.publisher.publish(request.params.name, body, request.id);
+    deps.observer?.published(request.params.name, outcome.eventCount, deps.clock.monotonicMs() - started, outcome.status);
+    if (outcome.status === 200) return reply.code(200).send();
+    if (outcome.status === 207) request.log.warn({ eventType: request.params.name }, 'publish partly failed');
+    return reply.code(outcome.status).type('application/json').send(JSON.stringify(outcome.items));
+  });
+
+  app.get<{ Params: NameParams; Querystring: Record<string, unknown> }>('/event-types/:name/events', async (request, reply) => {
+    const rec = deps.eventTypes.record(request.params.name);
+    const params = parseStreamParams(request.query);
+
+    // Starting positions: the cursors given, or every partition from its newest event.
+    const header = cursorsHeader(request.headers);
+    let starts: { partition: string; after: Offset }[];
+    if (header === undefined) {
+      starts = rec.storage.partitions.map((p) => ({ partition: p, after: deps.cursors.bounds(rec, p).newest }));
+    } else {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(header);
+      } catch {
+        throw problems.invalidCursorsHeader('X-Svc-Cursors must be a JSON array of cursors');
+      }
+      if (!Array.isArray(parsed) || parsed.length === 0) {
+        throw problems.invalidCursorsHeader('X-Svc-Cursors must be a non-empty JSON array of cursors');
+      }
+      const seen = new Set<string>();
+      starts = parsed.map((c, i) => {
+        const shape = cursorShapeError(c, `X-Svc-Cursors[${i}]`);
+        if (shape !== null) throw problems.invalidCursorsHeader(shape);
+        const { partition, offset } = c as { partition: string; offset: string };
+        if (seen.has(partition)) throw problems.invalidCursor(`Partition "${partition}" appears twice in X-Svc-Cursors`);
+        seen.add(partition);
+        return { partition, after: deps.cursors.resolve(rec, partition, offset) };
+      });
+    }
+
+    const release = deps.limiter.acquire(rec.eventType.name, starts.map((s) => s.partition));
+    const abort = new AbortController();
+    streams.add(abort);
+    const raw = reply.raw;
+    reply.hijack();
+    raw.writeHead(200, { 'Content-Type': 'application/x-json-stream', 'X-Flow-Id': request.id });
+    raw.on('close', () => abort.abort());
+    deps.observer?.streamOpened();
+
+    const sink: StreamSink = {
+      write: (line) => raw.write(line),
+      drain: () =>
+        new Promise<void>((resolve) => {
+          const done = () => {
+            raw.off('drain', done);
+            raw.off('close', done);
+            resolve();
+          };
+          raw.on('drain', done);
+          raw.on('close', done);
+        }),
+    };
+    let events = 0;
+    let bytes = 0;
+    request.log.info({ eventType: rec.eventType.name, partitions: starts.length, params }, 'low-level stream opened');
+    try {
+      const end = await runLowLevelStream(
+        deps.reader,
+        sink,
+        {
+          topic: rec.storage.topic,
+          partitions: starts,
+          params,
+          monotonicMs: () => deps.clock.monotonicMs(),
+          encode: (b) => {
+            const line = encodeBatchLine(lowLevelCursorJson(b.partition, deps.cursors.formatCursor(rec, b.cursor)), b.events);
+            events += b.events.length;
+            bytes += line.length;
+            return line;
+          },
+        },
+        abort.signal,
+      );
+      request.log.info({ eventType: rec.eventType.name, end, events, bytes }, 'low-level stream closed');
+    } catch (err) {
+      request.log.warn({ err, eventType: rec.eventType.name, events }, 'low-level stream failed');
+    } finally {
+      release();
+      streams.delete(abort);
+      deps.observer?.streamed(rec.eventType.name, events, bytes);
+      deps.observer?.streamClosed();
+      if (!raw.writableEnded) raw.end();
+    }
+  });
+};

@@ -1,0 +1,148 @@
+/**
+ * Brook's configuration: one typed, validated, frozen object built at start from, in increasing
+ * precedence, defaults, an optional JSON file (--config / BROOK_CONFIG), BROOK_* environment variables
+ * and command-line flags. Nothing else in src/ reads process.env or argv. A bad value stops the start
+ * with a message naming the setting and what is allowed.
+ */
+import { readFileSync } from 'node:fs';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export const ConfigSchema = Type.Object(
+  {
+    host: Type.String({ minLength: 1, description: 'address the HTTP API listens on' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, description: 'HTTP port' }),
+    dataDir: Type.String({ minLength: 1, description: 'directory of the embedded RocksDB' }),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    ),
+    nodeId: Type.String({ minLength: 1, maxLength: 64 }),
+    partitionsDefault: Type.Integer({ minimum: 1, maximum: 100 }),
+    partitionsMax: Type.Integer({ minimum: 1, maximum: 100 }),
+    retentionTimeMsDefault: Type.Integer({ minimum: 60_000 }),
+    retentionTimeMsMin: Type.Integer({ minimum: 0 }),
+    retentionTimeMsMax: Type.Integer({ minimum: 60_000 }),
+    retentionCheckIntervalMs: Type.Integer({ minimum: 10, maximum: 86_400_000 }),
+    lowLevelConnectionsPerPartitionMax: Type.Integer({ minimum: 1, maximum: 10_000 }),
+    tailCacheBytesMax: Type.Integer({ minimum: 0 }),
+    shutdownGraceMs: Type.Integer({ minimum: 0, maximum: 600_000 }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Readonly<Static<typeof ConfigSchema>>;
+
+export const defaults: Static<typeof ConfigSchema> = {
+  host: '0.0.0.0',
+  port: 8080,
+  dataDir: './data',
+  logLevel: 'info',
+  nodeId: 'node-1',
+  partitionsDefault: 1,
+  partitionsMax: 100,
+  retentionTimeMsDefault: 345_600_000,
+  retentionTimeMsMin: 0,
+  retentionTimeMsMax: 30 * 24 * 3600 * 1000,
+  retentionCheckIntervalMs: 60_000,
+  lowLevelConnectionsPerPartitionMax: 5,
+  tailCacheBytesMax: 64 * 1024 * 1024,
+  shutdownGraceMs: 10_000,
+};
+
+type Key = keyof typeof defaults;
+
+/** BROOK_DATA_DIR <-> dataDir, --data-dir <-> dataDir. */
+function envName(key: string): string {
+  return 'BROOK_' + key.replace(/[A-Z]/g, (c) => '_' + c).toUpperCase();
+}
+function flagName(key: string): string {
+  return '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function coerce(key: Key, raw: string, source: string): unknown {
+  const kind = typeof defaults[key];
+  if (kind === 'number') {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${source}: "${raw}" is not an integer`);
+    return Number(raw);
+  }
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Config {
+  const merged: Record<string, unknown> = { ...defaults };
+  const keys = Object.keys(defaults) as Key[];
+
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) flags.set(arg.slice(0, eq), arg.slice(eq + 1));
+    else {
+      const next = argv[i + 1];
+      if (next === undefined) throw new ConfigError(`flag ${arg} needs a value`);
+      flags.set(arg, next);
+      i++;
+    }
+  }
+  const known = new Set([...keys.map(flagName), '--config']);
+  for (const f of flags.keys()) {
+    if (!known.has(f)) throw new ConfigError(`unknown flag ${f}; known flags: ${[...known].join(', ')}`);
+  }
+
+  const file = flags.get('--config') ?? env['BROOK_CONFIG'];
+  if (file !== undefined && file !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`config file ${file}: ${(err as Error).message}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      throw new ConfigError(`config file ${file}: must hold a JSON object`);
+    }
+    for (const [k, v] of Object.entries(parsed)) {
+      if (!(k in defaults)) throw new ConfigError(`config file ${file}: unknown setting "${k}"`);
+      merged[k] = v;
+    }
+  }
+  for (const key of keys) {
+    const raw = env[envName(key)];
+    if (raw !== undefined && raw !== '') merged[key] = coerce(key, raw, envName(key));
+  }
+  for (const key of keys) {
+    const raw = flags.get(flagName(key));
+    if (raw !== undefined) merged[key] = coerce(key, raw, flagName(key));
+  }
+
+  const errors = [...Value.Errors(ConfigSchema, merged)];
+  if (errors.length > 0) {
+    const lines = errors.map((e) => {
+      const key = e.path.replace(/^\//, '');
+      return `${key} (${envName(key)}, ${flagName(key)}): ${e.message}, got ${JSON.stringify(e.value)}`;
+    });
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const cfg = merged as Static<typeof ConfigSchema>;
+  if (cfg.partitionsDefault > cfg.partitionsMax) {
+    throw new ConfigError(`partitionsDefault (${cfg.partitionsDefault}) must not exceed partitionsMax (${cfg.partitionsMax})`);
+  }
+  if (cfg.retentionTimeMsDefault < cfg.retentionTimeMsMin || cfg.retentionTimeMsDefault > cfg.retentionTimeMsMax) {
+    throw new ConfigError(`retentionTimeMsDefault must lie within [retentionTimeMsMin, retentionTimeMsMax]`);
+  }
+  return Object.freeze(cfg);
+}
+
+/** The documentation table of settings (used by README generation and --help). */
+export function describeSettings(): { key: string; env: string; flag: string; default: unknown }[] {
+  return (Object.keys(defaults) as Key[]).map((key) => ({
+    key,
+    env: envName(key),
+    flag: flagName(key),
+    default: defaults[key],
+  }));
+}

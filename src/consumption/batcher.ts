@@ -1,0 +1,134 @@
+/**
+ * The stream batcher: PURE decision of what to send and when, for one stream over several partitions.
+ * The driver offers events it has read and calls poll(nowMs); the batcher answers with the batches to
+ * write, whether the stream is finished, and when it next needs to be polled. No clock, no I/O.
+ *
+ * Rules (interface.md, low-level stream):
+ * - each batch holds one partition; a partition flushes at once when batch_limit events are buffered,
+ *   otherwise when batch_flush_timeout has passed since its last flush (its timer restarts on flush);
+ * - a flush with nothing buffered is a keep-alive batch (cursor only, unchanged offset);
+ * - stream_limit bounds the events of the whole stream (the last batch is cut to fit);
+ * - at stream_timeout pending events are flushed and the stream ends;
+ * - stream_keep_alive_limit: the stream ends once every partition has sent that many keep-alive batches
+ *   in a row (the original service's per-partition counting).
+ */
+import { assert } from '../core/assert.js';
+import type { Offset } from '../core/offset.js';
+import type { StreamParams } from './stream-params.js';
+
+export interface BufferedEvent {
+  offset: Offset;
+  bytes: Buffer;
+}
+
+export interface OutBatch {
+  partition: string;
+  /** Offset of the batch's last event, or the unchanged cursor for a keep-alive. */
+  cursor: Offset;
+  events: BufferedEvent[];
+}
+
+export interface PollResult {
+  batches: OutBatch[];
+  done: boolean;
+  /** When poll must run again at the latest (absolute ms); Infinity when only new events matter. */
+  wakeAtMs: number;
+}
+
+interface PartitionState {
+  partition: string;
+  cursor: Offset;
+  buffer: BufferedEvent[];
+  lastFlushMs: number;
+  keepAlivesInRow: number;
+}
+
+export class StreamBatcher {
+  readonly #params: StreamParams;
+  readonly #parts: PartitionState[];
+  readonly #byId = new Map<string, PartitionState>();
+  readonly #startMs: number;
+  /** Events sent plus events buffered: what stream_limit is counted against. */
+  #committedToSend = 0;
+  #done = false;
+
+  constructor(params: StreamParams, partitions: readonly { partition: string; after: Offset }[], nowMs: number) {
+    assert(partitions.length > 0, 'a stream covers at least one partition');
+    this.#params = params;
+    this.#startMs = nowMs;
+    this.#parts = partitions.map((p) => ({ partition: p.partition, cursor: p.after, buffer: [], lastFlushMs: nowMs, keepAlivesInRow: 0 }));
+    for (const p of this.#parts) this.#byId.set(p.partition, p);
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** How many more events the partition may take now (0 = do not read for it). */
+  capacity(partition: string): number {
+    if (this.#done) return 0;
+    const p = this.#byId.get(partition);
+    assert(p !== undefined, `unknown partition ${partition}`);
+    let room = this.#params.batchLimit - p.buffer.length;
+    if (this.#params.streamLimit > 0) room = Math.min(room, this.#params.streamLimit - this.#committedToSend);
+    return Math.max(0, room);
+  }
+
+  offer(partition: string, events: readonly BufferedEvent[]): void {
+    const p = this.#byId.get(partition);
+    assert(p !== undefined, `unknown partition ${partition}`);
+    assert(events.length <= this.capacity(partition), 'offered more events than capacity');
+    const last = p.buffer.length > 0 ? p.buffer[p.buffer.length - 1]!.offset : p.cursor;
+    for (const ev of events) {
+      assert(ev.offset > (p.buffer.length > 0 ? p.buffer[p.buffer.length - 1]!.offset : last), 'offsets must increase');
+      p.buffer.push(ev);
+    }
+    this.#committedToSend += events.length;
+  }
+
+  poll(nowMs: number): PollResult {
+    const batches: OutBatch[] = [];
+    if (this.#done) return { batches, done: true, wakeAtMs: Infinity };
+    const p = this.#params;
+    const timedOut = p.streamTimeoutMs > 0 && nowMs - this.#startMs >= p.streamTimeoutMs;
+    // Once stream_limit events are buffered or sent, no buffer can grow: flush what is pending.
+    const capped = p.streamLimit > 0 && this.#committedToSend >= p.streamLimit;
+
+    for (const part of this.#parts) {
+      const full = part.buffer.length >= p.batchLimit;
+      const due = nowMs - part.lastFlushMs >= p.batchFlushTimeoutMs;
+      if (full || ((timedOut || capped) && part.buffer.length > 0)) {
+        batches.push(this.#flush(part, nowMs));
+      } else if (due && !timedOut) {
+        if (part.buffer.length > 0) batches.push(this.#flush(part, nowMs));
+        else {
+          batches.push({ partition: part.partition, cursor: part.cursor, events: [] });
+          part.lastFlushMs = nowMs;
+          part.keepAlivesInRow++;
+        }
+      }
+    }
+
+    const limitReached = capped && this.#parts.every((x) => x.buffer.length === 0);
+    const keepAliveLimitReached =
+      p.streamKeepAliveLimit > 0 && this.#parts.every((x) => x.keepAlivesInRow >= p.streamKeepAliveLimit);
+    if (timedOut || limitReached || keepAliveLimitReached) {
+      this.#done = true;
+      return { batches, done: true, wakeAtMs: Infinity };
+    }
+
+    let wakeAtMs = p.streamTimeoutMs > 0 ? this.#startMs + p.streamTimeoutMs : Infinity;
+    for (const part of this.#parts) wakeAtMs = Math.min(wakeAtMs, part.lastFlushMs + p.batchFlushTimeoutMs);
+    return { batches, done: false, wakeAtMs };
+  }
+
+  #flush(part: PartitionState, nowMs: number): OutBatch {
+    const events = part.buffer;
+    assert(events.length > 0, 'flush of an empty buffer');
+    part.buffer = [];
+    part.cursor = events[events.length - 1]!.offset;
+    part.lastFlushMs = nowMs;
+    part.keepAlivesInRow = 0;
+    return { partition: part.partition, cursor: part.cursor, events };
+  }
+}

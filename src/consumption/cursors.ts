@@ -1,0 +1,99 @@
+/**
+ * Cursor rules for the low-level API and the cursor tools (interface.md, "Partitions and cursors"):
+ * decoding wire cursors against an event type's partitions and bounds, with 422 for unknown partitions,
+ * malformed, expired or not-yet-existing offsets. A cursor is exclusive: it names the last consumed
+ * event, so the valid range is [oldest - 1, newest].
+ */
+import { problems } from '../core/problem.js';
+import { formatCursor, formatOffset, parseOffset, toOffset, type Offset } from '../core/offset.js';
+import type { EventTypeRecord } from '../metadata/types.js';
+import type { PartitionBounds, PartitionReader } from './ports.js';
+
+export interface WireCursor {
+  partition: string;
+  offset: string;
+}
+
+/** Checks the shape of a cursor object from a body or header; returns a 422 detail or null. */
+export function cursorShapeError(c: unknown, where: string): string | null {
+  if (c === null || typeof c !== 'object' || Array.isArray(c)) return `${where} must be an object with partition and offset`;
+  const o = c as Record<string, unknown>;
+  if (typeof o['partition'] !== 'string') return `${where}.partition must be a string`;
+  if (typeof o['offset'] !== 'string') return `${where}.offset must be a string`;
+  return null;
+}
+
+export class CursorResolver {
+  readonly #reader: PartitionReader;
+
+  constructor(reader: PartitionReader) {
+    this.#reader = reader;
+  }
+
+  bounds(rec: EventTypeRecord, partition: string): PartitionBounds {
+    return this.#reader.bounds(rec.storage.topic, this.partitionIndex(rec, partition));
+  }
+
+  partitionIndex(rec: EventTypeRecord, partition: string): number {
+    if (!rec.storage.partitions.includes(partition)) {
+      throw problems.invalidCursor(`Partition "${partition}" does not exist in event type "${rec.eventType.name}"`);
+    }
+    return Number(partition);
+  }
+
+  /** Decodes an offset string into an exclusive position without range checks (422 if malformed). */
+  decode(rec: EventTypeRecord, partition: string, offset: string): Offset {
+    const b = this.bounds(rec, partition);
+    const pos = parseOffset(offset);
+    if (pos === undefined) throw problems.invalidCursor(`Offset "${offset}" of partition "${partition}" is not a valid offset`);
+    if (pos.kind === 'begin') return toOffset(b.oldest - 1);
+    if (pos.timeline !== rec.storage.timeline) {
+      throw problems.invalidCursor(`Offset "${offset}" of partition "${partition}" names an unknown timeline`);
+    }
+    return pos.offset;
+  }
+
+  /** Decodes and checks that the position is within [oldest-1, newest]. */
+  resolve(rec: EventTypeRecord, partition: string, offset: string): Offset {
+    const after = this.decode(rec, partition, offset);
+    this.checkInRange(rec, partition, after, offset);
+    return after;
+  }
+
+  checkInRange(rec: EventTypeRecord, partition: string, after: Offset, shownAs: string): void {
+    const b = this.bounds(rec, partition);
+    if (after < b.oldest - 1) {
+      throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" is expired; the oldest available offset is ${this.format(rec, b.oldest)}`);
+    }
+    if (after > b.newest) {
+      throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" does not exist yet; the newest offset is ${this.formatCursor(rec, b.newest)}`);
+    }
+  }
+
+  format(rec: EventTypeRecord, offset: Offset): string {
+    return formatOffset(rec.storage.timeline, offset);
+  }
+
+  formatCursor(rec: EventTypeRecord, after: Offset): string {
+    return formatCursor(rec.storage.timeline, after);
+  }
+
+  /** The Partition object of the interface. Never-written partitions report BEGIN for both offsets. */
+  partitionView(rec: EventTypeRecord, partition: string, consumedAfter?: Offset): PartitionView {
+    const b = this.bounds(rec, partition);
+    const view: PartitionView = {
+      partition,
+      oldest_available_offset: b.newest < 0 ? 'BEGIN' : this.format(rec, b.oldest),
+      newest_available_offset: this.formatCursor(rec, b.newest),
+    };
+    if (consumedAfter !== undefined) view.unconsumed_events = Math.max(0, b.newest - consumedAfter);
+    return view;
+  }
+}
+
+export interface PartitionView {
+  partition: string;
+  oldest_available_offset: string;
+  newest_available_offset: string;
+  unconsumed_events?: number;
+}

@@ -1,0 +1,97 @@
+/**
+ * The replicated metadata state machine. PURE: apply() depends only on the current state and the
+ * command, so every node that applies the same command sequence holds the same state (this is what
+ * lets Raft replicate it). No I/O, no clock, no randomness; rejections are returned, not thrown.
+ */
+import { assert } from '../core/assert.js';
+import type { MetadataCommand } from './commands.js';
+import type { EventTypeRecord } from './types.js';
+
+export type ApplyResult =
+  /** droppedTopic: the storage topic whose logs the host may now remove (event type deleted). */
+  | { ok: true; droppedTopic?: number }
+  | { ok: false; reason: 'exists' | 'not_found' | 'conflict'; detail: string };
+
+export interface MetadataSnapshot {
+  eventTypes: EventTypeRecord[];
+  nextTopic: number;
+}
+
+export class MetadataStateMachine {
+  #eventTypes = new Map<string, EventTypeRecord>();
+  /** Topic ids are handed out at apply time so all nodes agree on them; never reused. */
+  #nextTopic = 1;
+  #appliedIndex = 0;
+
+  get appliedIndex(): number {
+    return this.#appliedIndex;
+  }
+
+  apply(index: number, cmd: MetadataCommand): ApplyResult {
+    assert(index === this.#appliedIndex + 1, `metadata apply out of order: ${index} after ${this.#appliedIndex}`);
+    this.#appliedIndex = index;
+    switch (cmd.op) {
+      case 'event_type.create':
+        return this.#createEventType(cmd);
+      case 'event_type.update':
+        return this.#updateEventType(cmd);
+      case 'event_type.delete':
+        return this.#deleteEventType(cmd.name);
+    }
+  }
+
+  #createEventType(cmd: Extract<MetadataCommand, { op: 'event_type.create' }>): ApplyResult {
+    const name = cmd.eventType.name;
+    if (this.#eventTypes.has(name)) {
+      return { ok: false, reason: 'exists', detail: `Event type "${name}" already exists` };
+    }
+    assert(cmd.partitionCount >= 1, 'an event type has at least one partition');
+    const partitions = Array.from({ length: cmd.partitionCount }, (_, i) => String(i));
+    this.#eventTypes.set(name, {
+      eventType: cmd.eventType,
+      schemas: [cmd.eventType.schema],
+      storage: { topic: this.#nextTopic++, partitions, timeline: 1 },
+    });
+    return { ok: true };
+  }
+
+  #updateEventType(cmd: Extract<MetadataCommand, { op: 'event_type.update' }>): ApplyResult {
+    const name = cmd.eventType.name;
+    const rec = this.#eventTypes.get(name);
+    if (rec === undefined) return { ok: false, reason: 'not_found', detail: `Event type "${name}" does not exist` };
+    if (rec.eventType.updated_at !== cmd.basedOnUpdatedAt) {
+      return { ok: false, reason: 'conflict', detail: `Event type "${name}" was changed concurrently; retry` };
+    }
+    const schemas = cmd.schemaChanged ? [...rec.schemas, cmd.eventType.schema] : rec.schemas;
+    this.#eventTypes.set(name, { eventType: cmd.eventType, schemas, storage: rec.storage });
+    return { ok: true };
+  }
+
+  #deleteEventType(name: string): ApplyResult {
+    const rec = this.#eventTypes.get(name);
+    if (rec === undefined) return { ok: false, reason: 'not_found', detail: `Event type "${name}" does not exist` };
+    this.#eventTypes.delete(name);
+    return { ok: true, droppedTopic: rec.storage.topic };
+  }
+
+  eventType(name: string): EventTypeRecord | undefined {
+    return this.#eventTypes.get(name);
+  }
+
+  /** Event types in creation order (Map iteration order is insertion order). */
+  eventTypes(): IterableIterator<EventTypeRecord> {
+    return this.#eventTypes.values();
+  }
+
+  snapshot(): MetadataSnapshot {
+    return { eventTypes: [...this.#eventTypes.values()], nextTopic: this.#nextTopic };
+  }
+
+  static restore(snap: MetadataSnapshot, appliedIndex: number): MetadataStateMachine {
+    const sm = new MetadataStateMachine();
+    for (const rec of snap.eventTypes) sm.#eventTypes.set(rec.eventType.name, rec);
+    sm.#nextTopic = snap.nextTopic;
+    sm.#appliedIndex = appliedIndex;
+    return sm;
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * The publish pipeline: parse -> validate -> enrich -> partition -> serialize -> append.
+ *
+ * The three checking phases each run over the whole batch in turn (interface.md: "Validation runs in
+ * defined order and the event is rejected at the first failure ... A validation, enrichment or
+ * partitioning failure rejects the whole batch"). Item steps follow the original service: when item k
+ * fails in a phase, items before it carry that phase's step, items after it the previous phase's
+ * (`none` when failing in validation), and all but k are `aborted`. Nothing is appended unless the
+ * whole batch passed. Storage is per partition: one atomic record batch each, so a storage failure
+ * fails exactly that partition's items (207) and never half of one.
+ */
+import { problems } from '../core/problem.js';
+import { eventBytesMax, publishBatchEventsMax } from '../core/limits.js';
+import type { Clock, Random } from '../core/ports.js';
+import type { BatchItemResponse, PublishingStep } from './batch-item.js';
+import { topLevelElementSizes } from './body-scan.js';
+import { enrichMetadata, EnrichmentError } from './enrich.js';
+import { makePartitioner, PartitioningError } from './partitioner.js';
+import type { EventTypeLookup, PartitionWriter, ValidatorSource } from './ports.js';
+
+export type PublishOutcome =
+  | { status: 200; eventCount: number }
+  | { status: 207 | 422; items: BatchItemResponse[]; eventCount: number };
+
+export interface PublisherDeps {
+  eventTypes: EventTypeLookup;
+  validators: ValidatorSource;
+  writer: PartitionWriter;
+  clock: Clock;
+  random: Random;
+}
+
+type Phase = 'validating' | 'enriching' | 'partitioning';
+const previousStep: Record<Phase, PublishingStep> = {
+  validating: 'none',
+  enriching: 'validating',
+  partitioning: 'enriching',
+};
+
+function eidOf(event: unknown): string | undefined {
+  if (event === null || typeof event !== 'object') return undefined;
+  const md = (event as Record<string, unknown>)['metadata'];
+  if (md === null || typeof md !== 'object') return undefined;
+  const eid = (md as Record<string, unknown>)['eid'];
+  return typeof eid === 'string' ? eid : undefined;
+}
+
+function item(event: unknown, status: BatchItemResponse['publishing_status'], step: PublishingStep, detail: string): BatchItemResponse {
+  const eid = eidOf(event);
+  const r: BatchItemResponse = { publishing_status: status, step, detail };
+  if (eid !== undefined) r.eid = eid;
+  return r;
+}
+
+function rejectBatch(events: unknown[], failedAt: number, phase: Phase, detail: string): PublishOutcome {
+  const items = events.map((ev, i) => {
+    if (i === failedAt) return item(ev, 'failed', phase, detail);
+    return item(ev, 'aborted', i < failedAt ? phase : previousStep[phase], 'aborted: another event of the batch failed');
+  });
+  return { status: 422, items, eventCount: events.length };
+}
+
+export class Publisher {
+  readonly #deps: PublisherDeps;
+
+  constructor(deps: PublisherDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Publishes a batch given as the raw request body. Throws Problems for requests that are not a
+   * batch at all (unknown event type 404, malformed JSON 400); answers 422/207 per item otherwise.
+   */
+  async publish(name: string, body: Buffer, flowId: string): Promise<PublishOutcome> {
+    const rec = this.#deps.eventTypes.eventType(name);
+    if (rec === undefined) throw problems.eventTypeNotFound(`EventType "${name}" does not exist.`);
+    const et = rec.eventType;
+
+    let events: unknown;
+    try {
+      events = JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      throw problems.malformedJson(`Malformed JSON: ${(err as Error).message}`);
+    }
+    if (!Array.isArray(events)) throw problems.badRequest('The body must be a JSON array of events');
+    if (events.length === 0) return { status: 200, eventCount: 0 };
+    if (events.length > publishBatchEventsMax) {
+      throw problems.payloadTooLarge(`A batch holds at most ${publishBatchEventsMax} events, got ${events.length}`);
+    }
+
+    // Phase 1: validating (size on the submitted text, shape, schema).
+    const sizes = body.length > eventBytesMax ? topLevelElementSizes(body) : undefined;
+    const validate = this.#deps.validators.validatorFor(rec);
+    for (let i = 0; i < events.length; i++) {
+      const ev: unknown = events[i];
+      const size = sizes?.[i];
+      if (size !== undefined && size > eventBytesMax) {
+        return rejectBatch(events, i, 'validating', `Event too large: ${size} bytes, the limit is ${eventBytesMax}`);
+      }
+      if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
+        return rejectBatch(events, i, 'validating', 'An event must be a JSON object');
+      }
+      const error = validate(ev);
+      if (error !== null) return rejectBatch(events, i, 'validating', error);
+    }
+
+    // Phase 2: enriching.
+    if (et.enrichment_strategies.includes('metadata_enrichment')) {
+      const ctx = {
+        eventTypeName: et.name,
+        receivedAt: new Date(this.#deps.clock.nowMs()).toISOString(),
+        schemaVersion: et.schema.version,
+        flowId,
+      };
+      for (let i = 0; i < events.length; i++) {
+        try {
+          enrichMetadata(events[i] as Record<string, unknown>, ctx);
+        } catch (err) {
+          if (err instanceof EnrichmentError) return rejectBatch(events, i, 'enriching', err.message);
+          throw err;
+        }
+      }
+    }
+
+    // Phase 3: partitioning; events are grouped per partition in their batch order.
+    const partitioner = makePartitioner(et, rec.storage.partitions, this.#deps.random);
+    const writesMetadataPartition = et.category !== 'undefined';
+    const groups = new Map<string, number[]>();
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i] as Record<string, unknown>;
+      let p: string;
+      try {
+        p = partitioner.partitionOf(ev);
+      } catch (err) {
+        if (err instanceof PartitioningError) return rejectBatch(events, i, 'partitioning', err.message);
+        throw err;
+      }
+      if (writesMetadataPartition) (ev['metadata'] as Record<string, unknown>)['partition'] = p;
+      let g = groups.get(p);
+      if (g === undefined) groups.set(p, (g = []));
+      g.push(i);
+    }
+
+    // Phase 4: publishing, one atomic append per partition.
+    const order = [...groups.entries()];
+    const appends = order.map(([p, idx]) => ({
+      topic: rec.storage.topic,
+      partition: Number(p),
+      events: idx.map((i) => Buffer.from(JSON.stringify(events[i]))),
+    }));
+    const results = await this.#deps.writer.append(appends);
+    if (results.every((r) => r.ok)) return { status: 200, eventCount: events.length };
+
+    const items: BatchItemResponse[] = new Array(events.length);
+    order.forEach(([, idx], g) => {
+      const r = results[g]!;
+      for (const i of idx) {
+        items[i] = r.ok
+          ? item(events[i], 'submitted', 'publishing', '')
+          : item(events[i], 'failed', 'publishing', `storage failed: ${r.error.message}`);
+      }
+    });
+    return { status: 207, items, eventCount: events.length };
+  }
+}

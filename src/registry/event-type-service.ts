@@ -1,0 +1,129 @@
+/**
+ * The event-type registry service: checks a request against the registry rules, turns it into a
+ * metadata command, and proposes it. Reads come from the applied metadata state.
+ */
+import { problems } from '../core/problem.js';
+import type { Clock } from '../core/ports.js';
+import { pageLimitMax } from '../core/limits.js';
+import type { ApplyResult } from '../metadata/state-machine.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import type { EventType, EventTypeRecord, EventTypeSchema } from '../metadata/types.js';
+import { validateEventTypeCreate, validateEventTypeUpdate, type RegistryOptions } from './index.js';
+
+export interface MetadataReader {
+  eventType(name: string): EventTypeRecord | undefined;
+  eventTypes(): Iterable<EventTypeRecord>;
+}
+
+export interface Proposer {
+  propose(cmd: MetadataCommand): Promise<ApplyResult>;
+}
+
+export interface SchemaPage {
+  items: EventTypeSchema[];
+  _links: { prev?: { href: string }; next?: { href: string } };
+}
+
+function failIfRejected(r: ApplyResult): void {
+  if (r.ok) return;
+  switch (r.reason) {
+    case 'exists':
+      throw problems.eventTypeExists(r.detail);
+    case 'not_found':
+      throw problems.eventTypeNotFound(r.detail);
+    case 'conflict':
+      throw problems.conflict(r.detail);
+  }
+}
+
+export function parsePaging(query: Record<string, unknown>): { limit: number; offset: number } {
+  const num = (name: string, dflt: number, min: number, max: number): number => {
+    const raw = query[name];
+    if (raw === undefined || raw === '') return dflt;
+    const text = String(raw);
+    if (!/^\d+$/.test(text)) throw problems.badRequest(`Query parameter ${name} must be a non-negative integer, got "${text}"`);
+    const n = Number(text);
+    if (n < min || n > max) throw problems.badRequest(`Query parameter ${name} must be within [${min}, ${max}], got ${n}`);
+    return n;
+  };
+  return { limit: num('limit', 20, 1, pageLimitMax), offset: num('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
+}
+
+export class EventTypeService {
+  readonly #reader: MetadataReader;
+  readonly #proposer: Proposer;
+  readonly #options: RegistryOptions;
+  readonly #clock: Clock;
+
+  constructor(deps: { reader: MetadataReader; proposer: Proposer; options: RegistryOptions; clock: Clock }) {
+    this.#reader = deps.reader;
+    this.#proposer = deps.proposer;
+    this.#options = deps.options;
+    this.#clock = deps.clock;
+  }
+
+  #now(): string {
+    return new Date(this.#clock.nowMs()).toISOString();
+  }
+
+  record(name: string): EventTypeRecord {
+    const rec = this.#reader.eventType(name);
+    if (rec === undefined) throw problems.eventTypeNotFound(`EventType "${name}" does not exist.`);
+    return rec;
+  }
+
+  list(): EventType[] {
+    return [...this.#reader.eventTypes()].map((r) => r.eventType);
+  }
+
+  get(name: string): EventType {
+    return this.record(name).eventType;
+  }
+
+  /** Creates the event type and returns its name. */
+  async create(body: unknown): Promise<string> {
+    const { eventType, partitionCount } = validateEventTypeCreate(body, this.#options, this.#now());
+    if (this.#reader.eventType(eventType.name) !== undefined) {
+      throw problems.eventTypeExists(`EventType "${eventType.name}" already exists.`);
+    }
+    failIfRejected(await this.#proposer.propose({ op: 'event_type.create', eventType, partitionCount }));
+    return eventType.name;
+  }
+
+  async update(name: string, body: unknown): Promise<void> {
+    const existing = this.record(name);
+    const { eventType, schemaChanged } = validateEventTypeUpdate(body, existing, this.#options, this.#now());
+    failIfRejected(
+      await this.#proposer.propose({
+        op: 'event_type.update',
+        eventType,
+        basedOnUpdatedAt: existing.eventType.updated_at,
+        schemaChanged,
+      }),
+    );
+  }
+
+  async delete(name: string): Promise<void> {
+    this.record(name);
+    failIfRejected(await this.#proposer.propose({ op: 'event_type.delete', name }));
+  }
+
+  schemas(name: string, limit: number, offset: number): SchemaPage {
+    const all = this.record(name).schemas;
+    const newestFirst = [...all].reverse();
+    const items = newestFirst.slice(offset, offset + limit);
+    const base = `/event-types/${encodeURIComponent(name)}/schemas`;
+    const links: SchemaPage['_links'] = {};
+    if (offset > 0) links.prev = { href: `${base}?offset=${Math.max(0, offset - limit)}&limit=${limit}` };
+    if (offset + limit < all.length) links.next = { href: `${base}?offset=${offset + limit}&limit=${limit}` };
+    return { items, _links: links };
+  }
+
+  schema(name: string, version: string): EventTypeSchema {
+    const rec = this.record(name);
+    if (version === 'latest') return rec.eventType.schema;
+    const found = rec.schemas.find((s) => s.version === version);
+    if (found === undefined) throw problems.notFound(`Version "${version}" of the schema of event type "${name}" does not exist.`);
+    return found;
+  }
+}
