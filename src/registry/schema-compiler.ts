@@ -1,0 +1,53 @@
+/**
+ * The one place that configures ajv, so the registry's "is this schema valid" check and the publish
+ * path's validators agree on every option.
+ *
+ * - ajv-draft-04: the interface fixes JSON Schema draft 04.
+ * - strict: false: draft 04 allows unknown keywords (x-extensible-enum, example ...) and schemas written
+ *   for the original service use them; strict mode would refuse such schemas.
+ * - addUsedSchema: false: a schema's "id" is not registered globally, so two versions (or two event
+ *   types) with the same id can both be compiled.
+ * - allErrors: false: validation stops at the first error; only the first one is reported anyway.
+ * - logger: false: pure code does not write to the console (unknown formats are ignored, not logged).
+ */
+import Ajv04Module from 'ajv-draft-04';
+import addFormatsModule from 'ajv-formats';
+
+// Both packages are CommonJS with `module.exports = fn; exports.default = fn`; under NodeNext the
+// default import is module.exports at run time while the typings describe `.default`. Take whichever
+// is callable so the code is right under both readings.
+type AjvClass = typeof Ajv04Module.default;
+const Ajv04: AjvClass =
+  typeof Ajv04Module === 'function' ? (Ajv04Module as unknown as AjvClass) : Ajv04Module.default;
+type AddFormats = typeof addFormatsModule.default;
+const addFormats: AddFormats =
+  typeof addFormatsModule === 'function' ? (addFormatsModule as unknown as AddFormats) : addFormatsModule.default;
+
+export type Ajv = InstanceType<AjvClass>;
+export type CompiledValidator = ReturnType<Ajv['compile']>;
+
+export function createAjv(): Ajv {
+  const ajv = new Ajv04({ strict: false, addUsedSchema: false, allErrors: false, logger: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** A separate instance for checking submitted schemas, so checks never share state with validators. */
+let checker: Ajv | undefined;
+
+/**
+ * Compiles `schema` once to prove that it is a valid draft-04 schema whose references resolve.
+ * Returns null, or ajv's reason. The compiled function is discarded and removed from ajv's cache so
+ * repeated checks do not accumulate memory.
+ */
+export function schemaCompileError(schema: object): string | null {
+  checker ??= createAjv();
+  try {
+    checker.compile(schema);
+    return null;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  } finally {
+    checker.removeSchema(schema);
+  }
+}
