@@ -1,0 +1,209 @@
+/**
+ * In-memory twin of the RocksDB KV, for unit tests and the deterministic simulator.
+ *
+ * It keeps two copies of the data: `live` (what reads see) and `durable` (what survived the last
+ * fsync). A durable write makes everything written before it durable too, as an fsync of RocksDB's
+ * write-ahead log does. `crash()` returns a fresh store holding only the durable copy, which is how tests
+ * simulate `kill -9` plus power loss losing non-durable writes. Faults: `failNextWrites(n)` makes the
+ * next n writes fail without applying anything; `beforeWrite` can delay writes to create concurrency.
+ */
+import { StoreClosedError } from './errors.js';
+import { type KvBatch, type KvOp, type KvRange, type OrderedKv, recordOps } from './kv.js';
+
+/** A sorted map of Buffer keys (binary search over a sorted array; fine for test-sized data). */
+export class SortedBufferMap {
+  private keys: Buffer[] = [];
+  private values: Buffer[] = [];
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  /** Index of the first key >= k. */
+  private lowerBound(k: Buffer): number {
+    let lo = 0;
+    let hi = this.keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (Buffer.compare(this.keys[mid]!, k) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  get(k: Buffer): Buffer | undefined {
+    const i = this.lowerBound(k);
+    return i < this.keys.length && this.keys[i]!.equals(k) ? this.values[i] : undefined;
+  }
+
+  put(k: Buffer, v: Buffer): void {
+    const i = this.lowerBound(k);
+    if (i < this.keys.length && this.keys[i]!.equals(k)) this.values[i] = v;
+    else {
+      this.keys.splice(i, 0, k);
+      this.values.splice(i, 0, v);
+    }
+  }
+
+  del(k: Buffer): void {
+    const i = this.lowerBound(k);
+    if (i < this.keys.length && this.keys[i]!.equals(k)) {
+      this.keys.splice(i, 1);
+      this.values.splice(i, 1);
+    }
+  }
+
+  delRange(start: Buffer, end: Buffer): void {
+    if (Buffer.compare(start, end) >= 0) return;
+    const a = this.lowerBound(start);
+    const b = this.lowerBound(end);
+    this.keys.splice(a, b - a);
+    this.values.splice(a, b - a);
+  }
+
+  apply(ops: readonly KvOp[]): void {
+    for (const op of ops) {
+      if (op.kind === 'put') this.put(op.key, op.value);
+      else if (op.kind === 'del') this.del(op.key);
+      else this.delRange(op.start, op.end);
+    }
+  }
+
+  /** Entries in range, copied (a snapshot). */
+  range(r: KvRange): [Buffer, Buffer][] {
+    let a = 0;
+    let b = this.keys.length;
+    if (r.gte) a = Math.max(a, this.lowerBound(r.gte));
+    if (r.gt) {
+      let i = this.lowerBound(r.gt);
+      if (i < this.keys.length && this.keys[i]!.equals(r.gt)) i++;
+      a = Math.max(a, i);
+    }
+    if (r.lt) b = Math.min(b, this.lowerBound(r.lt));
+    if (r.lte) {
+      let i = this.lowerBound(r.lte);
+      if (i < this.keys.length && this.keys[i]!.equals(r.lte)) i++;
+      b = Math.min(b, i);
+    }
+    const out: [Buffer, Buffer][] = [];
+    const limit = r.limit === undefined || r.limit < 0 ? Infinity : r.limit;
+    if (r.reverse) for (let i = b - 1; i >= a && out.length < limit; i--) out.push([this.keys[i]!, this.values[i]!]);
+    else for (let i = a; i < b && out.length < limit; i++) out.push([this.keys[i]!, this.values[i]!]);
+    return out;
+  }
+
+  clone(): SortedBufferMap {
+    const m = new SortedBufferMap();
+    m.keys = this.keys.slice();
+    m.values = this.values.slice();
+    return m;
+  }
+
+  bytes(): number {
+    let n = 0;
+    for (let i = 0; i < this.keys.length; i++) n += this.keys[i]!.length + this.values[i]!.length;
+    return n;
+  }
+}
+
+export interface MemoryKvStats {
+  writes: number;
+  durableWrites: number;
+  syncs: number;
+}
+
+export class MemoryKv implements OrderedKv {
+  private live: SortedBufferMap;
+  private durable: SortedBufferMap;
+  private unsynced: KvOp[][] = [];
+  private closed = false;
+  private failures: { remaining: number; error: Error } = { remaining: 0, error: new Error('injected write failure') };
+  /** Serialises writes so they apply in call order even when beforeWrite delays some. */
+  private tail: Promise<void> = Promise.resolve();
+  readonly stats: MemoryKvStats = { writes: 0, durableWrites: 0, syncs: 0 };
+  /** Test hook awaited before each write is applied (e.g. to simulate fsync latency). */
+  beforeWrite: (() => Promise<void>) | undefined;
+
+  constructor(from?: SortedBufferMap) {
+    this.live = from ? from.clone() : new SortedBufferMap();
+    this.durable = from ? from.clone() : new SortedBufferMap();
+  }
+
+  /** The next `n` writes fail without applying anything. */
+  failNextWrites(n: number, error = new Error('injected write failure')): void {
+    this.failures = { remaining: n, error };
+  }
+
+  /**
+   * Simulates a process kill plus power loss: this instance is closed and a new store holding only
+   * what durable writes had made durable is returned.
+   */
+  crash(): MemoryKv {
+    this.closed = true;
+    return new MemoryKv(this.durable);
+  }
+
+  /** Raw access for tests that corrupt stored values. */
+  rawPut(key: Buffer, value: Buffer): void {
+    this.live.put(key, value);
+    this.durable.put(key, value);
+  }
+
+  write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
+    if (this.closed) return Promise.reject(new StoreClosedError('memory kv'));
+    let ops: KvOp[];
+    try {
+      ops = recordOps(fill);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const run = async (): Promise<void> => {
+      if (this.beforeWrite) await this.beforeWrite();
+      if (this.closed) throw new StoreClosedError('memory kv');
+      if (this.failures.remaining > 0) {
+        this.failures.remaining--;
+        throw this.failures.error;
+      }
+      this.stats.writes++;
+      this.live.apply(ops);
+      this.unsynced.push(ops);
+      if (opts.durable) {
+        this.stats.durableWrites++;
+        this.stats.syncs++;
+        for (const u of this.unsynced) this.durable.apply(u);
+        this.unsynced = [];
+      }
+    };
+    const p = this.tail.then(run);
+    this.tail = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    return p;
+  }
+
+  async get(key: Buffer): Promise<Buffer | null> {
+    if (this.closed) throw new StoreClosedError('memory kv');
+    return this.live.get(key) ?? null;
+  }
+
+  async *iterate(range: KvRange): AsyncIterable<[Buffer, Buffer]> {
+    if (this.closed) throw new StoreClosedError('memory kv');
+    const snapshot = this.live.range(range);
+    for (const e of snapshot) yield e;
+  }
+
+  async sizeBytes(): Promise<number> {
+    return this.live.bytes();
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    this.closed = true;
+  }
+
+  /** Number of keys (tests). */
+  get keyCount(): number {
+    return this.live.size;
+  }
+}

@@ -1,0 +1,688 @@
+/**
+ * Partition logs over the ordered KV port.
+ *
+ * Every append call is queued; one commit is in flight at a time, and every call queued meanwhile
+ * joins the next commit: its events are grouped per partition into record batches (one per partition,
+ * split only if a partition's share of one commit exceeds recordBatchBytesMax), offsets are assigned
+ * densely after each partition's newest, and all batches go into ONE durable KV write (one fsync).
+ * In-memory state (newest offsets, the tail cache) advances only after that write succeeded, so a
+ * failed write leaves nothing half-done and the next commit reuses the same offsets.
+ *
+ * Readers only ever see acknowledged (durable) events: `newest` is the last durable offset, and reads
+ * stop there even if RocksDB already holds a newer, not yet synced batch.
+ *
+ * Integrity: every batch read from the KV is CRC-checked before its bytes are served. At start the
+ * store verifies, per partition, every batch after its "verified-through" mark (written at a clean
+ * close and after each successful start), i.e. everything written since the last clean shutdown or
+ * start; with verifyOnStart: 'all' it verifies everything. A corrupt partition fails start (default) or
+ * is quarantined (onCorruption: 'quarantine'): it then refuses reads and appends with
+ * PartitionUnavailableError, so corrupt bytes are never served.
+ *
+ * The store does not own the KV: close() flushes its own state but leaves kv.close() to the caller,
+ * because metadata shares the same KV.
+ */
+import { assert } from '../core/assert.js';
+import { appendQueueEventsMax } from '../core/limits.js';
+import { type Offset } from '../core/offset.js';
+import { type Clock } from '../core/ports.js';
+import { crc32c } from './crc32c.js';
+import {
+  AppendQueueFullError,
+  CorruptBatchError,
+  OffsetExpiredError,
+  OffsetNotYetAvailableError,
+  PartitionUnavailableError,
+  StoreClosedError,
+  TopicDroppingError,
+} from './errors.js';
+import {
+  batchKey,
+  decodeBatchKey,
+  decodePartitionKey,
+  partitionBatchRange,
+  partitionKey,
+  prefixBatch,
+  prefixLowWatermark,
+  prefixRange,
+  prefixVerified,
+  readU64,
+  topicRange,
+  u32Max,
+  writeU64,
+} from './keys.js';
+import { type OrderedKv } from './kv.js';
+import { BatchFormatError, decodeRecordBatch, encodeRecordBatch, headerBytes, readBatchHeader } from './record-batch.js';
+import { type CachedBatch, TailCache, findInRun } from './tail-cache.js';
+
+export interface StoredEvent {
+  offset: Offset;
+  /** The event's serialized JSON exactly as appended. */
+  bytes: Buffer;
+}
+
+/** oldest = first available offset; newest = last acknowledged, -1 if never written; empty when oldest > newest. */
+export interface PartitionBounds {
+  oldest: Offset;
+  newest: Offset;
+}
+
+export interface AppendItem {
+  topic: number;
+  partition: number;
+  events: Buffer[];
+}
+
+export type AppendResult = { ok: true; first: Offset; last: Offset } | { ok: false; error: Error };
+
+/** pino-compatible subset. */
+export interface StoreLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface PartitionStoreOptions {
+  clock: Clock;
+  logger?: StoreLogger;
+  /** Budget of the in-memory tail cache, all partitions together (default 64 MiB). */
+  tailCacheBytesMax?: number;
+  /**
+   * What start-up verifies: 'sinceCleanShutdown' (default) every batch written since the last clean
+   * close or successful start, plus the newest batch of every partition; 'all' every batch.
+   */
+  verifyOnStart?: 'sinceCleanShutdown' | 'all';
+  /** On corruption found at start: 'fail' (default) rejects open(); 'quarantine' marks the partition unavailable. */
+  onCorruption?: 'fail' | 'quarantine';
+  /** Events waiting for a commit before append() rejects with AppendQueueFullError (default limits.appendQueueEventsMax). */
+  appendQueueEventsMax?: number;
+  /** Bytes waiting for a commit before append() rejects (default 256 MiB). */
+  appendQueueBytesMax?: number;
+  /** A partition's share of one commit is split into record batches of about this size (default 8 MiB). */
+  recordBatchBytesMax?: number;
+}
+
+export interface StartReport {
+  partitions: number;
+  batchesVerified: number;
+  bytesVerified: number;
+  durationMs: number;
+  quarantined: { topic: number; partition: number; error: string }[];
+}
+
+interface PartitionState {
+  readonly topic: number;
+  readonly partition: number;
+  oldest: number;
+  newest: number;
+  lastAppendTimeMs: number;
+  /** Moving average of stored batch sizes, to size iterator reads. */
+  avgBatchBytes: number;
+  run: CachedBatch[];
+  waiters: Set<() => void>;
+  corrupt: Error | null;
+}
+
+interface Job {
+  items: AppendItem[];
+  results: (AppendResult | undefined)[];
+  events: number;
+  bytes: number;
+  resolve: (r: AppendResult[]) => void;
+}
+
+const noopLogger: StoreLogger = { info() {}, warn() {}, error() {} };
+const metaVersion = 1;
+
+/** Map key of a partition: exact as a number while topic * 2^32 + partition < 2^53, else a string. */
+function pkey(topic: number, partition: number): number | string {
+  return topic < 0x20_0000 ? topic * 0x1_0000_0000 + partition : `${topic}:${partition}`;
+}
+
+export class PartitionStore {
+  private readonly partitions = new Map<number | string, PartitionState>();
+  private readonly cache: TailCache;
+  private readonly logger: StoreLogger;
+  private pending: Job[] = [];
+  private pendingEvents = 0;
+  private pendingBytes = 0;
+  private flushing: Promise<void> | null = null;
+  private maintenance: Promise<unknown> = Promise.resolve();
+  private readonly dropping = new Set<number>();
+  private closed = false;
+  private readonly queueEventsMax: number;
+  private readonly queueBytesMax: number;
+  private readonly recordBatchBytesMax: number;
+  /** Counters for tests and metrics. */
+  readonly stats = { commits: 0, appendCalls: 0, failedCommits: 0, cacheReads: 0, kvReads: 0 };
+  startReport: StartReport | undefined;
+
+  private constructor(private readonly kv: OrderedKv, private readonly opts: PartitionStoreOptions) {
+    this.cache = new TailCache(opts.tailCacheBytesMax ?? 64 * 1024 * 1024);
+    this.logger = opts.logger ?? noopLogger;
+    this.queueEventsMax = opts.appendQueueEventsMax ?? appendQueueEventsMax;
+    this.queueBytesMax = opts.appendQueueBytesMax ?? 256 * 1024 * 1024;
+    this.recordBatchBytesMax = opts.recordBatchBytesMax ?? 8 * 1024 * 1024;
+  }
+
+  static async open(kv: OrderedKv, opts: PartitionStoreOptions): Promise<PartitionStore> {
+    const store = new PartitionStore(kv, opts);
+    await store.recover();
+    return store;
+  }
+
+  // ---------------------------------------------------------------- start-up
+
+  private async recover(): Promise<void> {
+    const started = performance.now();
+    const lowWatermarks = await this.readMetaMap(prefixLowWatermark);
+    const verified = await this.readMetaMap(prefixVerified);
+    const report: StartReport = { partitions: 0, batchesVerified: 0, bytesVerified: 0, durationMs: 0, quarantined: [] };
+
+    // Visit each partition with two seeks (first and last batch), never scanning the data in between.
+    let cursor = prefixRange(prefixBatch).gte;
+    const end = prefixRange(prefixBatch).lt;
+    for (;;) {
+      const firstEntry = await this.first({ gte: cursor, lt: end, limit: 1, capacity: 1 });
+      if (firstEntry === null) break;
+      const { topic, partition } = decodeBatchKey(firstEntry[0]);
+      const range = partitionBatchRange(topic, partition);
+      cursor = range.lt;
+      const lastEntry = (await this.first({ ...range, reverse: true, limit: 1, capacity: 1 }))!;
+      const state = this.newState(topic, partition);
+      report.partitions++;
+      const lw = lowWatermarks.get(pkey(topic, partition))?.value ?? 0;
+      lowWatermarks.delete(pkey(topic, partition));
+      const lastOffset = decodeBatchKey(lastEntry[0]).lastOffset;
+      state.newest = lastOffset;
+      state.avgBatchBytes = lastEntry[1].length;
+      try {
+        let oldest: number;
+        try {
+          oldest = readBatchHeader(firstEntry[1]).first;
+        } catch (err) {
+          throw this.corruption(topic, partition, decodeBatchKey(firstEntry[0]).lastOffset, err);
+        }
+        state.oldest = oldest;
+        if (oldest !== lw) {
+          throw new CorruptBatchError(topic, partition, oldest, `first stored offset ${oldest} differs from the low watermark ${lw}: batches are missing`);
+        }
+        const mark = this.opts.verifyOnStart === 'all' ? -1 : (verified.get(pkey(topic, partition))?.value ?? -1);
+        const from = Math.min(Math.max(mark + 1, oldest), lastOffset);
+        const v = await this.verifyRange(state, from, lastOffset);
+        report.batchesVerified += v.batches;
+        report.bytesVerified += v.bytes;
+        state.lastAppendTimeMs = v.lastAppendTimeMs;
+      } catch (err) {
+        if (!(err instanceof CorruptBatchError)) throw err;
+        if (this.opts.onCorruption !== 'quarantine') throw err;
+        state.corrupt = err;
+        report.quarantined.push({ topic, partition, error: err.message });
+        this.logger.error({ topic, partition, offset: err.offset, err: err.message }, 'partition quarantined: corrupt record batch');
+      }
+    }
+    // Partitions whose batches were all removed by retention: offsets continue after the watermark.
+    for (const { topic, partition, value: lw } of lowWatermarks.values()) {
+      const state = this.newState(topic, partition);
+      state.oldest = lw;
+      state.newest = lw - 1;
+      report.partitions++;
+    }
+    // Everything up to here is verified: a crash from now on re-verifies only newer batches.
+    await this.writeVerifiedMarks();
+    report.durationMs = performance.now() - started;
+    this.startReport = report;
+    this.logger.info(report, 'partition store started');
+  }
+
+  private async first(range: Parameters<OrderedKv['iterate']>[0]): Promise<[Buffer, Buffer] | null> {
+    for await (const e of this.kv.iterate(range)) return e;
+    return null;
+  }
+
+  private async readMetaMap(prefix: number): Promise<Map<number | string, { topic: number; partition: number; value: number }>> {
+    const out = new Map<number | string, { topic: number; partition: number; value: number }>();
+    for await (const [k, v] of this.kv.iterate({ ...prefixRange(prefix), capacity: 1000 })) {
+      const { topic, partition } = decodePartitionKey(k, prefix);
+      const value = decodeMeta(v);
+      if (value === null) {
+        throw new CorruptBatchError(topic, partition, -1, `corrupt ${prefix === prefixLowWatermark ? 'low watermark' : 'verified mark'} record`);
+      }
+      out.set(pkey(topic, partition), { topic, partition, value });
+    }
+    return out;
+  }
+
+  /** CRC-checks every batch holding offsets in [from, to] and that they are contiguous. */
+  private async verifyRange(state: PartitionState, from: number, to: number): Promise<{ batches: number; bytes: number; lastAppendTimeMs: number }> {
+    const { topic, partition } = state;
+    let expected = -1;
+    let batches = 0;
+    let bytes = 0;
+    let lastAppendTimeMs = 0;
+    const range = partitionBatchRange(topic, partition);
+    for await (const [k, v] of this.kv.iterate({ gte: batchKey(topic, partition, from), lt: range.lt, capacity: 64 })) {
+      const { lastOffset } = decodeBatchKey(k);
+      let b;
+      try {
+        b = decodeRecordBatch(v, lastOffset);
+      } catch (err) {
+        throw this.corruption(topic, partition, lastOffset, err);
+      }
+      if (expected !== -1 && b.first !== expected) {
+        throw new CorruptBatchError(topic, partition, expected, `offsets ${expected}..${b.first - 1} are missing`);
+      }
+      expected = lastOffset + 1;
+      batches++;
+      bytes += v.length;
+      lastAppendTimeMs = b.appendTimeMs;
+      if (lastOffset >= to) break;
+    }
+    assert(expected === to + 1, `verification of ${topic}/${partition} ended at ${expected - 1}, expected ${to}`);
+    return { batches, bytes, lastAppendTimeMs };
+  }
+
+  private corruption(topic: number, partition: number, offset: number, err: unknown): CorruptBatchError {
+    const reason = err instanceof BatchFormatError ? err.message : String(err);
+    return new CorruptBatchError(topic, partition, offset, reason);
+  }
+
+  private async writeVerifiedMarks(): Promise<void> {
+    const marks: [Buffer, Buffer][] = [];
+    for (const s of this.partitions.values()) {
+      if (s.corrupt === null && s.newest >= 0) marks.push([partitionKey(prefixVerified, s.topic, s.partition), encodeMeta(s.newest)]);
+    }
+    if (marks.length === 0) return;
+    await this.kv.write((b) => {
+      for (const [k, v] of marks) b.put(k, v);
+    }, { durable: true });
+  }
+
+  private newState(topic: number, partition: number): PartitionState {
+    const s: PartitionState = {
+      topic, partition, oldest: 0, newest: -1, lastAppendTimeMs: 0, avgBatchBytes: 4096,
+      run: [], waiters: new Set(), corrupt: null,
+    };
+    this.partitions.set(pkey(topic, partition), s);
+    return s;
+  }
+
+  private state(topic: number, partition: number): PartitionState | undefined {
+    return this.partitions.get(pkey(topic, partition));
+  }
+
+  // ---------------------------------------------------------------- appends
+
+  append(items: AppendItem[]): Promise<AppendResult[]> {
+    if (this.closed) return Promise.reject(new StoreClosedError());
+    let events = 0;
+    let bytes = 0;
+    const results: (AppendResult | undefined)[] = new Array(items.length).fill(undefined);
+    items.forEach((it, i) => {
+      const bad = checkItem(it);
+      if (bad !== null) {
+        results[i] = { ok: false, error: bad };
+        return;
+      }
+      events += it.events.length;
+      for (const e of it.events) bytes += e.length;
+    });
+    if (this.pendingEvents + events > this.queueEventsMax || this.pendingBytes + bytes > this.queueBytesMax) {
+      return Promise.reject(new AppendQueueFullError(this.pendingEvents, this.pendingBytes));
+    }
+    this.stats.appendCalls++;
+    this.pendingEvents += events;
+    this.pendingBytes += bytes;
+    return new Promise((resolve) => {
+      this.pending.push({ items, results, events, bytes, resolve });
+      if (this.flushing === null) this.flushing = this.flushLoop();
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    await Promise.resolve(); // appends of the same tick share the first commit
+    while (this.pending.length > 0) {
+      const jobs = this.pending;
+      this.pending = [];
+      try {
+        await this.commit(jobs);
+      } finally {
+        for (const j of jobs) {
+          this.pendingEvents -= j.events;
+          this.pendingBytes -= j.bytes;
+          j.resolve(j.results.map((r) => r ?? { ok: false, error: new Error('append not processed') }));
+        }
+      }
+    }
+    this.flushing = null;
+  }
+
+  private async commit(jobs: Job[]): Promise<void> {
+    interface Entry { job: Job; index: number; first: number }
+    interface Group { state: PartitionState; entries: Entry[]; next: number }
+    const groups = new Map<number | string, Group>();
+    for (const job of jobs) {
+      job.items.forEach((item, index) => {
+        if (job.results[index] !== undefined) return;
+        if (this.dropping.has(item.topic)) {
+          job.results[index] = { ok: false, error: new TopicDroppingError(item.topic) };
+          return;
+        }
+        const k = pkey(item.topic, item.partition);
+        const state = this.partitions.get(k) ?? this.newState(item.topic, item.partition);
+        if (state.corrupt !== null) {
+          job.results[index] = { ok: false, error: new PartitionUnavailableError(item.topic, item.partition, state.corrupt) };
+          return;
+        }
+        let g = groups.get(k);
+        if (g === undefined) groups.set(k, (g = { state, entries: [], next: state.newest + 1 }));
+        g.entries.push({ job, index, first: g.next });
+        g.next += item.events.length;
+      });
+    }
+    if (groups.size === 0) return;
+
+    const now = this.opts.clock.nowMs();
+    interface Planned { state: PartitionState; first: number; value: Buffer; key: Buffer; count: number }
+    const planned: Planned[] = [];
+    for (const g of groups.values()) {
+      // Append times never go backwards within a partition, so retention's prefix rule holds.
+      const appendTimeMs = Math.max(now, g.state.lastAppendTimeMs);
+      let chunk: Buffer[] = [];
+      let chunkBytes = 0;
+      let chunkFirst = g.state.newest + 1;
+      const flushChunk = (): void => {
+        if (chunk.length === 0) return;
+        const value = encodeRecordBatch(chunkFirst, appendTimeMs, chunk);
+        const last = chunkFirst + chunk.length - 1;
+        planned.push({ state: g.state, first: chunkFirst, value, key: batchKey(g.state.topic, g.state.partition, last), count: chunk.length });
+        chunkFirst = last + 1;
+        chunk = [];
+        chunkBytes = 0;
+      };
+      for (const e of g.entries) {
+        const evs = e.job.items[e.index]!.events;
+        let b = 0;
+        for (const ev of evs) b += ev.length + 4;
+        // Split only between items, never inside one publish's events for this partition.
+        if (chunk.length > 0 && chunkBytes + b > this.recordBatchBytesMax) flushChunk();
+        for (const ev of evs) chunk.push(ev);
+        chunkBytes += b;
+      }
+      flushChunk();
+      g.state.lastAppendTimeMs = appendTimeMs;
+    }
+
+    try {
+      await this.kv.write((b) => {
+        for (const p of planned) b.put(p.key, p.value);
+      }, { durable: true });
+    } catch (err) {
+      this.stats.failedCommits++;
+      const error = err instanceof Error ? err : new Error(String(err));
+      this.logger.warn({ err: error.message, partitions: groups.size }, 'append commit failed');
+      for (const g of groups.values()) for (const e of g.entries) e.job.results[e.index] = { ok: false, error };
+      return;
+    }
+    this.stats.commits++;
+
+    for (const p of planned) {
+      const s = p.state;
+      // A partition dropped while this commit was in flight cannot happen: dropTopic waits for commits.
+      assert(s.newest + 1 === p.first, `commit for ${s.topic}/${s.partition} starts at ${p.first}, newest is ${s.newest}`);
+      s.newest = p.first + p.count - 1;
+      s.avgBatchBytes = Math.round(s.avgBatchBytes * 0.8 + p.value.length * 0.2);
+      this.cache.add(s.run, p.first, eventViews(p.value, p.count), p.value.length);
+    }
+    for (const g of groups.values()) {
+      for (const e of g.entries) {
+        const n = e.job.items[e.index]!.events.length;
+        e.job.results[e.index] = { ok: true, first: e.first as Offset, last: (e.first + n - 1) as Offset };
+      }
+      wake(g.state);
+    }
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  bounds(topic: number, partition: number): PartitionBounds {
+    const s = this.state(topic, partition);
+    if (s === undefined) return { oldest: 0 as Offset, newest: -1 as Offset };
+    return { oldest: s.oldest as Offset, newest: s.newest as Offset };
+  }
+
+  /** Partitions refusing service after corruption was found. */
+  quarantined(): { topic: number; partition: number; error: Error }[] {
+    const out = [];
+    for (const s of this.partitions.values()) if (s.corrupt !== null) out.push({ topic: s.topic, partition: s.partition, error: s.corrupt });
+    return out;
+  }
+
+  async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]> {
+    if (this.closed) throw new StoreClosedError();
+    assert(Number.isSafeInteger(after) && after >= -1, `invalid after ${after}`);
+    assert(Number.isSafeInteger(maxEvents) && maxEvents >= 1, `invalid maxEvents ${maxEvents}`);
+    assert(maxBytes >= 1, `invalid maxBytes ${maxBytes}`);
+    const s = this.state(topic, partition);
+    if (s === undefined) {
+      this.checkReadable(topic, partition, { oldest: 0, newest: -1, corrupt: null }, after);
+      return [];
+    }
+    this.checkReadable(topic, partition, s, after);
+    const newest = s.newest; // acknowledged only, fixed for this read
+    const out: StoredEvent[] = [];
+    let bytes = 0;
+    let next = after + 1;
+    const full = (): boolean => out.length >= maxEvents || bytes >= maxBytes || next > newest;
+    const take = (offset: number, ev: Buffer): void => {
+      out.push({ offset: offset as Offset, bytes: ev });
+      bytes += ev.length;
+      next = offset + 1;
+    };
+
+    while (!full()) {
+      const i = findInRun(s.run, next);
+      if (i >= 0) {
+        this.stats.cacheReads++;
+        for (let j = i; j < s.run.length && !full(); j++) {
+          const b = s.run[j]!;
+          for (let o = Math.max(next, b.first); o <= b.last && !full(); o++) take(o, b.events[o - b.first]!);
+        }
+        break;
+      }
+      // Older than the cache: read whole batches from the KV, sized so one round trip carries about
+      // maxBytes (at most 1000 batches), and loop if batches were smaller than estimated.
+      this.stats.kvReads++;
+      const remainingBytes = Math.max(1, maxBytes - bytes);
+      const want = Math.min(1000, maxEvents - out.length, Math.ceil(remainingBytes / Math.max(1, s.avgBatchBytes)) + 1);
+      const range = partitionBatchRange(topic, partition);
+      let seen = 0;
+      const start = next;
+      for await (const [k, v] of this.kv.iterate({ gte: batchKey(topic, partition, next), lt: range.lt, limit: want, capacity: want })) {
+        seen++;
+        const { lastOffset } = decodeBatchKey(k);
+        let b;
+        try {
+          b = decodeRecordBatch(v, lastOffset);
+        } catch (err) {
+          throw this.quarantine(s, this.corruption(topic, partition, lastOffset, err));
+        }
+        if (b.first > next) {
+          // Retention removed batches after we checked the bounds, or a batch is missing.
+          if (next < s.oldest) throw new OffsetExpiredError(topic, partition, after, s.oldest);
+          throw this.quarantine(s, new CorruptBatchError(topic, partition, next, `offsets ${next}..${b.first - 1} are missing`));
+        }
+        for (let o = next; o <= lastOffset && !full(); o++) take(o, b.events[o - b.first]!);
+        if (full()) break;
+      }
+      if (next === start) {
+        if (next < s.oldest) throw new OffsetExpiredError(topic, partition, after, s.oldest);
+        if (seen === 0 && next <= newest) throw this.quarantine(s, new CorruptBatchError(topic, partition, next, 'acknowledged batch not found'));
+        break;
+      }
+    }
+    return out;
+  }
+
+  private checkReadable(topic: number, partition: number, s: { oldest: number; newest: number; corrupt: Error | null }, after: number): void {
+    if (s.corrupt !== null) throw new PartitionUnavailableError(topic, partition, s.corrupt);
+    if (after < s.oldest - 1) throw new OffsetExpiredError(topic, partition, after, s.oldest);
+    if (after > s.newest) throw new OffsetNotYetAvailableError(topic, partition, after, s.newest);
+  }
+
+  private quarantine(s: PartitionState, err: CorruptBatchError): CorruptBatchError {
+    if (s.corrupt === null) {
+      s.corrupt = err;
+      this.cache.dropRun(s.run);
+      this.logger.error({ topic: err.topic, partition: err.partition, offset: err.offset, err: err.message }, 'partition quarantined: corrupt record batch');
+      wake(s);
+    }
+    return err;
+  }
+
+  waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void> {
+    if (this.closed || signal.aborted) return Promise.resolve();
+    const s = this.state(topic, partition) ?? this.newState(topic, partition);
+    if (s.newest > after || s.corrupt !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        s.waiters.delete(check);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      // Woken on every append to the partition; resolves once the wanted offset exists.
+      const check = (): void => {
+        if (s.newest > after || s.corrupt !== null || this.closed || this.state(topic, partition) !== s) done();
+      };
+      s.waiters.add(check);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  // ---------------------------------------------------------------- retention and deletion
+
+  /** Runs maintenance operations one at a time. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.maintenance.then(fn, fn);
+    this.maintenance = run.catch(() => undefined);
+    return run;
+  }
+
+  applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number> {
+    return this.exclusive(async () => {
+      if (this.closed) throw new StoreClosedError();
+      const s = this.state(topic, partition);
+      if (s === undefined || s.corrupt !== null || s.oldest > s.newest) return 0;
+      const newest = s.newest;
+      let lastDeleted = -1;
+      let removed = 0;
+      const range = partitionBatchRange(topic, partition);
+      for await (const [k, v] of this.kv.iterate({ gte: batchKey(topic, partition, s.oldest), lt: range.lt, capacity: 16 })) {
+        const { lastOffset } = decodeBatchKey(k);
+        if (lastOffset > newest) break; // never touch batches not yet acknowledged
+        let h;
+        try {
+          h = readBatchHeader(v);
+        } catch (err) {
+          this.logger.warn({ topic, partition, offset: lastOffset, err: String(err) }, 'retention stopped at an unreadable batch');
+          break;
+        }
+        if (h.appendTimeMs >= cutoffMs) break;
+        lastDeleted = lastOffset;
+        removed += h.count;
+      }
+      if (lastDeleted < 0) return 0;
+      const oldest = lastDeleted + 1;
+      await this.kv.write((b) => {
+        b.delRange(range.gte, batchKey(topic, partition, oldest));
+        b.put(partitionKey(prefixLowWatermark, topic, partition), encodeMeta(oldest));
+      }, { durable: true });
+      s.oldest = oldest;
+      this.cache.dropUpTo(s.run, lastDeleted);
+      return removed;
+    });
+  }
+
+  dropTopic(topic: number): Promise<void> {
+    assert(Number.isInteger(topic) && topic >= 0 && topic <= u32Max, `invalid topic ${topic}`);
+    return this.exclusive(async () => {
+      if (this.closed) throw new StoreClosedError();
+      this.dropping.add(topic);
+      try {
+        // Commits already queued or in flight finish first (queued appends to this topic now fail).
+        while (this.flushing !== null) await this.flushing;
+        await this.kv.write((b) => {
+          for (const prefix of [prefixBatch, prefixLowWatermark, prefixVerified]) {
+            const r = topicRange(prefix, topic);
+            b.delRange(r.gte, r.lt);
+          }
+        }, { durable: true });
+        for (const [k, s] of this.partitions) {
+          if (s.topic !== topic) continue;
+          this.partitions.delete(k);
+          this.cache.dropRun(s.run);
+          wake(s);
+        }
+      } finally {
+        this.dropping.delete(topic);
+      }
+    });
+  }
+
+  /** Finishes queued appends, records the clean-shutdown verification marks. Does not close the KV. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing !== null) await this.flushing;
+    await this.maintenance;
+    for (const s of this.partitions.values()) wake(s);
+    try {
+      await this.writeVerifiedMarks();
+    } catch (err) {
+      // Not fatal: the next start then verifies more than it would have.
+      this.logger.warn({ err: String(err) }, 'could not record clean-shutdown marks');
+    }
+  }
+
+  /** Bytes held by the tail cache (metrics). */
+  get cacheBytes(): number {
+    return this.cache.bytes;
+  }
+}
+
+function wake(s: PartitionState): void {
+  for (const w of [...s.waiters]) w();
+}
+
+function checkItem(it: AppendItem): Error | null {
+  if (!Number.isInteger(it.topic) || it.topic < 0 || it.topic > u32Max) return new RangeError(`invalid topic ${it.topic}`);
+  if (!Number.isInteger(it.partition) || it.partition < 0 || it.partition > u32Max) return new RangeError(`invalid partition ${it.partition}`);
+  if (!Array.isArray(it.events) || it.events.length === 0) return new RangeError('an append item needs at least one event');
+  for (const e of it.events) if (!Buffer.isBuffer(e)) return new TypeError('events must be Buffers');
+  return null;
+}
+
+/** Views of the events inside a record batch we just encoded (no checksum needed: we made it). */
+function eventViews(value: Buffer, count: number): Buffer[] {
+  const out: Buffer[] = new Array(count);
+  let at = headerBytes + 4 * count;
+  for (let i = 0; i < count; i++) {
+    const len = value.readUInt32BE(headerBytes + 4 * i);
+    out[i] = value.subarray(at, at + len);
+    at += len;
+  }
+  return out;
+}
+
+/** Per-partition metadata value: [version u8][CRC32C u32 of the rest][u64]. */
+function encodeMeta(n: number): Buffer {
+  const v = Buffer.allocUnsafe(13);
+  v[0] = metaVersion;
+  writeU64(v, 5, n);
+  v.writeUInt32BE(crc32c(v, 0, 5), 1);
+  return v;
+}
+
+function decodeMeta(v: Buffer): number | null {
+  if (v.length !== 13 || v[0] !== metaVersion || v.readUInt32BE(1) !== crc32c(v, 0, 5)) return null;
+  return readU64(v, 5);
+}
