@@ -43,13 +43,21 @@ export type KvOp =
   | { kind: 'del'; key: Buffer }
   | { kind: 'delRange'; start: Buffer; end: Buffer };
 
-/** Runs `fill` against a recorder; throws whatever `fill` throws. */
+/**
+ * Runs `fill` against a recorder; throws whatever `fill` throws. An inverted range is refused here:
+ * RocksDB only notices it while inserting into the memtable, after the WAL write, and then switches the
+ * whole database to read-only (every later write fails with "end key comes before start key").
+ */
 export function recordOps(fill: (b: KvBatch) => void): KvOp[] {
   const ops: KvOp[] = [];
   fill({
     put: (key, value) => void ops.push({ kind: 'put', key, value }),
     del: (key) => void ops.push({ kind: 'del', key }),
-    delRange: (start, end) => void ops.push({ kind: 'delRange', start, end }),
+    delRange: (start, end) => {
+      const c = Buffer.compare(start, end);
+      if (c > 0) throw new RangeError(`delRange end ${end.toString('hex')} is before start ${start.toString('hex')}`);
+      if (c < 0) ops.push({ kind: 'delRange', start, end });
+    },
   });
   return ops;
 }
