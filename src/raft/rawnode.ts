@@ -1,0 +1,301 @@
+/**
+ * The host's handle on one Raft group member: inputs go in through methods, effects come out as
+ * Ready values (etcd's RawNode). A Ready is a batch of work the host must carry out in order:
+ *
+ *   1. Persist, durably (fsync) when `mustSync`: install `snapshot` if present, then append
+ *      `entries` (discarding any stored entry at or after the first new index), then record
+ *      `hardState`. Entries must be durable no later than the hard state that refers to them (in
+ *      one atomic batch is best). Several groups' Readies may share one fsync.
+ *   2. Send `messages`, only after step 1 is durable: votes, append acknowledgements and the
+ *      leader's appends all promise durability of what step 1 wrote. Messages may be dropped,
+ *      duplicated or reordered by the transport; Raft tolerates that.
+ *   3. Apply: restore the state machine from `snapshot` if present, then apply `committedEntries`
+ *      in order. For an entry of type 'confChange', call `applyConfChange(entry)` and record the
+ *      returned ConfState with the applied index. `readStates` answer earlier readIndex() calls:
+ *      a read for a context is served once the applied index reaches its `index`.
+ *   4. Call `advance(ready)`.
+ *
+ * Between ready() and advance() the host may keep calling step(), tick(), propose() etc. (for
+ * example while an fsync is in flight); their effects show in the next Ready. Only one Ready may be
+ * outstanding at a time. If the process crashes at any point, the host restarts from what step 1
+ * made durable, constructing a new RawNode over the same storage.
+ */
+import { assert } from '../core/assert.js';
+import { decodeConfChange, isConfStateEqual } from './confchange.js';
+import type { RaftConfig } from './config.js';
+import { validateConfig, withDefaults } from './config.js';
+import { Raft } from './raft.js';
+import type { ProposeResult } from './raft.js';
+import type { ProgressState } from './progress.js';
+import type {
+  ConfChange,
+  ConfState,
+  Entry,
+  HardState,
+  Index,
+  Message,
+  NodeId,
+  ReadState,
+  Snapshot,
+  SoftState,
+  StateType,
+  Term,
+} from './types.js';
+import { isHardStateEqual } from './types.js';
+
+export interface Ready {
+  /** Present when the leader or the role changed since the last Ready (informational). */
+  readonly softState: SoftState | undefined;
+  /** Present when term, vote or commit changed: persist it (step 1). */
+  readonly hardState: HardState | undefined;
+  /** Answers to readIndex() calls (step 3). */
+  readonly readStates: readonly ReadState[];
+  /** Entries to append to stable storage (step 1). */
+  readonly entries: readonly Entry[];
+  /** A snapshot from the leader to install (steps 1 and 3). */
+  readonly snapshot: Snapshot | undefined;
+  /** Entries to apply to the state machine, in order (step 3). All are already durable after step 1. */
+  readonly committedEntries: readonly Entry[];
+  /** Messages to send after step 1 is durable (step 2). */
+  readonly messages: readonly Message[];
+  /** Whether step 1 needs an fsync (term, vote or entries changed); a commit-only change does not. */
+  readonly mustSync: boolean;
+}
+
+export interface ProgressStatus {
+  readonly match: Index;
+  readonly next: Index;
+  readonly state: ProgressState;
+  readonly isLearner: boolean;
+  readonly recentActive: boolean;
+}
+
+export interface Status {
+  readonly id: NodeId;
+  readonly term: Term;
+  readonly vote: NodeId;
+  readonly commit: Index;
+  readonly applied: Index;
+  readonly lastIndex: Index;
+  readonly lead: NodeId;
+  readonly state: StateType;
+  readonly leadTransferee: NodeId;
+  readonly confState: ConfState;
+  /** Only on the leader: each member's replication progress. */
+  readonly progress: ReadonlyMap<NodeId, ProgressStatus> | undefined;
+}
+
+export class RawNode {
+  readonly #raft: Raft;
+  #prevSoftState: SoftState;
+  #prevHardState: HardState;
+  #outstanding: Ready | undefined = undefined;
+  /** Conf change entries of the outstanding Ready that the host has not yet applied, in order. */
+  #confChangesToApply: Entry[] = [];
+
+  constructor(config: RaftConfig) {
+    const cfg = withDefaults(config);
+    validateConfig(cfg);
+    this.#raft = new Raft(cfg);
+    this.#prevSoftState = { lead: this.#raft.lead, state: this.#raft.state };
+    this.#prevHardState = this.#raft.hardState();
+  }
+
+  get id(): NodeId {
+    return this.#raft.id;
+  }
+
+  /** Advances logical time by one tick (the host calls this at a fixed interval, e.g. every 100 ms). */
+  tick(): void {
+    this.#raft.tick();
+  }
+
+  /** Feeds a message received from a peer. The host validates untrusted input before this point. */
+  step(m: Message): void {
+    this.#raft.step(m);
+  }
+
+  /** Forces an election now (tests and operator tooling); Pre-Vote still applies if enabled. */
+  campaign(): void {
+    this.#raft.hup(false);
+  }
+
+  /**
+   * Proposes one entry. On success the entry is at (term, index): once an entry with that index is
+   * applied, the proposal committed if and only if the applied entry has that term.
+   */
+  propose(data: Uint8Array): ProposeResult {
+    return this.#raft.propose([data]);
+  }
+
+  /** Proposes several entries at once (contiguous indexes firstIndex..lastIndex, same term). */
+  proposeMany(datas: readonly Uint8Array[]): ProposeResult {
+    return this.#raft.propose(datas);
+  }
+
+  /** Proposes a single-server membership change; refused while another is pending. */
+  proposeConfChange(cc: ConfChange): ProposeResult {
+    return this.#raft.proposeConfChange(cc);
+  }
+
+  /**
+   * Applies a committed 'confChange' entry from the outstanding Ready's committedEntries; the host
+   * must call it for each such entry, in order, while applying. Returns the new configuration.
+   */
+  applyConfChange(entry: Entry): ConfState {
+    const expected = this.#confChangesToApply.shift();
+    assert(expected !== undefined, `applyConfChange(${entry.index}) without a pending conf change entry`);
+    assert(
+      expected.index === entry.index && expected.term === entry.term,
+      `applyConfChange(${entry.index}) out of order: expected ${expected.index}`,
+    );
+    return this.#raft.applyConfChange(decodeConfChange(entry.data));
+  }
+
+  /** Asks the leader to hand leadership to `to` (a voter). Returns false if this node is not the leader. */
+  transferLeadership(to: NodeId): boolean {
+    return this.#raft.transferLeadership(to);
+  }
+
+  /** Requests a linearizable read; see Raft.readIndex. `context` must be unique cluster-wide. */
+  readIndex(context: string): boolean {
+    return this.#raft.readIndex(context);
+  }
+
+  reportUnreachable(id: NodeId): void {
+    this.#raft.reportUnreachable(id);
+  }
+
+  reportSnapshot(id: NodeId, delivered: boolean): void {
+    this.#raft.reportSnapshot(id, delivered);
+  }
+
+  #softState(): SoftState {
+    return { lead: this.#raft.lead, state: this.#raft.state };
+  }
+
+  hasReady(): boolean {
+    if (this.#outstanding !== undefined) return false;
+    const r = this.#raft;
+    const ss = this.#softState();
+    return (
+      ss.lead !== this.#prevSoftState.lead ||
+      ss.state !== this.#prevSoftState.state ||
+      !isHardStateEqual(r.hardState(), this.#prevHardState) ||
+      r.pendingBroadcast ||
+      r.msgs.length > 0 ||
+      r.readStates.length > 0 ||
+      r.log.unstable.entries.length > 0 ||
+      r.log.unstable.snapshot !== undefined ||
+      r.log.hasNextCommittedEntries()
+    );
+  }
+
+  /** Collects the work accumulated since the last Ready. Call advance() when it is done. */
+  ready(): Ready {
+    assert(this.#outstanding === undefined, 'ready() called again before advance()');
+    const r = this.#raft;
+    r.flushBroadcast();
+    const ss = this.#softState();
+    const hs = r.hardState();
+    const softChanged = ss.lead !== this.#prevSoftState.lead || ss.state !== this.#prevSoftState.state;
+    const hardChanged = !isHardStateEqual(hs, this.#prevHardState);
+    const entries = [...r.log.unstable.entries];
+    const committedEntries = r.log.hasNextCommittedEntries()
+      ? r.log.nextCommittedEntries(r.cfg.readyCommittedBytesMax)
+      : [];
+    const rd: Ready = {
+      softState: softChanged ? ss : undefined,
+      hardState: hardChanged ? hs : undefined,
+      readStates: r.readStates,
+      entries,
+      snapshot: r.log.unstable.snapshot,
+      committedEntries,
+      messages: r.msgs,
+      mustSync:
+        entries.length > 0 ||
+        r.log.unstable.snapshot !== undefined ||
+        hs.term !== this.#prevHardState.term ||
+        hs.vote !== this.#prevHardState.vote,
+    };
+    r.msgs = [];
+    r.readStates = [];
+    this.#prevSoftState = ss;
+    this.#prevHardState = hs;
+    this.#confChangesToApply = committedEntries.filter((e) => e.type === 'confChange');
+    this.#outstanding = rd;
+    return rd;
+  }
+
+  /** Acknowledges that the host has persisted, sent and applied everything in `rd`. */
+  advance(rd: Ready): void {
+    assert(this.#outstanding === rd, 'advance() with a Ready that is not the outstanding one');
+    assert(
+      this.#confChangesToApply.length === 0,
+      `advance() before applying conf change entry ${this.#confChangesToApply[0]?.index}`,
+    );
+    const r = this.#raft;
+    this.#outstanding = undefined;
+    if (rd.snapshot !== undefined) {
+      r.log.unstable.stableSnapTo(rd.snapshot.metadata.index);
+      r.log.appliedTo(rd.snapshot.metadata.index);
+    }
+    const last = rd.entries[rd.entries.length - 1];
+    if (last !== undefined) r.onPersisted(last.index, last.term);
+    const lastApplied = rd.committedEntries[rd.committedEntries.length - 1];
+    if (lastApplied !== undefined) {
+      r.log.appliedTo(lastApplied.index);
+      r.reduceUncommittedBytes(rd.committedEntries);
+    }
+  }
+
+  status(): Status {
+    const r = this.#raft;
+    let progress: Map<NodeId, ProgressStatus> | undefined;
+    if (r.state === 'leader') {
+      progress = new Map();
+      for (const [id, pr] of r.trk.progress) {
+        progress.set(id, {
+          match: pr.match,
+          next: pr.next,
+          state: pr.state,
+          isLearner: pr.isLearner,
+          recentActive: pr.recentActive,
+        });
+      }
+    }
+    return {
+      id: r.id,
+      term: r.term,
+      vote: r.vote,
+      commit: r.log.committed,
+      applied: r.log.applied,
+      lastIndex: r.log.lastIndex(),
+      lead: r.lead,
+      state: r.state,
+      leadTransferee: r.leadTransferee,
+      confState: r.trk.confState(),
+      progress,
+    };
+  }
+
+  /** Whether this node would currently be counted as a leader by peers (convenience for hosts). */
+  isLeader(): boolean {
+    return this.#raft.state === 'leader' && this.#raft.lead === this.#raft.id;
+  }
+
+  /** Test and simulator access to the log's term lookup (e.g. for invariant checks). */
+  termAt(i: Index): Term | undefined {
+    return this.#raft.log.term(i);
+  }
+
+  /** The first index still held (in storage or unstable). */
+  firstIndex(): Index {
+    return this.#raft.log.firstIndex();
+  }
+
+  /** Whether `conf` is exactly this node's current configuration (assertions in hosts). */
+  hasConfState(conf: ConfState): boolean {
+    return isConfStateEqual(conf, this.#raft.trk.confState());
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * The values that cross the boundary of the Raft core: log entries, messages between peers, the
+ * durable hard state, snapshots and cluster configurations.
+ *
+ * Terms and indexes are plain JavaScript numbers. They are exact up to 2^53 (about 9e15: a million
+ * entries a second for 285 years), and the core asserts that every term and index it accepts is a
+ * safe, non-negative integer. Node ids are positive safe integers; 0 means "no node" (no leader, no
+ * vote).
+ *
+ * Every value here is treated as immutable once it has been handed over: the core never mutates a
+ * message or an entry it received or emitted, so the host and the simulator may share them freely.
+ */
+import { assert } from '../core/assert.js';
+
+export type Term = number;
+export type Index = number;
+export type NodeId = number;
+
+/** The absent node: no leader known, no vote cast. */
+export const noNode: NodeId = 0;
+
+export type EntryType = 'normal' | 'confChange';
+
+export interface Entry {
+  readonly term: Term;
+  readonly index: Index;
+  readonly type: EntryType;
+  /** Opaque to the core for 'normal' entries; an encoded ConfChange for 'confChange' entries. */
+  readonly data: Uint8Array;
+}
+
+/** The state that must be durable before any message that depends on it is sent. */
+export interface HardState {
+  readonly term: Term;
+  readonly vote: NodeId;
+  readonly commit: Index;
+}
+
+export const emptyHardState: HardState = { term: 0, vote: noNode, commit: 0 };
+
+/** The configuration of a group: who votes and who only receives the log. Both lists are sorted. */
+export interface ConfState {
+  readonly voters: readonly NodeId[];
+  readonly learners: readonly NodeId[];
+}
+
+export interface SnapshotMetadata {
+  readonly index: Index;
+  readonly term: Term;
+  /** The configuration in force at `index`. */
+  readonly confState: ConfState;
+}
+
+export interface Snapshot {
+  readonly metadata: SnapshotMetadata;
+  /** The host's state machine image at `metadata.index`; opaque to the core. */
+  readonly data: Uint8Array;
+}
+
+export const emptySnapshot: Snapshot = {
+  metadata: { index: 0, term: 0, confState: { voters: [], learners: [] } },
+  data: new Uint8Array(0),
+};
+
+/**
+ * A single-server membership change (Ongaro's thesis §4.1). Adding a voter that is already a learner
+ * promotes it; adding a learner that is a voter demotes it. The leader accepts a new change only
+ * when the previous one has been applied, so at most one is ever pending.
+ */
+export type ConfChangeType = 'addVoter' | 'addLearner' | 'removeNode';
+
+export interface ConfChange {
+  readonly type: ConfChangeType;
+  readonly nodeId: NodeId;
+}
+
+export type MessageType =
+  /** Leader → follower: entries after (index, logTerm), and the leader's commit index. */
+  | 'app'
+  /** Follower → leader: accepted up to `index`, or rejected `index` with a (rejectHint, logTerm) hint. */
+  | 'appResp'
+  /** Candidate → voter: vote for me in `term`; my log ends at (index, logTerm). */
+  | 'vote'
+  | 'voteResp'
+  /** Pre-candidate → voter: would you vote for me in `term` (my term + 1)? Changes no one's term. */
+  | 'preVote'
+  | 'preVoteResp'
+  /** Leader → follower: I am alive; commit is min(follower match, leader commit); context echoes reads. */
+  | 'heartbeat'
+  | 'heartbeatResp'
+  /** Leader → follower: install this snapshot; the follower answers with an appResp. */
+  | 'snap'
+  /** Leader → transferee: start an election now, skipping Pre-Vote and the leader lease. */
+  | 'timeoutNow'
+  /** Follower → leader: a ReadIndex request with the caller's context. */
+  | 'readIndex'
+  /** Leader → follower: the read index for `context`, safe once applied locally. */
+  | 'readIndexResp';
+
+/**
+ * One message between peers. Fields a type does not use hold their zero value ('' / 0 / false / []).
+ * The shape is flat, like etcd's raftpb.Message, so that it maps onto one protobuf message.
+ */
+export interface Message {
+  readonly type: MessageType;
+  readonly from: NodeId;
+  readonly to: NodeId;
+  readonly term: Term;
+  readonly logTerm: Term;
+  readonly index: Index;
+  readonly entries: readonly Entry[];
+  readonly commit: Index;
+  readonly reject: boolean;
+  readonly rejectHint: Index;
+  /** ReadIndex request context, or `campaignTransfer` on votes caused by a leadership transfer. */
+  readonly context: string;
+  readonly snapshot: Snapshot | undefined;
+}
+
+/** The context a candidate puts on its votes when a leadership transfer told it to campaign. */
+export const campaignTransfer = 'campaignTransfer';
+
+export type StateType = 'follower' | 'preCandidate' | 'candidate' | 'leader';
+
+/** Volatile state the host may want to observe (not persisted). */
+export interface SoftState {
+  readonly lead: NodeId;
+  readonly state: StateType;
+}
+
+/**
+ * The answer to a ReadIndex request: once the host's applied index reaches `index`, a read of the
+ * state machine reflects every write committed before the request was made (linearizable).
+ */
+export interface ReadState {
+  readonly index: Index;
+  readonly context: string;
+}
+
+/** Asserts that a term, an index or a count is a safe non-negative integer. */
+export function assertIndex(n: number, what: string): void {
+  assert(Number.isSafeInteger(n), `${what} is not a safe integer: ${n}`);
+  assert(n >= 0, `${what} is negative: ${n}`);
+}
+
+export function assertNodeId(id: NodeId, what: string): void {
+  assert(Number.isSafeInteger(id), `${what} is not a safe integer: ${id}`);
+  assert(id > 0, `${what} must be positive: ${id}`);
+}
+
+/** Bytes an entry counts for in size limits: its payload (the fixed fields are small and bounded). */
+export function entryBytes(e: Entry): number {
+  return e.data.byteLength;
+}
+
+export function entriesBytes(es: readonly Entry[]): number {
+  let total = 0;
+  for (const e of es) total += e.data.byteLength;
+  return total;
+}
+
+export function isHardStateEqual(a: HardState, b: HardState): boolean {
+  return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
+}
+
+export function isEmptySnapshot(s: Snapshot | undefined): boolean {
+  return s === undefined || s.metadata.index === 0;
+}
+
+/** Builds a message, filling every field the sender leaves out with its zero value. */
+export function makeMessage(
+  fields: Pick<Message, 'type' | 'from' | 'to' | 'term'> & Partial<Message>,
+): Message {
+  return {
+    logTerm: 0,
+    index: 0,
+    entries: [],
+    commit: 0,
+    reject: false,
+    rejectHint: 0,
+    context: '',
+    snapshot: undefined,
+    ...fields,
+  };
+}
