@@ -34,6 +34,13 @@ export function createAjv(): Ajv {
 
 /** A separate instance for checking submitted schemas, so checks never share state with validators. */
 let checker: Ajv | undefined;
+let checksByChecker = 0;
+/**
+ * ajv keeps some per-instance state across compilations even after removeSchema (its code-generation
+ * scope of formats and patterns), so the checker is replaced now and then to keep memory bounded over
+ * a long-running registry. Creating an instance costs about a millisecond.
+ */
+const checksPerCheckerMax = 1000;
 
 /**
  * Compiles `schema` once to prove that it is a valid draft-04 schema whose references resolve.
@@ -41,7 +48,11 @@ let checker: Ajv | undefined;
  * repeated checks do not accumulate memory.
  */
 export function schemaCompileError(schema: object): string | null {
-  checker ??= createAjv();
+  if (checker === undefined || checksByChecker >= checksPerCheckerMax) {
+    checker = createAjv();
+    checksByChecker = 0;
+  }
+  checksByChecker += 1;
   try {
     checker.compile(schema);
     return null;
