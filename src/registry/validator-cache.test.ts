@@ -161,15 +161,4 @@ describe('compiled once per (event type, schema version)', () => {
     assert.equal(v1({ metadata, a: 'x' }), null);
     assert.equal(v2({ metadata, a: 'x' }), '#/a: must be number');
   });
-
-  test('the validator is fast enough for the publish path (sanity bound, not a benchmark)', () => {
-    const v = validator(eventType({ compatibility_mode: 'compatible' }));
-    const event = { metadata, ...order, amount: 12.5 };
-    const n = 100_000;
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) if (v(event) !== null) assert.fail('valid event rejected');
-    const perSecond = n / (Number(process.hrtime.bigint() - start) / 1e9);
-    // ~100k events/s is the publish target; validation must be a small fraction of that budget.
-    assert.ok(perSecond > 200_000, `validated ${Math.round(perSecond)} events/s`);
-  });
 });
