@@ -146,6 +146,8 @@ export class PartitionStore {
   private pendingEvents = 0;
   private pendingBytes = 0;
   private flushing: Promise<void> | null = null;
+  /** The commit currently being written, if any. */
+  private inflight: Promise<void> | null = null;
   private maintenance: Promise<unknown> = Promise.resolve();
   private readonly dropping = new Set<number>();
   private closed = false;
@@ -344,8 +346,10 @@ export class PartitionStore {
       const jobs = this.pending;
       this.pending = [];
       try {
-        await this.commit(jobs);
+        this.inflight = this.commit(jobs);
+        await this.inflight;
       } finally {
+        this.inflight = null;
         for (const j of jobs) {
           this.pendingEvents -= j.events;
           this.pendingBytes -= j.bytes;
@@ -608,8 +612,9 @@ export class PartitionStore {
       if (this.closed) throw new StoreClosedError();
       this.dropping.add(topic);
       try {
-        // Commits already queued or in flight finish first (queued appends to this topic now fail).
-        while (this.flushing !== null) await this.flushing;
+        // The commit in flight may still write this topic: let it finish. Later commits see the
+        // `dropping` mark and fail this topic's items (waiting for an idle queue could starve).
+        if (this.inflight !== null) await this.inflight.catch(() => undefined);
         await this.kv.write((b) => {
           for (const prefix of [prefixBatch, prefixLowWatermark, prefixVerified]) {
             const r = topicRange(prefix, topic);
