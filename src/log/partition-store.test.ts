@@ -16,7 +16,7 @@ import { openRocksKv, type RocksKv } from './rocks-kv.js';
 import { type OrderedKv } from './kv.js';
 import { PartitionStore, type PartitionStoreOptions } from './partition-store.js';
 import {
-  AppendQueueFullError, CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, PartitionUnavailableError,
+  AppendQueueFullError, CorruptBatchError, TopicDroppingError, OffsetExpiredError, OffsetNotYetAvailableError, PartitionUnavailableError,
 } from './errors.js';
 import { batchKey } from './keys.js';
 import { ManualClock, ev, gate, tempDir } from './test-support.js';
@@ -392,6 +392,27 @@ describe('PartitionStore on MemoryKv: commits, failures and limits', () => {
     kv.beforeWrite = undefined;
     await Promise.all([a, b]);
     assert.deepEqual(store.bounds(1, 0), { oldest: 0, newest: 8 });
+    await store.close();
+  });
+
+  test('dropTopic racing with appends: in-flight commit finishes, queued items for the topic fail', async () => {
+    const kv = new MemoryKv();
+    const store = await PartitionStore.open(kv, { clock: new ManualClock() });
+    const held = gate();
+    kv.beforeWrite = () => held.promise;
+    const inflight = store.append([{ topic: 1, partition: 0, events: [ev('a')] }]);
+    await new Promise((r) => setImmediate(r));
+    const drop = store.dropTopic(1);
+    const queued = store.append([{ topic: 1, partition: 0, events: [ev('b')] }, { topic: 2, partition: 0, events: [ev('c')] }]);
+    kv.beforeWrite = undefined;
+    held.open();
+    assert.equal((await inflight)[0]!.ok, true);
+    const [r1, r2] = await queued;
+    assert.ok(!r1!.ok && r1!.error instanceof TopicDroppingError);
+    assert.ok(r2!.ok);
+    await drop;
+    assert.deepEqual(store.bounds(1, 0), { oldest: 0, newest: -1 });
+    assert.deepEqual(await readAll(store, 2, 0), ['c']);
     await store.close();
   });
 
