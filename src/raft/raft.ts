@@ -790,8 +790,9 @@ export class Raft {
     const { index, term, confState } = s.metadata;
     if (index <= this.log.committed) return false;
     assert(this.state === 'follower', `restoring a snapshot as ${this.state}`);
-    // A snapshot whose configuration leaves us out is from a group we no longer belong to.
-    if (!confState.voters.includes(this.id) && !confState.learners.includes(this.id)) return false;
+    // The snapshot's configuration may not include us yet: a node added after the snapshot was
+    // taken learns of its own membership from the entries that follow it. (etcd refuses such
+    // snapshots, which strands a learner added after the latest snapshot until the next one.)
     if (this.log.matchTerm(index, term)) {
       // We already hold the snapshot's last entry, hence (Log Matching) all before it: fast-forward.
       this.log.commitTo(index);

@@ -1,0 +1,135 @@
+/**
+ * The Raft safety properties (Raft paper, figure 3), checked by name after every simulated event.
+ * Each check is incremental, so the whole suite costs O(1) per event except Leader Completeness,
+ * which walks the committed prefix once per election.
+ *
+ * - ElectionSafety: at most one leader is elected in a term.
+ * - LogMatching: if two logs hold an entry with the same index and term, the logs are identical up
+ *   to that index. Checked inductively: every (index, term) ever written names one entry content
+ *   and one predecessor term, cluster-wide.
+ * - CommittedPrefix: every node's commit index is covered by what some leader committed, and the
+ *   node's entry at its commit index is the committed one.
+ * - LeaderCompleteness: a leader of term T holds every entry committed in a term before T.
+ * - StateMachineSafety: no two nodes apply different entries at an index (compared through a hash
+ *   chain of everything applied, which also covers state restored from snapshots).
+ */
+import type { Entry, Index, NodeId, Term } from '../raft/index.js';
+import { chainHash } from './kv.js';
+
+export class InvariantViolation extends Error {
+  override name = 'InvariantViolation';
+  readonly invariant: string;
+
+  constructor(invariant: string, detail: string) {
+    super(`${invariant}: ${detail}`);
+    this.invariant = invariant;
+  }
+}
+
+interface CommittedEntry {
+  readonly term: Term;
+  /** The term of the leader that first committed it. */
+  readonly commitTerm: Term;
+}
+
+export interface LogView {
+  termAt(i: Index): Term | undefined;
+  firstIndex(): Index;
+}
+
+export class Invariants {
+  readonly #leaderByTerm = new Map<Term, NodeId>();
+  readonly #entries = new Map<string, { fingerprint: number; prevTerm: Term | undefined }>();
+  readonly #committed: CommittedEntry[] = [{ term: 0, commitTerm: 0 }];
+  readonly #appliedHash = new Map<Index, number>();
+
+  get committedIndex(): Index {
+    return this.#committed.length - 1;
+  }
+
+  /** The founding entries of a new group are committed by construction, before any leader exists. */
+  bootstrapped(entries: readonly Entry[]): void {
+    for (const e of entries) {
+      if (e.index === this.committedIndex + 1) this.#committed.push({ term: e.term, commitTerm: 0 });
+    }
+  }
+
+  electionSafety(node: NodeId, term: Term): void {
+    const other = this.#leaderByTerm.get(term);
+    if (other === undefined) this.#leaderByTerm.set(term, node);
+    else if (other !== node) {
+      throw new InvariantViolation('ElectionSafety', `nodes ${other} and ${node} both led term ${term}`);
+    }
+  }
+
+  /** A node is about to persist `entries`, which its log (view) already holds. */
+  logMatching(node: NodeId, entries: readonly Entry[], view: LogView): void {
+    for (const e of entries) {
+      const key = `${e.index}:${e.term}`;
+      const fingerprint = chainHash(0, e);
+      const prevTerm = e.index > view.firstIndex() - 1 ? view.termAt(e.index - 1) : undefined;
+      const seen = this.#entries.get(key);
+      if (seen === undefined) {
+        this.#entries.set(key, { fingerprint, prevTerm });
+        continue;
+      }
+      if (seen.fingerprint !== fingerprint) {
+        throw new InvariantViolation('LogMatching', `node ${node} holds a different entry at index ${e.index} term ${e.term}`);
+      }
+      if (seen.prevTerm !== undefined && prevTerm !== undefined && seen.prevTerm !== prevTerm) {
+        throw new InvariantViolation(
+          'LogMatching',
+          `node ${node}: entry ${e.index}@${e.term} follows term ${prevTerm}, elsewhere term ${seen.prevTerm}`,
+        );
+      }
+    }
+  }
+
+  /** After every event on a leader: record what its commit index newly covers. */
+  leaderCommitted(node: NodeId, term: Term, commit: Index, view: LogView): void {
+    for (let i = this.committedIndex + 1; i <= commit; i++) {
+      const t = view.termAt(i);
+      if (t === undefined) {
+        throw new InvariantViolation('CommittedPrefix', `leader ${node} committed ${i} but cannot name its term`);
+      }
+      this.#committed.push({ term: t, commitTerm: term });
+    }
+  }
+
+  /** After every event on any node: its commit index must name a committed entry. */
+  committedPrefix(node: NodeId, commit: Index, view: LogView): void {
+    if (commit > this.committedIndex) {
+      throw new InvariantViolation('CommittedPrefix', `node ${node} commit ${commit} beyond any leader's ${this.committedIndex}`);
+    }
+    const t = view.termAt(commit);
+    const want = this.#committed[commit]!.term;
+    if (t !== undefined && commit > 0 && t !== want) {
+      throw new InvariantViolation('CommittedPrefix', `node ${node} has term ${t} at its commit ${commit}, committed term ${want}`);
+    }
+  }
+
+  /** When a node becomes leader of `term`. */
+  leaderCompleteness(node: NodeId, term: Term, view: LogView): void {
+    const first = view.firstIndex();
+    for (let i = first; i <= this.committedIndex; i++) {
+      const c = this.#committed[i]!;
+      if (c.commitTerm >= term) continue;
+      const t = view.termAt(i);
+      if (t !== c.term) {
+        throw new InvariantViolation(
+          'LeaderCompleteness',
+          `leader ${node} of term ${term} has ${t === undefined ? 'no entry' : `term ${t}`} at ${i}, committed with term ${c.term} in term ${c.commitTerm}`,
+        );
+      }
+    }
+  }
+
+  /** A node's state machine reached `index` with running hash `hash`. */
+  stateMachineSafety(node: NodeId, index: Index, hash: number): void {
+    const seen = this.#appliedHash.get(index);
+    if (seen === undefined) this.#appliedHash.set(index, hash);
+    else if (seen !== hash) {
+      throw new InvariantViolation('StateMachineSafety', `node ${node} applied a different history up to index ${index}`);
+    }
+  }
+}

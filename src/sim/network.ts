@@ -1,0 +1,87 @@
+/**
+ * The simulated network between nodes: which links are cut (symmetric partitions, one-way cuts,
+ * bridges), and how a message that does get through is treated (dropped, delayed, duplicated).
+ * Reordering falls out of independent random delays. A cut is checked when a message would be
+ * delivered, so a partition also swallows messages already in flight, as a real one would.
+ */
+import type { NodeId } from '../raft/index.js';
+import type { Prng } from './prng.js';
+
+export interface LinkFaults {
+  /** Probability that a message is lost. */
+  dropRate: number;
+  /** Probability that a message is delivered twice. */
+  duplicateRate: number;
+  /** Delivery delay bounds in virtual milliseconds. */
+  delayMsMin: number;
+  delayMsMax: number;
+  /** Probability that a message takes a long detour (up to 10x delayMsMax): strong reordering. */
+  slowRate: number;
+}
+
+export const calmLinks: LinkFaults = { dropRate: 0, duplicateRate: 0, delayMsMin: 1, delayMsMax: 5, slowRate: 0 };
+
+export class Network {
+  faults: LinkFaults = { ...calmLinks };
+  /** Directed cuts "from>to". */
+  readonly #cut = new Set<string>();
+
+  #key(from: NodeId, to: NodeId): string {
+    return `${from}>${to}`;
+  }
+
+  canDeliver(from: NodeId, to: NodeId): boolean {
+    return !this.#cut.has(this.#key(from, to));
+  }
+
+  cutOneWay(from: NodeId, to: NodeId): void {
+    this.#cut.add(this.#key(from, to));
+  }
+
+  /** Splits `nodes` into groups that cannot talk to each other (both directions). */
+  partition(groups: readonly (readonly NodeId[])[]): void {
+    for (let i = 0; i < groups.length; i++) {
+      for (let j = 0; j < groups.length; j++) {
+        if (i === j) continue;
+        for (const a of groups[i]!) for (const b of groups[j]!) this.cutOneWay(a, b);
+      }
+    }
+  }
+
+  /** Two sides that cannot talk directly, and a bridge node that talks to both. */
+  bridge(left: readonly NodeId[], bridgeNode: NodeId, right: readonly NodeId[]): void {
+    this.partition([left, right]);
+    void bridgeNode; // the bridge keeps every link: nothing to cut
+  }
+
+  /** Cuts a node off from everyone else. */
+  isolate(node: NodeId, others: readonly NodeId[]): void {
+    for (const o of others) {
+      if (o === node) continue;
+      this.cutOneWay(node, o);
+      this.cutOneWay(o, node);
+    }
+  }
+
+  heal(): void {
+    this.#cut.clear();
+    this.faults = { ...calmLinks };
+  }
+
+  describeCuts(): string {
+    return [...this.#cut].sort().join(' ');
+  }
+
+  /** The delivery delays for one message: [] when dropped, two entries when duplicated. */
+  delays(rng: Prng): number[] {
+    const f = this.faults;
+    if (f.dropRate > 0 && rng.chance(f.dropRate)) return [];
+    const one = (): number => {
+      const base = rng.between(f.delayMsMin, f.delayMsMax);
+      return f.slowRate > 0 && rng.chance(f.slowRate) ? base + rng.between(f.delayMsMax, 10 * f.delayMsMax) : base;
+    };
+    const out = [one()];
+    if (f.duplicateRate > 0 && rng.chance(f.duplicateRate)) out.push(one());
+    return out;
+  }
+}
