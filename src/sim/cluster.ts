@@ -107,6 +107,7 @@ const tickMs = 10;
 /** Liveness bound after faults heal: a leader and a committed proposal everywhere within this many ticks. */
 export const recoveryTicksMax = 200;
 const clientTimeoutMsMin = 200;
+const diskMsMaxCalm = 3;
 const keys = ['a', 'b', 'c'];
 
 export class Simulation {
@@ -128,6 +129,8 @@ export class Simulation {
   #opSeq = 0;
   #nextNodeId: NodeId;
   #chaos = true;
+  /** Per-node upper bound of a durable write's latency; the nemesis makes some disks slow. */
+  readonly #diskMsMax = new Map<NodeId, number>();
   #intent: Intent | undefined;
   #calm: { round: number; since: number; marker: { index: number; term: number; leader: NodeId } | undefined } | undefined;
   readonly #clients: number;
@@ -312,7 +315,8 @@ export class Simulation {
     this.#inv.logMatching(node.id, rd.entries, raw);
     if (this.#tracing) this.#log(`n${node.id} ready ${describeReady(rd)}`);
     // A durable write takes a while (an fsync); a crash before it completes loses the Ready.
-    const delay = rd.mustSync ? this.#rng.between(1, 3) : this.#rng.between(0, 1);
+    const slowest = this.#diskMsMax.get(node.id) ?? diskMsMaxCalm;
+    const delay = rd.mustSync ? this.#rng.between(1, slowest) : this.#rng.between(0, 1);
     this.#at(delay, { kind: 'persisted', node: node.id, inc: node.incarnation, rd });
   }
 
@@ -426,6 +430,8 @@ export class Simulation {
       'crashAll',
       'flaky',
       'flaky',
+      'slowDisk',
+      'slowDisk',
       'heal',
       'heal',
     ] as const);
@@ -477,11 +483,18 @@ export class Simulation {
           slowRate: r.pick([0, 0.05, 0.2]),
         };
         break;
+      case 'slowDisk': {
+        const n = r.pick(live);
+        this.#diskMsMax.set(n.id, r.pick([diskMsMaxCalm, 10, 30, 80]));
+        break;
+      }
       case 'heal':
         this.#net.heal();
         break;
     }
-    this.#log(`NEMESIS ${action}: cuts [${this.#net.describeCuts()}] faults ${JSON.stringify(this.#net.faults)}`);
+    this.#log(
+      `NEMESIS ${action}: cuts [${this.#net.describeCuts()}] faults ${JSON.stringify(this.#net.faults)} slow disks ${JSON.stringify([...this.#diskMsMax])}`,
+    );
   }
 
   // -------------------------------------------------------------------------------------------
@@ -593,6 +606,7 @@ export class Simulation {
   #beginCalm(round: number): void {
     this.#chaos = false;
     this.#net.heal();
+    this.#diskMsMax.clear();
     for (const n of this.#nodes.values()) if (!n.running && !n.destroyed) this.#restart(n);
     this.#calm = { round, since: this.#now, marker: undefined };
     this.#log(`CALM round ${round}: network healed, every node restarted`);

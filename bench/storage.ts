@@ -4,12 +4,18 @@
  * concurrent producers; the same without fsync for comparison; cold reads from RocksDB; and the cost
  * of verifying every batch at start (verifyOnStart: 'all').
  *
- *   node /tmp/log-dist/log/bench.js [--quick]
+ *   npm run build:bench && node dist-bench/bench/storage.js [--quick]
  */
-import { type Offset } from '../core/offset.js';
-import { openRocksKv } from './rocks-kv.js';
-import { PartitionStore } from './partition-store.js';
-import { tempDir } from './test-support.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Offset } from '../src/core/offset.js';
+import { openRocksKv, PartitionStore } from '../src/log/index.js';
+
+async function tempDir(name: string): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), `brook-bench-${name}-`));
+  return { dir, remove: async () => rmSync(dir, { recursive: true, force: true }) };
+}
 
 const quick = process.argv.includes('--quick');
 const clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };

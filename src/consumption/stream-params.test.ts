@@ -1,0 +1,34 @@
+// Goal: stream parameters get the interface's defaults and invalid combinations are 422.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseStreamParams } from './stream-params.js';
+
+test('defaults', () => {
+  assert.deepEqual(parseStreamParams({}), {
+    batchLimit: 1, batchFlushTimeoutMs: 30_000, streamLimit: 0, streamTimeoutMs: 0, streamKeepAliveLimit: 0,
+  });
+});
+
+test('batch_flush_timeout 0 means 30 seconds', () => {
+  assert.equal(parseStreamParams({ batch_flush_timeout: '0' }).batchFlushTimeoutMs, 30_000);
+});
+
+test('invalid combinations and values are 422', () => {
+  const bad = [
+    { stream_limit: '5', batch_limit: '10' },
+    { stream_timeout: '5', batch_flush_timeout: '10' },
+    { stream_timeout: '10' }, // lower than the default flush timeout of 30
+    { batch_limit: '0' },
+    { batch_limit: '-1' },
+    { batch_limit: 'ten' },
+    { stream_keep_alive_limit: '1.5' },
+  ];
+  for (const q of bad) {
+    assert.throws(() => parseStreamParams(q), (e: { status?: number }) => e.status === 422, JSON.stringify(q));
+  }
+});
+
+test('valid combinations pass', () => {
+  const p = parseStreamParams({ batch_limit: '10', stream_limit: '10', batch_flush_timeout: '2', stream_timeout: '2', stream_keep_alive_limit: '3' });
+  assert.deepEqual(p, { batchLimit: 10, batchFlushTimeoutMs: 2000, streamLimit: 10, streamTimeoutMs: 2000, streamKeepAliveLimit: 3 });
+});

@@ -1,0 +1,144 @@
+// Goal: the publish pipeline's batch rules (interface.md "Publishing"): validate -> enrich -> partition
+// in that order over the whole batch, whole-batch 422 with per-item failed/aborted and the step
+// semantics of the original service, 207 when storage of some partitions fails (never half a
+// partition), nothing appended unless every event passed.
+// Method: the real pipeline with a fake validator and an in-memory writer that can fail partitions.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Publisher } from './publish.js';
+import type { PartitionAppend } from './ports.js';
+import type { EventType, EventTypeRecord } from '../metadata/types.js';
+
+function record(over: Partial<EventType> = {}, partitions = ['0', '1']): EventTypeRecord {
+  const eventType: EventType = {
+    name: 'orders', owning_application: 'shop', category: 'business', enrichment_strategies: ['metadata_enrichment'],
+    partition_strategy: 'hash', partition_key_fields: ['id'], compatibility_mode: 'forward',
+    schema: { type: 'json_schema', schema: '{}', version: '1.2.0', created_at: '' },
+    options: { retention_time: 1000 }, created_at: '', updated_at: '', ...over,
+  };
+  return { eventType, schemas: [eventType.schema], storage: { topic: 7, partitions, timeline: 1 } };
+}
+
+function setup(rec: EventTypeRecord, failPartitions: number[] = []) {
+  const appended: PartitionAppend[] = [];
+  const publisher = new Publisher({
+    eventTypes: { eventType: (n) => (n === rec.eventType.name ? rec : undefined) },
+    validators: { validatorFor: () => (ev) => ((ev as { bad?: boolean }).bad ? '#/bad: must not be true' : null) },
+    writer: {
+      async append(items) {
+        return items.map((it) => {
+          if (failPartitions.includes(it.partition)) return { ok: false as const, error: new Error('disk on fire') };
+          appended.push(it);
+          return { ok: true as const };
+        });
+      },
+    },
+    clock: { nowMs: () => Date.UTC(2026, 0, 2, 3, 4, 5), monotonicMs: () => 0 },
+    random: { next: () => 0, int: () => 0, uuid: () => '' },
+  });
+  return { publisher, appended };
+}
+
+const ev = (id: string, extra: Record<string, unknown> = {}, md: Record<string, unknown> = {}) =>
+  ({ id, ...extra, metadata: { eid: `00000000-0000-4000-8000-00000000000${id}`, occurred_at: '2026-01-01T00:00:00Z', ...md } });
+const body = (x: unknown) => Buffer.from(JSON.stringify(x));
+
+test('all stored: 200, events enriched and grouped per partition in batch order', async () => {
+  const { publisher, appended } = setup(record());
+  const r = await publisher.publish('orders', body([ev('1'), ev('2'), ev('3'), ev('4')]), 'flow-1');
+  assert.equal(r.status, 200);
+  const stored = appended.flatMap((a) => a.events.map((b) => ({ p: a.partition, e: JSON.parse(b.toString()) })));
+  assert.equal(stored.length, 4);
+  for (const { p, e } of stored) {
+    assert.equal(e.metadata.event_type, 'orders');
+    assert.equal(e.metadata.received_at, '2026-01-02T03:04:05.000Z');
+    assert.equal(e.metadata.version, '1.2.0');
+    assert.equal(e.metadata.flow_id, 'flow-1');
+    assert.equal(e.metadata.partition, String(p));
+  }
+  for (const a of appended) {
+    const ids = a.events.map((b) => Number(JSON.parse(b.toString()).id));
+    assert.deepEqual(ids, [...ids].sort());
+  }
+});
+
+test('a producer flow_id is kept', async () => {
+  const { publisher, appended } = setup(record());
+  await publisher.publish('orders', body([ev('1', {}, { flow_id: 'mine' })]), 'flow-1');
+  assert.equal(JSON.parse(appended[0]!.events[0]!.toString()).metadata.flow_id, 'mine');
+});
+
+test('validation failure: 422, failed item at validating, earlier aborted at validating, later at none', async () => {
+  const { publisher, appended } = setup(record());
+  const r = await publisher.publish('orders', body([ev('1'), ev('2', { bad: true }), ev('3')]), 'f');
+  assert.equal(r.status, 422);
+  const items = (r as { items: { publishing_status: string; step: string; eid?: string; detail: string }[] }).items;
+  assert.deepEqual(items.map((i) => [i.publishing_status, i.step]), [['aborted', 'validating'], ['failed', 'validating'], ['aborted', 'none']]);
+  assert.equal(items[1]!.eid, '00000000-0000-4000-8000-000000000002');
+  assert.match(items[1]!.detail, /#\/bad/);
+  assert.equal(appended.length, 0);
+});
+
+test('enrichment failures: received_at sent, event_type mismatch', async () => {
+  for (const md of [{ received_at: '2026-01-01T00:00:00Z' }, { event_type: 'other' }, { version: '9.9.9' }]) {
+    const { publisher, appended } = setup(record());
+    const r = await publisher.publish('orders', body([ev('1'), ev('2', {}, md)]), 'f');
+    assert.equal(r.status, 422);
+    const items = (r as { items: { publishing_status: string; step: string }[] }).items;
+    assert.deepEqual(items.map((i) => [i.publishing_status, i.step]), [['aborted', 'enriching'], ['failed', 'enriching']]);
+    assert.equal(appended.length, 0);
+  }
+});
+
+test('matching metadata.event_type is accepted', async () => {
+  const { publisher } = setup(record());
+  assert.equal((await publisher.publish('orders', body([ev('1', {}, { event_type: 'orders' })]), 'f')).status, 200);
+});
+
+test('partitioning failure: user_defined without or with an unknown partition', async () => {
+  const { publisher, appended } = setup(record({ partition_strategy: 'user_defined', partition_key_fields: [] }));
+  const r = await publisher.publish('orders', body([ev('1', {}, { partition: '1' }), ev('2', {}, { partition: '9' }), ev('3')]), 'f');
+  assert.equal(r.status, 422);
+  const items = (r as { items: { publishing_status: string; step: string }[] }).items;
+  assert.deepEqual(items.map((i) => [i.publishing_status, i.step]), [['aborted', 'partitioning'], ['failed', 'partitioning'], ['aborted', 'enriching']]);
+  assert.equal(appended.length, 0);
+});
+
+test('an event over 999,000 bytes, measured on the submitted text, fails validation', async () => {
+  const { publisher } = setup(record());
+  const big = 'x'.repeat(999_000);
+  const r = await publisher.publish('orders', body([ev('1'), ev('2', { big })]), 'f');
+  assert.equal(r.status, 422);
+  const items = (r as { items: { publishing_status: string; step: string; detail: string }[] }).items;
+  assert.equal(items[1]!.publishing_status, 'failed');
+  assert.match(items[1]!.detail, /too large/);
+  // Whitespace counts: an event just under the limit as JSON but over it with padding is rejected.
+  const e = JSON.stringify(ev('3', { pad: 'y'.repeat(998_800) }));
+  assert.ok(Buffer.byteLength(e) < 999_000);
+  const padded = Buffer.from('[' + e + ' '.repeat(999_001 - Buffer.byteLength(e)) + ']');
+  assert.equal((await publisher.publish('orders', padded, 'f')).status, 422);
+  assert.equal((await publisher.publish('orders', Buffer.from('[' + e + ']'), 'f')).status, 200);
+});
+
+test('storage failure of one partition: 207, its items failed at publishing, the others submitted', async () => {
+  const { publisher, appended } = setup(record({ partition_strategy: 'user_defined' }), [1]);
+  const r = await publisher.publish('orders', body([ev('1', {}, { partition: '0' }), ev('2', {}, { partition: '1' }), ev('3', {}, { partition: '0' })]), 'f');
+  assert.equal(r.status, 207);
+  const items = (r as { items: { publishing_status: string; step: string }[] }).items;
+  assert.deepEqual(items.map((i) => [i.publishing_status, i.step]), [['submitted', 'publishing'], ['failed', 'publishing'], ['submitted', 'publishing']]);
+  assert.equal(appended.length, 1);
+  assert.equal(appended[0]!.events.length, 2);
+});
+
+test('unknown event type is 404, malformed JSON 400, a non-array 400', async () => {
+  const { publisher } = setup(record());
+  await assert.rejects(publisher.publish('nope', body([]), 'f'), (e: { status: number }) => e.status === 404);
+  await assert.rejects(publisher.publish('orders', Buffer.from('[{"a":'), 'f'), (e: { status: number }) => e.status === 400);
+  await assert.rejects(publisher.publish('orders', body({ a: 1 }), 'f'), (e: { status: number }) => e.status === 400);
+});
+
+test('category undefined: not enriched, partition not written into the event', async () => {
+  const { publisher, appended } = setup(record({ category: 'undefined', enrichment_strategies: [], partition_strategy: 'random', partition_key_fields: [] }));
+  assert.equal((await publisher.publish('orders', body([{ anything: 1 }]), 'f')).status, 200);
+  assert.deepEqual(JSON.parse(appended[0]!.events[0]!.toString()), { anything: 1 });
+});

@@ -1,0 +1,129 @@
+/**
+ * TEST-ONLY: starts a real broker (real HTTP, real RocksDB in a temporary directory) in this process,
+ * and small helpers to call it. Imported only by *.test.ts files.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { defaults, type Config } from '../config/config.js';
+import { startBroker, type RunningBroker } from '../main.js';
+
+export interface TestBroker extends RunningBroker {
+  dataDir: string;
+  /** Stops the broker (clean shutdown) and removes its data directory. */
+  destroy(): Promise<void>;
+  /** Stops and starts again on the same data directory (and port). */
+  restart(): Promise<TestBroker>;
+}
+
+export async function startTestBroker(over: Partial<Config> = {}, dataDir?: string): Promise<TestBroker> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'brook-test-'));
+  const config: Config = Object.freeze({ ...defaults, host: '127.0.0.1', port: 0, dataDir: dir, logLevel: 'silent', ...over });
+  const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
+  const broker = await startBroker(config, logger);
+  const tb: TestBroker = {
+    ...broker,
+    dataDir: dir,
+    async destroy() {
+      await broker.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      await broker.close();
+      return startTestBroker({ ...over, port: broker.port }, dir);
+    },
+  };
+  return tb;
+}
+
+export interface JsonResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: unknown;
+}
+
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' || Buffer.isBuffer(body) ? (body as string) : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(base + path, init);
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  if (text.length > 0) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+  }
+  return { status: res.status, headers: res.headers, text, body: parsed };
+}
+
+/** A business event type body with a realistic schema; override any field. */
+export function businessEventType(name: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    owning_application: 'test-app',
+    category: 'business',
+    enrichment_strategies: ['metadata_enrichment'],
+    partition_strategy: 'random',
+    schema: {
+      type: 'json_schema',
+      schema: JSON.stringify({
+        type: 'object',
+        properties: { order_number: { type: 'string' }, amount: { type: 'number' } },
+        required: ['order_number'],
+      }),
+    },
+    ...over,
+  };
+}
+
+let eidCounter = 0;
+export function eid(): string {
+  eidCounter++;
+  return `00000000-0000-4000-8000-${eidCounter.toString(16).padStart(12, '0')}`;
+}
+
+export function businessEvent(order: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { order_number: order, metadata: { eid: eid(), occurred_at: '2026-11-22T10:00:00Z' }, ...over };
+}
+
+/** Reads NDJSON lines from a streaming response until `until` says stop, or the stream ends. */
+export async function readLines(
+  res: Response,
+  until: (lines: unknown[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<unknown[]> {
+  const lines: unknown[] = [];
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (!until(lines)) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms with ${lines.length} lines: ${JSON.stringify(lines).slice(0, 500)}`);
+      let timer: NodeJS.Timeout | undefined;
+      const chunk = await Promise.race([
+        reader.read(),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms with ${lines.length} lines`)), left))),
+      ]).finally(() => clearTimeout(timer));
+      if (chunk.done) break;
+      buf += decoder.decode(chunk.value, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        lines.push(JSON.parse(line));
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return lines;
+}
