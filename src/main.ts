@@ -16,6 +16,7 @@ import { openRocksKv, PartitionStore } from './log/index.js';
 import { LocalMetadataLog } from './broker/metadata-log.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
+import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { SchemaValidatorCache } from './registry/index.js';
 import { Publisher } from './publishing/publish.js';
@@ -51,6 +52,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       store.dropTopic(topic).catch((err: unknown) => logger.error({ err, topic }, 'dropping the logs of a deleted event type failed'));
     }
   });
+  // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
+  const live = new Set([...metadata.state.eventTypes()].map((r) => r.storage.topic));
+  for (const topic of store.topics()) {
+    if (!live.has(topic)) {
+      logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
+      await store.dropTopic(topic);
+    }
+  }
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
     eventTypes: () => metadata.state.eventTypes(),
@@ -71,7 +80,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const publisher = new Publisher({
     eventTypes: reader,
     validators: { validatorFor: (rec: EventTypeRecord) => validators.validatorFor(rec.eventType, rec.eventType.schema) },
-    writer: store,
+    writer: new StorePartitionWriter(store),
     clock,
     random: systemRandom,
   });

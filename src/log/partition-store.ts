@@ -454,6 +454,11 @@ export class PartitionStore {
     return { oldest: s.oldest as Offset, newest: s.newest as Offset };
   }
 
+  /** Topics with stored partitions; lets the host drop logs of event types deleted before a crash. */
+  topics(): number[] {
+    return [...new Set([...this.partitions.values()].map((s) => s.topic))];
+  }
+
   /** Partitions refusing service after corruption was found. */
   quarantined(): { topic: number; partition: number; error: Error }[] {
     const out = [];
