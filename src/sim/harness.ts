@@ -1,0 +1,217 @@
+/**
+ * A synchronous in-memory network of RawNodes for scripted scenario tests (etcd's raft_test.go
+ * `network`, in our shape). Each node is a real RawNode over a MemoryStorage that stands for its
+ * disk; `stabilize()` carries out every Ready (persist, send, apply, advance) and delivers messages
+ * until the cluster is quiet. Links can be cut, nodes isolated, crashed (losing nothing durable,
+ * since a synchronous Ready is persisted at once) and restarted, and a filter can drop chosen
+ * messages, so a test can steer the cluster into exact situations such as figure 8 of the paper.
+ */
+import { assert } from '../core/assert.js';
+import type { RaftConfig } from '../raft/config.js';
+import type { ConfState, Entry, Message, NodeId, ReadState, Status } from '../raft/index.js';
+import { bootstrapState, MemoryStorage, RawNode } from '../raft/index.js';
+import { describeMessage } from './cluster.js';
+import { Prng } from './prng.js';
+
+export interface HarnessNode {
+  readonly id: NodeId;
+  readonly storage: MemoryStorage;
+  raw: RawNode | undefined;
+  /** Every entry applied, in order (volatile, like a real state machine; rebuilt on restart). */
+  applied: Entry[];
+  readStates: ReadState[];
+  conf: ConfState;
+}
+
+export type HarnessOptions = Partial<Omit<RaftConfig, 'id' | 'storage' | 'random'>>;
+
+export class Harness {
+  readonly nodes = new Map<NodeId, HarnessNode>();
+  readonly #cut = new Set<string>();
+  readonly #rng: Prng;
+  readonly #opts: HarnessOptions;
+  /** Messages for which this returns false are dropped. */
+  filter: (m: Message) => boolean = () => true;
+  /** One line per delivered message, for golden traces. */
+  readonly log: string[] = [];
+  recording = false;
+
+  constructor(ids: readonly NodeId[], opts: HarnessOptions = {}, seed = 1) {
+    this.#rng = new Prng(seed);
+    this.#opts = opts;
+    for (const id of ids) {
+      const storage = new MemoryStorage();
+      const { entries, hardState } = bootstrapState(ids);
+      storage.append(entries);
+      storage.setHardState(hardState);
+      this.nodes.set(id, { id, storage, raw: undefined, applied: [], readStates: [], conf: { voters: [], learners: [] } });
+      this.start(id);
+    }
+    this.stabilize();
+  }
+
+  /** Adds a node with empty storage (to be joined through a membership change). */
+  addEmpty(id: NodeId): HarnessNode {
+    const n: HarnessNode = {
+      id,
+      storage: new MemoryStorage(),
+      raw: undefined,
+      applied: [],
+      readStates: [],
+      conf: { voters: [], learners: [] },
+    };
+    this.nodes.set(id, n);
+    this.start(id);
+    return n;
+  }
+
+  node(id: NodeId): HarnessNode {
+    const n = this.nodes.get(id);
+    assert(n !== undefined, `no node ${id}`);
+    return n;
+  }
+
+  raw(id: NodeId): RawNode {
+    const r = this.node(id).raw;
+    assert(r !== undefined, `node ${id} is down`);
+    return r;
+  }
+
+  status(id: NodeId): Status {
+    return this.raw(id).status();
+  }
+
+  start(id: NodeId): void {
+    const n = this.node(id);
+    assert(n.raw === undefined, `node ${id} is already up`);
+    const snap = n.storage.snapshot();
+    n.applied = [];
+    n.conf = snap.metadata.confState;
+    n.raw = new RawNode({
+      electionTicks: 10,
+      heartbeatTicks: 1,
+      ...this.#opts,
+      id,
+      storage: n.storage,
+      applied: snap.metadata.index,
+      random: this.#rng.fork(),
+    });
+  }
+
+  /** Stops a node. Synchronous Readies are persisted at once, so only volatile state is lost. */
+  crash(id: NodeId): void {
+    this.node(id).raw = undefined;
+  }
+
+  cut(a: NodeId, b: NodeId): void {
+    this.#cut.add(`${a}>${b}`);
+    this.#cut.add(`${b}>${a}`);
+  }
+
+  isolate(id: NodeId): void {
+    for (const other of this.nodes.keys()) if (other !== id) this.cut(id, other);
+  }
+
+  heal(): void {
+    this.#cut.clear();
+    this.filter = () => true;
+  }
+
+  #deliverable(m: Message): boolean {
+    return !this.#cut.has(`${m.from}>${m.to}`) && this.filter(m);
+  }
+
+  /** Carries out one node's Ready if it has one; returns the messages it would send. */
+  #handleReady(n: HarnessNode): Message[] {
+    const raw = n.raw;
+    if (raw === undefined || !raw.hasReady()) return [];
+    const rd = raw.ready();
+    if (rd.snapshot !== undefined) n.storage.applySnapshot(rd.snapshot);
+    n.storage.append(rd.entries);
+    if (rd.hardState !== undefined) n.storage.setHardState(rd.hardState);
+    if (rd.snapshot !== undefined) {
+      n.conf = rd.snapshot.metadata.confState;
+      n.applied = [];
+    }
+    for (const e of rd.committedEntries) {
+      const last = n.applied[n.applied.length - 1];
+      assert(last === undefined || e.index === last.index + 1, `node ${n.id} applies ${e.index} after ${last?.index}`);
+      n.applied.push(e);
+      if (e.type === 'confChange') n.conf = raw.applyConfChange(e);
+    }
+    n.readStates.push(...rd.readStates);
+    raw.advance(rd);
+    return [...rd.messages];
+  }
+
+  /** Runs Readies and delivers messages until nothing moves. Returns the number of messages delivered. */
+  stabilize(maxRounds = 10_000): number {
+    let delivered = 0;
+    for (let round = 0; round < maxRounds; round++) {
+      const msgs: Message[] = [];
+      for (const n of this.nodes.values()) msgs.push(...this.#handleReady(n));
+      if (msgs.length === 0) return delivered;
+      for (const m of msgs) {
+        const to = this.nodes.get(m.to);
+        if (to === undefined || to.raw === undefined || !this.#deliverable(m)) continue;
+        if (this.recording) this.log.push(`${m.from}->${m.to} ${describeMessage(m)}`);
+        to.raw.step(m);
+        delivered++;
+      }
+    }
+    assert(false, `the harness did not stabilize within ${maxRounds} rounds`);
+  }
+
+  tick(id: NodeId, times = 1): void {
+    for (let i = 0; i < times; i++) this.raw(id).tick();
+  }
+
+  /** Ticks every running node `times` times, stabilizing after each tick. */
+  tickAll(times = 1): void {
+    for (let i = 0; i < times; i++) {
+      for (const n of this.nodes.values()) n.raw?.tick();
+      this.stabilize();
+    }
+  }
+
+  /** Makes `id` campaign and settles; returns its resulting status. */
+  elect(id: NodeId): Status {
+    this.raw(id).campaign();
+    this.stabilize();
+    return this.status(id);
+  }
+
+  propose(id: NodeId, text: string): { index: number; term: number } {
+    const r = this.raw(id).propose(new TextEncoder().encode(text));
+    assert(r.ok, `proposal at ${id} refused: ${r.ok ? '' : r.reason}`);
+    return { index: r.lastIndex, term: r.term };
+  }
+
+  /** The leader among running nodes, if exactly one claims the highest term. */
+  leader(): NodeId | undefined {
+    let best: Status | undefined;
+    for (const n of this.nodes.values()) {
+      if (n.raw === undefined) continue;
+      const st = n.raw.status();
+      if (st.state === 'leader' && (best === undefined || st.term > best.term)) best = st;
+    }
+    return best?.id;
+  }
+
+  /** "index@term" for each index of a node's log from `from` to its last index. */
+  logTerms(id: NodeId, from = 1): string {
+    const raw = this.raw(id);
+    const last = raw.status().lastIndex;
+    const out: string[] = [];
+    for (let i = from; i <= last; i++) out.push(String(raw.termAt(i) ?? '?'));
+    return out.join(' ');
+  }
+
+  /** The applied payloads (normal, non-empty entries) of a node as text. */
+  appliedTexts(id: NodeId): string[] {
+    const dec = new TextDecoder();
+    return this.node(id)
+      .applied.filter((e) => e.type === 'normal' && e.data.byteLength > 0)
+      .map((e) => dec.decode(e.data));
+  }
+}
