@@ -19,8 +19,15 @@ export interface HarnessNode {
   raw: RawNode | undefined;
   /** Every entry applied, in order (volatile, like a real state machine; rebuilt on restart). */
   applied: Entry[];
+  /** Payloads restored from the latest snapshot (they precede `applied`). */
+  restored: string[];
   readStates: ReadState[];
   conf: ConfState;
+}
+
+function decodeTexts(data: Uint8Array): string[] {
+  if (data.byteLength === 0) return [];
+  return JSON.parse(new TextDecoder().decode(data)) as string[];
 }
 
 export type HarnessOptions = Partial<Omit<RaftConfig, 'id' | 'storage' | 'random'>>;
@@ -44,7 +51,7 @@ export class Harness {
       const { entries, hardState } = bootstrapState(ids);
       storage.append(entries);
       storage.setHardState(hardState);
-      this.nodes.set(id, { id, storage, raw: undefined, applied: [], readStates: [], conf: { voters: [], learners: [] } });
+      this.nodes.set(id, { id, storage, raw: undefined, applied: [], restored: [], readStates: [], conf: { voters: [], learners: [] } });
       this.start(id);
     }
     this.stabilize();
@@ -57,6 +64,7 @@ export class Harness {
       storage: new MemoryStorage(),
       raw: undefined,
       applied: [],
+      restored: [],
       readStates: [],
       conf: { voters: [], learners: [] },
     };
@@ -86,6 +94,7 @@ export class Harness {
     assert(n.raw === undefined, `node ${id} is already up`);
     const snap = n.storage.snapshot();
     n.applied = [];
+    n.restored = decodeTexts(snap.data);
     n.conf = snap.metadata.confState;
     n.raw = new RawNode({
       electionTicks: 10,
@@ -132,6 +141,7 @@ export class Harness {
     if (rd.snapshot !== undefined) {
       n.conf = rd.snapshot.metadata.confState;
       n.applied = [];
+      n.restored = decodeTexts(rd.snapshot.data);
     }
     for (const e of rd.committedEntries) {
       const last = n.applied[n.applied.length - 1];
@@ -207,11 +217,43 @@ export class Harness {
     return out.join(' ');
   }
 
-  /** The applied payloads (normal, non-empty entries) of a node as text. */
+  /** The applied payloads (normal, non-empty entries) of a node as text, including those restored from a snapshot. */
   appliedTexts(id: NodeId): string[] {
     const dec = new TextDecoder();
-    return this.node(id)
-      .applied.filter((e) => e.type === 'normal' && e.data.byteLength > 0)
-      .map((e) => dec.decode(e.data));
+    const n = this.node(id);
+    return [
+      ...n.restored,
+      ...n.applied.filter((e) => e.type === 'normal' && e.data.byteLength > 0).map((e) => dec.decode(e.data)),
+    ];
+  }
+
+  /**
+   * Takes a snapshot of a node's state machine at its applied index and discards its log up to
+   * `keep` entries before it, as a host does to bound its log.
+   */
+  compact(id: NodeId, keep = 0): number {
+    const n = this.node(id);
+    const last = n.applied[n.applied.length - 1];
+    assert(last !== undefined, `node ${id} has applied nothing since its last snapshot`);
+    const data = new TextEncoder().encode(JSON.stringify(this.appliedTexts(id)));
+    n.storage.createSnapshot(last.index, n.conf, data);
+    n.storage.compact(last.index - keep);
+    return last.index;
+  }
+
+  /** One line per running node: role, term, commit, and the term of every entry it holds. */
+  describe(): string[] {
+    const out: string[] = [];
+    for (const n of this.nodes.values()) {
+      if (n.raw === undefined) {
+        out.push(`  n${n.id} down`);
+        continue;
+      }
+      const st = n.raw.status();
+      const first = n.raw.firstIndex();
+      const terms = this.logTerms(n.id, first);
+      out.push(`  n${n.id} ${st.state} term ${st.term} commit ${st.commit} log ${first > 1 ? `[..${first - 1}] ` : ''}${terms}`);
+    }
+    return out;
   }
 }
