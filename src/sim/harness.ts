@@ -7,7 +7,7 @@
  * messages, so a test can steer the cluster into exact situations such as figure 8 of the paper.
  */
 import { assert } from '../core/assert.js';
-import type { RaftConfig } from '../raft/config.js';
+import type { RaftConfig } from '../raft/index.js';
 import type { ConfState, Entry, Message, NodeId, ReadState, Status } from '../raft/index.js';
 import { bootstrapState, MemoryStorage, RawNode } from '../raft/index.js';
 import { describeMessage } from './cluster.js';

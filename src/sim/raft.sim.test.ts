@@ -5,7 +5,7 @@
  * the clients' history at the end. A failing seed is replayed with tracing on, and the test prints
  * the seed, the error and the tail of the one-line-per-event trace (the whole trace goes to a file).
  *
- *   SEEDS=<n>  run seeds 1..n (default 40)
+ *   SEEDS=<n>  run seeds 1..n (default 200, a few seconds)
  *   SEED=<n>   run exactly seed n, printing its trace summary
  */
 import assert from 'node:assert/strict';
@@ -19,7 +19,7 @@ import type { SimResult } from './cluster.js';
 function seedsToRun(): number[] {
   const one = process.env['SEED'];
   if (one !== undefined && one !== '') return [Number(one)];
-  const n = Number(process.env['SEEDS'] ?? '40');
+  const n = Number(process.env['SEEDS'] ?? '200');
   assert.ok(Number.isSafeInteger(n) && n > 0, `SEEDS must be a positive integer, got ${process.env['SEEDS']}`);
   return Array.from({ length: n }, (_, i) => i + 1);
 }
