@@ -14,6 +14,8 @@
  *   npm run bench -- --runs 3      # three full runs (fresh broker each), medians and ranges
  *   npm run bench -- --cpu-prof DIR  # broker child runs with --cpu-prof, profiles written to DIR
  *   npm run bench -- --json FILE   # also write every figure as JSON
+ *   npm run bench -- --only a,b,c,d                # a subset of the phases
+ *   npm run bench -- --broker-node-args "--trace-gc" --broker-log FILE  # extra node flags, broker output to FILE.<run>
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -33,6 +35,8 @@ const quick = process.argv.includes('--quick');
 const runs = Number(argValue('--runs') ?? '1');
 const cpuProfDir = argValue('--cpu-prof');
 const jsonOut = argValue('--json');
+const brokerNodeArgs = argValue('--broker-node-args')?.split(' ').filter((a) => a !== '') ?? [];
+const brokerLog = argValue('--broker-log');
 const only = argValue('--only')?.split(',');
 const want = (phase: string) => only === undefined || only.includes(phase);
 
@@ -92,8 +96,8 @@ interface RunResult {
 }
 
 async function oneRun(runNo: number): Promise<RunResult> {
-  const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
-  const broker = await startBroker({ nodeArgs });
+  const nodeArgs = [...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])];
+  const broker = await startBroker(brokerLog === undefined ? { nodeArgs } : { nodeArgs, logFile: `${brokerLog}.${runNo}` });
   log(`\n=== run ${runNo}: broker pid ${broker.pid} on ${broker.url}, data ${broker.dataDir}, RSS at start ${mb(rssBytes(broker.pid))} MB`);
   try {
     const pubType = await createEventType(broker, 'bench.order-placed', 'hash');

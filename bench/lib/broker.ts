@@ -4,7 +4,7 @@
  * helpers to read its resident memory and CPU time from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -38,7 +38,7 @@ async function freePort(): Promise<number> {
   throw new Error('no free port found');
 }
 
-export async function startBroker(opts: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<BrokerProcess> {
+export async function startBroker(opts: { nodeArgs?: string[]; env?: Record<string, string>; logFile?: string } = {}): Promise<BrokerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'brook-bench-data-'));
   const port = await freePort();
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), brokerEntry], {
@@ -46,7 +46,9 @@ export async function startBroker(opts: { nodeArgs?: string[]; env?: Record<stri
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  const logStream = opts.logFile === undefined ? undefined : createWriteStream(opts.logFile);
   const keep = (d: Buffer) => {
+    logStream?.write(d);
     output += d.toString();
     if (output.length > 20_000) output = output.slice(-10_000);
   };
@@ -83,6 +85,7 @@ export async function startBroker(opts: { nodeArgs?: string[]; env?: Record<stri
       const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
       const code = await exited;
       clearTimeout(timer);
+      logStream?.end();
       if (output.trim() !== '') process.stderr.write(`[broker output]\n${output.slice(-4000)}\n`);
       rmSync(dataDir, { recursive: true, force: true });
       return code;

@@ -51,7 +51,7 @@ export const orderSchema = {
     gift: { type: 'boolean' },
     tags: { type: 'array', items: { type: 'string' } },
   },
-  required: ['order_number', 'placed_at', 'customer', 'items', 'total_cents', 'currency'],
+  required: ['order_number', 'customer', 'items', 'total_cents', 'currency'],
 };
 
 export function eventTypeBody(name: string, strategy: 'hash' | 'random'): object {
@@ -83,7 +83,6 @@ export function orderEventText(i: number): string {
   const event = {
     metadata: { eid: randomUUID(), occurred_at: new Date(ms).toISOString() },
     order_number: `ORD-${String(i).padStart(10, '0')}`,
-    placed_at: new Date(ms - 1500).toISOString(),
     channel: channels[i % channels.length],
     customer: { id: randomUUID(), email: `customer${i % 100000}@example.com`, tier: tiers[i % 3], country: 'DE' },
     items,
