@@ -40,10 +40,11 @@ const allowed: Record<string, string[]> = {
   publishing: ['core', 'metadata'],
   consumption: ['core', 'metadata'],
   log: ['core'],
+  transport: ['core', 'raft'],
   config: ['core'],
   observability: ['core'],
   api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'observability'],
-  broker: ['core', 'metadata', 'log', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config'],
+  broker: ['core', 'metadata', 'log', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport'],
   sim: ['core', 'raft', 'metadata'],
   testing: ['*'],
   '': ['*'],
@@ -95,5 +96,12 @@ test('only config/ and the composition root read the environment', () => {
   for (const f of files) {
     if (f.isTest || ['config', '', 'testing', 'sim'].includes(f.folder)) continue;
     assert.ok(!/process\.env|process\.argv/.test(f.text), `${f.rel} reads process.env/argv; take it from Config`);
+  }
+});
+
+test('only transport/ touches gRPC', () => {
+  for (const f of files) {
+    if (f.isTest || f.folder === 'transport') continue;
+    for (const spec of f.imports) assert.ok(!spec.startsWith('@grpc/'), `${f.rel} imports ${spec}; gRPC belongs in transport/`);
   }
 });

@@ -10,10 +10,12 @@
 import { fileURLToPath } from 'node:url';
 import { realpathSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { loadConfig, ConfigError, type Config } from './config/config.js';
+import { randomUUID } from 'node:crypto';
+import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from './config/config.js';
 import { createLogger } from './observability/logger.js';
 import { openRocksKv, PartitionStore } from './log/index.js';
-import { LocalMetadataLog } from './broker/metadata-log.js';
+import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
+import { GrpcTransport } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
@@ -32,9 +34,11 @@ export interface RunningBroker {
   close(): Promise<void>;
 }
 
-export async function startBroker(config: Config, logger: Logger = createLogger({ level: config.logLevel, nodeId: config.nodeId })): Promise<RunningBroker> {
+export async function startBroker(config: Config, logger: Logger = createLogger({ level: config.logLevel, nodeId: String(config.nodeId) })): Promise<RunningBroker> {
   const clock = systemClock;
-  logger.info({ config }, 'starting brook');
+  // A fresh incarnation per process start: peers and logs tell a restarted node from its former self.
+  const incarnation = randomUUID();
+  logger.info({ config, incarnation }, 'starting brook');
 
   const kv = await openRocksKv(config.dataDir);
   const store = await PartitionStore.open(kv, {
@@ -43,15 +47,60 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     tailCacheBytesMax: config.tailCacheBytesMax,
   });
   const validators = new SchemaValidatorCache();
-  const metadata = await LocalMetadataLog.open(kv, (cmd, result) => {
-    if (!result.ok || cmd.op !== 'event_type.delete') return;
-    validators.forget(cmd.name);
-    const topic = result.droppedTopic;
-    if (topic !== undefined) {
-      // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
-      store.dropTopic(topic).catch((err: unknown) => logger.error({ err, topic }, 'dropping the logs of a deleted event type failed'));
-    }
+  // The metadata Raft group. Without peers it is a group of one and no transport is started.
+  const self = config.nodeId;
+  const peers = parsePeers(config.peers);
+  const others = peers.filter((p) => p.id !== self);
+  const directory: MemberAddresses[] = [
+    { id: self, raftAddress: others.length > 0 ? `${advertisedHost(config)}:${config.raftPort}` : undefined, httpAddress: `${advertisedHost(config)}:${config.port}` },
+    ...others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}`, httpAddress: p.httpPort === undefined ? undefined : `${p.host}:${p.httpPort}` })),
+  ].map((m) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as MemberAddresses);
+  const dropLogsOf = (topic: number) => {
+    // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
+    store.dropTopic(topic).catch((err: unknown) => logger.error({ err, topic }, 'dropping the logs of a deleted event type failed'));
+  };
+  let fatal: ((err: unknown) => void) | undefined;
+  const metadata = await RaftMetadataGroup.open({
+    self,
+    incarnation,
+    kv,
+    founders: [...new Set([self, ...others.map((p) => p.id)])],
+    directory,
+    tickMs: config.raftTickMs,
+    electionTicks: config.raftElectionTicks,
+    heartbeatTicks: config.raftHeartbeatTicks,
+    snapshotEntries: config.raftSnapshotEntries,
+    proposalTimeoutMs: config.metadataTimeoutMs,
+    clock,
+    random: systemRandom,
+    logger: logger.child({ component: 'raft' }),
+    onApplied: (cmd, result) => {
+      if (!result.ok || cmd.op !== 'event_type.delete') return;
+      validators.forget(cmd.name);
+      if (result.droppedTopic !== undefined) dropLogsOf(result.droppedTopic);
+    },
+    onRestored: (sm) => {
+      // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
+      // types deleted in between leave logs behind.
+      const liveNow = new Set([...sm.eventTypes()].map((r) => r.storage.topic));
+      for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
+      for (const topic of store.topics()) if (!liveNow.has(topic)) dropLogsOf(topic);
+    },
+    onFatal: (err) => fatal?.(err),
   });
+  let transport: GrpcTransport | undefined;
+  if (others.length > 0) {
+    transport = await GrpcTransport.start({
+      self,
+      incarnation,
+      listen: `${config.host}:${config.raftPort}`,
+      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
+      handler: metadata.transportHandler(),
+      logger: logger.child({ component: 'transport' }),
+    });
+    logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
+  }
+  metadata.start(transport);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   const live = new Set([...metadata.state.eventTypes()].map((r) => r.storage.topic));
   for (const topic of store.topics()) {
@@ -92,6 +141,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     reader: store,
     cursors: new CursorResolver(store),
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
+    cluster: {
+      view: () => metadata.view(),
+      readBarrier: () => metadata.readBarrier(),
+      servesPartitions: () => metadata.isSingleNode(),
+    },
   });
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), store, clock, logger.child({ component: 'retention' }));
 
@@ -102,7 +156,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   logger.info({ url, dataDir: config.dataDir }, 'brook is ready');
 
   let closing: Promise<void> | undefined;
-  return {
+  const broker: RunningBroker = {
     url,
     port,
     close() {
@@ -111,7 +165,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         closeStreams();
         await app.close();
         await retention.stop();
-        await metadata.idle();
+        await metadata.close();
+        await transport?.close();
         await store.close();
         await kv.close();
         logger.info('shutdown complete');
@@ -119,6 +174,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return closing;
     },
   };
+  fatal = (err) => {
+    // The metadata log could not be written (or an invariant failed): this node must not go on.
+    logger.fatal({ err }, 'metadata group failed; stopping');
+    void broker.close().finally(() => process.exit(70));
+  };
+  return broker;
 }
 
 async function run(): Promise<void> {
@@ -132,7 +193,7 @@ async function run(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger({ level: config.logLevel, nodeId: config.nodeId });
+  const logger = createLogger({ level: config.logLevel, nodeId: String(config.nodeId) });
   let broker: RunningBroker;
   try {
     broker = await startBroker(config, logger);

@@ -7,8 +7,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { otherBodyBytesMax } from '../core/limits.js';
 import { problems } from '../core/problem.js';
 import type { AppDeps } from './deps.js';
+import { installClusterHooks } from './cluster-hooks.js';
 import { flowIdFrom } from './flow-id.js';
 import { errorHandler, sendProblem } from './problem-reply.js';
+import { clusterRoutes } from './routes/cluster.js';
 import { eventTypeRoutes } from './routes/event-types.js';
 import { eventRoutes } from './routes/events.js';
 import { partitionRoutes } from './routes/partitions.js';
@@ -43,7 +45,10 @@ export function buildApp(deps: AppDeps): BrookApp {
     sendProblem(reply, problems.notFound(`No resource at ${request.method} ${request.url.split('?')[0]}`));
   });
 
+  installClusterHooks(app, deps);
+
   const streams = new Set<AbortController>();
+  app.register(clusterRoutes, { deps });
   app.register(eventTypeRoutes, { deps });
   app.register(eventRoutes, { deps, streams });
   app.register(partitionRoutes, { deps });

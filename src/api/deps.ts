@@ -15,6 +15,8 @@ export interface AppDeps {
   reader: PartitionReader;
   cursors: CursorResolver;
   limiter: ConnectionLimiter;
+  /** The node's place in the cluster (GET /cluster, linearizable reads, what it serves); optional so tests can omit it. */
+  cluster?: ClusterPort;
   /** Observes publish and stream activity for metrics; optional so tests can omit it. */
   observer?: ApiObserver;
 }
@@ -24,4 +26,17 @@ export interface ApiObserver {
   streamed(eventType: string, events: number, bytes: number): void;
   streamOpened(): void;
   streamClosed(): void;
+}
+
+/** What the HTTP layer needs from the node's cluster module (the metadata Raft group implements it). */
+export interface ClusterPort {
+  /** GET /cluster: this node's view, as JSON. */
+  view(): object;
+  /**
+   * Waits until a local read of metadata is linearizable; undefined when it already is (a single
+   * node). Rejects with a 503 Problem when no leader confirms in time.
+   */
+  readBarrier(): Promise<void> | undefined;
+  /** Whether this node serves publishing and consumption (only a single-node cluster, for now). */
+  servesPartitions(): boolean;
 }

@@ -16,7 +16,15 @@ export const ConfigSchema = Type.Object(
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     ),
-    nodeId: Type.String({ minLength: 1, maxLength: 64 }),
+    nodeId: Type.Integer({ minimum: 1, maximum: 2 ** 31 - 1, description: 'this node\'s id in the cluster (Raft member id), in every log line' }),
+    raftPort: Type.Integer({ minimum: 0, maximum: 65535, description: 'port of the Raft (gRPC) listener; used only when peers are configured' }),
+    advertiseHost: Type.String({ maxLength: 253, description: 'host other nodes reach this node at; empty: host, or 127.0.0.1 when host is a wildcard' }),
+    peers: Type.String({ maxLength: 65_536, description: 'initial cluster members: "<id>=<host>:<raftPort>/<httpPort>,..." (may list this node too); empty: a cluster of one' }),
+    raftTickMs: Type.Integer({ minimum: 1, maximum: 10_000, description: 'length of one Raft tick' }),
+    raftElectionTicks: Type.Integer({ minimum: 2, maximum: 10_000, description: 'ticks without a leader before a follower campaigns (randomized up to twice that)' }),
+    raftHeartbeatTicks: Type.Integer({ minimum: 1, maximum: 10_000, description: 'ticks between leader heartbeats' }),
+    raftSnapshotEntries: Type.Integer({ minimum: 4, maximum: 100_000_000, description: 'applied metadata entries between snapshots (log compaction)' }),
+    metadataTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'how long a metadata write or linearizable read may wait for the leader before 503' }),
     partitionsDefault: Type.Integer({ minimum: 1, maximum: 100 }),
     partitionsMax: Type.Integer({ minimum: 1, maximum: 100 }),
     retentionTimeMsDefault: Type.Integer({ minimum: 60_000 }),
@@ -37,7 +45,15 @@ export const defaults: Static<typeof ConfigSchema> = {
   port: 8080,
   dataDir: './data',
   logLevel: 'info',
-  nodeId: 'node-1',
+  nodeId: 1,
+  raftPort: 9080,
+  advertiseHost: '',
+  peers: '',
+  raftTickMs: 100,
+  raftElectionTicks: 10,
+  raftHeartbeatTicks: 1,
+  raftSnapshotEntries: 4096,
+  metadataTimeoutMs: 5000,
   partitionsDefault: 1,
   partitionsMax: 100,
   retentionTimeMsDefault: 345_600_000,
@@ -131,6 +147,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   if (cfg.partitionsDefault > cfg.partitionsMax) {
     throw new ConfigError(`partitionsDefault (${cfg.partitionsDefault}) must not exceed partitionsMax (${cfg.partitionsMax})`);
   }
+  if (cfg.raftHeartbeatTicks >= cfg.raftElectionTicks) {
+    throw new ConfigError(`raftHeartbeatTicks (${cfg.raftHeartbeatTicks}) must be below raftElectionTicks (${cfg.raftElectionTicks})`);
+  }
+  parsePeers(cfg.peers);
   if (cfg.retentionTimeMsDefault < cfg.retentionTimeMsMin || cfg.retentionTimeMsDefault > cfg.retentionTimeMsMax) {
     throw new ConfigError(`retentionTimeMsDefault must lie within [retentionTimeMsMin, retentionTimeMsMax]`);
   }
@@ -145,4 +165,51 @@ export function describeSettings(): { key: string; env: string; flag: string; de
     flag: flagName(key),
     default: defaults[key],
   }));
+}
+
+/** One initial member of the cluster, as given in `peers`. */
+export interface PeerSpec {
+  readonly id: number;
+  readonly host: string;
+  readonly raftPort: number;
+  /** The member's HTTP port, if given (shown by GET /cluster; used to reach its API). */
+  readonly httpPort: number | undefined;
+}
+
+const peerRe = /^(\d{1,10})=(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})(?:\/(\d{1,5}))?$/;
+
+/**
+ * Parses the peers setting: comma-separated `<id>=<host>:<raftPort>/<httpPort>` (the `/<httpPort>`
+ * part is optional; an IPv6 host is written in brackets), e.g.
+ * `1=127.0.0.1:9081/8081,2=127.0.0.1:9082/8082,3=127.0.0.1:9083/8083`. Every founding member is given
+ * the same list; it may include the node itself. Empty: a cluster of one.
+ */
+export function parsePeers(text: string): PeerSpec[] {
+  const out: PeerSpec[] = [];
+  const trimmed = text.trim();
+  if (trimmed === '') return out;
+  for (const raw of trimmed.split(',')) {
+    const item = raw.trim();
+    const m = peerRe.exec(item);
+    if (m === null) {
+      throw new ConfigError(`peers (BROOK_PEERS, --peers): "${item}" is not <id>=<host>:<raftPort>[/<httpPort>], e.g. 2=127.0.0.1:9082/8082`);
+    }
+    const id = Number(m[1]);
+    const raftPort = Number(m[3]);
+    const httpPort = m[4] === undefined ? undefined : Number(m[4]);
+    if (id < 1 || id > 2 ** 31 - 1) throw new ConfigError(`peers: node id ${m[1]} must be within [1, 2147483647]`);
+    if (raftPort < 1 || raftPort > 65535) throw new ConfigError(`peers: Raft port ${raftPort} of node ${id} is not a port`);
+    if (httpPort !== undefined && (httpPort < 1 || httpPort > 65535)) throw new ConfigError(`peers: HTTP port ${httpPort} of node ${id} is not a port`);
+    if (out.some((p) => p.id === id)) throw new ConfigError(`peers: node id ${id} is listed twice`);
+    const host = m[2]!;
+    if (out.some((p) => p.host === host && p.raftPort === raftPort)) throw new ConfigError(`peers: ${host}:${raftPort} is listed twice`);
+    out.push({ id, host, raftPort, httpPort });
+  }
+  return out;
+}
+
+/** The host other nodes use to reach this one. */
+export function advertisedHost(config: Config): string {
+  if (config.advertiseHost !== '') return config.advertiseHost;
+  return config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 }

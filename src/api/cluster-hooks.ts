@@ -1,0 +1,55 @@
+/**
+ * The hooks that make every route cluster-aware without the routes knowing (installed by buildApp
+ * before the resource plugins, so they apply to all of them):
+ *
+ * - The request's flow id is bound to its asynchronous context, so a metadata write forwarded to the
+ *   Raft leader carries the client's X-Flow-Id.
+ * - Until partition replication lands, a node of a multi-node cluster answers publishing and
+ *   consumption requests with 503: its partitions are not replicated, so serving them would split
+ *   the data between nodes. Metadata requests are served on every node.
+ * - Metadata reads are linearizable: before an /event-types request is handled, the node confirms
+ *   with the metadata leader that it has applied everything committed (ReadIndex). A client that
+ *   created an event type on one node sees it at once on every other node. On a single node this
+ *   costs nothing.
+ */
+import type { FastifyInstance } from 'fastify';
+import { problems } from '../core/problem.js';
+import { runInFlow } from '../observability/flow-context.js';
+import type { AppDeps } from './deps.js';
+import { sendProblem } from './problem-reply.js';
+
+const partitionPaths = /^\/event-types\/[^/?]+\/(events|partitions|cursor-distances|cursors-lag|shifted-cursors)(\/|\?|$)/;
+
+export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
+  app.addHook('onRequest', (request, _reply, done) => {
+    runInFlow(request.id, done);
+  });
+  const cluster = deps.cluster;
+  if (cluster === undefined) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!cluster.servesPartitions() && partitionPaths.test(request.url)) {
+      reply.header('X-Flow-Id', request.id);
+      sendProblem(
+        reply,
+        problems.unavailable(
+          'This node is part of a multi-node cluster, and partition replication is not available yet: publishing and ' +
+            'consumption are served only by single-node clusters for now. Event types (metadata) are served on every node.',
+        ),
+      );
+      return;
+    }
+    done();
+  });
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (!request.url.startsWith('/event-types')) {
+      done();
+      return;
+    }
+    const wait = cluster.readBarrier();
+    if (wait === undefined) {
+      done();
+      return;
+    }
+    wait.then(() => done(), (err: Error) => done(err));
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * The bytes of the metadata group: commands in log entries and state machine images in snapshots.
+ * Both are JSON (the command op names are the versioned, append-only part, see metadata/commands.ts).
+ *
+ * Commands that arrive from another node (a forwarded proposal) are checked for their shape before
+ * they are proposed: once committed, every node applies them, and a command the state machine cannot
+ * apply would stop every node at once.
+ */
+import type { MetadataCommand } from '../metadata/commands.js';
+import { MetadataStateMachine, type ApplyResult, type MetadataSnapshot } from '../metadata/state-machine.js';
+
+interface StoredImage {
+  v: 1;
+  /** Commands applied (the state machine counts commands, not Raft indexes: no-ops and conf changes are not commands). */
+  commands: number;
+  state: MetadataSnapshot;
+}
+
+export function encodeCommand(cmd: MetadataCommand): Buffer {
+  return Buffer.from(JSON.stringify(cmd));
+}
+
+/** Decodes a command from a committed entry (written by a leader that checked it). */
+export function decodeCommand(data: Uint8Array): MetadataCommand {
+  return JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as MetadataCommand;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Checks an untrusted (forwarded) command's shape; returns why it is refused, or undefined. */
+export function checkForwardedCommand(data: Uint8Array): string | undefined {
+  let cmd: unknown;
+  try {
+    cmd = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8'));
+  } catch {
+    return 'command is not JSON';
+  }
+  if (!isObject(cmd)) return 'command is not an object';
+  const et = cmd['eventType'];
+  const named = isObject(et) && typeof et['name'] === 'string' && et['name'] !== '' && isObject(et['schema']) && typeof et['updated_at'] === 'string';
+  switch (cmd['op']) {
+    case 'event_type.create': {
+      const n = cmd['partitionCount'];
+      return named && typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? undefined : 'malformed event_type.create';
+    }
+    case 'event_type.update':
+      return named && typeof cmd['basedOnUpdatedAt'] === 'string' && typeof cmd['schemaChanged'] === 'boolean' ? undefined : 'malformed event_type.update';
+    case 'event_type.delete':
+      return typeof cmd['name'] === 'string' ? undefined : 'malformed event_type.delete';
+    default:
+      return `unknown op ${JSON.stringify(cmd['op'])}`;
+  }
+}
+
+export function encodeImage(sm: MetadataStateMachine): Buffer {
+  const image: StoredImage = { v: 1, commands: sm.appliedIndex, state: sm.snapshot() };
+  return Buffer.from(JSON.stringify(image));
+}
+
+export function decodeImage(data: Uint8Array): MetadataStateMachine {
+  const image = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as StoredImage;
+  if (image.v !== 1) throw new Error(`metadata snapshot format ${String(image.v)} is not known`);
+  return MetadataStateMachine.restore(image.state, image.commands);
+}
+
+export function encodeResult(r: ApplyResult): Buffer {
+  return Buffer.from(JSON.stringify(r));
+}
+
+/** Decodes an apply result from the leader; undefined if it is not one. */
+export function decodeResult(data: Uint8Array): ApplyResult | undefined {
+  try {
+    const r = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as unknown;
+    if (!isObject(r) || typeof r['ok'] !== 'boolean') return undefined;
+    if (r['ok'] === false && (typeof r['reason'] !== 'string' || typeof r['detail'] !== 'string')) return undefined;
+    return r as ApplyResult;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The durable state of one Raft group member in the shared ordered KV: its hard state, its log
+ * entries and its latest snapshot, under key prefix 0x02 (see src/log/keys.ts):
+ *
+ *   [0x02][group u32][0x01]              -> HardState (proto/raft.proto)
+ *   [0x02][group u32][0x02]              -> Snapshot  (metadata: index, term, configuration; data: the
+ *                                           state machine image at that index)
+ *   [0x02][group u32][0x03][index u64]   -> Entry
+ *
+ * Every Ready is persisted in ONE atomic KV write (snapshot, then the entries with the discarded
+ * suffix removed, then the hard state), fsynced when the Ready says mustSync; so entries are never
+ * durable later than a hard state that refers to them, and a snapshot is never stored without the
+ * index it stands for. Compaction writes the new snapshot and deletes the entries it covers in one
+ * write as well. Integers are big-endian, so entries sort by index.
+ *
+ * The core reads its log synchronously (src/raft/storage.ts), so a MemoryStorage mirrors what is
+ * durable: it is updated only after the KV write has resolved, and holds the tail after the latest
+ * snapshot (bounded by compaction).
+ */
+import { assert } from '../core/assert.js';
+import type { OrderedKv } from '../log/index.js';
+import { bootstrapState, MemoryStorage } from '../raft/index.js';
+import type { ConfState, Entry, HardState, Index, NodeId, Snapshot } from '../raft/index.js';
+import { decodeEntry, decodeHardState, decodeSnapshot, encodeEntry, encodeHardState, encodeSnapshot } from '../transport/index.js';
+
+export const prefixRaft = 0x02;
+const kindHardState = 0x01;
+const kindSnapshot = 0x02;
+const kindEntry = 0x03;
+
+function groupKey(group: number, kind: number): Buffer {
+  const k = Buffer.alloc(6);
+  k[0] = prefixRaft;
+  k.writeUInt32BE(group, 1);
+  k[5] = kind;
+  return k;
+}
+
+function entryKey(group: number, index: Index): Buffer {
+  assert(Number.isSafeInteger(index) && index >= 0, `entry index ${index}`);
+  const k = Buffer.alloc(14);
+  k[0] = prefixRaft;
+  k.writeUInt32BE(group, 1);
+  k[5] = kindEntry;
+  k.writeBigUInt64BE(BigInt(index), 6);
+  return k;
+}
+
+/** What one Ready asks to make durable. */
+export interface PersistRequest {
+  readonly snapshot: Snapshot | undefined;
+  readonly entries: readonly Entry[];
+  readonly hardState: HardState | undefined;
+  readonly mustSync: boolean;
+}
+
+export class RaftLogStore {
+  readonly #kv: OrderedKv;
+  readonly #group: number;
+  /** The core's synchronous view of what is durable. */
+  readonly storage: MemoryStorage;
+  #empty: boolean;
+
+  private constructor(kv: OrderedKv, group: number, storage: MemoryStorage, empty: boolean) {
+    this.#kv = kv;
+    this.#group = group;
+    this.storage = storage;
+    this.#empty = empty;
+  }
+
+  static async open(kv: OrderedKv, group: number): Promise<RaftLogStore> {
+    const snapRaw = await kv.get(groupKey(group, kindSnapshot));
+    const hsRaw = await kv.get(groupKey(group, kindHardState));
+    const snap = snapRaw === null ? undefined : decodeSnapshot(snapRaw);
+    const storage = new MemoryStorage(snap);
+    const entries: Entry[] = [];
+    const from = (snap?.metadata.index ?? 0) + 1;
+    for await (const [, value] of kv.iterate({ gte: entryKey(group, from), lt: entryKey(group, Number.MAX_SAFE_INTEGER) })) {
+      const e = decodeEntry(value);
+      assert(e.index === from + entries.length, `raft log of group ${group} has a gap before ${e.index}`);
+      entries.push(e);
+    }
+    storage.append(entries);
+    if (hsRaw !== null) {
+      const hs = decodeHardState(hsRaw);
+      assert(hs.commit <= storage.lastIndex(), `stored commit ${hs.commit} beyond the stored log ${storage.lastIndex()}`);
+      storage.setHardState(hs);
+    }
+    const empty = snapRaw === null && hsRaw === null && entries.length === 0;
+    return new RaftLogStore(kv, group, storage, empty);
+  }
+
+  /** Whether nothing was ever stored for this group (a fresh node). */
+  get isEmpty(): boolean {
+    return this.#empty;
+  }
+
+  /** Writes the founding configuration (every founder writes the same). */
+  async bootstrap(voters: readonly NodeId[]): Promise<void> {
+    assert(this.#empty, 'bootstrapping a group member that already has state');
+    const { entries, hardState } = bootstrapState(voters);
+    await this.persist({ snapshot: undefined, entries, hardState, mustSync: true });
+  }
+
+  /**
+   * Starts the group from a state machine image instead of the founding entries (a single node's
+   * metadata from before it ran Raft): a snapshot at `index`, committed.
+   */
+  async bootstrapFromSnapshot(index: Index, conf: ConfState, data: Uint8Array): Promise<void> {
+    assert(this.#empty, 'bootstrapping a group member that already has state');
+    const snapshot: Snapshot = { metadata: { index, term: 1, confState: conf }, data };
+    await this.persist({ snapshot, entries: [], hardState: { term: 1, vote: 0, commit: index }, mustSync: true });
+  }
+
+  /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
+  async persist(rd: PersistRequest): Promise<void> {
+    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined) return;
+    const g = this.#group;
+    const snapIndex = rd.snapshot?.metadata.index ?? this.storage.snapshot().metadata.index;
+    await this.#kv.write((b) => {
+      if (rd.snapshot !== undefined) {
+        b.put(groupKey(g, kindSnapshot), encodeSnapshot(rd.snapshot));
+        // A snapshot from the leader replaces the whole log.
+        b.delRange(entryKey(g, 0), entryKey(g, Number.MAX_SAFE_INTEGER));
+      }
+      const ents = rd.entries.filter((e) => e.index > snapIndex);
+      const first = ents[0];
+      if (first !== undefined) {
+        // Appending at i discards every stored entry at i or later (a new leader's overwrite).
+        b.delRange(entryKey(g, first.index), entryKey(g, Number.MAX_SAFE_INTEGER));
+        for (const e of ents) b.put(entryKey(g, e.index), encodeEntry(e));
+      }
+      if (rd.hardState !== undefined) b.put(groupKey(g, kindHardState), encodeHardState(rd.hardState));
+    }, { durable: rd.mustSync });
+    if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
+    this.storage.append(rd.entries);
+    if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
+    this.#empty = false;
+  }
+
+  /**
+   * Records a snapshot of the state machine at `index` (applied, hence durable in the log) and drops
+   * the entries up to `compactTo` (<= index), kept a little behind so that a slightly lagging
+   * follower still gets entries rather than a whole snapshot.
+   */
+  async compact(index: Index, conf: ConfState, data: Uint8Array, compactTo: Index): Promise<Snapshot> {
+    assert(compactTo <= index, `compacting to ${compactTo} beyond the snapshot ${index}`);
+    const term = this.storage.term(index);
+    const snapshot: Snapshot = { metadata: { index, term, confState: conf }, data };
+    const g = this.#group;
+    const firstKept = Math.max(compactTo + 1, this.storage.firstIndex());
+    await this.#kv.write((b) => {
+      b.put(groupKey(g, kindSnapshot), encodeSnapshot(snapshot));
+      b.delRange(entryKey(g, 0), entryKey(g, firstKept));
+    }, { durable: false });
+    // The snapshot is the newest durable-enough image: entries it covers stay in the log until the
+    // write lands, and losing this write (no fsync) only loses the compaction, never data.
+    this.storage.createSnapshot(index, conf, data);
+    this.storage.compact(firstKept - 1);
+    return snapshot;
+  }
+}

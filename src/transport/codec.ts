@@ -1,0 +1,248 @@
+/**
+ * Conversions between the Raft core's values (src/raft/types.ts) and their protobuf form
+ * (proto/raft.proto), on the wire and on disk.
+ *
+ * Decoding is where untrusted bytes become values the core trusts: the core asserts on malformed
+ * input (an assertion is fatal), so every field is checked here first: known enum values, terms,
+ * indexes and node ids that are safe integers, the message addressed to this node, append entries
+ * contiguous and not above the message's term, conf change payloads that decode, a snapshot exactly
+ * where one belongs. A message that fails is refused with a DecodeError naming the field; the
+ * transport drops it and logs, and Raft treats it as lost.
+ */
+import { decodeConfChange } from '../raft/index.js';
+import type { ConfState, Entry, EntryType, HardState, Message, MessageType, NodeId, Snapshot } from '../raft/index.js';
+import type { EntryType as WireEntryType } from './generated/brook/raft/v1/EntryType.js';
+import type { MessageType as WireMessageType } from './generated/brook/raft/v1/MessageType.js';
+import type { Entry as WireEntry, Entry__Output as WireEntryOut } from './generated/brook/raft/v1/Entry.js';
+import type { Message as WireMessage, Message__Output as WireMessageOut } from './generated/brook/raft/v1/Message.js';
+import type { Snapshot as WireSnapshot, Snapshot__Output as WireSnapshotOut } from './generated/brook/raft/v1/Snapshot.js';
+import type { ConfState__Output as WireConfStateOut } from './generated/brook/raft/v1/ConfState.js';
+import { raftProto } from './proto.js';
+
+export class DecodeError extends Error {
+  override name = 'DecodeError';
+}
+
+/** Longest ReadIndex context accepted (the host's contexts are about 50 bytes). */
+export const contextBytesMax = 256;
+/** Members listed in one configuration, at most. */
+export const confMembersMax = 1024;
+
+const messageTypes: Record<MessageType, WireMessageType & string> = {
+  app: 'MESSAGE_TYPE_APP',
+  appResp: 'MESSAGE_TYPE_APP_RESP',
+  vote: 'MESSAGE_TYPE_VOTE',
+  voteResp: 'MESSAGE_TYPE_VOTE_RESP',
+  preVote: 'MESSAGE_TYPE_PRE_VOTE',
+  preVoteResp: 'MESSAGE_TYPE_PRE_VOTE_RESP',
+  heartbeat: 'MESSAGE_TYPE_HEARTBEAT',
+  heartbeatResp: 'MESSAGE_TYPE_HEARTBEAT_RESP',
+  snap: 'MESSAGE_TYPE_SNAP',
+  timeoutNow: 'MESSAGE_TYPE_TIMEOUT_NOW',
+  readIndex: 'MESSAGE_TYPE_READ_INDEX',
+  readIndexResp: 'MESSAGE_TYPE_READ_INDEX_RESP',
+};
+const messageTypesByWire = new Map<string, MessageType>(
+  Object.entries(messageTypes).map(([k, v]) => [v, k as MessageType]),
+);
+const entryTypes: Record<EntryType, WireEntryType & string> = { normal: 'ENTRY_TYPE_NORMAL', confChange: 'ENTRY_TYPE_CONF_CHANGE' };
+const entryTypesByWire = new Map<string, EntryType>([
+  ['ENTRY_TYPE_NORMAL', 'normal'],
+  ['ENTRY_TYPE_CONF_CHANGE', 'confChange'],
+]);
+
+/** A uint64 decimal string (or a number) as a safe integer; throws DecodeError otherwise. */
+export function decodeU64(v: unknown, what: string): number {
+  const s = typeof v === 'number' ? String(v) : v;
+  if (typeof s !== 'string' || !/^\d{1,16}$/.test(s)) throw new DecodeError(`${what}: not a uint64: ${String(v)}`);
+  const n = Number(s);
+  if (!Number.isSafeInteger(n)) throw new DecodeError(`${what}: ${s} exceeds 2^53`);
+  return n;
+}
+
+function decodeNodeId(v: unknown, what: string): NodeId {
+  const n = decodeU64(v, what);
+  if (n === 0) throw new DecodeError(`${what}: node id 0`);
+  return n;
+}
+
+function bytesOf(v: unknown, what: string): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  throw new DecodeError(`${what}: not bytes`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding (trusted values from our own core)
+
+export function toWireEntry(e: Entry): WireEntry {
+  return { term: String(e.term), index: String(e.index), type: entryTypes[e.type], data: Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength) };
+}
+
+function toWireConfState(c: ConfState): { voters: string[]; learners: string[] } {
+  return { voters: c.voters.map(String), learners: c.learners.map(String) };
+}
+
+export function toWireSnapshot(s: Snapshot): WireSnapshot {
+  return {
+    metadata: { index: String(s.metadata.index), term: String(s.metadata.term), conf_state: toWireConfState(s.metadata.confState) },
+    data: Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength),
+  };
+}
+
+export function toWireMessage(m: Message): WireMessage {
+  return {
+    type: messageTypes[m.type],
+    from: String(m.from),
+    to: String(m.to),
+    term: String(m.term),
+    log_term: String(m.logTerm),
+    index: String(m.index),
+    entries: m.entries.map(toWireEntry),
+    commit: String(m.commit),
+    reject: m.reject,
+    reject_hint: String(m.rejectHint),
+    context: m.context,
+    snapshot: m.snapshot === undefined ? null : toWireSnapshot(m.snapshot),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding (untrusted)
+
+export function fromWireEntry(w: WireEntryOut, what: string): Entry {
+  const type = entryTypesByWire.get(w.type);
+  if (type === undefined) throw new DecodeError(`${what}.type: unknown ${String(w.type)}`);
+  const data = bytesOf(w.data, `${what}.data`);
+  if (type === 'confChange') {
+    try {
+      decodeConfChange(data);
+    } catch (err) {
+      throw new DecodeError(`${what}.data: not a conf change (${(err as Error).message})`);
+    }
+  }
+  return { term: decodeU64(w.term, `${what}.term`), index: decodeU64(w.index, `${what}.index`), type, data };
+}
+
+function fromWireConfState(w: WireConfStateOut | null, what: string): ConfState {
+  if (w === null) throw new DecodeError(`${what}: missing`);
+  const list = (xs: unknown, name: string): number[] => {
+    if (!Array.isArray(xs)) throw new DecodeError(`${what}.${name}: not a list`);
+    if (xs.length > confMembersMax) throw new DecodeError(`${what}.${name}: more than ${confMembersMax} members`);
+    const ids = xs.map((x, i) => decodeNodeId(x, `${what}.${name}[${i}]`));
+    for (let i = 1; i < ids.length; i++) {
+      if (ids[i]! <= ids[i - 1]!) throw new DecodeError(`${what}.${name}: not sorted and unique`);
+    }
+    return ids;
+  };
+  const voters = list(w.voters, 'voters');
+  const learners = list(w.learners, 'learners');
+  for (const l of learners) if (voters.includes(l)) throw new DecodeError(`${what}: ${l} is both voter and learner`);
+  return { voters, learners };
+}
+
+export function fromWireSnapshot(w: WireSnapshotOut, what: string): Snapshot {
+  const md = w.metadata;
+  if (md === null) throw new DecodeError(`${what}.metadata: missing`);
+  return {
+    metadata: {
+      index: decodeU64(md.index, `${what}.metadata.index`),
+      term: decodeU64(md.term, `${what}.metadata.term`),
+      confState: fromWireConfState(md.conf_state, `${what}.metadata.conf_state`),
+    },
+    data: bytesOf(w.data, `${what}.data`),
+  };
+}
+
+/**
+ * Decodes and checks a message received from a peer for node `self`. The checks are those the core
+ * would otherwise assert on; state-dependent rules stay in the core.
+ */
+export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
+  const type = messageTypesByWire.get(w.type);
+  if (type === undefined) throw new DecodeError(`message.type: unknown ${String(w.type)}`);
+  const from = decodeNodeId(w.from, 'message.from');
+  const to = decodeNodeId(w.to, 'message.to');
+  if (to !== self) throw new DecodeError(`message.to: ${to}, but this node is ${self}`);
+  if (from === self) throw new DecodeError(`message.from: this node's own id ${self}`);
+  const term = decodeU64(w.term, 'message.term');
+  const index = decodeU64(w.index, 'message.index');
+  if (typeof w.context !== 'string' || Buffer.byteLength(w.context) > contextBytesMax) {
+    throw new DecodeError(`message.context: not a string of at most ${contextBytesMax} bytes`);
+  }
+  if (!Array.isArray(w.entries)) throw new DecodeError('message.entries: not a list');
+  if (w.entries.length > 0 && type !== 'app') throw new DecodeError(`message.entries: a ${type} message carries none`);
+  const entries = w.entries.map((e, k) => fromWireEntry(e, `message.entries[${k}]`));
+  entries.forEach((e, k) => {
+    if (e.index !== index + 1 + k) throw new DecodeError(`message.entries[${k}].index: ${e.index}, expected ${index + 1 + k}`);
+    if (e.term > term) throw new DecodeError(`message.entries[${k}].term: ${e.term} above the message term ${term}`);
+    if (e.term === 0) throw new DecodeError(`message.entries[${k}].term: 0`);
+  });
+  let snapshot: Snapshot | undefined;
+  if (type === 'snap') {
+    if (w.snapshot === null) throw new DecodeError('message.snapshot: missing on a snap message');
+    snapshot = fromWireSnapshot(w.snapshot, 'message.snapshot');
+    if (snapshot.metadata.index === 0 || snapshot.metadata.term === 0) throw new DecodeError('message.snapshot.metadata: empty snapshot');
+    if (snapshot.metadata.term > term) throw new DecodeError('message.snapshot.metadata.term: above the message term');
+    if (snapshot.metadata.confState.voters.length === 0) throw new DecodeError('message.snapshot.metadata.conf_state: no voters');
+  } else if (w.snapshot !== null) {
+    throw new DecodeError(`message.snapshot: a ${type} message carries none`);
+  }
+  if (typeof w.reject !== 'boolean') throw new DecodeError('message.reject: not a boolean');
+  return {
+    type,
+    from,
+    to,
+    term,
+    logTerm: decodeU64(w.log_term, 'message.log_term'),
+    index,
+    entries,
+    commit: decodeU64(w.commit, 'message.commit'),
+    reject: w.reject,
+    rejectHint: decodeU64(w.reject_hint, 'message.reject_hint'),
+    context: w.context,
+    snapshot,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bytes (the on-disk form of the Raft log; also what the tests feed the decoder)
+
+export function encodeEntry(e: Entry): Buffer {
+  return raftProto().Entry.serialize(toWireEntry(e));
+}
+
+export function decodeEntry(buf: Buffer): Entry {
+  return fromWireEntry(raftProto().Entry.deserialize(buf), 'entry');
+}
+
+export function encodeHardState(hs: HardState): Buffer {
+  return raftProto().HardState.serialize({ term: String(hs.term), vote: String(hs.vote), commit: String(hs.commit) });
+}
+
+export function decodeHardState(buf: Buffer): HardState {
+  const w = raftProto().HardState.deserialize(buf);
+  return { term: decodeU64(w.term, 'hardState.term'), vote: decodeU64(w.vote, 'hardState.vote'), commit: decodeU64(w.commit, 'hardState.commit') };
+}
+
+export function encodeSnapshot(s: Snapshot): Buffer {
+  return raftProto().Snapshot.serialize(toWireSnapshot(s));
+}
+
+export function decodeSnapshot(buf: Buffer): Snapshot {
+  return fromWireSnapshot(raftProto().Snapshot.deserialize(buf), 'snapshot');
+}
+
+export function encodeMessage(m: Message): Buffer {
+  return raftProto().Message.serialize(toWireMessage(m));
+}
+
+/** Decodes message bytes as the server does: protobuf parse errors become DecodeErrors too. */
+export function decodeMessage(buf: Buffer, self: NodeId): Message {
+  let w: WireMessageOut;
+  try {
+    w = raftProto().Message.deserialize(buf);
+  } catch (err) {
+    throw new DecodeError(`message: not a protobuf Message (${(err as Error).message})`);
+  }
+  return fromWireMessage(w, self);
+}

@@ -1,0 +1,42 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { ConfState as _brook_raft_v1_ConfState, ConfState__Output as _brook_raft_v1_ConfState__Output } from './brook/raft/v1/ConfState.js';
+import type { Entry as _brook_raft_v1_Entry, Entry__Output as _brook_raft_v1_Entry__Output } from './brook/raft/v1/Entry.js';
+import type { HardState as _brook_raft_v1_HardState, HardState__Output as _brook_raft_v1_HardState__Output } from './brook/raft/v1/HardState.js';
+import type { Message as _brook_raft_v1_Message, Message__Output as _brook_raft_v1_Message__Output } from './brook/raft/v1/Message.js';
+import type { MessageBatch as _brook_raft_v1_MessageBatch, MessageBatch__Output as _brook_raft_v1_MessageBatch__Output } from './brook/raft/v1/MessageBatch.js';
+import type { ProposeReply as _brook_raft_v1_ProposeReply, ProposeReply__Output as _brook_raft_v1_ProposeReply__Output } from './brook/raft/v1/ProposeReply.js';
+import type { ProposeRequest as _brook_raft_v1_ProposeRequest, ProposeRequest__Output as _brook_raft_v1_ProposeRequest__Output } from './brook/raft/v1/ProposeRequest.js';
+import type { RaftTransportClient as _brook_raft_v1_RaftTransportClient, RaftTransportDefinition as _brook_raft_v1_RaftTransportDefinition } from './brook/raft/v1/RaftTransport.js';
+import type { Snapshot as _brook_raft_v1_Snapshot, Snapshot__Output as _brook_raft_v1_Snapshot__Output } from './brook/raft/v1/Snapshot.js';
+import type { SnapshotMetadata as _brook_raft_v1_SnapshotMetadata, SnapshotMetadata__Output as _brook_raft_v1_SnapshotMetadata__Output } from './brook/raft/v1/SnapshotMetadata.js';
+import type { StreamSummary as _brook_raft_v1_StreamSummary, StreamSummary__Output as _brook_raft_v1_StreamSummary__Output } from './brook/raft/v1/StreamSummary.js';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  brook: {
+    raft: {
+      v1: {
+        ConfState: MessageTypeDefinition<_brook_raft_v1_ConfState, _brook_raft_v1_ConfState__Output>
+        Entry: MessageTypeDefinition<_brook_raft_v1_Entry, _brook_raft_v1_Entry__Output>
+        EntryType: EnumTypeDefinition
+        HardState: MessageTypeDefinition<_brook_raft_v1_HardState, _brook_raft_v1_HardState__Output>
+        Message: MessageTypeDefinition<_brook_raft_v1_Message, _brook_raft_v1_Message__Output>
+        MessageBatch: MessageTypeDefinition<_brook_raft_v1_MessageBatch, _brook_raft_v1_MessageBatch__Output>
+        MessageType: EnumTypeDefinition
+        ProposeReply: MessageTypeDefinition<_brook_raft_v1_ProposeReply, _brook_raft_v1_ProposeReply__Output>
+        ProposeRequest: MessageTypeDefinition<_brook_raft_v1_ProposeRequest, _brook_raft_v1_ProposeRequest__Output>
+        ProposeStatus: EnumTypeDefinition
+        RaftTransport: SubtypeConstructor<typeof grpc.Client, _brook_raft_v1_RaftTransportClient> & { service: _brook_raft_v1_RaftTransportDefinition }
+        Snapshot: MessageTypeDefinition<_brook_raft_v1_Snapshot, _brook_raft_v1_Snapshot__Output>
+        SnapshotMetadata: MessageTypeDefinition<_brook_raft_v1_SnapshotMetadata, _brook_raft_v1_SnapshotMetadata__Output>
+        StreamSummary: MessageTypeDefinition<_brook_raft_v1_StreamSummary, _brook_raft_v1_StreamSummary__Output>
+      }
+    }
+  }
+}
+

@@ -1,0 +1,31 @@
+/**
+ * Loads proto/raft.proto at run time (protobufjs through @grpc/proto-loader) with the options the
+ * checked-in types in generated/ were produced with (`npm run gen:proto`): int64 as decimal strings
+ * so no precision is lost, enums as their names, snake_case field names, defaults filled in.
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadSync, type Options } from '@grpc/proto-loader';
+import { loadPackageDefinition } from '@grpc/grpc-js';
+import type { ProtoGrpcType } from './generated/raft.js';
+
+// dist/transport/proto.js and src/transport/proto.ts both sit two levels below the repository root.
+export const raftProtoPath = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'raft.proto');
+
+export const loaderOptions: Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+let loaded: ProtoGrpcType['brook']['raft']['v1'] | undefined;
+
+export function raftProto(): ProtoGrpcType['brook']['raft']['v1'] {
+  if (loaded === undefined) {
+    const def = loadSync(raftProtoPath, loaderOptions);
+    loaded = (loadPackageDefinition(def) as unknown as ProtoGrpcType).brook.raft.v1;
+  }
+  return loaded;
+}
