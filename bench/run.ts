@@ -50,6 +50,7 @@ const latencyRate = 500; // requests/s of 10 events = 5,000 events/s
 const consumeBatchLimit = 1000;
 
 const mb = (b: number) => (b / 1e6).toFixed(1);
+const smb = (b: number) => (b >= 0 ? '+' : '') + mb(b);
 const log = (s: string) => process.stdout.write(s + '\n');
 
 async function http(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
@@ -240,8 +241,8 @@ async function oneRun(runNo: number): Promise<RunResult> {
         };
         log(
           `(d) stalled consumer over a backlog of ${fmtInt(backlogEvents)} events (${mb(bb)} MB as streamed): broker RSS before ${mb(rssBefore)} MB; ` +
-            `stalled ${cfg.stallMs / 1000} s: max ${mb(idleM.max)} MB (+${mb(idleM.max - rssBefore)}), end ${mb(idleM.last)} MB; ` +
-            `stalled while publishing ${fmtInt(pub.eventsPerS)} ev/s for ${cfg.stallMs / 1000} s: max ${mb(busyM.max)} MB (+${mb(busyM.max - rssBefore)}), end ${mb(busyM.last)} MB; ` +
+            `stalled ${cfg.stallMs / 1000} s: max ${mb(idleM.max)} MB (${smb(idleM.max - rssBefore)}), end ${mb(idleM.last)} MB; ` +
+            `stalled while publishing ${fmtInt(pub.eventsPerS)} ev/s for ${cfg.stallMs / 1000} s: max ${mb(busyM.max)} MB (${smb(busyM.max - rssBefore)}), end ${mb(busyM.last)} MB; ` +
             `consumer got ${mb(stalled.receivedBytes)} MB before pausing, ${mb(resumedBytes)} MB in 1 s after resuming`,
         );
       }
@@ -307,8 +308,8 @@ function summary(results: RunResult[]): void {
     const control = pick((r) => r.pub1000?.rssMax);
     log(
       `(d) stalled consumer, backlog ${range(st.map((s) => s.backlogBytes), MB)} MB: RSS before ${range(st.map((s) => s.rssBefore), MB)} MB, ` +
-        `growth while stalled ${range(idleGrowth, MB)} MB (${range(st.map((s, k) => idleGrowth[k]! / s.backlogBytes), pct)} of the backlog), ` +
-        `while stalled + publishing ${range(busyGrowth, MB)} MB (peak ${range(st.map((s) => s.publishing.max), MB)} MB; ` +
+        `growth while stalled ${range(idleGrowth, smb)} MB (${range(st.map((s, k) => idleGrowth[k]! / s.backlogBytes), pct)} of the backlog), ` +
+        `while stalled + publishing ${range(busyGrowth, smb)} MB (peak ${range(st.map((s) => s.publishing.max), MB)} MB; ` +
         `control: peak RSS during (a) batch 1000 without a stalled consumer ${range(control, MB)} MB) ` +
         `(target bounded: ${verdict(median(idleGrowth) < 0.1 * median(st.map((s) => s.backlogBytes)))})`,
     );

@@ -1,0 +1,22 @@
+import { startBroker } from '../../dist-bench/bench/lib/broker.js';
+import { eventTypeBody, batchBodies } from '../../dist-bench/bench/lib/events.js';
+import { publishPool } from '../../dist-bench/bench/lib/load.js';
+const args = process.argv.slice(2);
+const b = await startBroker({ nodeArgs: args, env: process.env.TAIL ? { BROOK_TAIL_CACHE_BYTES_MAX: process.env.TAIL } : {} });
+const gcs=[]; b.child.stdout.on('data', d => { const t=performance.now(); for (const l of d.toString().split('\n')) if (/Mark-Compact|Scavenge/.test(l)) gcs.push([t, l.includes('Mark') ? 'MC' : 'S', (l.match(/MB, ([0-9.]+) \//)||[])[1]]); });
+await fetch(b.url + '/event-types', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(eventTypeBody('x', 'hash')) }).then(r => r.text());
+const bodies = batchBodies(10, 500, 0);
+const pool = publishPool(b.url, 32);
+const rate = 500, total = 6000, interval = 2;
+const start = performance.now() + 20; let i = 0; const rec = []; const pend = [];
+await new Promise(done => { const tick = () => { const now = performance.now(); while (i < total && start + i * interval <= now) { const due = start + i * interval; const k = i++; pend.push(pool.request({ method: 'POST', path: '/event-types/x/events', headers: { 'content-type': 'application/json' }, body: bodies[k % 500] }).then(r => r.body.dump()).then(() => rec.push([due - start, performance.now() - due]))); } if (i >= total) return done(); setTimeout(tick, Math.max(0, start + i * interval - performance.now())); }; setTimeout(tick, 20); });
+await Promise.all(pend);
+const m = rec.filter(r => r[0] > 2000);
+const s = m.map(r => r[1]).sort((a, b) => a - b);
+console.log('p50', s[Math.floor(s.length * .5)].toFixed(2), 'p99', s[Math.floor(s.length * .99)].toFixed(2), 'max', s[s.length - 1].toFixed(1));
+// episodes: group slow (>10ms) by 100ms windows
+const slow = m.filter(r => r[1] > 10).map(r => [Math.floor(r[0] / 100) * 100, r[1]]);
+const ep = new Map(); for (const [w, l] of slow) ep.set(w, Math.max(ep.get(w) ?? 0, l));
+const rel = gcs.filter(g=>g[1]==='MC').map(g => `${(g[0]-start).toFixed(0)}:${g[2]}`); console.log('MC at', rel.join(' '));
+console.log('slow windows (t ms -> max lat):', [...ep].map(([w, l]) => `${w}:${l.toFixed(0)}`).join(' '));
+await pool.close(); await b.stop();
