@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: end-to-end benchmark of one broker process (issue 2, "Tests and measurements").
  *
- * The broker runs as a child process (dist-bench/src/main.js, the code this build compiled) on a temp
- * data dir with log level warn; this process is the load generator (undici, keep-alive, pipelining 1).
+ * The broker runs as a child process (node dist/main.js, rebuilt incrementally first unless --no-build)
+ * on a temp data dir with log level warn; this process is the load generator (undici, keep-alive, pipelining 1).
  * Measured, each next to the single-core floor measured in this same process and run:
  *   (a) publish throughput, closed loop: batches of 1000 (4 producers) and of 10 (64 producers);
  *   (b) publish latency at a fixed 5,000 events/s: open loop, batches of 10 at 500 requests/s;
@@ -15,12 +15,13 @@
  *   npm run bench -- --cpu-prof DIR  # broker child runs with --cpu-prof, profiles written to DIR
  *   npm run bench -- --json FILE   # also write every figure as JSON
  *   npm run bench -- --only a,b,c,d                # a subset of the phases
+ *   npm run bench -- --no-build    # do not rebuild dist/ first (the broker is dist/main.js)
  *   npm run bench -- --broker-node-args "--trace-gc" --broker-log FILE  # extra node flags, broker output to FILE.<run>
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import type { EventType } from '../src/metadata/types.js';
-import { CpuMeter, RssSampler, rssBytes, startBroker, type BrokerProcess } from './lib/broker.js';
+import { buildBroker, CpuMeter, RssSampler, rssBytes, startBroker, type BrokerProcess } from './lib/broker.js';
 import { beginCursors, countingStream, stalledStream } from './lib/consume.js';
 import { batchBodies, eventTypeBody } from './lib/events.js';
 import { measureFloor } from './lib/floor.js';
@@ -319,6 +320,10 @@ function summary(results: RunResult[]): void {
 async function main(): Promise<void> {
   log(`brook bench ${quick ? '(quick)' : ''} ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? '?'}; Node ${process.version}`);
   if (cpuProfDir !== undefined) mkdirSync(cpuProfDir, { recursive: true });
+  if (!process.argv.includes('--no-build')) {
+    log('building the broker (tsc -p tsconfig.json, incremental) so dist/ matches src/ ...');
+    buildBroker();
+  }
   const started = performance.now();
   const results: RunResult[] = [];
   for (let n = 1; n <= runs; n++) results.push(await oneRun(n));

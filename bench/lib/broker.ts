@@ -1,9 +1,9 @@
 /**
- * The broker under test as a separate child process (the compiled src/main.js of the bench build, so
- * the benchmarked code is exactly the source this run compiled), on a temporary data directory, with
+ * The broker under test as a separate child process (`node dist/main.js`, built by `npm run build`;
+ * run.ts rebuilds it incrementally first so it is never stale), on a temporary data directory, with
  * helpers to read its resident memory and CPU time from /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,8 +12,18 @@ import { fileURLToPath } from 'node:url';
 import { sleep } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** dist-bench/bench/lib -> dist-bench/src/main.js */
-export const brokerEntry = join(here, '..', '..', 'src', 'main.js');
+/** dist-bench/bench/lib -> the repository root. */
+export const repoRoot = join(here, '..', '..', '..');
+/**
+ * dist/main.js, not dist-bench/src/main.js: the broker finds run-time files (proto/raft.proto) relative
+ * to its own location, which only the main build's layout (dist/ two levels below the root) satisfies.
+ */
+export const brokerEntry = join(repoRoot, 'dist', 'main.js');
+
+/** Incremental `tsc -p tsconfig.json` (what `npm run build` does) so dist/ matches src/. */
+export function buildBroker(): void {
+  execFileSync(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(repoRoot, 'tsconfig.json')], { stdio: 'inherit' });
+}
 
 export interface BrokerProcess {
   url: string;
