@@ -1,0 +1,181 @@
+// A local Brook cluster on 127.0.0.1, for developers and for the real-process tests.
+//
+//   cluster/up N      start nodes 1..N (only those that are down), return once they agree on a leader
+//   cluster/down      stop every node of the cluster (SIGTERM, then SIGKILL after 10 s)
+//   cluster/status    print each node's pid, role, term and metadata leader
+//
+// Node i listens for HTTP on BROOK_CLUSTER_PORT + i - 1 (default 8081, 8082, ...) and for Raft on
+// that port + 1000 (9081, ...). Its RocksDB and log are under BROOK_CLUSTER_DIR/node<i>/ (default
+// ./.brook-cluster in the repository). Other BROOK_* variables in the environment reach every node
+// (e.g. BROOK_RAFT_SNAPSHOT_ENTRIES). The scripts build dist/ first unless BROOK_CLUSTER_NO_BUILD=1.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const root = resolve(process.env.BROOK_CLUSTER_DIR ?? join(repo, '.brook-cluster'));
+const basePort = Number(process.env.BROOK_CLUSTER_PORT ?? 8081);
+const raftOffset = 1000;
+const leaderWaitMs = Number(process.env.BROOK_CLUSTER_WAIT_MS ?? 30_000);
+
+const httpPort = (i) => basePort + i - 1;
+const raftPort = (i) => basePort + raftOffset + i - 1;
+const nodeDir = (i) => join(root, `node${i}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function die(msg) {
+  process.stderr.write(`cluster: ${msg}\n`);
+  process.exit(1);
+}
+
+function readSize() {
+  const f = join(root, 'size');
+  return existsSync(f) ? Number(readFileSync(f, 'utf8').trim()) : 0;
+}
+
+/** The pid of node i if it is running (checked against /proc, so a recycled pid is not taken for it). */
+function livePid(i) {
+  const f = join(nodeDir(i), 'pid');
+  if (!existsSync(f)) return undefined;
+  const pid = Number(readFileSync(f, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (!cmd.includes('main.js')) return undefined;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (stat.split(') ')[1]?.startsWith('Z')) return undefined; // a zombie is down
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+async function clusterView(i, timeoutMs = 1000) {
+  try {
+    const res = await fetch(`http://127.0.0.1:${httpPort(i)}/cluster`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return undefined;
+    return await res.json();
+  } catch {
+    return undefined;
+  }
+}
+
+function peers(n) {
+  return Array.from({ length: n }, (_, k) => `${k + 1}=127.0.0.1:${raftPort(k + 1)}/${httpPort(k + 1)}`).join(',');
+}
+
+function startNode(i, n) {
+  const dir = nodeDir(i);
+  mkdirSync(join(dir, 'data'), { recursive: true });
+  const log = openSync(join(dir, 'node.log'), 'a');
+  const child = spawn(process.execPath, [join(repo, 'dist', 'main.js')], {
+    cwd: repo,
+    env: {
+      ...process.env,
+      BROOK_NODE_ID: String(i),
+      BROOK_HOST: '127.0.0.1',
+      BROOK_PORT: String(httpPort(i)),
+      BROOK_RAFT_PORT: String(raftPort(i)),
+      BROOK_DATA_DIR: join(dir, 'data'),
+      BROOK_PEERS: peers(n),
+    },
+    stdio: ['ignore', log, log],
+    detached: true,
+  });
+  child.unref();
+  writeFileSync(join(dir, 'pid'), String(child.pid));
+  return child.pid;
+}
+
+async function up(n) {
+  if (!Number.isInteger(n) || n < 1 || n > 9) die('usage: cluster/up N (1 <= N <= 9)');
+  const size = readSize();
+  if (size !== 0 && size !== n) die(`the cluster in ${root} has ${size} nodes; run cluster/down and remove it to change its size`);
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(root, 'size'), String(n));
+  if (process.env.BROOK_CLUSTER_NO_BUILD !== '1') {
+    const b = spawnSync('npm', ['run', 'build', '--silent'], { cwd: repo, stdio: 'inherit' });
+    if (b.status !== 0) die('build failed');
+  }
+  for (let i = 1; i <= n; i++) {
+    const pid = livePid(i);
+    if (pid !== undefined) {
+      console.log(`node ${i}: already running (pid ${pid})`);
+      continue;
+    }
+    const started = startNode(i, n);
+    console.log(`node ${i}: started (pid ${started}) http 127.0.0.1:${httpPort(i)} raft 127.0.0.1:${raftPort(i)}`);
+  }
+  const deadline = Date.now() + leaderWaitMs;
+  for (;;) {
+    const views = await Promise.all(Array.from({ length: n }, (_, k) => (livePid(k + 1) === undefined ? undefined : clusterView(k + 1))));
+    const leaders = views.filter((v) => v !== undefined).map((v) => v.metadata.leader);
+    const running = Array.from({ length: n }, (_, k) => livePid(k + 1)).filter((p) => p !== undefined).length;
+    if (running < n) {
+      const down = Array.from({ length: n }, (_, k) => k + 1).filter((i) => livePid(i) === undefined);
+      die(`node(s) ${down.join(', ')} exited; see ${down.map((i) => join(nodeDir(i), 'node.log')).join(', ')}`);
+    }
+    if (leaders.length === n && leaders[0] !== null && leaders.every((l) => l === leaders[0])) {
+      console.log(`leader: node ${leaders[0]} (term ${views[0].metadata.term})`);
+      return;
+    }
+    if (Date.now() > deadline) die(`no leader agreed on by all ${n} nodes within ${leaderWaitMs} ms; see the node.log files in ${root}`);
+    await sleep(100);
+  }
+}
+
+async function down() {
+  const n = readSize();
+  const dirs = existsSync(root) ? readdirSync(root).filter((d) => /^node\d+$/.test(d)).map((d) => Number(d.slice(4))) : [];
+  const ids = [...new Set([...Array.from({ length: n }, (_, k) => k + 1), ...dirs])].sort((a, b) => a - b);
+  const pids = new Map();
+  for (const i of ids) {
+    const pid = livePid(i);
+    if (pid === undefined) continue;
+    process.kill(pid, 'SIGTERM');
+    pids.set(i, pid);
+  }
+  const deadline = Date.now() + 10_000;
+  while ([...pids.keys()].some((i) => livePid(i) !== undefined) && Date.now() < deadline) await sleep(100);
+  for (const [i, pid] of pids) {
+    if (livePid(i) !== undefined) {
+      process.kill(pid, 'SIGKILL');
+      console.log(`node ${i}: killed (pid ${pid}) after 10 s`);
+    } else {
+      console.log(`node ${i}: stopped (pid ${pid})`);
+    }
+    rmSync(join(nodeDir(i), 'pid'), { force: true });
+  }
+  if (pids.size === 0) console.log('no node was running');
+}
+
+async function status() {
+  const n = readSize();
+  if (n === 0) {
+    console.log(`no cluster in ${root}`);
+    return;
+  }
+  console.log('node  pid      role          term  leader  commit  applied  http');
+  for (let i = 1; i <= n; i++) {
+    const pid = livePid(i);
+    const v = pid === undefined ? undefined : await clusterView(i);
+    const cols = [
+      String(i).padEnd(5),
+      String(pid ?? 'down').padEnd(8),
+      String(v?.role ?? (pid === undefined ? '-' : 'no answer')).padEnd(13),
+      String(v?.metadata.term ?? '-').padEnd(5),
+      String(v?.metadata.leader ?? '-').padEnd(7),
+      String(v?.metadata.commit_index ?? '-').padEnd(7),
+      String(v?.metadata.applied_index ?? '-').padEnd(8),
+      `127.0.0.1:${httpPort(i)}`,
+    ];
+    console.log(cols.join(' '));
+  }
+}
+
+const [cmd, arg] = process.argv.slice(2);
+if (cmd === 'up') await up(Number(arg ?? 3));
+else if (cmd === 'down') await down();
+else if (cmd === 'status') await status();
+else die('usage: cluster/up N | cluster/down | cluster/status');

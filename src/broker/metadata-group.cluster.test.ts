@@ -1,0 +1,339 @@
+// Goal: the metadata Raft group across three real node processes on loopback (issue 3): linearizable
+// metadata on every node, fail-over after kill -9 of the leader, catch-up of a restarted node through
+// a snapshot when its log was compacted away, no metadata writes on a node cut off from the others,
+// and the 503 that publishing and consumption answer on a multi-node cluster until partitions are
+// replicated.
+// Method: cluster/up 3 (the developers' scripts) in a temporary directory on free ports, with a small
+// snapshot threshold so that compaction happens within the test; HTTP calls to chosen nodes; kill -9
+// by pid; the network partition is made with iptables: the isolated node's process is put into its
+// own cgroup and every TCP packet it sends (except its HTTP replies) is dropped, as is every packet
+// to its Raft port. Processes, rules and cgroups are removed in finally blocks. The partition part
+// needs root and iptables (.ci/run installs it); without them it is skipped with a message saying so.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { businessEventType, call } from '../testing/broker-harness.js';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const clusterDir = mkdtempSync(join(tmpdir(), 'brook-cluster-test-'));
+const snapshotEntries = 8;
+
+interface View {
+  id: number;
+  role: string;
+  members: { id: number; reachable: boolean; suffrage: string }[];
+  metadata: { leader: number | null; term: number; commit_index: number; applied_index: number; last_index: number; snapshot_index: number };
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+  });
+}
+
+/** A base port such that base..base+2 and base+1000..base+1002 are free. */
+async function freeBase(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 20_000);
+    const ports = [0, 1, 2, 1000, 1001, 1002].map((d) => base + d);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error('no free port range');
+}
+
+const base = await freeBase();
+const url = (i: number) => `http://127.0.0.1:${base + i - 1}`;
+const raftPort = (i: number) => base + 1000 + i - 1;
+const env = {
+  ...process.env,
+  BROOK_CLUSTER_DIR: clusterDir,
+  BROOK_CLUSTER_PORT: String(base),
+  BROOK_CLUSTER_NO_BUILD: '1',
+  BROOK_RAFT_SNAPSHOT_ENTRIES: String(snapshotEntries),
+  BROOK_METADATA_TIMEOUT_MS: '2000',
+  BROOK_LOG_LEVEL: 'info',
+};
+
+function clusterCmd(cmd: string, ...args: string[]): string {
+  const r = spawnSync(join(repo, 'cluster', cmd), args, { env, encoding: 'utf8', timeout: 60_000 });
+  if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${logs()}`);
+  return r.stdout;
+}
+
+function pidOf(i: number): number {
+  return Number(readFileSync(join(clusterDir, `node${i}`, 'pid'), 'utf8'));
+}
+
+function nodeLog(i: number): string {
+  const f = join(clusterDir, `node${i}`, 'node.log');
+  return existsSync(f) ? readFileSync(f, 'utf8') : '';
+}
+
+function logs(): string {
+  // Request lines drown the rest: show the node's own log lines.
+  const own = (i: number) => nodeLog(i).split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
+  return [1, 2, 3].map((i) => `--- node ${i} (last lines)\n${own(i).slice(-20).join('\n')}`).join('\n');
+}
+
+async function view(i: number): Promise<View | undefined> {
+  try {
+    const res = await fetch(`${url(i)}/cluster`, { signal: AbortSignal.timeout(1000) });
+    return res.ok ? ((await res.json()) as View) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The leader that every node in `nodes` agrees on. */
+function agreedLeader(nodes: number[], timeoutMs: number): Promise<number> {
+  return until(`a leader agreed on by nodes ${nodes.join(', ')}`, timeoutMs, async () => {
+    const vs = await Promise.all(nodes.map(view));
+    const l = vs[0]?.metadata.leader;
+    return l !== null && l !== undefined && nodes.includes(l) && vs.every((v) => v?.metadata.leader === l) ? l : undefined;
+  });
+}
+
+function eventType(name: string): Record<string, unknown> {
+  return businessEventType(name);
+}
+
+test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot, no writes when partitioned', { timeout: 150_000 }, async (t) => {
+  try {
+    clusterCmd('up', '3');
+    const leader0 = await agreedLeader([1, 2, 3], 10_000);
+
+    await t.test('an event type created on node 1 is seen at once on node 3 (and on node 2)', async () => {
+      for (let k = 0; k < 5; k++) {
+        const name = `linear.n${k}`;
+        const created = await call(url(1), 'POST', '/event-types', eventType(name));
+        assert.equal(created.status, 201, created.text);
+        const seen = await call(url(3), 'GET', `/event-types/${name}`);
+        assert.equal(seen.status, 200, `node 3 right after the create on node 1: ${seen.text}`);
+        const listed = await call(url(2), 'GET', '/event-types');
+        assert.ok((listed.body as { name: string }[]).some((e) => e.name === name), 'node 2 lists it');
+      }
+      // A write through a follower other than the creator, based on what it reads.
+      const follower = [1, 2, 3].find((i) => i !== leader0)!;
+      const updated = await call(url(follower), 'PUT', '/event-types/linear.n0', { ...eventType('linear.n0'), owning_application: 'other-app' });
+      assert.equal(updated.status, 200, updated.text);
+      const after = await call(url(leader0), 'GET', '/event-types/linear.n0');
+      assert.equal((after.body as { owning_application: string }).owning_application, 'other-app');
+    });
+
+    await t.test('publishing and consumption answer a 503 Problem on a multi-node cluster', async () => {
+      const pub = await call(url(2), 'POST', '/event-types/linear.n1/events', [{ order_number: 'A' }]);
+      assert.equal(pub.status, 503);
+      assert.match(pub.headers.get('content-type') ?? '', /^application\/problem\+json/);
+      assert.match((pub.body as { detail: string }).detail, /partition replication/);
+      for (const path of ['/event-types/linear.n1/events', '/event-types/linear.n1/partitions', '/event-types/linear.n1/partitions/0']) {
+        assert.equal((await call(url(3), 'GET', path)).status, 503, path);
+      }
+      assert.equal((await call(url(1), 'POST', '/event-types/linear.n1/cursors-lag', [])).status, 503);
+    });
+
+    await t.test('GET /cluster: every node names the same leader and term and sees all members', async () => {
+      const vs = (await Promise.all([1, 2, 3].map(view))) as View[];
+      for (const v of vs) {
+        assert.equal(v.metadata.leader, leader0);
+        assert.equal(v.metadata.term, vs[0]!.metadata.term);
+        assert.deepEqual(v.members.map((m) => [m.id, m.suffrage]), [[1, 'voter'], [2, 'voter'], [3, 'voter']]);
+        assert.ok(v.metadata.applied_index <= v.metadata.commit_index);
+      }
+      assert.equal(vs.filter((v) => v.role === 'leader').length, 1);
+    });
+
+    const killed = leader0;
+    const survivors = [1, 2, 3].filter((i) => i !== killed);
+    await t.test('kill -9 of the leader: a new leader and successful metadata writes within a few seconds', async () => {
+      const killedView = (await view(killed))!;
+      process.kill(pidOf(killed), 'SIGKILL');
+      const started = Date.now();
+      const leader1 = await agreedLeader(survivors, 8_000);
+      assert.notEqual(leader1, killed);
+      const v = (await view(leader1))!;
+      assert.ok(v.metadata.term > killedView.metadata.term, 'a new term');
+      const created = await until('a metadata write on a survivor', 8_000, async () => {
+        const r = await call(url(survivors[0]!), 'POST', '/event-types', eventType('after.failover'));
+        return r.status === 201 ? r : undefined;
+      });
+      assert.equal(created.status, 201);
+      const tookMs = Date.now() - started;
+      t.diagnostic(`new leader ${leader1} and a committed write ${tookMs} ms after kill -9 of ${killed}`);
+      assert.ok(tookMs < 8_000, `fail-over took ${tookMs} ms`);
+    });
+
+    await t.test('the restarted node catches up through a snapshot (its log was compacted away)', async () => {
+      const before = (await view(survivors[0]!))!;
+      // Enough writes that the survivors snapshot and compact past everything the killed node holds.
+      for (let k = 0; k < 3 * snapshotEntries; k++) {
+        const r = await call(url(survivors[k % 2]!), 'POST', '/event-types', eventType(`while.down.n${k}`));
+        assert.equal(r.status, 201, r.text);
+      }
+      const compacted = await until('a compaction on the leader', 5_000, async () => {
+        const v = await view(survivors[0]!);
+        return v !== undefined && v.metadata.snapshot_index > before.metadata.commit_index ? v : undefined;
+      });
+      assert.ok(compacted.metadata.snapshot_index > 0);
+      const out = clusterCmd('up', '3');
+      assert.match(out, new RegExp(`node ${killed}: started`));
+      for (const i of survivors) assert.match(out, new RegExp(`node ${i}: already running`));
+      const leader = await agreedLeader([1, 2, 3], 10_000);
+      const target = (await view(leader))!.metadata.commit_index;
+      await until(`node ${killed} to apply up to ${target}`, 10_000, async () => {
+        const v = await view(killed);
+        return v !== undefined && v.metadata.applied_index >= target ? v : undefined;
+      });
+      assert.match(nodeLog(killed), /installed a metadata snapshot from the leader/);
+      const list = await call(url(killed), 'GET', '/event-types');
+      const names = (list.body as { name: string }[]).map((e) => e.name);
+      for (let k = 0; k < 3 * snapshotEntries; k++) assert.ok(names.includes(`while.down.n${k}`), `while.down.${k} on the restarted node`);
+      assert.ok(names.includes('after.failover') && names.includes('linear.n4'));
+    });
+
+    await t.test('a node partitioned away cannot accept metadata writes; the majority can; it catches up when healed', async (st) => {
+      const reason = partitionUnsupported();
+      if (reason !== undefined) {
+        st.skip(`cannot partition here: ${reason}`);
+        return;
+      }
+      const leader = await agreedLeader([1, 2, 3], 10_000);
+      // Cut off the leader: the harder case (it must stop acknowledging, and the others must move on).
+      const cut = leader;
+      const majority = [1, 2, 3].filter((i) => i !== cut);
+      const partition = isolate(cut);
+      try {
+        const onCut = await call(url(cut), 'POST', '/event-types', eventType('partitioned.write'));
+        assert.equal(onCut.status, 503, `a write on the isolated node must fail: ${onCut.text}`);
+        assert.match(onCut.headers.get('content-type') ?? '', /^application\/problem\+json/);
+        const readOnCut = await call(url(cut), 'GET', '/event-types/linear.n0');
+        assert.equal(readOnCut.status, 503, 'a linearizable read cannot be confirmed either');
+        const newLeader = await agreedLeader(majority, 10_000);
+        assert.ok(majority.includes(newLeader));
+        const onMajority = await until('a write on the majority side', 8_000, async () => {
+          const r = await call(url(majority[0]!), 'POST', '/event-types', eventType('majority.write'));
+          return r.status === 201 ? r : undefined;
+        });
+        assert.equal(onMajority.status, 201);
+        const again = await call(url(cut), 'POST', '/event-types', eventType('partitioned.write.2'));
+        assert.equal(again.status, 503, again.text);
+      } finally {
+        partition.heal();
+      }
+      const leaderAfter = await agreedLeader([1, 2, 3], 15_000);
+      assert.ok(majority.includes(leaderAfter), 'the isolated node (pre-vote) did not disrupt the new leader');
+      const seen = await until('the healed node to see the majority write', 10_000, async () => {
+        const r = await call(url(cut), 'GET', '/event-types/majority.write');
+        return r.status === 200 ? r : undefined;
+      });
+      assert.equal(seen.status, 200);
+      const list = await call(url(leaderAfter), 'GET', '/event-types');
+      const names = (list.body as { name: string }[]).map((e) => e.name);
+      assert.ok(!names.includes('partitioned.write.2'), 'a write refused on the isolated node never appears');
+    });
+  } finally {
+    try {
+      clusterCmd('down');
+    } catch (err) {
+      // Kill whatever is left so no process outlives the test.
+      for (const i of [1, 2, 3]) {
+        try {
+          process.kill(pidOf(i), 'SIGKILL');
+        } catch {
+          // not running
+        }
+      }
+      t.diagnostic(`cluster/down failed: ${(err as Error).message}`);
+    }
+    rmSync(clusterDir, { recursive: true, force: true });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Network partitions with iptables
+
+function cgroup2Root(): string | undefined {
+  if (existsSync('/sys/fs/cgroup/cgroup.controllers')) return '/sys/fs/cgroup';
+  if (existsSync('/sys/fs/cgroup/unified/cgroup.procs')) return '/sys/fs/cgroup/unified';
+  return undefined;
+}
+
+function partitionUnsupported(): string | undefined {
+  if (process.getuid?.() !== 0) return 'not root';
+  try {
+    execFileSync('iptables', ['-w', '-L', 'OUTPUT', '-n'], { stdio: 'ignore' });
+  } catch {
+    return 'iptables is missing or not permitted (apt-get install iptables)';
+  }
+  return undefined;
+}
+
+/**
+ * Drops all Raft traffic of node i: packets to its Raft port, and (through a cgroup of its own, so
+ * its outgoing connections are matched too) every TCP packet it sends except its HTTP replies. Without
+ * cgroup v2 only the Raft port is matched: the node then still reaches out, but hears nothing back.
+ */
+function isolate(i: number): { heal(): void } {
+  const tag = `brook-test-${process.pid}-node${i}`;
+  const rules: string[][] = [];
+  const root = cgroup2Root();
+  let cgroupDir: string | undefined;
+  if (root !== undefined) {
+    try {
+      const dir = join(root, tag);
+      mkdirSync(dir);
+      cgroupDir = dir;
+      writeFileSync(join(dir, 'cgroup.procs'), String(pidOf(i)));
+      rules.push(['OUTPUT', '-m', 'cgroup', '--path', tag, '-p', 'tcp', '!', '--sport', String(base + i - 1)]);
+    } catch {
+      // No cgroup for us: port rules only.
+    }
+  }
+  rules.push(['INPUT', '-p', 'tcp', '--dport', String(raftPort(i))]);
+  rules.push(['OUTPUT', '-p', 'tcp', '--sport', String(raftPort(i))]);
+  const added: string[][] = [];
+  const heal = () => {
+    for (const r of added.splice(0).reverse()) {
+      spawnSync('iptables', ['-w', '-D', r[0]!, ...r.slice(1), '-m', 'comment', '--comment', tag, '-j', 'DROP'], { stdio: 'ignore' });
+    }
+    if (cgroupDir !== undefined) {
+      // Move the node back to the root cgroup (if it still runs) so the directory can go.
+      try {
+        writeFileSync(join(root!, 'cgroup.procs'), String(pidOf(i)));
+      } catch {
+        // it exited
+      }
+      try {
+        rmdirSync(cgroupDir);
+      } catch {
+        // removed with the process
+      }
+    }
+  };
+  try {
+    for (const r of rules) {
+      execFileSync('iptables', ['-w', '-I', r[0]!, ...r.slice(1), '-m', 'comment', '--comment', tag, '-j', 'DROP']);
+      added.push(r);
+    }
+  } catch (err) {
+    heal();
+    throw err;
+  }
+  return { heal };
+}
