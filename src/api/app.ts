@@ -9,7 +9,7 @@ import { problems } from '../core/problem.js';
 import type { AppDeps } from './deps.js';
 import { installClusterHooks } from './cluster-hooks.js';
 import { flowIdFrom } from './flow-id.js';
-import { errorHandler, sendProblem } from './problem-reply.js';
+import { clientErrorHandler, errorHandler, sendProblem, toProblem } from './problem-reply.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { eventTypeRoutes } from './routes/event-types.js';
 import { eventRoutes } from './routes/events.js';
@@ -32,6 +32,13 @@ export function buildApp(deps: AppDeps): BrookApp {
     return503OnClosing: true,
     // Node's own header limit (16 KiB) answers 431; keep fastify from buffering huge URLs otherwise.
     maxParamLength: 1024,
+    // Errors fastify raises before routing (an invalid percent-encoding, an over-long path parameter)
+    // and those of Node's HTTP parser answer Problems like every other error.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('X-Flow-Id', request.id);
+      sendProblem(reply, toProblem(err).problem);
+    },
+    clientErrorHandler,
   });
 
   app.removeAllContentTypeParsers();

@@ -3,6 +3,7 @@
  * (body too large, bad media type, ...) are mapped to Problems, anything else is a logged 500 whose
  * detail names the flow id, never a stack trace.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isProblem, Problem, problems, type ProblemBody } from '../core/problem.js';
 
@@ -24,6 +25,10 @@ export function toProblem(err: unknown): { problem: Problem; unexpected: boolean
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { problem: problems.malformedJson(fe.message), unexpected: false };
+    case 'FST_ERR_BAD_URL':
+      return { problem: problems.badRequest('The URL is not validly percent-encoded'), unexpected: false };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { problem: problems.uriTooLong('A path parameter of the URL is too long'), unexpected: false };
   }
   const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {
@@ -42,6 +47,29 @@ export function errorHandler(this: unknown, err: FastifyError, request: FastifyR
   }
   if (problem.status >= 500) request.log.warn({ problem: problem.toJSON() }, 'request failed');
   sendProblem(reply, problem);
+}
+
+/**
+ * Requests that never became requests (Node's HTTP parser refused them: broken request line or
+ * headers, headers too large, timeouts) get a Problem too, written straight to the socket as fastify's
+ * default handler does, and the connection is closed: after a parse error the stream is unusable.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const problem =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? problems.requestTimeout('The request was not received in time')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? problems.headersTooLarge('The request headers are too large')
+        : problems.badRequest('The request is not valid HTTP/1.1');
+  const body = JSON.stringify(problem.toJSON());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: ${problemContentType}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 export function problemBody(p: Problem): ProblemBody {

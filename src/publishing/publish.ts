@@ -16,7 +16,7 @@ import type { BatchItemResponse, PublishingStep } from './batch-item.js';
 import { topLevelElementSizes } from './body-scan.js';
 import { enrichMetadata, EnrichmentError } from './enrich.js';
 import { makePartitioner, PartitioningError } from './partitioner.js';
-import type { EventTypeLookup, PartitionWriter, ValidatorSource } from './ports.js';
+import type { EventTypeLookup, PartitionAppend, PartitionWriter, ValidatorSource } from './ports.js';
 
 export type PublishOutcome =
   | { status: 200; eventCount: number }
@@ -36,6 +36,13 @@ const previousStep: Record<Phase, PublishingStep> = {
   enriching: 'validating',
   partitioning: 'enriching',
 };
+
+/**
+ * JSON.parse is iterative and accepts any depth, but the schema validator and JSON.stringify recurse:
+ * an event nested deeper than the stack allows makes them throw RangeError. Such an event is refused
+ * as invalid (422 for the batch) instead of failing the request with a 500.
+ */
+const tooDeeplyNested = 'The event is nested too deeply to be processed';
 
 function eidOf(event: unknown): string | undefined {
   if (event === null || typeof event !== 'object') return undefined;
@@ -100,7 +107,13 @@ export class Publisher {
       if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
         return rejectBatch(events, i, 'validating', 'An event must be a JSON object');
       }
-      const error = validate(ev);
+      let error: string | null;
+      try {
+        error = validate(ev);
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err;
+        error = tooDeeplyNested;
+      }
       if (error !== null) return rejectBatch(events, i, 'validating', error);
     }
 
@@ -143,11 +156,23 @@ export class Publisher {
 
     // Phase 4: publishing, one atomic append per partition.
     const order = [...groups.entries()];
-    const appends = order.map(([p, idx]) => ({
-      topic: rec.storage.topic,
-      partition: Number(p),
-      events: idx.map((i) => Buffer.from(JSON.stringify(events[i]))),
-    }));
+    const appends: PartitionAppend[] = [];
+    for (const [p, idx] of order) {
+      const serialized: Buffer[] = [];
+      for (const i of idx) {
+        let text: string;
+        try {
+          text = JSON.stringify(events[i]);
+        } catch (err) {
+          // Nesting deeper than the stack: the event passed the schema (undeclared parts are not
+          // descended into) but cannot be stored, so it is an invalid event and the batch is refused.
+          if (!(err instanceof RangeError)) throw err;
+          return rejectBatch(events, i, 'validating', tooDeeplyNested);
+        }
+        serialized.push(Buffer.from(text));
+      }
+      appends.push({ topic: rec.storage.topic, partition: Number(p), events: serialized });
+    }
     const results = await this.#deps.writer.append(appends);
     if (results.every((r) => r.ok)) return { status: 200, eventCount: events.length };
 
