@@ -163,6 +163,12 @@ describe('POST /event-types and GET', () => {
     assertProblem(await create(undefinedEventType('et.dup')), 409);
   });
 
+  test('concurrent creations of one name: exactly one 201, the others 409', async () => {
+    const answers = await Promise.all(Array.from({ length: 10 }, () => create(businessEventType('et.race'))));
+    const statuses = answers.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [201, ...Array<number>(9).fill(409)]);
+  });
+
   test('unknown fields are ignored and not stored', async () => {
     await createOk(businessEventType('et.unknown.field', { color: 'blue' }));
     assert.ok(!('color' in (await get('et.unknown.field'))));
@@ -191,6 +197,19 @@ describe('schema field on create', () => {
     for (const bad of [{ type: 5 }, { type: 'objekt' }, { properties: 3 }, { required: 'a' }, { minLength: -1 }]) {
       assertProblem(await create(undefinedEventType('et.schema.draft4', { schema: jsonSchema(bad) })), 422, 'schema.schema');
     }
+  });
+
+  test('schemas of another draft, unresolvable references or invalid patterns get 422', async () => {
+    const cases: Obj[] = [
+      { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' },
+      { type: 'object', properties: { a: { $ref: 'http://example.com/remote.json' } } },
+      { type: 'object', properties: { a: { $ref: '#/definitions/missing' } } },
+      { type: 'object', properties: { a: { type: 'string', pattern: '(' } } },
+    ];
+    for (const schema of cases) {
+      assertProblem(await create(businessEventType('et.schema.invalid', { schema: jsonSchema(schema) })), 422, 'schema.schema');
+    }
+    await createOk(businessEventType('et.schema.draft4', { schema: jsonSchema({ $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' }) }));
   });
 
   test('schema.version and schema.created_at sent on create are ignored: the registry sets 1.0.0', async () => {
@@ -562,6 +581,12 @@ describe('DELETE /event-types/{name}', () => {
     const names = ((await call(base, 'GET', '/event-types')).body as Obj[]).map((e) => e['name']);
     assert.ok(!names.includes('et.delete.me'));
     assertProblem(await call(base, 'DELETE', '/event-types/et.delete.me'), 404);
+  });
+
+  test('concurrent deletions of one name: exactly one 200, the others 404', async () => {
+    await createOk(businessEventType('et.delete.race'));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => call(base, 'DELETE', '/event-types/et.delete.race')));
+    assert.deepEqual(answers.map((r) => r.status).sort(), [200, 404, 404, 404, 404]);
   });
 
   test('the stored registry survives a restart', async () => {

@@ -378,6 +378,29 @@ describe('hash partitioning', () => {
     assert.equal(stored.length, keys.length * 2 + 2);
   });
 
+  test('a missing key field fails the batch at step partitioning (category undefined, where no schema check runs first)', async () => {
+    await createEventType({
+      name: 'pub.hash.undef',
+      owning_application: 'test-app',
+      category: 'undefined',
+      partition_strategy: 'hash',
+      partition_key_fields: ['k'],
+      default_statistic: statistic(count),
+      schema: jsonSchema({ type: 'object', properties: { k: { type: 'string' } }, required: ['k'] }),
+    });
+    const items = assertItems(await publish('pub.hash.undef', [{ k: 'a' }, { j: 'b' }, { k: 'c' }]), [
+      { publishing_status: 'aborted', step: 'partitioning' },
+      { publishing_status: 'failed', step: 'partitioning' },
+      { publishing_status: 'aborted', step: 'enriching' },
+    ]);
+    assert.match(items[1]!.detail!, /"k"/);
+    assert.equal(storedCount(await partitions('pub.hash.undef')), 0);
+    await publishOk('pub.hash.undef', [{ k: 'a' }, { k: 'a', other: 1 }]);
+    const stored = await readAll('pub.hash.undef');
+    assert.deepEqual(stored.map((s) => s.partition), [String(Math.abs(javaHash('a')) % count), String(Math.abs(javaHash('a')) % count)]);
+    assert.ok(!('metadata' in stored[0]!.event), 'category undefined is not enriched');
+  });
+
   test('data category hashes a key inside data', async () => {
     await createEventType({
       name: 'pub.hash.data',
