@@ -83,8 +83,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
       const liveNow = new Set([...sm.eventTypes()].map((r) => r.storage.topic));
+      const handedOutNow = sm.snapshot().nextTopic;
       for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
-      for (const topic of store.topics()) if (!liveNow.has(topic)) dropLogsOf(topic);
+      for (const topic of store.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
   });
@@ -102,9 +103,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   }
   metadata.start(transport);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
+  // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
+  // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
   const live = new Set([...metadata.state.eventTypes()].map((r) => r.storage.topic));
+  const handedOut = metadata.state.snapshot().nextTopic;
   for (const topic of store.topics()) {
-    if (!live.has(topic)) {
+    if (!live.has(topic) && topic < handedOut) {
       logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
       await store.dropTopic(topic);
     }

@@ -216,13 +216,31 @@ export class RaftMetadataGroup implements MetadataProposer {
     const snap = storage.snapshot();
     const sm = snap.metadata.index > 0 ? decodeImage(snap.data) : new MetadataStateMachine();
     let conf = snap.metadata.confState;
-    const commit = storage.hardState().commit;
-    const applied = Math.max(commit, snap.metadata.index);
-    for (const e of storage.entries(snap.metadata.index + 1, applied + 1, Number.MAX_SAFE_INTEGER)) {
+    const hs = storage.hardState();
+    let commit = Math.max(hs.commit, snap.metadata.index);
+    const tail = storage.entries(snap.metadata.index + 1, storage.lastIndex() + 1, Number.MAX_SAFE_INTEGER);
+    const confAt = (index: Index): ConfState => {
+      let c = snap.metadata.confState;
+      for (const e of tail) if (e.index <= index && e.type === 'confChange') c = applyConfChangeToState(c, decodeConfChange(e.data));
+      return c;
+    };
+    const last = storage.lastIndex();
+    const alone = (c: ConfState) => c.voters.length === 1 && c.voters[0] === o.self && c.learners.length === 0;
+    if (commit < last && alone(confAt(commit)) && alone(confAt(last))) {
+      // The only voter: every entry in its durable log was written by itself as leader and is
+      // committed (a majority of one). The stored commit index may lag (it is written without an
+      // fsync); taking the whole log now restores at open everything a client was told is done.
+      commit = last;
+      await store.persist({ snapshot: undefined, entries: [], hardState: { ...hs, commit }, mustSync: false });
+    }
+    const applied = commit;
+    for (const e of tail.filter((x) => x.index <= applied)) {
       if (e.type === 'confChange') conf = applyConfChangeToState(conf, decodeConfChange(e.data));
       else if (e.data.byteLength > 0) {
         const cmd = decodeCommand(e.data);
-        o.onApplied?.(cmd, sm.apply(sm.appliedIndex + 1, cmd));
+        // Not inside `onApplied?.(...)`: an optional call skips evaluating its arguments.
+        const result = sm.apply(sm.appliedIndex + 1, cmd);
+        o.onApplied?.(cmd, result);
       }
     }
     log.info({ raftId: o.self, snapshotIndex: snap.metadata.index, applied, lastIndex: storage.lastIndex(), term: storage.hardState().term, voters: conf.voters, learners: conf.learners }, 'metadata raft group restored');
@@ -329,9 +347,9 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#o.logger.warn({ flowId: p.flowId, from: p.from, refused }, 'refused a malformed forwarded proposal');
       return { status: 'unavailable', detail: `refused: ${refused}` };
     }
-    this.#o.logger.debug({ flowId: p.flowId, from: p.from }, 'proposal forwarded by a follower');
     try {
       const { result, index } = await this.#proposeLocal(p.command, this.#now() + p.deadlineMs);
+      this.#o.logger.info({ flowId: p.flowId, from: p.from, index, ok: result.ok }, 'metadata write forwarded by a follower applied');
       return { status: 'applied', index, result: encodeResult(result) };
     } catch (err) {
       if (err instanceof NotLeader) return { status: 'notLeader', leaderHint: this.#lead };

@@ -30,3 +30,21 @@ test('bad values stop the start with a message naming the setting', () => {
   assert.throws(() => loadConfig({ BROOK_LOG_LEVEL: 'loud' }, []), /logLevel/);
   assert.throws(() => loadConfig({ BROOK_PARTITIONS_DEFAULT: '5', BROOK_PARTITIONS_MAX: '2' }, []), /partitionsDefault/);
 });
+
+test('peers: "<id>=<host>:<raftPort>/<httpPort>" lists, validated; empty is a cluster of one', async () => {
+  const { parsePeers } = await import('./config.js');
+  assert.deepEqual(parsePeers(''), []);
+  assert.deepEqual(parsePeers('1=127.0.0.1:9081/8081, 2=node-2.local:9082,3=[::1]:9083/8083'), [
+    { id: 1, host: '127.0.0.1', raftPort: 9081, httpPort: 8081 },
+    { id: 2, host: 'node-2.local', raftPort: 9082, httpPort: undefined },
+    { id: 3, host: '[::1]', raftPort: 9083, httpPort: 8083 },
+  ]);
+  const c = loadConfig({ BROOK_NODE_ID: '2', BROOK_PEERS: '1=127.0.0.1:9081/8081,2=127.0.0.1:9082/8082' }, ['--raft-port', '9082']);
+  assert.equal(c.nodeId, 2);
+  assert.equal(c.raftPort, 9082);
+  for (const bad of ['1=127.0.0.1', '0=h:1', 'x=h:1', '1=h:1,1=h:2', '1=h:1,2=h:1', '1=h:70000', '1=h:1/0', '1 = h:1']) {
+    assert.throws(() => loadConfig({ BROOK_PEERS: bad }, []), (e: Error) => e instanceof ConfigError && /peers/.test(e.message), bad);
+  }
+  assert.throws(() => loadConfig({ BROOK_RAFT_HEARTBEAT_TICKS: '10', BROOK_RAFT_ELECTION_TICKS: '10' }, []), /raftHeartbeatTicks/);
+  assert.throws(() => loadConfig({ BROOK_NODE_ID: 'node-1' }, []), /BROOK_NODE_ID/);
+});

@@ -1,0 +1,170 @@
+// Goal: the metadata group host on its own, without processes or sockets: a single node is a group of
+// one that answers writes and reads and survives restarts (including after compaction and a crash that
+// loses unsynced writes), single-node metadata from before Raft is carried over, and three in-process
+// members forward writes to the leader and serve linearizable reads.
+// Method: RaftMetadataGroup over MemoryKv; three members joined by an in-memory transport that
+// delivers asynchronously and can cut a member off; fast ticks (5 ms) so elections take tens of ms.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { MemoryKv } from '../log/index.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import type { EventType } from '../metadata/types.js';
+import type { Message, NodeId } from '../raft/index.js';
+import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
+import { LocalMetadataLog } from './metadata-log.js';
+import { RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
+import { systemClock, systemRandom } from './system.js';
+
+const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
+
+function create(name: string): MetadataCommand {
+  const et = {
+    name,
+    owning_application: 'app',
+    category: 'undefined',
+    enrichment_strategies: [],
+    partition_strategy: 'random',
+    compatibility_mode: 'forward',
+    schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: '2026-01-01T00:00:00Z' },
+    created_at: '2026-01-01T00:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+  } as unknown as EventType;
+  return { op: 'event_type.create', eventType: et, partitionCount: 1 };
+}
+
+function open(kv: MemoryKv, self: NodeId, founders: NodeId[], over: { snapshotEntries?: number; timeoutMs?: number } = {}): Promise<RaftMetadataGroup> {
+  return RaftMetadataGroup.open({
+    self,
+    incarnation: `inc-${self}-${Math.random()}`,
+    kv,
+    founders,
+    directory: founders.map((id) => ({ id })),
+    tickMs: 5,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    snapshotEntries: over.snapshotEntries ?? 1000,
+    proposalTimeoutMs: over.timeoutMs ?? 2000,
+    clock: systemClock,
+    random: systemRandom,
+    logger,
+  });
+}
+
+async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+test('a single node is a group of one: writes apply, reads need no round, state survives restarts', async () => {
+  const kv = new MemoryKv();
+  let g = await open(kv, 1, [1]);
+  g.start(undefined);
+  const results = await Promise.all([create('a.one'), create('a.two'), create('a.one')].map((c) => g.propose(c)));
+  assert.deepEqual(results.map((r) => r.ok), [true, true, false]);
+  assert.equal(g.readBarrier(), undefined, 'the leader of a group of one reads locally');
+  assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['a.one', 'a.two']);
+  await g.close();
+
+  g = await open(kv, 1, [1]);
+  assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['a.one', 'a.two'], 'restored before it starts');
+  g.start(undefined);
+  assert.equal((await g.propose(create('a.three'))).ok, true);
+  const v = g.view();
+  assert.equal(v.metadata.leader, 1);
+  assert.equal(v.role, 'leader');
+  assert.ok(v.metadata.term >= 3, 'each start campaigns in a new term');
+  await g.close();
+});
+
+test('compaction: snapshots bound the log, and a restart after a crash (unsynced writes lost) restores everything acknowledged', async () => {
+  const kv = new MemoryKv();
+  const g = await open(kv, 1, [1], { snapshotEntries: 8 });
+  g.start(undefined);
+  for (let k = 0; k < 40; k++) assert.equal((await g.propose(create(`c.n${k}`))).ok, true);
+  await until('a snapshot', 1000, () => g.view().metadata.snapshot_index > 0);
+  await g.close();
+  const crashed = kv.crash();
+  const again = await open(crashed, 1, [1], { snapshotEntries: 8 });
+  const names = [...again.state.eventTypes()].map((r) => r.eventType.name);
+  for (let k = 0; k < 40; k++) assert.ok(names.includes(`c.n${k}`), `c.n${k} survived`);
+  again.start(undefined);
+  assert.equal((await again.propose(create('c.after'))).ok, true);
+  await again.close();
+});
+
+test('single-node metadata from before Raft becomes the group\'s first snapshot', async () => {
+  const kv = new MemoryKv();
+  const legacy = await LocalMetadataLog.open(kv);
+  await legacy.propose(create('old.one'));
+  await legacy.propose(create('old.two'));
+  const g = await open(kv, 1, [1]);
+  assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['old.one', 'old.two']);
+  g.start(undefined);
+  assert.equal((await g.propose(create('old.one'))).ok, false, 'still there: exists');
+  assert.equal((await g.propose(create('new.one'))).ok, true);
+  await g.close();
+  const again = await open(kv, 1, [1]);
+  assert.deepEqual([...again.state.eventTypes()].map((r) => r.eventType.name), ['old.one', 'old.two', 'new.one']);
+  assert.equal((await LocalMetadataLog.open(kv)).state.appliedIndex, 0, 'the old keys are gone');
+});
+
+/** Three members wired by an in-memory transport; `cut` isolates a member both ways. */
+class Net {
+  readonly handlers = new Map<NodeId, TransportHandler>();
+  readonly cut = new Set<NodeId>();
+  transportFor(self: NodeId): MetadataTransport {
+    return {
+      send: (msgs: readonly Message[]) => {
+        for (const m of msgs) {
+          if (this.cut.has(self) || this.cut.has(m.to)) continue;
+          setImmediate(() => this.handlers.get(m.to)?.receive(m));
+        }
+      },
+      forward: async (to, req): Promise<ForwardAnswer> => {
+        if (this.cut.has(self) || this.cut.has(to)) {
+          await new Promise((r) => setTimeout(r, req.deadlineMs));
+          return { status: 'unavailable', detail: 'cut' };
+        }
+        return this.handlers.get(to)!.propose({ from: self, command: req.command, flowId: req.flowId, deadlineMs: req.deadlineMs });
+      },
+      reachable: (id) => !this.cut.has(self) && !this.cut.has(id),
+    };
+  }
+}
+
+test('three members: writes through followers are forwarded, reads are linearizable, a cut-off member refuses', async () => {
+  const net = new Net();
+  const ids = [1, 2, 3];
+  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs: 500 })));
+  groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
+  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  try {
+    await until('a leader', 3000, () => groups.some((g) => g.isLeader()));
+    const leader = groups.find((g) => g.isLeader())!;
+    const followers = groups.filter((g) => g !== leader);
+    await until('followers know the leader', 3000, () => followers.every((f) => f.view().metadata.leader === leader.self));
+    // Written through one follower, read through the other right after: linearizable.
+    assert.equal((await followers[0]!.propose(create('f.one'))).ok, true);
+    assert.ok(followers[0]!.state.eventType('f.one'), 'the proposing follower has applied its own write');
+    await followers[1]!.readBarrier();
+    assert.ok(followers[1]!.state.eventType('f.one'), 'the other follower after a read barrier');
+    assert.equal((await followers[1]!.propose(create('f.one'))).ok, false, 'the leader answers exists through the follower');
+
+    // Cut off the leader: it cannot commit nor confirm reads; the others elect and go on.
+    net.cut.add(leader.self);
+    await assert.rejects(leader.propose(create('cut.write')), (e: Error & { status?: number }) => e.status === 503);
+    await assert.rejects(leader.readBarrier()!, (e: Error & { status?: number }) => e.status === 503);
+    await until('a new leader', 3000, () => followers.some((g) => g.isLeader()));
+    assert.equal((await followers[0]!.propose(create('majority.write'))).ok, true);
+    net.cut.delete(leader.self);
+    await until('the old leader to catch up', 3000, () => leader.state.eventType('majority.write') !== undefined);
+    assert.equal(leader.state.eventType('cut.write'), undefined, 'the refused write never applied');
+    for (const g of groups) assert.equal(g.state.eventType('cut.write'), undefined);
+  } finally {
+    await Promise.all(groups.map((g) => g.close()));
+  }
+});
