@@ -51,8 +51,8 @@ import {
   writeU64,
 } from './keys.js';
 import { type OrderedKv } from './kv.js';
-import { BatchFormatError, decodeRecordBatch, encodeRecordBatch, headerBytes, readBatchHeader } from './record-batch.js';
-import { type CachedBatch, TailCache, findInRun } from './tail-cache.js';
+import { BatchFormatError, decodeRecordBatch, encodeRecordBatch, eventStarts, readBatchHeader } from './record-batch.js';
+import { type CachedBatch, TailCache, cachedEvent, findInRun } from './tail-cache.js';
 
 export interface StoredEvent {
   offset: Offset;
@@ -435,7 +435,7 @@ export class PartitionStore {
       assert(s.newest + 1 === p.first, `commit for ${s.topic}/${s.partition} starts at ${p.first}, newest is ${s.newest}`);
       s.newest = p.first + p.count - 1;
       s.avgBatchBytes = Math.round(s.avgBatchBytes * 0.8 + p.value.length * 0.2);
-      this.cache.add(s.run, p.first, eventViews(p.value, p.count), p.value.length);
+      this.cache.add(s.run, p.first, p.value, eventStarts(p.value, p.count), p.value.length);
     }
     for (const g of groups.values()) {
       for (const e of g.entries) {
@@ -494,7 +494,7 @@ export class PartitionStore {
         this.stats.cacheReads++;
         for (let j = i; j < s.run.length && !full(); j++) {
           const b = s.run[j]!;
-          for (let o = Math.max(next, b.first); o <= b.last && !full(); o++) take(o, b.events[o - b.first]!);
+          for (let o = Math.max(next, b.first); o <= b.last && !full(); o++) take(o, cachedEvent(b, o));
         }
         break;
       }
@@ -672,16 +672,6 @@ function checkItem(it: AppendItem): Error | null {
 }
 
 /** Views of the events inside a record batch we just encoded (no checksum needed: we made it). */
-function eventViews(value: Buffer, count: number): Buffer[] {
-  const out: Buffer[] = new Array(count);
-  let at = headerBytes + 4 * count;
-  for (let i = 0; i < count; i++) {
-    const len = value.readUInt32BE(headerBytes + 4 * i);
-    out[i] = value.subarray(at, at + len);
-    at += len;
-  }
-  return out;
-}
 
 /** Per-partition metadata value: [version u8][CRC32C u32 of the rest][u64]. */
 function encodeMeta(n: number): Buffer {

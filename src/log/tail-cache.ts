@@ -11,14 +11,24 @@
  */
 import { assert } from '../core/assert.js';
 
+/**
+ * A cached record batch: the encoded value as written (never mutated) and where each event starts in
+ * it. Event views are made on demand by readers and die young.
+ */
 export interface CachedBatch {
   readonly first: number;
   readonly last: number;
-  /** Views into the record batch value (which is never mutated). */
-  readonly events: readonly Buffer[];
+  readonly value: Buffer;
+  readonly starts: Uint32Array;
   readonly bytes: number;
   readonly run: CachedBatch[];
   dead: boolean;
+}
+
+/** The bytes of the event at `offset` (which the batch must hold), as a view into the batch value. */
+export function cachedEvent(b: CachedBatch, offset: number): Buffer {
+  const i = offset - b.first;
+  return b.value.subarray(b.starts[i]!, b.starts[i + 1]!);
 }
 
 export class TailCache {
@@ -35,10 +45,10 @@ export class TailCache {
   }
 
   /** Adds a batch at the end of `run` (which must end right before it) and evicts to the budget. */
-  add(run: CachedBatch[], first: number, events: readonly Buffer[], bytes: number): void {
+  add(run: CachedBatch[], first: number, value: Buffer, starts: Uint32Array, bytes: number): void {
     const prev = run[run.length - 1];
     if (prev !== undefined) assert(prev.last + 1 === first, `tail cache run gap: ${prev.last} then ${first}`);
-    const b: CachedBatch = { first, last: first + events.length - 1, events, bytes, run, dead: false };
+    const b: CachedBatch = { first, last: first + starts.length - 2, value, starts, bytes, run, dead: false };
     run.push(b);
     this.fifo.push(b);
     this.totalBytes += bytes;
