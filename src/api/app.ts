@@ -6,6 +6,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { otherBodyBytesMax } from '../core/limits.js';
 import { problems } from '../core/problem.js';
+import { BrookLogController } from './access-log.js';
 import type { AppDeps } from './deps.js';
 import { installClusterHooks } from './cluster-hooks.js';
 import { flowIdFrom } from './flow-id.js';
@@ -26,12 +27,11 @@ export function buildApp(deps: AppDeps): BrookApp {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: (req) => flowIdFrom(req.headers['x-flow-id']),
-    requestIdLogLabel: 'flowId',
+    logController: new BrookLogController(),
     bodyLimit: otherBodyBytesMax,
-    disableRequestLogging: false,
     return503OnClosing: true,
     // Node's own header limit (16 KiB) answers 431; keep fastify from buffering huge URLs otherwise.
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     // Errors fastify raises before routing (an invalid percent-encoding, an over-long path parameter)
     // and those of Node's HTTP parser answer Problems like every other error.
     frameworkErrors: (err, request, reply) => {
