@@ -551,6 +551,19 @@ describe('validation per category and compatibility mode', () => {
     assert.equal((await readAll('pub.mode.compatible')).length, 1);
   });
 
+  test('a number beyond the double range fails a declared number or integer field instead of being stored as null', async () => {
+    const name = 'pub.infinity';
+    const schema = { type: 'object', properties: { order_number: { type: 'string' }, amount: { type: 'number' }, count: { type: 'integer' } }, required: ['order_number'] };
+    await createEventType(businessEventType(name, { schema: jsonSchema(schema) }));
+    const md = JSON.stringify({ eid: eid(), occurred_at: '2026-11-22T10:00:00Z' });
+    for (const field of ['"amount":1e400', '"amount":-1e400', '"count":1e400']) {
+      const items = assertItems(await publish(name, `[{"order_number":"x",${field},"metadata":${md}}]`), [{ publishing_status: 'failed', step: 'validating' }]);
+      assert.match(items[0]!.detail!, /amount|count/);
+    }
+    await publishOk(name, `[{"order_number":"x","amount":1e300,"metadata":${md}}]`);
+    assert.deepEqual((await readAll(name)).map((s) => s.event['amount']), [1e300]);
+  });
+
   test('forward mode accepts undeclared properties and stores them', async () => {
     await createEventType(businessEventType('pub.mode.forward', { compatibility_mode: 'forward' }));
     await publishOk('pub.mode.forward', [businessEvent('f', { extra: { nested: true } })]);

@@ -9,6 +9,9 @@
  *   types) with the same id can both be compiled.
  * - allErrors: false: validation stops at the first error; only the first one is reported anyway.
  * - logger: false: pure code does not write to the console (unknown formats are ignored, not logged).
+ * - strictNumbers: true: a number beyond the double range (1e400) parses to Infinity, which ajv would
+ *   accept as "number" and JSON.stringify would then store as null, so the stored event would violate
+ *   its own schema. Non-finite numbers fail "number" and "integer" instead.
  */
 import Ajv04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
@@ -27,7 +30,7 @@ export type Ajv = InstanceType<AjvClass>;
 export type CompiledValidator = ReturnType<Ajv['compile']>;
 
 export function createAjv(): Ajv {
-  const ajv = new Ajv04({ strict: false, addUsedSchema: false, allErrors: false, logger: false });
+  const ajv = new Ajv04({ strict: false, strictNumbers: true, addUsedSchema: false, allErrors: false, logger: false });
   addFormats(ajv);
   return ajv;
 }
