@@ -292,7 +292,6 @@ describe('re-creating a deleted event type', () => {
 
 describe('no request crashes the broker or stores half a batch', () => {
   const name = 'err.barrage';
-  const okBatches: number[] = [];
   before(async () => {
     await createEventType(
       businessEventType(name, { partition_strategy: 'hash', partition_key_fields: ['order_number'], default_statistic: statistic(3) }),
@@ -411,12 +410,11 @@ describe('no request crashes the broker or stores half a batch', () => {
       assert.equal(items[1]!['publishing_status'], 'failed');
       assert.equal(items[0]!['publishing_status'], 'aborted');
     }
-    // Infinity as a number in an event, sent as raw text.
+    // A declared number beyond the double range (parsed as Infinity), sent as raw text.
     const rawInf = `[{"order_number":"x","amount":1e400,"metadata":${JSON.stringify(md({}))}}]`;
     const inf = await call(base, 'POST', `/event-types/${name}/events`, rawInf);
-    assert.ok(inf.status === 200 || inf.status === 422 || inf.status === 400, `${inf.status} ${inf.text}`);
-    if (inf.status === 200) okBatches.push(1);
-    else assert.deepEqual(await partitions(name), before);
+    assert.equal(inf.status, 422, inf.text);
+    assert.deepEqual(await partitions(name), before);
   });
 
   test('the broker still answers normally afterwards and holds exactly the acknowledged events', async () => {
@@ -425,8 +423,8 @@ describe('no request crashes the broker or stores half a batch', () => {
     assert.ok(Array.isArray(r.body));
     const batch = Array.from({ length: 5 }, (_, k) => businessEvent(`after-${k}`));
     assert.equal((await call(base, 'POST', `/event-types/${name}/events`, batch)).status, 200);
-    okBatches.push(5);
-    assert.equal(storedCount(await partitions(name)), okBatches.reduce((a, b) => a + b, 0));
+    // Only this batch was ever acknowledged for the event type: exactly its events are stored.
+    assert.equal(storedCount(await partitions(name)), 5);
     assert.equal((await call(base, 'GET', '/registry/partition-strategies')).status, 200);
   });
 });
