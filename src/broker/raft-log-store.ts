@@ -116,6 +116,18 @@ export class RaftLogStore {
   async persist(rd: PersistRequest): Promise<void> {
     if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined) return;
     const g = this.#group;
+    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0) {
+      // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
+      // a group of one recommits its own log at open), so the Ready does not wait for this write: it
+      // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
+      // call order, so the next durable write makes it durable too; a failed write poisons the KV and
+      // fails that next write.
+      const hs = rd.hardState!;
+      this.#kv.write((b) => b.put(groupKey(g, kindHardState), encodeHardState(hs)), { durable: false }).catch(() => undefined);
+      this.storage.setHardState(hs);
+      this.#empty = false;
+      return;
+    }
     const snapIndex = rd.snapshot?.metadata.index ?? this.storage.snapshot().metadata.index;
     await this.#kv.write((b) => {
       if (rd.snapshot !== undefined) {
