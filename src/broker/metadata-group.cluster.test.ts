@@ -157,6 +157,10 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
         assert.ok(v.metadata.applied_index <= v.metadata.commit_index);
       }
       assert.equal(vs.filter((v) => v.role === 'leader').length, 1);
+      await until('every node to see every member reachable', 5_000, async () => {
+        const all = await Promise.all([1, 2, 3].map(view));
+        return all.every((v) => v !== undefined && v.members.every((m) => m.reachable)) ? true : undefined;
+      });
     });
 
     const killed = leader0;

@@ -112,8 +112,12 @@ class Peer {
     this.#client = client;
   }
 
+  /**
+   * Whether the channel to the peer is connected. Asking also connects an idle channel (a follower
+   * sends nothing to the other followers, so their channels would otherwise stay idle and look down).
+   */
   reachable(): boolean {
-    return this.#client.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
+    return this.#client.getChannel().getConnectivityState(true) === grpc.connectivityState.READY;
   }
 
   send(batch: MessageBatch): void {
@@ -290,7 +294,9 @@ export class GrpcTransport {
     if (p.id === this.self || this.#peers.has(p.id)) return;
     const Client = raftProto().RaftTransport;
     const client = new Client(p.raftAddress, grpc.credentials.createInsecure(), channelOptions(this.#messageBytesMax));
-    this.#peers.set(p.id, new Peer(this, p.id, p.raftAddress, client));
+    const peer = new Peer(this, p.id, p.raftAddress, client);
+    this.#peers.set(p.id, peer);
+    peer.reachable(); // connect now rather than on the first message
   }
 
   peerIds(): NodeId[] {
