@@ -3,14 +3,26 @@
  * checked-in types in generated/ were produced with (`npm run gen:proto`): int64 as decimal strings
  * so no precision is lost, enums as their names, snake_case field names, defaults filled in.
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import { loadPackageDefinition } from '@grpc/grpc-js';
 import type { ProtoGrpcType } from './generated/raft.js';
 
-// dist/transport/proto.js and src/transport/proto.ts both sit two levels below the repository root.
-export const raftProtoPath = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'raft.proto');
+/**
+ * proto/raft.proto at the repository root: the nearest one above this module (dist/transport/,
+ * src/transport/ and dist-bench/src/transport/ sit at different depths below the root).
+ */
+export const raftProtoPath = findProto(dirname(fileURLToPath(import.meta.url)));
+
+function findProto(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'proto', 'raft.proto');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error(`proto/raft.proto not found above ${from}`);
+  }
+}
 
 export const loaderOptions: Options = {
   keepCase: true,
