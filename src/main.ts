@@ -20,6 +20,7 @@ import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
+import { FeatureService } from './settings/feature-service.js';
 import { SchemaValidatorCache } from './registry/index.js';
 import { Publisher } from './publishing/publish.js';
 import { CursorResolver } from './consumption/cursors.js';
@@ -118,9 +119,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     eventTypes: () => metadata.state.eventTypes(),
   };
 
+  const features = new FeatureService(() => metadata.state, metadata);
   const eventTypes = new EventTypeService({
     reader,
     proposer: metadata,
+    features,
     options: {
       partitionsDefault: config.partitionsDefault,
       partitionsMax: config.partitionsMax,
@@ -141,6 +144,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     logger,
     clock,
     eventTypes,
+    features,
     publisher,
     reader: store,
     cursors: new CursorResolver(store),

@@ -16,6 +16,7 @@ import { eventTypeRoutes } from './routes/event-types.js';
 import { eventRoutes } from './routes/events.js';
 import { partitionRoutes } from './routes/partitions.js';
 import { registryRoutes } from './routes/registry.js';
+import { settingsRoutes } from './routes/settings.js';
 
 export interface BrookApp {
   app: FastifyInstance;
@@ -60,6 +61,7 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.register(eventRoutes, { deps, streams });
   app.register(partitionRoutes, { deps });
   app.register(registryRoutes, { deps });
+  app.register(settingsRoutes, { deps });
 
   return {
     app,

@@ -6,11 +6,13 @@ import type { CursorResolver } from '../consumption/cursors.js';
 import type { PartitionReader } from '../consumption/ports.js';
 import type { Publisher } from '../publishing/publish.js';
 import type { EventTypeService } from '../registry/event-type-service.js';
+import type { FeatureService } from '../settings/feature-service.js';
 
 export interface AppDeps {
   logger: Logger;
   clock: Clock;
   eventTypes: EventTypeService;
+  features: FeatureService;
   publisher: Publisher;
   reader: PartitionReader;
   cursors: CursorResolver;

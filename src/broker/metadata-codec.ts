@@ -49,6 +49,8 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
       return named && typeof cmd['basedOnUpdatedAt'] === 'string' && typeof cmd['schemaChanged'] === 'boolean' ? undefined : 'malformed event_type.update';
     case 'event_type.delete':
       return typeof cmd['name'] === 'string' ? undefined : 'malformed event_type.delete';
+    case 'feature.set':
+      return typeof cmd['feature'] === 'string' && typeof cmd['enabled'] === 'boolean' ? undefined : 'malformed feature.set';
     default:
       return `unknown op ${JSON.stringify(cmd['op'])}`;
   }

@@ -21,6 +21,11 @@ export type MetadataCommand =
   | {
       op: 'event_type.delete';
       name: string;
+    }
+  | {
+      op: 'feature.set';
+      feature: string;
+      enabled: boolean;
     };
 
 export type MetadataOp = MetadataCommand['op'];

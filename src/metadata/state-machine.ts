@@ -15,6 +15,8 @@ export type ApplyResult =
 export interface MetadataSnapshot {
   eventTypes: EventTypeRecord[];
   nextTopic: number;
+  /** Feature toggles set explicitly (absent in snapshots written before toggles existed). */
+  features?: Record<string, boolean>;
 }
 
 export class MetadataStateMachine {
@@ -22,6 +24,8 @@ export class MetadataStateMachine {
   /** Topic ids are handed out at apply time so all nodes agree on them; never reused. */
   #nextTopic = 1;
   #appliedIndex = 0;
+  /** Toggles set by an operator; names without an entry have their default. */
+  #features = new Map<string, boolean>();
 
   get appliedIndex(): number {
     return this.#appliedIndex;
@@ -37,6 +41,9 @@ export class MetadataStateMachine {
         return this.#updateEventType(cmd);
       case 'event_type.delete':
         return this.#deleteEventType(cmd.name);
+      case 'feature.set':
+        this.#features.set(cmd.feature, cmd.enabled);
+        return { ok: true };
     }
   }
 
@@ -83,14 +90,20 @@ export class MetadataStateMachine {
     return this.#eventTypes.values();
   }
 
+  /** The explicitly set value of a feature toggle, or undefined when it keeps its default. */
+  feature(name: string): boolean | undefined {
+    return this.#features.get(name);
+  }
+
   snapshot(): MetadataSnapshot {
-    return { eventTypes: [...this.#eventTypes.values()], nextTopic: this.#nextTopic };
+    return { eventTypes: [...this.#eventTypes.values()], nextTopic: this.#nextTopic, features: Object.fromEntries(this.#features) };
   }
 
   static restore(snap: MetadataSnapshot, appliedIndex: number): MetadataStateMachine {
     const sm = new MetadataStateMachine();
     for (const rec of snap.eventTypes) sm.#eventTypes.set(rec.eventType.name, rec);
     sm.#nextTopic = snap.nextTopic;
+    for (const [k, v] of Object.entries(snap.features ?? {})) sm.#features.set(k, v);
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

@@ -19,6 +19,11 @@ export interface Proposer {
   propose(cmd: MetadataCommand): Promise<ApplyResult>;
 }
 
+/** The feature toggles the registry obeys (disable_event_type_creation / _deletion). */
+export interface RegistryFeatures {
+  isEnabled(name: 'disable_event_type_creation' | 'disable_event_type_deletion'): boolean;
+}
+
 export interface SchemaPage {
   items: EventTypeSchema[];
   _links: { prev?: { href: string }; next?: { href: string } };
@@ -54,8 +59,10 @@ export class EventTypeService {
   readonly #proposer: Proposer;
   readonly #options: RegistryOptions;
   readonly #clock: Clock;
+  readonly #features: RegistryFeatures;
 
-  constructor(deps: { reader: MetadataReader; proposer: Proposer; options: RegistryOptions; clock: Clock }) {
+  constructor(deps: { reader: MetadataReader; proposer: Proposer; options: RegistryOptions; clock: Clock; features?: RegistryFeatures }) {
+    this.#features = deps.features ?? { isEnabled: () => false };
     this.#reader = deps.reader;
     this.#proposer = deps.proposer;
     this.#options = deps.options;
@@ -82,6 +89,9 @@ export class EventTypeService {
 
   /** Creates the event type and returns its name. */
   async create(body: unknown): Promise<string> {
+    if (this.#features.isEnabled('disable_event_type_creation')) {
+      throw problems.unavailable('Event type creation is disabled by the feature toggle disable_event_type_creation');
+    }
     const { eventType, partitionCount } = validateEventTypeCreate(body, this.#options, this.#now());
     if (this.#reader.eventType(eventType.name) !== undefined) {
       throw problems.eventTypeExists(`EventType "${eventType.name}" already exists.`);
@@ -104,6 +114,9 @@ export class EventTypeService {
   }
 
   async delete(name: string): Promise<void> {
+    if (this.#features.isEnabled('disable_event_type_deletion')) {
+      throw problems.unavailable('Event type deletion is disabled by the feature toggle disable_event_type_deletion');
+    }
     this.record(name);
     failIfRejected(await this.#proposer.propose({ op: 'event_type.delete', name }));
   }

@@ -1,0 +1,20 @@
+/**
+ * Feature toggles (compatibility.md names), replicated in metadata. Defaults follow the original
+ * service: everything enabled that a fresh installation needs, nothing restrictive switched on.
+ * Only ever add names; a removed name would make stored toggles unreadable.
+ */
+export const featureDefaults = {
+  disable_event_type_creation: false,
+  disable_event_type_deletion: false,
+  disable_subscription_creation: false,
+  check_partitions_keys: false,
+  check_owning_application: false,
+  limit_consumers_number: false,
+  high_level_api: true,
+} as const;
+
+export type FeatureName = keyof typeof featureDefaults;
+
+export function isFeatureName(name: string): name is FeatureName {
+  return Object.prototype.hasOwnProperty.call(featureDefaults, name);
+}
