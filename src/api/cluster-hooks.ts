@@ -41,7 +41,7 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
     done();
   });
   app.addHook('preHandler', (request, _reply, done) => {
-    if (!request.url.startsWith('/event-types')) {
+    if (!request.url.startsWith('/event-types') && !request.url.startsWith('/settings')) {
       done();
       return;
     }
