@@ -67,6 +67,10 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
     const raw = reply.raw;
     reply.hijack();
     raw.writeHead(200, { 'Content-Type': 'application/x-json-stream', 'X-Flow-Id': request.id });
+    // Send the head now: without it Node holds the 200 until the first line, which on an idle stream is
+    // the first keep-alive (batch_flush_timeout, 30 s by default), and the client cannot tell the
+    // stream is open.
+    raw.flushHeaders();
     raw.on('close', () => abort.abort());
     deps.observer?.streamOpened();
 
