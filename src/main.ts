@@ -140,7 +140,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     random: systemRandom,
   });
-  const { app, closeStreams } = buildApp({
+  const { app, closeStreams, inFlight } = buildApp({
     logger,
     clock,
     eventTypes,
@@ -171,7 +171,13 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       closing ??= (async () => {
         logger.info('shutting down');
         closeStreams();
-        await app.close();
+        const closed = app.close();
+        // server.close() waits for every connection, also those a client opened and never used (undici
+        // pools do this); once the requests in flight have answered, cut what is left.
+        const graceEnd = clock.monotonicMs() + config.shutdownGraceMs / 2;
+        while (inFlight() > 0 && clock.monotonicMs() < graceEnd) await new Promise((r) => setTimeout(r, 20));
+        app.server.closeAllConnections();
+        await closed;
         await retention.stop();
         await metadata.close();
         await transport?.close();

@@ -22,6 +22,8 @@ export interface BrookApp {
   app: FastifyInstance;
   /** Ends open streams (shutdown): they finish their current line and close. */
   closeStreams(): void;
+  /** Requests whose response has not finished (streams included). */
+  inFlight(): number;
 }
 
 export function buildApp(deps: AppDeps): BrookApp {
@@ -45,8 +47,13 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
+  // In-flight requests, counted on the raw response so hijacked streams are included; shutdown waits
+  // for them before cutting the connections that are left (idle keep-alive or never used).
+  let inFlight = 0;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Flow-Id', request.id);
+    inFlight++;
+    reply.raw.once('close', () => inFlight--);
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) => {
@@ -68,5 +75,6 @@ export function buildApp(deps: AppDeps): BrookApp {
     closeStreams() {
       for (const s of streams) s.abort();
     },
+    inFlight: () => inFlight,
   };
 }
