@@ -34,7 +34,7 @@ export interface BrokerProcess {
   stop(): Promise<number | null>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   // Below 32768 so it never collides with ephemeral client ports (measurements.md).
   for (let attempt = 0; attempt < 50; attempt++) {
     const port = 20000 + Math.floor(Math.random() * 12000);

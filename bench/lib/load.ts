@@ -53,11 +53,12 @@ export interface PublishResult {
   latency: LatencySummary;
 }
 
-async function send(pool: Pool, path: string, body: Buffer): Promise<{ status: number; text?: string }> {
+/** POSTs one body; `okStatus` is the success status (200 for publishing, 204 for a settings write). */
+async function send(pool: Pool, path: string, body: Buffer, okStatus = 200): Promise<{ status: number; text?: string }> {
   const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body });
-  if (res.statusCode === 200) {
+  if (res.statusCode === okStatus) {
     await res.body.dump();
-    return { status: 200 };
+    return { status: okStatus };
   }
   return { status: res.statusCode, text: (await res.body.text()).slice(0, 500) };
 }
@@ -71,7 +72,10 @@ export async function closedLoop(opts: {
   producers: number;
   warmupMs: number;
   durationMs: number;
+  /** The status that counts as success (default 200). */
+  okStatus?: number;
 }): Promise<PublishResult> {
+  const okStatus = opts.okStatus ?? 200;
   const t0 = performance.now();
   const measureFrom = t0 + opts.warmupMs;
   const measureTo = measureFrom + opts.durationMs;
@@ -89,12 +93,12 @@ export async function closedLoop(opts: {
         const sent = performance.now();
         let r: { status: number; text?: string };
         try {
-          r = await send(opts.pool, opts.path, body);
+          r = await send(opts.pool, opts.path, body, okStatus);
         } catch (err) {
           r = { status: 0, text: String(err) };
         }
         const done = performance.now();
-        if (r.status !== 200) {
+        if (r.status !== okStatus) {
           errors++;
           firstError ??= `${r.status} ${r.text ?? ''}`;
           continue;
@@ -134,7 +138,10 @@ export async function openLoop(opts: {
   requestsPerS: number;
   warmupMs: number;
   durationMs: number;
+  /** The status that counts as success (default 200). */
+  okStatus?: number;
 }): Promise<PublishResult & { sendLagP99Ms: number; inFlightMax: number }> {
+  const okStatus = opts.okStatus ?? 200;
   const interval = 1000 / opts.requestsPerS;
   const start = performance.now() + 20;
   const total = Math.floor(((opts.warmupMs + opts.durationMs) / 1000) * opts.requestsPerS);
@@ -163,12 +170,12 @@ export async function openLoop(opts: {
         inFlight++;
         if (inFlight > inFlightMax) inFlightMax = inFlight;
         pending.push(
-          send(opts.pool, opts.path, body)
+          send(opts.pool, opts.path, body, okStatus)
             .catch((err: unknown) => ({ status: 0, text: String(err) }))
             .then((r) => {
               inFlight--;
               const done = performance.now();
-              if (r.status !== 200) {
+              if (r.status !== okStatus) {
                 errors++;
                 firstError ??= `${r.status} ${r.text ?? ''}`;
                 return;
