@@ -7,10 +7,11 @@
  * - Until partition replication lands, a node of a multi-node cluster answers publishing and
  *   consumption requests with 503: its partitions are not replicated, so serving them would split
  *   the data between nodes. Metadata requests are served on every node.
- * - Metadata reads are linearizable: before an /event-types request is handled, the node confirms
- *   with the metadata leader that it has applied everything committed (ReadIndex). A client that
- *   created an event type on one node sees it at once on every other node. On a single node this
- *   costs nothing.
+ * - Metadata reads are linearizable: before an /event-types or /settings request is handled, the
+ *   node confirms with the metadata leader that it has applied everything committed (ReadIndex). A
+ *   client that created an event type on one node sees it at once on every other node. On a single
+ *   node this costs nothing. A feature toggle write (POST /settings/features) reads nothing first and
+ *   skips the round.
  */
 import type { FastifyInstance } from 'fastify';
 import { problems } from '../core/problem.js';
@@ -42,6 +43,13 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   });
   app.addHook('preHandler', (request, _reply, done) => {
     if (!request.url.startsWith('/event-types') && !request.url.startsWith('/settings')) {
+      done();
+      return;
+    }
+    if (request.method === 'POST' && request.url.startsWith('/settings/features')) {
+      // A blind write: setting a toggle reads no state first, and its own commit orders it after
+      // every write acknowledged before it. (Event type writes check the current state first, so
+      // they keep the barrier.)
       done();
       return;
     }

@@ -8,7 +8,9 @@
  * and hard state in one atomic KV write, fsynced when mustSync; (2) send the messages; (3) install the
  * snapshot into the state machine, apply the committed entries in order, answer read states; (4)
  * advance. Proposals and messages that arrive meanwhile show in the next Ready, which is how commands
- * are batched: one fsync covers every proposal that arrived while the previous one was running.
+ * are batched: one fsync covers every proposal that arrived while the previous one was running. One
+ * exception to the order: committed entries that were already durable here before the Ready are
+ * applied while its write is in flight (see #handleReady).
  *
  * Writes. On the leader, propose() appends the command and resolves with the state machine's answer
  * once the entry is applied here. If the entry applied at that index has another term, leadership was
@@ -472,13 +474,24 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#o.logger.info({ raftId: this.#o.self, fromTerm: this.#term, term: rd.hardState.term }, 'metadata term changed');
       this.#term = rd.hardState.term;
     }
-    // 1. Persist.
-    await this.#store.persist(rd);
+    // Committed entries this node already holds durably (written by an earlier Ready) are applied
+    // while this Ready's write is in flight rather than after it: they are committed (durable on a
+    // majority, the leader counting itself only once its own write was durable) and durable here, and
+    // applying sends nothing to peers. Without this, an answer waits for the fsync of the entries
+    // proposed after it. Entries that this Ready itself persists, and any Ready with a snapshot, keep
+    // the order persist, send, apply.
+    const durableLast = rd.snapshot === undefined ? this.#store.storage.lastIndex() : 0;
+    // 1. Persist (started here, awaited below).
+    const persisted = this.#store.persist(rd);
+    let early = 0;
+    while (early < rd.committedEntries.length && rd.committedEntries[early]!.index <= durableLast) this.#applyEntry(rd.committedEntries[early++]!);
+    if (early > 0) this.#releaseApplyWaiters();
+    await persisted;
     // 2. Send.
     if (rd.messages.length > 0) this.#transport?.send(rd.messages);
-    // 3. Apply.
+    // 3. Apply (the rest).
     if (rd.snapshot !== undefined) this.#installSnapshot(rd.snapshot);
-    for (const e of rd.committedEntries) this.#applyEntry(e);
+    for (let i = early; i < rd.committedEntries.length; i++) this.#applyEntry(rd.committedEntries[i]!);
     for (const rs of rd.readStates) this.#onReadState(rs);
     this.#releaseApplyWaiters();
     // 4. Advance.
