@@ -30,7 +30,7 @@ async function readAll(url: string): Promise<Seen[]> {
   for (const p of parts.body as { partition: string; newest_available_offset: string }[]) {
     if (p.newest_available_offset === 'BEGIN') continue;
     const total = Number(p.newest_available_offset.slice(-18)) + 1;
-    const res = await fetch(`${url}/event-types/crash/events?batch_limit=1000&stream_limit=${total}`, {
+    const res = await fetch(`${url}/event-types/crash/events?batch_limit=${Math.min(1000, total)}&stream_limit=${total}`, {
       headers: { 'X-Svc-Cursors': JSON.stringify([{ partition: p.partition, offset: 'BEGIN' }]) },
     });
     assert.equal(res.status, 200);
@@ -52,8 +52,9 @@ test('acknowledged events survive kill -9 during continuous publishing, in order
   const port = await freePort();
   const acked = new Map<number, number>(); // producer -> highest acknowledged seq (each producer waits for acks)
   const attempted = new Map<number, number>(); // producer -> highest seq sent
+  let broker: Awaited<ReturnType<typeof spawnBroker>> | undefined;
   try {
-    let broker = await spawnBroker(dir, port);
+    broker = await spawnBroker(dir, port);
     const created = await call(broker.url, 'POST', '/event-types', businessEventType('crash', {
       partition_strategy: 'hash',
       partition_key_fields: ['order_number'],
@@ -64,6 +65,7 @@ test('acknowledged events survive kill -9 during continuous publishing, in order
 
     for (let cycle = 0; cycle < 3; cycle++) {
       let stop = false;
+      const url = broker.url;
       const producers = Array.from({ length: 6 }, async (_, producer) => {
         let seq = acked.get(producer) ?? 0;
         while (!stop) {
@@ -76,7 +78,7 @@ test('acknowledged events survive kill -9 during continuous publishing, in order
           }));
           attempted.set(producer, seq + n);
           try {
-            const res = await fetch(`${broker.url}/event-types/crash/events`, {
+            const res = await fetch(`${url}/event-types/crash/events`, {
               method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch),
             });
             await res.arrayBuffer();
@@ -88,11 +90,19 @@ test('acknowledged events survive kill -9 during continuous publishing, in order
           }
         }
       });
-      await new Promise((r) => setTimeout(r, 700 + Math.floor(Math.random() * 800)));
+      // Kill at a random moment once this cycle has acknowledged enough events to make the check
+      // meaningful (waiting on progress, not on time, keeps the test honest on a loaded machine).
+      const ackedTotal = () => [...acked.values()].reduce((a, b) => a + b, 0);
+      const target = ackedTotal() + 300;
+      const progressDeadline = Date.now() + 60_000;
+      while (ackedTotal() < target && Date.now() < progressDeadline) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 300)));
+      if (process.env['CRASH_DEBUG']) console.error(`cycle ${cycle}: acked ${ackedTotal()} (target ${target}); killing`);
       broker.proc.kill('SIGKILL');
       stop = true;
       await broker.exited;
       await Promise.all(producers);
+      if (process.env['CRASH_DEBUG']) console.error(`cycle ${cycle}: producers stopped`);
 
       broker = await spawnBroker(dir, port);
       const seen = await readAll(broker.url);
@@ -116,6 +126,11 @@ test('acknowledged events survive kill -9 during continuous publishing, in order
       assert.equal(await broker.exited, 0, broker.output().slice(-2000));
     }
   } finally {
+    // A failed check must not leave the broker running (its pipes would keep this test process alive).
+    if (broker !== undefined && broker.proc.exitCode === null && broker.proc.signalCode === null) {
+      broker.proc.kill('SIGKILL');
+      await broker.exited;
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });
