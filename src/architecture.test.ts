@@ -40,19 +40,20 @@ const allowed: Record<string, string[]> = {
   publishing: ['core', 'metadata'],
   consumption: ['core', 'metadata'],
   settings: ['core', 'metadata'],
+  subscriptions: ['core', 'metadata'],
   log: ['core'],
   transport: ['core', 'raft'],
   config: ['core'],
   observability: ['core'],
-  api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'settings', 'observability'],
-  broker: ['core', 'metadata', 'log', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport', 'settings'],
+  api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'settings', 'subscriptions', 'observability'],
+  broker: ['core', 'metadata', 'log', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport', 'settings', 'subscriptions'],
   sim: ['core', 'raft', 'metadata'],
   testing: ['*'],
   '': ['*'],
 };
 
 /** Pure cores: no I/O, no clock, no randomness. */
-const pure = new Set(['core', 'raft', 'metadata', 'registry', 'publishing', 'settings']);
+const pure = new Set(['core', 'raft', 'metadata', 'registry', 'publishing', 'settings', 'subscriptions']);
 const pureFiles = new Set(['consumption/batcher.ts', 'consumption/stream-params.ts', 'consumption/cursors.ts', 'consumption/batch-line.ts']);
 const ioModules = /^(node:)?(fs|net|http|https|dgram|child_process|worker_threads|fs\/promises|crypto|timers|perf_hooks)$|^@grpc\/|^rocksdb-native|^fastify|^undici|^pino/;
 

@@ -21,6 +21,7 @@ import { startRetention } from './broker/retention.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { FeatureService } from './settings/feature-service.js';
+import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { SchemaValidatorCache } from './registry/index.js';
 import { Publisher } from './publishing/publish.js';
 import { CursorResolver } from './consumption/cursors.js';
@@ -133,6 +134,20 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     },
     clock,
   });
+  const cursors = new CursorResolver(store);
+  const subscriptions = new SubscriptionService({
+    reader: {
+      eventType: (name: string) => metadata.state.eventType(name),
+      subscription: (id: string) => metadata.state.subscription(id),
+      subscriptions: () => metadata.state.subscriptions(),
+    },
+    proposer: metadata,
+    clock,
+    newId: randomUUID,
+    checkCursor: (rec, partition, offset) => void cursors.resolve(rec, partition, offset),
+    options: { partitionsMax: config.subscriptionPartitionsMax },
+    features,
+  });
   const publisher = new Publisher({
     eventTypes: reader,
     validators: { validatorFor: (rec: EventTypeRecord) => validators.validatorFor(rec.eventType, rec.eventType.schema) },
@@ -145,9 +160,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     eventTypes,
     features,
+    subscriptions,
     publisher,
     reader: store,
-    cursors: new CursorResolver(store),
+    cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
       view: () => metadata.view(),

@@ -17,6 +17,7 @@ import { eventRoutes } from './routes/events.js';
 import { partitionRoutes } from './routes/partitions.js';
 import { registryRoutes } from './routes/registry.js';
 import { settingsRoutes } from './routes/settings.js';
+import { subscriptionRoutes } from './routes/subscriptions.js';
 
 export interface BrookApp {
   app: FastifyInstance;
@@ -69,6 +70,7 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.register(partitionRoutes, { deps });
   app.register(registryRoutes, { deps });
   app.register(settingsRoutes, { deps });
+  app.register(subscriptionRoutes, { deps });
 
   return {
     app,

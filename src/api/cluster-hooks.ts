@@ -7,7 +7,7 @@
  * - Until partition replication lands, a node of a multi-node cluster answers publishing and
  *   consumption requests with 503: its partitions are not replicated, so serving them would split
  *   the data between nodes. Metadata requests are served on every node.
- * - Metadata reads are linearizable: before an /event-types or /settings request is handled, the
+ * - Metadata reads are linearizable: before an /event-types, /settings or /subscriptions request is handled, the
  *   node confirms with the metadata leader that it has applied everything committed (ReadIndex). A
  *   client that created an event type on one node sees it at once on every other node. On a single
  *   node this costs nothing. A feature toggle write (POST /settings/features) reads nothing first and
@@ -42,7 +42,7 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
     done();
   });
   app.addHook('preHandler', (request, _reply, done) => {
-    if (!request.url.startsWith('/event-types') && !request.url.startsWith('/settings')) {
+    if (!request.url.startsWith('/event-types') && !request.url.startsWith('/settings') && !request.url.startsWith('/subscriptions')) {
       done();
       return;
     }

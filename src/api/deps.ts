@@ -7,12 +7,14 @@ import type { PartitionReader } from '../consumption/ports.js';
 import type { Publisher } from '../publishing/publish.js';
 import type { EventTypeService } from '../registry/event-type-service.js';
 import type { FeatureService } from '../settings/feature-service.js';
+import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 
 export interface AppDeps {
   logger: Logger;
   clock: Clock;
   eventTypes: EventTypeService;
   features: FeatureService;
+  subscriptions: SubscriptionService;
   publisher: Publisher;
   reader: PartitionReader;
   cursors: CursorResolver;

@@ -29,6 +29,24 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+const nonEmptyString = (v: unknown): v is string => typeof v === 'string' && v !== '';
+
+function isSubscription(s: unknown): boolean {
+  if (!isObject(s)) return false;
+  const ets = s['event_types'];
+  const cursors = s['initial_cursors'];
+  return (
+    nonEmptyString(s['id']) &&
+    nonEmptyString(s['owning_application']) &&
+    nonEmptyString(s['consumer_group']) &&
+    typeof s['created_at'] === 'string' &&
+    (s['read_from'] === 'begin' || s['read_from'] === 'end' || s['read_from'] === 'cursors') &&
+    Array.isArray(ets) && ets.length > 0 && ets.every(nonEmptyString) &&
+    (cursors === undefined ||
+      (Array.isArray(cursors) && cursors.every((c) => isObject(c) && nonEmptyString(c['event_type']) && typeof c['partition'] === 'string' && typeof c['offset'] === 'string')))
+  );
+}
+
 /** Checks an untrusted (forwarded) command's shape; returns why it is refused, or undefined. */
 export function checkForwardedCommand(data: Uint8Array): string | undefined {
   let cmd: unknown;
@@ -51,6 +69,10 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
       return typeof cmd['name'] === 'string' ? undefined : 'malformed event_type.delete';
     case 'feature.set':
       return typeof cmd['feature'] === 'string' && typeof cmd['enabled'] === 'boolean' ? undefined : 'malformed feature.set';
+    case 'subscription.create':
+      return isSubscription(cmd['subscription']) ? undefined : 'malformed subscription.create';
+    case 'subscription.delete':
+      return typeof cmd['id'] === 'string' ? undefined : 'malformed subscription.delete';
     default:
       return `unknown op ${JSON.stringify(cmd['op'])}`;
   }

@@ -12,7 +12,7 @@ export const publishBodyBytesMax = 64 * 1024 * 1024;
 export const otherBodyBytesMax = 4 * 1024 * 1024;
 /** Most events in one publish batch; bounds one RocksDB write batch. */
 export const publishBatchEventsMax = 100_000;
-/** Interface default partition limit for subscriptions; also bounds partitions of one event type. */
+/** Interface default partition limit for subscriptions (config subscriptionPartitionsMax); also bounds partitions of one event type. */
 export const partitionsPerEventTypeMax = 100;
 /** Event type name length bound (not in the interface; keeps keys and logs bounded). */
 export const eventTypeNameLengthMax = 255;

@@ -3,7 +3,7 @@
  * proposes it (timestamps, validated bodies) and then applied, identically and deterministically, by
  * every node's state machine. The op names are a wire and on-disk format: only ever add new ones.
  */
-import type { EventType } from './types.js';
+import type { EventType, Subscription } from './types.js';
 
 export type MetadataCommand =
   | {
@@ -26,6 +26,15 @@ export type MetadataCommand =
       op: 'feature.set';
       feature: string;
       enabled: boolean;
+    }
+  | {
+      /** id and created_at are decided by the proposer; a subscription with the same key triple wins (the result names it). */
+      op: 'subscription.create';
+      subscription: Subscription;
+    }
+  | {
+      op: 'subscription.delete';
+      id: string;
     };
 
 export type MetadataOp = MetadataCommand['op'];

@@ -5,18 +5,24 @@
  */
 import { assert } from '../core/assert.js';
 import type { MetadataCommand } from './commands.js';
-import type { EventTypeRecord } from './types.js';
+import { subscriptionKey, type EventTypeRecord, type Subscription } from './types.js';
 
 export type ApplyResult =
-  /** droppedTopic: the storage topic whose logs the host may now remove (event type deleted). */
-  | { ok: true; droppedTopic?: number }
-  | { ok: false; reason: 'exists' | 'not_found' | 'conflict'; detail: string };
+  /**
+   * droppedTopic: the storage topic whose logs the host may now remove (event type deleted).
+   * subscription/created: after subscription.create, the stored subscription and whether this command
+   * created it (false: one with the same key triple existed and is returned instead).
+   */
+  | { ok: true; droppedTopic?: number; subscription?: Subscription; created?: boolean }
+  | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use'; detail: string };
 
 export interface MetadataSnapshot {
   eventTypes: EventTypeRecord[];
   nextTopic: number;
   /** Feature toggles set explicitly (absent in snapshots written before toggles existed). */
   features?: Record<string, boolean>;
+  /** Subscriptions in creation order (absent in snapshots written before subscriptions existed). */
+  subscriptions?: Subscription[];
 }
 
 export class MetadataStateMachine {
@@ -26,6 +32,10 @@ export class MetadataStateMachine {
   #appliedIndex = 0;
   /** Toggles set by an operator; names without an entry have their default. */
   #features = new Map<string, boolean>();
+  /** Subscriptions by id, in creation (apply) order. */
+  #subscriptions = new Map<string, Subscription>();
+  /** subscriptionKey(...) -> id: the key triple is unique. */
+  #subscriptionKeys = new Map<string, string>();
 
   get appliedIndex(): number {
     return this.#appliedIndex;
@@ -44,7 +54,34 @@ export class MetadataStateMachine {
       case 'feature.set':
         this.#features.set(cmd.feature, cmd.enabled);
         return { ok: true };
+      case 'subscription.create':
+        return this.#createSubscription(cmd.subscription);
+      case 'subscription.delete':
+        return this.#deleteSubscription(cmd.id);
     }
+  }
+
+  #createSubscription(sub: Subscription): ApplyResult {
+    const key = subscriptionKey(sub);
+    const existingId = this.#subscriptionKeys.get(key);
+    if (existingId !== undefined) return { ok: true, subscription: this.#subscriptions.get(existingId)!, created: false };
+    if (this.#subscriptions.has(sub.id)) return { ok: false, reason: 'exists', detail: `Subscription id "${sub.id}" is taken` };
+    // An event type deleted after the proposer checked it: refuse, or the subscription would dangle.
+    const missing = sub.event_types.filter((name) => !this.#eventTypes.has(name));
+    if (missing.length > 0) {
+      return { ok: false, reason: 'not_found', detail: `Event type(s) ${missing.map((n) => `"${n}"`).join(', ')} do not exist` };
+    }
+    this.#subscriptions.set(sub.id, sub);
+    this.#subscriptionKeys.set(key, sub.id);
+    return { ok: true, subscription: sub, created: true };
+  }
+
+  #deleteSubscription(id: string): ApplyResult {
+    const sub = this.#subscriptions.get(id);
+    if (sub === undefined) return { ok: false, reason: 'not_found', detail: `Subscription "${id}" does not exist` };
+    this.#subscriptions.delete(id);
+    this.#subscriptionKeys.delete(subscriptionKey(sub));
+    return { ok: true };
   }
 
   #createEventType(cmd: Extract<MetadataCommand, { op: 'event_type.create' }>): ApplyResult {
@@ -77,6 +114,11 @@ export class MetadataStateMachine {
   #deleteEventType(name: string): ApplyResult {
     const rec = this.#eventTypes.get(name);
     if (rec === undefined) return { ok: false, reason: 'not_found', detail: `Event type "${name}" does not exist` };
+    const users = [...this.#subscriptions.values()].filter((s) => s.event_types.includes(name));
+    if (users.length > 0) {
+      const ids = users.slice(0, 10).map((s) => s.id).join(', ');
+      return { ok: false, reason: 'in_use', detail: `Event type "${name}" is used by ${users.length} subscription(s) (${ids}${users.length > 10 ? ', ...' : ''}); delete them first` };
+    }
     this.#eventTypes.delete(name);
     return { ok: true, droppedTopic: rec.storage.topic };
   }
@@ -95,8 +137,22 @@ export class MetadataStateMachine {
     return this.#features.get(name);
   }
 
+  subscription(id: string): Subscription | undefined {
+    return this.#subscriptions.get(id);
+  }
+
+  /** Subscriptions in creation order. */
+  subscriptions(): IterableIterator<Subscription> {
+    return this.#subscriptions.values();
+  }
+
   snapshot(): MetadataSnapshot {
-    return { eventTypes: [...this.#eventTypes.values()], nextTopic: this.#nextTopic, features: Object.fromEntries(this.#features) };
+    return {
+      eventTypes: [...this.#eventTypes.values()],
+      nextTopic: this.#nextTopic,
+      features: Object.fromEntries(this.#features),
+      subscriptions: [...this.#subscriptions.values()],
+    };
   }
 
   static restore(snap: MetadataSnapshot, appliedIndex: number): MetadataStateMachine {
@@ -104,6 +160,10 @@ export class MetadataStateMachine {
     for (const rec of snap.eventTypes) sm.#eventTypes.set(rec.eventType.name, rec);
     sm.#nextTopic = snap.nextTopic;
     for (const [k, v] of Object.entries(snap.features ?? {})) sm.#features.set(k, v);
+    for (const sub of snap.subscriptions ?? []) {
+      sm.#subscriptions.set(sub.id, sub);
+      sm.#subscriptionKeys.set(subscriptionKey(sub), sub.id);
+    }
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

@@ -80,3 +80,30 @@ export interface EventTypeRecord {
   schemas: EventTypeSchema[];
   storage: EventTypeStorage;
 }
+
+export type ReadFrom = 'begin' | 'end' | 'cursors';
+export const readFromValues: readonly ReadFrom[] = ['begin', 'end', 'cursors'];
+
+export interface SubscriptionCursorWithoutToken {
+  event_type: string;
+  partition: string;
+  offset: string;
+}
+
+/** A subscription as stored and served (interface.md, "Subscription"). */
+export interface Subscription {
+  id: string;
+  owning_application: string;
+  /** As the client listed them (duplicates removed); the key uses them sorted. */
+  event_types: string[];
+  consumer_group: string;
+  read_from: ReadFrom;
+  /** Present only when read_from is cursors: one cursor per partition of every event type. */
+  initial_cursors?: SubscriptionCursorWithoutToken[];
+  created_at: string;
+}
+
+/** The key triple (owning_application, event_types in any order, consumer_group) as one string. */
+export function subscriptionKey(s: Pick<Subscription, 'owning_application' | 'event_types' | 'consumer_group'>): string {
+  return JSON.stringify([s.owning_application, [...new Set(s.event_types)].sort(), s.consumer_group]);
+}

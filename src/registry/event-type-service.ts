@@ -4,7 +4,6 @@
  */
 import { problems } from '../core/problem.js';
 import type { Clock } from '../core/ports.js';
-import { pageLimitMax } from '../core/limits.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType, EventTypeRecord, EventTypeSchema } from '../metadata/types.js';
@@ -38,21 +37,12 @@ function failIfRejected(r: ApplyResult): void {
       throw problems.eventTypeNotFound(r.detail);
     case 'conflict':
       throw problems.conflict(r.detail);
+    case 'in_use':
+      throw problems.eventTypeHasSubscriptions(r.detail);
   }
 }
 
-export function parsePaging(query: Record<string, unknown>): { limit: number; offset: number } {
-  const num = (name: string, dflt: number, min: number, max: number): number => {
-    const raw = query[name];
-    if (raw === undefined || raw === '') return dflt;
-    const text = String(raw);
-    if (!/^\d+$/.test(text)) throw problems.badRequest(`Query parameter ${name} must be a non-negative integer, got "${text}"`);
-    const n = Number(text);
-    if (n < min || n > max) throw problems.badRequest(`Query parameter ${name} must be within [${min}, ${max}], got ${n}`);
-    return n;
-  };
-  return { limit: num('limit', 20, 1, pageLimitMax), offset: num('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
-}
+export { parsePaging } from '../core/paging.js';
 
 export class EventTypeService {
   readonly #reader: MetadataReader;

@@ -1,0 +1,48 @@
+/** POST/GET /subscriptions, GET/DELETE /subscriptions/{id}. (Streaming, cursors and stats: later slices of issue 4.) */
+import type { FastifyPluginAsync } from 'fastify';
+import { parsePaging } from '../../core/paging.js';
+import { problems } from '../../core/problem.js';
+import type { AppDeps } from '../deps.js';
+import { parseJsonBody } from '../json-body.js';
+
+type IdParams = { id: string };
+
+function listFilter(query: Record<string, unknown>): { eventTypes: string[]; owningApplication: string | undefined } {
+  const et = query['event_type'];
+  const eventTypes = et === undefined ? [] : Array.isArray(et) ? et.map(String) : [String(et)];
+  if (eventTypes.some((t) => t === '')) throw problems.badRequest('Query parameter event_type must not be empty');
+  const owner = query['owning_application'];
+  if (Array.isArray(owner)) throw problems.badRequest('Query parameter owning_application may be given once');
+  if (owner === '') throw problems.badRequest('Query parameter owning_application must not be empty');
+  return { eventTypes, owningApplication: owner === undefined ? undefined : String(owner) };
+}
+
+export const subscriptionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const svc = deps.subscriptions;
+
+  app.post('/subscriptions', async (request, reply) => {
+    const { subscription, created } = await svc.create(parseJsonBody(request.body));
+    const location = `/subscriptions/${encodeURIComponent(subscription.id)}`;
+    reply.header('Location', location);
+    if (created) {
+      request.log.info({ subscription: subscription.id }, 'subscription created');
+      // Content-Location equal to Location: the body is the current representation (interface.md).
+      return reply.code(201).header('Content-Location', location).send(subscription);
+    }
+    return reply.code(200).send(subscription);
+  });
+
+  app.get<{ Querystring: Record<string, unknown> }>('/subscriptions', async (request) => {
+    const filter = listFilter(request.query);
+    const { limit, offset } = parsePaging(request.query);
+    return svc.list(filter, limit, offset);
+  });
+
+  app.get<{ Params: IdParams }>('/subscriptions/:id', async (request) => svc.get(request.params.id));
+
+  app.delete<{ Params: IdParams }>('/subscriptions/:id', async (request, reply) => {
+    await svc.delete(request.params.id);
+    request.log.info({ subscription: request.params.id }, 'subscription deleted');
+    return reply.code(204).send();
+  });
+};

@@ -1,0 +1,239 @@
+/**
+ * Subscriptions as replicated metadata (interface.md, "Subscription" and the Subscriptions endpoints):
+ * checks a POST /subscriptions body, decides the id and created_at, and proposes subscription.create;
+ * the key triple is made unique by the state machine at apply time, so two racing creates of the same
+ * triple on different nodes get the same subscription. Reads come from the applied metadata state.
+ *
+ * Status codes (docs/decisions.md): a body that is not a JSON object is 400 (the interface's "bad
+ * request on subscription create"); a JSON object with a field that breaks a rule (type, missing,
+ * empty, unknown event type, partition limit, initial cursors) is 422 ("invalid subscription body").
+ */
+import { problems } from '../core/problem.js';
+import type { Clock } from '../core/ports.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import type { ApplyResult } from '../metadata/state-machine.js';
+import {
+  readFromValues,
+  subscriptionKey,
+  type EventTypeRecord,
+  type ReadFrom,
+  type Subscription,
+  type SubscriptionCursorWithoutToken,
+} from '../metadata/types.js';
+
+export interface SubscriptionReader {
+  eventType(name: string): EventTypeRecord | undefined;
+  subscription(id: string): Subscription | undefined;
+  /** In creation order. */
+  subscriptions(): Iterable<Subscription>;
+}
+
+export interface SubscriptionProposer {
+  propose(cmd: MetadataCommand): Promise<ApplyResult>;
+}
+
+/** Checks one initial cursor against the event type's partitions and bounds; throws a 422 Problem. */
+export type InitialCursorCheck = (rec: EventTypeRecord, partition: string, offset: string) => void;
+
+export interface SubscriptionFeatures {
+  isEnabled(name: 'disable_subscription_creation'): boolean;
+}
+
+export interface SubscriptionOptions {
+  /** Most partitions, summed over its event types, that one subscription may cover (interface default 100). */
+  partitionsMax: number;
+}
+
+export interface SubscriptionPage {
+  items: Subscription[];
+  _links: { prev?: { href: string }; next?: { href: string } };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** null counts as absent for optional fields (as for event types, docs/decisions.md). */
+function optional(body: Record<string, unknown>, field: string): unknown {
+  const v = body[field];
+  return v === null ? undefined : v;
+}
+
+function nonEmptyString(body: Record<string, unknown>, field: string, required: boolean): string | undefined {
+  const v = optional(body, field);
+  if (v === undefined) {
+    if (required) throw problems.unprocessable(`Field "${field}" is required`);
+    return undefined;
+  }
+  if (typeof v !== 'string' || v.length === 0) throw problems.unprocessable(`Field "${field}" must be a non-empty string`);
+  return v;
+}
+
+export class SubscriptionService {
+  readonly #reader: SubscriptionReader;
+  readonly #proposer: SubscriptionProposer;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+  readonly #checkCursor: InitialCursorCheck;
+  readonly #options: SubscriptionOptions;
+  readonly #features: SubscriptionFeatures;
+
+  constructor(deps: {
+    reader: SubscriptionReader;
+    proposer: SubscriptionProposer;
+    clock: Clock;
+    /** A fresh UUID per call (randomness stays outside this pure folder). */
+    newId: () => string;
+    checkCursor: InitialCursorCheck;
+    options: SubscriptionOptions;
+    features?: SubscriptionFeatures;
+  }) {
+    this.#reader = deps.reader;
+    this.#proposer = deps.proposer;
+    this.#clock = deps.clock;
+    this.#newId = deps.newId;
+    this.#checkCursor = deps.checkCursor;
+    this.#options = deps.options;
+    this.#features = deps.features ?? { isEnabled: () => false };
+  }
+
+  /** POST /subscriptions: the stored subscription, and whether this request created it (201) or it existed (200). */
+  async create(body: unknown): Promise<{ subscription: Subscription; created: boolean }> {
+    if (this.#features.isEnabled('disable_subscription_creation')) {
+      throw problems.unavailable('Subscription creation is disabled by the feature toggle disable_subscription_creation');
+    }
+    const candidate = this.#validate(body);
+    const existing = this.#findByKey(candidate);
+    if (existing !== undefined) return { subscription: existing, created: false };
+    const r = await this.#proposer.propose({ op: 'subscription.create', subscription: candidate });
+    if (!r.ok) {
+      // not_found: an event type was deleted between the check above and the apply.
+      if (r.reason === 'not_found') throw problems.unprocessable(r.detail);
+      throw problems.conflict(r.detail);
+    }
+    if (r.subscription === undefined) throw problems.internal('subscription.create applied without a subscription in its result');
+    return { subscription: r.subscription, created: r.created === true };
+  }
+
+  #findByKey(s: Subscription): Subscription | undefined {
+    const key = subscriptionKey(s);
+    for (const existing of this.#reader.subscriptions()) if (subscriptionKey(existing) === key) return existing;
+    return undefined;
+  }
+
+  #validate(body: unknown): Subscription {
+    if (!isObject(body)) throw problems.badRequest('The body must be a JSON object (a Subscription)');
+    const owning_application = nonEmptyString(body, 'owning_application', true)!;
+    const consumer_group = nonEmptyString(body, 'consumer_group', false) ?? 'default';
+
+    const rawTypes = optional(body, 'event_types');
+    if (rawTypes === undefined) throw problems.unprocessable('Field "event_types" is required');
+    if (!Array.isArray(rawTypes) || rawTypes.length === 0) throw problems.unprocessable('Field "event_types" must be a non-empty array of event type names');
+    rawTypes.forEach((t, i) => {
+      if (typeof t !== 'string' || t.length === 0) throw problems.unprocessable(`Field "event_types[${i}]" must be a non-empty string`);
+    });
+    const event_types = [...new Set(rawTypes as string[])];
+
+    const rawReadFrom = optional(body, 'read_from') ?? 'end';
+    if (typeof rawReadFrom !== 'string' || !(readFromValues as readonly string[]).includes(rawReadFrom)) {
+      throw problems.unprocessable(`Field "read_from" must be one of ${readFromValues.join(', ')}, got ${JSON.stringify(rawReadFrom)}`);
+    }
+    const read_from = rawReadFrom as ReadFrom;
+
+    const records = new Map<string, EventTypeRecord>();
+    const missing: string[] = [];
+    for (const name of event_types) {
+      const rec = this.#reader.eventType(name);
+      if (rec === undefined) missing.push(name);
+      else records.set(name, rec);
+    }
+    if (missing.length > 0) {
+      throw problems.unprocessable(`Event type(s) ${missing.map((n) => `"${n}"`).join(', ')} do not exist`);
+    }
+    const partitions = [...records.values()].reduce((sum, rec) => sum + rec.storage.partitions.length, 0);
+    if (partitions > this.#options.partitionsMax) {
+      throw problems.unprocessable(
+        `The event types of a subscription may have at most ${this.#options.partitionsMax} partitions together; these have ${partitions}`,
+      );
+    }
+
+    const subscription: Subscription = {
+      id: this.#newId(),
+      owning_application,
+      event_types,
+      consumer_group,
+      read_from,
+      created_at: new Date(this.#clock.nowMs()).toISOString(),
+    };
+    if (read_from === 'cursors') subscription.initial_cursors = this.#initialCursors(optional(body, 'initial_cursors'), records);
+    return subscription;
+  }
+
+  /** initial_cursors for read_from=cursors: exactly one valid cursor per partition of every event type. */
+  #initialCursors(raw: unknown, records: ReadonlyMap<string, EventTypeRecord>): SubscriptionCursorWithoutToken[] {
+    if (raw === undefined) throw problems.unprocessable('Field "initial_cursors" is required when read_from is cursors');
+    if (!Array.isArray(raw)) throw problems.unprocessable('Field "initial_cursors" must be an array of cursors');
+    const seen = new Set<string>();
+    const cursors = raw.map((c: unknown, i): SubscriptionCursorWithoutToken => {
+      const where = `initial_cursors[${i}]`;
+      if (!isObject(c)) throw problems.unprocessable(`Field "${where}" must be an object with event_type, partition and offset`);
+      for (const f of ['event_type', 'partition', 'offset']) {
+        if (typeof c[f] !== 'string') throw problems.unprocessable(`Field "${where}.${f}" must be a string`);
+      }
+      const cursor = { event_type: c['event_type'] as string, partition: c['partition'] as string, offset: c['offset'] as string };
+      const rec = records.get(cursor.event_type);
+      if (rec === undefined) {
+        throw problems.unprocessable(`${where} names event type "${cursor.event_type}", which is not one of the subscription's event types`);
+      }
+      if (!rec.storage.partitions.includes(cursor.partition)) {
+        throw problems.unprocessable(`${where}: partition "${cursor.partition}" does not exist in event type "${cursor.event_type}"`);
+      }
+      const key = JSON.stringify([cursor.event_type, cursor.partition]);
+      if (seen.has(key)) throw problems.unprocessable(`${where}: partition "${cursor.partition}" of event type "${cursor.event_type}" is given twice`);
+      seen.add(key);
+      this.#checkCursor(rec, cursor.partition, cursor.offset);
+      return cursor;
+    });
+    const uncovered: string[] = [];
+    for (const [name, rec] of records) {
+      for (const p of rec.storage.partitions) if (!seen.has(JSON.stringify([name, p]))) uncovered.push(`${name}:${p}`);
+    }
+    if (uncovered.length > 0) {
+      throw problems.unprocessable(`initial_cursors must cover every partition of every event type; missing: ${uncovered.slice(0, 20).join(', ')}${uncovered.length > 20 ? ', ...' : ''}`);
+    }
+    return cursors;
+  }
+
+  get(id: string): Subscription {
+    const s = this.#reader.subscription(id);
+    if (s === undefined) throw problems.subscriptionNotFound(`Subscription with id "${id}" does not exist`);
+    return s;
+  }
+
+  async delete(id: string): Promise<void> {
+    this.get(id);
+    const r = await this.#proposer.propose({ op: 'subscription.delete', id });
+    if (!r.ok) {
+      if (r.reason === 'not_found') throw problems.subscriptionNotFound(`Subscription with id "${id}" does not exist`);
+      throw problems.conflict(r.detail);
+    }
+  }
+
+  /** GET /subscriptions: filters, newest first, one page with links that keep the filters. */
+  list(filter: { eventTypes: string[]; owningApplication: string | undefined }, limit: number, offset: number): SubscriptionPage {
+    const matching = [...this.#reader.subscriptions()]
+      .filter((s) => filter.owningApplication === undefined || s.owning_application === filter.owningApplication)
+      .filter((s) => filter.eventTypes.every((t) => s.event_types.includes(t)))
+      .reverse();
+    const items = matching.slice(offset, offset + limit);
+    const params = [
+      ...filter.eventTypes.map((t) => `event_type=${encodeURIComponent(t)}`),
+      ...(filter.owningApplication === undefined ? [] : [`owning_application=${encodeURIComponent(filter.owningApplication)}`]),
+    ];
+    const href = (o: number) => `/subscriptions?${[...params, `offset=${o}`, `limit=${limit}`].join('&')}`;
+    const links: SubscriptionPage['_links'] = {};
+    if (offset > 0) links.prev = { href: href(Math.max(0, offset - limit)) };
+    if (offset + limit < matching.length) links.next = { href: href(offset + limit) };
+    return { items, _links: links };
+  }
+}
