@@ -48,24 +48,24 @@ export { writeU64 };
 
 /** [prefix][topic][partition]: the key of a per-partition record, and the prefix of its batches. */
 export function partitionKey(prefix: number, topic: number, partition: number): Buffer {
+  return encodePartitionKey(prefix, topic, partition, undefined);
+}
+
+/** The shared layout; with `offset` the key gets a u64 suffix (record batches). */
+function encodePartitionKey(prefix: number, topic: number, partition: number, offset: number | undefined): Buffer {
   checkU32(topic, 'topic');
   checkU32(partition, 'partition');
-  const k = Buffer.allocUnsafe(partitionKeyBytes);
+  const k = Buffer.allocUnsafe(offset === undefined ? partitionKeyBytes : batchKeyBytes);
   k[0] = prefix;
   k.writeUInt32BE(topic, 1);
   k.writeUInt32BE(partition, 5);
+  if (offset !== undefined) writeU64(k, partitionKeyBytes, offset);
   return k;
 }
 
+/** [prefixBatch][topic][partition][last offset]: a record batch, found by seeking its last offset. */
 export function batchKey(topic: number, partition: number, lastOffset: number): Buffer {
-  checkU32(topic, 'topic');
-  checkU32(partition, 'partition');
-  const k = Buffer.allocUnsafe(batchKeyBytes);
-  k[0] = prefixBatch;
-  k.writeUInt32BE(topic, 1);
-  k.writeUInt32BE(partition, 5);
-  writeU64(k, 9, lastOffset);
-  return k;
+  return encodePartitionKey(prefixBatch, topic, partition, lastOffset);
 }
 
 export interface DecodedBatchKey {
