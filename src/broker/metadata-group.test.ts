@@ -1,6 +1,6 @@
 // Goal: the metadata group host on its own, without processes or sockets: a single node is a group of
 // one that answers writes and reads and survives restarts (including after compaction and a crash that
-// loses unsynced writes), single-node metadata from before Raft is carried over, and three in-process
+// loses unsynced writes), and three in-process
 // members forward writes to the leader and serve linearizable reads.
 // Method: RaftMetadataGroup over MemoryKv; three members joined by an in-memory transport that
 // delivers asynchronously and can cut a member off; fast ticks (5 ms) so elections take tens of ms.
@@ -12,7 +12,6 @@ import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
 import type { Message, NodeId } from '../raft/index.js';
 import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
-import { LocalMetadataLog } from './metadata-log.js';
 import { RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
 import { systemClock, systemRandom } from './system.js';
 
@@ -94,22 +93,6 @@ test('compaction: snapshots bound the log, and a restart after a crash (unsynced
   again.start(undefined);
   assert.equal((await again.propose(create('c.after'))).ok, true);
   await again.close();
-});
-
-test('single-node metadata from before Raft becomes the group\'s first snapshot', async () => {
-  const kv = new MemoryKv();
-  const legacy = await LocalMetadataLog.open(kv);
-  await legacy.propose(create('old.one'));
-  await legacy.propose(create('old.two'));
-  const g = await open(kv, 1, [1]);
-  assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['old.one', 'old.two']);
-  g.start(undefined);
-  assert.equal((await g.propose(create('old.one'))).ok, false, 'still there: exists');
-  assert.equal((await g.propose(create('new.one'))).ok, true);
-  await g.close();
-  const again = await open(kv, 1, [1]);
-  assert.deepEqual([...again.state.eventTypes()].map((r) => r.eventType.name), ['old.one', 'old.two', 'new.one']);
-  assert.equal((await LocalMetadataLog.open(kv)).state.appliedIndex, 0, 'the old keys are gone');
 });
 
 /** Three members wired by an in-memory transport; `cut` isolates a member both ways. */

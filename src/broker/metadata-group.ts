@@ -40,7 +40,6 @@ import { currentFlowId } from '../observability/flow-context.js';
 import { applyConfChangeToState, decodeConfChange, noNode, RawNode } from '../raft/index.js';
 import type { ConfState, Entry, Index, Message, NodeId, Ready, ReadState, SoftState, Snapshot, Storage, Term } from '../raft/index.js';
 import type { ForwardAnswer, ForwardedProposal, TransportHandler } from '../transport/index.js';
-import { LocalMetadataLog } from './metadata-log.js';
 import { checkForwardedCommand, decodeCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult } from './metadata-codec.js';
 import { RaftLogStore } from './raft-log-store.js';
 
@@ -201,18 +200,8 @@ export class RaftMetadataGroup implements MetadataProposer {
     const log = o.logger;
     const store = await RaftLogStore.open(o.kv, metadataGroupId);
     if (store.isEmpty) {
-      const legacy = await LocalMetadataLog.open(o.kv);
-      if (legacy.state.appliedIndex > 0) {
-        // Metadata written before this node ran Raft: it becomes the group's first snapshot.
-        assert(o.founders.length === 1, 'metadata from a single node cannot found a multi-node group; start it alone first');
-        const index = legacy.state.appliedIndex;
-        await store.bootstrapFromSnapshot(index, { voters: [o.self], learners: [] }, encodeImage(legacy.state));
-        await o.kv.write((b) => b.delRange(Buffer.from([0x01]), Buffer.from([0x02])), { durable: true });
-        log.info({ index }, 'moved single-node metadata into the metadata raft group');
-      } else {
-        await store.bootstrap(o.founders);
-        log.info({ founders: o.founders }, 'founded the metadata raft group');
-      }
+      await store.bootstrap(o.founders);
+      log.info({ founders: o.founders }, 'founded the metadata raft group');
     }
     const storage = store.storage;
     const snap = storage.snapshot();

@@ -102,16 +102,6 @@ export class RaftLogStore {
     await this.persist({ snapshot: undefined, entries, hardState, mustSync: true });
   }
 
-  /**
-   * Starts the group from a state machine image instead of the founding entries (a single node's
-   * metadata from before it ran Raft): a snapshot at `index`, committed.
-   */
-  async bootstrapFromSnapshot(index: Index, conf: ConfState, data: Uint8Array): Promise<void> {
-    assert(this.#empty, 'bootstrapping a group member that already has state');
-    const snapshot: Snapshot = { metadata: { index, term: 1, confState: conf }, data };
-    await this.persist({ snapshot, entries: [], hardState: { term: 1, vote: 0, commit: index }, mustSync: true });
-  }
-
   /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
   async persist(rd: PersistRequest): Promise<void> {
     if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined) return;

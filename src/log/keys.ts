@@ -2,8 +2,7 @@
  * Key codec for partition data in the shared ordered KV.
  *
  * KEY PREFIXES (first byte of every key; one KV holds several users, each owns its prefixes):
- *   0x01        metadata of a single node from before it ran Raft (src/broker/metadata-log.ts; read once and
- *                moved into the metadata Raft group at start, then deleted)
+ *   0x01        reserved (held single-node metadata before the Raft group existed; never reuse)
  *   0x02        Raft groups' durable state: [0x02][group u32][kind u8]... -> hard state, snapshot, log entries
  *                (src/broker/raft-log-store.ts; group 0 is the metadata group)
  *   0x10        partition record batches: [0x10][topic u32][partition u32][last offset u64] -> record batch
