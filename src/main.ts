@@ -26,6 +26,7 @@ import { SchemaValidatorCache } from './registry/index.js';
 import { Publisher } from './publishing/publish.js';
 import { CursorResolver } from './consumption/cursors.js';
 import { ConnectionLimiter } from './consumption/connection-limiter.js';
+import { SubscriptionHub } from './consumption/subscription-hub.js';
 import { buildApp } from './api/app.js';
 import type { EventTypeRecord } from './metadata/types.js';
 
@@ -62,6 +63,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     store.dropTopic(topic).catch((err: unknown) => logger.error({ err, topic }, 'dropping the logs of a deleted event type failed'));
   };
   let fatal: ((err: unknown) => void) | undefined;
+  // Created once the metadata group exists; applied commands wake its streams.
+  let hub: SubscriptionHub | undefined;
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
@@ -77,11 +80,13 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     random: systemRandom,
     logger: logger.child({ component: 'raft' }),
     onApplied: (cmd, result) => {
+      hub?.applied(cmd);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
       if (result.droppedTopic !== undefined) dropLogsOf(result.droppedTopic);
     },
     onRestored: (sm) => {
+      hub?.kickAll();
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
       const liveNow = new Set([...sm.eventTypes()].map((r) => r.storage.topic));
@@ -148,6 +153,17 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     options: { partitionsMax: config.subscriptionPartitionsMax },
     features,
   });
+  hub = new SubscriptionHub({
+    state: () => metadata.state,
+    propose: (cmd) => metadata.propose(cmd),
+    reader: store,
+    cursors,
+    clock,
+    newId: randomUUID,
+    node: self,
+    incarnation,
+    logger: logger.child({ component: 'subscriptions' }),
+  });
   const publisher = new Publisher({
     eventTypes: reader,
     validators: { validatorFor: (rec: EventTypeRecord) => validators.validatorFor(rec.eventType, rec.eventType.schema) },
@@ -161,6 +177,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     eventTypes,
     features,
     subscriptions,
+    hub,
     publisher,
     reader: store,
     cursors,
@@ -178,6 +195,20 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
   logger.info({ url, dataDir: config.dataDir }, 'brook is ready');
+  // Sessions of streams that died with this node's previous process hold partitions: close them. In a
+  // multi-node cluster the leader may not be known yet, so keep trying in the background.
+  let stopped = false;
+  void (async () => {
+    for (let attempt = 0; !stopped; attempt++) {
+      try {
+        await hub.closeStaleSessions();
+        return;
+      } catch (err) {
+        if (attempt % 10 === 0) logger.warn({ err }, 'closing the stream sessions of the previous run failed; retrying');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  })();
 
   let closing: Promise<void> | undefined;
   const broker: RunningBroker = {
@@ -186,8 +217,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     close() {
       closing ??= (async () => {
         logger.info('shutting down');
+        stopped = true;
         closeStreams();
         const closed = app.close();
+        // Streams end and their sessions close (replicated) while the metadata group still runs.
+        await hub.drain();
         // server.close() waits for every connection, also those a client opened and never used (undici
         // pools do this); once the requests in flight have answered, cut what is left.
         const graceEnd = clock.monotonicMs() + config.shutdownGraceMs / 2;

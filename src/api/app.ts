@@ -17,6 +17,7 @@ import { eventRoutes } from './routes/events.js';
 import { partitionRoutes } from './routes/partitions.js';
 import { registryRoutes } from './routes/registry.js';
 import { settingsRoutes } from './routes/settings.js';
+import { subscriptionStreamRoutes } from './routes/subscription-streams.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
 
 export interface BrookApp {
@@ -71,6 +72,7 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.register(registryRoutes, { deps });
   app.register(settingsRoutes, { deps });
   app.register(subscriptionRoutes, { deps });
+  app.register(subscriptionStreamRoutes, { deps, streams });
 
   return {
     app,

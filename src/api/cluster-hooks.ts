@@ -20,6 +20,14 @@ import type { AppDeps } from './deps.js';
 import { sendProblem } from './problem-reply.js';
 
 const partitionPaths = /^\/event-types\/[^/?]+\/(events|partitions|cursor-distances|cursors-lag|shifted-cursors)(\/|\?|$)/;
+/** Subscription routes that read partitions: the stream, committing and resetting cursors (they check offsets against the log), stats. */
+const subscriptionPartitionPaths = /^\/subscriptions\/[^/?]+\/(events|cursors|stats)(\/|\?|$)/;
+
+function needsPartitions(method: string, url: string): boolean {
+  if (partitionPaths.test(url)) return true;
+  // GET cursors reads only the replicated committed cursors.
+  return subscriptionPartitionPaths.test(url) && !(method === 'GET' && /\/cursors(\?|$)/.test(url));
+}
 
 export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   app.addHook('onRequest', (request, _reply, done) => {
@@ -28,7 +36,7 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   const cluster = deps.cluster;
   if (cluster === undefined) return;
   app.addHook('onRequest', (request, reply, done) => {
-    if (!cluster.servesPartitions() && partitionPaths.test(request.url)) {
+    if (!cluster.servesPartitions() && needsPartitions(request.method, request.url)) {
       reply.header('X-Flow-Id', request.id);
       sendProblem(
         reply,

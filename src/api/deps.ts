@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/ports.js';
 import type { ConnectionLimiter } from '../consumption/connection-limiter.js';
 import type { CursorResolver } from '../consumption/cursors.js';
+import type { SubscriptionHub } from '../consumption/subscription-hub.js';
 import type { PartitionReader } from '../consumption/ports.js';
 import type { Publisher } from '../publishing/publish.js';
 import type { EventTypeService } from '../registry/event-type-service.js';
@@ -15,6 +16,8 @@ export interface AppDeps {
   eventTypes: EventTypeService;
   features: FeatureService;
   subscriptions: SubscriptionService;
+  /** Subscription streams, cursors and stats on this node. */
+  hub: SubscriptionHub;
   publisher: Publisher;
   reader: PartitionReader;
   cursors: CursorResolver;

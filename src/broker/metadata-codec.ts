@@ -47,6 +47,15 @@ function isSubscription(s: unknown): boolean {
   );
 }
 
+const isMs = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isPartitionKey = (p: unknown): boolean => isObject(p) && nonEmptyString(p['event_type']) && typeof p['partition'] === 'string';
+const isCursorList = (v: unknown): boolean =>
+  Array.isArray(v) && v.every((c) => isPartitionKey(c) && typeof (c as Record<string, unknown>)['offset'] === 'number' && Number.isSafeInteger((c as Record<string, unknown>)['offset']) && ((c as Record<string, unknown>)['offset'] as number) >= -1);
+
+function isSession(s: unknown): boolean {
+  return isObject(s) && nonEmptyString(s['id']) && Number.isSafeInteger(s['node']) && typeof s['incarnation'] === 'string' && isMs(s['openedAtMs']) && isMs(s['commitTimeoutMs']);
+}
+
 /** Checks an untrusted (forwarded) command's shape; returns why it is refused, or undefined. */
 export function checkForwardedCommand(data: Uint8Array): string | undefined {
   let cmd: unknown;
@@ -73,6 +82,20 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
       return isSubscription(cmd['subscription']) ? undefined : 'malformed subscription.create';
     case 'subscription.delete':
       return typeof cmd['id'] === 'string' ? undefined : 'malformed subscription.delete';
+    case 'stream.open':
+      return nonEmptyString(cmd['subscription']) && isSession(cmd['session']) && isCursorList(cmd['starts']) ? undefined : 'malformed stream.open';
+    case 'stream.close':
+      return nonEmptyString(cmd['subscription']) && nonEmptyString(cmd['session']) && isMs(cmd['atMs']) ? undefined : 'malformed stream.close';
+    case 'stream.close_stale':
+      return Number.isSafeInteger(cmd['node']) && typeof cmd['incarnation'] === 'string' && isMs(cmd['atMs']) ? undefined : 'malformed stream.close_stale';
+    case 'stream.release':
+      return nonEmptyString(cmd['subscription']) && nonEmptyString(cmd['session']) && Array.isArray(cmd['partitions']) && cmd['partitions'].every(isPartitionKey)
+        ? undefined
+        : 'malformed stream.release';
+    case 'cursor.commit':
+      return nonEmptyString(cmd['subscription']) && nonEmptyString(cmd['session']) && isMs(cmd['atMs']) && isCursorList(cmd['cursors']) ? undefined : 'malformed cursor.commit';
+    case 'cursor.reset':
+      return nonEmptyString(cmd['subscription']) && isCursorList(cmd['cursors']) ? undefined : 'malformed cursor.reset';
     default:
       return `unknown op ${JSON.stringify(cmd['op'])}`;
   }

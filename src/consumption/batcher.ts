@@ -11,6 +11,11 @@
  * - at stream_timeout pending events are flushed and the stream ends;
  * - stream_keep_alive_limit: the stream ends once every partition has sent that many keep-alive batches
  *   in a row (the original service's per-partition counting).
+ *
+ * A subscription stream's partitions change as streams join and leave: addPartition/removePartition
+ * (a removed partition's buffered events are dropped: they were never sent, the next owner reads them),
+ * and poll(now, true) flushes every non-empty buffer at once (the uncommitted window is full, so the
+ * buffers cannot grow to batch_limit until the client commits what it holds).
  */
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
@@ -53,11 +58,33 @@ export class StreamBatcher {
   #done = false;
 
   constructor(params: StreamParams, partitions: readonly { partition: string; after: Offset }[], nowMs: number) {
-    assert(partitions.length > 0, 'a stream covers at least one partition');
     this.#params = params;
     this.#startMs = nowMs;
-    this.#parts = partitions.map((p) => ({ partition: p.partition, cursor: p.after, buffer: [], lastFlushMs: nowMs, keepAlivesInRow: 0 }));
-    for (const p of this.#parts) this.#byId.set(p.partition, p);
+    this.#parts = [];
+    for (const p of partitions) this.addPartition(p.partition, p.after, nowMs);
+  }
+
+  addPartition(partition: string, after: Offset, nowMs: number): void {
+    assert(!this.#byId.has(partition), `partition ${partition} added twice`);
+    const state: PartitionState = { partition, cursor: after, buffer: [], lastFlushMs: nowMs, keepAlivesInRow: 0 };
+    this.#parts.push(state);
+    this.#byId.set(partition, state);
+  }
+
+  /** Stops batching a partition; its buffered (unsent) events are dropped and no longer count toward stream_limit. */
+  removePartition(partition: string): void {
+    const p = this.#byId.get(partition);
+    assert(p !== undefined, `unknown partition ${partition}`);
+    this.#committedToSend -= p.buffer.length;
+    this.#byId.delete(partition);
+    this.#parts.splice(this.#parts.indexOf(p), 1);
+  }
+
+  /** Events buffered and not yet sent, over all partitions. */
+  get buffered(): number {
+    let n = 0;
+    for (const p of this.#parts) n += p.buffer.length;
+    return n;
   }
 
   get done(): boolean {
@@ -86,7 +113,7 @@ export class StreamBatcher {
     this.#committedToSend += events.length;
   }
 
-  poll(nowMs: number): PollResult {
+  poll(nowMs: number, flushAll = false): PollResult {
     const batches: OutBatch[] = [];
     if (this.#done) return { batches, done: true, wakeAtMs: Infinity };
     const p = this.#params;
@@ -97,7 +124,7 @@ export class StreamBatcher {
     for (const part of this.#parts) {
       const full = part.buffer.length >= p.batchLimit;
       const due = nowMs - part.lastFlushMs >= p.batchFlushTimeoutMs;
-      if (full || ((timedOut || capped) && part.buffer.length > 0)) {
+      if (full || ((timedOut || capped || flushAll) && part.buffer.length > 0)) {
         batches.push(this.#flush(part, nowMs));
       } else if (due && !timedOut) {
         if (part.buffer.length > 0) batches.push(this.#flush(part, nowMs));
@@ -111,7 +138,7 @@ export class StreamBatcher {
 
     const limitReached = capped && this.#parts.every((x) => x.buffer.length === 0);
     const keepAliveLimitReached =
-      p.streamKeepAliveLimit > 0 && this.#parts.every((x) => x.keepAlivesInRow >= p.streamKeepAliveLimit);
+      p.streamKeepAliveLimit > 0 && this.#parts.length > 0 && this.#parts.every((x) => x.keepAlivesInRow >= p.streamKeepAliveLimit);
     if (timedOut || limitReached || keepAliveLimitReached) {
       this.#done = true;
       return { batches, done: true, wakeAtMs: Infinity };

@@ -3,7 +3,7 @@
  * query string into milliseconds and counts, with the rules that make a combination invalid (422).
  */
 import { problems } from '../core/problem.js';
-import { streamBatchLimitMax, streamSecondsMax } from '../core/limits.js';
+import { commitTimeoutSecondsMax, streamBatchLimitMax, streamSecondsMax } from '../core/limits.js';
 
 export interface StreamParams {
   batchLimit: number;
@@ -57,4 +57,24 @@ export function parseStreamParams(q: Query): StreamParams {
     streamTimeoutMs: streamTimeoutS * 1000,
     streamKeepAliveLimit,
   };
+}
+
+/** The subscription stream's parameters: the low-level ones plus flow control (interface.md, "Subscriptions"). */
+export interface SubscriptionStreamParams extends StreamParams {
+  /** Events sent and not committed at which the stream pauses (default 10, at least 1). */
+  maxUncommittedEvents: number;
+  /**
+   * commit_timeout: with uncommitted events and no commit for this long the stream is closed; also the
+   * time a closed stream may still commit and a moving partition waits for its old owner. At most the
+   * interface's 60 s commit timeout, which is the default.
+   */
+  commitTimeoutMs: number;
+}
+
+export function parseSubscriptionStreamParams(q: Query): SubscriptionStreamParams {
+  const base = parseStreamParams(q);
+  const maxUncommittedEvents = intParam(q, 'max_uncommitted_events', 10, 2_147_483_647);
+  if (maxUncommittedEvents < 1) throw problems.invalidStreamParameters('max_uncommitted_events must be at least 1');
+  const commitTimeoutS = intParam(q, 'commit_timeout', commitTimeoutSecondsMax, commitTimeoutSecondsMax) || commitTimeoutSecondsMax;
+  return { ...base, maxUncommittedEvents, commitTimeoutMs: commitTimeoutS * 1000 };
 }

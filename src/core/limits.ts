@@ -31,6 +31,8 @@ export const retentionTimeMsDefault = 345_600_000;
 /** Seconds: stream timers are bounded so integer math on ms stays safe. */
 export const streamSecondsMax = 10 * 365 * 24 * 3600;
 export const pageLimitMax = 1000;
+/** Interface: the subscription commit timeout, 60 s; a stream's commit_timeout may only shorten it. */
+export const commitTimeoutSecondsMax = 60;
 
 assert(eventBytesMax < publishBodyBytesMax, 'a single max-size event must fit in a publish body');
 assert(streamReadAheadBytesMax >= eventBytesMax, 'read-ahead must hold at least one max-size event');

@@ -3,6 +3,8 @@
  * proposes it (timestamps, validated bodies) and then applied, identically and deterministically, by
  * every node's state machine. The op names are a wire and on-disk format: only ever add new ones.
  */
+import type { PartitionKey } from './assignment.js';
+import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
 import type { EventType, Subscription } from './types.js';
 
 export type MetadataCommand =
@@ -35,6 +37,49 @@ export type MetadataCommand =
   | {
       op: 'subscription.delete';
       id: string;
+    }
+  | {
+      /**
+       * A stream session joins (partitions are rebalanced). `starts`: where reading begins for partitions
+       * without a committed cursor, resolved by the proposer from read_from (the first stream decides).
+       */
+      op: 'stream.open';
+      subscription: string;
+      session: StreamSession;
+      starts: CommittedCursor[];
+    }
+  | {
+      op: 'stream.close';
+      subscription: string;
+      session: string;
+      atMs: number;
+    }
+  | {
+      /** Closes the sessions a node held in an earlier incarnation (the process restarted; its streams are gone). */
+      op: 'stream.close_stale';
+      node: number;
+      incarnation: string;
+      atMs: number;
+    }
+  | {
+      /** The previous owner hands partitions over to their new session (reassigning -> assigned). */
+      op: 'stream.release';
+      subscription: string;
+      session: string;
+      partitions: PartitionKey[];
+    }
+  | {
+      op: 'cursor.commit';
+      subscription: string;
+      session: string;
+      atMs: number;
+      cursors: CommittedCursor[];
+    }
+  | {
+      /** PATCH cursors: sets them and disconnects every stream of the subscription. */
+      op: 'cursor.reset';
+      subscription: string;
+      cursors: CommittedCursor[];
     };
 
 export type MetadataOp = MetadataCommand['op'];

@@ -5,6 +5,8 @@
  */
 import { assert } from '../core/assert.js';
 import type { MetadataCommand } from './commands.js';
+import type { PartitionKey } from './assignment.js';
+import { SubscriptionRuntime, type CommitOutcome, type SubscriptionRuntimeImage } from './subscription-runtime.js';
 import { subscriptionKey, type EventTypeRecord, type Subscription } from './types.js';
 
 export type ApplyResult =
@@ -13,8 +15,8 @@ export type ApplyResult =
    * subscription/created: after subscription.create, the stored subscription and whether this command
    * created it (false: one with the same key triple existed and is returned instead).
    */
-  | { ok: true; droppedTopic?: number; subscription?: Subscription; created?: boolean }
-  | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use'; detail: string };
+  | { ok: true; droppedTopic?: number; subscription?: Subscription; created?: boolean; outcomes?: CommitOutcome[] }
+  | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid'; detail: string };
 
 export interface MetadataSnapshot {
   eventTypes: EventTypeRecord[];
@@ -23,6 +25,8 @@ export interface MetadataSnapshot {
   features?: Record<string, boolean>;
   /** Subscriptions in creation order (absent in snapshots written before subscriptions existed). */
   subscriptions?: Subscription[];
+  /** Stream sessions, assignments and committed cursors (absent in snapshots written before streaming existed). */
+  runtimes?: SubscriptionRuntimeImage[];
 }
 
 export class MetadataStateMachine {
@@ -36,6 +40,8 @@ export class MetadataStateMachine {
   #subscriptions = new Map<string, Subscription>();
   /** subscriptionKey(...) -> id: the key triple is unique. */
   #subscriptionKeys = new Map<string, string>();
+  /** Runtime of subscriptions that have been streamed from, by subscription id. */
+  #runtimes = new Map<string, SubscriptionRuntime>();
 
   get appliedIndex(): number {
     return this.#appliedIndex;
@@ -58,7 +64,58 @@ export class MetadataStateMachine {
         return this.#createSubscription(cmd.subscription);
       case 'subscription.delete':
         return this.#deleteSubscription(cmd.id);
+      case 'stream.open': {
+        const rt = this.#runtimeFor(cmd.subscription);
+        if (rt === undefined) return this.#noSubscription(cmd.subscription);
+        return rt.open(cmd.session, cmd.starts);
+      }
+      case 'stream.close':
+        this.#runtimes.get(cmd.subscription)?.close(cmd.session, cmd.atMs);
+        return { ok: true };
+      case 'stream.close_stale':
+        for (const rt of this.#runtimes.values()) {
+          for (const s of rt.sessions) if (s.node === cmd.node && s.incarnation !== cmd.incarnation) rt.close(s.id, cmd.atMs);
+        }
+        return { ok: true };
+      case 'stream.release':
+        this.#runtimes.get(cmd.subscription)?.release(cmd.session, cmd.partitions);
+        return { ok: true };
+      case 'cursor.commit': {
+        const rt = this.#runtimes.get(cmd.subscription);
+        if (rt === undefined) {
+          if (!this.#subscriptions.has(cmd.subscription)) return this.#noSubscription(cmd.subscription);
+          return { ok: false, reason: 'invalid', detail: `Stream ${cmd.session} of subscription ${cmd.subscription} is not open` };
+        }
+        const r = rt.commit(cmd.session, cmd.atMs, cmd.cursors);
+        return r.ok ? { ok: true, outcomes: r.outcomes } : r;
+      }
+      case 'cursor.reset': {
+        const rt = this.#runtimeFor(cmd.subscription);
+        if (rt === undefined) return this.#noSubscription(cmd.subscription);
+        return rt.reset(cmd.cursors);
+      }
     }
+  }
+
+  #noSubscription(id: string): ApplyResult {
+    return { ok: false, reason: 'not_found', detail: `Subscription "${id}" does not exist` };
+  }
+
+  /** The runtime of an existing subscription, created on first use over its event types' partitions. */
+  #runtimeFor(id: string): SubscriptionRuntime | undefined {
+    const existing = this.#runtimes.get(id);
+    if (existing !== undefined) return existing;
+    const sub = this.#subscriptions.get(id);
+    if (sub === undefined) return undefined;
+    // Event types of a subscription cannot be deleted, and partition counts never change.
+    const partitions: PartitionKey[] = sub.event_types.flatMap((name) => {
+      const rec = this.#eventTypes.get(name);
+      assert(rec !== undefined, `subscription ${id} names the missing event type ${name}`);
+      return rec.storage.partitions.map((partition) => ({ event_type: name, partition }));
+    });
+    const rt = new SubscriptionRuntime(id, partitions);
+    this.#runtimes.set(id, rt);
+    return rt;
   }
 
   #createSubscription(sub: Subscription): ApplyResult {
@@ -81,6 +138,7 @@ export class MetadataStateMachine {
     if (sub === undefined) return { ok: false, reason: 'not_found', detail: `Subscription "${id}" does not exist` };
     this.#subscriptions.delete(id);
     this.#subscriptionKeys.delete(subscriptionKey(sub));
+    this.#runtimes.delete(id);
     return { ok: true };
   }
 
@@ -146,12 +204,22 @@ export class MetadataStateMachine {
     return this.#subscriptions.values();
   }
 
+  /** Sessions, assignment and cursors of a subscription; undefined before its first stream or reset. */
+  runtime(id: string): SubscriptionRuntime | undefined {
+    return this.#runtimes.get(id);
+  }
+
+  runtimes(): IterableIterator<SubscriptionRuntime> {
+    return this.#runtimes.values();
+  }
+
   snapshot(): MetadataSnapshot {
     return {
       eventTypes: [...this.#eventTypes.values()],
       nextTopic: this.#nextTopic,
       features: Object.fromEntries(this.#features),
       subscriptions: [...this.#subscriptions.values()],
+      runtimes: [...this.#runtimes.values()].map((rt) => rt.image()),
     };
   }
 
@@ -164,6 +232,7 @@ export class MetadataStateMachine {
       sm.#subscriptions.set(sub.id, sub);
       sm.#subscriptionKeys.set(subscriptionKey(sub), sub.id);
     }
+    for (const img of snap.runtimes ?? []) sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

@@ -7,9 +7,10 @@ import { publishBodyBytesMax } from '../../core/limits.js';
 import type { Offset } from '../../core/offset.js';
 import { encodeBatchLine, lowLevelCursorJson } from '../../consumption/batch-line.js';
 import { cursorShapeError } from '../../consumption/cursors.js';
-import { runLowLevelStream, type StreamSink } from '../../consumption/low-level-stream.js';
+import { runLowLevelStream } from '../../consumption/low-level-stream.js';
 import { parseStreamParams } from '../../consumption/stream-params.js';
 import type { AppDeps } from '../deps.js';
+import { responseSink } from '../stream-sink.js';
 
 type NameParams = { name: string };
 
@@ -74,19 +75,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
     raw.on('close', () => abort.abort());
     deps.observer?.streamOpened();
 
-    const sink: StreamSink = {
-      write: (line) => raw.write(line),
-      drain: () =>
-        new Promise<void>((resolve) => {
-          const done = () => {
-            raw.off('drain', done);
-            raw.off('close', done);
-            resolve();
-          };
-          raw.on('drain', done);
-          raw.on('close', done);
-        }),
-    };
+    const sink = responseSink(raw);
     let events = 0;
     let bytes = 0;
     request.log.info({ eventType: rec.eventType.name, partitions: starts.length, params }, 'low-level stream opened');

@@ -1,0 +1,66 @@
+/**
+ * The high-level API of a subscription: GET /subscriptions/{id}/events (the stream), POST/GET/PATCH
+ * /subscriptions/{id}/cursors, GET /subscriptions/{id}/stats. The rules live in the hub
+ * (consumption/subscription-hub.ts); this file maps them to HTTP.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { problems } from '../../core/problem.js';
+import type { AppDeps } from '../deps.js';
+import { parseJsonBody } from '../json-body.js';
+import { responseSink } from '../stream-sink.js';
+
+type IdParams = { id: string };
+
+/** X-Svc-StreamId, or X-Nakadi-StreamId for clients of the original service. */
+function streamIdHeader(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const v = headers['x-svc-streamid'] ?? headers['x-nakadi-streamid'];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<AbortController> }> = async (app, { deps, streams }) => {
+  const hub = deps.hub;
+
+  app.get<{ Params: IdParams; Querystring: Record<string, unknown> }>('/subscriptions/:id/events', async (request, reply) => {
+    const subscription = request.params.id;
+    const opened = await hub.open(subscription, request.query);
+    const abort = new AbortController();
+    streams.add(abort);
+    const raw = reply.raw;
+    reply.hijack();
+    raw.writeHead(200, {
+      'Content-Type': 'application/x-json-stream',
+      'X-Flow-Id': request.id,
+      'X-Svc-StreamId': opened.id,
+      'X-Nakadi-StreamId': opened.id,
+    });
+    // The head goes out now: the client needs the stream id before the first batch to commit it.
+    raw.flushHeaders();
+    raw.on('close', () => abort.abort());
+    request.log.info({ subscription, stream: opened.id, params: opened.params }, 'subscription stream opened');
+    try {
+      await opened.run(responseSink(raw), abort.signal);
+    } catch (err) {
+      request.log.warn({ err, subscription, stream: opened.id }, 'subscription stream failed');
+    } finally {
+      streams.delete(abort);
+      if (!raw.writableEnded) raw.end();
+    }
+  });
+
+  app.post<{ Params: IdParams }>('/subscriptions/:id/cursors', async (request, reply) => {
+    const streamId = streamIdHeader(request.headers);
+    if (streamId === undefined || streamId === '') throw problems.missingHeader('Header X-Svc-StreamId is required to commit cursors');
+    const results = await hub.commit(request.params.id, streamId, parseJsonBody(request.body));
+    if (results === undefined) return reply.code(204).send();
+    return reply.code(200).send({ items: results });
+  });
+
+  app.get<{ Params: IdParams }>('/subscriptions/:id/cursors', async (request) => ({ items: hub.committed(request.params.id) }));
+
+  app.patch<{ Params: IdParams }>('/subscriptions/:id/cursors', async (request, reply) => {
+    await hub.reset(request.params.id, parseJsonBody(request.body));
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: IdParams }>('/subscriptions/:id/stats', async (request) => ({ items: hub.stats(request.params.id) }));
+};

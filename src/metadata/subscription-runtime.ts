@@ -1,0 +1,206 @@
+/**
+ * The replicated runtime of subscriptions: stream sessions, the assignment of partitions to them and
+ * the committed cursors. PURE, part of the metadata state machine: every node applies the same
+ * commands and holds the same sessions, assignment and cursors (DESIGN.md, "Replication model").
+ * Times in commands are decided by the proposer, so validity windows are deterministic too.
+ *
+ * A partition moving from a live session A to a session B (rebalance) keeps `releasingFrom = A` until
+ * A's node releases it (A committed everything it sent, or A's commit timeout passed, or A closed):
+ * meanwhile the partition is `reassigning`, B does not stream it yet and A may still commit it. B then
+ * starts after the committed cursor, so nothing A sent and did not commit is lost.
+ *
+ * A closed session may still commit, for its commit timeout after closing, the partitions it held when
+ * it closed (interface.md, "States and transitions"). A cursor reset forgets every session, live and
+ * closed, so no stream that read before the reset can move a cursor afterwards.
+ */
+import { partitionKeyOf, rebalance, sortPartitions, type PartitionKey } from './assignment.js';
+
+export interface StreamSession {
+  id: string;
+  /** The node serving the stream (its Raft id) and that process's incarnation. */
+  node: number;
+  incarnation: string;
+  openedAtMs: number;
+  /** The stream's commit timeout: also how long it may commit after it closed. */
+  commitTimeoutMs: number;
+}
+
+export interface PartitionSlot extends PartitionKey {
+  /** The session the partition is assigned to. */
+  session?: string;
+  /** The session that held it before a rebalance and has not released it yet (state reassigning). */
+  releasingFrom?: string;
+}
+
+export interface ClosedSession {
+  id: string;
+  closedAtMs: number;
+  commitTimeoutMs: number;
+  /** partitionKeyOf(...) of what it held (assigned or releasing) when it closed. */
+  partitions: string[];
+}
+
+export interface CommittedCursor extends PartitionKey {
+  /** Exclusive position: the last consumed event; -1 before the first event. */
+  offset: number;
+}
+
+/** One subscription's runtime as stored in snapshots. */
+export interface SubscriptionRuntimeImage {
+  id: string;
+  sessions: StreamSession[];
+  slots: PartitionSlot[];
+  committed: CommittedCursor[];
+  closed: ClosedSession[];
+}
+
+export type RuntimeRejection = { ok: false; reason: 'not_found' | 'no_slots' | 'invalid' | 'exists'; detail: string };
+export type CommitOutcome = 'committed' | 'outdated';
+
+export class SubscriptionRuntime {
+  readonly id: string;
+  /** In join order: the rebalance gives ties to earlier sessions. */
+  sessions: StreamSession[] = [];
+  /** Every partition of the subscription's event types, sorted (sortPartitions). */
+  readonly slots: PartitionSlot[];
+  readonly #slotByKey = new Map<string, PartitionSlot>();
+  readonly committed = new Map<string, CommittedCursor>();
+  closed: ClosedSession[] = [];
+
+  constructor(id: string, partitions: readonly PartitionKey[]) {
+    this.id = id;
+    this.slots = sortPartitions(partitions).map((p) => ({ event_type: p.event_type, partition: p.partition }));
+    for (const s of this.slots) this.#slotByKey.set(partitionKeyOf(s), s);
+  }
+
+  slot(p: PartitionKey): PartitionSlot | undefined {
+    return this.#slotByKey.get(partitionKeyOf(p));
+  }
+
+  session(id: string): StreamSession | undefined {
+    return this.sessions.find((s) => s.id === id);
+  }
+
+  /** Opens a session: refused when every partition already has one (slots = partitions). */
+  open(session: StreamSession, starts: readonly CommittedCursor[]): { ok: true } | RuntimeRejection {
+    if (this.session(session.id) !== undefined) return { ok: false, reason: 'exists', detail: `Stream ${session.id} is already open` };
+    if (this.sessions.length >= this.slots.length) {
+      return { ok: false, reason: 'no_slots', detail: `No free slots for streaming available. Total slots: ${this.slots.length}` };
+    }
+    // Where reading starts, fixed once: the first stream decides (read_from applies when a client starts reading).
+    for (const c of starts) {
+      const key = partitionKeyOf(c);
+      if (this.#slotByKey.has(key) && !this.committed.has(key)) this.committed.set(key, { event_type: c.event_type, partition: c.partition, offset: c.offset });
+    }
+    this.sessions.push(session);
+    this.#rebalance();
+    return { ok: true };
+  }
+
+  /** Closes a live session; its partitions go to the others at once (nothing to hand over). */
+  close(id: string, atMs: number): boolean {
+    const s = this.session(id);
+    if (s === undefined) return false;
+    this.sessions = this.sessions.filter((x) => x.id !== id);
+    const held: string[] = [];
+    for (const slot of this.slots) {
+      if (slot.session === id) {
+        held.push(partitionKeyOf(slot));
+        slot.session = undefined;
+      }
+      if (slot.releasingFrom === id) {
+        held.push(partitionKeyOf(slot));
+        slot.releasingFrom = undefined;
+      }
+    }
+    // Closed sessions past their window can never commit again: drop them as new ones close.
+    this.closed = this.closed.filter((c) => c.closedAtMs + c.commitTimeoutMs >= atMs);
+    this.closed.push({ id, closedAtMs: atMs, commitTimeoutMs: s.commitTimeoutMs, partitions: held });
+    this.#rebalance();
+    return true;
+  }
+
+  /** The old owner hands partitions over; a no-op for partitions it no longer holds. */
+  release(session: string, partitions: readonly PartitionKey[]): void {
+    for (const p of partitions) {
+      const slot = this.slot(p);
+      if (slot !== undefined && slot.releasingFrom === session) slot.releasingFrom = undefined;
+    }
+  }
+
+  /**
+   * Commits cursors of one session: all or nothing on validity (a cursor of a partition the session
+   * may not commit rejects the request), then per cursor committed (advanced) or outdated.
+   */
+  commit(session: string, atMs: number, cursors: readonly CommittedCursor[]): { ok: true; outcomes: CommitOutcome[] } | RuntimeRejection {
+    const live = this.session(session) !== undefined;
+    const closed = live ? undefined : this.closed.find((c) => c.id === session && atMs <= c.closedAtMs + c.commitTimeoutMs);
+    if (!live && closed === undefined) {
+      return { ok: false, reason: 'invalid', detail: `Stream ${session} of subscription ${this.id} is not open (it never was, was closed more than its commit timeout ago, or the cursors were reset)` };
+    }
+    for (const c of cursors) {
+      const slot = this.slot(c);
+      if (slot === undefined) return { ok: false, reason: 'invalid', detail: `Partition "${c.partition}" of event type "${c.event_type}" is not part of subscription ${this.id}` };
+      const allowed = live ? slot.session === session || slot.releasingFrom === session : closed!.partitions.includes(partitionKeyOf(c));
+      if (!allowed) {
+        return { ok: false, reason: 'invalid', detail: `Stream ${session} does not own partition "${c.partition}" of event type "${c.event_type}"` };
+      }
+    }
+    const outcomes = cursors.map((c): CommitOutcome => {
+      const key = partitionKeyOf(c);
+      const prev = this.committed.get(key);
+      if (prev !== undefined && prev.offset >= c.offset) return 'outdated';
+      this.committed.set(key, { event_type: c.event_type, partition: c.partition, offset: c.offset });
+      return 'committed';
+    });
+    return { ok: true, outcomes };
+  }
+
+  /** Sets cursors and forgets every session, live or closed (their streams are disconnected). */
+  reset(cursors: readonly CommittedCursor[]): { ok: true } | RuntimeRejection {
+    for (const c of cursors) {
+      if (this.slot(c) === undefined) return { ok: false, reason: 'invalid', detail: `Partition "${c.partition}" of event type "${c.event_type}" is not part of subscription ${this.id}` };
+    }
+    for (const c of cursors) this.committed.set(partitionKeyOf(c), { event_type: c.event_type, partition: c.partition, offset: c.offset });
+    this.sessions = [];
+    this.closed = [];
+    for (const slot of this.slots) {
+      slot.session = undefined;
+      slot.releasingFrom = undefined;
+    }
+    return { ok: true };
+  }
+
+  #rebalance(): void {
+    const previous = new Map<string, string>();
+    for (const slot of this.slots) if (slot.session !== undefined) previous.set(partitionKeyOf(slot), slot.session);
+    const next = rebalance(this.slots, this.sessions.map((s) => s.id), previous);
+    next.forEach((a, i) => {
+      const slot = this.slots[i]!;
+      const before = slot.session;
+      slot.session = a.session;
+      if (before === a.session) return;
+      if (slot.releasingFrom === a.session) slot.releasingFrom = undefined; // moved back to the one still holding it
+      else if (slot.releasingFrom === undefined && before !== undefined && this.session(before) !== undefined) slot.releasingFrom = before;
+    });
+  }
+
+  image(): SubscriptionRuntimeImage {
+    return {
+      id: this.id,
+      sessions: this.sessions,
+      slots: this.slots,
+      committed: [...this.committed.values()],
+      closed: this.closed,
+    };
+  }
+
+  static restore(img: SubscriptionRuntimeImage): SubscriptionRuntime {
+    const rt = new SubscriptionRuntime(img.id, img.slots);
+    for (const s of img.slots) Object.assign(rt.slot(s)!, s);
+    rt.sessions = [...img.sessions];
+    for (const c of img.committed) rt.committed.set(partitionKeyOf(c), { ...c });
+    rt.closed = [...img.closed];
+    return rt;
+  }
+}
