@@ -32,3 +32,34 @@ test('malformed subscription commands are refused', () => {
   ];
   for (const cmd of bad) assert.match(checkForwardedCommand(bytes(cmd)) ?? '', /malformed subscription/, JSON.stringify(cmd));
 });
+
+const session = { id: 's1', node: 1, incarnation: 'i', openedAtMs: 1, commitTimeoutMs: 60_000 };
+const cursor = { event_type: 'a', partition: '0', offset: 5 };
+
+test('stream and cursor commands of the right shape pass', () => {
+  const ok: unknown[] = [
+    { op: 'stream.open', subscription: 'x', session, starts: [cursor, { ...cursor, partition: '1', offset: -1 }] },
+    { op: 'stream.close', subscription: 'x', session: 's1', atMs: 5 },
+    { op: 'stream.close_stale', node: 1, incarnation: 'i', atMs: 5 },
+    { op: 'stream.release', subscription: 'x', session: 's1', partitions: [{ event_type: 'a', partition: '0' }] },
+    { op: 'cursor.commit', subscription: 'x', session: 's1', atMs: 5, cursors: [cursor] },
+    { op: 'cursor.reset', subscription: 'x', cursors: [cursor] },
+  ];
+  for (const cmd of ok) assert.equal(checkForwardedCommand(bytes(cmd)), undefined, JSON.stringify(cmd));
+});
+
+test('malformed stream and cursor commands are refused', () => {
+  const bad: unknown[] = [
+    { op: 'stream.open', subscription: 'x', session: { ...session, node: 'one' }, starts: [] },
+    { op: 'stream.open', subscription: '', session, starts: [] },
+    { op: 'stream.open', subscription: 'x', session, starts: [{ ...cursor, offset: '5' }] },
+    { op: 'stream.open', subscription: 'x', session, starts: [{ ...cursor, offset: -2 }] },
+    { op: 'stream.close', subscription: 'x', session: 's1' },
+    { op: 'stream.close_stale', node: 1.5, incarnation: 'i', atMs: 5 },
+    { op: 'stream.release', subscription: 'x', session: 's1', partitions: [{ event_type: 'a' }] },
+    { op: 'cursor.commit', subscription: 'x', session: 's1', atMs: -1, cursors: [cursor] },
+    { op: 'cursor.commit', subscription: 'x', session: 's1', atMs: 5, cursors: [{ ...cursor, offset: 1.5 }] },
+    { op: 'cursor.reset', subscription: 'x', cursors: 'all' },
+  ];
+  for (const cmd of bad) assert.match(checkForwardedCommand(bytes(cmd)) ?? '', /malformed (stream|cursor)\./, JSON.stringify(cmd));
+});

@@ -115,3 +115,37 @@ test('model: every offered event is emitted once, in order, within limits', () =
     ),
   );
 });
+
+// Subscription streams change their partitions while running.
+test('a partition added later is batched from its own start; a removed one drops its unsent buffer from the stream limit', () => {
+  const b = new StreamBatcher(params({ batchLimit: 10, batchFlushTimeoutMs: 1000, streamLimit: 10 }), [], 0);
+  assert.equal(b.poll(5000).batches.length, 0, 'no partitions, no keep-alives');
+  b.addPartition('a', toOffset(-1), 100);
+  b.offer('a', evs(0, 4));
+  assert.equal(b.buffered, 4);
+  assert.equal(b.capacity('a'), 6);
+  b.removePartition('a');
+  assert.equal(b.buffered, 0);
+  b.addPartition('b', toOffset(9), 200);
+  assert.equal(b.capacity('b'), 10, 'the dropped events no longer count toward stream_limit');
+  assert.throws(() => b.addPartition('b', toOffset(0), 200));
+  assert.throws(() => b.capacity('a'));
+});
+
+test('poll with flushAll sends partial buffers at once (the uncommitted window is full)', () => {
+  const b = new StreamBatcher(params({ batchLimit: 10, batchFlushTimeoutMs: 30_000 }), [
+    { partition: '0', after: toOffset(-1) },
+    { partition: '1', after: toOffset(-1) },
+  ], 0);
+  b.offer('0', evs(0, 3));
+  assert.equal(b.poll(1).batches.length, 0);
+  const r = b.poll(2, true);
+  assert.deepEqual(r.batches.map((x) => [x.partition, x.events.length]), [['0', 3]], 'only non-empty buffers flush; no early keep-alive');
+});
+
+test('stream_keep_alive_limit does not end a stream that has no partitions', () => {
+  const b = new StreamBatcher(params({ batchFlushTimeoutMs: 10, streamKeepAliveLimit: 1 }), [], 0);
+  assert.equal(b.poll(100).done, false);
+  b.addPartition('0', toOffset(-1), 100);
+  assert.equal(b.poll(110).done, true);
+});

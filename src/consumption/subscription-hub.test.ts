@@ -1,0 +1,146 @@
+// Goal: the node-side rules of subscription streams that the replicated state cannot see: a reset
+// running through this node answers 409 to a second reset and to stream requests until it is done;
+// a stream may commit only what it was sent; sessions of an earlier incarnation are closed at start.
+// Method: a real metadata state machine behind a proposer the test can hold, an in-memory partition
+// reader, and a stream driven through a sink.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { toOffset, type Offset } from '../core/offset.js';
+import { isProblem } from '../core/problem.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import { MetadataStateMachine, type ApplyResult } from '../metadata/state-machine.js';
+import type { EventType } from '../metadata/types.js';
+import { CursorResolver } from './cursors.js';
+import type { PartitionReader, StoredEvent } from './ports.js';
+import { SubscriptionHub } from './subscription-hub.js';
+
+function et(name: string): EventType {
+  return {
+    name, owning_application: 'app', category: 'business', enrichment_strategies: ['metadata_enrichment'],
+    partition_strategy: 'random', compatibility_mode: 'forward',
+    schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: 't0' },
+    options: { retention_time: 1000 }, created_at: 't0', updated_at: 't0',
+  };
+}
+
+/** Partition logs in memory: `counts` events per partition of topic 1. */
+function memoryReader(counts: number[]): PartitionReader {
+  return {
+    bounds: (_topic, p) => ({ oldest: 0 as Offset, newest: toOffset((counts[p] ?? 0) - 1) }),
+    read: async (_topic, p, after, max) => {
+      const out: StoredEvent[] = [];
+      for (let o = after + 1; o < (counts[p] ?? 0) && out.length < max; o++) out.push({ offset: toOffset(o), bytes: Buffer.from(`{"n":${o}}`) });
+      return out;
+    },
+    waitForEvents: (_t, _p, _after, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+  };
+}
+
+function setup(opts: { partitions: number; events: number[]; incarnation?: string; sm?: MetadataStateMachine }) {
+  const sm = opts.sm ?? new MetadataStateMachine();
+  if (opts.sm === undefined) {
+    sm.apply(1, { op: 'event_type.create', eventType: et('orders'), partitionCount: opts.partitions });
+    sm.apply(2, { op: 'subscription.create', subscription: { id: 'sub', owning_application: 'app', event_types: ['orders'], consumer_group: 'g', read_from: 'begin', created_at: 't0' } });
+  }
+  let hold: Promise<void> | undefined;
+  const proposed: MetadataCommand[] = [];
+  const propose = async (cmd: MetadataCommand): Promise<ApplyResult> => {
+    proposed.push(cmd);
+    if (hold !== undefined) await hold;
+    const r = sm.apply(sm.appliedIndex + 1, cmd);
+    hub.applied(cmd);
+    return r;
+  };
+  let n = 0;
+  const reader = memoryReader(opts.events);
+  const hub = new SubscriptionHub({
+    state: () => sm,
+    propose,
+    reader,
+    cursors: new CursorResolver(reader),
+    clock: { nowMs: () => 1_000_000, monotonicMs: () => performance.now() },
+    newId: () => `${opts.incarnation ?? "inc-1"}-${++n}`,
+    node: 1,
+    incarnation: opts.incarnation ?? 'inc-1',
+    logger: { info: () => undefined, warn: () => undefined },
+  });
+  return { sm, hub, proposed, holdProposals: (p: Promise<void> | undefined) => (hold = p) };
+}
+
+const status = (err: unknown) => (isProblem(err) ? err.status : -1);
+
+/** Runs a stream until `lines` lines arrived; returns them and the stream's end. */
+async function streamLines(hub: SubscriptionHub, query: Record<string, string>, lines: number) {
+  const opened = await hub.open('sub', query);
+  const got: Record<string, unknown>[] = [];
+  const abort = new AbortController();
+  let enough!: () => void;
+  const reached = new Promise<void>((r) => (enough = r));
+  const sink = {
+    write: (line: Buffer) => {
+      got.push(JSON.parse(line.toString()) as Record<string, unknown>);
+      if (got.length >= lines) enough();
+      return true;
+    },
+    drain: async () => undefined,
+  };
+  const ended = opened.run(sink, abort.signal);
+  await reached;
+  return { id: opened.id, got, abort, ended };
+}
+
+test('a reset running through this node answers 409 to another reset and to stream requests, then lets them through', async () => {
+  const { hub, holdProposals } = setup({ partitions: 2, events: [3, 3] });
+  let release!: () => void;
+  holdProposals(new Promise<void>((r) => (release = r)));
+  const body = { items: [{ event_type: 'orders', partition: '0', offset: 'BEGIN' }] };
+  const first = hub.reset('sub', body);
+  await assert.rejects(hub.reset('sub', body), (e) => status(e) === 409);
+  await assert.rejects(hub.open('sub', {}), (e) => status(e) === 409);
+  holdProposals(undefined);
+  release();
+  await first;
+  const opened = await hub.open('sub', {});
+  assert.ok(opened.id.length > 0);
+});
+
+test('a reset disconnects this node\'s streams of the subscription and answers after they ended', async () => {
+  const { hub, sm } = setup({ partitions: 1, events: [5] });
+  const s = await streamLines(hub, { batch_limit: '1', max_uncommitted_events: '2', batch_flush_timeout: '1' }, 2);
+  await hub.reset('sub', { items: [{ event_type: 'orders', partition: '0', offset: '001-0001-000000000000000003' }] });
+  assert.equal(await s.ended, 'closed_by_service');
+  assert.equal(sm.runtime('sub')!.sessions.length, 0);
+  assert.equal(sm.runtime('sub')!.committed.get('orders\u00000')!.offset, 3);
+});
+
+test('only what was sent on the stream can be committed; the window pauses the stream at max_uncommitted_events', async () => {
+  const { hub } = setup({ partitions: 1, events: [10] });
+  const s = await streamLines(hub, { batch_limit: '1', max_uncommitted_events: '2', batch_flush_timeout: '1' }, 2);
+  assert.deepEqual(s.got.map((l) => (l['cursor'] as { offset: string }).offset), ['001-0001-000000000000000000', '001-0001-000000000000000001']);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(s.got.length, 2, 'paused: nothing beyond the window before a commit');
+  const cursor = (offset: string) => ({ items: [{ event_type: 'orders', partition: '0', offset, cursor_token: 't' }] });
+  await assert.rejects(hub.commit('sub', s.id, cursor('001-0001-000000000000000005')), (e) => status(e) === 422);
+  await assert.rejects(hub.commit('sub', 'no-such-stream', cursor('001-0001-000000000000000000')), (e) => status(e) === 422);
+  assert.equal(await hub.commit('sub', s.id, cursor('001-0001-000000000000000001')), undefined, 'all advanced: 204');
+  const again = await hub.commit('sub', s.id, cursor('001-0001-000000000000000000'));
+  assert.deepEqual(again?.map((r) => r.result), ['outdated']);
+  // The commit opened the window again: two more events arrive.
+  const deadline = Date.now() + 2000;
+  while (s.got.filter((l) => l['events'] !== undefined).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(s.got.filter((l) => l['events'] !== undefined).length, 4);
+  s.abort.abort();
+  assert.equal(await s.ended, 'client_closed');
+});
+
+test('sessions a node held in an earlier incarnation are closed at start; other nodes\' and current ones are kept', async () => {
+  const a = setup({ partitions: 3, events: [0, 0, 0], incarnation: 'old' });
+  await a.hub.open('sub', {});
+  a.sm.apply(a.sm.appliedIndex + 1, { op: 'stream.open', subscription: 'sub', session: { id: 'other-node', node: 2, incarnation: 'x', openedAtMs: 0, commitTimeoutMs: 60_000 }, starts: [] });
+  const b = setup({ partitions: 3, events: [0, 0, 0], incarnation: 'new', sm: a.sm });
+  await b.hub.open('sub', {});
+  assert.equal(a.sm.runtime('sub')!.sessions.length, 3);
+  assert.equal(await b.hub.closeStaleSessions(), 1);
+  assert.deepEqual(a.sm.runtime('sub')!.sessions.map((s) => s.incarnation).sort(), ['new', 'x']);
+  assert.equal(await b.hub.closeStaleSessions(), 0, 'nothing left to close: no command proposed');
+});
