@@ -148,6 +148,28 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
       assert.equal((await call(url(1), 'POST', '/event-types/linear.n1/cursors-lag', [])).status, 503);
     });
 
+    await t.test('a subscription created on node 2 is seen on nodes 1 and 3; its stream, commits, reset and stats are 503, its cursors readable', async () => {
+      const created = await call(url(2), 'POST', '/subscriptions', { owning_application: 'app', event_types: ['linear.n1'] });
+      assert.equal(created.status, 201, created.text);
+      const id = (created.body as { id: string }).id;
+      for (const n of [1, 3]) {
+        const seen = await call(url(n), 'GET', `/subscriptions/${id}`);
+        assert.equal(seen.status, 200, `node ${n}: ${seen.text}`);
+        const again = await call(url(n), 'POST', '/subscriptions', { owning_application: 'app', event_types: ['linear.n1'] });
+        assert.equal(again.status, 200, 'the same key triple through another node is the same subscription');
+        assert.equal((again.body as { id: string }).id, id);
+      }
+      assert.equal((await call(url(3), 'GET', `/subscriptions/${id}/events`)).status, 503);
+      assert.equal((await call(url(3), 'GET', `/subscriptions/${id}/stats`)).status, 503);
+      assert.equal((await call(url(1), 'POST', `/subscriptions/${id}/cursors`, { items: [] }, { 'X-Svc-StreamId': 'x' })).status, 503);
+      assert.equal((await call(url(1), 'PATCH', `/subscriptions/${id}/cursors`, { items: [] })).status, 503);
+      const cursors = await call(url(1), 'GET', `/subscriptions/${id}/cursors`);
+      assert.equal(cursors.status, 200, cursors.text);
+      assert.deepEqual(cursors.body, { items: [] });
+      assert.equal((await call(url(3), 'DELETE', `/subscriptions/${id}`)).status, 204);
+      assert.equal((await call(url(2), 'GET', `/subscriptions/${id}`)).status, 404);
+    });
+
     await t.test('GET /cluster: every node names the same leader and term and sees all members', async () => {
       const vs = (await Promise.all([1, 2, 3].map(view))) as View[];
       for (const v of vs) {
