@@ -94,6 +94,10 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
         : 'malformed stream.release';
     case 'cursor.commit':
       return nonEmptyString(cmd['subscription']) && nonEmptyString(cmd['session']) && isMs(cmd['atMs']) && isCursorList(cmd['cursors']) ? undefined : 'malformed cursor.commit';
+    case 'blacklist.set':
+      return ['CONSUMER_APP', 'CONSUMER_ET', 'PRODUCER_APP', 'PRODUCER_ET'].includes(cmd['type'] as string) && nonEmptyString(cmd['name']) && typeof cmd['blocked'] === 'boolean'
+        ? undefined
+        : 'malformed blacklist.set';
     case 'cursor.reset':
       return nonEmptyString(cmd['subscription']) && isCursorList(cmd['cursors']) ? undefined : 'malformed cursor.reset';
     default:

@@ -5,7 +5,7 @@
  */
 import type { PartitionKey } from './assignment.js';
 import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
-import type { EventType, Subscription } from './types.js';
+import type { BlacklistType, EventType, Subscription } from './types.js';
 
 export type MetadataCommand =
   | {
@@ -74,6 +74,13 @@ export type MetadataCommand =
       session: string;
       atMs: number;
       cursors: CommittedCursor[];
+    }
+  | {
+      /** PUT/DELETE /settings/blacklist/{type}/{name}. */
+      op: 'blacklist.set';
+      type: BlacklistType;
+      name: string;
+      blocked: boolean;
     }
   | {
       /** PATCH cursors: sets them and disconnects every stream of the subscription. */

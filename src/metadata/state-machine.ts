@@ -7,7 +7,7 @@ import { assert } from '../core/assert.js';
 import type { MetadataCommand } from './commands.js';
 import type { PartitionKey } from './assignment.js';
 import { SubscriptionRuntime, type CommitOutcome, type SubscriptionRuntimeImage } from './subscription-runtime.js';
-import { subscriptionKey, type EventTypeRecord, type Subscription } from './types.js';
+import { blacklistTypes, subscriptionKey, type BlacklistType, type EventTypeRecord, type Subscription } from './types.js';
 
 export type ApplyResult =
   /**
@@ -15,7 +15,15 @@ export type ApplyResult =
    * subscription/created: after subscription.create, the stored subscription and whether this command
    * created it (false: one with the same key triple existed and is returned instead).
    */
-  | { ok: true; droppedTopic?: number; subscription?: Subscription; created?: boolean; outcomes?: CommitOutcome[] }
+  | {
+      ok: true;
+      droppedTopic?: number;
+      subscription?: Subscription;
+      created?: boolean;
+      outcomes?: CommitOutcome[];
+      /** After event_type.update: the readers (authorization or read_scopes) changed, so consumers must reconnect. */
+      readersChanged?: boolean;
+    }
   | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid'; detail: string };
 
 export interface MetadataSnapshot {
@@ -27,6 +35,8 @@ export interface MetadataSnapshot {
   subscriptions?: Subscription[];
   /** Stream sessions, assignments and committed cursors (absent in snapshots written before streaming existed). */
   runtimes?: SubscriptionRuntimeImage[];
+  /** Blocked names per blacklist type (absent in snapshots written before the blacklist existed). */
+  blacklist?: Partial<Record<BlacklistType, string[]>>;
 }
 
 export class MetadataStateMachine {
@@ -42,6 +52,7 @@ export class MetadataStateMachine {
   #subscriptionKeys = new Map<string, string>();
   /** Runtime of subscriptions that have been streamed from, by subscription id. */
   #runtimes = new Map<string, SubscriptionRuntime>();
+  readonly #blacklist = new Map<BlacklistType, Set<string>>(blacklistTypes.map((t) => [t, new Set<string>()]));
 
   get appliedIndex(): number {
     return this.#appliedIndex;
@@ -89,6 +100,10 @@ export class MetadataStateMachine {
         const r = rt.commit(cmd.session, cmd.atMs, cmd.cursors);
         return r.ok ? { ok: true, outcomes: r.outcomes } : r;
       }
+      case 'blacklist.set':
+        if (cmd.blocked) this.#blacklist.get(cmd.type)?.add(cmd.name);
+        else this.#blacklist.get(cmd.type)?.delete(cmd.name);
+        return { ok: true };
       case 'cursor.reset': {
         const rt = this.#runtimeFor(cmd.subscription);
         if (rt === undefined) return this.#noSubscription(cmd.subscription);
@@ -166,7 +181,8 @@ export class MetadataStateMachine {
     }
     const schemas = cmd.schemaChanged ? [...rec.schemas, cmd.eventType.schema] : rec.schemas;
     this.#eventTypes.set(name, { eventType: cmd.eventType, schemas, storage: rec.storage });
-    return { ok: true };
+    const readers = (e: typeof cmd.eventType) => JSON.stringify([e.authorization?.readers ?? null, e.read_scopes ?? null]);
+    return readers(rec.eventType) === readers(cmd.eventType) ? { ok: true } : { ok: true, readersChanged: true };
   }
 
   #deleteEventType(name: string): ApplyResult {
@@ -213,8 +229,18 @@ export class MetadataStateMachine {
     return this.#runtimes.values();
   }
 
+  /** Whether a name is on the blacklist of that type. */
+  blacklisted(type: BlacklistType, name: string): boolean {
+    return this.#blacklist.get(type)?.has(name) === true;
+  }
+
+  blacklist(): Record<BlacklistType, string[]> {
+    return Object.fromEntries(blacklistTypes.map((t) => [t, [...this.#blacklist.get(t)!].sort()])) as Record<BlacklistType, string[]>;
+  }
+
   snapshot(): MetadataSnapshot {
     return {
+      blacklist: this.blacklist(),
       eventTypes: [...this.#eventTypes.values()],
       nextTopic: this.#nextTopic,
       features: Object.fromEntries(this.#features),
@@ -233,6 +259,7 @@ export class MetadataStateMachine {
       sm.#subscriptionKeys.set(subscriptionKey(sub), sub.id);
     }
     for (const img of snap.runtimes ?? []) sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));
+    for (const t of blacklistTypes) for (const name of snap.blacklist?.[t] ?? []) sm.#blacklist.get(t)!.add(name);
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

@@ -107,3 +107,7 @@ export interface Subscription {
 export function subscriptionKey(s: Pick<Subscription, 'owning_application' | 'event_types' | 'consumer_group'>): string {
   return JSON.stringify([s.owning_application, [...new Set(s.event_types)].sort(), s.consumer_group]);
 }
+
+/** Blacklist entry kinds (interface.md, "Administration"). */
+export type BlacklistType = 'CONSUMER_APP' | 'CONSUMER_ET' | 'PRODUCER_APP' | 'PRODUCER_ET';
+export const blacklistTypes: readonly BlacklistType[] = ['CONSUMER_APP', 'CONSUMER_ET', 'PRODUCER_APP', 'PRODUCER_ET'];
