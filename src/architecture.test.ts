@@ -45,7 +45,8 @@ const allowed: Record<string, string[]> = {
   transport: ['core', 'raft'],
   config: ['core'],
   observability: ['core'],
-  api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'settings', 'subscriptions', 'observability'],
+  auth: ['core', 'metadata', 'config'],
+  api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'settings', 'subscriptions', 'observability', 'auth'],
   broker: ['core', 'metadata', 'log', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport', 'settings', 'subscriptions'],
   sim: ['core', 'raft', 'metadata'],
   testing: ['*'],
@@ -54,7 +55,7 @@ const allowed: Record<string, string[]> = {
 
 /** Pure cores: no I/O, no clock, no randomness. */
 const pure = new Set(['core', 'raft', 'metadata', 'registry', 'publishing', 'settings', 'subscriptions']);
-const pureFiles = new Set(['consumption/batcher.ts', 'consumption/stream-params.ts', 'consumption/cursors.ts', 'consumption/batch-line.ts']);
+const pureFiles = new Set(['auth/principal.ts', 'auth/permissions.ts', 'auth/resource-access.ts', 'consumption/batcher.ts', 'consumption/stream-params.ts', 'consumption/cursors.ts', 'consumption/batch-line.ts']);
 const ioModules = /^(node:)?(fs|net|http|https|dgram|child_process|worker_threads|fs\/promises|crypto|timers|perf_hooks)$|^@grpc\/|^rocksdb-native|^fastify|^undici|^pino/;
 
 test('every file is in a known folder', () => {

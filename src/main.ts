@@ -21,6 +21,7 @@ import { startRetention } from './broker/retention.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { FeatureService } from './settings/feature-service.js';
+import { BlacklistService } from './settings/blacklist-service.js';
 import { SubscriptionService } from './subscriptions/subscription-service.js';
 import { SchemaValidatorCache } from './registry/index.js';
 import { Publisher } from './publishing/publish.js';
@@ -28,7 +29,12 @@ import { CursorResolver } from './consumption/cursors.js';
 import { ConnectionLimiter } from './consumption/connection-limiter.js';
 import { SubscriptionHub } from './consumption/subscription-hub.js';
 import { buildApp } from './api/app.js';
+import { createAuthenticator } from './auth/create.js';
+import { ResourceAccess } from './auth/resource-access.js';
+import { OpenStreams } from './consumption/open-streams.js';
 import type { EventTypeRecord } from './metadata/types.js';
+import type { MetadataCommand } from './metadata/commands.js';
+import type { ApplyResult } from './metadata/state-machine.js';
 
 export interface RunningBroker {
   /** Base URL, e.g. http://127.0.0.1:8080 */
@@ -65,6 +71,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let fatal: ((err: unknown) => void) | undefined;
   // Created once the metadata group exists; applied commands wake its streams.
   let hub: SubscriptionHub | undefined;
+  // Streams of this node, ended when the readers of their event type change or they are blacklisted.
+  const openStreams = new OpenStreams();
+  const authenticator = createAuthenticator(config, clock);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
@@ -81,6 +90,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     logger: logger.child({ component: 'raft' }),
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
+      if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
       if (result.droppedTopic !== undefined) dropLogsOf(result.droppedTopic);
@@ -170,6 +180,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     writer: new StorePartitionWriter(store),
     clock,
     random: systemRandom,
+    features,
   });
   const { app, closeStreams, inFlight } = buildApp({
     logger,
@@ -178,6 +189,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     features,
     subscriptions,
     hub,
+    auth: { authenticator, options: { scopePrefix: config.authScopePrefix, eventTypeDeletionAdminOnly: config.eventTypeDeletionAdminOnly } },
+    access: new ResourceAccess({ blacklisted: (type, name) => metadata.state.blacklisted(type, name) }),
+    openStreams,
+    blacklist: new BlacklistService(() => metadata.state, metadata),
     publisher,
     reader: store,
     cursors,
@@ -244,6 +259,26 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     void broker.close().finally(() => process.exit(70));
   };
   return broker;
+}
+
+/**
+ * Readers of an event type changed: all its consumers are disconnected (interface.md; those still
+ * authorized may reconnect). A consumer app or event type was blacklisted: its streams end.
+ */
+function closeStreamsAfterRuleChange(cmd: MetadataCommand, result: ApplyResult, open: OpenStreams, logger: Logger): void {
+  let closed = 0;
+  let why = '';
+  if (cmd.op === 'event_type.update' && result.ok && result.readersChanged === true) {
+    why = `the readers of event type ${cmd.eventType.name} changed`;
+    closed = open.closeWhere((s) => s.eventTypes.includes(cmd.eventType.name), why);
+  } else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_APP') {
+    why = `application ${cmd.name} was blacklisted (CONSUMER_APP)`;
+    closed = open.closeWhere((s) => s.app === cmd.name, why);
+  } else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_ET') {
+    why = `event type ${cmd.name} was blacklisted (CONSUMER_ET)`;
+    closed = open.closeWhere((s) => s.eventTypes.includes(cmd.name), why);
+  }
+  if (closed > 0) logger.info({ streams: closed, reason: why }, 'closed streams after a rule change');
 }
 
 async function run(): Promise<void> {

@@ -8,6 +8,7 @@ import { otherBodyBytesMax } from '../core/limits.js';
 import { problems } from '../core/problem.js';
 import { BrookLogController } from './access-log.js';
 import type { AppDeps } from './deps.js';
+import { installAuth } from './auth-hooks.js';
 import { installClusterHooks } from './cluster-hooks.js';
 import { flowIdFrom } from './flow-id.js';
 import { clientErrorHandler, errorHandler, sendProblem, toProblem } from './problem-reply.js';
@@ -26,6 +27,8 @@ export interface BrookApp {
   closeStreams(): void;
   /** Requests whose response has not finished (streams included). */
   inFlight(): number;
+  /** Every registered route as "METHOD /pattern" (the permission table must cover them). */
+  routes: string[];
 }
 
 export function buildApp(deps: AppDeps): BrookApp {
@@ -46,6 +49,11 @@ export function buildApp(deps: AppDeps): BrookApp {
     clientErrorHandler,
   });
 
+  const routes: string[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const m of Array.isArray(r.method) ? r.method : [r.method]) routes.push(`${m} ${r.url}`);
+  });
+
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
@@ -62,6 +70,7 @@ export function buildApp(deps: AppDeps): BrookApp {
     sendProblem(reply, problems.notFound(`No resource at ${request.method} ${request.url.split('?')[0]}`));
   });
 
+  installAuth(app, deps.auth);
   installClusterHooks(app, deps);
 
   const streams = new Set<AbortController>();
@@ -80,5 +89,6 @@ export function buildApp(deps: AppDeps): BrookApp {
       for (const s of streams) s.abort();
     },
     inFlight: () => inFlight,
+    routes,
   };
 }

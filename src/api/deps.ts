@@ -1,5 +1,8 @@
 /** What the HTTP layer receives from the composition root: services only, never adapters. */
 import type { Logger } from 'pino';
+import type { ResourceAccess } from '../auth/resource-access.js';
+import type { OpenStreams } from '../consumption/open-streams.js';
+import type { AuthDeps } from './auth-hooks.js';
 import type { Clock } from '../core/ports.js';
 import type { ConnectionLimiter } from '../consumption/connection-limiter.js';
 import type { CursorResolver } from '../consumption/cursors.js';
@@ -8,13 +11,21 @@ import type { PartitionReader } from '../consumption/ports.js';
 import type { Publisher } from '../publishing/publish.js';
 import type { EventTypeService } from '../registry/event-type-service.js';
 import type { FeatureService } from '../settings/feature-service.js';
+import type { BlacklistService } from '../settings/blacklist-service.js';
 import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 
 export interface AppDeps {
   logger: Logger;
   clock: Clock;
+  /** Authentication and route permissions. */
+  auth: AuthDeps;
+  /** Per-resource authorization and the blacklist. */
+  access: ResourceAccess;
+  /** Streams open on this node, so rule changes can end them. */
+  openStreams: OpenStreams;
   eventTypes: EventTypeService;
   features: FeatureService;
+  blacklist: BlacklistService;
   subscriptions: SubscriptionService;
   /** Subscription streams, cursors and stats on this node. */
   hub: SubscriptionHub;

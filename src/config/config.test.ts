@@ -48,3 +48,21 @@ test('peers: "<id>=<host>:<raftPort>/<httpPort>" lists, validated; empty is a cl
   assert.throws(() => loadConfig({ BROOK_RAFT_HEARTBEAT_TICKS: '10', BROOK_RAFT_ELECTION_TICKS: '10' }, []), /raftHeartbeatTicks/);
   assert.throws(() => loadConfig({ BROOK_NODE_ID: 'node-1' }, []), /BROOK_NODE_ID/);
 });
+
+test('authentication settings: BROOK_AUTH, BROOK_ADMIN_CLIENT_ID, BROOK_AUTH_TOKENS_FILE; the file may say oauth2.adminClientId; each mode needs its source', () => {
+  const c = loadConfig({ BROOK_AUTH: 'static', BROOK_ADMIN_CLIENT_ID: 'ops', BROOK_AUTH_TOKENS_FILE: '/etc/brook/tokens.json' }, []);
+  assert.deepEqual([c.auth, c.adminClientId, c.authTokensFile], ['static', 'ops', '/etc/brook/tokens.json']);
+  assert.equal(loadConfig({}, []).auth, 'off');
+  const dir = mkdtempSync(join(tmpdir(), 'brook-config-'));
+  const file = join(dir, 'c.json');
+  writeFileSync(file, JSON.stringify({ 'oauth2.adminClientId': 'root-app', eventTypeDeletionAdminOnly: true }));
+  const f = loadConfig({ BROOK_CONFIG: file }, []);
+  assert.equal(f.adminClientId, 'root-app');
+  assert.equal(f.eventTypeDeletionAdminOnly, true);
+  assert.equal(loadConfig({ BROOK_EVENT_TYPE_DELETION_ADMIN_ONLY: 'true' }, []).eventTypeDeletionAdminOnly, true);
+  assert.throws(() => loadConfig({ BROOK_EVENT_TYPE_DELETION_ADMIN_ONLY: 'yes' }, []), /true or false/);
+  assert.throws(() => loadConfig({ BROOK_AUTH: 'static' }, []), /authTokensFile/);
+  assert.throws(() => loadConfig({ BROOK_AUTH: 'tokeninfo' }, []), /authTokenInfoUrl/);
+  assert.throws(() => loadConfig({ BROOK_AUTH: 'jwt' }, []), /authJwksUrl/);
+  assert.throws(() => loadConfig({ BROOK_AUTH: 'magic' }, []), /auth/);
+});

@@ -35,6 +35,20 @@ export const ConfigSchema = Type.Object(
     lowLevelConnectionsPerPartitionMax: Type.Integer({ minimum: 1, maximum: 10_000 }),
     tailCacheBytesMax: Type.Integer({ minimum: 0 }),
     shutdownGraceMs: Type.Integer({ minimum: 0, maximum: 600_000 }),
+    auth: Type.Union(['off', 'static', 'tokeninfo', 'jwt'].map((l) => Type.Literal(l)), { description: 'authentication: off (every caller is the administrator), static (token file), tokeninfo (URL), jwt (JWKS URL or key)' }),
+    adminClientId: Type.String({ minLength: 1, maxLength: 1024, description: 'uid of the administrator (svc.oauth2.adminClientId; file key also "oauth2.adminClientId")' }),
+    authTokensFile: Type.String({ description: 'static: JSON file {"tokens":{"<token>":{"uid","type","scopes":[...]}}}' }),
+    authTokenInfoUrl: Type.String({ description: 'tokeninfo: URL answering {"uid","scope":[...]} for a bearer token' }),
+    authTokenInfoCacheMs: Type.Integer({ minimum: 0, maximum: 3_600_000, description: 'tokeninfo: how long a good answer is reused' }),
+    authTimeoutMs: Type.Integer({ minimum: 100, maximum: 60_000, description: 'tokeninfo: how long to wait for the token-info service before 503' }),
+    authJwksUrl: Type.String({ description: 'jwt: JWKS URL of the token issuer' }),
+    authJwtKey: Type.String({ description: 'jwt: a public key instead of a JWKS (PEM or JWK JSON, or a file path holding either)' }),
+    authJwtIssuer: Type.String({ description: 'jwt: required iss (empty: not checked)' }),
+    authJwtAudience: Type.String({ description: 'jwt: required aud (empty: not checked)' }),
+    authJwtUidClaim: Type.String({ minLength: 1, description: 'jwt: claim holding the uid' }),
+    authJwtTypeClaim: Type.String({ minLength: 1, description: 'jwt: claim holding the kind of subject (user, service); absent: user' }),
+    authScopePrefix: Type.String({ maxLength: 100, description: 'prefix of scope names (svc.event_stream.read ...)' }),
+    eventTypeDeletionAdminOnly: Type.Boolean({ description: 'deleting event types needs the administrator' }),
   },
   { additionalProperties: false },
 );
@@ -65,7 +79,24 @@ export const defaults: Static<typeof ConfigSchema> = {
   lowLevelConnectionsPerPartitionMax: 5,
   tailCacheBytesMax: 64 * 1024 * 1024,
   shutdownGraceMs: 10_000,
+  auth: 'off',
+  adminClientId: 'brook-admin',
+  authTokensFile: '',
+  authTokenInfoUrl: '',
+  authTokenInfoCacheMs: 30_000,
+  authTimeoutMs: 3000,
+  authJwksUrl: '',
+  authJwtKey: '',
+  authJwtIssuer: '',
+  authJwtAudience: '',
+  authJwtUidClaim: 'sub',
+  authJwtTypeClaim: 'type',
+  authScopePrefix: 'svc.',
+  eventTypeDeletionAdminOnly: false,
 };
+
+/** Other names a config file may use for a setting (the original service's property names). */
+const fileAliases: Record<string, Key> = { 'oauth2.adminClientId': 'adminClientId', 'svc.oauth2.adminClientId': 'adminClientId' };
 
 type Key = keyof typeof defaults;
 
@@ -83,6 +114,10 @@ export class ConfigError extends Error {
 
 function coerce(key: Key, raw: string, source: string): unknown {
   const kind = typeof defaults[key];
+  if (kind === 'boolean') {
+    if (raw === 'true' || raw === 'false') return raw === 'true';
+    throw new ConfigError(`${source}: "${raw}" is not true or false`);
+  }
   if (kind === 'number') {
     if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${source}: "${raw}" is not an integer`);
     return Number(raw);
@@ -123,8 +158,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new ConfigError(`config file ${file}: must hold a JSON object`);
     }
-    for (const [k, v] of Object.entries(parsed)) {
-      if (!(k in defaults)) throw new ConfigError(`config file ${file}: unknown setting "${k}"`);
+    for (const [name, v] of Object.entries(parsed)) {
+      const k = fileAliases[name] ?? name;
+      if (!(k in defaults)) throw new ConfigError(`config file ${file}: unknown setting "${name}"`);
       merged[k] = v;
     }
   }
@@ -156,6 +192,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   if (cfg.retentionTimeMsDefault < cfg.retentionTimeMsMin || cfg.retentionTimeMsDefault > cfg.retentionTimeMsMax) {
     throw new ConfigError(`retentionTimeMsDefault must lie within [retentionTimeMsMin, retentionTimeMsMax]`);
   }
+  if (cfg.auth === 'static' && cfg.authTokensFile === '') throw new ConfigError('auth=static needs authTokensFile (BROOK_AUTH_TOKENS_FILE)');
+  if (cfg.auth === 'tokeninfo' && cfg.authTokenInfoUrl === '') throw new ConfigError('auth=tokeninfo needs authTokenInfoUrl (BROOK_AUTH_TOKEN_INFO_URL)');
+  if (cfg.auth === 'jwt' && cfg.authJwksUrl === '' && cfg.authJwtKey === '') throw new ConfigError('auth=jwt needs authJwksUrl (BROOK_AUTH_JWKS_URL) or authJwtKey (BROOK_AUTH_JWT_KEY)');
   return Object.freeze(cfg);
 }
 

@@ -9,7 +9,8 @@ export const featureDefaults = {
   disable_subscription_creation: false,
   check_partitions_keys: false,
   check_owning_application: false,
-  limit_consumers_number: false,
+  /** The per-partition low-level connection limit (429, compatibility.md); on by default as that table says. */
+  limit_consumers_number: true,
   high_level_api: true,
 } as const;
 

@@ -45,8 +45,12 @@ export interface Partitioner {
   partitionOf(event: Record<string, unknown>): string;
 }
 
-/** Builds the partitioner of an event type once (paths split, ids sorted) for use over a whole batch. */
-export function makePartitioner(et: EventType, partitions: readonly string[], random: Random): Partitioner {
+/**
+ * Builds the partitioner of an event type once (paths split, ids sorted) for use over a whole batch.
+ * strictKeys (feature check_partitions_keys): a hash key value must be a string, number or boolean;
+ * null, objects and arrays are refused instead of being hashed through their string form.
+ */
+export function makePartitioner(et: EventType, partitions: readonly string[], random: Random, strictKeys = false): Partitioner {
   switch (et.partition_strategy) {
     case 'random': {
       if (partitions.length === 1) {
@@ -80,6 +84,9 @@ export function makePartitioner(et: EventType, partitions: readonly string[], ra
           const values = paths.map((path, i) => {
             const v = readPath(event, path);
             if (v === undefined) throw new PartitioningError(`partition key field "${fields[i]}" is missing`);
+            if (strictKeys && (v === null || typeof v === 'object')) {
+              throw new PartitioningError(`partition key field "${fields[i]}" must be a string, number or boolean (feature check_partitions_keys)`);
+            }
             return v;
           });
           return sorted[hashPartitionIndex(values, sorted.length)]!;

@@ -28,6 +28,8 @@ export interface PublisherDeps {
   writer: PartitionWriter;
   clock: Clock;
   random: Random;
+  /** Feature toggles that change publishing (absent: all off). */
+  features?: { isEnabled(name: 'check_partitions_keys'): boolean };
 }
 
 type Phase = 'validating' | 'enriching' | 'partitioning';
@@ -136,7 +138,7 @@ export class Publisher {
     }
 
     // Phase 3: partitioning; events are grouped per partition in their batch order.
-    const partitioner = makePartitioner(et, rec.storage.partitions, this.#deps.random);
+    const partitioner = makePartitioner(et, rec.storage.partitions, this.#deps.random, this.#deps.features?.isEnabled('check_partitions_keys') === true);
     const writesMetadataPartition = et.category !== 'undefined';
     const groups = new Map<string, number[]>();
     for (let i = 0; i < events.length; i++) {

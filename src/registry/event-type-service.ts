@@ -69,6 +69,11 @@ export class EventTypeService {
     return rec;
   }
 
+  /** The event type, or undefined when there is none of that name. */
+  find(name: string): EventType | undefined {
+    return this.#reader.eventType(name)?.eventType;
+  }
+
   list(): EventType[] {
     return [...this.#reader.eventTypes()].map((r) => r.eventType);
   }

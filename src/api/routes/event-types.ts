@@ -1,10 +1,24 @@
 /** The event type registry: /event-types and /event-types/{name}/schemas. */
 import type { FastifyPluginAsync } from 'fastify';
 import { parsePaging } from '../../registry/event-type-service.js';
+import type { Principal } from '../../auth/principal.js';
+import { problems } from '../../core/problem.js';
 import type { AppDeps } from '../deps.js';
 import { parseJsonBody } from '../json-body.js';
 
 type NameParams = { name: string };
+
+/**
+ * check_owning_application: a caller may create resources only for its own application (its uid); the
+ * administrator for any. Brook has no application registry, so this is its meaning of the toggle.
+ */
+export function checkOwningApplication(deps: AppDeps, p: Principal, body: unknown): void {
+  if (p.admin || !deps.features.isEnabled('check_owning_application')) return;
+  const owner = typeof body === 'object' && body !== null ? (body as Record<string, unknown>)['owning_application'] : undefined;
+  if (typeof owner === 'string' && owner !== p.uid) {
+    throw problems.unprocessable(`owning_application "${owner}" is not the caller's application "${p.uid}" (feature check_owning_application)`);
+  }
+}
 
 export const eventTypeRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const svc = deps.eventTypes;
@@ -12,7 +26,9 @@ export const eventTypeRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
   app.get('/event-types', async () => svc.list());
 
   app.post('/event-types', async (request, reply) => {
-    const name = await svc.create(parseJsonBody(request.body));
+    const body = parseJsonBody(request.body);
+    checkOwningApplication(deps, request.principal, body);
+    const name = await svc.create(body);
     request.log.info({ eventType: name }, 'event type created');
     return reply.code(201).send();
   });
@@ -20,12 +36,14 @@ export const eventTypeRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
   app.get<{ Params: NameParams }>('/event-types/:name', async (request) => svc.get(request.params.name));
 
   app.put<{ Params: NameParams }>('/event-types/:name', async (request, reply) => {
+    deps.access.checkAdmin(request.principal, svc.get(request.params.name));
     await svc.update(request.params.name, parseJsonBody(request.body));
     request.log.info({ eventType: request.params.name }, 'event type updated');
     return reply.code(200).send();
   });
 
   app.delete<{ Params: NameParams }>('/event-types/:name', async (request, reply) => {
+    deps.access.checkAdmin(request.principal, svc.get(request.params.name));
     await svc.delete(request.params.name);
     request.log.info({ eventType: request.params.name }, 'event type deleted');
     return reply.code(200).send();

@@ -23,6 +23,7 @@ function cursorsHeader(headers: Record<string, string | string[] | undefined>): 
 export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<AbortController> }> = async (app, { deps, streams }) => {
   app.post<{ Params: NameParams }>('/event-types/:name/events', { bodyLimit: publishBodyBytesMax }, async (request, reply) => {
     const started = deps.clock.monotonicMs();
+    deps.access.checkWrite(request.principal, deps.eventTypes.record(request.params.name).eventType);
     const body = request.body;
     if (!Buffer.isBuffer(body) || body.length === 0) throw problems.malformedJson('A JSON array of events is required');
     const outcome = await deps.publisher.publish(request.params.name, body, request.id);
@@ -34,6 +35,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
 
   app.get<{ Params: NameParams; Querystring: Record<string, unknown> }>('/event-types/:name/events', async (request, reply) => {
     const rec = deps.eventTypes.record(request.params.name);
+    deps.access.checkConsume(request.principal, rec.eventType);
     const params = parseStreamParams(request.query);
 
     // Starting positions: the cursors given, or every partition from its newest event.
@@ -62,9 +64,19 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       });
     }
 
-    const release = deps.limiter.acquire(rec.eventType.name, starts.map((s) => s.partition));
+    // limit_consumers_number: the per-partition connection limit (429) applies (on by default).
+    const release = deps.features.isEnabled('limit_consumers_number') ? deps.limiter.acquire(rec.eventType.name, starts.map((s) => s.partition)) : () => undefined;
     const abort = new AbortController();
     streams.add(abort);
+    const unregister = deps.openStreams.add({
+      kind: 'low_level',
+      eventTypes: [rec.eventType.name],
+      app: request.principal.uid,
+      close: (reason) => {
+        request.log.info({ eventType: rec.eventType.name, reason }, 'low-level stream closed by the service');
+        abort.abort();
+      },
+    });
     const raw = reply.raw;
     reply.hijack();
     raw.writeHead(200, { 'Content-Type': 'application/x-json-stream', 'X-Flow-Id': request.id });
@@ -102,6 +114,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       request.log.warn({ err, eventType: rec.eventType.name, events }, 'low-level stream failed');
     } finally {
       release();
+      unregister();
       streams.delete(abort);
       deps.observer?.streamed(rec.eventType.name, events, bytes);
       deps.observer?.streamClosed();

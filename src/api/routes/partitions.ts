@@ -28,6 +28,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
 
   app.get<{ Params: NameParams; Querystring: { cursors?: string } }>('/event-types/:name/partitions', async (request) => {
     const rec = deps.eventTypes.record(request.params.name);
+    deps.access.checkRead(request.principal, rec.eventType);
     const consumed = new Map<string, ReturnType<typeof cursors.resolve>>();
     if (request.query.cursors !== undefined) {
       let parsed: unknown;
@@ -49,6 +50,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     '/event-types/:name/partitions/:partition',
     async (request) => {
       const rec = deps.eventTypes.record(request.params.name);
+    deps.access.checkRead(request.principal, rec.eventType);
       const { partition } = request.params;
       if (!rec.storage.partitions.includes(partition)) {
         throw problems.notFound(`Partition "${partition}" does not exist in event type "${rec.eventType.name}"`);
@@ -60,6 +62,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
 
   app.post<{ Params: NameParams }>('/event-types/:name/cursor-distances', async (request) => {
     const rec = deps.eventTypes.record(request.params.name);
+    deps.access.checkRead(request.principal, rec.eventType);
     const queries = bodyArray(request.body, 'cursor distance queries');
     return queries.map((q, i) => {
       if (q === null || typeof q !== 'object') throw problems.unprocessable(`Item ${i} must be an object with initial_cursor and final_cursor`);
@@ -77,6 +80,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
 
   app.post<{ Params: NameParams }>('/event-types/:name/cursors-lag', async (request) => {
     const rec = deps.eventTypes.record(request.params.name);
+    deps.access.checkRead(request.principal, rec.eventType);
     const list = bodyArray(request.body, 'cursors');
     return list.map((c, i) => {
       const cur = asCursor(c, `[${i}]`);
@@ -86,6 +90,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
 
   app.post<{ Params: NameParams }>('/event-types/:name/shifted-cursors', async (request) => {
     const rec = deps.eventTypes.record(request.params.name);
+    deps.access.checkRead(request.principal, rec.eventType);
     const list = bodyArray(request.body, 'shifted cursors');
     return list.map((c, i) => {
       const cur = asCursor(c, `[${i}]`);

@@ -1,4 +1,4 @@
-/** GET/POST /settings/features. (Administrator-only once authentication lands, issue 5.) */
+/** GET/POST /settings/features and the blacklist, /settings/blacklist (administrator-only, auth/permissions.ts). */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../deps.js';
 import { parseJsonBody } from '../json-body.js';
@@ -9,6 +9,21 @@ export const settingsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   app.post('/settings/features', async (request, reply) => {
     const set = await deps.features.set(parseJsonBody(request.body));
     request.log.info(set, 'feature toggled');
+    return reply.code(204).send();
+  });
+
+  app.get('/settings/blacklist', async () => deps.blacklist.view());
+
+  type EntryParams = { type: string; name: string };
+  app.put<{ Params: EntryParams }>('/settings/blacklist/:type/:name', async (request, reply) => {
+    await deps.blacklist.set(request.params.type, request.params.name, true);
+    request.log.info({ type: request.params.type, name: request.params.name }, 'blacklisted');
+    return reply.code(204).send();
+  });
+
+  app.delete<{ Params: EntryParams }>('/settings/blacklist/:type/:name', async (request, reply) => {
+    await deps.blacklist.set(request.params.type, request.params.name, false);
+    request.log.info({ type: request.params.type, name: request.params.name }, 'removed from the blacklist');
     return reply.code(204).send();
   });
 };

@@ -8,6 +8,7 @@ import { problems } from '../../core/problem.js';
 import type { AppDeps } from '../deps.js';
 import { parseJsonBody } from '../json-body.js';
 import { responseSink } from '../stream-sink.js';
+import { requireHighLevelApi } from './high-level-api.js';
 
 type IdParams = { id: string };
 
@@ -19,12 +20,25 @@ function streamIdHeader(headers: Record<string, string | string[] | undefined>):
 
 export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<AbortController> }> = async (app, { deps, streams }) => {
   const hub = deps.hub;
+  requireHighLevelApi(app, deps);
 
   app.get<{ Params: IdParams; Querystring: Record<string, unknown> }>('/subscriptions/:id/events', async (request, reply) => {
     const subscription = request.params.id;
+    // A consumer that lost read access to any of the event types, or is blacklisted, cannot consume.
+    const eventTypes = deps.subscriptions.get(subscription).event_types;
+    for (const name of eventTypes) deps.access.checkConsume(request.principal, deps.eventTypes.get(name));
     const opened = await hub.open(subscription, request.query);
     const abort = new AbortController();
     streams.add(abort);
+    const unregister = deps.openStreams.add({
+      kind: 'subscription',
+      eventTypes,
+      app: request.principal.uid,
+      close: (reason) => {
+        request.log.info({ subscription, stream: opened.id, reason }, 'subscription stream closed by the service');
+        abort.abort();
+      },
+    });
     const raw = reply.raw;
     reply.hijack();
     raw.writeHead(200, {
@@ -42,6 +56,7 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
     } catch (err) {
       request.log.warn({ err, subscription, stream: opened.id }, 'subscription stream failed');
     } finally {
+      unregister();
       streams.delete(abort);
       if (!raw.writableEnded) raw.end();
     }

@@ -3,6 +3,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { parsePaging } from '../../core/paging.js';
 import { problems } from '../../core/problem.js';
 import type { AppDeps } from '../deps.js';
+import { checkOwningApplication } from './event-types.js';
+import { requireHighLevelApi } from './high-level-api.js';
 import { parseJsonBody } from '../json-body.js';
 
 type IdParams = { id: string };
@@ -19,9 +21,20 @@ function listFilter(query: Record<string, unknown>): { eventTypes: string[]; own
 
 export const subscriptionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const svc = deps.subscriptions;
+  requireHighLevelApi(app, deps);
 
   app.post('/subscriptions', async (request, reply) => {
-    const { subscription, created } = await svc.create(parseJsonBody(request.body));
+    const body = parseJsonBody(request.body);
+    checkOwningApplication(deps, request.principal, body);
+    // Creating a subscription needs read access to each of its event types (the unknown ones get the service's 422).
+    const names = (body as { event_types?: unknown } | null)?.event_types;
+    if (Array.isArray(names)) {
+      for (const name of names) {
+        const et = typeof name === 'string' ? deps.eventTypes.find(name) : undefined;
+        if (et !== undefined) deps.access.checkRead(request.principal, et);
+      }
+    }
+    const { subscription, created } = await svc.create(body);
     const location = `/subscriptions/${encodeURIComponent(subscription.id)}`;
     reply.header('Location', location);
     if (created) {

@@ -1,0 +1,39 @@
+/**
+ * Authentication and route permissions for every request (interface.md, "Authentication"): the
+ * configured authenticator turns the Authorization header into a Principal (401 Problem otherwise,
+ * with WWW-Authenticate), then the route's permission from auth/permissions.ts is checked (403).
+ * Per-resource rules (event type authorization, blacklist) are checked by the routes, which know the
+ * resource. Installed before every other hook that may answer, so nothing is served unauthenticated.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Authenticator } from '../auth/authenticators.js';
+import { checkPermission, permissionOf, type PermissionOptions } from '../auth/permissions.js';
+import type { Principal } from '../auth/principal.js';
+import { isProblem } from '../core/problem.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling; set by the authentication hook before any route runs. */
+    principal: Principal;
+  }
+}
+
+export interface AuthDeps {
+  authenticator: Authenticator;
+  options: PermissionOptions;
+}
+
+export function installAuth(app: FastifyInstance, auth: AuthDeps): void {
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      request.principal = await auth.authenticator.authenticate(request.headers.authorization);
+    } catch (err) {
+      if (isProblem(err) && err.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="brook"');
+      throw err;
+    }
+    // HEAD is answered by the GET route.
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    checkPermission(request.principal, permissionOf(method, request.routeOptions.url), auth.options);
+  });
+}

@@ -1,0 +1,77 @@
+/**
+ * Per-resource authorization of event types and the blacklist (interface.md, "Authentication" 4 and 5;
+ * compatibility.md, wildcard). PURE: decisions from the principal, the event type and the replicated
+ * blacklist; a refusal is a 403 Problem naming what is missing.
+ *
+ * - A subject matches an attribute when data_type and value are equal; the wildcard {"*","*"} matches
+ *   every authenticated subject. The administrator always passes. An event type without an
+ *   authorization section is open to every caller that has the route's scope.
+ * - Deprecated read_scopes / write_scopes: when non-empty, the caller needs one of them.
+ * - Blacklist: PRODUCER_APP / CONSUMER_APP name the caller's uid, PRODUCER_ET / CONSUMER_ET the event
+ *   type. It applies to the administrator too (it is an operational brake, not a permission).
+ */
+import { problems } from '../core/problem.js';
+import type { AuthorizationAttribute, BlacklistType, EventType } from '../metadata/types.js';
+import { subjectOf, type Principal, type Subject } from './principal.js';
+
+export const wildcard: AuthorizationAttribute = { data_type: '*', value: '*' };
+
+export function matches(subject: Subject, attrs: readonly AuthorizationAttribute[]): boolean {
+  return attrs.some((a) => (a.data_type === wildcard.data_type && a.value === wildcard.value) || (a.data_type === subject.data_type && a.value === subject.value));
+}
+
+export interface BlacklistView {
+  blacklisted(type: BlacklistType, name: string): boolean;
+}
+
+export class ResourceAccess {
+  readonly #blacklist: BlacklistView;
+
+  constructor(blacklist: BlacklistView) {
+    this.#blacklist = blacklist;
+  }
+
+  /** Whether the principal may read events of the event type (stream, partitions, cursor tools, subscriptions). */
+  canRead(p: Principal, et: EventType): boolean {
+    if (p.admin) return true;
+    if (et.authorization !== undefined && !matches(subjectOf(p), et.authorization.readers)) return false;
+    return scopesAllow(p, et.read_scopes);
+  }
+
+  checkRead(p: Principal, et: EventType): void {
+    if (!this.canRead(p, et)) throw problems.forbidden(`Access to read events of event type "${et.name}" is denied for ${describe(p)}`);
+  }
+
+  checkWrite(p: Principal, et: EventType): void {
+    if (this.#blacklist.blacklisted('PRODUCER_ET', et.name)) throw problems.forbidden(`Publishing to event type "${et.name}" is blocked (blacklist PRODUCER_ET)`);
+    if (this.#blacklist.blacklisted('PRODUCER_APP', p.uid)) throw problems.forbidden(`Application "${p.uid}" is blocked from publishing (blacklist PRODUCER_APP)`);
+    if (p.admin) return;
+    if (et.authorization !== undefined && !matches(subjectOf(p), et.authorization.writers)) {
+      throw problems.forbidden(`Access to write events of event type "${et.name}" is denied for ${describe(p)}`);
+    }
+    if (!scopesAllow(p, et.write_scopes)) throw problems.forbidden(`One of the write_scopes of event type "${et.name}" is required`);
+  }
+
+  /** Update and delete of an event type that has an authorization section. */
+  checkAdmin(p: Principal, et: EventType): void {
+    if (p.admin || et.authorization === undefined) return;
+    if (!matches(subjectOf(p), et.authorization.admins)) {
+      throw problems.forbidden(`Administration of event type "${et.name}" is denied for ${describe(p)}`);
+    }
+  }
+
+  /** Consuming (streams): read access plus the consumer blacklist. */
+  checkConsume(p: Principal, et: EventType): void {
+    this.checkRead(p, et);
+    if (this.#blacklist.blacklisted('CONSUMER_ET', et.name)) throw problems.forbidden(`Consuming event type "${et.name}" is blocked (blacklist CONSUMER_ET)`);
+    if (this.#blacklist.blacklisted('CONSUMER_APP', p.uid)) throw problems.forbidden(`Application "${p.uid}" is blocked from consuming (blacklist CONSUMER_APP)`);
+  }
+}
+
+function scopesAllow(p: Principal, scopes: readonly string[] | undefined): boolean {
+  return scopes === undefined || scopes.length === 0 || scopes.some((s) => p.scopes.has(s));
+}
+
+function describe(p: Principal): string {
+  return `${p.type} "${p.uid}"`;
+}
