@@ -32,6 +32,8 @@ import { buildApp } from './api/app.js';
 import { createAuthenticator } from './auth/create.js';
 import { ResourceAccess } from './auth/resource-access.js';
 import { OpenStreams } from './consumption/open-streams.js';
+import { BrokerMetrics } from './observability/metrics.js';
+import { directoryBytes, brookVersion } from './broker/system.js';
 import type { EventTypeRecord } from './metadata/types.js';
 import type { MetadataCommand } from './metadata/commands.js';
 import type { ApplyResult } from './metadata/state-machine.js';
@@ -163,7 +165,20 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     options: { partitionsMax: config.subscriptionPartitionsMax },
     features,
   });
+  const metrics = new BrokerMetrics({
+    version: brookVersion(),
+    nowMs: () => clock.nowMs(),
+    sources: {
+      raft: () => {
+        const v = metadata.view();
+        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self };
+      },
+      openStreams: (kind) => openStreams.count(kind),
+      storageBytes: () => directoryBytes(config.dataDir),
+    },
+  });
   hub = new SubscriptionHub({
+    observer: metrics,
     state: () => metadata.state,
     propose: (cmd) => metadata.propose(cmd),
     reader: store,
@@ -192,6 +207,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     auth: { authenticator, options: { scopePrefix: config.authScopePrefix, eventTypeDeletionAdminOnly: config.eventTypeDeletionAdminOnly } },
     access: new ResourceAccess({ blacklisted: (type, name) => metadata.state.blacklisted(type, name) }),
     openStreams,
+    observer: metrics,
+    metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
     publisher,
     reader: store,

@@ -15,6 +15,7 @@ import { clientErrorHandler, errorHandler, sendProblem, toProblem } from './prob
 import { clusterRoutes } from './routes/cluster.js';
 import { eventTypeRoutes } from './routes/event-types.js';
 import { eventRoutes } from './routes/events.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { partitionRoutes } from './routes/partitions.js';
 import { registryRoutes } from './routes/registry.js';
 import { settingsRoutes } from './routes/settings.js';
@@ -78,6 +79,7 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.register(eventTypeRoutes, { deps });
   app.register(eventRoutes, { deps, streams });
   app.register(partitionRoutes, { deps });
+  app.register(metricsRoutes, { deps });
   app.register(registryRoutes, { deps });
   app.register(settingsRoutes, { deps });
   app.register(subscriptionRoutes, { deps });

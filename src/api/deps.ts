@@ -37,6 +37,14 @@ export interface AppDeps {
   cluster?: ClusterPort;
   /** Observes publish and stream activity for metrics; optional so tests can omit it. */
   observer?: ApiObserver;
+  /** The metrics views (GET /metrics, /metrics/prometheus). */
+  metrics: MetricsView;
+}
+
+export interface MetricsView {
+  json(): Promise<object>;
+  prometheus(): Promise<string>;
+  readonly contentType: string;
 }
 
 export interface ApiObserver {

@@ -1,5 +1,8 @@
 /** The real clock and randomness: the only place outside adapters that reads time or entropy. */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Clock, Random } from '../core/ports.js';
 
@@ -13,3 +16,31 @@ export const systemRandom: Random = {
   int: (n) => Math.floor(Math.random() * n),
   uuid: () => randomUUID(),
 };
+
+/** Bytes of the files under a directory (the RocksDB data); undefined when it cannot be read. */
+export async function directoryBytes(dir: string): Promise<number | undefined> {
+  try {
+    let total = 0;
+    for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+      if (!entry.isFile()) continue;
+      try {
+        total += (await stat(join(entry.parentPath, entry.name))).size;
+      } catch {
+        // deleted meanwhile (a compaction): not counted
+      }
+    }
+    return total;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Brook's version from package.json (shown by GET /metrics). */
+export function brookVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}

@@ -104,6 +104,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
             const line = encodeBatchLine(lowLevelCursorJson(b.partition, deps.cursors.formatCursor(rec, b.cursor)), b.events);
             events += b.events.length;
             bytes += line.length;
+            deps.observer?.streamed(rec.eventType.name, b.events.length, line.length);
             return line;
           },
         },
@@ -116,7 +117,6 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       release();
       unregister();
       streams.delete(abort);
-      deps.observer?.streamed(rec.eventType.name, events, bytes);
       deps.observer?.streamClosed();
       if (!raw.writableEnded) raw.end();
     }

@@ -1,0 +1,189 @@
+/**
+ * The broker's metrics: one prom-client Registry per broker (not the global one, so several brokers in
+ * one process do not share figures), fed by the observer calls of the HTTP layer and the subscription
+ * hub, plus gauges read at scrape time from small sources (Raft state, open streams, storage size).
+ *
+ * Two views of the same figures:
+ * - GET /metrics/prometheus: the Prometheus text exposition (histograms with buckets).
+ * - GET /metrics: the JSON object of compatibility.md, {"version","gauges","counters","histograms",
+ *   "meters","timers"}, in the style of the original service's Dropwizard registry: names are dotted,
+ *   a label set becomes a name suffix (brook.events.published.<event type>); durations in
+ *   milliseconds; timers carry count, mean and quantiles over the last ten minutes (prom-client
+ *   Summary), histograms the quantiles of event counts per request.
+ *
+ * Updates are per request or per batch (never per event), so metrics cost nothing measurable.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+
+/** Figures read when metrics are scraped. */
+export interface MetricsSources {
+  raft(): { term: number; commitIndex: number; appliedIndex: number; isLeader: boolean };
+  openStreams(kind: 'low_level' | 'subscription'): number;
+  /** Bytes of the node's data directory (RocksDB), or undefined when unknown. */
+  storageBytes(): Promise<number | undefined>;
+}
+
+const latencyBuckets = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5];
+const quantiles = [0.5, 0.75, 0.95, 0.99, 0.999];
+const summaryWindow = { maxAgeSeconds: 600, ageBuckets: 5 };
+
+type JsonMetrics = {
+  version: string;
+  gauges: Record<string, { value: number }>;
+  counters: Record<string, { count: number }>;
+  histograms: Record<string, Record<string, number>>;
+  meters: Record<string, { count: number; mean_rate: number; units: string }>;
+  timers: Record<string, Record<string, number | string>>;
+};
+
+export class BrokerMetrics {
+  readonly registry = new Registry();
+  readonly #version: string;
+  readonly #startedMs: number;
+  readonly #nowMs: () => number;
+  readonly #eventsPublished: Counter<'event_type'>;
+  readonly #publishRequests: Counter<'status'>;
+  readonly #eventsConsumed: Counter<'event_type'>;
+  readonly #bytesConsumed: Counter<'event_type'>;
+  readonly #streamsOpened: Counter;
+  readonly #commits: Counter;
+  readonly #publishSeconds: Histogram;
+  readonly #commitSeconds: Histogram;
+  readonly #publishMs: Summary;
+  readonly #commitMs: Summary;
+  readonly #batchEvents: Summary;
+  readonly #sources: MetricsSources;
+  #storageBytes = 0;
+
+  constructor(o: { version: string; sources: MetricsSources; nowMs: () => number; processMetrics?: boolean }) {
+    this.#version = o.version;
+    this.#sources = o.sources;
+    this.#nowMs = o.nowMs;
+    this.#startedMs = o.nowMs();
+    const registers = [this.registry];
+    this.#eventsPublished = new Counter({ name: 'brook_events_published_total', help: 'Events acknowledged to producers', labelNames: ['event_type'], registers });
+    this.#publishRequests = new Counter({ name: 'brook_publish_requests_total', help: 'Publish requests by HTTP status', labelNames: ['status'], registers });
+    this.#eventsConsumed = new Counter({ name: 'brook_events_consumed_total', help: 'Events sent to consumers (low-level and subscription streams)', labelNames: ['event_type'], registers });
+    this.#bytesConsumed = new Counter({ name: 'brook_bytes_consumed_total', help: 'Bytes of stream lines sent to consumers', labelNames: ['event_type'], registers });
+    this.#streamsOpened = new Counter({ name: 'brook_streams_opened_total', help: 'Streams opened (low-level and subscription)', registers });
+    this.#commits = new Counter({ name: 'brook_cursor_commits_total', help: 'Subscription commit requests answered', registers });
+    this.#publishSeconds = new Histogram({ name: 'brook_publish_duration_seconds', help: 'Publish request latency, from body received to answer', buckets: latencyBuckets, registers });
+    this.#commitSeconds = new Histogram({ name: 'brook_commit_duration_seconds', help: 'Subscription commit latency (through the metadata Raft group)', buckets: latencyBuckets, registers });
+    // Windowed quantiles for the JSON timers; not exported to Prometheus (the histograms are).
+    this.#publishMs = new Summary({ name: 'brook_publish_ms', help: 'publish latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
+    this.#commitMs = new Summary({ name: 'brook_commit_ms', help: 'commit latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
+    this.#batchEvents = new Summary({ name: 'brook_publish_batch_events', help: 'events per publish request', percentiles: quantiles, ...summaryWindow, registers: [] });
+
+    const sources = this.#sources;
+    new Gauge({
+      name: 'brook_streams_open',
+      help: 'Streams open on this node',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        this.set({ kind: 'low_level' }, sources.openStreams('low_level'));
+        this.set({ kind: 'subscription' }, sources.openStreams('subscription'));
+      },
+    });
+    const raftGauge = (name: string, help: string, pick: (r: ReturnType<MetricsSources['raft']>) => number) =>
+      new Gauge({ name, help, registers, collect() { this.set(pick(sources.raft())); } });
+    raftGauge('brook_metadata_raft_term', 'Current Raft term of the metadata group', (r) => r.term);
+    raftGauge('brook_metadata_raft_commit_index', 'Commit index of the metadata group on this node', (r) => r.commitIndex);
+    raftGauge('brook_metadata_raft_applied_index', 'Applied index of the metadata group on this node', (r) => r.appliedIndex);
+    raftGauge('brook_metadata_raft_is_leader', '1 when this node leads the metadata group', (r) => (r.isLeader ? 1 : 0));
+    const self = this;
+    new Gauge({
+      name: 'brook_storage_bytes',
+      help: 'Bytes of the node data directory (RocksDB files)',
+      registers,
+      async collect() {
+        const b = await sources.storageBytes();
+        if (b !== undefined) self.#storageBytes = b;
+        this.set(self.#storageBytes);
+      },
+    });
+    if (o.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'brook_' });
+  }
+
+  // ---------------------------------------------------------------- observers (ApiObserver, HubObserver)
+
+  published(eventType: string, events: number, durationMs: number, status: number): void {
+    this.#publishRequests.inc({ status: String(status) });
+    if (status === 200 && events > 0) this.#eventsPublished.inc({ event_type: eventType }, events);
+    if (status === 200 || status === 207) {
+      this.#publishSeconds.observe(durationMs / 1000);
+      this.#publishMs.observe(durationMs);
+      this.#batchEvents.observe(events);
+    }
+  }
+
+  streamed(eventType: string, events: number, bytes: number): void {
+    if (events > 0) this.#eventsConsumed.inc({ event_type: eventType }, events);
+    this.#bytesConsumed.inc({ event_type: eventType }, bytes);
+  }
+
+  streamOpened(): void {
+    this.#streamsOpened.inc();
+  }
+
+  streamClosed(): void {
+    // Open streams are read from the source at scrape time; nothing to count here.
+  }
+
+  committed(durationMs: number): void {
+    this.#commits.inc();
+    this.#commitSeconds.observe(durationMs / 1000);
+    this.#commitMs.observe(durationMs);
+  }
+
+  // ---------------------------------------------------------------- views
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  prometheus(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  async json(): Promise<JsonMetrics> {
+    const out: JsonMetrics = { version: this.#version, gauges: {}, counters: {}, histograms: {}, meters: {}, timers: {} };
+    const uptimeS = Math.max(0.001, (this.#nowMs() - this.#startedMs) / 1000);
+    for (const m of await this.registry.getMetricsAsJSON()) {
+      const base = m.name.replace(/^brook_/, 'brook.').replace(/_total$/, '').replace(/_/g, '.');
+      const nameOf = (labels: Partial<Record<string, string | number>>) => [base, ...Object.values(labels).filter((x) => x !== undefined).map(String)].join('.');
+      const type = String(m.type);
+      if (type === 'gauge') {
+        for (const v of m.values) out.gauges[nameOf(v.labels)] = { value: v.value };
+      } else if (type === 'counter') {
+        for (const v of m.values) {
+          out.counters[nameOf(v.labels)] = { count: v.value };
+          if (m.name === 'brook_events_published_total' || m.name === 'brook_events_consumed_total' || m.name === 'brook_publish_requests_total') {
+            out.meters[nameOf(v.labels)] = { count: v.value, mean_rate: v.value / uptimeS, units: 'events/second' };
+          }
+        }
+      }
+    }
+    out.timers['brook.publish'] = await this.#timer(this.#publishMs);
+    out.timers['brook.commit'] = await this.#timer(this.#commitMs);
+    out.histograms['brook.publish.batch.events'] = await this.#quantiles(this.#batchEvents);
+    return out;
+  }
+
+  async #quantiles(s: Summary): Promise<Record<string, number>> {
+    const values = (await s.get()).values;
+    const r: Record<string, number> = {};
+    for (const v of values) {
+      if (v.metricName?.endsWith('_count') === true) r['count'] = v.value;
+      else if (v.metricName?.endsWith('_sum') === true) r['sum'] = v.value;
+      else if (v.labels['quantile'] !== undefined) r[`p${Number(v.labels['quantile']) * 100}`.replace('.', '_')] = Number.isNaN(v.value) ? 0 : v.value;
+    }
+    return r;
+  }
+
+  async #timer(s: Summary): Promise<Record<string, number | string>> {
+    const q = await this.#quantiles(s);
+    const count = q['count'] ?? 0;
+    return { ...q, mean: count > 0 ? (q['sum'] ?? 0) / count : 0, duration_units: 'milliseconds' };
+  }
+}
