@@ -51,6 +51,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const incarnation = randomUUID();
   logger.info({ config, incarnation }, 'starting brook');
 
+  // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
+  const authenticator = createAuthenticator(config, clock);
   const kv = await openRocksKv(config.dataDir);
   const store = await PartitionStore.open(kv, {
     clock,
@@ -75,7 +77,6 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
   const openStreams = new OpenStreams();
-  const authenticator = createAuthenticator(config, clock);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,

@@ -1,0 +1,23 @@
+/** TEST-ONLY: tokens for authentication tests: a static token file, bearer headers, scope sets. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const allScopes = ['svc.event_type.write', 'svc.config.write', 'svc.event_stream.write', 'svc.event_stream.read'];
+
+export interface TokenEntry {
+  uid: string;
+  type?: string;
+  scopes?: string[];
+}
+
+/** Writes {"tokens": {...}} to a temporary file and returns its path. */
+export function tokenFile(tokens: Record<string, TokenEntry>): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'brook-tokens-')), 'tokens.json');
+  writeFileSync(file, JSON.stringify({ tokens }));
+  return file;
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
