@@ -33,15 +33,17 @@ export class SubscriptionStreamClient {
     readonly res: Response,
     readonly streamId: string,
     agent: Agent,
+    /** Sent with every request of this client (e.g. Authorization). */
+    readonly headers: Record<string, string> = {},
   ) {
     this.#agent = agent;
     this.ended = this.#pump();
   }
 
   /** Opens a stream; rejects with the response when it is not 200. */
-  static async open(base: string, subscription: string, query = ''): Promise<SubscriptionStreamClient> {
+  static async open(base: string, subscription: string, query = '', headers: Record<string, string> = {}): Promise<SubscriptionStreamClient> {
     const agent = new Agent();
-    const res = await fetch(`${base}/subscriptions/${subscription}/events${query === '' ? '' : '?' + query}`, { dispatcher: agent } as unknown as RequestInit);
+    const res = await fetch(`${base}/subscriptions/${subscription}/events${query === '' ? '' : '?' + query}`, { dispatcher: agent, headers } as unknown as RequestInit);
     if (res.status !== 200) {
       const text = await res.text();
       await agent.destroy();
@@ -49,7 +51,7 @@ export class SubscriptionStreamClient {
     }
     const id = res.headers.get('x-svc-streamid');
     if (id === null) throw new Error('no X-Svc-StreamId header');
-    return new SubscriptionStreamClient(base, subscription, res, id, agent);
+    return new SubscriptionStreamClient(base, subscription, res, id, agent, headers);
   }
 
   async #pump(): Promise<void> {
@@ -126,7 +128,7 @@ export class SubscriptionStreamClient {
 
   /** POST cursors with this stream's id. */
   commit(cursors: SubscriptionCursor[], headerName = 'X-Svc-StreamId'): Promise<JsonResponse> {
-    return call(this.base, 'POST', `/subscriptions/${this.subscription}/cursors`, { items: cursors }, { [headerName]: this.streamId });
+    return call(this.base, 'POST', `/subscriptions/${this.subscription}/cursors`, { items: cursors }, { ...this.headers, [headerName]: this.streamId });
   }
 
   /** Commits the cursor of every batch received so far (the last one per partition). */
