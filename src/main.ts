@@ -8,7 +8,8 @@
  * (flushes its queue) and then RocksDB.
  */
 import { fileURLToPath } from 'node:url';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from './config/config.js';
@@ -18,6 +19,10 @@ import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group
 import { GrpcTransport } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
+import { StorageRouter } from './broker/storage-router.js';
+import { TimelineService } from './broker/timeline-service.js';
+import { timelinesOf } from './metadata/timelines.js';
+import { defaultStorageId } from './metadata/types.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { FeatureService } from './settings/feature-service.js';
@@ -68,10 +73,36 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     { id: self, raftAddress: others.length > 0 ? `${advertisedHost(config)}:${config.raftPort}` : undefined, httpAddress: `${advertisedHost(config)}:${config.port}` },
     ...others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}`, httpAddress: p.httpPort === undefined ? undefined : `${p.host}:${p.httpPort}` })),
   ].map((m) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)) as unknown as MemberAddresses);
-  const dropLogsOf = (topic: number) => {
+  // Partition logs over timelines and storages; publishing and consumption address them by the event
+  // type's first topic. The index from that topic to the event type is rebuilt after event types change.
+  let metadataRef: RaftMetadataGroup | undefined;
+  let topicIndex: Map<number, string> | undefined;
+  const router = new StorageRouter(
+    store,
+    (topic) => {
+      const state = metadataRef?.state;
+      if (state === undefined) return undefined;
+      topicIndex ??= new Map([...state.eventTypes()].map((r) => [r.storage.topic, r.eventType.name]));
+      const name = topicIndex.get(topic);
+      return name === undefined ? undefined : state.eventType(name);
+    },
+    async (id) => {
+      const dir = join(config.dataDir, 'storages', id);
+      mkdirSync(dir, { recursive: true });
+      const extraKv = await openRocksKv(dir);
+      const extra = await PartitionStore.open(extraKv, { clock, logger: logger.child({ component: 'log', storage: id }), tailCacheBytesMax: config.tailCacheBytesMax });
+      logger.info({ storage: id, dir }, 'storage opened');
+      return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
+    },
+  );
+  const dropLogs = (logs: { storage_id: string; topic: number }[]) => {
     // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
-    store.dropTopic(topic).catch((err: unknown) => logger.error({ err, topic }, 'dropping the logs of a deleted event type failed'));
+    router.dropLogs(logs).catch((err: unknown) => logger.error({ err, logs }, 'dropping the logs of a deleted event type failed'));
   };
+  const dropLogsOf = (topic: number) => dropLogs([{ storage_id: defaultStorageId, topic }]);
+  /** Topics of the default store that belong to live event types (every timeline there). */
+  const liveDefaultTopics = (records: Iterable<EventTypeRecord>) =>
+    new Set([...records].flatMap((r) => timelinesOf(r).filter((t) => t.storage_id === defaultStorageId).map((t) => t.topic)));
   let fatal: ((err: unknown) => void) | undefined;
   // Created once the metadata group exists; applied commands wake its streams.
   let hub: SubscriptionHub | undefined;
@@ -93,22 +124,26 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     logger: logger.child({ component: 'raft' }),
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
-      if (result.droppedTopic !== undefined) dropLogsOf(result.droppedTopic);
+      if (result.droppedLogs !== undefined) dropLogs(result.droppedLogs);
+      else if (result.droppedTopic !== undefined) dropLogsOf(result.droppedTopic);
     },
     onRestored: (sm) => {
       hub?.kickAll();
+      topicIndex = undefined;
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
-      const liveNow = new Set([...sm.eventTypes()].map((r) => r.storage.topic));
+      const liveNow = liveDefaultTopics(sm.eventTypes());
       const handedOutNow = sm.snapshot().nextTopic;
       for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
       for (const topic of store.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
   });
+  metadataRef = metadata;
   let transport: GrpcTransport | undefined;
   if (others.length > 0) {
     transport = await GrpcTransport.start({
@@ -125,7 +160,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
-  const live = new Set([...metadata.state.eventTypes()].map((r) => r.storage.topic));
+  const live = liveDefaultTopics(metadata.state.eventTypes());
   const handedOut = metadata.state.snapshot().nextTopic;
   for (const topic of store.topics()) {
     if (!live.has(topic) && topic < handedOut) {
@@ -133,6 +168,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       await store.dropTopic(topic);
     }
   }
+  await router.openInUse(metadata.state.eventTypes());
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
     eventTypes: () => metadata.state.eventTypes(),
@@ -152,7 +188,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     },
     clock,
   });
-  const cursors = new CursorResolver(store);
+  const cursors = new CursorResolver(router);
   const subscriptions = new SubscriptionService({
     reader: {
       eventType: (name: string) => metadata.state.eventType(name),
@@ -182,7 +218,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     state: () => metadata.state,
     propose: (cmd) => metadata.propose(cmd),
-    reader: store,
+    reader: router,
     cursors,
     clock,
     newId: randomUUID,
@@ -193,7 +229,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const publisher = new Publisher({
     eventTypes: reader,
     validators: { validatorFor: (rec: EventTypeRecord) => validators.validatorFor(rec.eventType, rec.eventType.schema) },
-    writer: new StorePartitionWriter(store),
+    writer: new StorePartitionWriter(router),
     clock,
     random: systemRandom,
     features,
@@ -211,8 +247,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock }),
     publisher,
-    reader: store,
+    reader: router,
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
@@ -221,7 +258,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       servesPartitions: () => metadata.isSingleNode(),
     },
   });
-  const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), store, clock, logger.child({ component: 'retention' }));
+  const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
@@ -264,6 +301,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         await retention.stop();
         await metadata.close();
         await transport?.close();
+        await router.close();
         await store.close();
         await kv.close();
         logger.info('shutdown complete');

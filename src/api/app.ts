@@ -16,6 +16,7 @@ import { clusterRoutes } from './routes/cluster.js';
 import { eventTypeRoutes } from './routes/event-types.js';
 import { eventRoutes } from './routes/events.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { timelineRoutes } from './routes/timelines.js';
 import { partitionRoutes } from './routes/partitions.js';
 import { registryRoutes } from './routes/registry.js';
 import { settingsRoutes } from './routes/settings.js';
@@ -80,6 +81,7 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.register(eventRoutes, { deps, streams });
   app.register(partitionRoutes, { deps });
   app.register(metricsRoutes, { deps });
+  app.register(timelineRoutes, { deps });
   app.register(registryRoutes, { deps });
   app.register(settingsRoutes, { deps });
   app.register(subscriptionRoutes, { deps });

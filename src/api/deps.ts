@@ -39,6 +39,18 @@ export interface AppDeps {
   observer?: ApiObserver;
   /** The metrics views (GET /metrics, /metrics/prometheus). */
   metrics: MetricsView;
+  timelines: TimelineAdmin;
+}
+
+/** Storages and timelines (administrator-only). */
+export interface TimelineAdmin {
+  createStorage(body: unknown): Promise<object>;
+  listStorages(): object[];
+  getStorage(id: string): object;
+  deleteStorage(id: string): Promise<void>;
+  createTimeline(name: string, body: unknown): Promise<unknown>;
+  listTimelines(name: string): object[];
+  deleteTimeline(name: string, id: string): void;
 }
 
 export interface MetricsView {

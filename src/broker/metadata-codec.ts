@@ -94,6 +94,19 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
         : 'malformed stream.release';
     case 'cursor.commit':
       return nonEmptyString(cmd['subscription']) && nonEmptyString(cmd['session']) && isMs(cmd['atMs']) && isCursorList(cmd['cursors']) ? undefined : 'malformed cursor.commit';
+    case 'storage.create': {
+      const st = cmd['storage'];
+      return isObject(st) && nonEmptyString(st['id']) && st['storage_type'] === 'broker' && isObject(st['broker_configuration']) ? undefined : 'malformed storage.create';
+    }
+    case 'storage.delete':
+      return nonEmptyString(cmd['id']) ? undefined : 'malformed storage.delete';
+    case 'timeline.create': {
+      const starts = cmd['starts'];
+      return nonEmptyString(cmd['eventType']) && nonEmptyString(cmd['id']) && nonEmptyString(cmd['storage_id']) && typeof cmd['at'] === 'string' &&
+        Array.isArray(starts) && starts.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+        ? undefined
+        : 'malformed timeline.create';
+    }
     case 'blacklist.set':
       return ['CONSUMER_APP', 'CONSUMER_ET', 'PRODUCER_APP', 'PRODUCER_ET'].includes(cmd['type'] as string) && nonEmptyString(cmd['name']) && typeof cmd['blocked'] === 'boolean'
         ? undefined

@@ -4,13 +4,14 @@
  * Problem, so a publisher under overload is told to retry instead of seeing an internal error.
  */
 import { problems } from '../core/problem.js';
-import { AppendQueueFullError, StoreClosedError, type PartitionStore } from '../log/index.js';
+import { AppendQueueFullError, StoreClosedError } from '../log/index.js';
 import type { PartitionAppend, PartitionAppendResult, PartitionWriter } from '../publishing/ports.js';
 
 export class StorePartitionWriter implements PartitionWriter {
-  readonly #store: PartitionStore;
+  readonly #store: PartitionWriter;
 
-  constructor(store: PartitionStore) {
+  /** The store, or the storage router in front of the stores (it has the same append). */
+  constructor(store: PartitionWriter) {
     this.#store = store;
   }
 

@@ -6,6 +6,7 @@
  */
 import { problems } from '../core/problem.js';
 import { formatCursor, formatOffset, parseOffset, toOffset, type Offset } from '../core/offset.js';
+import { timelineAt, timelinesOf } from '../metadata/timelines.js';
 import type { EventTypeRecord } from '../metadata/types.js';
 import type { PartitionBounds, PartitionReader } from './ports.js';
 
@@ -47,7 +48,7 @@ export class CursorResolver {
     const pos = parseOffset(offset);
     if (pos === undefined) throw problems.invalidCursor(`Offset "${offset}" of partition "${partition}" is not a valid offset`);
     if (pos.kind === 'begin') return toOffset(b.oldest - 1);
-    if (pos.timeline !== rec.storage.timeline) {
+    if (!timelinesOf(rec).some((t) => t.order === pos.timeline)) {
       throw problems.invalidCursor(`Offset "${offset}" of partition "${partition}" names an unknown timeline`);
     }
     return pos.offset;
@@ -63,19 +64,20 @@ export class CursorResolver {
   checkInRange(rec: EventTypeRecord, partition: string, after: Offset, shownAs: string): void {
     const b = this.bounds(rec, partition);
     if (after < b.oldest - 1) {
-      throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" is expired; the oldest available offset is ${this.format(rec, b.oldest)}`);
+      throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" is expired; the oldest available offset is ${this.format(rec, partition, b.oldest)}`);
     }
     if (after > b.newest) {
-      throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" does not exist yet; the newest offset is ${this.formatCursor(rec, b.newest)}`);
+      throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" does not exist yet; the newest offset is ${this.formatCursor(rec, partition, b.newest)}`);
     }
   }
 
-  format(rec: EventTypeRecord, offset: Offset): string {
-    return formatOffset(rec.storage.timeline, offset);
+  /** The wire form of an offset: the order of the timeline holding it (offsets are dense over timelines). */
+  format(rec: EventTypeRecord, partition: string, offset: Offset): string {
+    return formatOffset(timelineAt(timelinesOf(rec), Number(partition), offset).order, offset);
   }
 
-  formatCursor(rec: EventTypeRecord, after: Offset): string {
-    return formatCursor(rec.storage.timeline, after);
+  formatCursor(rec: EventTypeRecord, partition: string, after: Offset): string {
+    return after < 0 ? formatCursor(1, after) : this.format(rec, partition, after);
   }
 
   /** The Partition object of the interface. Never-written partitions report BEGIN for both offsets. */
@@ -83,8 +85,8 @@ export class CursorResolver {
     const b = this.bounds(rec, partition);
     const view: PartitionView = {
       partition,
-      oldest_available_offset: b.newest < 0 ? 'BEGIN' : this.format(rec, b.oldest),
-      newest_available_offset: this.formatCursor(rec, b.newest),
+      oldest_available_offset: b.newest < 0 ? 'BEGIN' : this.format(rec, partition, b.oldest),
+      newest_available_offset: this.formatCursor(rec, partition, b.newest),
     };
     if (consumedAfter !== undefined) view.unconsumed_events = Math.max(0, b.newest - consumedAfter);
     return view;

@@ -18,6 +18,7 @@ import { partitionKeyOf, type PartitionKey } from '../metadata/assignment.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
 import type { CommitOutcome, CommittedCursor, SubscriptionRuntime } from '../metadata/subscription-runtime.js';
+import { timelinesOf } from '../metadata/timelines.js';
 import type { EventTypeRecord, Subscription } from '../metadata/types.js';
 import { encodeBatchLine } from './batch-line.js';
 import type { OutBatch } from './batcher.js';
@@ -259,7 +260,7 @@ export class SubscriptionHub {
   }
 
   #cursorJson(p: StreamPartition, b: OutBatch): string {
-    const offset = b.cursor < 0 ? 'BEGIN' : this.#cursors.formatCursor(this.#record(p.event_type), b.cursor);
+    const offset = b.cursor < 0 ? 'BEGIN' : this.#cursors.formatCursor(this.#record(p.event_type), p.partition, b.cursor);
     return `{"partition":${JSON.stringify(p.partition)},"offset":${JSON.stringify(offset)},"event_type":${JSON.stringify(p.event_type)},"cursor_token":"${this.#newId()}"}`;
   }
 
@@ -327,7 +328,7 @@ export class SubscriptionHub {
       const c = rt.committed.get(partitionKeyOf(slot));
       if (c === undefined) continue;
       const rec = this.#record(c.event_type);
-      out.push({ event_type: c.event_type, partition: c.partition, offset: this.#cursors.formatCursor(rec, c.offset as Offset), cursor_token: this.#newId() });
+      out.push({ event_type: c.event_type, partition: c.partition, offset: this.#cursors.formatCursor(rec, c.partition, c.offset as Offset), cursor_token: this.#newId() });
     }
     return out;
   }
@@ -387,7 +388,7 @@ export class SubscriptionHub {
     const pos = parseOffset(offset);
     if (pos === undefined) throw problems.unprocessable(`${where}: "${offset}" is not a valid offset`);
     if (pos.kind === 'begin') return -1;
-    if (pos.timeline !== rec.storage.timeline) throw problems.unprocessable(`${where}: offset "${offset}" names an unknown timeline`);
+    if (!timelinesOf(rec).some((t) => t.order === pos.timeline)) throw problems.unprocessable(`${where}: offset "${offset}" names an unknown timeline`);
     return pos.offset;
   }
 

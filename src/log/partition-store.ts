@@ -576,6 +576,25 @@ export class PartitionStore {
     return run;
   }
 
+  /**
+   * Makes a never-written partition start at offset `base` instead of 0: the log of a new timeline
+   * continues the offsets of the previous one. Durable (the low watermark, as after retention), so a
+   * restart keeps it; a no-op when the partition already starts there.
+   */
+  setBase(topic: number, partition: number, base: number): Promise<void> {
+    assert(Number.isSafeInteger(base) && base >= 0, `invalid base ${base}`);
+    return this.exclusive(async () => {
+      if (this.closed) throw new StoreClosedError();
+      const s = this.state(topic, partition);
+      if (s !== undefined && s.oldest === base) return;
+      assert(s === undefined || (s.newest === -1 && s.oldest === 0), `partition ${topic}/${partition} was written before its base ${base} was set`);
+      await this.kv.write((b) => b.put(partitionKey(prefixLowWatermark, topic, partition), encodeMeta(base)), { durable: true });
+      const st = s ?? this.newState(topic, partition);
+      st.oldest = base;
+      st.newest = base - 1;
+    });
+  }
+
   applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number> {
     return this.exclusive(async () => {
       if (this.closed) throw new StoreClosedError();

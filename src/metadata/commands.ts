@@ -5,7 +5,7 @@
  */
 import type { PartitionKey } from './assignment.js';
 import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
-import type { BlacklistType, EventType, Subscription } from './types.js';
+import type { BlacklistType, EventType, Storage, Subscription } from './types.js';
 
 export type MetadataCommand =
   | {
@@ -81,6 +81,27 @@ export type MetadataCommand =
       type: BlacklistType;
       name: string;
       blocked: boolean;
+    }
+  | {
+      op: 'storage.create';
+      storage: Storage;
+    }
+  | {
+      op: 'storage.delete';
+      id: string;
+    }
+  | {
+      /**
+       * Switches an event type's new writes to a new timeline on `storage_id`. `starts`: per partition,
+       * the first offset of the new timeline (the proposer stopped appends and read the newest ones).
+       * The order and the log's topic id are decided at apply time.
+       */
+      op: 'timeline.create';
+      eventType: string;
+      id: string;
+      storage_id: string;
+      starts: number[];
+      at: string;
     }
   | {
       /** PATCH cursors: sets them and disconnects every stream of the subscription. */

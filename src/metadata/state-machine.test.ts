@@ -24,7 +24,7 @@ test('create, duplicate, delete and re-create with a fresh topic', () => {
   assert.deepEqual(sm.eventType('a')!.storage.partitions, ['0', '1', '2']);
   assert.equal(sm.apply(2, { op: 'event_type.create', eventType: et('a'), partitionCount: 1 }).ok, false);
   const topic = sm.eventType('a')!.storage.topic;
-  assert.deepEqual(sm.apply(3, { op: 'event_type.delete', name: 'a' }), { ok: true, droppedTopic: topic });
+  assert.deepEqual(sm.apply(3, { op: 'event_type.delete', name: 'a' }), { ok: true, droppedTopic: topic, droppedLogs: [{ storage_id: 'default', topic }] });
   sm.apply(4, { op: 'event_type.create', eventType: et('a'), partitionCount: 1 });
   assert.notEqual(sm.eventType('a')!.storage.topic, topic);
 });

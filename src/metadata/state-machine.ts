@@ -7,7 +7,8 @@ import { assert } from '../core/assert.js';
 import type { MetadataCommand } from './commands.js';
 import type { PartitionKey } from './assignment.js';
 import { SubscriptionRuntime, type CommitOutcome, type SubscriptionRuntimeImage } from './subscription-runtime.js';
-import { blacklistTypes, subscriptionKey, type BlacklistType, type EventTypeRecord, type Subscription } from './types.js';
+import { timelinesOf } from './timelines.js';
+import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type Storage, type Subscription, type TimelineRecord } from './types.js';
 
 export type ApplyResult =
   /**
@@ -23,6 +24,10 @@ export type ApplyResult =
       outcomes?: CommitOutcome[];
       /** After event_type.update: the readers (authorization or read_scopes) changed, so consumers must reconnect. */
       readersChanged?: boolean;
+      /** After event_type.delete: every log of the event type, by storage (its timelines). */
+      droppedLogs?: { storage_id: string; topic: number }[];
+      /** After timeline.create: the new timeline. */
+      timeline?: TimelineRecord;
     }
   | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid'; detail: string };
 
@@ -37,6 +42,8 @@ export interface MetadataSnapshot {
   runtimes?: SubscriptionRuntimeImage[];
   /** Blocked names per blacklist type (absent in snapshots written before the blacklist existed). */
   blacklist?: Partial<Record<BlacklistType, string[]>>;
+  /** Storages created by operators (absent in snapshots written before storages existed). */
+  storages?: Storage[];
 }
 
 export class MetadataStateMachine {
@@ -53,6 +60,8 @@ export class MetadataStateMachine {
   /** Runtime of subscriptions that have been streamed from, by subscription id. */
   #runtimes = new Map<string, SubscriptionRuntime>();
   readonly #blacklist = new Map<BlacklistType, Set<string>>(blacklistTypes.map((t) => [t, new Set<string>()]));
+  /** Operator-created storages by id, in creation order (the default storage is implicit). */
+  readonly #storages = new Map<string, Storage>();
 
   get appliedIndex(): number {
     return this.#appliedIndex;
@@ -100,6 +109,16 @@ export class MetadataStateMachine {
         const r = rt.commit(cmd.session, cmd.atMs, cmd.cursors);
         return r.ok ? { ok: true, outcomes: r.outcomes } : r;
       }
+      case 'storage.create':
+        if (cmd.storage.id === defaultStorageId || this.#storages.has(cmd.storage.id)) {
+          return { ok: false, reason: 'exists', detail: `Storage "${cmd.storage.id}" already exists` };
+        }
+        this.#storages.set(cmd.storage.id, cmd.storage);
+        return { ok: true };
+      case 'storage.delete':
+        return this.#deleteStorage(cmd.id);
+      case 'timeline.create':
+        return this.#createTimeline(cmd);
       case 'blacklist.set':
         if (cmd.blocked) this.#blacklist.get(cmd.type)?.add(cmd.name);
         else this.#blacklist.get(cmd.type)?.delete(cmd.name);
@@ -110,6 +129,37 @@ export class MetadataStateMachine {
         return rt.reset(cmd.cursors);
       }
     }
+  }
+
+  #deleteStorage(id: string): ApplyResult {
+    if (id === defaultStorageId) return { ok: false, reason: 'in_use', detail: 'The default storage is built in and cannot be deleted' };
+    if (!this.#storages.has(id)) return { ok: false, reason: 'not_found', detail: `Storage "${id}" does not exist` };
+    const users = [...this.#eventTypes.values()].filter((r) => timelinesOf(r).some((t) => t.storage_id === id));
+    if (users.length > 0) {
+      return { ok: false, reason: 'in_use', detail: `Storage "${id}" holds timelines of ${users.length} event type(s) (${users.slice(0, 10).map((r) => r.eventType.name).join(', ')})` };
+    }
+    this.#storages.delete(id);
+    return { ok: true };
+  }
+
+  #createTimeline(cmd: Extract<MetadataCommand, { op: 'timeline.create' }>): ApplyResult {
+    const rec = this.#eventTypes.get(cmd.eventType);
+    if (rec === undefined) return { ok: false, reason: 'not_found', detail: `Event type "${cmd.eventType}" does not exist` };
+    if (cmd.storage_id !== defaultStorageId && !this.#storages.has(cmd.storage_id)) {
+      return { ok: false, reason: 'invalid', detail: `Storage "${cmd.storage_id}" does not exist` };
+    }
+    if (cmd.starts.length !== rec.storage.partitions.length) {
+      return { ok: false, reason: 'invalid', detail: `A timeline needs a start for each of the ${rec.storage.partitions.length} partitions` };
+    }
+    const timelines = timelinesOf(rec);
+    const last = timelines[timelines.length - 1]!;
+    // Offsets never go back: a start below the previous timeline's means appends happened in between.
+    if (cmd.starts.some((start, p) => start < (last.starts[p] ?? 0))) {
+      return { ok: false, reason: 'conflict', detail: `The timelines of "${cmd.eventType}" changed concurrently; retry` };
+    }
+    const timeline: TimelineRecord = { id: cmd.id, order: last.order + 1, storage_id: cmd.storage_id, topic: this.#nextTopic++, starts: cmd.starts, created_at: cmd.at, switched_at: cmd.at };
+    this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...rec.storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
+    return { ok: true, timeline };
   }
 
   #noSubscription(id: string): ApplyResult {
@@ -194,7 +244,7 @@ export class MetadataStateMachine {
       return { ok: false, reason: 'in_use', detail: `Event type "${name}" is used by ${users.length} subscription(s) (${ids}${users.length > 10 ? ', ...' : ''}); delete them first` };
     }
     this.#eventTypes.delete(name);
-    return { ok: true, droppedTopic: rec.storage.topic };
+    return { ok: true, droppedTopic: rec.storage.topic, droppedLogs: timelinesOf(rec).map((t) => ({ storage_id: t.storage_id, topic: t.topic })) };
   }
 
   eventType(name: string): EventTypeRecord | undefined {
@@ -229,6 +279,15 @@ export class MetadataStateMachine {
     return this.#runtimes.values();
   }
 
+  /** Operator-created storages, in creation order (the default storage is not listed here). */
+  storages(): IterableIterator<Storage> {
+    return this.#storages.values();
+  }
+
+  storage(id: string): Storage | undefined {
+    return this.#storages.get(id);
+  }
+
   /** Whether a name is on the blacklist of that type. */
   blacklisted(type: BlacklistType, name: string): boolean {
     return this.#blacklist.get(type)?.has(name) === true;
@@ -241,6 +300,7 @@ export class MetadataStateMachine {
   snapshot(): MetadataSnapshot {
     return {
       blacklist: this.blacklist(),
+      storages: [...this.#storages.values()],
       eventTypes: [...this.#eventTypes.values()],
       nextTopic: this.#nextTopic,
       features: Object.fromEntries(this.#features),
@@ -260,6 +320,7 @@ export class MetadataStateMachine {
     }
     for (const img of snap.runtimes ?? []) sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));
     for (const t of blacklistTypes) for (const name of snap.blacklist?.[t] ?? []) sm.#blacklist.get(t)!.add(name);
+    for (const st of snap.storages ?? []) sm.#storages.set(st.id, st);
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

@@ -72,6 +72,34 @@ export interface EventTypeStorage {
   partitions: string[];
   /** Current timeline order (1 until timelines are switched). */
   timeline: number;
+  /**
+   * Timelines, oldest first, once the first one was created (absent: one implicit timeline, order 1,
+   * on the default storage at `topic`, starting at offset 0). Offsets are one dense sequence per
+   * partition over all timelines: timeline k+1 of a partition starts right after the last offset of k.
+   */
+  timelines?: TimelineRecord[];
+}
+
+/** A storage: a named place where partition logs live (interface.md, "Storage"). */
+export interface Storage {
+  id: string;
+  storage_type: 'broker';
+  broker_configuration: Record<string, string>;
+}
+
+/** The built-in storage: this node's own RocksDB. */
+export const defaultStorageId = 'default';
+
+export interface TimelineRecord {
+  id: string;
+  order: number;
+  storage_id: string;
+  /** The log's id inside its storage. */
+  topic: number;
+  /** Per partition (by index), the first offset of this timeline. */
+  starts: number[];
+  created_at: string;
+  switched_at: string;
 }
 
 export interface EventTypeRecord {

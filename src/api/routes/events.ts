@@ -101,7 +101,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
           params,
           monotonicMs: () => deps.clock.monotonicMs(),
           encode: (b) => {
-            const line = encodeBatchLine(lowLevelCursorJson(b.partition, deps.cursors.formatCursor(rec, b.cursor)), b.events);
+            const line = encodeBatchLine(lowLevelCursorJson(b.partition, deps.cursors.formatCursor(rec, b.partition, b.cursor)), b.events);
             events += b.events.length;
             bytes += line.length;
             deps.observer?.streamed(rec.eventType.name, b.events.length, line.length);

@@ -102,7 +102,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
       const target = start + shift;
       if (target < -1) throw problems.invalidCursor(`[${i}]: shifting ${cur.offset} by ${shift} goes before the first offset`);
       cursors.checkInRange(rec, cur.partition, toOffset(target), `${cur.offset} shifted by ${shift}`);
-      return { partition: cur.partition, offset: cursors.formatCursor(rec, toOffset(target)) };
+      return { partition: cur.partition, offset: cursors.formatCursor(rec, cur.partition, toOffset(target)) };
     });
   });
 };
