@@ -90,6 +90,8 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
     const sink = responseSink(raw);
     let events = 0;
     let bytes = 0;
+    // Cursors are formatted with the event type's timelines as they are now (a switch may happen while streaming).
+    const current = () => deps.eventTypes.find(rec.eventType.name) === undefined ? rec : deps.eventTypes.record(rec.eventType.name);
     request.log.info({ eventType: rec.eventType.name, partitions: starts.length, params }, 'low-level stream opened');
     try {
       const end = await runLowLevelStream(
@@ -101,7 +103,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
           params,
           monotonicMs: () => deps.clock.monotonicMs(),
           encode: (b) => {
-            const line = encodeBatchLine(lowLevelCursorJson(b.partition, deps.cursors.formatCursor(rec, b.partition, b.cursor)), b.events);
+            const line = encodeBatchLine(lowLevelCursorJson(b.partition, deps.cursors.formatCursor(current(), b.partition, b.cursor)), b.events);
             events += b.events.length;
             bytes += line.length;
             deps.observer?.streamed(rec.eventType.name, b.events.length, line.length);
