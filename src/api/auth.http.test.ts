@@ -66,6 +66,37 @@ test('static: a listed token works with its scopes; missing, unknown, malformed 
   assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('tok-writer'))).status, 200);
 });
 
+test('scopes as the interface lists them, with the default prefix and with another one', async () => {
+  const tokens = {
+    writer: { uid: 'w', scopes: ['svc.event_type.write', 'svc.event_stream.write'] },
+    reader: { uid: 'r', scopes: ['svc.event_stream.read'] },
+    config: { uid: 'c', scopes: ['svc.config.write'] },
+  };
+  const b = await broker({ auth: 'static', authTokensFile: tokenFile(tokens) });
+  const as = (t: string) => bearer(t);
+  assert.equal((await call(b.url, 'POST', '/event-types', businessEventType('auth.sc'), as('writer'))).status, 201);
+  assert.equal((await call(b.url, 'PUT', '/event-types/auth.sc', businessEventType('auth.sc'), as('reader'))).status, 403, 'PUT needs event_type.write');
+  assert.equal((await call(b.url, 'POST', '/event-types/auth.sc/events', [], as('reader'))).status, 403, 'publishing needs event_stream.write');
+  assert.equal((await call(b.url, 'POST', '/event-types/auth.sc/events', [], as('writer'))).status, 200);
+  for (const [m, path, body] of [
+    ['GET', '/event-types/auth.sc/events'],
+    ['GET', '/event-types/auth.sc/partitions'],
+    ['POST', '/event-types/auth.sc/cursors-lag', []],
+    ['GET', '/registry/partition-strategies'],
+    ['GET', '/subscriptions'],
+    ['POST', '/subscriptions', { owning_application: 'w', event_types: ['auth.sc'] }],
+  ] as [string, string, unknown?][]) {
+    const r = await call(b.url, m, path, body, as('writer'));
+    assert.equal(r.status, 403, `${m} ${path} without event_stream.read`);
+    assert.match((r.body as { detail: string }).detail, /svc\.event_stream\.read/);
+  }
+  assert.equal((await call(b.url, 'GET', '/event-types/auth.sc/partitions', undefined, as('reader'))).status, 200);
+  assert.equal((await call(b.url, 'DELETE', '/event-types/auth.sc', undefined, as('writer'))).status, 403, 'DELETE needs config.write');
+  assert.equal((await call(b.url, 'DELETE', '/event-types/auth.sc', undefined, as('config'))).status, 200);
+  const prefixed = await broker({ auth: 'static', authTokensFile: tokenFile({ t: { uid: 'p', scopes: ['brook.event_stream.read'] } }), authScopePrefix: 'brook.' });
+  assert.equal((await call(prefixed.url, 'GET', '/registry/partition-strategies', undefined, as('t'))).status, 200);
+});
+
 test('static: a malformed token file stops the start with a reason', async () => {
   await assert.rejects(startTestBroker({ auth: 'static', authTokensFile: tokenFile({ t: { uid: '' } }) }), /uid/);
   await assert.rejects(startTestBroker({ auth: 'static', authTokensFile: '/nonexistent/tokens.json' }), /token file/);

@@ -170,13 +170,21 @@ test('administrator-only endpoints answer the administrator and refuse others wi
     ['DELETE', '/settings/blacklist/CONSUMER_APP/nobody'],
     ['GET', '/metrics'],
     ['GET', '/metrics/prometheus'],
+    ['POST', '/storages', { id: 'az-store', storage_type: 'broker', broker_configuration: {} }],
+    ['GET', '/storages'],
+    ['GET', '/storages/az-store'],
+    ['GET', '/event-types/az.orders/timelines'],
+    ['DELETE', '/storages/az-store'],
   ];
+  // Timelines of an existing event type; POST needs a storage, checked before it is deleted above.
+  assert.equal(await status('dave', 'POST', '/event-types/az.orders/timelines', { storage_id: 'default' }), 403);
+  assert.equal(await status('dave', 'DELETE', `/event-types/az.orders/timelines/${crypto.randomUUID()}`), 403);
   for (const [m, path, body] of adminRoutes) {
     const denied = await req('dave', m, path, body);
     assert.equal(denied.status, 403, `${m} ${path} as dave`);
     assert.match(denied.headers.get('content-type') ?? '', /problem\+json/);
     const allowed = await status('admin', m, path, body);
-    assert.ok(allowed === 200 || allowed === 204, `${m} ${path} as admin: ${allowed}`);
+    assert.ok(allowed === 200 || allowed === 201 || allowed === 204, `${m} ${path} as admin: ${allowed}`);
   }
 });
 
