@@ -26,6 +26,7 @@ import { beginCursors, countingStream, stalledStream } from './lib/consume.js';
 import { batchBodies, eventTypeBody } from './lib/events.js';
 import { measureFloor } from './lib/floor.js';
 import { closedLoop, openLoop, publishPool, type PublishResult } from './lib/load.js';
+import { http } from './lib/http.js';
 import { fmtInt, fmtMs, median, sleep } from './lib/stats.js';
 
 function argValue(name: string): string | undefined {
@@ -53,17 +54,6 @@ const consumeBatchLimit = 1000;
 const mb = (b: number) => (b / 1e6).toFixed(1);
 const smb = (b: number) => (b >= 0 ? '+' : '') + mb(b);
 const log = (s: string) => process.stdout.write(s + '\n');
-
-async function http(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const init: RequestInit = { method };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { 'content-type': 'application/json' };
-  }
-  const res = await fetch(url + path, init);
-  const text = await res.text();
-  return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
-}
 
 async function createEventType(broker: BrokerProcess, name: string, strategy: 'hash' | 'random'): Promise<EventType> {
   const created = await http(broker.url, 'POST', '/event-types', eventTypeBody(name, strategy));

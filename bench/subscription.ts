@@ -20,6 +20,7 @@ import { Pool } from 'undici';
 import { buildBroker, CpuMeter, startBroker, type BrokerProcess } from './lib/broker.js';
 import { batchBodies, eventTypeBody } from './lib/events.js';
 import { publishPool, summarize } from './lib/load.js';
+import { http } from './lib/http.js';
 import { fmtInt, fmtMs, median } from './lib/stats.js';
 
 function argValue(name: string): string | undefined {
@@ -32,17 +33,6 @@ const cfg = quick ? { backlog: 100_000, commitCursors: 5_000 } : { backlog: 500_
 const commitConcurrency = 16;
 const commitsInFlightWhileStreaming = 8;
 const log = (s: string) => process.stdout.write(s + '\n');
-
-async function http(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const init: RequestInit = { method };
-  if (body !== undefined) {
-    init.body = JSON.stringify(body);
-    init.headers = { 'content-type': 'application/json' };
-  }
-  const res = await fetch(url + path, init);
-  const text = await res.text();
-  return { status: res.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
-}
 
 async function preload(broker: BrokerProcess, name: string, events: number): Promise<number> {
   const bodies = batchBodies(1000, quick ? 8 : 24, 7_000_000);

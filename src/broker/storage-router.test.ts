@@ -9,17 +9,11 @@ import { toOffset } from '../core/offset.js';
 import { MemoryKv, PartitionStore } from '../log/index.js';
 import { gate, ManualClock } from '../log/test-support.js';
 import { MetadataStateMachine } from '../metadata/state-machine.js';
-import type { EventType, TimelineRecord } from '../metadata/types.js';
+import type { TimelineRecord } from '../metadata/types.js';
 import { StorageRouter } from './storage-router.js';
+import { storedEventType } from '../testing/metadata-fixtures.js';
 
-function et(name: string): EventType {
-  return {
-    name, owning_application: 'app', category: 'business', enrichment_strategies: ['metadata_enrichment'],
-    partition_strategy: 'random', compatibility_mode: 'forward',
-    schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: 't0' },
-    options: { retention_time: 1000 }, created_at: 't0', updated_at: 't0',
-  };
-}
+const et = (name: string) => storedEventType(name);
 
 async function setup(partitions = 2) {
   const clock = new ManualClock();

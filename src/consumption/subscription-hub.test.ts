@@ -9,19 +9,12 @@ import { toOffset, type Offset } from '../core/offset.js';
 import { isProblem } from '../core/problem.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import { MetadataStateMachine, type ApplyResult } from '../metadata/state-machine.js';
-import type { EventType } from '../metadata/types.js';
 import { CursorResolver } from './cursors.js';
 import type { PartitionReader, StoredEvent } from './ports.js';
 import { SubscriptionHub } from './subscription-hub.js';
+import { storedEventType } from '../testing/metadata-fixtures.js';
 
-function et(name: string): EventType {
-  return {
-    name, owning_application: 'app', category: 'business', enrichment_strategies: ['metadata_enrichment'],
-    partition_strategy: 'random', compatibility_mode: 'forward',
-    schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: 't0' },
-    options: { retention_time: 1000 }, created_at: 't0', updated_at: 't0',
-  };
-}
+const et = (name: string) => storedEventType(name);
 
 /** Partition logs in memory: `counts` events per partition of topic 1. */
 function memoryReader(counts: number[]): PartitionReader {

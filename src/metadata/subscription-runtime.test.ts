@@ -9,16 +9,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { MetadataCommand } from './commands.js';
 import { MetadataStateMachine } from './state-machine.js';
-import type { EventType } from './types.js';
+import { storedEventType } from '../testing/metadata-fixtures.js';
 
-function et(name: string): EventType {
-  return {
-    name, owning_application: 'app', category: 'business', enrichment_strategies: ['metadata_enrichment'],
-    partition_strategy: 'random', compatibility_mode: 'forward',
-    schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: 't0' },
-    options: { retention_time: 1000 }, created_at: 't0', updated_at: 't0',
-  };
-}
+const et = (name: string) => storedEventType(name);
 
 /** A machine with event type "a" (4 partitions) and subscription "s" on it. */
 function machine(partitions = 4): MetadataStateMachine {
