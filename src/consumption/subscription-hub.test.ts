@@ -137,3 +137,27 @@ test('sessions a node held in an earlier incarnation are closed at start; other 
   assert.deepEqual(a.sm.runtime('sub')!.sessions.map((s) => s.incarnation).sort(), ['new', 'x']);
   assert.equal(await b.hub.closeStaleSessions(), 0, 'nothing left to close: no command proposed');
 });
+
+test('a moved partition whose old owner keeps committing others but not it is handed over when its commit timeout has passed', async () => {
+  const { hub, sm } = setup({ partitions: 2, events: [3, 3] });
+  const a = await streamLines(hub, { batch_limit: '3', max_uncommitted_events: '100', batch_flush_timeout: '1', commit_timeout: '1' }, 2);
+  const cursorOf = (p: string) => (a.got.find((l) => (l['cursor'] as { partition: string }).partition === p)!['cursor']) as Record<string, string>;
+  const b = await hub.open('sub', { batch_flush_timeout: '1' });
+  const rt = sm.runtime('sub')!;
+  const moving = rt.slots.find((s) => s.releasingFrom === a.id)!;
+  assert.ok(moving !== undefined, 'one partition is reassigning from a');
+  const kept = moving.partition === '0' ? '1' : '0';
+  // a commits its kept partition every 300 ms (so it is not closed), never the moving one.
+  const started = Date.now();
+  while (rt.slots.find((s) => s.partition === moving.partition)!.releasingFrom !== undefined && Date.now() - started < 4000) {
+    await hub.commit('sub', a.id, { items: [cursorOf(kept)] }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const waited = Date.now() - started;
+  assert.equal(rt.slots.find((s) => s.partition === moving.partition)!.releasingFrom, undefined, 'released');
+  assert.ok(waited >= 800, `not before the commit timeout (${waited} ms)`);
+  assert.ok(rt.session(a.id) !== undefined, 'a is still open: its other partition was committed');
+  assert.equal(rt.slots.find((s) => s.partition === moving.partition)!.session, b.id);
+  a.abort.abort();
+  await a.ended;
+});
