@@ -127,6 +127,20 @@ test('a switch waits for appends in flight: their events stay before the new tim
   assert.deepEqual(s.main.bounds(s.topic, 0), { oldest: 0, newest: 2 });
 });
 
+test('between a switch being committed and the new log getting its first offset, a reader at the newest event gets nothing, not an error', async () => {
+  const s = await setup(1);
+  await s.append(0, ['q0', 'q1']);
+  await s.router.ensureStorage('second');
+  // The timeline applied (as on a node that applies it) before any base was set on the new log.
+  const r = s.apply({ op: 'timeline.create', eventType: 'orders', id: 'tl-x', storage_id: 'second', starts: [2], at: 't' });
+  assert.ok(r.ok);
+  assert.deepEqual(s.router.bounds(s.topic, 0), { oldest: 0, newest: 1 });
+  assert.deepEqual(await s.router.read(s.topic, 0, toOffset(1), 10, 1_000_000), []);
+  assert.deepEqual(await s.readAll(0), ['q0', 'q1']);
+  await s.append(0, ['q2']); // the router sets the base before this first append
+  assert.deepEqual(await s.readAll(0, 1), ['q2']);
+});
+
 test('a reader waiting on the old timeline wakes at the switch and continues on the new one', async () => {
   const s = await setup(1);
   await s.append(0, ['x0']);

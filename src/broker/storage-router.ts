@@ -104,6 +104,9 @@ export class StorageRouter implements PartitionReader {
   read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]> {
     const tls = this.#timelines(topic);
     if (tls === undefined) return this.#stores.get(defaultStorageId)!.read(topic, partition, after, maxEvents, maxBytes);
+    // Nothing after the newest event. This also covers the moment between a switch's commit and the
+    // new log's first offset being set, when that log would not know the offset yet.
+    if (after === this.bounds(topic, partition).newest) return Promise.resolve([]);
     const t = this.#timelineAfter(tls, partition, after);
     return this.#store(t).read(t.topic, partition, after, maxEvents, maxBytes);
   }
