@@ -23,8 +23,12 @@ const partitionPaths = /^\/event-types\/[^/?]+\/(events|partitions|cursor-distan
 /** Subscription routes that read partitions: the stream, committing and resetting cursors (they check offsets against the log), stats. */
 const subscriptionPartitionPaths = /^\/subscriptions\/[^/?]+\/(events|cursors|stats)(\/|\?|$)/;
 
+/** A timeline switch moves partition logs (listing timelines reads only metadata). */
+const timelinePaths = /^\/event-types\/[^/?]+\/timelines(\/|\?|$)/;
+
 function needsPartitions(method: string, url: string): boolean {
   if (partitionPaths.test(url)) return true;
+  if (timelinePaths.test(url) && method !== 'GET') return true;
   // GET cursors reads only the replicated committed cursors.
   return subscriptionPartitionPaths.test(url) && !(method === 'GET' && /\/cursors(\?|$)/.test(url));
 }

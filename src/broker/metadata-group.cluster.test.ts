@@ -146,6 +146,8 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
         assert.equal((await call(url(3), 'GET', path)).status, 503, path);
       }
       assert.equal((await call(url(1), 'POST', '/event-types/linear.n1/cursors-lag', [])).status, 503);
+      assert.equal((await call(url(2), 'POST', '/event-types/linear.n1/timelines', { storage_id: 'default' })).status, 503, 'a timeline switch moves partition logs');
+      assert.equal((await call(url(2), 'GET', '/event-types/linear.n1/timelines')).status, 200, 'listing timelines reads metadata only');
     });
 
     await t.test('a subscription created on node 2 is seen on nodes 1 and 3; its stream, commits, reset and stats are 503, its cursors readable', async () => {
