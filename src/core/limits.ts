@@ -31,6 +31,11 @@ export const retentionTimeMsDefault = 345_600_000;
 /** Seconds: stream timers are bounded so integer math on ms stays safe. */
 export const streamSecondsMax = 10 * 365 * 24 * 3600;
 export const pageLimitMax = 1000;
+/**
+ * Deepest nesting of objects and arrays in one event. Deeper events are refused (422 at validating):
+ * consumers' JSON parsers are often recursive and could not read them.
+ */
+export const eventNestingDepthMax = 1000;
 /** Interface: the subscription commit timeout, 60 s; a stream's commit_timeout may only shorten it. */
 export const commitTimeoutSecondsMax = 60;
 

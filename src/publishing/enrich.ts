@@ -15,7 +15,13 @@ export interface EnrichmentContext {
   flowId: string;
 }
 
-export function enrichMetadata(event: Record<string, unknown>, ctx: EnrichmentContext): void {
+/** What enrichment added, for the stored text (splice.ts): the fields the event did not have. */
+export interface Enrichment {
+  addedEventType: boolean;
+  addedFlowId: boolean;
+}
+
+export function enrichMetadata(event: Record<string, unknown>, ctx: EnrichmentContext): Enrichment {
   const metadata = event['metadata'];
   if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
     throw new EnrichmentError('metadata must be an object');
@@ -36,5 +42,7 @@ export function enrichMetadata(event: Record<string, unknown>, ctx: EnrichmentCo
   md['event_type'] = ctx.eventTypeName;
   md['received_at'] = ctx.receivedAt;
   md['version'] = ctx.schemaVersion;
-  if (md['flow_id'] === undefined) md['flow_id'] = ctx.flowId;
+  const addedFlowId = md['flow_id'] === undefined;
+  if (addedFlowId) md['flow_id'] = ctx.flowId;
+  return { addedEventType: et === undefined, addedFlowId };
 }

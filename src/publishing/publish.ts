@@ -16,6 +16,7 @@ import type { BatchItemResponse, PublishingStep } from './batch-item.js';
 import { topLevelElementSizes } from './body-scan.js';
 import { enrichMetadata, EnrichmentError } from './enrich.js';
 import { makePartitioner, PartitioningError } from './partitioner.js';
+import { spliceElements } from './splice.js';
 import type { EventTypeLookup, PartitionAppend, PartitionWriter, ValidatorSource } from './ports.js';
 
 export type PublishOutcome =
@@ -119,7 +120,9 @@ export class Publisher {
       if (error !== null) return rejectBatch(events, i, 'validating', error);
     }
 
-    // Phase 2: enriching.
+    // Phase 2: enriching. `adds[i]` is what enrichment adds to event i's metadata, as JSON text, for
+    // the stored copy of the submitted text (phase 4); null: store the re-serialized object instead.
+    const adds: (string | undefined | null)[] = new Array<string | undefined | null>(events.length).fill(undefined);
     if (et.enrichment_strategies.includes('metadata_enrichment')) {
       const ctx = {
         eventTypeName: et.name,
@@ -127,9 +130,13 @@ export class Publisher {
         schemaVersion: et.schema.version,
         flowId,
       };
+      const eventTypeField = `"event_type":${JSON.stringify(ctx.eventTypeName)},`;
+      const always = `"received_at":${JSON.stringify(ctx.receivedAt)},"version":${JSON.stringify(ctx.schemaVersion)}`;
+      const flowIdField = `,"flow_id":${JSON.stringify(flowId)}`;
       for (let i = 0; i < events.length; i++) {
         try {
-          enrichMetadata(events[i] as Record<string, unknown>, ctx);
+          const e = enrichMetadata(events[i] as Record<string, unknown>, ctx);
+          adds[i] = (e.addedEventType ? eventTypeField : '') + always + (e.addedFlowId ? flowIdField : '');
         } catch (err) {
           if (err instanceof EnrichmentError) return rejectBatch(events, i, 'enriching', err.message);
           throw err;
@@ -150,18 +157,32 @@ export class Publisher {
         if (err instanceof PartitioningError) return rejectBatch(events, i, 'partitioning', err.message);
         throw err;
       }
-      if (writesMetadataPartition) (ev['metadata'] as Record<string, unknown>)['partition'] = p;
+      if (writesMetadataPartition) {
+        const md = ev['metadata'] as Record<string, unknown>;
+        if (md['partition'] === undefined) adds[i] = (adds[i] === undefined ? '' : adds[i] + ',') + `"partition":${JSON.stringify(p)}`;
+        else if (md['partition'] !== p) adds[i] = null; // the producer's value is replaced: no splice
+        md['partition'] = p;
+      }
       let g = groups.get(p);
       if (g === undefined) groups.set(p, (g = []));
       g.push(i);
     }
 
-    // Phase 4: publishing, one atomic append per partition.
+    // Phase 4: publishing, one atomic append per partition. Events are stored as submitted (compacted,
+    // enrichment spliced in, every digit kept); those that cannot be spliced are re-serialized.
+    const spliced = spliceElements(body, adds.map((a) => (a === null ? undefined : a)));
+    const tooDeep = spliced.indexOf('too_deep');
+    if (tooDeep >= 0) return rejectBatch(events, tooDeep, 'validating', tooDeeplyNested);
     const order = [...groups.entries()];
     const appends: PartitionAppend[] = [];
     for (const [p, idx] of order) {
       const serialized: Buffer[] = [];
       for (const i of idx) {
+        const stored = spliced.length !== events.length ? 'unspliceable' : spliced[i]!;
+        if (typeof stored !== 'string' && adds[i] !== null) {
+          serialized.push(stored);
+          continue;
+        }
         let text: string;
         try {
           text = JSON.stringify(events[i]);
