@@ -204,6 +204,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   });
   const metrics = new BrokerMetrics({
     version: brookVersion(),
+    processMetrics: config.processMetrics,
     nowMs: () => clock.nowMs(),
     sources: {
       raft: () => {

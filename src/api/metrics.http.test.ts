@@ -38,6 +38,20 @@ test('the JSON has the shape of compatibility.md and real gauges', async () => {
   assert.ok(m.gauges['brook.storage.bytes']!.value > 0, 'the RocksDB directory has bytes');
   assert.equal(m.gauges['brook.metadata.raft.is.leader']!.value, 1, 'a single node leads its metadata group');
   assert.ok(m.gauges['brook.metadata.raft.applied.index']!.value >= 1);
+  assert.ok(m.gauges['brook.process.resident.memory.bytes']!.value > 10_000_000, 'process figures read at scrape time');
+  assert.ok(m.gauges['brook.process.cpu.seconds']!.value > 0);
+  assert.equal(m.gauges['brook.nodejs.heap.size.used.bytes'], undefined, "prom-client's process metrics are off by default");
+});
+
+test("processMetrics: true adds prom-client's Node process metrics", async () => {
+  const b = await startTestBroker({ processMetrics: true });
+  try {
+    const text = await (await fetch(`${b.url}/metrics/prometheus`)).text();
+    assert.match(text, /^brook_nodejs_heap_size_used_bytes \d+/m);
+    assert.match(text, /^brook_nodejs_eventloop_lag_seconds /m);
+  } finally {
+    await b.destroy();
+  }
 });
 
 test('publishing moves the per-event-type counter, the meter and the publish timer', async () => {

@@ -102,7 +102,23 @@ export class BrokerMetrics {
         this.set(self.#storageBytes);
       },
     });
-    if (o.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'brook_' });
+    // prom-client's default process metrics watch every GC and the event loop while the broker runs,
+    // which measurably lengthened the publish latency tail (docs/metrics.md); by default only figures
+    // read at scrape time are kept.
+    if (o.processMetrics === true) collectDefaultMetrics({ register: this.registry, prefix: 'brook_' });
+    else {
+      new Gauge({ name: 'brook_process_resident_memory_bytes', help: 'Resident memory of the broker process', registers, collect() { this.set(process.memoryUsage.rss()); } });
+      new Gauge({ name: 'brook_process_heap_used_bytes', help: 'V8 heap in use', registers, collect() { this.set(process.memoryUsage().heapUsed); } });
+      new Gauge({
+        name: 'brook_process_cpu_seconds',
+        help: 'CPU time of the broker process (user + system) since start',
+        registers,
+        collect() {
+          const u = process.cpuUsage();
+          this.set((u.user + u.system) / 1e6);
+        },
+      });
+    }
   }
 
   // ---------------------------------------------------------------- observers (ApiObserver, HubObserver)
