@@ -11,14 +11,13 @@
  * A stream's session is closed (stream.close) when the stream ends, for any reason. Sessions of an
  * earlier incarnation of this node (a crash) are closed at start (stream.close_stale).
  */
-import { problems } from '../core/problem.js';
+import { isProblem, problems } from '../core/problem.js';
 import type { Clock } from '../core/ports.js';
 import { parseOffset, type Offset } from '../core/offset.js';
 import { partitionKeyOf, type PartitionKey } from '../metadata/assignment.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
 import type { CommitOutcome, CommittedCursor, SubscriptionRuntime } from '../metadata/subscription-runtime.js';
-import { timelinesOf } from '../metadata/timelines.js';
 import type { EventTypeRecord, Subscription } from '../metadata/types.js';
 import { encodeBatchLine } from './batch-line.js';
 import type { OutBatch } from './batcher.js';
@@ -117,13 +116,6 @@ export class SubscriptionHub {
     this.#incarnation = deps.incarnation;
     this.#log = deps.logger;
     this.#observer = deps.observer;
-  }
-
-  /** Streams open on this node. */
-  get openStreams(): number {
-    let n = 0;
-    for (const s of this.#streams.values()) if (s.closedAtMs === undefined) n++;
-    return n;
   }
 
   /** Closes the sessions this node held before it restarted (their streams died with the process). */
@@ -234,7 +226,7 @@ export class SubscriptionHub {
     const runtime = () => this.#state().runtime(subscriptionId);
     const withStorage = (p: PartitionKey): StreamPartition => {
       const rec = this.#record(p.event_type);
-      return { event_type: p.event_type, partition: p.partition, topic: rec.storage.topic, timeline: rec.storage.timeline };
+      return { event_type: p.event_type, partition: p.partition, topic: rec.storage.topic };
     };
     const log = this.#log;
     return new SubscriptionStream({
@@ -383,13 +375,14 @@ export class SubscriptionHub {
     return this.#record(name);
   }
 
+  /** The cursor rules of the cursor tools (cursors.ts), each failure named by its item. */
   #decode(rec: EventTypeRecord, partition: string, offset: string, where: string): number {
-    if (!rec.storage.partitions.includes(partition)) throw problems.unprocessable(`${where}: partition "${partition}" does not exist in event type "${rec.eventType.name}"`);
-    const pos = parseOffset(offset);
-    if (pos === undefined) throw problems.unprocessable(`${where}: "${offset}" is not a valid offset`);
-    if (pos.kind === 'begin') return -1;
-    if (!timelinesOf(rec).some((t) => t.order === pos.timeline)) throw problems.unprocessable(`${where}: offset "${offset}" names an unknown timeline`);
-    return pos.offset;
+    try {
+      return this.#cursors.decode(rec, partition, offset);
+    } catch (err) {
+      if (isProblem(err)) throw problems.unprocessable(`${where}: ${err.detail ?? err.title}`);
+      throw err;
+    }
   }
 
   // ------------------------------------------------------------------ stats

@@ -27,10 +27,9 @@ import type { StreamSink } from './low-level-stream.js';
 import type { PartitionReader } from './ports.js';
 import type { SubscriptionStreamParams } from './stream-params.js';
 
-/** A partition this stream may read, with where its log lives. */
+/** A partition this stream may read, with the event type's (first) topic that addresses its log. */
 export interface StreamPartition extends PartitionKey {
   topic: number;
-  timeline: number;
 }
 
 /** What the stream sees of the replicated state (the hub implements it over the metadata state machine). */
@@ -87,17 +86,12 @@ export class SubscriptionStream {
   #linesSent = 0;
   #kick: (() => void) | undefined;
   #kicked = false;
-  #ended: SubscriptionStreamEnd | undefined;
 
   constructor(deps: SubscriptionStreamDeps) {
     this.id = deps.id;
     this.#d = deps;
     this.#lastProgressMs = deps.monotonicMs();
     this.#batcher = new StreamBatcher(deps.params, [], deps.monotonicMs());
-  }
-
-  get ended(): SubscriptionStreamEnd | undefined {
-    return this.#ended;
   }
 
   /** Something changed in the replicated state: re-check assignment, commits and liveness. */
@@ -131,8 +125,7 @@ export class SubscriptionStream {
   }
 
   async run(sink: StreamSink, signal: AbortSignal): Promise<SubscriptionStreamEnd> {
-    this.#ended = await this.#loop(sink, signal);
-    return this.#ended;
+    return this.#loop(sink, signal);
   }
 
   async #loop(sink: StreamSink, signal: AbortSignal): Promise<SubscriptionStreamEnd> {
