@@ -282,6 +282,15 @@ export class SubscriptionHub {
     if (local !== undefined && local.subscription !== subscriptionId) {
       throw problems.unprocessable(`Stream ${streamId} belongs to another subscription`);
     }
+    if (local === undefined) {
+      // What a stream was sent is known only to the process that served it. A stream of this node that
+      // is not in memory (closed before a restart) cannot show what it was sent, and committing past it
+      // would skip events nobody received: refuse; its uncommitted events go to the next stream.
+      const session = this.#state().runtime(subscriptionId)?.session(streamId);
+      if (session === undefined || session.node === this.#node) {
+        throw problems.unprocessable(`Stream ${streamId} is not open on this node (closed before a restart of the node, or unknown): it cannot commit; what it did not commit is sent again to the next stream`);
+      }
+    }
     const cursors = items.map((c, i): CommittedCursor => {
       const where = `items[${i}]`;
       const rec = this.#eventTypeOf(sub, c.event_type, where);

@@ -119,7 +119,8 @@ export class SubscriptionStream {
   }
 
   #uncommittedOf(pr: PartitionProgress): number {
-    if (pr.sentUpTo === undefined) return 0;
+    // A partition handed over (neither streamed nor being released) is no longer this stream's to commit.
+    if (pr.sentUpTo === undefined || (!pr.active && pr.movedAtMs === undefined && !pr.releaseInFlight)) return 0;
     const committed = this.#d.view.committed(pr.p) ?? -1;
     return Math.max(0, pr.sentUpTo - Math.max(committed, pr.base ?? -1));
   }
