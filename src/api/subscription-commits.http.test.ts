@@ -5,8 +5,10 @@
 // Method: a real broker over HTTP on a temporary RocksDB, restarted on the same directory.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { businessEvent, businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { off } from '../testing/stream-client.js';
 import { SubscriptionStreamClient } from '../testing/subscription-client.js';
+import { createSubscription, putEvents, userDefinedEventType } from '../testing/subscription-fixtures.js';
 
 let broker: TestBroker;
 const open: SubscriptionStreamClient[] = [];
@@ -20,28 +22,14 @@ after(async () => {
 });
 
 let seq = 0;
-async function eventType(partitions: number): Promise<string> {
-  const name = `sc.t${++seq}`;
-  const stat = { messages_per_minute: 1, message_size: 1, read_parallelism: partitions, write_parallelism: partitions };
-  const r = await call(broker.url, 'POST', '/event-types', businessEventType(name, { partition_strategy: 'user_defined', default_statistic: stat }));
-  assert.equal(r.status, 201, r.text);
-  return name;
-}
-async function publish(name: string, partition: string, orders: string[]): Promise<void> {
-  const r = await call(broker.url, 'POST', `/event-types/${name}/events`, orders.map((o) => businessEvent(o, { metadata: { eid: crypto.randomUUID(), occurred_at: '2026-11-22T10:00:00Z', partition } })));
-  assert.equal(r.status, 200, r.text);
-}
-async function subscription(eventTypes: string[]): Promise<string> {
-  const r = await call(broker.url, 'POST', '/subscriptions', { owning_application: `app-${++seq}`, event_types: eventTypes, read_from: 'begin' });
-  assert.equal(r.status, 201, r.text);
-  return (r.body as { id: string }).id;
-}
+const eventType = (partitions: number) => userDefinedEventType(broker.url, `sc.t${++seq}`, partitions);
+const publish = (name: string, partition: string, orders: string[]) => putEvents(broker.url, name, partition, orders);
+const subscription = (eventTypes: string[]) => createSubscription(broker.url, `app-${++seq}`, eventTypes);
 async function stream(id: string, query = 'batch_flush_timeout=1&max_uncommitted_events=100'): Promise<SubscriptionStreamClient> {
   const s = await SubscriptionStreamClient.open(broker.url, id, query);
   open.push(s);
   return s;
 }
-const off = (n: number) => `001-0001-${String(n).padStart(18, '0')}`;
 const cursor = (et: string, partition: string, offset: string) => ({ event_type: et, partition, offset, cursor_token: crypto.randomUUID() });
 
 test('commit errors: no stream id 400, unknown stream 422, not sent on the stream 422, foreign event type 422, bad bodies 400/422, unknown subscription 404', async () => {

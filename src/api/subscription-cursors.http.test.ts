@@ -13,9 +13,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { businessEventType, call, startTestBroker, type JsonResponse, type TestBroker } from '../testing/broker-harness.js';
+import { call, startTestBroker, type JsonResponse, type TestBroker } from '../testing/broker-harness.js';
 import { freePort, spawnBroker } from '../testing/child-broker.js';
-import { assertProblem, createEventType, eventIn, off, publish, sleep, statisticFor } from '../testing/stream-client.js';
+import { assertProblem, off, sleep } from '../testing/stream-client.js';
+import { createSubscription, orderRange, putEvents, subscriptionStats, userDefinedEventType, waitUntil } from '../testing/subscription-fixtures.js';
 import { SubscriptionStreamClient, type SubscriptionCursor, type SubscriptionLine } from '../testing/subscription-client.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -34,23 +35,10 @@ after(async () => {
 
 let seq = 0;
 
-async function eventType(base: string, partitions: number): Promise<string> {
-  const name = `scu.t${++seq}`;
-  await createEventType(base, businessEventType(name, { partition_strategy: 'user_defined', default_statistic: statisticFor(partitions) }));
-  return name;
-}
-
-async function put(base: string, name: string, partition: string, orders: string[]): Promise<void> {
-  await publish(base, name, orders.map((o) => eventIn(partition, o)));
-}
-
-const range = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-
-async function subscription(base: string, eventTypes: string[], over: Record<string, unknown> = {}): Promise<string> {
-  const r = await call(base, 'POST', '/subscriptions', { owning_application: `scu-app-${++seq}`, event_types: eventTypes, read_from: 'begin', ...over });
-  assert.equal(r.status, 201, r.text);
-  return (r.body as { id: string }).id;
-}
+const eventType = (base: string, partitions: number) => userDefinedEventType(base, `scu.t${++seq}`, partitions);
+const put = putEvents;
+const range = orderRange;
+const subscription = (base: string, eventTypes: string[], over: Record<string, unknown> = {}) => createSubscription(base, `scu-app-${++seq}`, eventTypes, over);
 
 async function stream(base: string, id: string, query = 'batch_limit=1&batch_flush_timeout=1&max_uncommitted_events=100'): Promise<SubscriptionStreamClient> {
   const c = await SubscriptionStreamClient.open(base, id, query);
@@ -58,20 +46,7 @@ async function stream(base: string, id: string, query = 'batch_limit=1&batch_flu
   return c;
 }
 
-interface PartitionStat {
-  event_type: string;
-  partition: string;
-  state: string;
-  stream_id?: string;
-  unconsumed_events?: number;
-}
-
-async function stats(base: string, id: string): Promise<PartitionStat[]> {
-  const r = await call(base, 'GET', `/subscriptions/${id}/stats`);
-  assert.equal(r.status, 200, r.text);
-  const items = (r.body as { items: { event_type: string; partitions: Omit<PartitionStat, 'event_type'>[] }[] }).items;
-  return items.flatMap((it) => it.partitions.map((p) => ({ event_type: it.event_type, ...p })));
-}
+const stats = subscriptionStats;
 
 async function committed(base: string, id: string): Promise<SubscriptionCursor[]> {
   const r = await call(base, 'GET', `/subscriptions/${id}/cursors`);
@@ -86,13 +61,7 @@ async function committedOffsets(base: string, id: string): Promise<Record<string
   return Object.fromEntries((await committed(base, id)).map((c) => [`${c.event_type}/${c.partition}`, c.offset]));
 }
 
-async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const until = waitUntil;
 
 async function allUnassigned(base: string, id: string): Promise<void> {
   await until('every partition unassigned', async () => (await stats(base, id)).every((p) => p.state === 'unassigned' && p.stream_id === undefined));

@@ -11,9 +11,10 @@
 // Short quiet periods ("nothing more arrives for 1.2 s") are the only sleeps: they assert an absence.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
-import { assertProblem, createEventType, eventIn, off, publish, sleep, statisticFor } from '../testing/stream-client.js';
+import { call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { assertProblem, off, sleep } from '../testing/stream-client.js';
 import { SubscriptionStreamClient } from '../testing/subscription-client.js';
+import { createSubscription, orderRange, putEvents, subscriptionStats, userDefinedEventType, waitUntil, type PartitionStat } from '../testing/subscription-fixtures.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const T = { timeout: 30_000 };
@@ -33,25 +34,10 @@ after(async () => {
 
 let seq = 0;
 
-/** A fresh user_defined event type with `partitions` partitions ("0".."n-1"). */
-async function eventType(partitions: number): Promise<string> {
-  const name = `sst.t${++seq}`;
-  await createEventType(base, businessEventType(name, { partition_strategy: 'user_defined', default_statistic: statisticFor(partitions) }));
-  return name;
-}
-
-/** Publishes events with the given order numbers into one partition (in this order). */
-async function put(name: string, partition: string, orders: string[]): Promise<void> {
-  await publish(base, name, orders.map((o) => eventIn(partition, o)));
-}
-
-const range = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-
-async function subscription(eventTypes: string[], over: Record<string, unknown> = {}): Promise<string> {
-  const r = await call(base, 'POST', '/subscriptions', { owning_application: `sst-app-${++seq}`, event_types: eventTypes, read_from: 'begin', ...over });
-  assert.equal(r.status, 201, r.text);
-  return (r.body as { id: string }).id;
-}
+const eventType = (partitions: number) => userDefinedEventType(base, `sst.t${++seq}`, partitions);
+const put = (name: string, partition: string, orders: string[]) => putEvents(base, name, partition, orders);
+const range = orderRange;
+const subscription = (eventTypes: string[], over: Record<string, unknown> = {}) => createSubscription(base, `sst-app-${++seq}`, eventTypes, over);
 
 async function stream(id: string, query: string): Promise<SubscriptionStreamClient> {
   const c = await SubscriptionStreamClient.open(base, id, query);
@@ -59,29 +45,8 @@ async function stream(id: string, query: string): Promise<SubscriptionStreamClie
   return c;
 }
 
-interface PartitionStat {
-  event_type: string;
-  partition: string;
-  state: string;
-  stream_id?: string;
-  unconsumed_events?: number;
-}
-
-async function stats(id: string): Promise<PartitionStat[]> {
-  const r = await call(base, 'GET', `/subscriptions/${id}/stats`);
-  assert.equal(r.status, 200, r.text);
-  const items = (r.body as { items: { event_type: string; partitions: Omit<PartitionStat, 'event_type'>[] }[] }).items;
-  return items.flatMap((it) => it.partitions.map((p) => ({ event_type: it.event_type, ...p })));
-}
-
-/** Polls `cond` until it holds; fails after timeoutMs with `what`. */
-async function until(what: string, cond: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const stats = (id: string) => subscriptionStats(base, id);
+const until = waitUntil;
 
 /** Partitions (by id) each stream owns with state assigned, from GET /stats. */
 async function owners(id: string): Promise<Map<string, string[]>> {
@@ -91,6 +56,17 @@ async function owners(id: string): Promise<Map<string, string[]>> {
     m.set(p.stream_id, [...(m.get(p.stream_id) ?? []), p.partition].sort());
   }
   return m;
+}
+
+/** Waits until a partition of the subscription is reassigning and answers its id. */
+async function reassigningPartition(id: string): Promise<string> {
+  let p = '';
+  await until('one partition reassigning', async () => {
+    const m = (await stats(id)).find((x) => x.state === 'reassigning');
+    if (m !== undefined) p = m.partition;
+    return m !== undefined;
+  });
+  return p;
 }
 
 /** Waits until every partition of the subscription is unassigned (all sessions closed). */
@@ -530,12 +506,7 @@ test('the old owner leaving with uncommitted events: the new owner starts after 
   const a = await stream(id, 'batch_limit=1&batch_flush_timeout=1&max_uncommitted_events=100');
   await a.waitFor((c) => c.events().length >= 6, 5000, 'six events');
   const b = await stream(id, 'batch_limit=1&batch_flush_timeout=1&max_uncommitted_events=100');
-  let p = '';
-  await until('one partition reassigning', async () => {
-    const m = (await stats(id)).find((x) => x.state === 'reassigning');
-    if (m !== undefined) p = m.partition;
-    return m !== undefined;
-  });
+  const p = await reassigningPartition(id);
   const prefix = p === '0' ? 'x' : 'y';
   const otherPrefix = p === '0' ? 'y' : 'x';
   // a commits the first event of the moving partition and all of its own, then dies.
@@ -558,12 +529,7 @@ test('an old owner silent past commit_timeout loses the moving partition: the ne
   const a = await stream(id, 'batch_limit=1&batch_flush_timeout=1&max_uncommitted_events=100&commit_timeout=2');
   await a.waitFor((c) => c.events().length >= 4, 5000, 'four events');
   const b = await stream(id, 'batch_limit=1&batch_flush_timeout=1&max_uncommitted_events=100');
-  let p = '';
-  await until('one partition reassigning', async () => {
-    const m = (await stats(id)).find((x) => x.state === 'reassigning');
-    if (m !== undefined) p = m.partition;
-    return m !== undefined;
-  });
+  const p = await reassigningPartition(id);
   const prefix = p === '0' ? 'x' : 'y';
   const movedAt = Date.now();
   await b.waitFor((c) => ordersOf(c, p).length >= 2, 8000, 'the moving partition after the commit timeout');
@@ -579,12 +545,7 @@ test('a stream whose moving partition was handed over at its commit timeout is n
   const a = await stream(id, 'batch_limit=1&batch_flush_timeout=1&max_uncommitted_events=100&commit_timeout=2');
   await a.waitFor((c) => c.events().length >= 2, 5000, 'two events');
   const b = await stream(id, 'batch_limit=1&batch_flush_timeout=1&max_uncommitted_events=100');
-  let p = '';
-  await until('one partition reassigning', async () => {
-    const m = (await stats(id)).find((x) => x.state === 'reassigning');
-    if (m !== undefined) p = m.partition;
-    return m !== undefined;
-  });
+  const p = await reassigningPartition(id);
   const q = p === '0' ? '1' : '0';
   // a commits its own partition only, a second after the move: the moving partition is handed over at
   // move + 2 s (a's commit timeout since the move), before a's own commit timeout (commit + 2 s) comes.

@@ -8,8 +8,9 @@
 // delivery is known; streams read in the background by SubscriptionStreamClient.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { businessEvent, businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
 import { SubscriptionStreamClient, type SubscriptionLine } from '../testing/subscription-client.js';
+import { createSubscription, orderRange, putEvents, subscriptionStats, userDefinedEventType, waitUntil, type PartitionStat } from '../testing/subscription-fixtures.js';
 
 let broker: TestBroker;
 let base: string;
@@ -25,28 +26,10 @@ after(async () => {
 });
 
 let seq = 0;
-/** A fresh user_defined event type with `partitions` partitions. */
-async function eventType(partitions: number): Promise<string> {
-  const name = `ss.t${++seq}`;
-  const stat = { messages_per_minute: 1, message_size: 1, read_parallelism: partitions, write_parallelism: partitions };
-  const r = await call(base, 'POST', '/event-types', businessEventType(name, { partition_strategy: 'user_defined', default_statistic: stat }));
-  assert.equal(r.status, 201, r.text);
-  return name;
-}
-
-/** Publishes events with the given order numbers into one partition. */
-async function publish(name: string, partition: string, orders: string[]): Promise<void> {
-  const r = await call(base, 'POST', `/event-types/${name}/events`, orders.map((o) => businessEvent(o, { metadata: { eid: crypto.randomUUID(), occurred_at: '2026-11-22T10:00:00Z', partition } })));
-  assert.equal(r.status, 200, r.text);
-}
-
-const range = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-
-async function subscription(eventTypes: string[], over: Record<string, unknown> = {}): Promise<string> {
-  const r = await call(base, 'POST', '/subscriptions', { owning_application: `app-${++seq}`, event_types: eventTypes, read_from: 'begin', ...over });
-  assert.equal(r.status, 201, r.text);
-  return (r.body as { id: string }).id;
-}
+const eventType = (partitions: number) => userDefinedEventType(base, `ss.t${++seq}`, partitions);
+const publish = (name: string, partition: string, orders: string[]) => putEvents(base, name, partition, orders);
+const range = orderRange;
+const subscription = (eventTypes: string[], over: Record<string, unknown> = {}) => createSubscription(base, `app-${++seq}`, eventTypes, over);
 
 async function stream(id: string, query: string): Promise<SubscriptionStreamClient> {
   const s = await SubscriptionStreamClient.open(base, id, query);
@@ -54,26 +37,11 @@ async function stream(id: string, query: string): Promise<SubscriptionStreamClie
   return s;
 }
 
-interface PartitionStat {
-  partition: string;
-  state: string;
-  stream_id?: string;
-  unconsumed_events?: number;
-}
+/** Stats by "event_type/partition". */
 async function stats(id: string): Promise<Map<string, PartitionStat>> {
-  const r = await call(base, 'GET', `/subscriptions/${id}/stats`);
-  assert.equal(r.status, 200, r.text);
-  const items = (r.body as { items: { event_type: string; partitions: PartitionStat[] }[] }).items;
-  return new Map(items.flatMap((it) => it.partitions.map((p) => [`${it.event_type}/${p.partition}`, p] as const)));
+  return new Map((await subscriptionStats(base, id)).map((p) => [`${p.event_type}/${p.partition}`, p] as const));
 }
-
-async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = waitUntil;
 
 const countBy = (xs: (string | undefined)[]) => {
   const m = new Map<string, number>();
