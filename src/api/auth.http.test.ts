@@ -157,6 +157,23 @@ test('jwt: a JWKS URL or a PEM key; valid, expired, badly signed, wrong issuer/a
   is401(await call(b.url, 'GET', '/event-types', undefined, bearer('abc.def.ghi')), 'garbage');
   is401(await call(b.url, 'GET', '/event-types', undefined, bearer(await sign({ scope: 'svc.event_stream.read' }))), 'no sub claim');
 
+  // A JWKS that is unreachable, failing or broken is an outage, not a bad token (as for token-info):
+  // 503, and the same token works once the JWKS is back.
+  let jwksState: 'down' | 'garbage' | 'invalid' | 'up' = 'down';
+  const flaky = await serve(() =>
+    jwksState === 'down' ? { status: 500, body: { error: 'down' } } : jwksState === 'garbage' ? { status: 200, body: '<html>' } : jwksState === 'invalid' ? { status: 200, body: { keys: 'x' } } : { status: 200, body: { keys: [jwk] } },
+  );
+  const flakyBroker = await broker({ auth: 'jwt', authJwksUrl: `${flaky}/jwks` });
+  for (const state of ['down', 'garbage', 'invalid'] as const) {
+    jwksState = state;
+    const out = await call(flakyBroker.url, 'GET', '/event-types', undefined, bearer(good));
+    assert.equal(out.status, 503, `JWKS ${state}: ${out.text}`);
+    assert.match(out.headers.get('content-type') ?? '', /problem\+json/);
+  }
+  jwksState = 'up';
+  assert.equal((await call(flakyBroker.url, 'GET', '/event-types', undefined, bearer(good))).status, 200, 'the JWKS is back');
+  is401(await call(flakyBroker.url, 'GET', '/event-types', undefined, bearer(await sign({ sub: 'x' }, other.privateKey))), 'JWKS up: other signer');
+
   const pem = await exportSPKI(publicKey);
   const withKey = await broker({ auth: 'jwt', authJwtKey: pem });
   assert.equal((await call(withKey.url, 'GET', '/event-types', undefined, bearer(good))).status, 200);

@@ -12,7 +12,7 @@
  * - jwt: the token is a JWT verified (signature, exp/nbf, and issuer/audience when configured) with the
  *   jose library against a JWKS URL (keys fetched and cached by jose) or one public key (PEM or JWK).
  *   uid from a claim (default sub), scopes from `scope` (space-separated) or `scp` (array), the kind of
- *   subject from a claim (default `type`, else "user").
+ *   subject from a claim (default `type`, else "user"). A JWKS that cannot be had is 503, like token-info.
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -203,9 +203,7 @@ export class JwtAuthenticator implements Authenticator {
       ({ payload } = await jwtVerify(token, this.#key as KeyObject, opts));
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw problems.unauthorized('The bearer token has expired');
-      if (err instanceof joseErrors.JWKSTimeout || (err instanceof TypeError && /fetch/i.test(err.message))) {
-        throw problems.unavailable('The JWKS could not be fetched');
-      }
+      if (jwksUnavailable(err)) throw problems.unavailable('The JWKS could not be fetched or is not a valid key set');
       if (err instanceof joseErrors.JOSEError) throw problems.unauthorized(`The bearer token is not valid (${err.code})`);
       throw problems.unauthorized('The bearer token is not valid');
     }
@@ -217,6 +215,17 @@ export class JwtAuthenticator implements Authenticator {
     const type = payload[this.#o.typeClaim];
     return principal(uid, typeof type === 'string' && type !== '' ? type : 'user', scopes, this.#o.adminClientId);
   }
+}
+
+/**
+ * Whether verification failed because the JWKS could not be had (unreachable, timed out, not 200, not
+ * JSON, not a key set): an outage of the key service is 503 like a token-info outage, not the token's
+ * fault. jose raises the plain JOSEError (no subclass) only while fetching the remote set, and
+ * JWKSInvalid only for the set's content; verification failures have their own subclasses.
+ */
+function jwksUnavailable(err: unknown): boolean {
+  if (err instanceof TypeError && /fetch/i.test(err.message)) return true;
+  return err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid || (err instanceof joseErrors.JOSEError && err.code === joseErrors.JOSEError.code);
 }
 
 function loadKey(spec: string): KeyObject {
