@@ -27,18 +27,26 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
     // A consumer that lost read access to any of the event types, or is blacklisted, cannot consume.
     const eventTypes = deps.subscriptions.get(subscription).event_types;
     for (const name of eventTypes) deps.access.checkConsume(request.principal, deps.eventTypes.get(name));
-    const opened = await hub.open(subscription, request.query);
+    // Registered before stream.open goes through Raft: a readers change or a blacklist entry applied
+    // meanwhile was not seen by the check above, and must still close this stream (it then ends at once).
     const abort = new AbortController();
-    streams.add(abort);
     const unregister = deps.openStreams.add({
       kind: 'subscription',
       eventTypes,
       app: request.principal.uid,
       close: (reason) => {
-        request.log.info({ subscription, stream: opened.id, reason }, 'subscription stream closed by the service');
+        request.log.info({ subscription, reason }, 'subscription stream closed by the service');
         abort.abort();
       },
     });
+    let opened: Awaited<ReturnType<typeof hub.open>>;
+    try {
+      opened = await hub.open(subscription, request.query);
+    } catch (err) {
+      unregister();
+      throw err;
+    }
+    streams.add(abort);
     const raw = reply.raw;
     reply.hijack();
     raw.writeHead(200, {
