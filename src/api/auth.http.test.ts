@@ -61,6 +61,8 @@ test('static: a listed token works with its scopes; missing, unknown, malformed 
   is401(await call(b.url, 'GET', '/event-types', undefined, bearer('x'.repeat(10_000))), 'a 10 KB token');
   const huge = await call(b.url, 'GET', '/event-types', undefined, bearer('y'.repeat(20_000)));
   assert.equal(huge.status, 431, 'headers over 16 KiB');
+  assert.match(huge.headers.get('content-type') ?? '', /problem\+json/);
+  assert.equal((huge.body as { status: number }).status, 431, `a Problem: ${huge.text}`);
   is401(await call(b.url, 'GET', '/no/such/route'), 'authentication comes before routing');
   // The broker still serves after all that.
   assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('tok-writer'))).status, 200);

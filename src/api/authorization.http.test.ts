@@ -102,6 +102,9 @@ test('the wildcard lets every authenticated subject read; read_scopes and write_
   assert.equal(await status('eve', 'GET', '/event-types/az.scoped/partitions'), 200);
   assert.equal(await status('dave', 'POST', '/event-types/az.scoped/events', [businessEvent('x')]), 403);
   assert.equal(await status('eve', 'POST', '/event-types/az.scoped/events', [businessEvent('x')]), 200);
+  // Deleting needs a subject of admins (bob has config.write but is not in admins; alice is).
+  assert.equal(await status('bob', 'DELETE', '/event-types/az.open'), 403);
+  assert.equal(await status('alice', 'DELETE', '/event-types/az.open'), 200);
 });
 
 test('when the readers change, open streams of the event type are disconnected; who lost access gets 403, who kept it reconnects', async () => {
@@ -179,6 +182,9 @@ test('administrator-only endpoints answer the administrator and refuse others wi
   // Timelines of an existing event type; POST needs a storage, checked before it is deleted above.
   assert.equal(await status('dave', 'POST', '/event-types/az.orders/timelines', { storage_id: 'default' }), 403);
   assert.equal(await status('dave', 'DELETE', `/event-types/az.orders/timelines/${crypto.randomUUID()}`), 403);
+  // The administrator passes the timeline routes (a switch, then a timeline id that does not exist).
+  assert.equal(await status('admin', 'POST', '/event-types/az.orders/timelines', { storage_id: 'default' }), 201);
+  assert.equal(await status('admin', 'DELETE', `/event-types/az.orders/timelines/${crypto.randomUUID()}`), 404);
   for (const [m, path, body] of adminRoutes) {
     const denied = await req('dave', m, path, body);
     assert.equal(denied.status, 403, `${m} ${path} as dave`);
