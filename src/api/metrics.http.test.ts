@@ -68,6 +68,21 @@ test('publishing moves the per-event-type counter, the meter and the publish tim
   assert.ok(after.timers['brook.publish']!['p99']! > 0);
 });
 
+test('publish requests refused before publishing (403 blacklist, 404 unknown event type, 400 no body) are counted by status too', async () => {
+  const before = await metrics();
+  assert.equal((await call(broker.url, 'PUT', '/settings/blacklist/PRODUCER_ET/mx.orders')).status, 204);
+  assert.equal((await call(broker.url, 'POST', '/event-types/mx.orders/events', [businessEvent('m4')])).status, 403);
+  assert.equal((await call(broker.url, 'DELETE', '/settings/blacklist/PRODUCER_ET/mx.orders')).status, 204);
+  assert.equal((await call(broker.url, 'POST', '/event-types/mx.none/events', [businessEvent('m5')])).status, 404);
+  assert.equal((await call(broker.url, 'POST', '/event-types/mx.orders/events', '')).status, 400);
+  const after = await metrics();
+  for (const status of ['403', '404', '400']) {
+    const name = `brook.publish.requests.${status}`;
+    assert.equal(count(after, name) - count(before, name), 1, name);
+  }
+  assert.equal(after.timers['brook.publish']!['count'], before.timers['brook.publish']!['count'], 'refusals are not publish latencies');
+});
+
 test('streams: open streams gauge while open, consumed events counted per batch', async () => {
   const before = await metrics();
   const ac = new AbortController();

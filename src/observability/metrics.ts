@@ -175,7 +175,8 @@ export class BrokerMetrics {
         for (const v of m.values) {
           out.counters[nameOf(v.labels)] = { count: v.value };
           if (m.name === 'brook_events_published_total' || m.name === 'brook_events_consumed_total' || m.name === 'brook_publish_requests_total') {
-            out.meters[nameOf(v.labels)] = { count: v.value, mean_rate: v.value / uptimeS, units: 'events/second' };
+            const units = m.name === 'brook_publish_requests_total' ? 'requests/second' : 'events/second';
+            out.meters[nameOf(v.labels)] = { count: v.value, mean_rate: v.value / uptimeS, units };
           }
         }
       }

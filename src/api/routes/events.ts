@@ -2,7 +2,7 @@
  * POST /event-types/{name}/events (publishing) and GET /event-types/{name}/events (low-level stream).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { problems } from '../../core/problem.js';
+import { isProblem, problems } from '../../core/problem.js';
 import { publishBodyBytesMax } from '../../core/limits.js';
 import type { Offset } from '../../core/offset.js';
 import { encodeBatchLine, lowLevelCursorJson } from '../../consumption/batch-line.js';
@@ -23,10 +23,17 @@ function cursorsHeader(headers: Record<string, string | string[] | undefined>): 
 export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<AbortController> }> = async (app, { deps, streams }) => {
   app.post<{ Params: NameParams }>('/event-types/:name/events', { bodyLimit: publishBodyBytesMax }, async (request, reply) => {
     const started = deps.clock.monotonicMs();
-    deps.access.checkWrite(request.principal, deps.eventTypes.record(request.params.name).eventType);
-    const body = request.body;
-    if (!Buffer.isBuffer(body) || body.length === 0) throw problems.malformedJson('A JSON array of events is required');
-    const outcome = await deps.publisher.publish(request.params.name, body, request.id);
+    let outcome: Awaited<ReturnType<typeof deps.publisher.publish>>;
+    try {
+      deps.access.checkWrite(request.principal, deps.eventTypes.record(request.params.name).eventType);
+      const body = request.body;
+      if (!Buffer.isBuffer(body) || body.length === 0) throw problems.malformedJson('A JSON array of events is required');
+      outcome = await deps.publisher.publish(request.params.name, body, request.id);
+    } catch (err) {
+      // Refusals (403 blacklist or authorization, 404, 400 ...) count among publish requests by status too.
+      deps.observer?.published(request.params.name, 0, deps.clock.monotonicMs() - started, isProblem(err) ? err.status : 500);
+      throw err;
+    }
     deps.observer?.published(request.params.name, outcome.eventCount, deps.clock.monotonicMs() - started, outcome.status);
     if (outcome.status === 200) return reply.code(200).send();
     if (outcome.status === 207) request.log.warn({ eventType: request.params.name }, 'publish partly failed');
