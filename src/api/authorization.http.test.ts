@@ -201,7 +201,9 @@ test('feature toggles change behaviour', async () => {
   await toggle('disable_event_type_creation', false);
   assert.equal(await status('alice', 'POST', '/event-types', businessEventType('az.ft1')), 201);
   await toggle('disable_event_type_deletion', true);
-  assert.equal(await status('alice', 'DELETE', '/event-types/az.ft1'), 503);
+  assert.equal(await status('alice', 'DELETE', '/event-types/az.ft1'), 403, 'one of its admins is refused');
+  assert.equal(await status('admin', 'DELETE', '/event-types/az.ft1'), 200, 'the administrator is not');
+  assert.equal(await status('alice', 'POST', '/event-types', businessEventType('az.ft1')), 201);
   await toggle('disable_event_type_deletion', false);
   await toggle('disable_subscription_creation', true);
   assert.equal(await status('alice', 'POST', '/subscriptions', { owning_application: 'alice', event_types: ['az.ft1'] }), 503);

@@ -108,9 +108,14 @@ export class EventTypeService {
     );
   }
 
-  async delete(name: string): Promise<void> {
-    if (this.#features.isEnabled('disable_event_type_deletion')) {
-      throw problems.unavailable('Event type deletion is disabled by the feature toggle disable_event_type_deletion');
+  /**
+   * The feature toggle disable_event_type_deletion stops deletions by anyone but the administrator,
+   * with 403 (the only refusal the interface lists for DELETE), as the original service did: an
+   * operator who froze deletions can still remove a type.
+   */
+  async delete(name: string, byAdministrator: boolean): Promise<void> {
+    if (!byAdministrator && this.#features.isEnabled('disable_event_type_deletion')) {
+      throw problems.forbidden('Event type deletion is disabled by the feature toggle disable_event_type_deletion; only the administrator may delete');
     }
     this.record(name);
     failIfRejected(await this.#proposer.propose({ op: 'event_type.delete', name }));

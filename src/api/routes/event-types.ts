@@ -44,7 +44,7 @@ export const eventTypeRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
 
   app.delete<{ Params: NameParams }>('/event-types/:name', async (request, reply) => {
     deps.access.checkAdmin(request.principal, svc.get(request.params.name));
-    await svc.delete(request.params.name);
+    await svc.delete(request.params.name, request.principal.admin);
     request.log.info({ eventType: request.params.name }, 'event type deleted');
     return reply.code(200).send();
   });
