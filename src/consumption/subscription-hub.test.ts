@@ -161,3 +161,55 @@ test('a moved partition whose old owner keeps committing others but not it is ha
   a.abort.abort();
   await a.ended;
 });
+
+/** Opens a stream whose client stops reading after `lines` lines: write() answers false, drain() never resolves. */
+async function stuckStream(hub: SubscriptionHub, query: Record<string, string>, lines: number) {
+  const opened = await hub.open('sub', query);
+  const got: unknown[] = [];
+  let enough!: () => void;
+  const reached = new Promise<void>((r) => (enough = r));
+  const sink = {
+    write: (line: Buffer) => {
+      got.push(JSON.parse(line.toString()));
+      if (got.length >= lines) enough();
+      return got.length < lines;
+    },
+    drain: () => new Promise<void>(() => undefined),
+  };
+  const abort = new AbortController();
+  const ended = opened.run(sink, abort.signal);
+  await reached;
+  return { id: opened.id, ended, abort };
+}
+
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+test('a stream whose client stopped reading (waiting for drain) is still ended by a reset, which then answers', async () => {
+  const { hub, sm } = setup({ partitions: 1, events: [5] });
+  const s = await stuckStream(hub, { batch_limit: '1', max_uncommitted_events: '100', batch_flush_timeout: '1' }, 2);
+  await within(hub.reset('sub', { items: [{ event_type: 'orders', partition: '0', offset: 'BEGIN' }] }), 3000, 'the reset');
+  assert.equal(await within(s.ended, 1000, 'the stream end'), 'closed_by_service');
+  assert.equal(sm.runtime('sub')!.sessions.length, 0);
+  await hub.open('sub', {}); // no 409: the reset is over
+});
+
+test('a stream whose client stopped reading with uncommitted events is closed at its commit timeout, or when the client leaves', async () => {
+  const { hub, sm } = setup({ partitions: 1, events: [5] });
+  const started = Date.now();
+  const s = await stuckStream(hub, { batch_limit: '1', max_uncommitted_events: '100', batch_flush_timeout: '1', commit_timeout: '1' }, 2);
+  assert.equal(await within(s.ended, 4000, 'the commit timeout'), 'commit_timeout');
+  assert.ok(Date.now() - started >= 900, 'not before the commit timeout');
+  await within(hub.drain(), 1000, 'the session close');
+  assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the partitions are free for the next stream');
+
+  const t = await stuckStream(hub, { batch_limit: '1', max_uncommitted_events: '100', batch_flush_timeout: '1' }, 1);
+  t.abort.abort(); // the service closes it (e.g. a blacklisted consumer), the socket still full
+  assert.equal(await within(t.ended, 1000, 'the end after abort'), 'client_closed');
+});

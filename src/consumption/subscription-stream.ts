@@ -170,7 +170,10 @@ export class SubscriptionStream {
         const line = this.#d.encode(pr.p, b, this.#linesSent === 0);
         this.#linesSent++;
         this.#d.onSent?.(pr.p, b.events.length, line.length);
-        if (!sink.write(line)) await sink.drain();
+        if (!sink.write(line)) {
+          const end = await this.#drain(sink, signal);
+          if (end !== undefined) return end;
+        }
         if (signal.aborted) return 'client_closed';
       }
       if (done) return 'limit';
@@ -252,8 +255,31 @@ export class SubscriptionStream {
     );
   }
 
-  /** Sleeps until events arrive on a readable partition, the deadline passes, a kick, or abort. */
-  async #wait(partitions: PartitionProgress[], delayMs: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits until the client has taken what was written. A client that stopped reading must not keep its
+   * session, and so its partitions, forever: meanwhile a reset, a delete or a close by the service
+   * (kick, abort) and the commit timeout still end the stream. Undefined once drained.
+   */
+  async #drain(sink: StreamSink, signal: AbortSignal): Promise<SubscriptionStreamEnd | undefined> {
+    const timeoutMs = this.#d.params.commitTimeoutMs;
+    let drained = false;
+    const done = sink.drain().then(() => {
+      drained = true;
+    });
+    for (;;) {
+      // The main loop re-reads the state after every written batch: a kick seen here is not lost.
+      this.#kicked = false;
+      const deadline = this.uncommitted() > 0 ? this.#lastProgressMs + timeoutMs : Infinity;
+      await this.#wait([], deadline - this.#d.monotonicMs(), signal, done);
+      if (signal.aborted) return 'client_closed';
+      if (drained) return undefined;
+      if (!this.#d.view.alive()) return 'closed_by_service';
+      if (this.uncommitted() > 0 && this.#d.monotonicMs() >= this.#lastProgressMs + timeoutMs) return 'commit_timeout';
+    }
+  }
+
+  /** Sleeps until events arrive on a readable partition, the deadline passes, a kick, abort, or `also` settles. */
+  async #wait(partitions: PartitionProgress[], delayMs: number, signal: AbortSignal, also?: Promise<unknown>): Promise<void> {
     const round = new AbortController();
     const onAbort = () => round.abort();
     signal.addEventListener('abort', onAbort, { once: true });
@@ -268,6 +294,7 @@ export class SubscriptionStream {
     let timer: NodeJS.Timeout | undefined;
     if (Number.isFinite(delayMs)) waits.push(new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, delayMs)))));
     waits.push(new Promise<void>((resolve) => round.signal.addEventListener('abort', () => resolve(), { once: true })));
+    if (also !== undefined) waits.push(also);
     try {
       await Promise.race(waits);
     } finally {
