@@ -11,6 +11,7 @@
 // Short quiet periods ("nothing more arrives for 1.2 s") are the only sleeps: they assert an absence.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
 import { assertProblem, off, sleep } from '../testing/stream-client.js';
 import { SubscriptionStreamClient } from '../testing/subscription-client.js';
@@ -377,6 +378,35 @@ test('409 with the exact detail when streams equal partitions (over two event ty
     const nf = await call(base, 'GET', `/subscriptions/${unknown}/events`);
     assertProblem(nf, 404);
   }
+});
+
+test('a client that disconnects while its stream is being opened does not keep the slot', T, async () => {
+  const et = await eventType(1);
+  const id = await subscription([et]);
+  const { hostname, port } = new URL(base);
+  // The request goes out and the connection closes at once, before the server has written the head.
+  for (let i = 0; i < 3; i++) {
+    await new Promise<void>((resolve, reject) => {
+      const sock = net.connect(Number(port), hostname, () => {
+        sock.end(`GET /subscriptions/${id}/events?batch_flush_timeout=1 HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`, () => {
+          sock.destroy();
+          resolve();
+        });
+      });
+      sock.on('error', reject);
+    });
+  }
+  // Their sessions may still be opening: a new stream gets the single slot once they closed (not 409 for ever).
+  let s: SubscriptionStreamClient | undefined;
+  await until('the slot to be free', async () => {
+    s = await stream(id, 'batch_flush_timeout=1').catch((err: { status?: number }) => {
+      if (err.status !== 409) throw err;
+      return undefined;
+    });
+    return s !== undefined;
+  });
+  assert.match(s!.streamId, UUID);
+  assert.deepEqual((await stats(id)).map((p) => p.stream_id), [s!.streamId]);
 });
 
 // -------------------------------------------------------------------------------------- rebalance

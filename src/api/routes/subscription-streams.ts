@@ -58,6 +58,9 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
     // The head goes out now: the client needs the stream id before the first batch to commit it.
     raw.flushHeaders();
     raw.on('close', () => abort.abort());
+    // A client gone while the session was being opened: 'close' was emitted before anyone listened, and
+    // the stream would hold its session (and partitions) for good, waiting for a drain that never comes.
+    if (raw.destroyed) abort.abort();
     request.log.info({ subscription, stream: opened.id, params: opened.params }, 'subscription stream opened');
     try {
       await opened.run(responseSink(raw), abort.signal);
