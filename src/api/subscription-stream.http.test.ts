@@ -11,9 +11,10 @@
 // Short quiet periods ("nothing more arrives for 1.2 s") are the only sleeps: they assert an absence.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
-import { assertProblem, off, sleep } from '../testing/stream-client.js';
+import { assertProblem, eventIn, off, publish, sleep } from '../testing/stream-client.js';
 import { SubscriptionStreamClient } from '../testing/subscription-client.js';
 import { createSubscription, orderRange, putEvents, subscriptionStats, userDefinedEventType, waitUntil, type PartitionStat } from '../testing/subscription-fixtures.js';
 
@@ -324,6 +325,25 @@ test('commit_timeout: without uncommitted events the stream stays; a commit keep
   assert.deepEqual(next.orders(), ['c2']);
 });
 
+test('commit_timeout counts from the last commit: a stream that keeps committing part of what it holds stays open past it; silent, it is closed', T, async () => {
+  const et = await eventType(1);
+  await put(et, '0', range('k', 5));
+  const id = await subscription([et]);
+  const s = await stream(id, 'batch_limit=1&batch_flush_timeout=1&commit_timeout=2&max_uncommitted_events=100');
+  await s.waitFor((c) => c.events().length >= 5, 5000, 'five events');
+  const sentAt = Date.now();
+  // One batch a second: always some uncommitted events, never 2 s without a commit.
+  for (let i = 0; i < 3; i++) {
+    await sleep(1000);
+    assert.equal((await s.commit([s.batches()[i]!.cursor])).status, 204);
+  }
+  assert.ok(Date.now() - sentAt >= 3000);
+  assert.equal(s.isEnded, false, 'committing restarts the commit timeout');
+  const lastCommitAt = Date.now();
+  await s.waitEnded(6000);
+  assert.ok(Date.now() - lastCommitAt >= 1500, `closed about commit_timeout after the last commit (${Date.now() - lastCommitAt} ms)`);
+});
+
 test('invalid stream parameters are 422 Problems and take no slot', T, async () => {
   const et = await eventType(1);
   const id = await subscription([et]);
@@ -378,6 +398,22 @@ test('409 with the exact detail when streams equal partitions (over two event ty
     const nf = await call(base, 'GET', `/subscriptions/${unknown}/events`);
     assertProblem(nf, 404);
   }
+});
+
+test('DELETE of a subscription ends its open streams; their stream ids then commit nothing (404)', T, async () => {
+  const et = await eventType(2);
+  await put(et, '0', ['d0']);
+  const id = await subscription([et]);
+  const a = await stream(id, 'batch_flush_timeout=1');
+  const b = await stream(id, 'batch_flush_timeout=1');
+  await until('a stream has d0', () => a.events().length + b.events().length >= 1);
+  const sent = [...a.batches(), ...b.batches()][0]!;
+  const owner = a.batches().length > 0 ? a : b;
+  assert.equal((await call(base, 'DELETE', `/subscriptions/${id}`)).status, 204);
+  await a.waitEnded(5000);
+  await b.waitEnded(5000);
+  assertProblem(await owner.commit([sent.cursor]), 404);
+  assertProblem(await call(base, 'GET', `/subscriptions/${id}/events`), 404);
 });
 
 test('a client that disconnects while its stream is being opened does not keep the slot', T, async () => {
@@ -597,6 +633,32 @@ test('a stream whose moving partition was handed over at its commit timeout is n
 });
 
 // ---------------------------------------------------------------------------------- at-least-once
+
+test('a stream killed in the middle of a batch line: the next stream gets the whole batch', T, async () => {
+  const et = await eventType(1);
+  const pad = 'x'.repeat(4000);
+  await publish(base, et, Array.from({ length: 100 }, (_, i) => eventIn('0', `m${i}`, { pad })));
+  const id = await subscription([et]);
+  // A ~400 kB batch: the client reads its first chunk, well before the line's end, and disconnects.
+  const got = await new Promise<string>((resolve, reject) => {
+    const req = http.get(`${base}/subscriptions/${id}/events?batch_limit=100&max_uncommitted_events=100`, { agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => {
+        text += c.toString();
+        if (text.length > 1000) {
+          req.destroy();
+          resolve(text);
+        }
+      });
+    });
+    req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+  });
+  assert.ok(!got.includes('\n'), 'the client saw part of the first line only');
+  await allUnassigned(id);
+  const next = await stream(id, 'batch_limit=100&max_uncommitted_events=100&batch_flush_timeout=1');
+  await next.waitFor((c) => c.events().length >= 100, 5000, 'the whole batch again');
+  assert.deepEqual(next.orders(), range('m', 100));
+});
 
 test('a stream killed after a batch without committing: the next stream gets those events again (same eids); committed events never come again', T, async () => {
   const et = await eventType(1);
