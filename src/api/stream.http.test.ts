@@ -11,6 +11,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { businessEvent, businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
 import {
   assertProblem,
@@ -480,6 +481,43 @@ test('429 limit is configurable (lowLevelConnectionsPerPartitionMax) and all-or-
   }
 });
 
+test('clients that disconnect while their stream is being opened do not keep its connection slots (429 for ever)', async () => {
+  // A slow token-info service holds every request in authentication for a while; the clients are gone
+  // before the route runs, so their response has closed before the stream listens for its close.
+  const tokenInfo = http.createServer((req, res) => {
+    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ uid: 'reader', scope: ['svc.event_stream.read', 'svc.event_type.write'] })), 300);
+  });
+  await new Promise<void>((resolve) => tokenInfo.listen(0, '127.0.0.1', resolve));
+  const tokenInfoUrl = `http://127.0.0.1:${(tokenInfo.address() as { port: number }).port}/tokeninfo`;
+  const small = await startTestBroker({ lowLevelConnectionsPerPartitionMax: 1, auth: 'tokeninfo', authTokenInfoUrl: tokenInfoUrl, authTokenInfoCacheMs: 0 });
+  try {
+    const name = 'stream.gone';
+    const auth = { authorization: 'Bearer t' };
+    assert.equal((await call(small.url, 'POST', '/event-types', businessEventType(name), auth)).status, 201);
+    const { hostname, port } = new URL(small.url);
+    const header = JSON.stringify([{ partition: '0', offset: 'BEGIN' }]);
+    for (let i = 0; i < 3; i++) {
+      await new Promise<void>((resolve, reject) => {
+        const sock = net.connect(Number(port), hostname, () => {
+          const request = `GET /event-types/${name}/events?batch_flush_timeout=1 HTTP/1.1\r\nHost: ${hostname}\r\n` +
+            `Authorization: Bearer t\r\nX-Svc-Cursors: ${header}\r\n\r\n`;
+          sock.write(request, () => setTimeout(() => { sock.destroy(); resolve(); }, 50));
+        });
+        sock.on('error', reject);
+      });
+    }
+    await sleep(500); // every one of them has left authentication by now
+    const ac = new AbortController();
+    const r = await openStream(small.url, name, 'batch_flush_timeout=1', { ...begin('0'), ...auth }, ac.signal);
+    ac.abort();
+    assert.equal(r.status, 200, 'the single slot is free');
+  } finally {
+    await closeAllStreams();
+    await small.destroy();
+    tokenInfo.close();
+  }
+});
+
 test('422 for an expired offset after retention cleanup; BEGIN then starts at the oldest available event; offsets are never renumbered', async () => {
   const b = await startTestBroker({ retentionCheckIntervalMs: 100 });
   try {
@@ -520,14 +558,14 @@ async function eventsWritten(url: string, eventType: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-test('backpressure: a consumer that stops reading stalls the server before the end of the backlog; it resumes in order', async () => {
+test('backpressure: a consumer that stops reading stalls the server before the end of the backlog; it resumes in order; a stalled stream can still be closed by the service', async () => {
   // What is asserted is the server's behaviour, not process memory (memory while stalled is a bench
   // figure, bench (d)): once the client stops reading, the server stops writing after what the kernel's
   // socket buffers can take, instead of encoding the whole backlog into its own write buffer. The
   // backlog is made much larger than those buffers (loopback autotuning may grow the receive buffer up to
   // net.ipv4.tcp_rmem's maximum, 32 MiB on some machines, plus tcp_wmem's 4 MiB on the sending side),
   // and a tiny tail cache makes the stream read it from RocksDB.
-  const b = await startTestBroker({ tailCacheBytesMax: 1024 * 1024 });
+  const b = await startTestBroker({ tailCacheBytesMax: 1024 * 1024, lowLevelConnectionsPerPartitionMax: 2 });
   try {
     const name = 'stream.backlog';
     await createEventType(b.url, businessEventType(name));
@@ -600,6 +638,40 @@ test('backpressure: a consumer that stops reading stalls the server before the e
       seen += l.events?.length ?? 0;
       if (l.events !== undefined) assert.equal(l.cursor.offset, off(seen - 1));
     }
+
+    // A second consumer stops reading; the service closes its stream all the same (a blacklist entry
+    // for the event type), though the stream is waiting for a socket that will never drain.
+    const stalledReq = http.get(`${b.url}/event-types/${name}/events?batch_limit=20&batch_flush_timeout=1`, {
+      headers: cursorsHeader([{ partition: '0', offset: 'BEGIN' }]),
+      agent: false,
+    });
+    stalledReq.on('error', () => undefined);
+    const stalled = await new Promise<http.IncomingMessage>((resolve) => stalledReq.on('response', resolve));
+    stalled.pause();
+    const base2 = await eventsWritten(b.url, name);
+    let last = -1;
+    let sameSince = Date.now();
+    await eventually(async () => {
+      const now = await eventsWritten(b.url, name);
+      if (now !== last) {
+        last = now;
+        sameSince = Date.now();
+      }
+      return Date.now() - sameSince >= 1000;
+    }, 30_000, 'the second stream to stall');
+    assert.ok(last - base2 < eventCount * 0.6, 'the second stream stalled too');
+    assert.equal((await call(b.url, 'PUT', `/settings/blacklist/CONSUMER_ET/${name}`)).status, 204);
+    assert.equal((await call(b.url, 'DELETE', `/settings/blacklist/CONSUMER_ET/${name}`)).status, 204);
+    // Its connection slot is freed only when its handler has really ended: both slots (the limit is 2
+    // here) become available to new consumers while the stalled client still holds its socket open.
+    await eventually(async () => {
+      const acs = [new AbortController(), new AbortController()];
+      const statuses = [];
+      for (const ac of acs) statuses.push((await openStream(b.url, name, '', undefined, ac.signal)).status);
+      for (const ac of acs) ac.abort();
+      return statuses.every((st) => st === 200);
+    }, 5_000, 'the stalled stream to be ended by the service');
+    stalledReq.destroy();
   } finally {
     await closeAllStreams();
     await b.destroy();

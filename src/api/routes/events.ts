@@ -91,10 +91,9 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
     // the first keep-alive (batch_flush_timeout, 30 s by default), and the client cannot tell the
     // stream is open.
     raw.flushHeaders();
-    raw.on('close', () => abort.abort());
     deps.observer?.streamOpened();
 
-    const sink = responseSink(raw);
+    const sink = responseSink(raw, abort);
     let events = 0;
     let bytes = 0;
     // Cursors are formatted with the event type's timelines as they are now (a switch may happen while streaming).

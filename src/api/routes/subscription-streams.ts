@@ -57,13 +57,12 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
     });
     // The head goes out now: the client needs the stream id before the first batch to commit it.
     raw.flushHeaders();
-    raw.on('close', () => abort.abort());
-    // A client gone while the session was being opened: 'close' was emitted before anyone listened, and
-    // the stream would hold its session (and partitions) for good, waiting for a drain that never comes.
-    if (raw.destroyed) abort.abort();
+    // A client gone while the session was being opened aborts at once (see responseSink): the stream
+    // would otherwise hold its session (and partitions) for good, waiting for a drain that never comes.
+    const sink = responseSink(raw, abort);
     request.log.info({ subscription, stream: opened.id, params: opened.params }, 'subscription stream opened');
     try {
-      await opened.run(responseSink(raw), abort.signal);
+      await opened.run(sink, abort.signal);
     } catch (err) {
       request.log.warn({ err, subscription, stream: opened.id }, 'subscription stream failed');
     } finally {
