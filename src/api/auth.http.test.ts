@@ -115,6 +115,8 @@ test('tokeninfo: answers become principals, are cached, and an unreachable or fa
     if (token === 'ti-good') return { status: 200, body: { uid: 'ti-app', scope: allScopes, realm: '/services', expires_in: 3600 } };
     if (token === 'ti-rfc') return { status: 200, body: { active: true, client_id: 'rfc-app', scope: 'svc.event_stream.read' } };
     if (token === 'ti-inactive') return { status: 200, body: { active: false } };
+    if (token === 'ti-busy') return { status: 429, body: { error: 'slow down' } };
+    if (token === 'ti-exp') return { status: 200, body: { active: true, client_id: 'exp-app', scope: 'svc.event_stream.read', exp: Math.floor(Date.now() / 1000) + 2 } };
     return { status: 401, body: { error: 'invalid_token' } };
   });
   const b = await broker({ auth: 'tokeninfo', authTokenInfoUrl: `${url}/oauth2/tokeninfo`, authTokenInfoCacheMs: 60_000 });
@@ -126,6 +128,15 @@ test('tokeninfo: answers become principals, are cached, and an unreachable or fa
   assert.equal((await call(b.url, 'POST', '/event-types', businessEventType('auth.ti2'), bearer('ti-rfc'))).status, 403, 'only the read scope');
   is401(await call(b.url, 'GET', '/event-types', undefined, bearer('ti-inactive')), 'inactive');
   is401(await call(b.url, 'GET', '/event-types', undefined, bearer('ti-bad')), 'refused by token-info');
+  assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('ti-busy'))).status, 503, 'a rate-limited token-info service is not the token\'s fault');
+  // RFC 7662's exp bounds the cache (60 s here): asked again once the token has expired.
+  assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('ti-exp'))).status, 200);
+  const beforeExp = hits;
+  assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('ti-exp'))).status, 200);
+  assert.equal(hits, beforeExp, 'cached while the token lives');
+  await new Promise((r) => setTimeout(r, 2100));
+  assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('ti-exp'))).status, 200);
+  assert.equal(hits, beforeExp + 1, 'asked again after exp');
   failing = true;
   const down = await call(b.url, 'GET', '/event-types', undefined, bearer('ti-other'));
   assert.equal(down.status, 503, `a failing token-info service is not the client's fault: ${down.text}`);

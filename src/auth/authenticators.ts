@@ -137,6 +137,8 @@ export class TokenInfoAuthenticator implements Authenticator {
       throw problems.unavailable(`The token-info service could not be reached: ${(err as Error).message}`);
     }
     const text = await res.text().catch(() => '');
+    // 408 and 429 say the service is busy, not that the token is bad: the client must not drop it.
+    if (res.status === 408 || res.status === 429) throw problems.unavailable(`The token-info service answered ${res.status}`);
     if (res.status >= 400 && res.status < 500) throw problems.unauthorized('The bearer token is not valid (token-info refused it)');
     if (!res.ok) throw problems.unavailable(`The token-info service answered ${res.status}`);
     let info: Record<string, unknown>;
@@ -152,8 +154,11 @@ export class TokenInfoAuthenticator implements Authenticator {
     const scope = info['scope'];
     const scopes = Array.isArray(scope) ? scope.filter((s): s is string => typeof s === 'string') : typeof scope === 'string' ? scope.split(' ').filter((s) => s !== '') : [];
     const p = principal(uid, typeOf(info), scopes, this.#o.adminClientId);
+    // A cached answer never outlives the token: the original token-info's expires_in (seconds from now)
+    // or RFC 7662's exp (seconds since the epoch).
     const expiresIn = typeof info['expires_in'] === 'number' ? info['expires_in'] * 1000 : Infinity;
-    const ttl = Math.min(this.#o.cacheMs, expiresIn);
+    const untilExp = typeof info['exp'] === 'number' ? info['exp'] * 1000 - now : Infinity;
+    const ttl = Math.min(this.#o.cacheMs, expiresIn, untilExp);
     if (ttl > 0) {
       if (this.#cache.size >= tokenCacheEntriesMax) this.#cache.delete(this.#cache.keys().next().value!);
       this.#cache.set(token, { p, expiresAtMs: now + ttl });
