@@ -558,6 +558,21 @@ async function eventsWritten(url: string, eventType: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
+/** Waits until the broker has stopped writing to the event type's streams (its count holds still for a second); returns the count. */
+async function writtenOnceStalled(url: string, eventType: string): Promise<number> {
+  let written = -1;
+  let stillSince = Date.now();
+  await eventually(async () => {
+    const now = await eventsWritten(url, eventType);
+    if (now !== written) {
+      written = now;
+      stillSince = Date.now();
+    }
+    return Date.now() - stillSince >= 1000;
+  }, 30_000, 'the server to stop writing');
+  return written;
+}
+
 test('backpressure: a consumer that stops reading stalls the server before the end of the backlog; it resumes in order; a stalled stream can still be closed by the service', async () => {
   // What is asserted is the server's behaviour, not process memory (memory while stalled is a bench
   // figure, bench (d)): once the client stops reading, the server stops writing after what the kernel's
@@ -601,17 +616,7 @@ test('backpressure: a consumer that stops reading stalls the server before the e
       };
       res.on('data', onData);
     });
-    // Wait until the server has stopped writing: its count holds still for a second.
-    let written = await eventsWritten(b.url, name);
-    let stillSince = Date.now();
-    await eventually(async () => {
-      const now = await eventsWritten(b.url, name);
-      if (now !== written) {
-        written = now;
-        stillSince = Date.now();
-      }
-      return Date.now() - stillSince >= 1000;
-    }, 30_000, 'the server to stop writing');
+    const written = await writtenOnceStalled(b.url, name);
     // eslint-disable-next-line no-console
     console.log(`backpressure: backlog ${eventCount} events (${(backlogBytes / 1e6).toFixed(0)} MB); client read ${(received / 1e6).toFixed(2)} MB ` +
       `before pausing; the server stalled after writing ${written} events (${((written * (pad.length + 200)) / 1e6).toFixed(0)} MB)`);
@@ -641,6 +646,7 @@ test('backpressure: a consumer that stops reading stalls the server before the e
 
     // A second consumer stops reading; the service closes its stream all the same (a blacklist entry
     // for the event type), though the stream is waiting for a socket that will never drain.
+    const written2Before = await eventsWritten(b.url, name);
     const stalledReq = http.get(`${b.url}/event-types/${name}/events?batch_limit=20&batch_flush_timeout=1`, {
       headers: cursorsHeader([{ partition: '0', offset: 'BEGIN' }]),
       agent: false,
@@ -648,18 +654,7 @@ test('backpressure: a consumer that stops reading stalls the server before the e
     stalledReq.on('error', () => undefined);
     const stalled = await new Promise<http.IncomingMessage>((resolve) => stalledReq.on('response', resolve));
     stalled.pause();
-    const base2 = await eventsWritten(b.url, name);
-    let last = -1;
-    let sameSince = Date.now();
-    await eventually(async () => {
-      const now = await eventsWritten(b.url, name);
-      if (now !== last) {
-        last = now;
-        sameSince = Date.now();
-      }
-      return Date.now() - sameSince >= 1000;
-    }, 30_000, 'the second stream to stall');
-    assert.ok(last - base2 < eventCount * 0.6, 'the second stream stalled too');
+    assert.ok((await writtenOnceStalled(b.url, name)) - written2Before < eventCount * 0.6, 'the second stream stalled too');
     assert.equal((await call(b.url, 'PUT', `/settings/blacklist/CONSUMER_ET/${name}`)).status, 204);
     assert.equal((await call(b.url, 'DELETE', `/settings/blacklist/CONSUMER_ET/${name}`)).status, 204);
     // Its connection slot is freed only when its handler has really ended: both slots (the limit is 2
