@@ -51,8 +51,8 @@ import {
   writeU64,
 } from './keys.js';
 import { type OrderedKv } from './kv.js';
-import { BatchFormatError, decodeRecordBatch, encodeRecordBatch, eventStarts, readBatchHeader } from './record-batch.js';
-import { type CachedBatch, TailCache, cachedEvent, findInRun } from './tail-cache.js';
+import { BatchFormatError, decodeRecordBatch, encodeRecordBatch, readBatchHeader } from './record-batch.js';
+import { TailCache, newTailRun, type TailRun } from './tail-cache.js';
 
 export interface StoredEvent {
   offset: Offset;
@@ -117,7 +117,7 @@ interface PartitionState {
   lastAppendTimeMs: number;
   /** Moving average of stored batch sizes, to size iterator reads. */
   avgBatchBytes: number;
-  run: CachedBatch[];
+  run: TailRun;
   waiters: Set<() => void>;
   corrupt: Error | null;
 }
@@ -302,7 +302,7 @@ export class PartitionStore {
   private newState(topic: number, partition: number): PartitionState {
     const s: PartitionState = {
       topic, partition, oldest: 0, newest: -1, lastAppendTimeMs: 0, avgBatchBytes: 4096,
-      run: [], waiters: new Set(), corrupt: null,
+      run: newTailRun(), waiters: new Set(), corrupt: null,
     };
     this.partitions.set(pkey(topic, partition), s);
     return s;
@@ -435,7 +435,7 @@ export class PartitionStore {
       assert(s.newest + 1 === p.first, `commit for ${s.topic}/${s.partition} starts at ${p.first}, newest is ${s.newest}`);
       s.newest = p.first + p.count - 1;
       s.avgBatchBytes = Math.round(s.avgBatchBytes * 0.8 + p.value.length * 0.2);
-      this.cache.add(s.run, p.first, p.value, eventStarts(p.value, p.count), p.value.length);
+      this.cache.add(s.run, p.first, p.value, p.count);
     }
     for (const g of groups.values()) {
       for (const e of g.entries) {
@@ -489,13 +489,8 @@ export class PartitionStore {
     };
 
     while (!full()) {
-      const i = findInRun(s.run, next);
-      if (i >= 0) {
+      if (this.cache.read(s.run, next, take, full)) {
         this.stats.cacheReads++;
-        for (let j = i; j < s.run.length && !full(); j++) {
-          const b = s.run[j]!;
-          for (let o = Math.max(next, b.first); o <= b.last && !full(); o++) take(o, cachedEvent(b, o));
-        }
         break;
       }
       // Older than the cache: read whole batches from the KV, sized so one round trip carries about
