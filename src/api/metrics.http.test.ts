@@ -66,6 +66,10 @@ test('publishing moves the per-event-type counter, the meter and the publish tim
   assert.equal(after.meters['brook.events.published.mx.orders']!.count, count(after, 'brook.events.published.mx.orders'));
   assert.equal((after.timers['brook.publish']!['count'] ?? 0) - (before.timers['brook.publish']!['count'] ?? 0), 1);
   assert.ok(after.timers['brook.publish']!['p99']! > 0);
+  const perType = (m: typeof after) => m.timers['brook.publish.mx.orders'] ?? { count: 0, sum: 0 };
+  assert.equal((perType(after)['count'] as number) - (perType(before)['count'] as number), 1, 'the per-event-type timer counts the publish');
+  assert.ok((perType(after)['sum'] as number) > (perType(before)['sum'] as number));
+  assert.equal(after.timers['brook.publish.mx.orders']!['duration_units'], 'milliseconds');
 });
 
 test('publish requests refused before publishing (403 blacklist, 404 unknown event type, 400 no body) are counted by status too', async () => {
@@ -124,6 +128,6 @@ test('a commit moves the commit timer and the Prometheus histogram; the text exp
   }
   const bucket = /brook_commit_duration_seconds_count (\d+)/.exec(text);
   assert.ok(bucket !== null && Number(bucket[1]) >= 1, 'commit histogram count');
-  assert.match(text, /brook_publish_duration_seconds_bucket\{le="0\.005"\} \d+/);
+  assert.match(text, /brook_publish_duration_seconds_bucket\{le="0\.005",event_type="mx\.orders"\} \d+/);
   assert.match(text, /brook_events_published_total\{event_type="mx\.orders"\} 3/);
 });

@@ -47,7 +47,7 @@ export class BrokerMetrics {
   readonly #bytesConsumed: Counter<'event_type'>;
   readonly #streamsOpened: Counter;
   readonly #commits: Counter;
-  readonly #publishSeconds: Histogram;
+  readonly #publishSeconds: Histogram<'event_type'>;
   readonly #commitSeconds: Histogram;
   readonly #publishMs: Summary;
   readonly #commitMs: Summary;
@@ -67,7 +67,7 @@ export class BrokerMetrics {
     this.#bytesConsumed = new Counter({ name: 'brook_bytes_consumed_total', help: 'Bytes of stream lines sent to consumers', labelNames: ['event_type'], registers });
     this.#streamsOpened = new Counter({ name: 'brook_streams_opened_total', help: 'Streams opened (low-level and subscription)', registers });
     this.#commits = new Counter({ name: 'brook_cursor_commits_total', help: 'Subscription commit requests answered', registers });
-    this.#publishSeconds = new Histogram({ name: 'brook_publish_duration_seconds', help: 'Publish request latency, from body received to answer', buckets: latencyBuckets, registers });
+    this.#publishSeconds = new Histogram({ name: 'brook_publish_duration_seconds', help: 'Publish request latency, from body received to answer, per event type', labelNames: ['event_type'], buckets: latencyBuckets, registers });
     this.#commitSeconds = new Histogram({ name: 'brook_commit_duration_seconds', help: 'Subscription commit latency (through the metadata Raft group)', buckets: latencyBuckets, registers });
     // Windowed quantiles for the JSON timers; not exported to Prometheus (the histograms are).
     this.#publishMs = new Summary({ name: 'brook_publish_ms', help: 'publish latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
@@ -127,7 +127,7 @@ export class BrokerMetrics {
     this.#publishRequests.inc({ status: String(status) });
     if (status === 200 && events > 0) this.#eventsPublished.inc({ event_type: eventType }, events);
     if (status === 200 || status === 207) {
-      this.#publishSeconds.observe(durationMs / 1000);
+      this.#publishSeconds.observe({ event_type: eventType }, durationMs / 1000);
       this.#publishMs.observe(durationMs);
       this.#batchEvents.observe(events);
     }
@@ -171,6 +171,18 @@ export class BrokerMetrics {
       const type = String(m.type);
       if (type === 'gauge') {
         for (const v of m.values) out.gauges[nameOf(v.labels)] = { value: v.value };
+      } else if (type === 'histogram' && m.name === 'brook_publish_duration_seconds') {
+        // Per event type: count, sum and mean from the histogram (no quantiles: those would need a
+        // windowed summary per event type; the all-types timer brook.publish has them).
+        for (const v of m.values as { labels: Record<string, string | number | undefined>; value: number; metricName?: string }[]) {
+          const et = v.labels['event_type'];
+          if (et === undefined) continue;
+          const t = (out.timers[`brook.publish.${et}`] ??= { count: 0, sum: 0, mean: 0, duration_units: 'milliseconds' });
+          if (v.metricName === `${m.name}_count`) t['count'] = v.value;
+          else if (v.metricName === `${m.name}_sum`) t['sum'] = v.value * 1000;
+          else continue;
+          t['mean'] = (t['count'] as number) > 0 ? (t['sum'] as number) / (t['count'] as number) : 0;
+        }
       } else if (type === 'counter') {
         for (const v of m.values) {
           out.counters[nameOf(v.labels)] = { count: v.value };
