@@ -18,6 +18,9 @@ declare module 'fastify' {
   }
 }
 
+/** The caller of a public route (no token asked for): no scopes, not the administrator. */
+const anonymous: Principal = { uid: '', type: 'anonymous', scopes: new Set(), admin: false };
+
 export interface AuthDeps {
   authenticator: Authenticator;
   options: PermissionOptions;
@@ -26,14 +29,19 @@ export interface AuthDeps {
 export function installAuth(app: FastifyInstance, auth: AuthDeps): void {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request, reply) => {
+    // HEAD is answered by the GET route.
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const permission = permissionOf(method, request.routeOptions.url);
+    if (permission.kind === 'public') {
+      request.principal = anonymous;
+      return;
+    }
     try {
       request.principal = await auth.authenticator.authenticate(request.headers.authorization);
     } catch (err) {
       if (isProblem(err) && err.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="brook"');
       throw err;
     }
-    // HEAD is answered by the GET route.
-    const method = request.method === 'HEAD' ? 'GET' : request.method;
-    checkPermission(request.principal, permissionOf(method, request.routeOptions.url), auth.options);
+    checkPermission(request.principal, permission, auth.options);
   });
 }

@@ -64,6 +64,13 @@ test('static: a listed token works with its scopes; missing, unknown, malformed 
   assert.match(huge.headers.get('content-type') ?? '', /problem\+json/);
   assert.equal((huge.body as { status: number }).status, 431, `a Problem: ${huge.text}`);
   is401(await call(b.url, 'GET', '/no/such/route'), 'authentication comes before routing');
+  // The health check alone needs no token (load balancers and orchestrators' probes), also with a bad one.
+  for (const headers of [{}, bearer('tok-unknown')]) {
+    const health = await call(b.url, 'GET', '/health', undefined, headers);
+    assert.equal(health.status, 200);
+    assert.equal(health.text, 'OK');
+  }
+  is401(await call(b.url, 'GET', '/cluster'), '/cluster is not public');
   // The broker still serves after all that.
   assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('tok-writer'))).status, 200);
 });

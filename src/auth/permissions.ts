@@ -12,6 +12,8 @@ import type { Principal } from './principal.js';
 export type ScopeName = 'event_type.write' | 'config.write' | 'event_stream.write' | 'event_stream.read';
 
 export type Permission =
+  /** Anyone, without a token: only the health check, for load balancers and orchestrators. */
+  | { kind: 'public' }
   /** Any authenticated caller. */
   | { kind: 'authenticated' }
   | { kind: 'scope'; scope: ScopeName }
@@ -24,6 +26,7 @@ const read: Permission = { kind: 'scope', scope: 'event_stream.read' };
 const admin: Permission = { kind: 'admin' };
 
 export const routePermissions: Readonly<Record<string, Permission>> = {
+  'GET /health': { kind: 'public' },
   'GET /cluster': { kind: 'authenticated' },
   'GET /event-types': { kind: 'authenticated' },
   'POST /event-types': { kind: 'scope', scope: 'event_type.write' },
@@ -83,6 +86,7 @@ export function permissionOf(method: string, routeUrl: string | undefined): Perm
 export function checkPermission(p: Principal, perm: Permission, opts: PermissionOptions): void {
   if (p.admin) return;
   switch (perm.kind) {
+    case 'public':
     case 'authenticated':
       return;
     case 'admin':
