@@ -1,0 +1,158 @@
+/**
+ * A three-node Brook cluster as local processes, started with the developers' own scripts (cluster/up,
+ * cluster/down) on free ports in a temporary directory, as src/broker/metadata-group.cluster.test.ts
+ * does. cluster/up is run asynchronously (not spawnSync) because the clients keep running while a
+ * killed node is brought back: blocking the event loop would silently pause the workload.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** dist-jepsen/jepsen-like-tests -> the repository root. */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface ClusterView {
+  id: number;
+  role: string;
+  metadata: { leader: number | null; term: number; commit_index: number; applied_index: number; last_index: number };
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+  });
+}
+
+/** A base port such that base..base+2 (HTTP) and base+1000..base+1002 (Raft) are free. */
+async function freeBase(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 20_000);
+    if ((await Promise.all([0, 1, 2, 1000, 1001, 1002].map((d) => portFree(base + d)))).every(Boolean)) return base;
+  }
+  throw new Error('no free port range');
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class LocalCluster {
+  readonly nodes = [1, 2, 3];
+
+  private constructor(
+    readonly dir: string,
+    readonly base: number,
+    readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  static async create(extraEnv: Record<string, string>): Promise<LocalCluster> {
+    const dir = mkdtempSync(join(tmpdir(), 'brook-jepsen-'));
+    const base = await freeBase();
+    const env = {
+      ...process.env,
+      BROOK_CLUSTER_DIR: dir,
+      BROOK_CLUSTER_PORT: String(base),
+      // The caller built dist/ once; every restart must not rebuild it under the running nodes.
+      BROOK_CLUSTER_NO_BUILD: '1',
+      ...extraEnv,
+    };
+    return new LocalCluster(dir, base, env);
+  }
+
+  url(i: number): string {
+    return `http://127.0.0.1:${this.base + i - 1}`;
+  }
+
+  httpPort(i: number): number {
+    return this.base + i - 1;
+  }
+
+  raftPort(i: number): number {
+    return this.base + 1000 + i - 1;
+  }
+
+  /** The pid cluster/up wrote for node i (it may have exited since). */
+  pidOf(i: number): number | undefined {
+    const f = join(this.dir, `node${i}`, 'pid');
+    if (!existsSync(f)) return undefined;
+    const pid = Number(readFileSync(f, 'utf8'));
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  }
+
+  /** Runs cluster/<cmd>; resolves with its output, rejects with output and the nodes' last log lines. */
+  run(cmd: 'up' | 'down', ...args: string[]): Promise<string> {
+    return new Promise((res, rej) => {
+      execFile(join(repoRoot, 'cluster', cmd), args, { env: this.env, encoding: 'utf8', timeout: 90_000 }, (err, stdout, stderr) => {
+        if (err) rej(new Error(`cluster/${cmd} ${args.join(' ')} failed: ${err.message}\n${stdout}\n${stderr}\n${this.logs()}`));
+        else res(stdout);
+      });
+    });
+  }
+
+  up(): Promise<string> {
+    return this.run('up', '3');
+  }
+
+  /** cluster/down; if it fails, SIGKILL whatever is left so no process outlives the run. */
+  async down(): Promise<void> {
+    try {
+      await this.run('down');
+    } catch (err) {
+      console.error(`cluster/down failed, killing the nodes: ${(err as Error).message.split('\n')[0]}`);
+      for (const i of this.nodes) {
+        const pid = this.pidOf(i);
+        if (pid === undefined) continue;
+        try {
+          process.kill(pid, 'SIGCONT');
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // not running
+        }
+      }
+    }
+  }
+
+  removeDir(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  async view(i: number, timeoutMs = 1000): Promise<ClusterView | undefined> {
+    try {
+      const res = await fetch(`${this.url(i)}/cluster`, { signal: AbortSignal.timeout(timeoutMs) });
+      return res.ok ? ((await res.json()) as ClusterView) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The leader every node agrees on now, or undefined. */
+  async agreedLeader(): Promise<number | undefined> {
+    const vs = await Promise.all(this.nodes.map((i) => this.view(i)));
+    const l = vs[0]?.metadata.leader;
+    return l !== null && l !== undefined && vs.every((v) => v?.metadata.leader === l) ? l : undefined;
+  }
+
+  /** Node ids with their own log lines (request lines drown the rest), for failure messages. */
+  logs(lines = 15): string {
+    return this.nodes
+      .map((i) => {
+        const f = join(this.dir, `node${i}`, 'node.log');
+        const own = existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"')) : [];
+        return `--- node ${i} (last lines)\n${own.slice(-lines).join('\n')}`;
+      })
+      .join('\n');
+  }
+}
+
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}

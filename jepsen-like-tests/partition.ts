@@ -1,0 +1,130 @@
+/**
+ * Network partitions with iptables, the method of src/broker/metadata-group.cluster.test.ts: the
+ * isolated node's process goes into a cgroup of its own and every TCP packet it sends, except its
+ * HTTP replies, is dropped, as is every packet to its Raft port. Clients can still reach its HTTP
+ * port, so they see what a real client of a cut-off node sees (timeouts, 503s). Every rule carries a
+ * comment with this run's tag so that sweep() can remove anything left behind, even after a crash
+ * between adding a rule and remembering it.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const runTag = `brook-jepsen-${process.pid}`;
+
+function cgroup2Root(): string | undefined {
+  if (existsSync('/sys/fs/cgroup/cgroup.controllers')) return '/sys/fs/cgroup';
+  if (existsSync('/sys/fs/cgroup/unified/cgroup.procs')) return '/sys/fs/cgroup/unified';
+  return undefined;
+}
+
+/** Why partitions cannot be made here, or undefined when they can. */
+export function partitionUnsupported(): string | undefined {
+  if (process.getuid?.() !== 0) return 'not root';
+  try {
+    execFileSync('iptables', ['-w', '-L', 'OUTPUT', '-n'], { stdio: 'ignore' });
+  } catch {
+    return 'iptables is missing or not permitted (apt-get install iptables)';
+  }
+  return undefined;
+}
+
+export interface Partition {
+  heal(): void;
+}
+
+/** Cuts node i (process `pid`, HTTP port httpPort, Raft port raftPort) off from the other nodes. */
+export function isolate(i: number, pid: number, httpPort: number, raftPort: number): Partition {
+  const tag = `${runTag}-node${i}`;
+  const rules: string[][] = [];
+  const root = cgroup2Root();
+  let cgroupDir: string | undefined;
+  if (root !== undefined) {
+    try {
+      const dir = join(root, tag);
+      mkdirSync(dir);
+      cgroupDir = dir;
+      writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+      rules.push(['OUTPUT', '-m', 'cgroup', '--path', tag, '-p', 'tcp', '!', '--sport', String(httpPort)]);
+    } catch {
+      // No cgroup for us: port rules only (the node still reaches out but hears nothing back).
+    }
+  }
+  rules.push(['INPUT', '-p', 'tcp', '--dport', String(raftPort)]);
+  rules.push(['OUTPUT', '-p', 'tcp', '--sport', String(raftPort)]);
+  const added: string[][] = [];
+  const heal = (): void => {
+    for (const r of added.splice(0).reverse()) {
+      spawnSync('iptables', ['-w', '-D', r[0]!, ...r.slice(1), '-m', 'comment', '--comment', tag, '-j', 'DROP'], { stdio: 'ignore' });
+    }
+    if (cgroupDir !== undefined) {
+      removeCgroup(root!, cgroupDir, pid);
+      cgroupDir = undefined;
+    }
+  };
+  try {
+    for (const r of rules) {
+      execFileSync('iptables', ['-w', '-I', r[0]!, ...r.slice(1), '-m', 'comment', '--comment', tag, '-j', 'DROP']);
+      added.push(r);
+    }
+  } catch (err) {
+    heal();
+    throw err;
+  }
+  return { heal };
+}
+
+function removeCgroup(root: string, dir: string, pid: number): void {
+  // Move the node back to the root cgroup (if it still runs) so the directory can be removed.
+  try {
+    writeFileSync(join(root, 'cgroup.procs'), String(pid));
+  } catch {
+    // it exited
+  }
+  try {
+    rmdirSync(dir);
+  } catch {
+    // already gone
+  }
+}
+
+/** Removes every rule and cgroup of this run (the last line of defence in the final cleanup). */
+export function sweep(): { rules: number; cgroups: number } {
+  let rules = 0;
+  let cgroups = 0;
+  if (partitionUnsupported() === undefined) {
+    const listed = spawnSync('iptables', ['-w', '-S'], { encoding: 'utf8' }).stdout ?? '';
+    for (const line of listed.split('\n')) {
+      if (!line.startsWith('-A ') || !line.includes(runTag)) continue;
+      // "-A CHAIN spec..." -> "-D CHAIN spec..."; the comment is quoted only when it has spaces (ours has none).
+      const args = line.replace(/^-A /, '-D ').split(' ');
+      if (spawnSync('iptables', ['-w', ...args], { stdio: 'ignore' }).status === 0) rules++;
+    }
+  }
+  const root = cgroup2Root();
+  if (root !== undefined) {
+    for (const d of readdirSync(root)) {
+      if (!d.startsWith(runTag)) continue;
+      let inside: string[] = [];
+      try {
+        inside = readFileSync(join(root, d, 'cgroup.procs'), 'utf8').split('\n').filter((l) => l !== '');
+      } catch {
+        // gone meanwhile
+      }
+      for (const pid of inside) {
+        try {
+          writeFileSync(join(root, 'cgroup.procs'), pid);
+        } catch {
+          // exited
+        }
+      }
+      try {
+        rmdirSync(join(root, d));
+        cgroups++;
+      } catch {
+        // still busy; reported by the caller's check
+      }
+    }
+  }
+  return { rules, cgroups };
+}
