@@ -96,7 +96,7 @@ try {
   const clientsRun = runClients(
     { keys, nodes: cluster.nodes, url: (i) => cluster.url(i), clients, writeRatio: 0.5, requestTimeoutMs, thinkMsMax: 10 },
     streams,
-    stopAt,
+    () => interrupted || performance.now() >= stopAt,
     recorded,
   );
   // Either side failing ends both: the nemesis stops injecting (and undoes its fault), the clients

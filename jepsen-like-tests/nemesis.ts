@@ -59,13 +59,19 @@ export class Nemesis {
 
   /** Runs the plan until stop() or until `stopAt`; the last fault is always undone before returning. */
   async run(plan: readonly PlannedFault[], stopAt: number): Promise<void> {
-    await sleep(1500); // some fault-free history first
+    await this.#wait(1500); // some fault-free history first
     for (const f of plan) {
       if (this.#stopped || performance.now() + f.holdMs > stopAt) break;
       await this.#inject(f);
       if (this.#stopped) break;
-      await sleep(f.gapMs);
+      await this.#wait(f.gapMs);
     }
+  }
+
+  /** Sleeps up to ms, returning early once stopped (an interrupted run still undoes its fault at once). */
+  async #wait(ms: number): Promise<void> {
+    const until = performance.now() + ms;
+    while (!this.#stopped && performance.now() < until) await sleep(Math.min(100, until - performance.now()));
   }
 
   async #resolve(target: 'leader' | number): Promise<number> {
@@ -104,7 +110,7 @@ export class Nemesis {
           break;
       }
       this.done.push(rec);
-      await sleep(f.holdMs);
+      await this.#wait(f.holdMs);
     } finally {
       await this.#undo(f.kind, node, pid, partition, rec);
     }

@@ -12,6 +12,7 @@
  *   (basedOnUpdatedAt): the command committed but changed nothing. The proposer never re-sends a command
  *   (a forward that fails is a 503, not a retry), so a 409 is never the echo of an earlier copy that did
  *   apply. Left out of the history.
+ * - a refused TCP connection (ECONNREFUSED: the node is down): nothing was sent; left out too.
  * - anything else on a write (503: no quorum, lost leadership, not applied here in time; 5xx; reset
  *   connection; client timeout): indeterminate, complete = +Infinity.
  * - a read that fails is left out (a read has no effect). A read answered 404 is recorded as reading
@@ -95,7 +96,8 @@ export async function write(client: number, key: string, value: string, node: nu
     outcome = r.status >= 200 && r.status < 300 ? 'ok' : definiteRefusals.has(r.status) ? 'refused' : 'indeterminate';
   } catch (err) {
     status = errorName(err);
-    outcome = 'indeterminate';
+    // A refused connection sent no byte of the request; any other error may follow a delivered request.
+    outcome = status === 'ECONNREFUSED' ? 'refused' : 'indeterminate';
   }
   const complete = outcome === 'indeterminate' ? Infinity : performance.now();
   return { op: { client, kind: 'write', key, value, invoke, complete }, node, outcome, status };
@@ -126,16 +128,16 @@ export async function read(client: number, key: string, node: number, o: Pick<Wo
 }
 
 /**
- * Runs `clients` concurrent clients until `stopAt` (performance.now() time). Each client has its own
+ * Runs `clients` concurrent clients until `stop()` says so. Each client has its own
  * PRNG stream (derived from the run's), so the mix of operations replays with the seed; which node
  * answers what under faults naturally does not.
  */
-export async function runClients(o: WorkloadOptions, prngFor: (client: number) => Prng, stopAt: number, out: Recorded[]): Promise<void> {
+export async function runClients(o: WorkloadOptions, prngFor: (client: number) => Prng, stop: () => boolean, out: Recorded[]): Promise<void> {
   await Promise.all(
     Array.from({ length: o.clients }, async (_, c) => {
       const rnd = prngFor(c);
       let n = 0;
-      while (performance.now() < stopAt) {
+      while (!stop()) {
         const key = o.keys[rnd.int(o.keys.length)]!;
         const node = o.nodes[rnd.int(o.nodes.length)]!;
         if (rnd.next() < o.writeRatio) out.push(await write(c, key, `w${c}-${n++}`, node, o));
