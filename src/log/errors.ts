@@ -12,7 +12,8 @@ export type LogErrorCode =
   | 'LOG_PARTITION_UNAVAILABLE'
   | 'LOG_CLOSED'
   | 'LOG_TOPIC_DROPPING'
-  | 'KV_DURABILITY_LOST';
+  | 'KV_DURABILITY_LOST'
+  | 'KV_WRITE_FAILED';
 
 export abstract class LogError extends Error {
   abstract readonly code: LogErrorCode;
@@ -89,5 +90,21 @@ export class DurabilityLostError extends LogError {
   readonly code = 'KV_DURABILITY_LOST';
   constructor(override readonly cause: unknown) {
     super(`fsync failed; the store refuses further writes until restarted: ${String((cause as Error)?.message ?? cause)}`);
+  }
+}
+
+/**
+ * A write the KV did not apply (nothing of it is stored), with the storage engine's own reason (e.g.
+ * RocksDB's "IO error: No space left on device"), which its binding keeps only as the cause of a
+ * generic "Batch was not applied".
+ */
+export class KvWriteError extends LogError {
+  override name = 'KvWriteError';
+  readonly code = 'KV_WRITE_FAILED';
+  constructor(override readonly cause: unknown) {
+    const inner = (cause as { cause?: unknown })?.cause;
+    const reason = inner instanceof Error ? inner.message : (cause as Error)?.message ?? String(cause);
+    // Directories are left out: the reason reaches clients (a publish's item detail); file names stay.
+    super(`write not applied: ${reason.replace(/\/(?:[^\s:/]+\/)+/g, '')}`);
   }
 }

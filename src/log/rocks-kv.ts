@@ -27,7 +27,7 @@ import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import RocksDB from 'rocksdb-native';
 import { assert } from '../core/assert.js';
-import { DurabilityLostError, StoreClosedError } from './errors.js';
+import { DurabilityLostError, KvWriteError, StoreClosedError } from './errors.js';
 import { type KvBatch, type KvOp, type KvRange, type OrderedKv, recordOps } from './kv.js';
 
 export interface RocksKvOptions {
@@ -128,7 +128,8 @@ export class RocksKv implements OrderedKv {
     try {
       await this.writeNative(group);
     } catch (err) {
-      for (const p of group) p.reject(err);
+      const error = new KvWriteError(err);
+      for (const p of group) p.reject(error);
       return;
     }
     const durable = group.some((p) => p.durable);
