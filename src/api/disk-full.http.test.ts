@@ -1,7 +1,8 @@
 // Goal: a full disk is a clear, retriable refusal and nothing more: publishes that cannot be stored get
-// a 207 whose items say `failed` at the `publishing` step with the storage engine's reason; the broker
-// keeps serving; every event acknowledged before stays readable, in order, and no event of a refused
-// batch ever appears; once space is freed, publishing resumes on its own.
+// a 207 whose items say `failed` at the `publishing` step with the storage engine's reason; metadata
+// writes get a 503; the node does not stop and keeps serving; every event acknowledged before stays
+// readable, in order, and no event of a refused batch ever appears; once space is freed, publishing
+// and metadata writes resume on their own.
 // Method: a real broker whose data directory is a small tmpfs mounted by the test (so RocksDB gets a
 // real ENOSPC), which is grown while the broker runs. Mounting needs root: without it the test is
 // skipped with a message saying so (CI runs as root).
@@ -23,7 +24,7 @@ function mount(args: string[]): boolean {
 const canMount = isRoot && mount(['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mountPoint]);
 
 test('disk full: 207 with the reason, acknowledged events intact, refused batches absent, publishing resumes when space is freed', { skip: canMount ? false : 'needs root to mount a small tmpfs' }, async () => {
-  const b = await startTestBroker({}, join(mountPoint, 'data'));
+  const b = await startTestBroker({ metadataTimeoutMs: 1500 }, join(mountPoint, 'data'));
   try {
     const name = 'disk.full';
     const created = await call(b.url, 'POST', '/event-types', { name, owning_application: 'test', category: 'undefined', schema: { type: 'json_schema', schema: '{}' } });
@@ -65,6 +66,12 @@ test('disk full: 207 with the reason, acknowledged events intact, refused batche
     assert.equal(before.length, acked * 100);
     assert.deepEqual(before, Array.from({ length: acked }, (_, n) => batch(n).map((e) => e.id)).flat());
 
+    // Metadata cannot be written either: a retriable 503 after the metadata timeout, not a stopped
+    // node; what is applied stays readable.
+    const meta = await call(b.url, 'POST', '/event-types', { name: 'disk.meta', owning_application: 'test', category: 'undefined', schema: { type: 'json_schema', schema: '{}' } });
+    assert.equal(meta.status, 503, meta.text);
+    assert.equal((await call(b.url, 'GET', `/event-types/${name}`)).status, 200);
+
     // Space comes back: publishing resumes by itself (RocksDB recovers from the write error).
     assert.ok(mount(['-o', 'remount,size=128m', mountPoint]), 'remount with more space');
     let resumed = false;
@@ -77,6 +84,8 @@ test('disk full: 207 with the reason, acknowledged events intact, refused batche
     assert.equal(after.length, acked * 100 + 100);
     assert.deepEqual(after.slice(acked * 100), batch(1000).map((e) => e.id), 'the resumed batch follows the acknowledged ones');
     for (const id of after) assert.ok(!refusedIds.has(id), `event ${id} of a refused batch was stored`);
+    // And so do metadata writes.
+    await eventually(async () => (await call(b.url, 'POST', '/event-types', { name: 'disk.after', owning_application: 'test', category: 'undefined', schema: { type: 'json_schema', schema: '{}' } })).status === 201, 30_000, 'metadata writes to resume');
   } finally {
     await closeAllStreams();
     await b.destroy();

@@ -33,7 +33,7 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import type { Clock, Random } from '../core/ports.js';
 import { problems, type Problem } from '../core/problem.js';
-import type { OrderedKv } from '../log/index.js';
+import { KvWriteError, type OrderedKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import { MetadataStateMachine, type ApplyResult } from '../metadata/state-machine.js';
 import { currentFlowId } from '../observability/flow-context.js';
@@ -115,6 +115,8 @@ export interface ClusterView {
 export const metadataGroupId = 0;
 /** A node that ticks late by more than this many periods drops the rest (see the header). */
 const catchUpTicksMax = 3;
+/** The longest wait between two attempts to write a Ready the KV refused (a full disk). */
+const persistRetryMaxMs = 2000;
 /** How long a follower waits before asking again when the leader it knew is not leader any more. */
 const leaderRetryMs = 50;
 
@@ -471,7 +473,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     // the order persist, send, apply.
     const durableLast = rd.snapshot === undefined ? this.#store.storage.lastIndex() : 0;
     // 1. Persist (started here, awaited below).
-    const persisted = this.#store.persist(rd);
+    const persisted = this.#persist(rd);
     let early = 0;
     while (early < rd.committedEntries.length && rd.committedEntries[early]!.index <= durableLast) this.#applyEntry(rd.committedEntries[early++]!);
     if (early > 0) this.#releaseApplyWaiters();
@@ -485,6 +487,26 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#releaseApplyWaiters();
     // 4. Advance.
     this.#raw.advance(rd);
+  }
+
+  /**
+   * Writes a Ready, again and again while the KV refuses the write without applying any of it (a full
+   * disk): the group then stands still (proposals time out with a retriable 503, what is applied stays
+   * readable) and goes on by itself once space is freed, instead of stopping the node. A failed fsync
+   * stays fatal: after it the kernel may have dropped what it reported as lost.
+   */
+  async #persist(rd: Ready): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#store.persist(rd);
+        if (attempt > 0) this.#o.logger.warn({ raftId: this.#o.self, attempts: attempt + 1 }, 'metadata log write succeeded again');
+        return;
+      } catch (err) {
+        if (!(err instanceof KvWriteError) || this.#closed) throw err;
+        if (attempt === 0) this.#o.logger.error({ raftId: this.#o.self, err: err.message }, 'metadata log write failed; retrying until it succeeds (metadata writes answer 503 meanwhile)');
+        await new Promise((r) => setTimeout(r, Math.min(persistRetryMaxMs, 50 * 2 ** Math.min(attempt, 10))));
+      }
+    }
   }
 
   #onSoftState(ss: SoftState): void {

@@ -19,6 +19,7 @@ export {
   AppendQueueFullError,
   CorruptBatchError,
   DurabilityLostError,
+  KvWriteError,
   LogError,
   OffsetExpiredError,
   OffsetNotYetAvailableError,
