@@ -45,11 +45,38 @@ export function corruptWithStaleRead(history: readonly KvOp[]): { ops: KvOp[]; d
   return undefined;
 }
 
-/** The operations of `key` around a time, as lines, for a violation report. */
-export function excerpt(history: readonly KvOp[], key: string, limit = 40): string {
-  const ops = history.filter((op) => op.key === key).sort((a, b) => a.invoke - b.invoke);
-  const fmt = (op: KvOp): string =>
-    `  c${op.client} ${op.kind.padEnd(5)} ${String(op.value).padEnd(10)} [${op.invoke.toFixed(1)}, ${Number.isFinite(op.complete) ? op.complete.toFixed(1) : 'inf'}]`;
-  const lines = ops.map(fmt);
-  return lines.length <= limit ? lines.join('\n') : `${lines.slice(0, limit / 2).join('\n')}\n  ...\n${lines.slice(-limit / 2).join('\n')}`;
+/**
+ * Where a key's history stops being linearizable: the shortest prefix (by invocation) that has no
+ * linearization, found by bisection. A prefix keeps, besides its operations, the writes whose values
+ * its reads returned (a read may see a write invoked after the read was), so a prefix fails only
+ * because of what is in it. Returns the key's operations sorted by invocation and the index of the
+ * operation that makes the prefix fail (usually the offending read).
+ */
+export function localize(history: readonly KvOp[], key: string): { ops: KvOp[]; at: number } | undefined {
+  const ops = pruneUnseenIndeterminate(history.filter((op) => op.key === key)).sort((a, b) => a.invoke - b.invoke);
+  const fails = (n: number): boolean => {
+    const prefix = ops.slice(0, n);
+    const read = new Set(prefix.filter((op) => op.kind === 'read').map((op) => op.value));
+    const extra = ops.slice(n).filter((op) => op.kind === 'write' && read.has(op.value));
+    return !checkLinearizable([...prefix, ...extra]).ok;
+  };
+  if (!fails(ops.length)) return undefined;
+  let lo = 0; // prefix of length lo passes
+  let hi = ops.length; // prefix of length hi fails
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (fails(mid)) hi = mid;
+    else lo = mid;
+  }
+  return { ops, at: hi - 1 };
+}
+
+/** The operations of `key` before and around where it stops being linearizable, as lines. */
+export function excerpt(history: readonly KvOp[], key: string, nodeOf: (op: KvOp) => number | undefined = () => undefined, before = 25, after = 5): string {
+  const found = localize(history, key);
+  if (found === undefined) return '  (the key alone is linearizable)';
+  const fmt = (op: KvOp, k: number): string =>
+    `  ${k === found.at ? '>>' : '  '} c${op.client} n${nodeOf(op) ?? '?'} ${op.kind.padEnd(5)} ${String(op.value).padEnd(10)} [${op.invoke.toFixed(1)}, ${Number.isFinite(op.complete) ? op.complete.toFixed(1) : 'inf'}]`;
+  const from = Math.max(0, found.at - before);
+  return found.ops.slice(from, found.at + after + 1).map((op, k) => fmt(op, from + k)).join('\n');
 }

@@ -8,10 +8,11 @@
  * that the checker refuses this very history once a stale read is planted in it.
  *
  *   node dist-jepsen/jepsen-like-tests/metadata-register.js [--seconds 60] [--seed S] [--clients 5] [--keys 4]
+ *   node dist-jepsen/jepsen-like-tests/metadata-register.js --check dist-jepsen/history-S.json   (re-check a saved history)
  *
  * Exit code 0 when every check passes, 1 on a violation, 2 when the run itself failed.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KvOp } from '../src/sim/linearizability.js';
@@ -30,8 +31,10 @@ const { values: args } = parseArgs({
     seed: { type: 'string' },
     clients: { type: 'string', default: '5' },
     keys: { type: 'string', default: '4' },
+    check: { type: 'string' },
   },
 });
+if (args.check !== undefined) process.exit(checkSaved(args.check));
 const seconds = Number(args.seconds);
 const seed = args.seed !== undefined ? Number(args.seed) : Math.floor(Math.random() * 2 ** 31);
 const clients = Number(args.clients);
@@ -127,7 +130,7 @@ try {
   const lin = linearizable(history);
   if (!lin.ok) {
     failures.push(`linearizability: no linearization for key ${lin.badKey ?? '?'} (explored ${lin.explored} states)`);
-    if (lin.badKey !== undefined) console.log(`history of ${lin.badKey}:\n${excerpt(history, lin.badKey)}`);
+    if (lin.badKey !== undefined) console.log(`history of ${lin.badKey} up to the first operation (>>) that no linearization admits (times in ms):\n${excerpt(history, lin.badKey, nodeOf(recorded))}`);
   }
 
   // The checker must catch a planted stale read in this real history.
@@ -201,4 +204,20 @@ function summary(rec: Recorded[], n: Nemesis, lin: ReturnType<typeof linearizabl
   console.log(`checker self-check: ${selfCheck}`);
   for (const l of quietLines) console.log(l);
   console.log(`history: ${file}`);
+}
+
+/** Re-runs the linearizability checker over a history written by an earlier run. */
+function checkSaved(file: string): number {
+  const saved = JSON.parse(readFileSync(file, 'utf8'), (_k, v) => (v === 'Infinity' ? Infinity : v)) as { seed: number; ops: Recorded[] };
+  const history = saved.ops.filter((r) => r.outcome === 'ok' || r.outcome === 'indeterminate').map((r) => r.op);
+  const lin = linearizable(history);
+  console.log(`${file} (seed ${saved.seed}): ${history.length} operations, linearizability ${lin.ok ? 'ok' : `VIOLATION on ${lin.badKey}`} (${lin.explored} states)`);
+  if (!lin.ok && lin.badKey !== undefined) console.log(excerpt(history, lin.badKey, nodeOf(saved.ops)));
+  return lin.ok ? 0 : 1;
+}
+
+/** Which node served an operation, for the excerpt of a violation (c = client, n = node). */
+function nodeOf(rec: readonly Recorded[]): (op: KvOp) => number | undefined {
+  const m = new Map<KvOp, number>(rec.map((r) => [r.op, r.node]));
+  return (op) => m.get(op);
 }
