@@ -1,13 +1,17 @@
 /**
  * Network partitions with iptables, the method of src/broker/metadata-group.cluster.test.ts: the
  * isolated node's process goes into a cgroup of its own and every TCP packet it sends, except its
- * HTTP replies, is dropped, as is every packet to its Raft port. Clients can still reach its HTTP
+ * HTTP replies, is dropped, as is every packet to its Raft port. A socket keeps the cgroup it was
+ * created in, so the cgroup rule misses the connections the node opened to its peers before it was
+ * moved (measured: 0 packets matched, and the "isolated" node kept sending Raft messages and forwarding
+ * proposals to the others). Those connections are found through /proc and dropped by their local
+ * port, in both directions; the ones the node opens afterwards are in the cgroup. Clients can still reach its HTTP
  * port, so they see what a real client of a cut-off node sees (timeouts, 503s). Every rule carries a
  * comment with this run's tag so that sweep() can remove anything left behind, even after a crash
  * between adding a rule and remembering it.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const runTag = `brook-jepsen-${process.pid}`;
@@ -33,8 +37,50 @@ export interface Partition {
   heal(): void;
 }
 
-/** Cuts node i (process `pid`, HTTP port httpPort, Raft port raftPort) off from the other nodes. */
-export function isolate(i: number, pid: number, httpPort: number, raftPort: number): Partition {
+/**
+ * Local ports of the TCP connections process `pid` has open to any of `remotePorts` (its outgoing
+ * connections to the peers' Raft ports): its socket inodes from /proc/<pid>/fd matched against the
+ * namespace's /proc/net/tcp{,6} tables.
+ */
+export function outgoingPorts(pid: number, remotePorts: readonly number[]): number[] {
+  const inodes = new Set<string>();
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m) inodes.add(m[1]!);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  } catch {
+    return [];
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10 || !inodes.has(f[9]!)) continue;
+      const local = parseInt(f[1]!.split(':')[1]!, 16);
+      const remote = parseInt(f[2]!.split(':')[1]!, 16);
+      if (remotePorts.includes(remote)) ports.add(local);
+    }
+  }
+  return [...ports];
+}
+
+/**
+ * Cuts node i (process `pid`, HTTP port httpPort, Raft port raftPort) off from the other nodes, whose
+ * Raft ports are peerRaftPorts.
+ */
+export function isolate(i: number, pid: number, httpPort: number, raftPort: number, peerRaftPorts: readonly number[]): Partition {
   const tag = `${runTag}-node${i}`;
   const rules: string[][] = [];
   const root = cgroup2Root();
@@ -52,6 +98,11 @@ export function isolate(i: number, pid: number, httpPort: number, raftPort: numb
   }
   rules.push(['INPUT', '-p', 'tcp', '--dport', String(raftPort)]);
   rules.push(['OUTPUT', '-p', 'tcp', '--sport', String(raftPort)]);
+  // Found after the move, so that a connection opened meanwhile is either here or in the cgroup.
+  for (const port of outgoingPorts(pid, peerRaftPorts)) {
+    rules.push(['OUTPUT', '-p', 'tcp', '--sport', String(port)]);
+    rules.push(['OUTPUT', '-p', 'tcp', '--dport', String(port)]);
+  }
   const added: string[][] = [];
   const heal = (): void => {
     for (const r of added.splice(0).reverse()) {
