@@ -213,7 +213,10 @@ function checkSaved(file: string): number {
   const lin = linearizable(history);
   console.log(`${file} (seed ${saved.seed}): ${history.length} operations, linearizability ${lin.ok ? 'ok' : `VIOLATION on ${lin.badKey}`} (${lin.explored} states)`);
   if (!lin.ok && lin.badKey !== undefined) console.log(excerpt(history, lin.badKey, nodeOf(saved.ops)));
-  return lin.ok ? 0 : 1;
+  const corrupt = corruptWithStaleRead(history);
+  const caught = corrupt !== undefined && !checkLinearizable(corrupt.ops).ok;
+  console.log(`checker self-check: ${corrupt === undefined ? 'nothing to corrupt' : `${caught ? 'refused' : 'ACCEPTED'} ${corrupt.description}`}`);
+  return lin.ok && caught ? 0 : 1;
 }
 
 /** Which node served an operation, for the excerpt of a violation (c = client, n = node). */
