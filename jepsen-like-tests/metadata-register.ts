@@ -63,6 +63,8 @@ const cluster = await LocalCluster.create({
 const started = performance.now();
 const recorded: Recorded[] = [];
 let nemesis: Nemesis | undefined;
+/** When the workload ran; every time printed is performance.now() of this process (ms, or s). */
+let workload: [number, number] = [0, 0];
 let interrupted = false;
 const onSignal = (): void => {
   interrupted = true;
@@ -91,7 +93,7 @@ try {
 
   const t0 = performance.now();
   const stopAt = t0 + seconds * 1000;
-  nemesis = new Nemesis(cluster, t0);
+  nemesis = new Nemesis(cluster);
   const plan = planFaults(new Prng(seed), 200);
   const streams = (c: number): Prng => new Prng((seed + (c + 1) * 0x9e3779b9) % 2 ** 52);
   // No new fault in the last 3 s: the tail of the history is where healing shows.
@@ -110,6 +112,7 @@ try {
   if (interrupted) throw new Error('interrupted');
 
   // Quiet period: all nodes up, one leader, everything applied.
+  workload = [t0, performance.now()];
   console.log(`workload done after ${((performance.now() - t0) / 1000).toFixed(1)} s; healing and waiting for a quiet cluster`);
   await cluster.up(); // a no-op unless a node died on its own
   const quiet = await checkConvergence(cluster, 30_000);
@@ -196,6 +199,7 @@ function summary(rec: Recorded[], n: Nemesis, lin: ReturnType<typeof linearizabl
   for (const f of n.done) faults.set(f.kind, (faults.get(f.kind) ?? 0) + 1);
   console.log('--- summary');
   console.log(`seed: ${seed}`);
+  console.log(`workload: ${(workload[0] / 1000).toFixed(1)}-${(workload[1] / 1000).toFixed(1)} s (all times: since this process started)`);
   console.log(`ops: ${rec.length} (${[...table].sort().map(([k, v]) => `${k}: ${v}`).join(', ')})`);
   console.log(`statuses: ${[...statuses].sort().map(([k, v]) => `${k}: ${v}`).join(', ')}`);
   console.log(`faults: ${n.done.length} (${[...faults].map(([k, v]) => `${k}: ${v}`).join(', ')})${n.skipped.length > 0 ? `; skipped: ${n.skipped.join(', ')}` : ''}`);

@@ -19,6 +19,7 @@ export interface PlannedFault {
   gapMs: number;
 }
 
+/** Times are performance.now() of the test process, the clock of the history's operations. */
 export interface FaultRecord {
   kind: FaultKind;
   node: number;
@@ -46,10 +47,7 @@ export class Nemesis {
   #stopped = false;
   readonly #partitionProblem = partitionUnsupported();
 
-  constructor(
-    private readonly cluster: LocalCluster,
-    private readonly t0: number,
-  ) {
+  constructor(private readonly cluster: LocalCluster) {
     if (this.#partitionProblem !== undefined) console.log(`nemesis: partitions are skipped here (${this.#partitionProblem})`);
   }
 
@@ -94,7 +92,7 @@ export class Nemesis {
       this.skipped.push(`${f.kind} of node ${node}: no pid`);
       return;
     }
-    const rec: FaultRecord = { kind: f.kind, node, target: f.target, startMs: performance.now() - this.t0, endMs: NaN };
+    const rec: FaultRecord = { kind: f.kind, node, target: f.target, startMs: performance.now(), endMs: NaN };
     console.log(`nemesis: ${f.kind} node ${node}${f.target === 'leader' ? ' (leader)' : ''} for ${f.holdMs} ms at ${(rec.startMs / 1000).toFixed(1)} s`);
     let partition: Partition | undefined;
     try {
@@ -134,7 +132,7 @@ export class Nemesis {
         rec.note = out.split('\n').find((l) => l.startsWith(`node ${node}:`));
       }
     } finally {
-      rec.endMs = performance.now() - this.t0;
+      rec.endMs = performance.now();
     }
   }
 }
