@@ -96,17 +96,20 @@ try {
   nemesis = new Nemesis(cluster);
   const plan = planFaults(new Prng(seed), 200);
   const streams = (c: number): Prng => new Prng((seed + (c + 1) * 0x9e3779b9) % 2 ** 52);
-  // No new fault in the last 3 s: the tail of the history is where healing shows.
-  const nemesisRun = nemesis.run(plan, stopAt - 3000);
+  // No new fault in the last 3 s: the tail of the history is where healing shows. A nemesis that
+  // fails (a node that does not come back) stops the clients too.
+  let aborted = false;
+  const nemesisRun = nemesis.run(plan, stopAt - 3000).catch((err: unknown) => {
+    aborted = true;
+    throw err;
+  });
   const clientsRun = runClients(
     { keys, nodes: cluster.nodes, url: (i) => cluster.url(i), clients, writeRatio: 0.5, requestTimeoutMs, thinkMsMax: 10 },
     streams,
-    () => interrupted || performance.now() >= stopAt,
+    () => interrupted || aborted || performance.now() >= stopAt,
     recorded,
   );
-  // Either side failing ends both: the nemesis stops injecting (and undoes its fault), the clients
-  // finish their current request.
-  const results = await Promise.allSettled([nemesisRun.finally(() => undefined), clientsRun]);
+  const results = await Promise.allSettled([nemesisRun, clientsRun]);
   nemesis.stop();
   for (const r of results) if (r.status === 'rejected') throw r.reason;
   if (interrupted) throw new Error('interrupted');
@@ -114,7 +117,9 @@ try {
   // Quiet period: all nodes up, one leader, everything applied.
   workload = [t0, performance.now()];
   console.log(`workload done after ${((performance.now() - t0) / 1000).toFixed(1)} s; healing and waiting for a quiet cluster`);
-  await cluster.up(); // a no-op unless a node died on its own
+  // A no-op unless a node died on its own, which is a finding in itself.
+  for (const line of (await cluster.up()).split('\n')) if (/: started/.test(line)) failures.push(`crash: ${line.split(' (')[0]} had exited on its own by the end`);
+  failures.push(...nemesis.unexpected);
   const quiet = await checkConvergence(cluster, 30_000);
   failures.push(...quiet.failures);
 

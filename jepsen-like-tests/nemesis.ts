@@ -44,6 +44,8 @@ export function planFaults(rnd: Prng, count: number): PlannedFault[] {
 export class Nemesis {
   readonly done: FaultRecord[] = [];
   readonly skipped: string[] = [];
+  /** Nodes that cluster/up had to start although the nemesis had not killed them: they crashed. */
+  readonly unexpected: string[] = [];
   #stopped = false;
   readonly #partitionProblem = partitionUnsupported();
 
@@ -130,6 +132,9 @@ export class Nemesis {
       if (kind === 'kill') {
         const out = await this.cluster.up();
         rec.note = out.split('\n').find((l) => l.startsWith(`node ${node}:`));
+        for (const l of out.split('\n')) {
+          if (/: started/.test(l) && !l.startsWith(`node ${node}:`)) this.unexpected.push(`crash: ${l.split(' (')[0]} had exited on its own (found when restarting node ${node})`);
+        }
       }
     } finally {
       rec.endMs = performance.now();
