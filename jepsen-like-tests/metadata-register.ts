@@ -21,7 +21,7 @@ import { corruptWithStaleRead, excerpt, linearizable } from './checks.js';
 import { checkConvergence } from './convergence.js';
 import { LocalCluster, repoRoot, until } from './cluster-control.js';
 import { Nemesis, planFaults } from './nemesis.js';
-import { sweep } from './partition.js';
+import { sweep } from '../src/testing/partition.js';
 import { eventTypeBody, read, runClients, type Recorded } from './workload.js';
 import { checkLinearizable } from '../src/sim/linearizability.js';
 

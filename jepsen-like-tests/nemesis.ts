@@ -8,7 +8,7 @@
  */
 import type { Prng } from '../src/sim/prng.js';
 import { sleep, type LocalCluster } from './cluster-control.js';
-import { isolate, partitionUnsupported, type Partition } from './partition.js';
+import { isolate, partitionUnsupported, type Partition } from '../src/testing/partition.js';
 
 export type FaultKind = 'kill' | 'pause' | 'partition';
 

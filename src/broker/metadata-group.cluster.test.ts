@@ -5,19 +5,20 @@
 // replicated.
 // Method: cluster/up 3 (the developers' scripts) in a temporary directory on free ports, with a small
 // snapshot threshold so that compaction happens within the test; HTTP calls to chosen nodes; kill -9
-// by pid; the network partition is made with iptables: the isolated node's process is put into its
-// own cgroup and every TCP packet it sends (except its HTTP replies) is dropped, as is every packet
-// to its Raft port. Processes, rules and cgroups are removed in finally blocks. The partition part
+// by pid; the network partition is made with iptables (src/testing/partition.ts): every packet to and
+// from the isolated node's Raft port is dropped, and every TCP packet it sends except its HTTP replies,
+// on the connections it opens later (its cgroup) and on those it had open to its peers (by local port). Processes, rules and cgroups are removed in finally blocks. The partition part
 // needs root and iptables (.ci/run installs it); without them it is skipped with a message saying so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { businessEventType, call } from '../testing/broker-harness.js';
+import { isolate, partitionUnsupported } from '../testing/partition.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const clusterDir = mkdtempSync(join(tmpdir(), 'brook-cluster-test-'));
@@ -245,7 +246,7 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
       // Cut off the leader: the harder case (it must stop acknowledging, and the others must move on).
       const cut = leader;
       const majority = [1, 2, 3].filter((i) => i !== cut);
-      const partition = isolate(cut);
+      const partition = isolate(cut, pidOf(cut), base + cut - 1, raftPort(cut), [1, 2, 3].filter((i) => i !== cut).map(raftPort));
       try {
         const onCut = await call(url(cut), 'POST', '/event-types', eventType('partitioned.write'));
         assert.equal(onCut.status, 503, `a write on the isolated node must fail: ${onCut.text}`);
@@ -293,75 +294,3 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
   }
 });
 
-// ---------------------------------------------------------------------------------------------
-// Network partitions with iptables
-
-function cgroup2Root(): string | undefined {
-  if (existsSync('/sys/fs/cgroup/cgroup.controllers')) return '/sys/fs/cgroup';
-  if (existsSync('/sys/fs/cgroup/unified/cgroup.procs')) return '/sys/fs/cgroup/unified';
-  return undefined;
-}
-
-function partitionUnsupported(): string | undefined {
-  if (process.getuid?.() !== 0) return 'not root';
-  try {
-    execFileSync('iptables', ['-w', '-L', 'OUTPUT', '-n'], { stdio: 'ignore' });
-  } catch {
-    return 'iptables is missing or not permitted (apt-get install iptables)';
-  }
-  return undefined;
-}
-
-/**
- * Drops all Raft traffic of node i: packets to its Raft port, and (through a cgroup of its own, so
- * its outgoing connections are matched too) every TCP packet it sends except its HTTP replies. Without
- * cgroup v2 only the Raft port is matched: the node then still reaches out, but hears nothing back.
- */
-function isolate(i: number): { heal(): void } {
-  const tag = `brook-test-${process.pid}-node${i}`;
-  const rules: string[][] = [];
-  const root = cgroup2Root();
-  let cgroupDir: string | undefined;
-  if (root !== undefined) {
-    try {
-      const dir = join(root, tag);
-      mkdirSync(dir);
-      cgroupDir = dir;
-      writeFileSync(join(dir, 'cgroup.procs'), String(pidOf(i)));
-      rules.push(['OUTPUT', '-m', 'cgroup', '--path', tag, '-p', 'tcp', '!', '--sport', String(base + i - 1)]);
-    } catch {
-      // No cgroup for us: port rules only.
-    }
-  }
-  rules.push(['INPUT', '-p', 'tcp', '--dport', String(raftPort(i))]);
-  rules.push(['OUTPUT', '-p', 'tcp', '--sport', String(raftPort(i))]);
-  const added: string[][] = [];
-  const heal = () => {
-    for (const r of added.splice(0).reverse()) {
-      spawnSync('iptables', ['-w', '-D', r[0]!, ...r.slice(1), '-m', 'comment', '--comment', tag, '-j', 'DROP'], { stdio: 'ignore' });
-    }
-    if (cgroupDir !== undefined) {
-      // Move the node back to the root cgroup (if it still runs) so the directory can go.
-      try {
-        writeFileSync(join(root!, 'cgroup.procs'), String(pidOf(i)));
-      } catch {
-        // it exited
-      }
-      try {
-        rmdirSync(cgroupDir);
-      } catch {
-        // removed with the process
-      }
-    }
-  };
-  try {
-    for (const r of rules) {
-      execFileSync('iptables', ['-w', '-I', r[0]!, ...r.slice(1), '-m', 'comment', '--comment', tag, '-j', 'DROP']);
-      added.push(r);
-    }
-  } catch (err) {
-    heal();
-    throw err;
-  }
-  return { heal };
-}

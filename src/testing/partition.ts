@@ -1,5 +1,6 @@
 /**
- * Network partitions with iptables, the method of src/broker/metadata-group.cluster.test.ts: the
+ * TEST-ONLY: network partitions with iptables, for the real-process tests
+ * (src/broker/metadata-group.cluster.test.ts and jepsen-like-tests/): the
  * isolated node's process goes into a cgroup of its own and every TCP packet it sends, except its
  * HTTP replies, is dropped, as is every packet to its Raft port. A socket keeps the cgroup it was
  * created in, so the cgroup rule misses the connections the node opened to its peers before it was
@@ -14,7 +15,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const runTag = `brook-jepsen-${process.pid}`;
+const runTag = `brook-partition-${process.pid}`;
 
 function cgroup2Root(): string | undefined {
   if (existsSync('/sys/fs/cgroup/cgroup.controllers')) return '/sys/fs/cgroup';
