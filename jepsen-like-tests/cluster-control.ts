@@ -6,10 +6,10 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freeClusterBase } from '../src/testing/free-ports.js';
 
 /** dist-jepsen/jepsen-like-tests -> the repository root. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -20,22 +20,6 @@ export interface ClusterView {
   metadata: { leader: number | null; term: number; commit_index: number; applied_index: number; last_index: number };
 }
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const srv = createServer();
-    srv.once('error', () => res(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
-  });
-}
-
-/** A base port such that base..base+2 (HTTP) and base+1000..base+1002 (Raft) are free. */
-async function freeBase(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    if ((await Promise.all([0, 1, 2, 1000, 1001, 1002].map((d) => portFree(base + d)))).every(Boolean)) return base;
-  }
-  throw new Error('no free port range');
-}
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -50,7 +34,7 @@ export class LocalCluster {
 
   static async create(extraEnv: Record<string, string>): Promise<LocalCluster> {
     const dir = mkdtempSync(join(tmpdir(), 'brook-jepsen-'));
-    const base = await freeBase();
+    const base = await freeClusterBase();
     const env = {
       ...process.env,
       BROOK_CLUSTER_DIR: dir,

@@ -13,12 +13,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { businessEventType, call } from '../testing/broker-harness.js';
 import { isolate, partitionUnsupported } from '../testing/partition.js';
+import { freeClusterBase } from '../testing/free-ports.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const clusterDir = mkdtempSync(join(tmpdir(), 'brook-cluster-test-'));
@@ -31,25 +31,8 @@ interface View {
   metadata: { leader: number | null; term: number; commit_index: number; applied_index: number; last_index: number; snapshot_index: number };
 }
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const srv = createServer();
-    srv.once('error', () => res(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
-  });
-}
 
-/** A base port such that base..base+2 and base+1000..base+1002 are free. */
-async function freeBase(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    const ports = [0, 1, 2, 1000, 1001, 1002].map((d) => base + d);
-    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
-  }
-  throw new Error('no free port range');
-}
-
-const base = await freeBase();
+const base = await freeClusterBase();
 const url = (i: number) => `http://127.0.0.1:${base + i - 1}`;
 const raftPort = (i: number) => base + 1000 + i - 1;
 const env = {
