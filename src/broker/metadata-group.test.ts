@@ -1,15 +1,19 @@
 // Goal: the metadata group host on its own, without processes or sockets: a single node is a group of
 // one that answers writes and reads and survives restarts (including after compaction and a crash that
 // loses unsynced writes), and three in-process
-// members forward writes to the leader and serve linearizable reads.
+// members forward writes to the leader and serve linearizable reads. Host bugs found in review stay
+// fixed: a proposal during a leadership transfer must not block the event loop.
 // Method: RaftMetadataGroup over MemoryKv; three members joined by an in-memory transport that
-// delivers asynchronously and can cut a member off; fast ticks (5 ms) so elections take tens of ms.
+// delivers asynchronously and can cut a member off or drop chosen messages; fast ticks (5 ms) so
+// elections take tens of ms. "The event loop was not blocked" is seen as a 1 ms timer that fired
+// before the proposal settled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { MemoryKv } from '../log/index.js';
+import { MemoryKv, type OrderedKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
+import type { Clock } from '../core/ports.js';
 import type { Message, NodeId } from '../raft/index.js';
 import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
 import { RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
@@ -32,23 +36,43 @@ function create(name: string): MetadataCommand {
   return { op: 'event_type.create', eventType: et, partitionCount: 1 };
 }
 
-function open(kv: MemoryKv, self: NodeId, founders: NodeId[], over: { snapshotEntries?: number; timeoutMs?: number } = {}): Promise<RaftMetadataGroup> {
+interface Overrides {
+  snapshotEntries?: number;
+  timeoutMs?: number;
+  tickMs?: number;
+  electionTicks?: number;
+  clock?: Clock;
+  onFatal?: (err: unknown) => void;
+}
+
+function open(kv: OrderedKv, self: NodeId, founders: NodeId[], over: Overrides = {}): Promise<RaftMetadataGroup> {
   return RaftMetadataGroup.open({
     self,
     incarnation: `inc-${self}-${Math.random()}`,
     kv,
     founders,
     directory: founders.map((id) => ({ id })),
-    tickMs: 5,
-    electionTicks: 10,
+    tickMs: over.tickMs ?? 5,
+    electionTicks: over.electionTicks ?? 10,
     heartbeatTicks: 1,
     snapshotEntries: over.snapshotEntries ?? 1000,
     proposalTimeoutMs: over.timeoutMs ?? 2000,
-    clock: systemClock,
+    clock: over.clock ?? systemClock,
     random: systemRandom,
     logger,
+    ...(over.onFatal === undefined ? {} : { onFatal: over.onFatal }),
   });
 }
+
+/** What a proposal came to: 'ok', or the status of the error it failed with. */
+function outcome(p: Promise<{ ok: boolean }>): Promise<string | number | undefined> {
+  return p.then(
+    (r) => (r.ok ? 'ok' : 'refused'),
+    (e: Error & { status?: number }) => e.status,
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
   const deadline = Date.now() + ms;
@@ -95,15 +119,19 @@ test('compaction: snapshots bound the log, and a restart after a crash (unsynced
   await again.close();
 });
 
-/** Three members wired by an in-memory transport; `cut` isolates a member both ways. */
+/**
+ * Three members wired by an in-memory transport; `cut` isolates a member both ways, `drop` loses the
+ * Raft messages it picks.
+ */
 class Net {
   readonly handlers = new Map<NodeId, TransportHandler>();
   readonly cut = new Set<NodeId>();
+  drop: ((from: NodeId, m: Message) => boolean) | undefined;
   transportFor(self: NodeId): MetadataTransport {
     return {
       send: (msgs: readonly Message[]) => {
         for (const m of msgs) {
-          if (this.cut.has(self) || this.cut.has(m.to)) continue;
+          if (this.cut.has(self) || this.cut.has(m.to) || this.drop?.(self, m) === true) continue;
           setImmediate(() => this.handlers.get(m.to)?.receive(m));
         }
       },
@@ -147,6 +175,51 @@ test('three members: writes through followers are forwarded, reads are lineariza
     await until('the old leader to catch up', 3000, () => leader.state.eventType('majority.write') !== undefined);
     assert.equal(leader.state.eventType('cut.write'), undefined, 'the refused write never applied');
     for (const g of groups) assert.equal(g.state.eventType('cut.write'), undefined);
+  } finally {
+    await Promise.all(groups.map((g) => g.close()));
+  }
+});
+
+test('a proposal made during a leadership transfer waits without blocking the event loop: 503 at its deadline while the transfer lasts, applied once it ends', async () => {
+  const net = new Net();
+  const ids = [1, 2, 3];
+  // Ticks of 20 ms: a transfer that cannot finish is given up after an election timeout (25 ticks,
+  // 500 ms), longer than a proposal may take (300 ms).
+  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs: 300, tickMs: 20, electionTicks: 25 })));
+  groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
+  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  try {
+    await until('a leader', 5000, () => groups.some((g) => g.isLeader()));
+    const leader = groups.find((g) => g.isLeader())!;
+    const [a, b] = groups.filter((g) => g !== leader) as [RaftMetadataGroup, RaftMetadataGroup];
+    await until('followers know the leader', 3000, () => [a, b].every((f) => f.view().metadata.leader === leader.self));
+    assert.equal((await leader.propose(create('t.before'))).ok, true);
+
+    // 1. A transfer to a member that cannot be reached stays pending: the core refuses proposals
+    // meanwhile although this node is still the leader.
+    net.cut.add(a.self);
+    assert.equal(leader.transferLeadership(a.self), true);
+    assert.ok(leader.isLeader());
+    let timerFired = false;
+    setTimeout(() => (timerFired = true), 1);
+    const during = await outcome(leader.propose(create('t.during')));
+    assert.equal(timerFired, true, 'a timer fired while the proposal waited (the event loop was not blocked)');
+    assert.equal(during, 503, 'the proposal fails with 503 at its deadline');
+    // The transfer is given up after an election timeout, which the ticks (timers) bring about.
+    assert.equal(await outcome(leader.propose(create('t.after-abort'))), 'ok', 'applied once the transfer was given up');
+    assert.ok(leader.isLeader());
+
+    // 2. A transfer that completes: the proposal goes to the new leader.
+    net.cut.delete(a.self);
+    await until('the cut member to catch up', 3000, () => a.view().metadata.applied_index >= leader.view().metadata.commit_index);
+    assert.equal(leader.transferLeadership(b.self), true);
+    timerFired = false;
+    setTimeout(() => (timerFired = true), 1);
+    assert.equal(await outcome(leader.propose(create('t.transferred'))), 'ok', 'applied through the new leader');
+    assert.equal(timerFired, true, 'a timer fired while the proposal waited');
+    assert.equal(b.isLeader(), true, 'the transfer completed');
+    assert.ok(leader.state.eventType('t.transferred'));
+    assert.equal(leader.state.eventType('t.during'), undefined);
   } finally {
     await Promise.all(groups.map((g) => g.close()));
   }

@@ -269,6 +269,18 @@ export class RaftMetadataGroup implements MetadataProposer {
     return ids.size === 1;
   }
 
+  /**
+   * Asks this node, if it is the leader, to hand leadership to the voter `to` (Raft thesis §3.10).
+   * The core refuses proposals until the transfer completes or, after an election timeout, is given
+   * up; propose() waits meanwhile. False when this node is not the leader or `to` is no voter.
+   */
+  transferLeadership(to: NodeId): boolean {
+    if (this.#closed) return false;
+    const started = this.#raw.transferLeadership(to);
+    this.#kick();
+    return started;
+  }
+
   #singleton(): boolean {
     return this.#conf.learners.length === 0 && this.#conf.voters.length === 1 && this.#conf.voters[0] === this.#o.self;
   }
@@ -289,6 +301,11 @@ export class RaftMetadataGroup implements MetadataProposer {
           return (await this.#proposeLocal(data, deadlineMs)).result;
         } catch (err) {
           if (!(err instanceof NotLeader)) throw err;
+          // Refused although this node leads: a leadership transfer is pending. Retrying at once
+          // would loop on microtasks only (awaiting a rejected promise never yields to timers or
+          // I/O), so neither the ticks that give the transfer up nor the Ready that sends it, nor
+          // any HTTP request, would run until the deadline. Wait a little, then look again.
+          await this.#sleep(Math.min(leaderRetryMs, remainingMs));
           continue;
         }
       }
