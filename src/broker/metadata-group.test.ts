@@ -2,7 +2,8 @@
 // one that answers writes and reads and survives restarts (including after compaction and a crash that
 // loses unsynced writes), and three in-process
 // members forward writes to the leader and serve linearizable reads. Host bugs found in review stay
-// fixed: a proposal during a leadership transfer must not block the event loop.
+// fixed: a proposal during a leadership transfer must not block the event loop; proposals are matched
+// to their entry by (term, index).
 // Method: RaftMetadataGroup over MemoryKv; three members joined by an in-memory transport that
 // delivers asynchronously and can cut a member off or drop chosen messages; fast ticks (5 ms) so
 // elections take tens of ms. "The event loop was not blocked" is seen as a 1 ms timer that fired
@@ -220,6 +221,60 @@ test('a proposal made during a leadership transfer waits without blocking the ev
     assert.equal(b.isLeader(), true, 'the transfer completed');
     assert.ok(leader.state.eventType('t.transferred'));
     assert.equal(leader.state.eventType('t.during'), undefined);
+  } finally {
+    await Promise.all(groups.map((g) => g.close()));
+  }
+});
+
+test('proposals are matched to entries by term and index: an older proposal at the same index, from an earlier leadership, neither fails nor hides the newer one', async () => {
+  const net = new Net();
+  const ids = [1, 2, 3];
+  const timeoutMs = 1500;
+  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs })));
+  groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
+  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  try {
+    await until('a leader', 3000, () => groups.some((g) => g.isLeader()));
+    const a = groups.find((g) => g.isLeader())!;
+    const others = groups.filter((g) => g !== a);
+    await until('followers know the leader', 3000, () => others.every((f) => f.view().metadata.leader === a.self));
+    assert.equal((await a.propose(create('k.first'))).ok, true);
+    const n = a.view().metadata.last_index;
+
+    // 1. A, cut off, takes proposals it cannot commit, at n+1..n+5 of its term.
+    net.cut.add(a.self);
+    const oldStartedMs = Date.now();
+    const old = [1, 2, 3, 4, 5].map((k) => outcome(a.propose(create(`k.old${k}`))));
+    assert.equal(a.view().metadata.last_index, n + 5);
+    // 2. The others elect a leader, which writes its own empty entry after n.
+    await until('a new leader', 3000, () => others.some((g) => g.isLeader()));
+    const m = others.find((g) => g.isLeader())!;
+    // 3. A rejoins as a follower; its uncommitted entries are replaced by the new leader's log.
+    net.cut.delete(a.self);
+    await until('A to follow the new leader', 3000, () => a.view().metadata.leader === m.self && a.view().metadata.applied_index >= m.view().metadata.commit_index);
+    // 4. Leadership goes back to A: its empty entry and its next proposal take indexes that its
+    // old, never committed proposals had.
+    assert.equal(m.transferLeadership(a.self), true);
+    await until('A to lead again', 3000, () => a.isLeader());
+    const next = a.view().metadata.last_index + 1;
+    assert.ok(next > m.view().metadata.last_index && next <= n + 5, `the next proposal (${next}) lands where an old one waits (${n + 1}..${n + 5})`);
+    // The new proposal is made well before the old ones' deadline, so that its own is well after.
+    const waitMs = oldStartedMs + timeoutMs / 2 - Date.now();
+    assert.ok(waitMs > 0, 'setting up took too long');
+    await sleep(waitMs);
+    // 5. A's appends of the new entry are lost until the old proposals have timed out (heartbeats go
+    // through, so A stays leader): the new proposal is pending when the old one at its index expires.
+    net.drop = (from, msg) => from === a.self && msg.type === 'app' && msg.entries.some((e) => e.index >= next);
+    let freshSettled = false;
+    const fresh = outcome(a.propose(create('k.new'))).finally(() => (freshSettled = true));
+    assert.equal(a.view().metadata.last_index, next);
+    assert.deepEqual(await Promise.all(old), [503, 503, 503, 503, 503], 'none of the old proposals committed');
+    assert.equal(freshSettled, false, 'the new proposal is still waiting for its entry to commit');
+    // 6. Appends get through again: the new proposal commits and is answered.
+    net.drop = undefined;
+    assert.equal(await fresh, 'ok');
+    assert.ok(a.state.eventType('k.new'));
+    for (let k = 1; k <= 5; k++) assert.equal(a.state.eventType(`k.old${k}`), undefined);
   } finally {
     await Promise.all(groups.map((g) => g.close()));
   }

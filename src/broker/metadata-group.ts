@@ -154,7 +154,13 @@ export class RaftMetadataGroup implements MetadataProposer {
   #role: string = 'follower';
   #term: Term;
 
-  #pending = new Map<Index, PendingProposal>();
+  /**
+   * Proposals waiting for their entry, by index and then by term. One index can hold proposals of
+   * several terms: a leader whose entries were never committed, then overwritten, that leads again
+   * proposes at the same indexes. Only the entry applied there says which one (if any) committed, so
+   * a proposal must be found, answered and dropped by (term, index), never by index alone.
+   */
+  #pending = new Map<Index, Map<Term, PendingProposal>>();
   #applyWaiters: Waiter[] = [];
   #readQueue: ReadWaiter[] = [];
   #readRound: { ctx: string; waiters: ReadWaiter[]; startedMs: number } | undefined;
@@ -337,13 +343,19 @@ export class RaftMetadataGroup implements MetadataProposer {
       if (r.reason === 'notLeader' || r.reason === 'leadershipTransfer') return Promise.reject(new NotLeader());
       return Promise.reject(problems.unavailable(`The metadata leader refused the write (${r.reason}); retry.`));
     }
-    const index = r.firstIndex;
+    const { term, firstIndex: index } = r;
+    let atIndex = this.#pending.get(index);
+    if (atIndex === undefined) this.#pending.set(index, (atIndex = new Map()));
+    assert(!atIndex.has(term), `two metadata proposals at index ${index} in term ${term}`);
+    const waiting = atIndex;
     const p = new Promise<{ result: ApplyResult; index: Index }>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.#pending.delete(index);
+        // Only this proposal: another term's proposal at the same index may still be waiting.
+        waiting.delete(term);
+        if (waiting.size === 0 && this.#pending.get(index) === waiting) this.#pending.delete(index);
         reject(problems.unavailable('The metadata write did not commit in time (no quorum?). It may or may not be applied later; retry.'));
       }, Math.max(1, deadlineMs - this.#now()));
-      this.#pending.set(index, { term: r.term, resolve, reject, timer });
+      waiting.set(term, { term, resolve, reject, timer });
     });
     this.#kick();
     return p;
@@ -554,11 +566,13 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#conf = snap.metadata.confState;
     this.#applied = index;
     this.#o.logger.info({ raftId: this.#o.self, index, term: snap.metadata.term }, 'installed a metadata snapshot from the leader');
-    for (const [i, p] of this.#pending) {
+    for (const [i, atIndex] of this.#pending) {
       if (i > index) continue;
       this.#pending.delete(i);
-      clearTimeout(p.timer);
-      p.reject(problems.unavailable('The metadata write may or may not have committed (this node was replaced by a snapshot); retry.'));
+      for (const p of atIndex.values()) {
+        clearTimeout(p.timer);
+        p.reject(problems.unavailable('The metadata write may or may not have committed (this node was replaced by a snapshot); retry.'));
+      }
     }
     this.#o.onRestored?.(this.#sm);
   }
@@ -575,12 +589,16 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#o.onApplied?.(cmd, result);
     }
     this.#applied = e.index;
-    const p = this.#pending.get(e.index);
-    if (p === undefined) return;
+    const atIndex = this.#pending.get(e.index);
+    if (atIndex === undefined) return;
     this.#pending.delete(e.index);
-    clearTimeout(p.timer);
-    if (p.term === e.term && result !== undefined) p.resolve({ result, index: e.index });
-    else p.reject(problems.unavailable('The metadata leader lost its leadership before the write committed; retry.'));
+    // The entry applied here committed the proposal of its own term; those of other terms at this
+    // index were overwritten and never will.
+    for (const p of atIndex.values()) {
+      clearTimeout(p.timer);
+      if (p.term === e.term && result !== undefined) p.resolve({ result, index: e.index });
+      else p.reject(problems.unavailable('The metadata leader lost its leadership before the write committed; retry.'));
+    }
   }
 
   #releaseApplyWaiters(): void {
@@ -700,9 +718,11 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#closed = true;
     if (this.#ticker !== undefined) clearInterval(this.#ticker);
     const closing = problems.unavailable('The node is shutting down; retry on another node.');
-    for (const p of this.#pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(closing);
+    for (const atIndex of this.#pending.values()) {
+      for (const p of atIndex.values()) {
+        clearTimeout(p.timer);
+        p.reject(closing);
+      }
     }
     this.#pending.clear();
     for (const w of [...this.#applyWaiters, ...this.#readQueue, ...(this.#readRound?.waiters ?? [])]) w.reject(closing);
