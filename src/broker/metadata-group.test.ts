@@ -3,11 +3,12 @@
 // loses unsynced writes), and three in-process
 // members forward writes to the leader and serve linearizable reads. Host bugs found in review stay
 // fixed: a proposal during a leadership transfer must not block the event loop; proposals are matched
-// to their entry by (term, index).
+// to their entry by (term, index); a read queued during a ReadIndex round does not wait for a tick.
 // Method: RaftMetadataGroup over MemoryKv; three members joined by an in-memory transport that
 // delivers asynchronously and can cut a member off or drop chosen messages; fast ticks (5 ms) so
 // elections take tens of ms. "The event loop was not blocked" is seen as a 1 ms timer that fired
-// before the proposal settled.
+// before the proposal settled. "Without a tick" is seen with node:test's mock setInterval (the
+// group's ticker), which the test stops firing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -276,6 +277,50 @@ test('proposals are matched to entries by term and index: an older proposal at t
     assert.ok(a.state.eventType('k.new'));
     for (let k = 1; k <= 5; k++) assert.equal(a.state.eventType(`k.old${k}`), undefined);
   } finally {
+    await Promise.all(groups.map((g) => g.close()));
+  }
+});
+
+/** Rejects when `p` has not settled within `ms` of real time. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+test('a read that arrives during a ReadIndex round gets the next round as soon as that one is answered, not at the next tick', async (t) => {
+  // The group's ticker (its only setInterval) fires only when the test says so: while the test pumps
+  // it, the group ticks with real time; once it stops, no tick happens at all and only messages move
+  // the group.
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  let pumping = true;
+  const pump = (): void => {
+    if (!pumping) return;
+    t.mock.timers.tick(5);
+    setTimeout(pump, 5);
+  };
+  const net = new Net();
+  const ids = [1, 2, 3];
+  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids)));
+  groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
+  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  pump();
+  try {
+    await until('a leader', 3000, () => groups.some((g) => g.isLeader()));
+    const leader = groups.find((g) => g.isLeader())!;
+    const follower = groups.find((g) => g !== leader)!;
+    await until('followers know the leader', 3000, () => groups.every((g) => g.view().metadata.leader === leader.self));
+    assert.equal((await leader.propose(create('r.one'))).ok, true);
+    pumping = false; // no more ticks from here on
+    for (const g of [follower, leader]) {
+      const first = g.readBarrier()!;
+      const second = g.readBarrier()!; // queued: the first read's round is under way
+      await within(first, 2000, `node ${g.self}: the read that started a round`);
+      await within(second, 2000, `node ${g.self}: the read queued during that round`);
+    }
+    assert.ok(follower.state.eventType('r.one'));
+  } finally {
+    pumping = false;
     await Promise.all(groups.map((g) => g.close()));
   }
 });
