@@ -3,22 +3,26 @@
 // loses unsynced writes), and three in-process
 // members forward writes to the leader and serve linearizable reads. Host bugs found in review stay
 // fixed: a proposal during a leadership transfer must not block the event loop; proposals are matched
-// to their entry by (term, index); a read queued during a ReadIndex round does not wait for a tick.
+// to their entry by (term, index); a read queued during a ReadIndex round does not wait for a tick; a
+// compaction the KV refuses (a full disk) does not stop the node.
 // Method: RaftMetadataGroup over MemoryKv; three members joined by an in-memory transport that
 // delivers asynchronously and can cut a member off or drop chosen messages; fast ticks (5 ms) so
 // elections take tens of ms. "The event loop was not blocked" is seen as a 1 ms timer that fired
 // before the proposal settled. "Without a tick" is seen with node:test's mock setInterval (the
-// group's ticker), which the test stops firing.
+// group's ticker), which the test stops firing. A full disk is a KV wrapper that refuses the writes
+// that store a snapshot with KvWriteError, as RocksKv reports ENOSPC.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { MemoryKv, type OrderedKv } from '../log/index.js';
+import { DurabilityLostError, KvWriteError, MemoryKv, type KvRange, type OrderedKv } from '../log/index.js';
+import { recordOps, type KvBatch } from '../log/kv.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
 import type { Clock } from '../core/ports.js';
 import type { Message, NodeId } from '../raft/index.js';
 import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
-import { RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
+import { metadataGroupId, RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
+import { prefixRaft } from './raft-log-store.js';
 import { systemClock, systemRandom } from './system.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
@@ -322,5 +326,74 @@ test('a read that arrives during a ReadIndex round gets the next round as soon a
   } finally {
     pumping = false;
     await Promise.all(groups.map((g) => g.close()));
+  }
+});
+
+/** The key of the metadata group's snapshot (raft-log-store.ts: [0x02][group u32][0x02]). */
+const snapshotKey = Buffer.from([prefixRaft, 0, 0, 0, metadataGroupId, 0x02]);
+
+/** A MemoryKv that refuses, while `refusal` is set, every write that stores a snapshot: a compaction. */
+class CompactionRefusingKv implements OrderedKv {
+  refusal: Error | undefined;
+  refused = 0;
+  constructor(readonly inner: MemoryKv) {}
+  write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
+    if (this.refusal !== undefined && recordOps(fill).some((op) => op.kind === 'put' && op.key.equals(snapshotKey))) {
+      this.refused++;
+      return Promise.reject(this.refusal);
+    }
+    return this.inner.write(fill, opts);
+  }
+  get(key: Buffer): Promise<Buffer | null> {
+    return this.inner.get(key);
+  }
+  iterate(range: KvRange): AsyncIterable<[Buffer, Buffer]> {
+    return this.inner.iterate(range);
+  }
+  sizeBytes(): Promise<number> {
+    return this.inner.sizeBytes();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+test('a compaction the KV refuses (a full disk) leaves the log uncompacted and is tried again later; the node goes on; a lost fsync stays fatal', async () => {
+  const kv = new CompactionRefusingKv(new MemoryKv());
+  const fatal: unknown[] = [];
+  const g = await open(kv, 1, [1], { snapshotEntries: 8, onFatal: (err) => fatal.push(err) });
+  g.start(undefined);
+  try {
+    kv.refusal = new KvWriteError(new Error('IO error: No space left on device: While appending to file: 000012.log'));
+    for (let k = 0; k < 20; k++) assert.equal((await g.propose(create(`d.n${k}`))).ok, true, `write ${k}`);
+    // The group compacts when its Ready loop falls idle.
+    await until('a compaction attempt', 2000, () => kv.refused > 0);
+    for (let k = 20; k < 30; k++) assert.equal((await g.propose(create(`d.n${k}`))).ok, true, `write ${k} after a refused compaction`);
+    await sleep(50);
+    assert.equal(fatal.length, 0, 'the node did not stop');
+    assert.equal(g.view().metadata.snapshot_index, 0, 'the log is left uncompacted');
+    assert.equal(g.readBarrier(), undefined);
+    assert.ok(g.state.eventType('d.n29'));
+
+    // Space comes back: a later compaction succeeds (after its backoff, with the writes that follow).
+    kv.refusal = undefined;
+    const deadline = Date.now() + 5000;
+    for (let k = 0; g.view().metadata.snapshot_index === 0; k++) {
+      assert.ok(Date.now() < deadline, 'no compaction within 5 s after the disk took writes again');
+      assert.equal((await g.propose(create(`d.later${k}`))).ok, true);
+      await sleep(20);
+    }
+    assert.ok(g.view().metadata.snapshot_index >= 30);
+    assert.equal(fatal.length, 0);
+
+    // A store that lost durability (a failed fsync) refuses every later write: that stops the node.
+    kv.refusal = new DurabilityLostError(new Error('EIO'));
+    const before = g.view().metadata.snapshot_index;
+    for (let k = 0; k < 30 && fatal.length === 0; k++) await outcome(g.propose(create(`d.lost${k}`)));
+    assert.equal(fatal.length, 1, 'the node stopped');
+    assert.ok(fatal[0] instanceof DurabilityLostError);
+    assert.equal(g.view().metadata.snapshot_index, before);
+  } finally {
+    await g.close();
   }
 });

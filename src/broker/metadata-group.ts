@@ -116,7 +116,7 @@ export interface ClusterView {
 export const metadataGroupId = 0;
 /** A node that ticks late by more than this many periods drops the rest (see the header). */
 const catchUpTicksMax = 3;
-/** The longest wait between two attempts to write a Ready the KV refused (a full disk). */
+/** The longest wait between two attempts to write a Ready, or a compaction, the KV refused (a full disk). */
 const persistRetryMaxMs = 2000;
 /** How long a follower waits before asking again when the leader it knew is not leader any more. */
 const leaderRetryMs = 50;
@@ -174,6 +174,9 @@ export class RaftMetadataGroup implements MetadataProposer {
   #loopDone: Promise<void> = Promise.resolve();
   #closed = false;
   #compacting = false;
+  /** Compaction writes the KV refused in a row (a full disk), and the earliest time to try again. */
+  #compactRefusals = 0;
+  #compactRetryAtMs = 0;
 
   private constructor(o: MetadataGroupOptions, store: RaftLogStore, sm: MetadataStateMachine, conf: ConfState, applied: Index) {
     this.#o = o;
@@ -616,16 +619,35 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#applyWaiters = keep;
   }
 
+  /**
+   * Snapshots the state machine and compacts the log when enough entries were applied since the last
+   * snapshot. A compaction write the KV refused without applying it (a full disk) stores nothing:
+   * RaftLogStore.compact changes its mirror only after the write, so the log stays whole, only
+   * longer. That is no reason to stop the node (unlike a failed fsync, whose error is rethrown and is
+   * fatal as elsewhere): it is logged and tried again after a backoff (50 ms doubling to
+   * persistRetryMaxMs), at the end of the first Ready loop after it, that is with the next Raft
+   * traffic or write.
+   */
   async #maybeCompact(): Promise<void> {
     if (this.#compacting || this.#closed) return;
     const snapIndex = this.#store.storage.snapshot().metadata.index;
     const applied = this.#applied;
     if (applied - snapIndex < this.#o.snapshotEntries) return;
+    if (this.#now() < this.#compactRetryAtMs) return;
     this.#compacting = true;
+    const log = this.#o.logger;
     try {
       const keep = Math.floor(this.#o.snapshotEntries / 4);
       await this.#store.compact(applied, this.#conf, encodeImage(this.#sm), applied - keep);
-      this.#o.logger.info({ raftId: this.#o.self, index: applied, firstIndex: this.#store.storage.firstIndex() }, 'metadata snapshot taken; log compacted');
+      if (this.#compactRefusals > 0) log.warn({ raftId: this.#o.self, attempts: this.#compactRefusals + 1 }, 'metadata log compaction succeeded again');
+      this.#compactRefusals = 0;
+      log.info({ raftId: this.#o.self, index: applied, firstIndex: this.#store.storage.firstIndex() }, 'metadata snapshot taken; log compacted');
+    } catch (err) {
+      if (!(err instanceof KvWriteError) || this.#closed) throw err;
+      const retryInMs = Math.min(persistRetryMaxMs, 50 * 2 ** Math.min(this.#compactRefusals, 10));
+      this.#compactRetryAtMs = this.#now() + retryInMs;
+      if (this.#compactRefusals === 0) log.warn({ raftId: this.#o.self, err: err.message, index: applied, retryInMs }, 'metadata log compaction failed; the log stays uncompacted and compaction is tried again later');
+      this.#compactRefusals++;
     } finally {
       this.#compacting = false;
     }
