@@ -250,9 +250,11 @@ export class MetadataStateMachine {
     const admitted = this.#admitPlacement(cmd.placement, cmd.partitionCount);
     if (!admitted.ok) return admitted;
     const partitions = Array.from({ length: cmd.partitionCount }, (_, i) => String(i));
-    const storage: EventTypeRecord['storage'] = { topic: this.#nextTopic++, partitions, timeline: 1 };
-    if (admitted.placement !== undefined) storage.placement = admitted.placement;
-    this.#eventTypes.set(name, { eventType: cmd.eventType, schemas: [cmd.eventType.schema], storage });
+    this.#eventTypes.set(name, {
+      eventType: cmd.eventType,
+      schemas: [cmd.eventType.schema],
+      storage: { topic: this.#nextTopic++, partitions, timeline: 1, ...(admitted.placement === undefined ? {} : { placement: admitted.placement }) },
+    });
     return { ok: true };
   }
 
