@@ -10,7 +10,7 @@
  * 2. The other replicas are the members that hold fewest replicas, then have the lowest id.
  * Starting from an even cluster this keeps replica counts within one of each other and preferred-leader
  * counts within one of each other, whatever the partition counts of the event types created (checked
- * exhaustively for up to 10 members and every factor in placement.test.ts: the state, normalized to its
+ * exhaustively for up to 12 members and every factor in placement.test.ts: the state, normalized to its
  * minimum, repeats, so every later step was seen). Choosing the leader by fewest replicas too is what
  * keeps both even at once: picking the other replicas first can leave every least-loaded node holding
  * an extra leadership.
