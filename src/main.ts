@@ -26,6 +26,7 @@ import { interimPlacement, PartitionReplicas } from './broker/partition-replicas
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
+import type { MembersSource } from './metadata/placement.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { FeatureService } from './settings/feature-service.js';
@@ -143,11 +144,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
   const openStreams = new OpenStreams();
+  const founders = [...new Set([self, ...others.map((p) => p.id)])];
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
-    founders: [...new Set([self, ...others.map((p) => p.id)])],
+    founders,
     directory,
     tickMs: config.raftTickMs,
     electionTicks: config.raftElectionTicks,
@@ -219,10 +221,19 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   };
 
   const features = new FeatureService(() => metadata.state, metadata);
+  // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
+  const members: MembersSource = {
+    members: () => metadata.view().members.filter((m) => m.suffrage !== 'none').map((m) => m.id),
+    replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
+    // Partitions created before placement existed stay where they are: on the lowest founding node, which
+    // is this node in a cluster of one (see metadata/placement-of.ts).
+    legacyReplica: Math.min(...founders),
+  };
   const eventTypes = new EventTypeService({
     reader,
     proposer: metadata,
     features,
+    members,
     options: {
       partitionsDefault: config.partitionsDefault,
       partitionsMax: config.partitionsMax,
@@ -292,7 +303,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
-    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock }),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
     publisher,
     reader: router,
     cursors,
