@@ -22,7 +22,8 @@ import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
-import { interimPlacement, PartitionReplicas } from './broker/partition-replicas.js';
+import { PartitionReplicas } from './broker/partition-replicas.js';
+import { placementOf } from './metadata/placement-of.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
@@ -83,14 +84,22 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onFatal: (err) => fatalRef?.(err),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
+  // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
+  let logIndex: Map<number, string> | undefined;
+  // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
+  const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
     host: raftHost,
     placement: (topic, partition) => {
-      const m = metadataForPlacement;
-      if (m === undefined) return undefined;
-      return interimPlacement(topic, partition, m.view().members.filter((x) => x.suffrage === 'voter').map((x) => x.id));
+      const state = metadataForPlacement?.state;
+      if (state === undefined) return undefined;
+      logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
+      const name = logIndex.get(topic);
+      const rec = name === undefined ? undefined : state.eventType(name);
+      if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
+      return placementOf(rec, topic, partition, legacyReplica);
     },
     clock,
     random: systemRandom,
@@ -131,6 +140,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
     },
   );
+  /** Opens this node's replicas of every default-storage partition of an event type. */
+  const openReplicas = async (r: EventTypeRecord): Promise<void> => {
+    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
+      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+    }
+  };
+  const openReplicasOf = (name: string): void => {
+    const r = metadataRef?.state.eventType(name);
+    if (r !== undefined) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: name }, 'opening partition replicas failed'));
+  };
   const dropLogs = (logs: { storage_id: string; topic: number }[]) => {
     // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
     router.dropLogs(logs).catch((err: unknown) => logger.error({ err, logs }, 'dropping the logs of a deleted event type failed'));
@@ -162,6 +181,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create') logIndex = undefined;
+      // The replicas of new partitions start at once on every node that holds one, so the group can
+      // elect a leader before the first publish.
+      if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
@@ -171,6 +194,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onRestored: (sm) => {
       hub?.kickAll();
       topicIndex = undefined;
+      logIndex = undefined;
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
       const liveNow = liveDefaultTopics(sm.eventTypes());
@@ -209,11 +233,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     }
   }
   // Open every partition this node replicates, so bounds and reads are served from the start.
-  for (const r of metadata.state.eventTypes()) {
-    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
-      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
-    }
-  }
+  for (const r of metadata.state.eventTypes()) await openReplicas(r);
   await router.openInUse(metadata.state.eventTypes());
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),

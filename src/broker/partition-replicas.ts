@@ -36,27 +36,6 @@ export interface GroupPlacement {
 
 export type PlacementLookup = (topic: number, partition: number) => GroupPlacement | undefined;
 
-/** Partitions per topic the interim group numbering has room for. */
-const interimPartitionsMax = 1024;
-/** Group ids of the interim numbering start here (below: the metadata group and allocated ids). */
-const interimGroupBase = 0x1000_0000;
-
-/**
- * The placement of a partition until placement is replicated metadata: a group id derived from
- * (topic, partition) and every metadata voter (at most three) as a replica, the preferred leader
- * rotating with the partition so that leaders spread over the nodes.
- */
-export function interimPlacement(topic: number, partition: number, voters: readonly NodeId[]): GroupPlacement | undefined {
-  if (voters.length === 0 || partition >= interimPartitionsMax) return undefined;
-  const group = interimGroupBase + topic * interimPartitionsMax + partition;
-  if (group > 0xffff_ffff) return undefined;
-  const sorted = [...voters].sort((a, b) => a - b);
-  const n = Math.min(3, sorted.length);
-  const start = (topic + partition) % sorted.length;
-  const replicas = Array.from({ length: n }, (_, i) => sorted[(start + i) % sorted.length]!);
-  return { group, replicas };
-}
-
 /** A publish forwarded to a partition's leader on another node. */
 export interface ForwardedAppend {
   readonly group: number;
