@@ -17,7 +17,7 @@ import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from
 import { createLogger } from './observability/logger.js';
 import { openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
-import { GrpcTransport } from './transport/index.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
@@ -147,17 +147,20 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadataRef = metadata;
   let transport: GrpcTransport | undefined;
   if (others.length > 0) {
+    // Every group hosted here registers with the dispatcher; the metadata group is group 0.
+    const groups = new GroupDispatcher({ logger: logger.child({ component: 'transport' }) });
+    groups.register(metadataGroup, metadata.transportHandler());
     transport = await GrpcTransport.start({
       self,
       incarnation,
       listen: `${config.host}:${config.raftPort}`,
       peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: metadata.transportHandler(),
+      handler: groups,
       logger: logger.child({ component: 'transport' }),
     });
     logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
   }
-  metadata.start(transport);
+  metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
