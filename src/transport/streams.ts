@@ -28,7 +28,10 @@ export function statusOf(err: unknown): { code: grpc.status; details: string } {
   return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
 }
 
-/** What a failed client call means to its caller. */
+/**
+ * What a failed client call means to its caller. Only the caller's own abort is `cancelled`: a call
+ * the server cancelled (it shut down) is `unavailable`, to be retried elsewhere.
+ */
 export function transportErrorOf(err: unknown, peer: NodeId, signal?: AbortSignal): TransportError {
   if (signal?.aborted) return new TransportError('cancelled', `call to node ${peer} cancelled`);
   if (err instanceof TransportError) return err;
@@ -36,8 +39,6 @@ export function transportErrorOf(err: unknown, peer: NodeId, signal?: AbortSigna
   const details = (err as { details?: unknown })?.details;
   const text = `node ${peer}: ${typeof details === 'string' && details !== '' ? details : (err as Error)?.message ?? String(err)}`;
   switch (code) {
-    case grpc.status.CANCELLED:
-      return new TransportError('cancelled', text);
     case grpc.status.INVALID_ARGUMENT:
     case grpc.status.FAILED_PRECONDITION:
     case grpc.status.OUT_OF_RANGE:
