@@ -17,7 +17,7 @@ import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from
 import { createLogger } from './observability/logger.js';
 import { openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
-import { GrpcTransport } from './transport/index.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
@@ -84,6 +84,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onFatal: (err) => fatalRef?.(err),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
+  // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
+  // single node has no transport and no dispatcher.
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }) }) : undefined;
   // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
@@ -108,6 +111,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     heartbeatTicks: config.raftHeartbeatTicks,
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
+    ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -208,18 +212,23 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadataForPlacement = metadata;
   let transport: GrpcTransport | undefined;
   if (others.length > 0) {
+    groups!.register(metadataGroup, metadata.transportHandler());
     transport = await GrpcTransport.start({
       self,
       incarnation,
       listen: `${config.host}:${config.raftPort}`,
       peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: metadata.transportHandler(),
+      handler: groups!,
       logger: logger.child({ component: 'transport' }),
     });
     logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
   }
-  metadata.start(transport);
-  raftHost.start(undefined);
+  metadata.start(transport === undefined ? undefined : metadataTransport(transport));
+  if (transport !== undefined) {
+    const t = transport;
+    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req) });
+    raftHost.start({ send: (msgs) => t.send(msgs) });
+  } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
@@ -331,7 +340,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     cluster: {
       view: () => metadata.view(),
       readBarrier: () => metadata.readBarrier(),
-      servesPartitions: () => metadata.isSingleNode(),
+      switchesTimelines: () => metadata.isSingleNode(),
     },
   });
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));

@@ -27,6 +27,7 @@ import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffset
 import { RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
+import type { GroupHandler } from '../transport/index.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
@@ -95,6 +96,8 @@ export interface PartitionReplicasOptions {
   readonly appendTimeoutMs: number;
   /** The store of the version before partition replication, read below each group's first offset. */
   readonly legacy?: PartitionStore;
+  /** Where the transport finds each group's handler (absent on a single node: no transport). */
+  readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
 }
 
 export class PartitionReplicas {
@@ -188,6 +191,7 @@ export class PartitionReplicas {
     group.onLeaderChange = (lead, term) => log.info({ leader: lead === noNode ? null : lead, term }, 'partition leader changed');
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
+    o.groups?.register(placement.group, this.#handler(replica));
     // A one-member group elects itself at once; a new group's preferred leader campaigns at once, so
     // a fresh partition does not wait an election timeout for its first leader.
     if (group.isSingleton() || (fresh && placement.replicas[0] === o.self)) {
@@ -217,6 +221,17 @@ export class PartitionReplicas {
         await sleep(retryMs);
       }
     }
+  }
+
+  /** What the transport delivers to a partition group hosted here. */
+  #handler(r: PartitionReplica): GroupHandler {
+    const id = r.groupId;
+    return {
+      receive: (m) => void this.#o.host.receive(id, m),
+      unreachable: (peer) => r.group.raw.reportUnreachable(peer),
+      snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
+      append: (_from, req) => this.appendForwarded(req),
+    };
   }
 
   // ------------------------------------------------------------------ appends
@@ -387,6 +402,7 @@ export class PartitionReplicas {
     const groups = (await this.storedTopics()).get(topic) ?? [];
     for (const r of [...this.#byKey.values()].filter((x) => x.topic === topic)) {
       this.#byKey.delete(PartitionReplicas.key(r.topic, r.partition));
+      this.#o.groups?.unregister(r.groupId);
       await this.#o.host.remove(r.groupId);
       r.release();
       if (!groups.includes(r.groupId)) groups.push(r.groupId);
