@@ -111,6 +111,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     heartbeatTicks: config.raftHeartbeatTicks,
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
+    memoryEntries: config.partitionMemoryEntries,
     ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
@@ -226,7 +227,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   if (transport !== undefined) {
     const t = transport;
-    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req) });
+    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req), fetchLog: (to, req, signal) => t.fetchLog(to, req, signal) });
     raftHost.start({ send: (msgs) => t.send(msgs) });
   } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.

@@ -36,6 +36,11 @@ function groupKey(group: number, kind: number): Buffer {
   return k;
 }
 
+/** The stored form of an entry (what `fill` writes), for entries written outside a Ready (log shipping). */
+export function encodeStoredEntry(e: Entry): Buffer {
+  return encodeEntry(e);
+}
+
 export function entryKey(group: number, index: Index): Buffer {
   assert(Number.isSafeInteger(index) && index >= 0, `entry index ${index}`);
   const k = Buffer.alloc(14);
