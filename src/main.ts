@@ -23,7 +23,8 @@ import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { PartitionReplicas } from './broker/partition-replicas.js';
-import { placementOf } from './metadata/placement-of.js';
+import { placedPartitions, placementOf } from './metadata/placement-of.js';
+import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
@@ -339,7 +340,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
-      view: () => metadata.view(),
+      // This node's view: the metadata group, and every partition with its placement and what this
+      // node knows of its group (a leader knows its followers' progress; a follower only itself).
+      view: () => ({ ...metadata.view(), ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()) }),
       readBarrier: () => metadata.readBarrier(),
       switchesTimelines: () => metadata.isSingleNode(),
     },

@@ -28,6 +28,7 @@ import { RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
+import type { GroupFacts } from '../metadata/cluster-partitions.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
@@ -302,6 +303,22 @@ export class PartitionReplicas {
   }
 
   readonly #catchingUp = new Set<number>();
+
+  /**
+   * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
+   * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
+   * leader does not learn a follower's applied index, so match stands for both).
+   */
+  facts(): Map<number, GroupFacts> {
+    const out = new Map<number, GroupFacts>();
+    for (const r of this.#byKey.values()) {
+      const st = r.group.raw.status();
+      const replicas = new Map<number, { commit: number; applied: number }>([[this.#o.self, { commit: st.commit, applied: r.group.applied }]]);
+      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self) replicas.set(peer, { commit: pr.match, applied: pr.match });
+      out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
+    }
+    return out;
+  }
 
   // ------------------------------------------------------------------ appends
 
