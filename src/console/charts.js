@@ -45,7 +45,15 @@ export class LiveChart {
           width: 560,
           height: 220,
           // One sample alone would stretch the time axis over years: show the minute before it.
-          scales: { x: { time: true, range: (_u, min, max) => (min === max ? [min - 60, max + 1] : [min, max]) } },
+          scales: {
+            x: {
+              time: true,
+              range: (u, min, max) => {
+                const xs = u.data[0];
+                return xs.length > 0 && xs[0] === xs[xs.length - 1] ? [xs[0] - 60, xs[0] + 1] : [min, max];
+              },
+            },
+          },
           axes: [{}, { values: (_u, vals) => vals.map((v) => (v === null ? '' : `${+v.toFixed(3)}${unit}`)), size: 70 }],
           series: [{}, ...names.map((n, i) => ({ label: n, stroke: palette[i % palette.length], width: 1.5, spanGaps: true }))],
         },
