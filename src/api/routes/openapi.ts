@@ -11,8 +11,8 @@ export const openApiRoutes: FastifyPluginAsync = async (app) => {
   app.get('/openapi.json', async () => app.swagger());
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    uiConfig: { url: '/openapi.json', deepLinking: true, docExpansion: 'list' },
-    // The page loads its document from /openapi.json; swagger-ui's own copy under /docs/json is the same.
+    // The page loads the same document from /docs/json (the plugin's own route).
+    uiConfig: { deepLinking: true, docExpansion: 'list' },
     staticCSP: false,
   });
 };
