@@ -21,9 +21,12 @@ import { GrpcTransport } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
+import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
+import { interimPlacement, PartitionReplicas } from './broker/partition-replicas.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
+import type { MembersSource } from './metadata/placement.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { FeatureService } from './settings/feature-service.js';
@@ -64,10 +67,42 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let fsyncObserver: ((durationMs: number) => void) | undefined;
   let leaderChanges = 0;
   const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
+  // The partition store of the version before partition replication: data written by it stays
+  // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
   const store = await PartitionStore.open(kv, {
     clock,
     logger: logger.child({ component: 'log' }),
     tailCacheBytesMax: config.tailCacheBytesMax,
+  });
+  // Every partition is a Raft group on the node's Raft host (one Ready loop, one write, one fsync per
+  // turn for all of them); a single node runs one-member groups.
+  let fatalRef: ((err: unknown) => void) | undefined;
+  const raftHost = new RaftNodeHost({
+    self: config.nodeId,
+    kv,
+    tickMs: config.raftTickMs,
+    clock,
+    ticks: systemTicks,
+    logger: logger.child({ component: 'partitions' }),
+    onFatal: (err) => fatalRef?.(err),
+  });
+  let metadataForPlacement: RaftMetadataGroup | undefined;
+  const replicas = new PartitionReplicas({
+    self: config.nodeId,
+    kv,
+    host: raftHost,
+    placement: (topic, partition) => {
+      const m = metadataForPlacement;
+      if (m === undefined) return undefined;
+      return interimPlacement(topic, partition, m.view().members.filter((x) => x.suffrage === 'voter').map((x) => x.id));
+    },
+    clock,
+    random: systemRandom,
+    logger: logger.child({ component: 'partitions' }),
+    electionTicks: config.raftElectionTicks,
+    heartbeatTicks: config.raftHeartbeatTicks,
+    appendTimeoutMs: config.metadataTimeoutMs,
+    legacy: store,
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -83,7 +118,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let metadataRef: RaftMetadataGroup | undefined;
   let topicIndex: Map<number, string> | undefined;
   const router = new StorageRouter(
-    store,
+    replicas,
     (topic) => {
       const state = metadataRef?.state;
       if (state === undefined) return undefined;
@@ -113,11 +148,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
   const openStreams = new OpenStreams();
+  const founders = [...new Set([self, ...others.map((p) => p.id)])];
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
-    founders: [...new Set([self, ...others.map((p) => p.id)])],
+    founders,
     directory,
     tickMs: config.raftTickMs,
     electionTicks: config.raftElectionTicks,
@@ -144,12 +180,13 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       const liveNow = liveDefaultTopics(sm.eventTypes());
       const handedOutNow = sm.snapshot().nextTopic;
       for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
-      for (const topic of store.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
+      for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
     onLeaderChange: () => leaderChanges++,
   });
   metadataRef = metadata;
+  metadataForPlacement = metadata;
   let transport: GrpcTransport | undefined;
   if (others.length > 0) {
     transport = await GrpcTransport.start({
@@ -163,15 +200,23 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
   }
   metadata.start(transport);
+  raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
   const live = liveDefaultTopics(metadata.state.eventTypes());
   const handedOut = metadata.state.snapshot().nextTopic;
-  for (const topic of store.topics()) {
+  const stored = new Set([...replicas.topics(), ...(await replicas.storedTopics()).keys()]);
+  for (const topic of stored) {
     if (!live.has(topic) && topic < handedOut) {
       logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
-      await store.dropTopic(topic);
+      await replicas.dropTopic(topic);
+    }
+  }
+  // Open every partition this node replicates, so bounds and reads are served from the start.
+  for (const r of metadata.state.eventTypes()) {
+    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
+      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
     }
   }
   await router.openInUse(metadata.state.eventTypes());
@@ -181,10 +226,19 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   };
 
   const features = new FeatureService(() => metadata.state, metadata);
+  // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
+  const members: MembersSource = {
+    members: () => metadata.view().members.filter((m) => m.suffrage !== 'none').map((m) => m.id),
+    replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
+    // Partitions created before placement existed stay where they are: on the lowest founding node, which
+    // is this node in a cluster of one (see metadata/placement-of.ts).
+    legacyReplica: Math.min(...founders),
+  };
   const eventTypes = new EventTypeService({
     reader,
     proposer: metadata,
     features,
+    members,
     options: {
       partitionsDefault: config.partitionsDefault,
       partitionsMax: config.partitionsMax,
@@ -256,7 +310,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
-    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock }),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
     publisher,
     reader: router,
     cursors,
@@ -311,6 +365,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         await metadata.close();
         await transport?.close();
         await router.close();
+        await replicas.close();
+        await raftHost.close();
         await store.close();
         await kv.close();
         logger.info('shutdown complete');
@@ -318,6 +374,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return closing;
     },
   };
+  fatalRef = (err) => fatal?.(err);
   fatal = (err) => {
     // The metadata log could not be written (or an invariant failed): this node must not go on.
     logger.fatal({ err }, 'metadata group failed; stopping');
