@@ -17,12 +17,13 @@ import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from
 import { createLogger } from './observability/logger.js';
 import { openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
-import { GrpcTransport } from './transport/index.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
-import { interimPlacement, PartitionReplicas } from './broker/partition-replicas.js';
+import { PartitionReplicas } from './broker/partition-replicas.js';
+import { placementOf } from './metadata/placement-of.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
@@ -87,14 +88,25 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onFatal: (err) => fatalRef?.(err),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
+  // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
+  // single node has no transport and no dispatcher.
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }) }) : undefined;
+  // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
+  let logIndex: Map<number, string> | undefined;
+  // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
+  const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
     host: raftHost,
     placement: (topic, partition) => {
-      const m = metadataForPlacement;
-      if (m === undefined) return undefined;
-      return interimPlacement(topic, partition, m.view().members.filter((x) => x.suffrage === 'voter').map((x) => x.id));
+      const state = metadataForPlacement?.state;
+      if (state === undefined) return undefined;
+      logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
+      const name = logIndex.get(topic);
+      const rec = name === undefined ? undefined : state.eventType(name);
+      if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
+      return placementOf(rec, topic, partition, legacyReplica);
     },
     clock,
     random: systemRandom,
@@ -103,6 +115,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     heartbeatTicks: config.raftHeartbeatTicks,
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
+    ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -135,6 +148,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
     },
   );
+  /** Opens this node's replicas of every default-storage partition of an event type. */
+  const openReplicas = async (r: EventTypeRecord): Promise<void> => {
+    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
+      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+    }
+  };
+  const openReplicasOf = (name: string): void => {
+    const r = metadataRef?.state.eventType(name);
+    if (r !== undefined) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: name }, 'opening partition replicas failed'));
+  };
   const dropLogs = (logs: { storage_id: string; topic: number }[]) => {
     // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
     router.dropLogs(logs).catch((err: unknown) => logger.error({ err, logs }, 'dropping the logs of a deleted event type failed'));
@@ -166,6 +189,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create') logIndex = undefined;
+      // The replicas of new partitions start at once on every node that holds one, so the group can
+      // elect a leader before the first publish.
+      if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
@@ -175,6 +202,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onRestored: (sm) => {
       hub?.kickAll();
       topicIndex = undefined;
+      logIndex = undefined;
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
       const liveNow = liveDefaultTopics(sm.eventTypes());
@@ -189,18 +217,23 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadataForPlacement = metadata;
   let transport: GrpcTransport | undefined;
   if (others.length > 0) {
+    groups!.register(metadataGroup, metadata.transportHandler());
     transport = await GrpcTransport.start({
       self,
       incarnation,
       listen: `${config.host}:${config.raftPort}`,
       peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: metadata.transportHandler(),
+      handler: groups!,
       logger: logger.child({ component: 'transport' }),
     });
     logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
   }
-  metadata.start(transport);
-  raftHost.start(undefined);
+  metadata.start(transport === undefined ? undefined : metadataTransport(transport));
+  if (transport !== undefined) {
+    const t = transport;
+    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req) });
+    raftHost.start({ send: (msgs) => t.send(msgs) });
+  } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
@@ -214,11 +247,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     }
   }
   // Open every partition this node replicates, so bounds and reads are served from the start.
-  for (const r of metadata.state.eventTypes()) {
-    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
-      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
-    }
-  }
+  for (const r of metadata.state.eventTypes()) await openReplicas(r);
   await router.openInUse(metadata.state.eventTypes());
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
@@ -318,7 +347,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     cluster: {
       view: () => metadata.view(),
       readBarrier: () => metadata.readBarrier(),
-      servesPartitions: () => metadata.isSingleNode(),
+      switchesTimelines: () => metadata.isSingleNode(),
     },
   });
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { MemoryKv } from '../log/index.js';
 import type { Offset } from '../core/offset.js';
-import { interimPlacement, PartitionReplicas } from './partition-replicas.js';
+import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
 
 const logger = pino({ level: 'silent' });
@@ -21,7 +21,7 @@ async function node(kv: MemoryKv, clock = { t: 0 }) {
     self: 1,
     kv,
     host,
-    placement: (topic, partition) => interimPlacement(topic, partition, [1]),
+    placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1] }),
     clock: c,
     random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
     logger,

@@ -27,6 +27,7 @@ import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffset
 import { RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
+import type { GroupHandler } from '../transport/index.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
@@ -35,27 +36,6 @@ export interface GroupPlacement {
 }
 
 export type PlacementLookup = (topic: number, partition: number) => GroupPlacement | undefined;
-
-/** Partitions per topic the interim group numbering has room for. */
-const interimPartitionsMax = 1024;
-/** Group ids of the interim numbering start here (below: the metadata group and allocated ids). */
-const interimGroupBase = 0x1000_0000;
-
-/**
- * The placement of a partition until placement is replicated metadata: a group id derived from
- * (topic, partition) and every metadata voter (at most three) as a replica, the preferred leader
- * rotating with the partition so that leaders spread over the nodes.
- */
-export function interimPlacement(topic: number, partition: number, voters: readonly NodeId[]): GroupPlacement | undefined {
-  if (voters.length === 0 || partition >= interimPartitionsMax) return undefined;
-  const group = interimGroupBase + topic * interimPartitionsMax + partition;
-  if (group > 0xffff_ffff) return undefined;
-  const sorted = [...voters].sort((a, b) => a - b);
-  const n = Math.min(3, sorted.length);
-  const start = (topic + partition) % sorted.length;
-  const replicas = Array.from({ length: n }, (_, i) => sorted[(start + i) % sorted.length]!);
-  return { group, replicas };
-}
 
 /** A publish forwarded to a partition's leader on another node. */
 export interface ForwardedAppend {
@@ -116,6 +96,8 @@ export interface PartitionReplicasOptions {
   readonly appendTimeoutMs: number;
   /** The store of the version before partition replication, read below each group's first offset. */
   readonly legacy?: PartitionStore;
+  /** Where the transport finds each group's handler (absent on a single node: no transport). */
+  readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
 }
 
 export class PartitionReplicas {
@@ -209,6 +191,7 @@ export class PartitionReplicas {
     group.onLeaderChange = (lead, term) => log.info({ leader: lead === noNode ? null : lead, term }, 'partition leader changed');
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
+    o.groups?.register(placement.group, this.#handler(replica));
     // A one-member group elects itself at once; a new group's preferred leader campaigns at once, so
     // a fresh partition does not wait an election timeout for its first leader.
     if (group.isSingleton() || (fresh && placement.replicas[0] === o.self)) {
@@ -238,6 +221,17 @@ export class PartitionReplicas {
         await sleep(retryMs);
       }
     }
+  }
+
+  /** What the transport delivers to a partition group hosted here. */
+  #handler(r: PartitionReplica): GroupHandler {
+    const id = r.groupId;
+    return {
+      receive: (m) => void this.#o.host.receive(id, m),
+      unreachable: (peer) => r.group.raw.reportUnreachable(peer),
+      snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
+      append: (_from, req) => this.appendForwarded(req),
+    };
   }
 
   // ------------------------------------------------------------------ appends
@@ -408,6 +402,7 @@ export class PartitionReplicas {
     const groups = (await this.storedTopics()).get(topic) ?? [];
     for (const r of [...this.#byKey.values()].filter((x) => x.topic === topic)) {
       this.#byKey.delete(PartitionReplicas.key(r.topic, r.partition));
+      this.#o.groups?.unregister(r.groupId);
       await this.#o.host.remove(r.groupId);
       r.release();
       if (!groups.includes(r.groupId)) groups.push(r.groupId);

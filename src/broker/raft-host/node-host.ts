@@ -27,14 +27,15 @@ import { KvWriteError, type KvBatch, type OrderedKv } from '../../log/index.js';
 import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/index.js';
 import type { RaftGroup } from './raft-group.js';
 
-export interface GroupMessage {
+/** One group's messages of a turn. */
+export interface GroupMessages {
   readonly group: number;
-  readonly message: Message;
+  readonly messages: readonly Message[];
 }
 
-/** How the host reaches peers (the gRPC transport; the simulator's network). */
+/** How the host reaches peers (the gRPC transport, which writes once per peer per call; the simulator's network). */
 export interface GroupTransport {
-  send(msgs: readonly GroupMessage[]): void;
+  send(groups: readonly GroupMessages[]): void;
 }
 
 /** A repeating timer (setInterval in production, virtual time in the simulator). */
@@ -238,9 +239,14 @@ export class RaftNodeHost {
     // 1. One write for every group (started here, awaited below).
     const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);
     // 2. What a leader sends does not wait for its own disk.
-    const early: GroupMessage[] = [];
-    const late: GroupMessage[] = [];
-    for (const t of turns) for (const m of t.rd.messages) (leaderMessages.has(m.type) ? early : late).push({ group: t.group.id, message: m });
+    const early: GroupMessages[] = [];
+    const late: GroupMessages[] = [];
+    for (const t of turns) {
+      if (t.rd.messages.length === 0) continue;
+      const e = t.rd.messages.filter((m) => leaderMessages.has(m.type));
+      if (e.length > 0) early.push({ group: t.group.id, messages: e });
+      if (e.length < t.rd.messages.length) late.push({ group: t.group.id, messages: t.rd.messages.filter((m) => !leaderMessages.has(m.type)) });
+    }
     if (early.length > 0) this.#transport?.send(early);
     // 3a. Committed entries that were durable here before this turn need not wait for its write.
     for (const t of turns) {
