@@ -43,7 +43,7 @@ import { buildApp } from './api/app.js';
 import { createAuthenticator } from './auth/create.js';
 import { ResourceAccess } from './auth/resource-access.js';
 import { OpenStreams } from './consumption/open-streams.js';
-import { BrokerMetrics } from './observability/metrics.js';
+import { BrokerMetrics, subscriptionLag } from './observability/metrics.js';
 import { directoryBytes, brookVersion } from './broker/system.js';
 import type { EventTypeRecord } from './metadata/types.js';
 import type { MetadataCommand } from './metadata/commands.js';
@@ -64,7 +64,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
 
   // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
   const authenticator = createAuthenticator(config, clock);
-  const kv = await openRocksKv(config.dataDir);
+  // Metrics exist once the services do; what happens before (the first WAL syncs, the first election) is
+  // counted from then on through these.
+  let fsyncObserver: ((durationMs: number) => void) | undefined;
+  let leaderChanges = 0;
+  const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
   // The partition store of the version before partition replication: data written by it stays
   // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
   const store = await PartitionStore.open(kv, {
@@ -209,6 +213,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
+    onLeaderChange: () => leaderChanges++,
   });
   metadataRef = metadata;
   metadataForPlacement = metadata;
@@ -295,12 +300,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     sources: {
       raft: () => {
         const v = metadata.view();
-        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self };
+        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self, leaderChanges };
       },
       openStreams: (kind) => openStreams.count(kind),
       storageBytes: () => directoryBytes(config.dataDir),
+      subscriptionLag: () => (metadata.isSingleNode() ? subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)) : []),
     },
   });
+  fsyncObserver = (durationMs) => metrics.fsynced(durationMs);
   hub = new SubscriptionHub({
     observer: metrics,
     state: () => metadata.state,
