@@ -304,7 +304,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       },
       openStreams: (kind) => openStreams.count(kind),
       storageBytes: () => directoryBytes(config.dataDir),
-      subscriptionLag: () => (metadata.isSingleNode() ? subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)) : []),
+      subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
     },
   });
   fsyncObserver = (durationMs) => metrics.fsynced(durationMs);
