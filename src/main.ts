@@ -354,6 +354,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       switchesTimelines: () => metadata.isSingleNode(),
     },
   });
+  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
+  const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+  balancer.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
   await app.listen({ host: config.host, port: config.port });
@@ -394,6 +397,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         while (inFlight() > 0 && clock.monotonicMs() < graceEnd) await new Promise((r) => setTimeout(r, 20));
         app.server.closeAllConnections();
         await closed;
+        clearInterval(balancer);
         await retention.stop();
         await metadata.close();
         await transport?.close();

@@ -305,6 +305,33 @@ export class PartitionReplicas {
   readonly #catchingUp = new Set<number>();
 
   /**
+   * Leadership goes back to each partition's preferred leader (the first replica of its placement,
+   * which the metadata leader spread evenly over the nodes) once that node is caught up: after a
+   * failover or a restart the leaders would otherwise pile up on the nodes that stayed. Called
+   * periodically; a transfer is asked only by the current leader, only to a voter whose log matches
+   * its own, so it never costs availability beyond the moment of the hand-over. Returns the number
+   * of transfers started.
+   */
+  balanceLeaders(): number {
+    let started = 0;
+    for (const r of this.#byKey.values()) {
+      const g = r.group;
+      if (!g.isLeader()) continue;
+      const preferred = this.#o.placement(r.topic, r.partition)?.replicas[0];
+      if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred)) continue;
+      const st = g.raw.status();
+      const pr = st.progress?.get(preferred);
+      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || st.leadTransferee !== noNode) continue;
+      if (g.raw.transferLeadership(preferred)) {
+        this.#o.host.kick(g.id);
+        started++;
+        this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: preferred, term: st.term }, 'handing partition leadership back to its preferred leader');
+      }
+    }
+    return started;
+  }
+
+  /**
    * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
    * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
    * leader does not learn a follower's applied index, so match stands for both).
