@@ -79,6 +79,8 @@ const prefixGroupDirectory = 0x16;
  * sixteen times as many, beyond which that follower is sent a snapshot and fetches the log.
  */
 const memoryEntriesDefault = 1024;
+/** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
+const uncommittedBytesMax = 16 * 1024 * 1024;
 /** Bytes per chunk of log shipping. */
 const logChunkBytes = 1 << 20;
 const retryMs = 25;
@@ -191,6 +193,9 @@ export class PartitionReplicas {
       electionTicks: o.electionTicks,
       heartbeatTicks: o.heartbeatTicks,
       random: o.random,
+      // A group whose followers lag refuses new batches past this many uncommitted bytes: publishers
+      // get a failed item at once (retriable) instead of the leader buffering without bound.
+      uncommittedBytesMax: uncommittedBytesMax,
     });
     replica.attach(group);
     const previousOnApplied = group.onApplied;
