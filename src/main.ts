@@ -233,7 +233,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   if (transport !== undefined) {
     const t = transport;
-    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req), fetchLog: (to, req, signal) => t.fetchLog(to, req, signal) });
+    replicas.setForwarder({
+      forwardAppend: (to, req) => t.forwardAppend(to, req),
+      fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
+      read: (to, req, signal) => t.read(to, req, signal),
+      bounds: (to, req) => t.bounds(to, req),
+    });
     raftHost.start({ send: (msgs) => t.send(msgs) });
   } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
@@ -357,6 +362,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
   const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
   balancer.unref();
+  // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
+  const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
+  remoteBounds.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
   await app.listen({ host: config.host, port: config.port });
@@ -398,6 +406,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         app.server.closeAllConnections();
         await closed;
         clearInterval(balancer);
+        clearInterval(remoteBounds);
         await retention.stop();
         await metadata.close();
         await transport?.close();

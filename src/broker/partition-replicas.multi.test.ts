@@ -25,12 +25,12 @@ interface SimNode {
 }
 
 /** Three nodes; `down` holds the ids cut off from everyone (messages to and from them are dropped). */
-async function cluster(memoryEntries = 1024) {
+async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
   const down = new Set<NodeId>();
   const nodes = new Map<NodeId, SimNode>();
   const placement = (topic: number, partition: number) => ({ group: 100 + topic * 8 + partition, replicas: [1, 2, 3] });
   const linked = (a: NodeId, b: NodeId) => !down.has(a) && !down.has(b);
-  for (const id of [1, 2, 3]) {
+  for (const id of ids) {
     const kv = new MemoryKv();
     const handlers = new Map<number, GroupHandler>();
     const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: logger.child({ node: id }), onFatal: (err) => assert.fail(String(err)) });
@@ -58,6 +58,16 @@ async function cluster(memoryEntries = 1024) {
         const h = nodes.get(to)!.handlers.get(req.group);
         if (!linked(id, to) || h?.fetchLog === undefined) throw new Error('unreachable');
         return h.fetchLog(id, req, signal ?? new AbortController().signal);
+      },
+      read: (to, req, signal) => {
+        const h = nodes.get(to)!.handlers.get(req.group);
+        if (!linked(id, to) || h?.read === undefined) throw new Error('unreachable');
+        return h.read(id, req, signal ?? new AbortController().signal);
+      },
+      bounds: async (to, req) => {
+        const h = nodes.get(to)!.handlers.get(req.group);
+        if (!linked(id, to) || h?.bounds === undefined) throw new Error('unreachable');
+        return h.bounds(id, req);
       },
     });
     host.start({
@@ -166,6 +176,32 @@ test('a follower that fell behind the leader\'s memory tail fetches the log it l
     c.down.delete(lagging.id);
     await until('the lagging follower converged', () => lagging.replicas.bounds(1, 0).newest === 399, 15_000);
     assert.deepEqual(await readAll(lagging.replicas, 0), sent);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a node holding no replica publishes through the leader and reads, waits and learns bounds from a replica', async () => {
+  const c = await cluster(1024, [1, 2, 3, 4]);
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    assert.equal(c.node(4).replicas.replica(1, 0), undefined, 'node 4 is not a replica');
+    await until('a leader', () => [1, 2, 3].map((id) => c.node(id)).find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const four = c.node(4).replicas;
+    const [r] = await four.append([{ topic: 1, partition: 0, events: [ev('a'), ev('b')] }]);
+    assert.ok(r !== undefined && r.ok, 'published through node 4');
+    assert.deepEqual(await readAll(four, 0), ['a', 'b']);
+    // A wait on node 4 ends when another node publishes.
+    const ac = new AbortController();
+    const waited = four.waitForEvents(1, 0, 1 as Offset, ac.signal);
+    const [r2] = await c.node(2).replicas.append([{ topic: 1, partition: 0, events: [ev('c')] }]);
+    assert.ok(r2?.ok);
+    await waited;
+    await until('node 4 learns the new bounds', () => four.bounds(1, 0).newest === 2);
+    assert.deepEqual(await readAll(four, 0), ['a', 'b', 'c']);
+    // With every replica cut off, node 4 answers a retriable error, not a wrong answer.
+    for (const id of [1, 2, 3]) c.down.add(id);
+    await assert.rejects(four.read(1, 0, -1 as Offset, 10, 1000), /no replica could be read/);
   } finally {
     await c.close();
   }

@@ -61,7 +61,46 @@ export interface AppendForwarder {
   forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
   /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
   fetchLog(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
+  /** Remote read from a replica on another node (a node holding no replica of the partition). */
+  read?(to: NodeId, req: RemoteReadRequest, signal?: AbortSignal): AsyncIterable<RemoteReadChunk>;
+  bounds?(to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }>;
 }
+
+export interface RemoteReadRequest {
+  readonly group: number;
+  readonly topic: number;
+  readonly partition: number;
+  readonly afterOffset: number;
+  readonly maxEvents: number;
+  readonly maxBytes: number;
+  readonly waitMs: number;
+  readonly follow: boolean;
+  readonly flowId: string;
+}
+
+export interface RemoteReadChunk {
+  readonly events: readonly { readonly offset: number; readonly bytes: Buffer }[];
+  readonly oldest: number;
+  readonly newest: number;
+  readonly epoch: Term;
+}
+
+/** Bounds of a partition this node holds no replica of, as a replica last told them. */
+interface RemoteBounds {
+  oldest: number;
+  newest: number;
+  atMs: number;
+  refreshing: boolean;
+  /** The replica that answered last (tried first next time). */
+  from: NodeId;
+  /** The leader that replica named. */
+  leader: { id: NodeId; term: Term } | undefined;
+}
+
+/** How old remote bounds may get before a read of them asks a replica again. */
+const remoteBoundsMaxAgeMs = 500;
+/** How long a remote wait for new events lasts before it is asked again. */
+const remoteWaitMs = 1000;
 
 export interface ReplicaAppend {
   topic: number;
@@ -141,7 +180,12 @@ export class PartitionReplicas {
     const have = this.#byKey.get(key);
     if (have !== undefined) return have;
     const placement = this.#o.placement(topic, partition);
-    if (placement === undefined || !placement.replicas.includes(this.#o.self)) return undefined;
+    if (placement === undefined) return undefined;
+    if (!placement.replicas.includes(this.#o.self)) {
+      // Held elsewhere: learn its bounds now, so the first answers about it are not empty.
+      if (!this.#remote.has(key)) this.#refreshRemote(topic, partition);
+      return undefined;
+    }
     let p = this.#opening.get(key);
     if (p === undefined) {
       p = this.#open(topic, partition, placement).finally(() => this.#opening.delete(key));
@@ -249,6 +293,11 @@ export class PartitionReplicas {
       unreachable: (peer) => r.group.raw.reportUnreachable(peer),
       snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
       append: (_from, req) => this.appendForwarded(req),
+      read: (_from, req, signal) => this.#serveRead(r, req, signal),
+      bounds: async () => {
+        const b = r.bounds();
+        return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: r.group.leader };
+      },
       fetchLog: (_from, req, signal) => {
         const chunks = r.readLog(req.fromIndex, req.toIndex, Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
@@ -256,6 +305,101 @@ export class PartitionReplicas {
         })();
       },
     };
+  }
+
+  /**
+   * A read for a node that holds no replica: waits up to `waitMs` for events after the cursor, then
+   * answers what this replica applied (committed events only), once or, with `follow`, until the
+   * caller cancels. Chunks are produced only as the transport takes them.
+   */
+  async *#serveRead(r: PartitionReplica, req: RemoteReadRequest, signal: AbortSignal): AsyncIterable<RemoteReadChunk> {
+    let after = req.afterOffset as Offset;
+    do {
+      if (req.waitMs > 0 && r.bounds().newest <= after) {
+        const wait = AbortSignal.any([signal, AbortSignal.timeout(req.waitMs)]);
+        await r.waitForEvents(after, wait);
+      }
+      if (signal.aborted) return;
+      const b = r.bounds();
+      const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];
+      const last = events[events.length - 1];
+      if (last !== undefined) after = last.offset;
+      yield { events, oldest: b.oldest, newest: Math.max(b.newest, last?.offset ?? -1), epoch: r.group.term };
+    } while (req.follow && !signal.aborted);
+  }
+
+  // ------------------------------------------------------------------ partitions held elsewhere
+
+  readonly #remote = new Map<string, RemoteBounds>();
+
+  /** The replicas to ask for a partition this node does not hold, the one that answered last first. */
+  #remoteTargets(topic: number, partition: number): { group: number; targets: NodeId[] } | undefined {
+    const p = this.#o.placement(topic, partition);
+    if (p === undefined) return undefined;
+    const last = this.#remote.get(PartitionReplicas.key(topic, partition))?.from;
+    const targets = [...p.replicas].filter((n) => n !== this.#o.self);
+    if (last !== undefined && targets.includes(last)) targets.sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
+    return { group: p.group, targets };
+  }
+
+  #noteRemote(topic: number, partition: number, from: NodeId, oldest: number, newest: number, leader?: { id: NodeId; term: Term }): void {
+    const key = PartitionReplicas.key(topic, partition);
+    const cur = this.#remote.get(key);
+    this.#remote.set(key, { oldest, newest: Math.max(newest, cur?.newest ?? -1), atMs: this.#o.clock.monotonicMs(), refreshing: false, from, leader: leader ?? cur?.leader });
+  }
+
+  /** Refreshes the bounds of every partition held elsewhere that this node has looked at (periodic). */
+  refreshRemoteBounds(): void {
+    for (const key of this.#remote.keys()) {
+      const [topic, partition] = key.split(':').map(Number) as [number, number];
+      if (this.#o.placement(topic, partition) === undefined) this.#remote.delete(key);
+      else this.#refreshRemote(topic, partition);
+    }
+  }
+
+  /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
+  #refreshRemote(topic: number, partition: number): void {
+    const key = PartitionReplicas.key(topic, partition);
+    const cur = this.#remote.get(key);
+    if (cur?.refreshing === true || this.#forwarder?.bounds === undefined) return;
+    const where = this.#remoteTargets(topic, partition);
+    if (where === undefined) return;
+    if (cur !== undefined) cur.refreshing = true;
+    const bounds = this.#forwarder.bounds.bind(this.#forwarder);
+    void (async () => {
+      for (const to of where.targets) {
+        try {
+          const b = await bounds(to, { group: where.group, topic, partition });
+          this.#noteRemote(topic, partition, to, b.oldest, b.newest, b.leader === noNode ? undefined : { id: b.leader, term: b.epoch });
+          return;
+        } catch {
+          // the next replica
+        }
+      }
+      const c = this.#remote.get(key);
+      if (c !== undefined) c.refreshing = false;
+    })();
+  }
+
+  async #remoteRead(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number, waitMs: number): Promise<StoredEventView[]> {
+    const where = this.#remoteTargets(topic, partition);
+    if (where === undefined || this.#forwarder?.read === undefined) this.#missing(topic, partition);
+    let lastErr: unknown;
+    for (const to of where.targets) {
+      const ac = new AbortController();
+      try {
+        for await (const chunk of this.#forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
+          this.#noteRemote(topic, partition, to, chunk.oldest, chunk.newest);
+          return chunk.events.map((e) => ({ offset: e.offset as Offset, bytes: e.bytes }));
+        }
+        return [];
+      } catch (err) {
+        lastErr = err;
+      } finally {
+        ac.abort();
+      }
+    }
+    throw new PartitionUnavailableError(topic, partition, new Error(`no replica could be read: ${(lastErr as Error | undefined)?.message ?? 'none reachable'}`));
   }
 
   /**
@@ -349,6 +493,12 @@ export class PartitionReplicas {
       if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self) replicas.set(peer, { commit: pr.match, applied: pr.match });
       out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
     }
+    // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.
+    for (const [key, b] of this.#remote) {
+      const [topic, partition] = key.split(':').map(Number) as [number, number];
+      const p = this.#o.placement(topic, partition);
+      if (p !== undefined) out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
+    }
     return out;
   }
 
@@ -361,6 +511,7 @@ export class PartitionReplicas {
 
   async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string): Promise<ReplicaAppendResult> {
     if (this.#closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
+    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId);
     const replica = await this.ensure(item.topic, item.partition);
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
@@ -398,6 +549,43 @@ export class PartitionReplicas {
     }
   }
 
+  /**
+   * A batch for a partition this node holds no replica of: forwarded to its leader, found by asking
+   * the replicas (each answers "not leader" with the leader it knows), with one request id for every
+   * attempt so that a retry after a lost answer is stored once.
+   */
+  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string): Promise<ReplicaAppendResult> {
+    const where = this.#remoteTargets(item.topic, item.partition);
+    if (where === undefined || this.#forwarder === undefined) throw unavailable(item, 'no placement for this partition');
+    const key = PartitionReplicas.key(item.topic, item.partition);
+    const requestId = randomUUID();
+    let hint = this.#remoteLeaders.get(key) ?? noNode;
+    let lastDetail = 'no replica answered';
+    for (let round = 0; ; round++) {
+      const order = hint !== noNode ? [hint, ...where.targets.filter((t) => t !== hint)] : where.targets;
+      for (const to of order) {
+        const answer = await this.#forwarder
+          .forwardAppend(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events })
+          .catch((err: Error): AppendAnswer => ({ status: 'unavailable', detail: err.message }));
+        if (answer.status === 'committed') {
+          this.#remoteLeaders.set(key, to);
+          return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
+        }
+        if (answer.status === 'refused') throw unavailable(item, `node ${to}: ${answer.detail}`);
+        if (answer.status === 'notLeader' && answer.leaderHint !== noNode && answer.leaderHint !== to) {
+          hint = answer.leaderHint;
+          break;
+        }
+        lastDetail = answer.status === 'unavailable' ? `node ${to}: ${answer.detail}` : `node ${to} does not lead it`;
+      }
+      if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
+      if (round > 0) await sleep(retryMs);
+    }
+  }
+
+  /** The leader that last took a batch of a partition held elsewhere. */
+  readonly #remoteLeaders = new Map<string, NodeId>();
+
   /** A batch forwarded by another node to this one as the partition's leader. */
   async appendForwarded(req: ForwardedAppend): Promise<AppendAnswer> {
     const replica = await this.ensure(req.topic, req.partition).catch(() => undefined);
@@ -426,13 +614,27 @@ export class PartitionReplicas {
   bounds(topic: number, partition: number): { oldest: Offset; newest: Offset } {
     const r = this.replica(topic, partition);
     const legacy = this.#o.legacy?.bounds(topic, partition);
+    if (r === undefined && this.#isRemote(topic, partition)) {
+      // Held elsewhere: the bounds a replica told last (refreshed in the background when older than
+      // remoteBoundsMaxAgeMs), so they may trail the replicas' by about that much.
+      const c = this.#remote.get(PartitionReplicas.key(topic, partition));
+      if (c === undefined || this.#o.clock.monotonicMs() - c.atMs > remoteBoundsMaxAgeMs) this.#refreshRemote(topic, partition);
+      return c === undefined ? { oldest: 0 as Offset, newest: -1 as Offset } : { oldest: c.oldest as Offset, newest: c.newest as Offset };
+    }
     if (r === undefined) return legacy ?? { oldest: 0 as Offset, newest: -1 as Offset };
     const b = r.bounds();
     if (legacy !== undefined && legacy.newest >= legacy.oldest && legacy.newest + 1 >= b.oldest) return { oldest: legacy.oldest, newest: b.newest };
     return b;
   }
 
+  /** Whether the partition is placed on other nodes only (reads go to a replica over the transport). */
+  #isRemote(topic: number, partition: number): boolean {
+    const p = this.#o.placement(topic, partition);
+    return p !== undefined && !p.replicas.includes(this.#o.self);
+  }
+
   async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
+    if (this.#isRemote(topic, partition)) return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
     const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
     const b = r.bounds();
     if (after < b.oldest - 1 && this.#o.legacy !== undefined) {
@@ -444,6 +646,17 @@ export class PartitionReplicas {
   }
 
   async waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void> {
+    if (this.#isRemote(topic, partition)) {
+      // Long-polls a replica (one event is enough to know there is news), at most remoteWaitMs per ask.
+      const known = this.#remote.get(PartitionReplicas.key(topic, partition));
+      if (known !== undefined && known.newest > after) return;
+      try {
+        await this.#remoteRead(topic, partition, after, 1, 1, remoteWaitMs);
+      } catch {
+        await sleep(Math.min(remoteWaitMs, 200));
+      }
+      return;
+    }
     const r = await this.ensure(topic, partition);
     if (r === undefined) return;
     return r.waitForEvents(after, signal);
