@@ -17,7 +17,7 @@ import { toWireMessage } from './codec.js';
 import { toWireAppendRequest, toWireReadRequest } from './forward-codec.js';
 import { forwardProto, raftProto } from './proto.js';
 import { makeTestCa } from './test-certs.js';
-import { callsSeen, quietLogger, RecordingHandler, startNodes, stopNodes, testSecurity, until, type TestNode } from './test-support.js';
+import { callsSeen, quietLogger, RecordingHandler, RecordingLogger, startNodes, stopNodes, testSecurity, until, type TestNode } from './test-support.js';
 
 const secret = testSecurity.secret;
 const streamPath = '/brook.raft.v1.RaftTransport/Stream';
@@ -141,10 +141,13 @@ test('a node with another secret or outside the member list gets nothing through
   try {
     for (const [what, security, id] of outsiders) {
       const h = new RecordingHandler();
-      const t = await GrpcTransport.start({ self: id, incarnation: 'x', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${n2.t.port}` }], handler: h, logger: quietLogger, security });
+      const logger = new RecordingLogger();
+      const t = await GrpcTransport.start({ self: id, incarnation: 'x', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${n2.t.port}` }], handler: h, logger, security });
       try {
         t.send([{ group: 0, messages: [makeMessage({ type: 'vote', from: id, to: 2, term: 2 ** 40 })] }]);
         await until(`${what}: unreachable`, () => h.unreachables.includes(2));
+        // The refused node says so where an operator looks.
+        assert.ok(logger.lines.some((l) => l.level === 'warn' && /refuses this node/.test(l.msg)), what);
         assert.equal((await t.forward(2, { command: Buffer.from('{}'), flowId: '', deadlineMs: 1000 })).status, 'unavailable', what);
         const a = await t.forwardAppend(2, append);
         assert.ok(a.status === 'unavailable' && /refused this node/.test(a.detail), `${what}: ${JSON.stringify(a)}`);
