@@ -60,6 +60,25 @@ test('the authenticator accepts a fresh proof once, and refuses every other', ()
   assert.throws(() => new CallAuthenticator({ self: 2, security: { secret: Buffer.from('short') }, isMember: () => true, logger: quietLogger }), /at least/);
 });
 
+test('a replay is refused also after its nonce was forgotten for room: proofs not newer than the forgotten ones are refused', () => {
+  let now = 5_000_000;
+  const auth = new CallAuthenticator({ self: 2, security: { secret }, isMember: () => true, logger: quietLogger, nowMs: () => now, noncesMax: 10 });
+  const meta = (proof: string) => {
+    const m = new grpc.Metadata();
+    m.set('x-brook-from', '1');
+    m.set('x-brook-auth', proof);
+    return m;
+  };
+  const proofs = Array.from({ length: 25 }, () => proveCall(secret, 1, 2, streamPath, now++));
+  for (const p of proofs) assert.equal(auth.check(meta(p), streamPath, undefined).ok, true);
+  // The first 15 nonces were forgotten (room for 10): their replays are refused by time, the rest by memory.
+  for (const p of proofs) {
+    const v = auth.check(meta(p), streamPath, undefined);
+    assert.ok(!v.ok && /already used/.test(v.details));
+  }
+  assert.equal(auth.check(meta(proveCall(secret, 1, 2, streamPath, now)), streamPath, undefined).ok, true);
+});
+
 const append: AppendRequest = { group: 5, topic: 1, partition: 0, epoch: 0, requestId: 'r1', flowId: '', deadlineMs: 2000, events: [Buffer.from('{}')] };
 const read = { group: 5, topic: 1, partition: 0, afterOffset: -1, maxEvents: 10, maxBytes: 1000, waitMs: 0, follow: false, flowId: '' };
 

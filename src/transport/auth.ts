@@ -38,8 +38,11 @@ export const fromKey = 'x-brook-from';
 export const authKey = 'x-brook-auth';
 /** How far a proof's time may be from the receiver's clock (either way). */
 export const proofAgeMsMax = 60_000;
-/** Nonces remembered (those of proofs still fresh); beyond it, proofs older than the oldest forgotten one are refused. */
-const noncesMax = 200_000;
+/**
+ * Nonces remembered (those of proofs still fresh), about 10 MB at most; beyond it (more than ~1,600
+ * calls a second for a minute), proofs not newer than the last forgotten one are refused.
+ */
+const noncesMaxDefault = 100_000;
 const secretBytesMin = 16;
 const macBytes = 32;
 
@@ -71,14 +74,19 @@ export interface CallAuthenticatorOptions {
   readonly isMember: (id: NodeId) => boolean;
   readonly logger: TransportLogger;
   readonly nowMs?: () => number;
+  /** Nonces remembered at most (tests make it small). */
+  readonly noncesMax?: number;
 }
 
 /** The server's check of every call. */
 export class CallAuthenticator {
   readonly #o: CallAuthenticatorOptions;
   readonly #nowMs: () => number;
-  /** Nonces of fresh proofs already used, in the order they were seen, with their proof time. */
-  readonly #nonces = new Map<string, number>();
+  /** Nonces of fresh proofs already used, and the same in the order they were seen with their times. */
+  readonly #nonces = new Set<string>();
+  #order: string[] = [];
+  #orderMs: number[] = [];
+  #head = 0;
   /** Proofs at or before this time are refused: their nonces may have been forgotten. */
   #floorMs = -Infinity;
   #refused = 0;
@@ -136,13 +144,25 @@ export class CallAuthenticator {
     if (given.length !== macBytes || !timingSafeEqual(given, expected)) return `${authKey}: wrong proof (another cluster secret?)`;
     // Only a proof with a good mac reaches the nonce memory, so strangers cannot fill it.
     if (ms <= this.#floorMs || this.#nonces.has(nonce)) return `${authKey}: proof already used`;
-    this.#nonces.set(nonce, ms);
-    for (const [n, at] of this.#nonces) {
-      if (this.#nonces.size <= noncesMax && at >= now - proofAgeMsMax) break;
-      this.#nonces.delete(n);
-      this.#floorMs = Math.max(this.#floorMs, at);
-    }
+    this.#remember(nonce, ms, now);
     return undefined;
+  }
+
+  /** Remembers a used nonce and forgets those too old to matter (or too many), oldest first. */
+  #remember(nonce: string, ms: number, now: number): void {
+    this.#nonces.add(nonce);
+    this.#order.push(nonce);
+    this.#orderMs.push(ms);
+    while (this.#head < this.#order.length && (this.#nonces.size > (this.#o.noncesMax ?? noncesMaxDefault) || this.#orderMs[this.#head]! < now - proofAgeMsMax)) {
+      this.#nonces.delete(this.#order[this.#head]!);
+      this.#floorMs = Math.max(this.#floorMs, this.#orderMs[this.#head]!);
+      this.#head++;
+    }
+    if (this.#head > 4096 && this.#head * 2 > this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#orderMs = this.#orderMs.slice(this.#head);
+      this.#head = 0;
+    }
   }
 
   /** Logs a refusal: the first few, then every hundredth (a scanner must not flood the log). */
