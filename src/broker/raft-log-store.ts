@@ -18,7 +18,7 @@
  * snapshot (bounded by compaction).
  */
 import { assert } from '../core/assert.js';
-import type { OrderedKv } from '../log/index.js';
+import type { KvBatch, OrderedKv } from '../log/index.js';
 import { bootstrapState, MemoryStorage } from '../raft/index.js';
 import type { ConfState, Entry, HardState, Index, NodeId, Snapshot } from '../raft/index.js';
 import { decodeEntry, decodeHardState, decodeSnapshot, encodeEntry, encodeHardState, encodeSnapshot } from '../transport/index.js';
@@ -36,7 +36,12 @@ function groupKey(group: number, kind: number): Buffer {
   return k;
 }
 
-function entryKey(group: number, index: Index): Buffer {
+/** The stored form of an entry (what `fill` writes), for entries written outside a Ready (log shipping). */
+export function encodeStoredEntry(e: Entry): Buffer {
+  return encodeEntry(e);
+}
+
+export function entryKey(group: number, index: Index): Buffer {
   assert(Number.isSafeInteger(index) && index >= 0, `entry index ${index}`);
   const k = Buffer.alloc(14);
   k[0] = prefixRaft;
@@ -60,15 +65,26 @@ export class RaftLogStore {
   /** The core's synchronous view of what is durable. */
   readonly storage: MemoryStorage;
   #empty: boolean;
+  /**
+   * Whether entries stay in the KV after compaction and snapshots (a partition group, whose log is
+   * its data: compaction only drops them from memory; retention deletes them) or are dropped with
+   * the memory copy (the metadata group, whose snapshot holds the state).
+   */
+  readonly #keepCompacted: boolean;
 
-  private constructor(kv: OrderedKv, group: number, storage: MemoryStorage, empty: boolean) {
+  private constructor(kv: OrderedKv, group: number, storage: MemoryStorage, empty: boolean, keepCompacted: boolean) {
     this.#kv = kv;
     this.#group = group;
     this.storage = storage;
     this.#empty = empty;
+    this.#keepCompacted = keepCompacted;
   }
 
-  static async open(kv: OrderedKv, group: number): Promise<RaftLogStore> {
+  get group(): number {
+    return this.#group;
+  }
+
+  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean } = {}): Promise<RaftLogStore> {
     const snapRaw = await kv.get(groupKey(group, kindSnapshot));
     const hsRaw = await kv.get(groupKey(group, kindHardState));
     const snap = snapRaw === null ? undefined : decodeSnapshot(snapRaw);
@@ -87,7 +103,20 @@ export class RaftLogStore {
       storage.setHardState(hs);
     }
     const empty = snapRaw === null && hsRaw === null && entries.length === 0;
-    return new RaftLogStore(kv, group, storage, empty);
+    return new RaftLogStore(kv, group, storage, empty, opts.keepCompacted ?? false);
+  }
+
+  /**
+   * Stored entries from `from` on, read from the KV (entries before the memory tail: a partition
+   * group's older log). The caller stops iterating when it has enough.
+   */
+  async *readStored(from: Index, to: Index = Number.MAX_SAFE_INTEGER): AsyncIterable<Entry> {
+    for await (const [, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to) })) yield decodeEntry(value);
+  }
+
+  /** Deletes every key of a group (its log, hard state and snapshot): the group left this node. */
+  static drop(b: KvBatch, group: number): void {
+    b.delRange(groupKey(group, 0), groupKey(group, 0xff));
   }
 
   /** Whether nothing was ever stored for this group (a fresh node). */
@@ -105,39 +134,51 @@ export class RaftLogStore {
   /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
   async persist(rd: PersistRequest): Promise<void> {
     if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined) return;
-    const g = this.#group;
     if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0) {
       // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
       // a group of one recommits its own log at open), so the Ready does not wait for this write: it
       // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
       // call order, so the next durable write makes it durable too; a failed write poisons the KV and
       // fails that next write.
-      const hs = rd.hardState!;
-      this.#kv.write((b) => b.put(groupKey(g, kindHardState), encodeHardState(hs)), { durable: false }).catch(() => undefined);
-      this.storage.setHardState(hs);
-      this.#empty = false;
+      this.#kv.write((b) => this.fill(b, rd), { durable: false }).catch(() => undefined);
+      this.persisted(rd);
       return;
     }
+    await this.#kv.write((b) => this.fill(b, rd), { durable: rd.mustSync });
+    this.persisted(rd);
+  }
+
+  /**
+   * Adds a Ready's step 1 to a KV batch that the caller writes (the node's Ready loop writes the
+   * Readies of every group in one batch with one fsync). Call `persisted` once that write resolved.
+   */
+  fill(b: KvBatch, rd: PersistRequest): void {
+    const g = this.#group;
     const snapIndex = rd.snapshot?.metadata.index ?? this.storage.snapshot().metadata.index;
-    await this.#kv.write((b) => {
-      if (rd.snapshot !== undefined) {
-        b.put(groupKey(g, kindSnapshot), encodeSnapshot(rd.snapshot));
-        // A snapshot from the leader replaces the whole log.
-        b.delRange(entryKey(g, 0), entryKey(g, Number.MAX_SAFE_INTEGER));
-      }
-      const ents = rd.entries.filter((e) => e.index > snapIndex);
-      const first = ents[0];
-      if (first !== undefined) {
-        // Appending at i discards every stored entry at i or later (a new leader's overwrite).
-        b.delRange(entryKey(g, first.index), entryKey(g, Number.MAX_SAFE_INTEGER));
-        for (const e of ents) b.put(entryKey(g, e.index), encodeEntry(e));
-      }
-      if (rd.hardState !== undefined) b.put(groupKey(g, kindHardState), encodeHardState(rd.hardState));
-    }, { durable: rd.mustSync });
+    if (rd.snapshot !== undefined) {
+      b.put(groupKey(g, kindSnapshot), encodeSnapshot(rd.snapshot));
+      // A snapshot from the leader replaces the whole log: everything at or before its index is
+      // covered by it; a group whose log is its data keeps the entries before it (they are the same as
+      // the leader's: they were fetched from it before the snapshot was stepped in).
+      if (this.#keepCompacted) b.delRange(entryKey(g, snapIndex + 1), entryKey(g, Number.MAX_SAFE_INTEGER));
+      else b.delRange(entryKey(g, 0), entryKey(g, Number.MAX_SAFE_INTEGER));
+    }
+    const ents = rd.entries.filter((e) => e.index > snapIndex);
+    const first = ents[0];
+    if (first !== undefined) {
+      // Appending at i discards every stored entry at i or later (a new leader's overwrite).
+      b.delRange(entryKey(g, first.index), entryKey(g, Number.MAX_SAFE_INTEGER));
+      for (const e of ents) b.put(entryKey(g, e.index), encodeEntry(e));
+    }
+    if (rd.hardState !== undefined) b.put(groupKey(g, kindHardState), encodeHardState(rd.hardState));
+  }
+
+  /** Updates the core's view once the write holding `fill(rd)` is durable (or, commit-only, issued). */
+  persisted(rd: PersistRequest): void {
     if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
     this.storage.append(rd.entries);
     if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
-    this.#empty = false;
+    if (rd.snapshot !== undefined || rd.entries.length > 0 || rd.hardState !== undefined) this.#empty = false;
   }
 
   /**
@@ -153,7 +194,7 @@ export class RaftLogStore {
     const firstKept = Math.max(compactTo + 1, this.storage.firstIndex());
     await this.#kv.write((b) => {
       b.put(groupKey(g, kindSnapshot), encodeSnapshot(snapshot));
-      b.delRange(entryKey(g, 0), entryKey(g, firstKept));
+      if (!this.#keepCompacted) b.delRange(entryKey(g, 0), entryKey(g, firstKept));
     }, { durable: false });
     // The snapshot is the newest durable-enough image: entries it covers stay in the log until the
     // write lands, and losing this write (no fsync) only loses the compaction, never data.

@@ -100,3 +100,11 @@ test('node-to-node credentials are read from their files at start; a missing, sh
   assert.deepEqual(readClusterSecurity(loadConfig({ ...peers, ...tls }, [])), { tls: { cert: Buffer.from(cert), key: Buffer.from(key), ca: Buffer.from(cert) } });
   assert.throws(() => readClusterSecurity(loadConfig({ ...peers, ...tls, BROOK_TLS_KEY: join(dir, 'cert.pem') }, [])), /tlsKey .* not a PEM file/);
 });
+
+test('replicationFactor: 0 (min(3, members)) by default, a number of replicas up to 7 when set', () => {
+  assert.equal(loadConfig({}, []).replicationFactor, 0);
+  assert.equal(loadConfig({ BROOK_REPLICATION_FACTOR: '5' }, []).replicationFactor, 5);
+  assert.equal(loadConfig({}, ['--replication-factor', '1']).replicationFactor, 1);
+  assert.throws(() => loadConfig({ BROOK_REPLICATION_FACTOR: '8' }, []), /replicationFactor/);
+  assert.throws(() => loadConfig({ BROOK_REPLICATION_FACTOR: '-1' }, []), /replicationFactor/);
+});
