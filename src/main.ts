@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
-import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from './config/config.js';
+import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError, type Config } from './config/config.js';
 import { createLogger } from './observability/logger.js';
 import { openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
@@ -60,10 +60,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const clock = systemClock;
   // A fresh incarnation per process start: peers and logs tell a restarted node from its former self.
   const incarnation = randomUUID();
-  logger.info({ config, incarnation }, 'starting brook');
+  logger.info({ config: loggableConfig(config), incarnation }, 'starting brook');
 
   // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
   const authenticator = createAuthenticator(config, clock);
+  const clusterSecurity = readClusterSecurity(config);
   // Metrics exist once the services do; what happens before (the first WAL syncs, the first election) is
   // counted from then on through these.
   let fsyncObserver: ((durationMs: number) => void) | undefined;
@@ -226,9 +227,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       listen: `${config.host}:${config.raftPort}`,
       peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
       handler: groups!,
+      security: clusterSecurity,
       logger: logger.child({ component: 'transport' }),
     });
-    logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
+    const security = clusterSecurity === 'insecure' ? ['none (insecure, local testing only)'] : [clusterSecurity.secret && 'cluster secret', clusterSecurity.tls && 'mutual TLS'].filter(Boolean);
+    if (clusterSecurity === 'insecure') logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
+    logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
   }
   metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   if (transport !== undefined) {

@@ -53,6 +53,14 @@ export const ConfigSchema = Type.Object(
     authScopePrefix: Type.String({ maxLength: 100, description: 'prefix of scope names (svc.event_stream.read ...)' }),
     eventTypeDeletionAdminOnly: Type.Boolean({ description: 'deleting event types needs the administrator' }),
     processMetrics: Type.Boolean({ description: "prom-client's Node process metrics (GC, event loop lag, heap spaces); they cost some publish latency tail" }),
+    // Node-to-node authentication (docs/security.md): a node with peers needs a cluster secret, mutual
+    // TLS, or both; checked by checkClusterSecurity() below, read by readClusterSecurity().
+    clusterSecret: Type.String({ maxLength: 4096, description: 'secret shared by every node, proven on every node-to-node call (at least 32 characters); prefer clusterSecretFile' }),
+    clusterSecretFile: Type.String({ description: 'file holding the cluster secret (e.g. `openssl rand -hex 32`)' }),
+    tlsCert: Type.String({ description: 'mutual TLS between nodes: this node\'s certificate chain (PEM file); its subject CN must be brook-node-<nodeId>' }),
+    tlsKey: Type.String({ description: 'mutual TLS between nodes: this node\'s private key (PEM file)' }),
+    tlsCa: Type.String({ description: 'mutual TLS between nodes: the cluster CA every node\'s certificate is signed by (PEM file)' }),
+    insecureCluster: Type.Boolean({ description: 'run a node with peers without node-to-node credentials: for local testing only, anyone who reaches the Raft port can change metadata' }),
   },
   { additionalProperties: false },
 );
@@ -100,6 +108,12 @@ export const defaults: Static<typeof ConfigSchema> = {
   authScopePrefix: 'svc.',
   eventTypeDeletionAdminOnly: false,
   processMetrics: false,
+  clusterSecret: '',
+  clusterSecretFile: '',
+  tlsCert: '',
+  tlsKey: '',
+  tlsCa: '',
+  insecureCluster: false,
 };
 
 /** Other names a config file may use for a setting (the original service's property names). */
@@ -202,7 +216,84 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   if (cfg.auth === 'static' && cfg.authTokensFile === '') throw new ConfigError('auth=static needs authTokensFile (BROOK_AUTH_TOKENS_FILE)');
   if (cfg.auth === 'tokeninfo' && cfg.authTokenInfoUrl === '') throw new ConfigError('auth=tokeninfo needs authTokenInfoUrl (BROOK_AUTH_TOKEN_INFO_URL)');
   if (cfg.auth === 'jwt' && cfg.authJwksUrl === '' && cfg.authJwtKey === '') throw new ConfigError('auth=jwt needs authJwksUrl (BROOK_AUTH_JWKS_URL) or authJwtKey (BROOK_AUTH_JWT_KEY)');
+  checkClusterSecurity(cfg);
   return Object.freeze(cfg);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node-to-node authentication
+
+/** The shortest cluster secret accepted (`openssl rand -hex 32` gives 64 characters). */
+export const clusterSecretLengthMin = 32;
+
+/**
+ * A node with peers must be able to prove itself to them and check them: a cluster secret, mutual TLS
+ * (all three files), or both; without either it refuses to start unless insecureCluster says so.
+ */
+function checkClusterSecurity(cfg: Static<typeof ConfigSchema>): void {
+  if (cfg.clusterSecret !== '' && cfg.clusterSecretFile !== '') {
+    throw new ConfigError('clusterSecret (BROOK_CLUSTER_SECRET) and clusterSecretFile (BROOK_CLUSTER_SECRET_FILE) are both set; set one');
+  }
+  if (cfg.clusterSecret !== '' && cfg.clusterSecret.length < clusterSecretLengthMin) {
+    throw new ConfigError(`clusterSecret (BROOK_CLUSTER_SECRET) must hold at least ${clusterSecretLengthMin} characters, e.g. \`openssl rand -hex 32\``);
+  }
+  const tls = [cfg.tlsCert, cfg.tlsKey, cfg.tlsCa].filter((f) => f !== '').length;
+  if (tls !== 0 && tls !== 3) throw new ConfigError('mutual TLS needs all of tlsCert, tlsKey and tlsCa (BROOK_TLS_CERT, BROOK_TLS_KEY, BROOK_TLS_CA)');
+  const hasPeers = parsePeers(cfg.peers).some((p) => p.id !== cfg.nodeId);
+  const hasCredentials = cfg.clusterSecret !== '' || cfg.clusterSecretFile !== '' || tls === 3;
+  if (hasPeers && !hasCredentials && !cfg.insecureCluster) {
+    throw new ConfigError(
+      'this node has peers but no node-to-node credentials: anyone who reaches its Raft port could change metadata and read events. ' +
+        'Set BROOK_CLUSTER_SECRET_FILE to a file holding a secret shared by every node (`openssl rand -hex 32 > cluster-secret`), ' +
+        'and/or BROOK_TLS_CERT, BROOK_TLS_KEY and BROOK_TLS_CA for mutual TLS (docs/security.md). ' +
+        'BROOK_INSECURE_CLUSTER=true runs without them, for local testing only.',
+    );
+  }
+}
+
+/** What the node-to-node transport authenticates with (src/transport's TransportSecurity). */
+export type ClusterSecurity = 'insecure' | { readonly secret?: Buffer; readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer } };
+
+function readSetting(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(`${what}: cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** Reads the cluster secret and TLS files named by the configuration; a missing or malformed one stops the start. */
+export function readClusterSecurity(cfg: Config): ClusterSecurity {
+  let secret: Buffer | undefined;
+  if (cfg.clusterSecret !== '') secret = Buffer.from(cfg.clusterSecret, 'utf8');
+  if (cfg.clusterSecretFile !== '') {
+    // A trailing newline (echo, an editor) is not part of the secret.
+    const text = readSetting(cfg.clusterSecretFile, 'clusterSecretFile (BROOK_CLUSTER_SECRET_FILE)').toString('utf8').replace(/\r?\n$/, '');
+    if (text.length < clusterSecretLengthMin) {
+      throw new ConfigError(`clusterSecretFile (BROOK_CLUSTER_SECRET_FILE): ${cfg.clusterSecretFile} must hold at least ${clusterSecretLengthMin} characters, e.g. \`openssl rand -hex 32\``);
+    }
+    secret = Buffer.from(text, 'utf8');
+  }
+  let tls: { cert: Buffer; key: Buffer; ca: Buffer } | undefined;
+  if (cfg.tlsCert !== '') {
+    const pem = (file: string, what: string, kind: RegExp) => {
+      const b = readSetting(file, what);
+      if (!kind.test(b.toString('latin1'))) throw new ConfigError(`${what}: ${file} is not a PEM file of the expected kind`);
+      return b;
+    };
+    tls = {
+      cert: pem(cfg.tlsCert, 'tlsCert (BROOK_TLS_CERT)', /-----BEGIN CERTIFICATE-----/),
+      key: pem(cfg.tlsKey, 'tlsKey (BROOK_TLS_KEY)', /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
+      ca: pem(cfg.tlsCa, 'tlsCa (BROOK_TLS_CA)', /-----BEGIN CERTIFICATE-----/),
+    };
+  }
+  if (secret === undefined && tls === undefined) return 'insecure';
+  return { ...(secret === undefined ? {} : { secret }), ...(tls === undefined ? {} : { tls }) };
+}
+
+/** The configuration as it may be logged: the cluster secret's value left out. */
+export function loggableConfig(cfg: Config): Config {
+  return cfg.clusterSecret === '' ? cfg : { ...cfg, clusterSecret: '[redacted]' };
 }
 
 /** The documentation table of settings (used by README generation and --help). */

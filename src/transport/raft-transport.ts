@@ -27,7 +27,8 @@ import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from
 import { flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
 import { Peer } from './peer.js';
 import { forwardProto, raftProto } from './proto.js';
-import { fromKey, TransportServer } from './server.js';
+import { TransportServer } from './server.js';
+import { authInterceptor, CallAuthenticator, channelCredentials, channelSecurityOptions, identityInterceptor, serverCredentials, type TransportSecurity } from './auth.js';
 import { consumeStream, transportErrorOf } from './streams.js';
 import {
   TransportError,
@@ -60,6 +61,10 @@ export interface TransportOptions {
   readonly peers: readonly PeerAddress[];
   /** What arrives, for every group (a GroupDispatcher). */
   readonly handler: NodeHandler;
+  /** How calls are authenticated both ways (auth.ts); 'insecure' only for local testing. */
+  readonly security: TransportSecurity;
+  /** Whether a (proven) node may call this one; default: it is one of the peers added. */
+  readonly isMember?: (id: NodeId) => boolean;
   readonly logger: TransportLogger;
   /** Batches waiting for one peer's stream to drain before new ones are dropped. */
   readonly queueBatchesMax?: number;
@@ -100,9 +105,10 @@ export class GrpcTransport {
   readonly #services: TransportServer;
   readonly #peers = new Map<NodeId, Peer>();
   readonly #messageBytesMax: number;
-  readonly #interceptors: grpc.Interceptor[];
+  readonly #security: TransportSecurity;
+  readonly #auth: CallAuthenticator;
 
-  private constructor(opts: TransportOptions, server: grpc.Server, services: TransportServer, port: number) {
+  private constructor(opts: TransportOptions, server: grpc.Server, services: TransportServer, auth: CallAuthenticator, port: number) {
     this.self = opts.self;
     this.incarnation = opts.incarnation;
     this.handler = opts.handler;
@@ -112,50 +118,53 @@ export class GrpcTransport {
     this.#messageBytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
     this.#server = server;
     this.#services = services;
+    this.#security = opts.security;
+    this.#auth = auth;
     this.port = port;
-    const self = String(this.self);
-    // Every call names this node, streams included.
-    this.#interceptors = [
-      (options, nextCall) =>
-        new grpc.InterceptingCall(nextCall(options), {
-          start(metadata, listener, next) {
-            metadata.set(fromKey, self);
-            next(metadata, listener);
-          },
-        }),
-    ];
     for (const p of opts.peers) this.addPeer(p);
   }
 
   static async start(opts: TransportOptions): Promise<GrpcTransport> {
     const bytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
+    // Membership is asked of the transport once it exists (its peers), unless the caller decides.
+    let transport: GrpcTransport | undefined;
+    const auth = new CallAuthenticator({
+      self: opts.self,
+      security: opts.security,
+      isMember: opts.isMember ?? ((id) => transport?.hasPeer(id) ?? false),
+      logger: opts.logger,
+    });
     const server = new grpc.Server({
       'grpc.max_receive_message_length': bytesMax,
       'grpc.max_send_message_length': bytesMax,
       'grpc.keepalive_permit_without_calls': 1,
+      // Every call, streams included, is authenticated before any handler runs.
+      interceptors: [authInterceptor(auth)],
     });
     const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger });
     server.addService(raftProto().RaftTransport.service, services.raftService());
     server.addService(forwardProto().Forward.service, services.forwardService());
     const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(opts.listen, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+      server.bindAsync(opts.listen, serverCredentials(opts.security), (err, p) => (err ? reject(err) : resolve(p)));
     });
-    return new GrpcTransport(opts, server, services, port);
+    transport = new GrpcTransport(opts, server, services, auth, port);
+    return transport;
   }
 
   addPeer(p: PeerAddress): void {
     if (p.id === this.self || this.#peers.has(p.id)) return;
-    const raft = new (raftProto().RaftTransport)(p.raftAddress, grpc.credentials.createInsecure(), {
-      ...channelOptions(this.#messageBytesMax),
-      interceptors: this.#interceptors,
-    });
-    const forward = new (forwardProto().Forward)(p.raftAddress, grpc.credentials.createInsecure(), {
-      channelOverride: raft.getChannel(),
-      interceptors: this.#interceptors,
-    }) as ForwardClient;
+    // Every call to the peer names this node and proves it, streams included.
+    const interceptors = [identityInterceptor(this.self, p.id, this.#security)];
+    const credentials = channelCredentials(this.#security, p.id);
+    const raft = new (raftProto().RaftTransport)(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors });
+    const forward = new (forwardProto().Forward)(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors }) as ForwardClient;
     const peer = new Peer(this, p.id, p.raftAddress, raft, forward);
     this.#peers.set(p.id, peer);
     peer.reachable(); // connect now rather than on the first message
+  }
+
+  hasPeer(id: NodeId): boolean {
+    return this.#peers.has(id);
   }
 
   peerIds(): NodeId[] {
@@ -311,6 +320,11 @@ export class GrpcTransport {
     let n = 0;
     for (const p of this.#peers.values()) n += p.dropped;
     return n;
+  }
+
+  /** Calls refused for want of a valid proof or membership. */
+  refusedCalls(): number {
+    return this.#auth.refusedCalls();
   }
 
   /** Message batches received from peers (one per sender per send). */

@@ -1,6 +1,7 @@
 /**
  * The server side of the node-to-node port: the RaftTransport and Forward services. Every call names
- * its caller in the x-brook-from metadata; every request and message is decoded and checked before
+ * its caller in the x-brook-from metadata, which auth.ts's interceptor has checked (proven, a member)
+ * before any handler here runs; every request and message is decoded and checked before
  * the node's handler sees it. A malformed Raft message is dropped and logged (rate limited), a
  * malformed request is refused; neither is ever fatal.
  */
@@ -12,6 +13,7 @@ import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatc
 import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
 import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
 import type { RaftTransportHandlers } from './generated/brook/raft/v1/RaftTransport.js';
+import { fromKey } from './auth.js';
 import { DecodeError, decodeU64 } from './codec.js';
 import { decodeBatch } from './batch-codec.js';
 import {
@@ -26,9 +28,6 @@ import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
 import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
 import { serveStream, statusOf } from './streams.js';
 import type { AppendAnswer, NodeHandler, TransportLogger } from './types.js';
-
-/** The metadata key naming the calling node on every call. */
-export const fromKey = 'x-brook-from';
 
 export interface ServerOptions {
   readonly self: NodeId;
