@@ -19,6 +19,7 @@ import { ProgressTracker } from './tracker.js';
 import type {
   ConfChange,
   ConfState,
+  Damage,
   Entry,
   EntryType,
   HardState,
@@ -79,6 +80,10 @@ export class Raft {
   uncommittedBytes = 0;
   /** Proposals appended since the last Ready: their broadcast is coalesced into as few appends as possible. */
   pendingBroadcast = false;
+  /** Set while this member's durable state is damaged: it neither votes nor campaigns (config.ts). */
+  damaged: Damage | null;
+  /** The damage was repaired since the last Ready (the host records that in the same write). */
+  repaired = false;
 
   readonly #readOnly: ReadOnly;
   /** Reads that arrived before the leader committed an entry of its term (thesis §6.4 step 1). */
@@ -90,6 +95,7 @@ export class Raft {
     this.log = new RaftLog(cfg.storage);
     this.trk = new ProgressTracker(cfg.inflightAppendsMax, cfg.inflightBytesMax);
     this.#readOnly = new ReadOnly(cfg.pendingReadsMax);
+    this.damaged = cfg.damaged;
     const { hardState, confState } = cfg.storage.initialState();
     this.trk.applyConf(confState, this.log.lastIndex());
     this.#loadState(hardState);
@@ -263,7 +269,8 @@ export class Raft {
   }
 
   #promotable(): boolean {
-    return this.trk.isVoter(this.id) && this.log.unstable.snapshot === undefined;
+    // A damaged member may lack entries it acknowledged: as leader it could lose committed writes.
+    return this.trk.isVoter(this.id) && this.damaged === null && this.log.unstable.snapshot === undefined;
   }
 
   /** Whether (applied, committed] holds a membership change (or a snapshot not yet installed). */
@@ -593,6 +600,12 @@ export class Raft {
   }
 
   #handleVoteRequest(m: Message): void {
+    if (this.damaged !== null) {
+      // Its vote of this term may be lost and its log may lack entries it acknowledged: granting
+      // could elect a second leader in a term, or a leader without a committed entry.
+      this.#send({ type: m.type === 'vote' ? 'voteResp' : 'preVoteResp', to: m.from, reject: true });
+      return;
+    }
     const canVote =
       this.vote === m.from ||
       (this.vote === noNode && this.lead === noNode) ||
@@ -760,6 +773,7 @@ export class Raft {
     }
     const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
     if (lastNew !== undefined) {
+      if (this.damaged !== null) this.#maybeRepaired(m, lastNew);
       this.#send({ type: 'appResp', to: m.from, index: lastNew });
       return;
     }
@@ -769,6 +783,24 @@ export class Raft {
     hintIndex = this.log.findConflictByTerm(hintIndex, m.logTerm);
     const hintTerm = this.log.term(hintIndex) ?? 0;
     this.#send({ type: 'appResp', to: m.from, index: m.index, reject: true, rejectHint: hintIndex, logTerm: hintTerm });
+  }
+
+  /**
+   * A damaged member is repaired once its log matches the leader's (term m.term) up to lastNew and
+   * that covers: the damage (index, term), every entry the leader knows committed (m.commit), and an
+   * entry of the leader's own term, which (leader completeness) follows every entry committed in an
+   * earlier term. Its log then holds everything committed, as a healthy follower's does. The entries
+   * are in this Ready or an earlier one, so they are durable no later than the `repaired` mark.
+   */
+  #maybeRepaired(m: Message, lastNew: Index): void {
+    const d = this.damaged!;
+    if (m.term < d.term || lastNew < d.index || lastNew < m.commit) return;
+    if (this.log.term(lastNew) !== m.term) return;
+    this.damaged = null;
+    this.repaired = true;
+    // Whatever it voted for in this term before the damage is unknown; the leader of the term is the
+    // one vote that cannot elect anybody else, so it stands for it.
+    if (this.vote === noNode) this.vote = m.from;
   }
 
   #handleHeartbeat(m: Message): void {

@@ -30,6 +30,7 @@ import type { ProgressState } from './progress.js';
 import type {
   ConfChange,
   ConfState,
+  Damage,
   Entry,
   HardState,
   Index,
@@ -60,6 +61,11 @@ export interface Ready {
   readonly messages: readonly Message[];
   /** Whether step 1 needs an fsync (term, vote or entries changed); a commit-only change does not. */
   readonly mustSync: boolean;
+  /**
+   * The member's damage (RaftConfig.damaged) was repaired by what this Ready and earlier ones persist:
+   * the host records that it is no longer damaged in the same write as step 1.
+   */
+  readonly repaired: boolean;
 }
 
 export interface ProgressStatus {
@@ -83,6 +89,8 @@ export interface Status {
   readonly confState: ConfState;
   /** Only on the leader: each member's replication progress. */
   readonly progress: ReadonlyMap<NodeId, ProgressStatus> | undefined;
+  /** The damage this member has not been repaired from yet (RaftConfig.damaged), or null. */
+  readonly damaged: Damage | null;
 }
 
 export class RawNode {
@@ -185,6 +193,7 @@ export class RawNode {
       r.pendingBroadcast ||
       r.msgs.length > 0 ||
       r.readStates.length > 0 ||
+      r.repaired ||
       r.log.unstable.entries.length > 0 ||
       r.log.unstable.snapshot !== undefined ||
       r.log.hasNextCommittedEntries()
@@ -215,9 +224,12 @@ export class RawNode {
       mustSync:
         entries.length > 0 ||
         r.log.unstable.snapshot !== undefined ||
+        r.repaired ||
         hs.term !== this.#prevHardState.term ||
         hs.vote !== this.#prevHardState.vote,
+      repaired: r.repaired,
     };
+    r.repaired = false;
     r.msgs = [];
     r.readStates = [];
     this.#prevSoftState = ss;
@@ -276,6 +288,7 @@ export class RawNode {
       leadTransferee: r.leadTransferee,
       confState: r.trk.confState(),
       progress,
+      damaged: r.damaged,
     };
   }
 

@@ -122,6 +122,17 @@ export const campaignTransfer = 'campaignTransfer';
 
 export type StateType = 'follower' | 'preCandidate' | 'candidate' | 'leader';
 
+/**
+ * What a member lost when its durable state was damaged (a corrupt or truncated log found at start, a
+ * wiped data directory): before the damage it may have voted in terms up to `term` and acknowledged
+ * entries up to `index` (0 where the host cannot tell). A damaged member neither votes nor campaigns
+ * until a leader of a term >= `term` has brought its log past `index` (see Raft.#maybeRepaired).
+ */
+export interface Damage {
+  readonly term: Term;
+  readonly index: Index;
+}
+
 /** Volatile state the host may want to observe (not persisted). */
 export interface SoftState {
   readonly lead: NodeId;
