@@ -22,7 +22,9 @@ function loneNode(damaged: Damage | null): { raw: RawNode; storage: MemoryStorag
   const { entries, hardState } = bootstrapState([1, 2, 3]);
   storage.append(entries);
   storage.setHardState(hardState);
-  const raw = new RawNode({ id: 1, storage, electionTicks: 10, heartbeatTicks: 1, random: new Prng(3), preVote: true, checkQuorum: true, applied: 3, damaged });
+  const raw = new RawNode({ id: 1, storage, electionTicks: 10, heartbeatTicks: 1, random: new Prng(3), preVote: true, checkQuorum: true, damaged });
+  drain(raw, storage);
+  assert.deepEqual(raw.status().confState.voters, [1, 2, 3], 'a voter: only the damage keeps it from campaigning');
   return { raw, storage };
 }
 
@@ -73,17 +75,23 @@ test('a damaged member grants no pre-vote', () => {
 });
 
 test('a damaged member does not campaign: not on election timeout, not when asked, not on a transfer', () => {
-  const { raw, storage } = loneNode(damage);
-  const sent: Message[] = [];
-  for (let i = 0; i < 100; i++) {
-    raw.tick();
-    sent.push(...drain(raw, storage).out);
+  const asked = (damaged: Damage | null, poke: (raw: RawNode) => void): MessageType[] => {
+    const { raw, storage } = loneNode(damaged);
+    poke(raw);
+    return drain(raw, storage).out.map((m) => m.type);
+  };
+  const pokes: Array<[string, (raw: RawNode) => void]> = [
+    ['election timeout', (raw) => { for (let i = 0; i < 100; i++) raw.tick(); }],
+    ['campaign()', (raw) => raw.campaign()],
+    ['timeoutNow', (raw) => raw.step(msg('timeoutNow', 2, 1))],
+  ];
+  for (const [what, poke] of pokes) {
+    assert.ok(asked(null, poke).some((t) => t === 'preVote' || t === 'vote'), `healthy: ${what} starts an election`);
+    assert.deepEqual(asked(damage, poke), [], `damaged: ${what} sends nothing`);
   }
-  raw.campaign();
-  sent.push(...drain(raw, storage).out);
-  raw.step(msg('timeoutNow', 2, 1));
-  sent.push(...drain(raw, storage).out);
-  assert.deepEqual(sent.map((m) => m.type), [], 'no vote or pre-vote request was sent');
+  const { raw, storage } = loneNode(damage);
+  for (let i = 0; i < 100; i++) raw.tick();
+  drain(raw, storage);
   assert.equal(raw.status().state, 'follower');
   assert.equal(raw.status().term, 1);
   assert.deepEqual(raw.status().damaged, damage);
@@ -161,4 +169,22 @@ test('a leadership transfer to a damaged member does not make it campaign', () =
   assert.deepEqual(drain(raw, storage).out.filter((m) => m.type === 'vote' || m.context === campaignTransfer), []);
   assert.equal(raw.status().state, 'follower');
   assert.equal(raw.status().lead, 2);
+});
+
+test('the Ready that repairs is to be written durably even when it changes nothing else', () => {
+  const storage = new MemoryStorage();
+  const { entries } = bootstrapState([1, 2, 3]);
+  storage.append([...entries, { term: 3, index: 4, type: 'normal', data: new Uint8Array() }]);
+  // Before the damage it had voted for node 3 in term 3 (the vote survived; the log may not have).
+  storage.setHardState({ term: 3, vote: 3, commit: 3 });
+  const raw = new RawNode({ id: 1, storage, electionTicks: 10, heartbeatTicks: 1, random: new Prng(3), damaged: { term: 3, index: 4 } });
+  drain(raw, storage);
+  // Node 3, leader of term 3, confirms the log as it is: no new entry, no new term or vote.
+  raw.step(msg('app', 3, 3, { index: 4, logTerm: 3, commit: 4 }));
+  const rd = raw.ready();
+  assert.equal(rd.repaired, true);
+  assert.deepEqual(rd.entries, []);
+  assert.equal(rd.hardState?.vote ?? 3, 3);
+  assert.equal(rd.mustSync, true);
+  raw.advance(rd);
 });
