@@ -67,6 +67,9 @@ export interface NodeIdentity {
   readonly founders: readonly FounderRecord[];
 }
 
+/** The marker's file name in the data directory (beside RocksDB's own files, which it ignores). */
+export const markerFileName = 'raft-marker';
+
 /** The cluster id of directories written before cluster ids existed (all such nodes share it). */
 export const legacyClusterId = 'legacy';
 
