@@ -15,9 +15,12 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from './config/config.js';
 import { createLogger } from './observability/logger.js';
-import { openRocksKv, PartitionStore } from './log/index.js';
+import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
-import { GrpcTransport } from './transport/index.js';
+import { markerFileName, NodeDisk } from './broker/node-disk.js';
+import { clusterIdOf, decideFounding } from './broker/founding.js';
+import { GrpcTransport, type TransportHandler } from './transport/index.js';
+import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
@@ -60,6 +63,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
   const authenticator = createAuthenticator(config, clock);
   const kv = await openRocksKv(config.dataDir);
+  // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
+  const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
   const store = await PartitionStore.open(kv, {
     clock,
     logger: logger.child({ component: 'log' }),
@@ -109,11 +114,37 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
   const openStreams = new OpenStreams();
+  // The transport starts before the metadata group exists: a node whose directory belongs to no
+  // cluster yet asks its peers (Identify) before it founds one, and they must be able to answer while
+  // they wait for each other. Raft traffic that arrives before the group is open is dropped (Raft
+  // takes it as lost).
+  let group: RaftMetadataGroup | undefined;
+  const lateHandler: TransportHandler = {
+    receive: (m) => group?.receive(m),
+    propose: (p) => (group === undefined ? Promise.resolve({ status: 'notLeader', leaderHint: 0 }) : group.transportHandler().propose(p)),
+    unreachable: (id) => group?.unreachable(id),
+    snapshotStatus: (id, delivered) => group?.snapshotStatus(id, delivered),
+  };
+  let transport: GrpcTransport | undefined;
+  if (others.length > 0) {
+    transport = await GrpcTransport.start({
+      self,
+      incarnation,
+      listen: `${config.host}:${config.raftPort}`,
+      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
+      handler: lateHandler,
+      identify: () => disk.identity,
+      logger: logger.child({ component: 'transport' }),
+    });
+    logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
+  }
+  const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
-    founders: [...new Set([self, ...others.map((p) => p.id)])],
+    disk,
+    founders,
     directory,
     tickMs: config.raftTickMs,
     electionTicks: config.raftElectionTicks,
@@ -145,18 +176,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onFatal: (err) => fatal?.(err),
   });
   metadataRef = metadata;
-  let transport: GrpcTransport | undefined;
-  if (others.length > 0) {
-    transport = await GrpcTransport.start({
-      self,
-      incarnation,
-      listen: `${config.host}:${config.raftPort}`,
-      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: metadata.transportHandler(),
-      logger: logger.child({ component: 'transport' }),
-    });
-    logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
-  }
+  group = metadata;
   metadata.start(transport);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
@@ -255,7 +275,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
-      view: () => metadata.view(),
+      view: () => ({ ...metadata.view(), cluster_id: disk.identity.clusterId, disk_id: disk.identity.diskId }),
       readBarrier: () => metadata.readBarrier(),
       servesPartitions: () => metadata.isSingleNode(),
     },
@@ -305,6 +325,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         await transport?.close();
         await router.close();
         await store.close();
+        await disk.close();
         await kv.close();
         logger.info('shutdown complete');
       })();
@@ -317,6 +338,44 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     void broker.close().finally(() => process.exit(70));
   };
   return broker;
+}
+
+/**
+ * The founding voters of the metadata group, for a node whose group is empty: all listed nodes when
+ * this node founds the cluster, none when it joins one that exists (it then starts empty, does not
+ * vote and catches up; src/broker/founding.ts has the rule). A directory that already belongs to a
+ * cluster is not asked about again: a founder whose group is still empty (it stopped in between)
+ * founds, any other member joins.
+ */
+async function foundOrJoin(disk: NodeDisk, self: NodeId, peers: NodeId[], transport: GrpcTransport | undefined, logger: Logger): Promise<NodeId[]> {
+  const { diskId } = disk.identity;
+  if (disk.identity.clusterId === '') {
+    if (transport === undefined) {
+      // A cluster of one has nobody to ask: it founds.
+      const founders = [{ id: self, diskId }];
+      await disk.setCluster(clusterIdOf(founders), founders);
+    } else {
+      const t = transport;
+      const d = await decideFounding({
+        self,
+        diskId,
+        peers,
+        ask: (p) => t.identify(p, diskId, 1000),
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        retryMs: 500,
+        logger: logger.child({ component: 'founding' }),
+      });
+      if (d.kind === 'found') {
+        await disk.setCluster(d.clusterId, d.founders);
+        logger.info({ clusterId: d.clusterId, founders: d.founders }, 'every peer is empty too: founding the cluster');
+      } else {
+        await disk.setCluster(d.clusterId, []);
+        logger.warn({ clusterId: d.clusterId, learnedFrom: d.learnedFrom, diskId }, 'the peers already have a cluster: joining it as a new, empty member (this data directory was wiped or is new); this node will not vote until it has caught up from the leader');
+      }
+    }
+  }
+  const { founders } = disk.identity;
+  return founders.some((f) => f.id === self && f.diskId === diskId) ? founders.map((f) => f.id) : [];
 }
 
 /**

@@ -491,6 +491,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (early > 0) this.#releaseApplyWaiters();
     await persisted;
     // 2. Send.
+    if (rd.damaged !== undefined) this.#o.logger.error({ raftId: this.#o.self, leader: this.#lead, damagedIndex: rd.damaged.index }, 'metadata raft log damaged: the leader counts entries this node does not hold (entries it had acknowledged were lost); it will not vote or lead until repaired');
     if (rd.repaired) this.#o.logger.warn({ raftId: this.#o.self, term: this.#raw.status().term, leader: this.#lead }, 'metadata raft member repaired from the leader: it votes and may lead again');
     if (rd.messages.length > 0) this.#transport?.send(rd.messages);
     // 3. Apply (the rest).

@@ -51,7 +51,12 @@ export interface PersistRequest {
   readonly mustSync: boolean;
   /** The member's damage was repaired (Ready.repaired): its mark goes in the same write. */
   readonly repaired?: boolean;
+  /** The core found the member damaged while running (Ready.damaged): its mark goes in the same write. */
+  readonly damaged?: Damage | undefined;
 }
+
+/** The reason recorded for damage the core finds while running. */
+export const damageFoundRunning = 'a leader counts entries this member does not hold: entries it had acknowledged were lost';
 
 const entriesEnd = (g: number) => entryKey(g, Number.MAX_SAFE_INTEGER);
 
@@ -225,9 +230,10 @@ export class RaftLogStore {
   /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
   async persist(rd: PersistRequest): Promise<void> {
     const repaired = rd.repaired === true;
-    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && !repaired) return;
+    const found = rd.damaged;
+    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && !repaired && found === undefined) return;
     const g = this.#group;
-    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && !repaired) {
+    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && !repaired && found === undefined) {
       // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
       // a group of one recommits its own log at open), so the Ready does not wait for this write: it
       // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
@@ -262,11 +268,14 @@ export class RaftLogStore {
         const hk = groupKey(g, kindHardState);
         b.put(hk, encodeHardStateRecord(hk, rd.hardState));
       }
-      if (repaired) b.del(groupKey(g, kindDamage));
+      const dk = groupKey(g, kindDamage);
+      if (found !== undefined) b.put(dk, encodeDamageRecord(dk, { ...found, reason: damageFoundRunning }));
+      if (repaired) b.del(dk);
     }, rd.mustSync);
     if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
     this.storage.append(rd.entries);
     if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
+    if (found !== undefined) this.#damage = { ...found, reason: damageFoundRunning };
     if (repaired) this.#damage = undefined;
     this.#empty = false;
   }

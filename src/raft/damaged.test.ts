@@ -188,3 +188,42 @@ test('the Ready that repairs is to be written durably even when it changes nothi
   assert.equal(rd.mustSync, true);
   raw.advance(rd);
 });
+
+test('a leader that still counts a wiped member\'s old match forgets it on the member\'s damaged rejection and repairs it', () => {
+  for (const compacted of [false, true]) {
+    const h = new Harness([1, 2, 3], { preVote: true, checkQuorum: true });
+    h.elect(1);
+    for (let i = 0; i < 5; i++) h.propose(1, `w${i}`);
+    h.stabilize();
+    if (compacted) h.compact(1);
+    // Node 3 loses its disk and comes back at once: the leader's progress says it holds everything.
+    h.crash(3);
+    h.wipe(3);
+    h.start(3, { damaged: { term: 0, index: 0 } });
+    h.tickAll(30);
+    assert.equal(h.leader(), 1, 'the leader stayed');
+    assert.equal(h.status(3).damaged, null, `repaired (${compacted ? 'through a snapshot' : 'through entries'})`);
+    assert.deepEqual(h.appliedTexts(3), ['w0', 'w1', 'w2', 'w3', 'w4']);
+  }
+});
+
+test('a member the leader counts as holding entries it lacks becomes damaged instead of stopping', () => {
+  const { raw, storage } = loneNode(null);
+  // The leader of term 2 says index 9 is committed and held here (its match for us): we hold 3.
+  raw.step(msg('heartbeat', 2, 2, { commit: 9 }));
+  const rd = raw.ready();
+  assert.deepEqual(rd.damaged, { term: 2, index: 9 }, 'reported for the host to record');
+  assert.equal(rd.mustSync, true);
+  assert.deepEqual(rd.messages.map((m) => [m.type, m.reject, m.rejectHint, m.context]), [['appResp', true, 3, 'damaged'], ['heartbeatResp', false, 0, '']], 'the leader learns its match is void');
+  raw.advance(rd);
+  assert.equal(raw.status().commit, 3, 'commits no further than it holds');
+  assert.notEqual(raw.status().damaged, null);
+  // Damaged: it refuses votes, and its rejections tell the leader its match is void.
+  raw.step(msg('vote', 3, 3, { index: 20, logTerm: 2, context: campaignTransfer }));
+  raw.step(msg('app', 2, 3, { index: 9, logTerm: 2, commit: 9 }));
+  const out = drain(raw, storage).out;
+  assert.equal(out.find((m) => m.type === 'voteResp')?.reject, true);
+  const rej = out.find((m) => m.type === 'appResp');
+  assert.equal(rej?.reject, true);
+  assert.equal(rej?.context, 'damaged');
+});

@@ -31,7 +31,7 @@ import type {
   StateType,
   Term,
 } from './types.js';
-import { assertIndex, campaignTransfer, entriesBytes, makeMessage, noNode } from './types.js';
+import { assertIndex, campaignTransfer, damagedReject, entriesBytes, makeMessage, noNode } from './types.js';
 
 /** Why a proposal was not appended. None of these is an error of the caller's making except 'invalid'. */
 export type ProposalDropReason =
@@ -84,6 +84,8 @@ export class Raft {
   damaged: Damage | null;
   /** The damage was repaired since the last Ready (the host records that in the same write). */
   repaired = false;
+  /** Damage found while running (a leader counts entries this member lacks) since the last Ready. */
+  newlyDamaged: Damage | null = null;
 
   readonly #readOnly: ReadOnly;
   /** Reads that arrived before the leader committed an entry of its term (thesis §6.4 step 1). */
@@ -710,6 +712,12 @@ export class Raft {
   }
 
   #handleAppendRejected(m: Message, pr: Progress): void {
+    if (m.context === damagedReject && m.rejectHint < pr.match) {
+      // The follower lost entries it had acknowledged: its match is void, probe from what it holds.
+      pr.forgetMatch(m.rejectHint);
+      this.#sendAppend(m.from, true);
+      return;
+    }
     // Fast backtracking (thesis §5.3 optimisation, as in etcd): the follower says its log may match
     // at rejectHint with term logTerm. Every entry of ours after the last one whose term is <=
     // logTerm cannot match, so probe from there instead of one index per round trip.
@@ -782,7 +790,8 @@ export class Raft {
     let hintIndex = Math.min(m.index, this.log.lastIndex());
     hintIndex = this.log.findConflictByTerm(hintIndex, m.logTerm);
     const hintTerm = this.log.term(hintIndex) ?? 0;
-    this.#send({ type: 'appResp', to: m.from, index: m.index, reject: true, rejectHint: hintIndex, logTerm: hintTerm });
+    const context = this.damaged === null ? '' : damagedReject;
+    this.#send({ type: 'appResp', to: m.from, index: m.index, reject: true, rejectHint: hintIndex, logTerm: hintTerm, context });
   }
 
   /**
@@ -804,6 +813,22 @@ export class Raft {
   }
 
   #handleHeartbeat(m: Message): void {
+    // A leader never names a commit index beyond what this member acknowledged (min of its match and
+    // the commit). One beyond our log means entries acknowledged before were lost: the member is
+    // damaged (found now if the host did not find it at start), not a reason to stop the node.
+    if (m.commit > this.log.lastIndex()) {
+      if (this.damaged === null) {
+        this.damaged = { term: this.term, index: m.commit };
+        this.newlyDamaged = this.damaged;
+      }
+      const last = this.log.lastIndex();
+      this.log.commitTo(last);
+      // The leader sends no append to a member it counts as up to date: tell it that its match for
+      // us is void (it forgets it, types.ts damagedReject), or the member would never be repaired.
+      this.#send({ type: 'appResp', to: m.from, index: m.commit, reject: true, rejectHint: last, logTerm: this.log.term(last) ?? 0, context: damagedReject });
+      this.#send({ type: 'heartbeatResp', to: m.from, context: m.context });
+      return;
+    }
     this.log.commitTo(m.commit);
     this.#send({ type: 'heartbeatResp', to: m.from, context: m.context });
   }

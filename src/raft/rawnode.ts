@@ -66,6 +66,11 @@ export interface Ready {
    * the host records that it is no longer damaged in the same write as step 1.
    */
   readonly repaired: boolean;
+  /**
+   * Present when the core found this member damaged while running (a leader counts entries it lacks):
+   * the host records the damage in the same write as step 1, so a restart does not forget it.
+   */
+  readonly damaged: Damage | undefined;
 }
 
 export interface ProgressStatus {
@@ -194,6 +199,7 @@ export class RawNode {
       r.msgs.length > 0 ||
       r.readStates.length > 0 ||
       r.repaired ||
+      r.newlyDamaged !== null ||
       r.log.unstable.entries.length > 0 ||
       r.log.unstable.snapshot !== undefined ||
       r.log.hasNextCommittedEntries()
@@ -225,11 +231,14 @@ export class RawNode {
         entries.length > 0 ||
         r.log.unstable.snapshot !== undefined ||
         r.repaired ||
+        r.newlyDamaged !== null ||
         hs.term !== this.#prevHardState.term ||
         hs.vote !== this.#prevHardState.vote,
       repaired: r.repaired,
+      damaged: r.newlyDamaged ?? undefined,
     };
     r.repaired = false;
+    r.newlyDamaged = null;
     r.msgs = [];
     r.readStates = [];
     this.#prevSoftState = ss;

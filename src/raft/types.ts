@@ -120,6 +120,13 @@ export interface Message {
 /** The context a candidate puts on its votes when a leadership transfer told it to campaign. */
 export const campaignTransfer = 'campaignTransfer';
 
+/**
+ * The context a damaged member puts on its append rejections: its log may be shorter than the
+ * leader's progress says (it lost entries it had acknowledged), so the leader forgets that member's
+ * match and probes from its hint instead of taking the rejection for a stale one.
+ */
+export const damagedReject = 'damaged';
+
 export type StateType = 'follower' | 'preCandidate' | 'candidate' | 'leader';
 
 /**

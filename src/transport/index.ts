@@ -8,6 +8,7 @@ export {
   type ForwardAnswer,
   type ForwardedProposal,
   type PeerAddress,
+  type PeerIdentity,
   type TransportHandler,
   type TransportLogger,
   type TransportOptions,

@@ -15,9 +15,15 @@
  *
  * Forwarding. A follower sends a metadata proposal to the leader with a unary Propose call that
  * carries the client's flow id (also as x-flow-id metadata) and a deadline.
+ *
+ * Identify. A node asks a peer what its data directory is (disk id, cluster id, founders) before it
+ * decides to found a cluster (src/broker/founding.ts); the answer comes from `identify`, which works
+ * before any Raft group is open.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Message, NodeId } from '../raft/index.js';
+import type { IdentifyReply, IdentifyReply__Output } from './generated/brook/raft/v1/IdentifyReply.js';
+import type { IdentifyRequest__Output } from './generated/brook/raft/v1/IdentifyRequest.js';
 import type { MessageBatch, MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
 import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
@@ -51,6 +57,15 @@ export type ForwardAnswer =
   | { readonly status: 'notLeader'; readonly leaderHint: NodeId }
   | { readonly status: 'unavailable'; readonly detail: string };
 
+/** What a node's data directory is, as Identify answers it (src/broker/node-disk.ts NodeIdentity). */
+export interface PeerIdentity {
+  readonly nodeId: NodeId;
+  readonly diskId: string;
+  /** '' while the node has not founded or joined a cluster. */
+  readonly clusterId: string;
+  readonly founders: readonly { readonly id: NodeId; readonly diskId: string }[];
+}
+
 /** What the node runtime does with what arrives. All callbacks run on the event loop, never concurrently. */
 export interface TransportHandler {
   receive(m: Message): void;
@@ -68,6 +83,8 @@ export interface TransportOptions {
   readonly peers: readonly PeerAddress[];
   readonly handler: TransportHandler;
   readonly logger: TransportLogger;
+  /** This node's answer to Identify (its data directory's identity); without it Identify fails. */
+  readonly identify?: () => PeerIdentity;
   /** Batches waiting for one peer's stream to drain before new ones are dropped. */
   readonly queueBatchesMax?: number;
   /** Largest gRPC message accepted or sent (snapshots travel in one message). */
@@ -203,10 +220,36 @@ class Peer {
     });
   }
 
+  identify(from: NodeId, diskId: string, timeoutMs: number): Promise<PeerIdentity | undefined> {
+    return new Promise((resolve) => {
+      this.#client.Identify({ from: String(from), disk_id: diskId }, { deadline: Date.now() + timeoutMs }, (err, reply) => {
+        if (err || reply === undefined) {
+          resolve(undefined);
+          return;
+        }
+        resolve(decodeIdentifyReply(reply, this.#owner.logger));
+      });
+    });
+  }
+
   close(): void {
     this.#call?.end();
     this.#call = undefined;
     this.#client.close();
+  }
+}
+
+function decodeIdentifyReply(reply: IdentifyReply__Output, logger: TransportLogger): PeerIdentity | undefined {
+  try {
+    return {
+      nodeId: decodeU64(reply.node_id, 'identify.node_id'),
+      diskId: String(reply.disk_id),
+      clusterId: String(reply.cluster_id),
+      founders: reply.founders.map((f, i) => ({ id: decodeU64(f.id, `identify.founders[${i}].id`), diskId: String(f.disk_id) })),
+    };
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'dropped a malformed identify reply');
+    return undefined;
   }
 }
 
@@ -231,6 +274,7 @@ export class GrpcTransport {
   readonly handler: TransportHandler;
   readonly logger: TransportLogger;
   readonly queueBatchesMax: number;
+  readonly #identify: (() => PeerIdentity) | undefined;
   readonly #server: grpc.Server;
   readonly #peers = new Map<NodeId, Peer>();
   readonly #messageBytesMax: number;
@@ -245,6 +289,7 @@ export class GrpcTransport {
     this.logger = opts.logger;
     this.queueBatchesMax = opts.queueBatchesMax ?? queueBatchesMaxDefault;
     this.#messageBytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
+    this.#identify = opts.identify;
     this.#server = server;
     this.port = port;
     for (const p of opts.peers) this.addPeer(p);
@@ -281,6 +326,11 @@ export class GrpcTransport {
           (reply) => callback(null, reply),
           (err: unknown) => callback(null, { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: String((err as Error).message ?? err) }),
         );
+      },
+      Identify: (_call: grpc.ServerUnaryCall<IdentifyRequest__Output, IdentifyReply>, callback: grpc.sendUnaryData<IdentifyReply>) => {
+        const reply = transport?.onIdentify();
+        if (reply === undefined) callback({ code: grpc.status.UNAVAILABLE, details: 'this node cannot tell its identity yet' });
+        else callback(null, reply);
       },
     });
     const port = await new Promise<number>((resolve, reject) => {
@@ -328,6 +378,20 @@ export class GrpcTransport {
       }
       peer.send({ from: String(this.self), incarnation: this.incarnation, messages: list.map(toWireMessage) });
     }
+  }
+
+  /** Asks peer `to` what its data directory is; undefined when it does not answer in time. Never rejects. */
+  identify(to: NodeId, diskId: string, timeoutMs: number): Promise<PeerIdentity | undefined> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return Promise.resolve(undefined);
+    return peer.identify(this.self, diskId, timeoutMs);
+  }
+
+  /** @internal the server's Identify handler. */
+  onIdentify(): IdentifyReply | undefined {
+    const id = this.#identify?.();
+    if (id === undefined) return undefined;
+    return { node_id: String(id.nodeId), disk_id: id.diskId, cluster_id: id.clusterId, founders: id.founders.map((f) => ({ id: String(f.id), disk_id: f.diskId })) };
   }
 
   /** Forwards a proposal to `to` (the leader as far as the caller knows). Never rejects. */
