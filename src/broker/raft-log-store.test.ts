@@ -167,3 +167,13 @@ test('no false alarm: a crash that loses only writes that were never durable lea
   assert.equal(back.damage, undefined);
   assert.equal(back.storage.lastIndex(), 6);
 });
+
+test('damage the core finds while running (Ready.damaged) is recorded in the same write and survives a restart', async () => {
+  const kv = new MemoryKv();
+  const s = await written(kv, 6);
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 3, vote: 0, commit: 6 }, mustSync: true, damaged: { term: 3, index: 9 } });
+  assert.deepEqual(s.coreDamage(), { term: 3, index: 9 });
+  const back = await RaftLogStore.open(kv.crash(), 0);
+  assert.deepEqual(back.coreDamage(), { term: 3, index: 9 });
+  assert.match(back.damage?.reason ?? '', /a leader counts entries this member does not hold/);
+});
