@@ -19,14 +19,18 @@ import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
 import { markerFileName, NodeDisk } from './broker/node-disk.js';
 import { clusterIdOf, decideFounding } from './broker/founding.js';
-import { GrpcTransport, type TransportHandler } from './transport/index.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
 import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
+import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
+import { PartitionReplicas } from './broker/partition-replicas.js';
+import { placementOf } from './metadata/placement-of.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
+import type { MembersSource } from './metadata/placement.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { FeatureService } from './settings/feature-service.js';
@@ -65,10 +69,56 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const kv = await openRocksKv(config.dataDir);
   // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
   const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
+  // The partition store of the version before partition replication: data written by it stays
+  // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
   const store = await PartitionStore.open(kv, {
     clock,
     logger: logger.child({ component: 'log' }),
     tailCacheBytesMax: config.tailCacheBytesMax,
+  });
+  // Every partition is a Raft group on the node's Raft host (one Ready loop, one write, one fsync per
+  // turn for all of them); a single node runs one-member groups.
+  let fatalRef: ((err: unknown) => void) | undefined;
+  const raftHost = new RaftNodeHost({
+    self: config.nodeId,
+    kv,
+    disk,
+    tickMs: config.raftTickMs,
+    clock,
+    ticks: systemTicks,
+    logger: logger.child({ component: 'partitions' }),
+    onFatal: (err) => fatalRef?.(err),
+  });
+  let metadataForPlacement: RaftMetadataGroup | undefined;
+  // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
+  // single node has no transport and no dispatcher.
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }) }) : undefined;
+  // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
+  let logIndex: Map<number, string> | undefined;
+  // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
+  const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
+  const replicas = new PartitionReplicas({
+    self: config.nodeId,
+    kv,
+    disk,
+    host: raftHost,
+    placement: (topic, partition) => {
+      const state = metadataForPlacement?.state;
+      if (state === undefined) return undefined;
+      logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
+      const name = logIndex.get(topic);
+      const rec = name === undefined ? undefined : state.eventType(name);
+      if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
+      return placementOf(rec, topic, partition, legacyReplica);
+    },
+    clock,
+    random: systemRandom,
+    logger: logger.child({ component: 'partitions' }),
+    electionTicks: config.raftElectionTicks,
+    heartbeatTicks: config.raftHeartbeatTicks,
+    appendTimeoutMs: config.metadataTimeoutMs,
+    legacy: store,
+    ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -84,7 +134,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let metadataRef: RaftMetadataGroup | undefined;
   let topicIndex: Map<number, string> | undefined;
   const router = new StorageRouter(
-    store,
+    replicas,
     (topic) => {
       const state = metadataRef?.state;
       if (state === undefined) return undefined;
@@ -101,6 +151,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
     },
   );
+  /** Opens this node's replicas of every default-storage partition of an event type. */
+  const openReplicas = async (r: EventTypeRecord): Promise<void> => {
+    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
+      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+    }
+  };
+  const openReplicasOf = (name: string): void => {
+    const r = metadataRef?.state.eventType(name);
+    if (r !== undefined) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: name }, 'opening partition replicas failed'));
+  };
   const dropLogs = (logs: { storage_id: string; topic: number }[]) => {
     // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
     router.dropLogs(logs).catch((err: unknown) => logger.error({ err, logs }, 'dropping the logs of a deleted event type failed'));
@@ -116,15 +176,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const openStreams = new OpenStreams();
   // The transport starts before the metadata group exists: a node whose directory belongs to no
   // cluster yet asks its peers (Identify) before it founds one, and they must be able to answer while
-  // they wait for each other. Raft traffic that arrives before the group is open is dropped (Raft
-  // takes it as lost).
-  let group: RaftMetadataGroup | undefined;
-  const lateHandler: TransportHandler = {
-    receive: (m) => group?.receive(m),
-    propose: (p) => (group === undefined ? Promise.resolve({ status: 'notLeader', leaderHint: 0 }) : group.transportHandler().propose(p)),
-    unreachable: (id) => group?.unreachable(id),
-    snapshotStatus: (id, delivered) => group?.snapshotStatus(id, delivered),
-  };
+  // they wait for each other. Raft traffic for groups not registered yet is dropped (Raft takes it as
+  // lost).
   let transport: GrpcTransport | undefined;
   if (others.length > 0) {
     transport = await GrpcTransport.start({
@@ -132,7 +185,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       incarnation,
       listen: `${config.host}:${config.raftPort}`,
       peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: lateHandler,
+      handler: groups!,
       identify: () => disk.identity,
       logger: logger.child({ component: 'transport' }),
     });
@@ -157,6 +210,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create') logIndex = undefined;
+      // The replicas of new partitions start at once on every node that holds one, so the group can
+      // elect a leader before the first publish.
+      if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
@@ -166,29 +223,39 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onRestored: (sm) => {
       hub?.kickAll();
       topicIndex = undefined;
+      logIndex = undefined;
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
       const liveNow = liveDefaultTopics(sm.eventTypes());
       const handedOutNow = sm.snapshot().nextTopic;
       for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
-      for (const topic of store.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
+      for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
   });
   metadataRef = metadata;
-  group = metadata;
-  metadata.start(transport);
+  metadataForPlacement = metadata;
+  if (transport !== undefined) groups!.register(metadataGroup, metadata.transportHandler());
+  metadata.start(transport === undefined ? undefined : metadataTransport(transport));
+  if (transport !== undefined) {
+    const t = transport;
+    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req) });
+    raftHost.start({ send: (msgs) => t.send(msgs) });
+  } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
   const live = liveDefaultTopics(metadata.state.eventTypes());
   const handedOut = metadata.state.snapshot().nextTopic;
-  for (const topic of store.topics()) {
+  const stored = new Set([...replicas.topics(), ...(await replicas.storedTopics()).keys()]);
+  for (const topic of stored) {
     if (!live.has(topic) && topic < handedOut) {
       logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
-      await store.dropTopic(topic);
+      await replicas.dropTopic(topic);
     }
   }
+  // Open every partition this node replicates, so bounds and reads are served from the start.
+  for (const r of metadata.state.eventTypes()) await openReplicas(r);
   await router.openInUse(metadata.state.eventTypes());
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
@@ -196,10 +263,19 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   };
 
   const features = new FeatureService(() => metadata.state, metadata);
+  // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
+  const members: MembersSource = {
+    members: () => metadata.view().members.filter((m) => m.suffrage !== 'none').map((m) => m.id),
+    replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
+    // Partitions created before placement existed stay where they are: on the lowest founding node, which
+    // is this node in a cluster of one (see metadata/placement-of.ts).
+    legacyReplica,
+  };
   const eventTypes = new EventTypeService({
     reader,
     proposer: metadata,
     features,
+    members,
     options: {
       partitionsDefault: config.partitionsDefault,
       partitionsMax: config.partitionsMax,
@@ -269,7 +345,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
-    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock }),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
     publisher,
     reader: router,
     cursors,
@@ -277,7 +353,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     cluster: {
       view: () => ({ ...metadata.view(), cluster_id: disk.identity.clusterId, disk_id: disk.identity.diskId }),
       readBarrier: () => metadata.readBarrier(),
-      servesPartitions: () => metadata.isSingleNode(),
+      switchesTimelines: () => metadata.isSingleNode(),
     },
   });
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
@@ -324,6 +400,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         await metadata.close();
         await transport?.close();
         await router.close();
+        await replicas.close();
+        await raftHost.close();
         await store.close();
         await disk.close();
         await kv.close();
@@ -332,6 +410,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return closing;
     },
   };
+  fatalRef = (err) => fatal?.(err);
   fatal = (err) => {
     // The metadata log could not be written (or an invariant failed): this node must not go on.
     logger.fatal({ err }, 'metadata group failed; stopping');

@@ -20,7 +20,7 @@ let n = 0;
 const newId = () => `disk-${++n}`;
 
 async function founded(kv: MemoryKv, disk: NodeDisk): Promise<void> {
-  const s = await RaftLogStore.open(kv, 0, disk);
+  const s = await RaftLogStore.open(kv, 0, { disk });
   await s.startEmpty([1, 2, 3], 'unused');
 }
 
@@ -70,7 +70,7 @@ test('a missing, foreign or corrupt marker marks every raft group damaged', asyn
     const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
     await founded(kv, disk);
     // A second group, to see that every group is marked.
-    await (await RaftLogStore.open(kv, 7, disk)).startEmpty([1], 'unused');
+    await (await RaftLogStore.open(kv, 7, { disk })).startEmpty([1], 'unused');
     await disk.close();
     let next = cell;
     if (spoil === 'missing') next = new MemoryCell();
@@ -81,7 +81,7 @@ test('a missing, foreign or corrupt marker marks every raft group damaged', asyn
     if (spoil === 'corrupt') cell.image = Buffer.alloc(1024, 1);
     const again = await NodeDisk.open({ kv, cell: next, self: 1, newId, logger: quiet });
     assert.match(again.lostTail ?? '', { missing: /marker file is missing/, foreign: /belongs to another data directory/, corrupt: /marker file is corrupt/ }[spoil]);
-    for (const g of [0, 7]) assert.notEqual((await RaftLogStore.open(kv, g, again)).damage, undefined, `${spoil}: group ${g}`);
+    for (const g of [0, 7]) assert.notEqual((await RaftLogStore.open(kv, g, { disk: again })).damage, undefined, `${spoil}: group ${g}`);
   }
 });
 
@@ -111,7 +111,7 @@ test('a directory from before record checksums is rewritten in the checksummed f
   assert.equal(disk.identity.clusterId, legacyClusterId);
   const k4 = entryKey(0, 4);
   assert.equal(Buffer.from(decodeEntryRecord(k4, (await kv.get(k4))!).data).toString(), '{"op":"x"}', 'stored in the new format');
-  const s = await RaftLogStore.open(kv, 0, disk);
+  const s = await RaftLogStore.open(kv, 0, { disk });
   assert.equal(s.damage, undefined);
   assert.deepEqual(s.storage.hardState(), { term: 2, vote: 1, commit: 3 });
   assert.equal(s.storage.lastIndex(), 4);
@@ -129,7 +129,7 @@ test('an old-format record that does not parse is dropped while rewriting, and i
     b.put(groupKey(0, kindHardState), encodeHardState({ term: 1, vote: 0, commit: 1 }));
   }, { durable: true });
   const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: 1, newId, logger: quiet });
-  const s = await RaftLogStore.open(kv, 0, disk);
+  const s = await RaftLogStore.open(kv, 0, { disk });
   assert.match(s.damage?.reason ?? '', /pre-checksum format did not decode/);
   assert.match(s.damage?.reason ?? '', /the log has a gap/);
   assert.equal(s.storage.lastIndex(), 1);

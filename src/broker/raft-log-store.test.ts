@@ -22,7 +22,7 @@ const entry = (index: number, term: number, text = `e${index}`): Entry => ({ ter
 
 /** A founded 3-voter member with entries 4..n of term 2 persisted durably. */
 async function written(kv: MemoryKv, n: number, disk?: NodeDisk): Promise<RaftLogStore> {
-  const store = await RaftLogStore.open(kv, 0, disk);
+  const store = await RaftLogStore.open(kv, 0, { disk });
   await store.startEmpty([1, 2, 3], 'unused');
   const ents: Entry[] = [];
   for (let i = 4; i <= n; i++) ents.push(entry(i, 2));
@@ -138,7 +138,7 @@ test('a lost tail of the write-ahead log: raft writes durable before are gone, t
   // Point-in-time recovery stopped at a corrupt record: the store comes back as it was before.
   const disk2 = await NodeDisk.open({ kv: before, cell, self: 1, newId, logger: quiet });
   assert.match(disk2.lostTail ?? '', /RocksDB holds raft writes up to #\d+, but write #\d+ was durable before/);
-  const back = await RaftLogStore.open(before, 0, disk2);
+  const back = await RaftLogStore.open(before, 0, { disk: disk2 });
   assert.equal(back.storage.lastIndex(), 6, 'the lost entries are gone...');
   assert.deepEqual(back.storage.hardState().term, 2, '...and so are the new term and vote');
   assert.match(back.damage?.reason ?? '', /was durable before: the end of its write-ahead log was lost/);
@@ -148,7 +148,7 @@ test('a lost tail of the write-ahead log: raft writes durable before are gone, t
   await disk2.flush();
   const disk3 = await NodeDisk.open({ kv: before.copyDurable(), cell, self: 1, newId, logger: quiet });
   assert.equal(disk3.lostTail, undefined);
-  assert.notEqual((await RaftLogStore.open(before.copyDurable(), 0, disk3)).damage, undefined);
+  assert.notEqual((await RaftLogStore.open(before.copyDurable(), 0, { disk: disk3 })).damage, undefined);
 });
 
 test('no false alarm: a crash that loses only writes that were never durable leaves the member healthy', async () => {
@@ -163,7 +163,7 @@ test('no false alarm: a crash that loses only writes that were never durable lea
   const after = kv.crash();
   const disk2 = await NodeDisk.open({ kv: after, cell, self: 1, newId, logger: quiet });
   assert.equal(disk2.lostTail, undefined);
-  const back = await RaftLogStore.open(after, 0, disk2);
+  const back = await RaftLogStore.open(after, 0, { disk: disk2 });
   assert.equal(back.damage, undefined);
   assert.equal(back.storage.lastIndex(), 6);
 });

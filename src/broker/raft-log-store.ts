@@ -18,6 +18,10 @@
  * `damaged`) until a healthy leader has repaired it. A member that starts with nothing and does not
  * found its group is marked damaged too: it may be a former member whose data directory was wiped.
  *
+ * A partition group's log is its data (`keepCompacted`): compaction and snapshots drop entries from
+ * memory only, retention deletes them from the KV. The metadata group's snapshot holds its state, so
+ * its compacted entries are deleted.
+ *
  * The core reads its log synchronously (src/raft/storage.ts), so a MemoryStorage mirrors what is
  * durable: it is updated only after the KV write has resolved, and holds the tail after the latest
  * snapshot (bounded by compaction).
@@ -42,6 +46,7 @@ import {
 } from './raft-records.js';
 
 export type { DamageRecord } from './raft-records.js';
+export { entryKey, prefixRaft } from './raft-keys.js';
 
 /** What one Ready asks to make durable. */
 export interface PersistRequest {
@@ -60,6 +65,17 @@ export const damageFoundRunning = 'a leader counts entries this member does not 
 
 const entriesEnd = (g: number) => entryKey(g, Number.MAX_SAFE_INTEGER);
 
+/** A group whose log is its data (a partition's) has corrupt records: it is not opened. */
+export class RaftGroupCorruptError extends Error {
+  override name = 'RaftGroupCorruptError';
+  constructor(
+    readonly group: number,
+    readonly found: readonly string[],
+  ) {
+    super(`raft group ${group} is corrupt and stays closed: ${found.join('; ')}`);
+  }
+}
+
 export class RaftLogStore {
   readonly #kv: OrderedKv;
   readonly #group: number;
@@ -68,21 +84,34 @@ export class RaftLogStore {
   readonly storage: MemoryStorage;
   #empty: boolean;
   #damage: DamageRecord | undefined;
+  /**
+   * Whether entries stay in the KV after compaction and snapshots (a partition group, whose log is
+   * its data: compaction only drops them from memory; retention deletes them) or are dropped with
+   * the memory copy (the metadata group, whose snapshot holds the state).
+   */
+  readonly #keepCompacted: boolean;
 
-  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined) {
+  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean) {
     this.#kv = kv;
     this.#group = group;
     this.#disk = disk;
     this.storage = storage;
     this.#empty = empty;
     this.#damage = damage;
+    this.#keepCompacted = keepCompacted;
+  }
+
+  get group(): number {
+    return this.#group;
   }
 
   /**
    * Reads the member's state. `disk` (the node's, in production) numbers the writes for the lost-tail
    * check; without it (unit tests) only the records' own checks apply.
    */
-  static async open(kv: OrderedKv, group: number, disk?: NodeDisk): Promise<RaftLogStore> {
+  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; disk?: NodeDisk | undefined } = {}): Promise<RaftLogStore> {
+    const disk = opts.disk;
+    const keepCompacted = opts.keepCompacted ?? false;
     const found: string[] = [];
     const repairs: Array<(b: KvBatch) => void> = [];
     let damage: DamageRecord | undefined;
@@ -105,11 +134,12 @@ export class RaftLogStore {
         snap = decodeSnapshotRecord(sk, snapRaw);
       } catch (err) {
         // The entries after a snapshot cannot be applied without it: drop both, re-fetch everything.
+        // A log that is data (a partition's) stays in the KV; the leader's appends overwrite it.
         found.push(`its snapshot is corrupt (${(err as Error).message}); the snapshot and the log are dropped`);
         snapBad = true;
         repairs.push((b) => {
           b.del(sk);
-          b.delRange(entryKey(group, 0), entriesEnd(group));
+          if (!keepCompacted) b.delRange(entryKey(group, 0), entriesEnd(group));
         });
       }
     }
@@ -166,6 +196,12 @@ export class RaftLogStore {
     }
 
     const empty = snapRaw === null && hsRaw === null && highest === 0;
+    if (found.length > 0 && keepCompacted) {
+      // A partition's log is its data and its applied state (offset index) points into it: cutting it
+      // would leave the state machine ahead of its log. Such a group stays closed, as it did before
+      // records had checksums; repairing it from a healthy replica is not built yet.
+      throw new RaftGroupCorruptError(group, found);
+    }
     if (found.length > 0) {
       // A new damage adds to one already recorded: the terms and indexes it may have reached only grow.
       damage = {
@@ -179,7 +215,20 @@ export class RaftLogStore {
         b.put(dk, encodeDamageRecord(dk, d));
       }, true);
     }
-    return new RaftLogStore(kv, group, disk, storage, empty, damage);
+    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted);
+  }
+
+  /**
+   * Stored entries from `from` on, read from the KV (entries before the memory tail: a partition
+   * group's older log), each checked against its CRC. The caller stops iterating when it has enough.
+   */
+  async *readStored(from: Index, to: Index = Number.MAX_SAFE_INTEGER): AsyncIterable<Entry> {
+    for await (const [key, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to) })) yield decodeEntryRecord(key, value);
+  }
+
+  /** Deletes every key of a group (its log, hard state, snapshot and damage mark): the group left this node. */
+  static drop(b: KvBatch, group: number): void {
+    b.delRange(groupKey(group, 0), groupKey(group, 0xff));
   }
 
   /** One KV write, numbered by the node's write sequence when there is a disk. */
@@ -215,9 +264,7 @@ export class RaftLogStore {
   async startEmpty(founders: readonly NodeId[], why: string): Promise<void> {
     assert(this.#empty, 'starting a group member that already has state');
     if (founders.length > 0) {
-      assert(this.#damage === undefined, 'founding a group on a member marked damaged');
-      const { entries, hardState } = bootstrapState(founders);
-      await this.persist({ snapshot: undefined, entries, hardState, mustSync: true });
+      await this.bootstrap(founders);
       return;
     }
     if (this.#damage !== undefined) return;
@@ -227,57 +274,75 @@ export class RaftLogStore {
     this.#damage = d;
   }
 
+  /** Writes the founding configuration (every founder writes the same). */
+  async bootstrap(voters: readonly NodeId[]): Promise<void> {
+    assert(this.#empty, 'bootstrapping a group member that already has state');
+    assert(this.#damage === undefined, 'founding a group on a member marked damaged');
+    const { entries, hardState } = bootstrapState(voters);
+    await this.persist({ snapshot: undefined, entries, hardState, mustSync: true });
+  }
+
   /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
   async persist(rd: PersistRequest): Promise<void> {
-    const repaired = rd.repaired === true;
-    const found = rd.damaged;
-    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && !repaired && found === undefined) return;
-    const g = this.#group;
-    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && !repaired && found === undefined) {
+    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && rd.repaired !== true && rd.damaged === undefined) return;
+    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && rd.repaired !== true && rd.damaged === undefined) {
       // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
       // a group of one recommits its own log at open), so the Ready does not wait for this write: it
       // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
       // call order, so the next durable write makes it durable too; a failed write poisons the KV and
       // fails that next write.
-      const hs = rd.hardState!;
-      const hk = groupKey(g, kindHardState);
-      RaftLogStore.#write(this.#kv, this.#disk, (b) => b.put(hk, encodeHardStateRecord(hk, hs)), false).catch(() => undefined);
-      this.storage.setHardState(hs);
-      this.#empty = false;
+      RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), false).catch(() => undefined);
+      this.persisted(rd);
       return;
     }
+    await RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), rd.mustSync);
+    this.persisted(rd);
+  }
+
+  /**
+   * Adds a Ready's step 1 to a KV batch that the caller writes (the node's Ready loop writes the
+   * Readies of every group in one batch with one fsync, numbered once by the node's disk). Call
+   * `persisted` once that write resolved.
+   */
+  fill(b: KvBatch, rd: PersistRequest): void {
+    const g = this.#group;
     const snapIndex = rd.snapshot?.metadata.index ?? this.storage.snapshot().metadata.index;
-    await RaftLogStore.#write(this.#kv, this.#disk, (b) => {
-      if (rd.snapshot !== undefined) {
-        const sk = groupKey(g, kindSnapshot);
-        b.put(sk, encodeSnapshotRecord(sk, rd.snapshot));
-        // A snapshot from the leader replaces the whole log.
-        b.delRange(entryKey(g, 0), entriesEnd(g));
+    if (rd.snapshot !== undefined) {
+      const sk = groupKey(g, kindSnapshot);
+      b.put(sk, encodeSnapshotRecord(sk, rd.snapshot));
+      // A snapshot from the leader replaces the whole log: everything at or before its index is
+      // covered by it; a group whose log is its data keeps the entries before it (they are the same as
+      // the leader's: they were fetched from it before the snapshot was stepped in).
+      if (this.#keepCompacted) b.delRange(entryKey(g, snapIndex + 1), entriesEnd(g));
+      else b.delRange(entryKey(g, 0), entriesEnd(g));
+    }
+    const ents = rd.entries.filter((e) => e.index > snapIndex);
+    const first = ents[0];
+    if (first !== undefined) {
+      // Appending at i discards every stored entry at i or later (a new leader's overwrite).
+      b.delRange(entryKey(g, first.index), entriesEnd(g));
+      for (const e of ents) {
+        const k = entryKey(g, e.index);
+        b.put(k, encodeEntryRecord(k, e));
       }
-      const ents = rd.entries.filter((e) => e.index > snapIndex);
-      const first = ents[0];
-      if (first !== undefined) {
-        // Appending at i discards every stored entry at i or later (a new leader's overwrite).
-        b.delRange(entryKey(g, first.index), entriesEnd(g));
-        for (const e of ents) {
-          const k = entryKey(g, e.index);
-          b.put(k, encodeEntryRecord(k, e));
-        }
-      }
-      if (rd.hardState !== undefined) {
-        const hk = groupKey(g, kindHardState);
-        b.put(hk, encodeHardStateRecord(hk, rd.hardState));
-      }
-      const dk = groupKey(g, kindDamage);
-      if (found !== undefined) b.put(dk, encodeDamageRecord(dk, { ...found, reason: damageFoundRunning }));
-      if (repaired) b.del(dk);
-    }, rd.mustSync);
+    }
+    if (rd.hardState !== undefined) {
+      const hk = groupKey(g, kindHardState);
+      b.put(hk, encodeHardStateRecord(hk, rd.hardState));
+    }
+    const dk = groupKey(g, kindDamage);
+    if (rd.damaged !== undefined) b.put(dk, encodeDamageRecord(dk, { ...rd.damaged, reason: damageFoundRunning }));
+    if (rd.repaired === true) b.del(dk);
+  }
+
+  /** Updates the core's view once the write holding `fill(rd)` is durable (or, commit-only, issued). */
+  persisted(rd: PersistRequest): void {
     if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
     this.storage.append(rd.entries);
     if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
-    if (found !== undefined) this.#damage = { ...found, reason: damageFoundRunning };
-    if (repaired) this.#damage = undefined;
-    this.#empty = false;
+    if (rd.damaged !== undefined) this.#damage = { ...rd.damaged, reason: damageFoundRunning };
+    if (rd.repaired === true) this.#damage = undefined;
+    if (rd.snapshot !== undefined || rd.entries.length > 0 || rd.hardState !== undefined) this.#empty = false;
   }
 
   /**
@@ -294,7 +359,7 @@ export class RaftLogStore {
     const sk = groupKey(g, kindSnapshot);
     await RaftLogStore.#write(this.#kv, this.#disk, (b) => {
       b.put(sk, encodeSnapshotRecord(sk, snapshot));
-      b.delRange(entryKey(g, 0), entryKey(g, firstKept));
+      if (!this.#keepCompacted) b.delRange(entryKey(g, 0), entryKey(g, firstKept));
     }, false);
     // The snapshot is the newest durable-enough image: entries it covers stay in the log until the
     // write lands, and losing this write (no fsync) only loses the compaction, never data.

@@ -21,7 +21,7 @@ const newId = () => `disk-${++n}`;
 async function open(dir: string): Promise<{ kv: RocksKv; disk: NodeDisk; store: RaftLogStore; close: () => Promise<void> }> {
   const kv = await openRocksKv(dir);
   const disk = await NodeDisk.open({ kv, cell: new FileCell(join(dir, markerFileName)), self: 1, newId, logger: quiet });
-  const store = await RaftLogStore.open(kv, 0, disk);
+  const store = await RaftLogStore.open(kv, 0, { disk });
   const close = async () => {
     await disk.close();
     await kv.close();

@@ -66,3 +66,11 @@ test('authentication settings: BROOK_AUTH, BROOK_ADMIN_CLIENT_ID, BROOK_AUTH_TOK
   assert.throws(() => loadConfig({ BROOK_AUTH: 'jwt' }, []), /authJwksUrl/);
   assert.throws(() => loadConfig({ BROOK_AUTH: 'magic' }, []), /auth/);
 });
+
+test('replicationFactor: 0 (min(3, members)) by default, a number of replicas up to 7 when set', () => {
+  assert.equal(loadConfig({}, []).replicationFactor, 0);
+  assert.equal(loadConfig({ BROOK_REPLICATION_FACTOR: '5' }, []).replicationFactor, 5);
+  assert.equal(loadConfig({}, ['--replication-factor', '1']).replicationFactor, 1);
+  assert.throws(() => loadConfig({ BROOK_REPLICATION_FACTOR: '8' }, []), /replicationFactor/);
+  assert.throws(() => loadConfig({ BROOK_REPLICATION_FACTOR: '-1' }, []), /replicationFactor/);
+});

@@ -26,6 +26,8 @@ export const ConfigSchema = Type.Object(
     raftSnapshotEntries: Type.Integer({ minimum: 4, maximum: 100_000_000, description: 'applied metadata entries between snapshots (log compaction)' }),
     metadataTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'how long a metadata write or linearizable read may wait for the leader before 503' }),
     partitionsDefault: Type.Integer({ minimum: 1, maximum: 100 }),
+    // Seven voters already survive three failures; larger groups only slow every write down.
+    replicationFactor: Type.Integer({ minimum: 0, maximum: 7, description: 'replicas of each new partition (clamped to the cluster members); 0: min(3, members)' }),
     partitionsMax: Type.Integer({ minimum: 1, maximum: 100 }),
     subscriptionPartitionsMax: Type.Integer({ minimum: 1, maximum: 100_000, description: 'most partitions (summed over its event types) one subscription may cover' }),
     retentionTimeMsDefault: Type.Integer({ minimum: 60_000 }),
@@ -71,6 +73,7 @@ export const defaults: Static<typeof ConfigSchema> = {
   raftSnapshotEntries: 4096,
   metadataTimeoutMs: 5000,
   partitionsDefault: 1,
+  replicationFactor: 0,
   partitionsMax: 100,
   subscriptionPartitionsMax: 100,
   retentionTimeMsDefault: 345_600_000,

@@ -12,7 +12,11 @@
  *                (written by retention so offsets continue after a restart when everything was deleted)
  *   0x12        partition verified-through: [0x12][topic u32][partition u32] -> last offset checked by a
  *                clean start/shutdown; start-up verification resumes after it
- *   0x13..0x1f  reserved for future partition-log data
+ *   0x14        partition offset index: [0x14][group u32][last offset u64] -> raft index, first offset, append
+ *                time, request id (src/broker/partition-replica.ts; the Raft log under 0x02 holds the events)
+ *   0x15        partition applied state: [0x15][group u32] -> applied index, next offset, oldest offset
+ *   0x16        partition group directory: [0x16][group u32] -> topic u32, partition u32 (groups held here)
+ *   0x13, 0x17..0x1f  reserved for future partition-log data
  * Nothing else may write keys in 0x10..0x1f.
  *
  * All integers are big-endian and unsigned so RocksDB's bytewise order is numeric order: batches of

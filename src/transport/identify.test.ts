@@ -1,18 +1,14 @@
 // Goal: Identify on real sockets (issue 9): a node asks a peer what its data directory is before it
 // founds a cluster; the peer answers its node id, disk id, cluster id and founders; a peer without an
 // identity to give, an unknown peer and a peer that is down all come back as "no answer".
-// Method: GrpcTransports on 127.0.0.1 with port 0; handlers that receive nothing.
+// Method: GrpcTransports on 127.0.0.1 with port 0, with a dispatcher where no group is registered.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GrpcTransport, type PeerIdentity, type TransportHandler } from './index.js';
+import { GroupDispatcher, GrpcTransport, type PeerIdentity } from './index.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-const idle: TransportHandler = {
-  receive: () => undefined,
-  propose: async () => ({ status: 'notLeader', leaderHint: 0 }),
-  unreachable: () => undefined,
-  snapshotStatus: () => undefined,
-};
+// No group registered: Identify works before any Raft group exists on the node.
+const idle = new GroupDispatcher({ logger: quiet });
 
 test('a peer answers what its data directory is; silence, an unknown peer and a peer that is down are no answer', async () => {
   let identity: PeerIdentity = { nodeId: 2, diskId: 'disk-2', clusterId: '', founders: [] };
