@@ -26,7 +26,8 @@ import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { PartitionReplicas } from './broker/partition-replicas.js';
-import { placementOf } from './metadata/placement-of.js';
+import { placedPartitions, placementOf } from './metadata/placement-of.js';
+import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
@@ -45,7 +46,7 @@ import { buildApp } from './api/app.js';
 import { createAuthenticator } from './auth/create.js';
 import { ResourceAccess } from './auth/resource-access.js';
 import { OpenStreams } from './consumption/open-streams.js';
-import { BrokerMetrics } from './observability/metrics.js';
+import { BrokerMetrics, subscriptionLag } from './observability/metrics.js';
 import { directoryBytes, brookVersion } from './broker/system.js';
 import type { EventTypeRecord } from './metadata/types.js';
 import type { MetadataCommand } from './metadata/commands.js';
@@ -66,7 +67,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
 
   // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
   const authenticator = createAuthenticator(config, clock);
-  const kv = await openRocksKv(config.dataDir);
+  // Metrics exist once the services do; what happens before (the first WAL syncs, the first election) is
+  // counted from then on through these.
+  let fsyncObserver: ((durationMs: number) => void) | undefined;
+  let leaderChanges = 0;
+  const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
   // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
   const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
   // The partition store of the version before partition replication: data written by it stays
@@ -118,6 +123,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     heartbeatTicks: config.raftHeartbeatTicks,
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
+    memoryEntries: config.partitionMemoryEntries,
     ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
@@ -232,6 +238,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
+    onLeaderChange: () => leaderChanges++,
   });
   metadataRef = metadata;
   metadataForPlacement = metadata;
@@ -239,7 +246,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   if (transport !== undefined) {
     const t = transport;
-    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req) });
+    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req), fetchLog: (to, req, signal) => t.fetchLog(to, req, signal) });
     raftHost.start({ send: (msgs) => t.send(msgs) });
   } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
@@ -306,12 +313,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     sources: {
       raft: () => {
         const v = metadata.view();
-        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self };
+        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self, leaderChanges };
       },
       openStreams: (kind) => openStreams.count(kind),
       storageBytes: () => directoryBytes(config.dataDir),
+      subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
     },
   });
+  fsyncObserver = (durationMs) => metrics.fsynced(durationMs);
   hub = new SubscriptionHub({
     observer: metrics,
     state: () => metadata.state,
@@ -351,11 +360,22 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
-      view: () => ({ ...metadata.view(), cluster_id: disk.identity.clusterId, disk_id: disk.identity.diskId }),
+      // This node's view: the metadata group, and every partition with its placement and what this
+      // node knows of its group (a leader knows its followers' progress; a follower only itself); and
+      // this data directory's cluster and disk ids.
+      view: () => ({
+        ...metadata.view(),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        cluster_id: disk.identity.clusterId,
+        disk_id: disk.identity.diskId,
+      }),
       readBarrier: () => metadata.readBarrier(),
       switchesTimelines: () => metadata.isSingleNode(),
     },
   });
+  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
+  const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+  balancer.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
   await app.listen({ host: config.host, port: config.port });
@@ -396,6 +416,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         while (inFlight() > 0 && clock.monotonicMs() < graceEnd) await new Promise((r) => setTimeout(r, 20));
         app.server.closeAllConnections();
         await closed;
+        clearInterval(balancer);
         await retention.stop();
         await metadata.close();
         await transport?.close();

@@ -92,6 +92,8 @@ export interface MetadataGroupOptions {
   readonly onRestored?: (sm: MetadataStateMachine) => void;
   /** An invariant failed or the disk failed: the node must stop. */
   readonly onFatal?: (err: unknown) => void;
+  /** Called when this node learns of a new metadata leader (or of none), for metrics. */
+  readonly onLeaderChange?: (leader: NodeId | null, term: number) => void;
 }
 
 export interface ClusterMemberView {
@@ -576,6 +578,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (ss.lead !== this.#lead) {
       log.info({ raftId: this.#o.self, term, leader: ss.lead === noNode ? null : ss.lead, previousLeader: this.#lead === noNode ? null : this.#lead }, 'metadata leader changed');
       this.#lead = ss.lead;
+      this.#o.onLeaderChange?.(ss.lead === noNode ? null : ss.lead, term);
       // A read round sent to the old leader may never be answered.
       this.#retryReadRound();
       queueMicrotask(() => this.#startReadRound());

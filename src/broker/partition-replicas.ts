@@ -21,7 +21,7 @@ import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
 import { encodeBaseEntry, encodeBatchEntry } from '../log/partition-entry.js';
-import type { NodeId, Term } from '../raft/index.js';
+import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
@@ -29,6 +29,7 @@ import { RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
+import type { GroupFacts } from '../metadata/cluster-partitions.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
@@ -59,6 +60,8 @@ export type AppendAnswer =
 /** How a node reaches a partition leader elsewhere (the gRPC transport). */
 export interface AppendForwarder {
   forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
+  /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
+  fetchLog(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
 }
 
 export interface ReplicaAppend {
@@ -71,9 +74,16 @@ export type ReplicaAppendResult = { ok: true; first: Offset; last: Offset } | { 
 
 /** [0x16][group u32] -> [topic u32][partition u32]: the groups this node holds, found again at start. */
 const prefixGroupDirectory = 0x16;
-/** Entries kept in memory behind the applied index; older ones are read from the KV. */
-const memoryEntriesMax = 1024;
-const memoryEntriesKeep = 256;
+/**
+ * Entries kept in memory (the default of `memoryEntries`): past it the oldest applied ones are dropped
+ * from memory (the KV keeps them), all but a quarter; a leader keeps what a follower still lacks up to
+ * sixteen times as many, beyond which that follower is sent a snapshot and fetches the log.
+ */
+const memoryEntriesDefault = 1024;
+/** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
+const uncommittedBytesMax = 16 * 1024 * 1024;
+/** Bytes per chunk of log shipping. */
+const logChunkBytes = 1 << 20;
 const retryMs = 25;
 
 function directoryKey(group: number): Buffer {
@@ -97,6 +107,8 @@ export interface PartitionReplicasOptions {
   readonly appendTimeoutMs: number;
   /** The store of the version before partition replication, read below each group's first offset. */
   readonly legacy?: PartitionStore;
+  /** Raft entries of a partition kept in memory (see memoryEntriesDefault). */
+  readonly memoryEntries?: number;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
   /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
@@ -185,6 +197,9 @@ export class PartitionReplicas {
       electionTicks: o.electionTicks,
       heartbeatTicks: o.heartbeatTicks,
       random: o.random,
+      // A group whose followers lag refuses new batches past this many uncommitted bytes: publishers
+      // get a failed item at once (retriable) instead of the leader buffering without bound.
+      uncommittedBytesMax: uncommittedBytesMax,
     });
     replica.attach(group);
     const previousOnApplied = group.onApplied;
@@ -231,11 +246,114 @@ export class PartitionReplicas {
   #handler(r: PartitionReplica): GroupHandler {
     const id = r.groupId;
     return {
-      receive: (m) => void this.#o.host.receive(id, m),
+      receive: (m) => {
+        if (m.type === 'snap') void this.#catchUp(r, m);
+        else this.#o.host.receive(id, m);
+      },
       unreachable: (peer) => r.group.raw.reportUnreachable(peer),
       snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
       append: (_from, req) => this.appendForwarded(req),
+      fetchLog: (_from, req, signal) => {
+        const chunks = r.readLog(req.fromIndex, req.toIndex, Math.min(req.maxBytes, logChunkBytes), signal);
+        return (async function* () {
+          for await (const entries of chunks) yield { entries };
+        })();
+      },
     };
+  }
+
+  /**
+   * A follower told to install a snapshot lacks entries its leader no longer holds in memory. The
+   * snapshot of a partition group is only its small state (offsets, de-duplication window): the
+   * events are the log. So before the snapshot is stepped in, the follower fetches the entries after
+   * what it applied up to the snapshot's index from the leader (log shipping, in bounded chunks),
+   * stores and applies them; then the snapshot finds its state already there. Meanwhile the group's
+   * Readies wait (nothing else applies to it), and a second snapshot message while fetching is
+   * ignored (the leader sends it again).
+   */
+  async #catchUp(r: PartitionReplica, m: Message): Promise<void> {
+    const id = r.groupId;
+    const snap = m.snapshot;
+    if (snap === undefined || this.#catchingUp.has(id)) return;
+    const target = snap.metadata.index;
+    if (r.applied >= target || this.#forwarder === undefined) {
+      this.#o.host.receive(id, m);
+      return;
+    }
+    this.#catchingUp.add(id);
+    const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: id });
+    const started = this.#o.clock.monotonicMs();
+    let fetched = 0;
+    try {
+      await this.#o.host.pause(id);
+      const from = r.applied + 1;
+      log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
+      const signal = AbortSignal.timeout(60_000);
+      for await (const chunk of this.#forwarder.fetchLog(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+        const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
+        if (!r.storeFetched(entries)) {
+          log.error({ leader: m.from, applied: r.applied, first: entries[0]?.index }, 'the leader no longer holds the entries this replica lacks (retention removed them); it cannot catch up by log shipping');
+          return;
+        }
+        fetched += entries.length;
+      }
+      if (r.applied < target) {
+        log.warn({ applied: r.applied, target }, 'log shipping ended before the snapshot index; the leader will send the snapshot again');
+        return;
+      }
+      log.info({ entries: fetched, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the log it lacked; installing the snapshot');
+      this.#o.host.receive(id, m);
+    } catch (err) {
+      log.warn({ err: (err as Error).message, fetched }, 'log shipping failed; the leader will send the snapshot again');
+    } finally {
+      this.#catchingUp.delete(id);
+      this.#o.host.resume(id);
+    }
+  }
+
+  readonly #catchingUp = new Set<number>();
+
+  /**
+   * Leadership goes back to each partition's preferred leader (the first replica of its placement,
+   * which the metadata leader spread evenly over the nodes) once that node is caught up: after a
+   * failover or a restart the leaders would otherwise pile up on the nodes that stayed. Called
+   * periodically; a transfer is asked only by the current leader, only to a voter whose log matches
+   * its own, so it never costs availability beyond the moment of the hand-over. Returns the number
+   * of transfers started.
+   */
+  balanceLeaders(): number {
+    let started = 0;
+    for (const r of this.#byKey.values()) {
+      const g = r.group;
+      if (!g.isLeader()) continue;
+      const preferred = this.#o.placement(r.topic, r.partition)?.replicas[0];
+      if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred)) continue;
+      const st = g.raw.status();
+      const pr = st.progress?.get(preferred);
+      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || st.leadTransferee !== noNode) continue;
+      if (g.raw.transferLeadership(preferred)) {
+        this.#o.host.kick(g.id);
+        started++;
+        this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: preferred, term: st.term }, 'handing partition leadership back to its preferred leader');
+      }
+    }
+    return started;
+  }
+
+  /**
+   * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
+   * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
+   * leader does not learn a follower's applied index, so match stands for both).
+   */
+  facts(): Map<number, GroupFacts> {
+    const out = new Map<number, GroupFacts>();
+    for (const r of this.#byKey.values()) {
+      const st = r.group.raw.status();
+      const replicas = new Map<number, { commit: number; applied: number }>([[this.#o.self, { commit: st.commit, applied: r.group.applied }]]);
+      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self) replicas.set(peer, { commit: pr.match, applied: pr.match });
+      out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
+    }
+    return out;
   }
 
   // ------------------------------------------------------------------ appends
@@ -356,8 +474,14 @@ export class PartitionReplicas {
   #maybeCompact(r: PartitionReplica): void {
     const g = r.group;
     const mem = g.store.storage;
-    if (mem.lastIndex() - mem.firstIndex() < memoryEntriesMax) return;
-    const compactTo = g.applied - memoryEntriesKeep;
+    const max = this.#o.memoryEntries ?? memoryEntriesDefault;
+    if (mem.lastIndex() - mem.firstIndex() < max) return;
+    let compactTo = g.applied - Math.floor(max / 4);
+    // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
+    const progress = g.raw.status().progress;
+    if (progress !== undefined && mem.lastIndex() - mem.firstIndex() < 16 * max) {
+      for (const [peer, pr] of progress) if (peer !== this.#o.self) compactTo = Math.min(compactTo, pr.match);
+    }
     if (compactTo < mem.firstIndex()) return;
     this.#compactMemory(r, compactTo).catch((err: unknown) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'));
   }

@@ -48,6 +48,14 @@ import {
 export type { DamageRecord } from './raft-records.js';
 export { entryKey, prefixRaft } from './raft-keys.js';
 
+/**
+ * The stored form of the entry at `key` (what `fill` writes), for entries written outside a Ready
+ * (log shipping). The key is part of the record's checksum.
+ */
+export function encodeStoredEntry(key: Buffer, e: Entry): Buffer {
+  return encodeEntryRecord(key, e);
+}
+
 /** What one Ready asks to make durable. */
 export interface PersistRequest {
   readonly snapshot: Snapshot | undefined;

@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object(
     raftElectionTicks: Type.Integer({ minimum: 2, maximum: 10_000, description: 'ticks without a leader before a follower campaigns (randomized up to twice that)' }),
     raftHeartbeatTicks: Type.Integer({ minimum: 1, maximum: 10_000, description: 'ticks between leader heartbeats' }),
     raftSnapshotEntries: Type.Integer({ minimum: 4, maximum: 100_000_000, description: 'applied metadata entries between snapshots (log compaction)' }),
+    partitionMemoryEntries: Type.Integer({ minimum: 16, maximum: 1_000_000, description: 'Raft entries of a partition kept in memory (followers further behind than 16 times this fetch the log)' }),
     metadataTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'how long a metadata write or linearizable read may wait for the leader before 503' }),
     partitionsDefault: Type.Integer({ minimum: 1, maximum: 100 }),
     // Seven voters already survive three failures; larger groups only slow every write down.
@@ -71,6 +72,7 @@ export const defaults: Static<typeof ConfigSchema> = {
   raftElectionTicks: 10,
   raftHeartbeatTicks: 1,
   raftSnapshotEntries: 4096,
+  partitionMemoryEntries: 1024,
   metadataTimeoutMs: 5000,
   partitionsDefault: 1,
   replicationFactor: 0,
