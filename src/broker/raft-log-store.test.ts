@@ -12,7 +12,7 @@ import { MemoryCell, MemoryKv } from '../log/index.js';
 import type { Entry } from '../raft/index.js';
 import { NodeDisk } from './node-disk.js';
 import { entryKey, groupKey, kindDamage, kindHardState, kindSnapshot } from './raft-keys.js';
-import { RaftLogStore } from './raft-log-store.js';
+import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 let ids = 0;
@@ -176,4 +176,20 @@ test('damage the core finds while running (Ready.damaged) is recorded in the sam
   const back = await RaftLogStore.open(kv.crash(), 0);
   assert.deepEqual(back.coreDamage(), { term: 3, index: 9 });
   assert.match(back.damage?.reason ?? '', /a leader counts entries this member does not hold/);
+});
+
+test('a group whose log is its data (a partition) with a corrupt record is not opened, and not cut', async () => {
+  const kv = new MemoryKv();
+  const s = await RaftLogStore.open(kv, 5, { keepCompacted: true });
+  await s.startEmpty([1], 'unused');
+  await s.persist({ snapshot: undefined, entries: [entry(2, 2), entry(3, 2), entry(4, 2)], hardState: { term: 2, vote: 1, commit: 4 }, mustSync: true });
+  const k = entryKey(5, 3);
+  flipBit(kv, k, await raw(kv, k), 20);
+  await assert.rejects(RaftLogStore.open(kv, 5, { keepCompacted: true }), (err: unknown) => {
+    assert.ok(err instanceof RaftGroupCorruptError);
+    assert.match(err.message, /raft group 5 is corrupt and stays closed: .*CRC32C mismatch/);
+    return true;
+  });
+  assert.notEqual(await kv.get(entryKey(5, 4)), null, 'nothing was deleted');
+  assert.equal(await kv.get(groupKey(5, kindDamage)), null, 'nor marked');
 });
