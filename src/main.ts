@@ -15,9 +15,12 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError, type Config } from './config/config.js';
 import { createLogger } from './observability/logger.js';
-import { openRocksKv, PartitionStore } from './log/index.js';
+import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
+import { markerFileName, NodeDisk } from './broker/node-disk.js';
+import { clusterIdOf, decideFounding } from './broker/founding.js';
 import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
+import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
@@ -70,6 +73,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let fsyncObserver: ((durationMs: number) => void) | undefined;
   let leaderChanges = 0;
   const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
+  // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
+  const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
   // The partition store of the version before partition replication: data written by it stays
   // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
   const store = await PartitionStore.open(kv, {
@@ -83,6 +88,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const raftHost = new RaftNodeHost({
     self: config.nodeId,
     kv,
+    disk,
     tickMs: config.raftTickMs,
     clock,
     ticks: systemTicks,
@@ -100,6 +106,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
+    disk,
     host: raftHost,
     placement: (topic, partition) => {
       const state = metadataForPlacement?.state;
@@ -174,11 +181,32 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
   const openStreams = new OpenStreams();
-  const founders = [...new Set([self, ...others.map((p) => p.id)])];
+  // The transport starts before the metadata group exists: a node whose directory belongs to no
+  // cluster yet asks its peers (Identify) before it founds one, and they must be able to answer while
+  // they wait for each other. Raft traffic for groups not registered yet is dropped (Raft takes it as
+  // lost).
+  let transport: GrpcTransport | undefined;
+  if (others.length > 0) {
+    transport = await GrpcTransport.start({
+      self,
+      incarnation,
+      listen: `${config.host}:${config.raftPort}`,
+      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
+      handler: groups!,
+      identify: () => disk.identity,
+      security: clusterSecurity,
+      logger: logger.child({ component: 'transport' }),
+    });
+    const security = clusterSecurity === 'insecure' ? ['none (insecure, local testing only)'] : [clusterSecurity.secret && 'cluster secret', clusterSecurity.tls && 'mutual TLS'].filter(Boolean);
+    if (clusterSecurity === 'insecure') logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
+    logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
+  }
+  const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
+    disk,
     founders,
     directory,
     tickMs: config.raftTickMs,
@@ -218,22 +246,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   });
   metadataRef = metadata;
   metadataForPlacement = metadata;
-  let transport: GrpcTransport | undefined;
-  if (others.length > 0) {
-    groups!.register(metadataGroup, metadata.transportHandler());
-    transport = await GrpcTransport.start({
-      self,
-      incarnation,
-      listen: `${config.host}:${config.raftPort}`,
-      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: groups!,
-      security: clusterSecurity,
-      logger: logger.child({ component: 'transport' }),
-    });
-    const security = clusterSecurity === 'insecure' ? ['none (insecure, local testing only)'] : [clusterSecurity.secret && 'cluster secret', clusterSecurity.tls && 'mutual TLS'].filter(Boolean);
-    if (clusterSecurity === 'insecure') logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
-    logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
-  }
+  if (transport !== undefined) groups!.register(metadataGroup, metadata.transportHandler());
   metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   if (transport !== undefined) {
     const t = transport;
@@ -272,7 +285,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
     // Partitions created before placement existed stay where they are: on the lowest founding node, which
     // is this node in a cluster of one (see metadata/placement-of.ts).
-    legacyReplica: Math.min(...founders),
+    legacyReplica,
   };
   const eventTypes = new EventTypeService({
     reader,
@@ -357,8 +370,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
       // This node's view: the metadata group, and every partition with its placement and what this
-      // node knows of its group (a leader knows its followers' progress; a follower only itself).
-      view: () => ({ ...metadata.view(), ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()) }),
+      // node knows of its group (a leader knows its followers' progress; a follower only itself); and
+      // this data directory's cluster and disk ids.
+      view: () => ({
+        ...metadata.view(),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        cluster_id: disk.identity.clusterId,
+        disk_id: disk.identity.diskId,
+      }),
       readBarrier: () => metadata.readBarrier(),
       switchesTimelines: () => metadata.isSingleNode(),
     },
@@ -418,6 +437,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         await replicas.close();
         await raftHost.close();
         await store.close();
+        await disk.close();
         await kv.close();
         logger.info('shutdown complete');
       })();
@@ -431,6 +451,44 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     void broker.close().finally(() => process.exit(70));
   };
   return broker;
+}
+
+/**
+ * The founding voters of the metadata group, for a node whose group is empty: all listed nodes when
+ * this node founds the cluster, none when it joins one that exists (it then starts empty, does not
+ * vote and catches up; src/broker/founding.ts has the rule). A directory that already belongs to a
+ * cluster is not asked about again: a founder whose group is still empty (it stopped in between)
+ * founds, any other member joins.
+ */
+async function foundOrJoin(disk: NodeDisk, self: NodeId, peers: NodeId[], transport: GrpcTransport | undefined, logger: Logger): Promise<NodeId[]> {
+  const { diskId } = disk.identity;
+  if (disk.identity.clusterId === '') {
+    if (transport === undefined) {
+      // A cluster of one has nobody to ask: it founds.
+      const founders = [{ id: self, diskId }];
+      await disk.setCluster(clusterIdOf(founders), founders);
+    } else {
+      const t = transport;
+      const d = await decideFounding({
+        self,
+        diskId,
+        peers,
+        ask: (p) => t.identify(p, diskId, 1000),
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        retryMs: 500,
+        logger: logger.child({ component: 'founding' }),
+      });
+      if (d.kind === 'found') {
+        await disk.setCluster(d.clusterId, d.founders);
+        logger.info({ clusterId: d.clusterId, founders: d.founders }, 'every peer is empty too: founding the cluster');
+      } else {
+        await disk.setCluster(d.clusterId, []);
+        logger.warn({ clusterId: d.clusterId, learnedFrom: d.learnedFrom, diskId }, 'the peers already have a cluster: joining it as a new, empty member (this data directory was wiped or is new); this node will not vote until it has caught up from the leader');
+      }
+    }
+  }
+  const { founders } = disk.identity;
+  return founders.some((f) => f.id === self && f.diskId === diskId) ? founders.map((f) => f.id) : [];
 }
 
 /**

@@ -437,7 +437,10 @@ export class PartitionReplica {
     const g = this.groupId;
     this.#host.writeRows((b) => {
       b.delRange(entryKey(g, first.index), entryKey(g, first.index + entries.length));
-      for (const e of entries) b.put(entryKey(g, e.index), encodeStoredEntry(e));
+      for (const e of entries) {
+        const k = entryKey(g, e.index);
+        b.put(k, encodeStoredEntry(k, e));
+      }
     });
     for (const e of entries) this.replay(e);
     return true;

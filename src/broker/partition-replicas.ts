@@ -24,6 +24,7 @@ import { encodeBaseEntry, encodeBatchEntry } from '../log/partition-entry.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
+import type { NodeDisk } from './node-disk.js';
 import { RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
@@ -149,6 +150,8 @@ export interface PartitionReplicasOptions {
   readonly memoryEntries?: number;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
+  /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
+  readonly disk?: NodeDisk;
 }
 
 export class PartitionReplicas {
@@ -197,7 +200,8 @@ export class PartitionReplicas {
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
     const log = o.logger.child({ topic, partition, group: placement.group });
-    const store = await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true });
+    const store = await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk });
+    if (store.damage !== undefined) log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
     const fresh = store.isEmpty;
     if (fresh) {
       await store.bootstrap([...placement.replicas].sort((a, b) => a - b));

@@ -24,6 +24,7 @@ export {
   type GroupMessages,
   type LogChunk,
   type NodeHandler,
+  type PeerIdentity,
   type ReadChunk,
   type ReadEvent,
   type ReadRequest,

@@ -12,6 +12,10 @@
  * never reject: a failure is an `unavailable` answer. Read and FetchLog are server-streaming with
  * backpressure and cancellation (streams.ts); they and Bounds fail with a TransportError.
  *
+ * Identify. A node asks a peer what its data directory is (disk id, cluster id, founders) before it
+ * decides to found a cluster (src/broker/founding.ts); the answer comes from `identify`, which works
+ * before any Raft group is registered.
+ *
  * Every call carries this node's id (x-brook-from). What arrives is checked before the handler sees
  * it (codec.ts, batch-codec.ts, forward-codec.ts, log-codec.ts) and so is every answer before the
  * caller sees it.
@@ -19,6 +23,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { NodeId } from '../raft/index.js';
 import type { ForwardClient } from './generated/brook/forward/v1/Forward.js';
+import type { IdentifyReply__Output } from './generated/brook/raft/v1/IdentifyReply.js';
 import type { ProposeReply__Output } from './generated/brook/raft/v1/ProposeReply.js';
 import { decodeU64 } from './codec.js';
 import { BatchBuilder } from './batch-codec.js';
@@ -41,6 +46,7 @@ import {
   type GroupMessages,
   type LogChunk,
   type NodeHandler,
+  type PeerIdentity,
   type ReadChunk,
   type ReadRequest,
   type TransportLogger,
@@ -72,6 +78,8 @@ export interface TransportOptions {
   readonly queueBytesMax?: number;
   /** Largest gRPC message accepted or sent (a snapshot or a forwarded batch travels in one message). */
   readonly messageBytesMax?: number;
+  /** This node's answer to Identify (its data directory's identity); without it Identify is refused. */
+  readonly identify?: () => PeerIdentity;
 }
 
 function channelOptions(messageBytesMax: number): grpc.ChannelOptions {
@@ -141,7 +149,7 @@ export class GrpcTransport {
       // Every call, streams included, is authenticated before any handler runs.
       interceptors: [authInterceptor(auth)],
     });
-    const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger });
+    const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger, identify: opts.identify });
     server.addService(raftProto().RaftTransport.service, services.raftService());
     server.addService(forwardProto().Forward.service, services.forwardService());
     const port = await new Promise<number>((resolve, reject) => {
@@ -202,6 +210,17 @@ export class GrpcTransport {
       }
       peer.send(b);
     }
+  }
+
+  /** Asks peer `to` what its data directory is; undefined when it does not answer in time. Never rejects. */
+  identify(to: NodeId, diskId: string, timeoutMs: number): Promise<PeerIdentity | undefined> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      peer.raft.Identify({ from: String(this.self), disk_id: diskId }, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, reply) => {
+        resolve(err || reply === undefined ? undefined : decodeIdentifyReply(reply, to, this.logger));
+      });
+    });
   }
 
   /** Forwards a metadata proposal to `to` (the leader as far as the caller knows). Never rejects. */
@@ -372,5 +391,19 @@ function decodeProposeReply(reply: ProposeReply__Output): ForwardAnswer {
     }
   } catch (err) {
     return { status: 'unavailable', detail: `malformed propose reply: ${(err as Error).message}` };
+  }
+}
+
+function decodeIdentifyReply(reply: IdentifyReply__Output, from: NodeId, logger: TransportLogger): PeerIdentity | undefined {
+  try {
+    return {
+      nodeId: decodeU64(reply.node_id, 'identify.node_id'),
+      diskId: String(reply.disk_id),
+      clusterId: String(reply.cluster_id),
+      founders: reply.founders.map((f, i) => ({ id: decodeU64(f.id, `identify.founders[${i}].id`), diskId: String(f.disk_id) })),
+    };
+  } catch (err) {
+    logger.warn({ peer: from, err: (err as Error).message }, 'dropped a malformed identify reply');
+    return undefined;
   }
 }

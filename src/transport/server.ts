@@ -27,12 +27,15 @@ import {
 import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
 import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
 import { serveStream, statusOf } from './streams.js';
-import type { AppendAnswer, NodeHandler, TransportLogger } from './types.js';
+import type { IdentifyReply } from './generated/brook/raft/v1/IdentifyReply.js';
+import type { AppendAnswer, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
 
 export interface ServerOptions {
   readonly self: NodeId;
   readonly handler: NodeHandler;
   readonly logger: TransportLogger;
+  /** This node's answer to Identify (its data directory's identity); without it Identify is refused. */
+  readonly identify?: (() => PeerIdentity) | undefined;
 }
 
 export class TransportServer {
@@ -163,6 +166,16 @@ export class TransportServer {
           (reply) => callback(null, reply),
           (err: unknown) => callback(null, { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: String((err as Error)?.message ?? err) }),
         );
+      },
+      Identify: (call, callback) => {
+        if (this.#caller(call.metadata, (s) => callback(s)) === undefined) return;
+        const id = this.#o.identify?.();
+        if (id === undefined) {
+          callback({ code: grpc.status.UNAVAILABLE, details: 'this node cannot tell its identity' });
+          return;
+        }
+        const reply: IdentifyReply = { node_id: String(id.nodeId), disk_id: id.diskId, cluster_id: id.clusterId, founders: id.founders.map((f) => ({ id: String(f.id), disk_id: f.diskId })) };
+        callback(null, reply);
       },
       FetchLog: (call) => {
         const caller = this.#caller(call.metadata, (s) => call.emit('error', s));

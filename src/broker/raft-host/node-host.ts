@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../core/ports.js';
 import { KvWriteError, type KvBatch, type OrderedKv } from '../../log/index.js';
 import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/index.js';
+import type { NodeDisk } from '../node-disk.js';
 import type { RaftGroup } from './raft-group.js';
 
 /** One group's messages of a turn. */
@@ -59,6 +60,8 @@ export interface NodeHostOptions {
   readonly logger: Logger;
   /** Groups whose Ready is handled in one turn. */
   readonly groupsPerTurnMax?: number;
+  /** The node's disk: numbers each turn's write once for the lost-tail check (node-disk.ts). */
+  readonly disk?: NodeDisk;
   /** The disk failed or an invariant broke: the node must stop. */
   readonly onFatal: (err: unknown) => void;
 }
@@ -311,11 +314,15 @@ export class RaftNodeHost {
   async #write(turns: readonly Turn[], rows: readonly ((b: KvBatch) => void)[], durable: boolean): Promise<boolean> {
     this.stats.writes++;
     if (durable) this.stats.durableWrites++;
+    let seq = 0;
     try {
       await this.#o.kv.write((b) => {
         for (const fill of rows) fill(b);
         for (const t of turns) t.group.store.fill(b, t.rd);
+        // One sequence number per turn, whatever the number of groups in it.
+        if (this.#o.disk !== undefined) seq = this.#o.disk.stamp(b);
       }, { durable });
+      if (durable) this.#o.disk?.durable(seq);
     } catch (err) {
       if (!(err instanceof KvWriteError) || this.#closed) throw err;
       if (this.#refusal === undefined) this.#o.logger.error({ err: err.message, groups: turns.length }, 'raft log write refused (writes fail until it succeeds again)');
