@@ -101,28 +101,56 @@ function logLines(i: number, msg: string): LogLine[] {
   return out;
 }
 
-const leaderChanged = 'partition leader changed';
-
-function topicsInLogs(): Set<number> {
-  return new Set(nodes.flatMap((i) => logLines(i, leaderChanged).map((l) => l.topic!)));
+interface PartitionView {
+  event_type: string;
+  partition: string;
+  topic: number;
+  leader: number | null;
+  term: number | null;
 }
 
-/** partition -> {leader, term}: the newest leader of each partition of `topic` that `from` logged. */
-function leaders(topic: number, from: readonly number[] = nodes): Map<string, { leader: number; term: number }> {
+/** The partitions of `name` as node i lists them in GET /cluster (undefined when it does not answer). */
+async function partitionViews(i: number, name: string): Promise<PartitionView[] | undefined> {
+  try {
+    const res = await fetch(`${url(i)}/cluster`, { signal: AbortSignal.timeout(2000) });
+    if (!res.ok) return undefined;
+    return ((await res.json()) as { partitions?: PartitionView[] }).partitions?.filter((p) => p.event_type === name);
+  } catch {
+    return undefined;
+  }
+}
+
+/** partition -> {leader, term}: the newest leader of each partition of `name` that the nodes `from` know of. */
+async function leaders(name: string, from: readonly number[] = nodes): Promise<Map<string, { leader: number; term: number }>> {
   const out = new Map<string, { leader: number; term: number }>();
-  for (const i of from) {
-    for (const l of logLines(i, leaderChanged)) {
-      if (l.topic !== topic || l.leader === null || l.leader === undefined) continue;
-      const p = String(l.partition);
-      const have = out.get(p);
-      if (have === undefined || l.term! > have.term) out.set(p, { leader: l.leader, term: l.term! });
+  for (const v of await Promise.all(from.map((i) => partitionViews(i, name)))) {
+    for (const p of v ?? []) {
+      if (p.leader === null || p.term === null) continue;
+      const have = out.get(p.partition);
+      if (have === undefined || p.term > have.term) out.set(p.partition, { leader: p.leader, term: p.term });
     }
   }
   return out;
 }
 
-function ledBy(topic: number, node: number): string[] {
-  return [...leaders(topic)].filter(([, v]) => v.leader === node).map(([p]) => p).sort();
+/** The partitions of `name` each node leads, once every node names the same leader for every partition. */
+async function agreedLeaders(name: string, timeoutMs: number): Promise<Map<number, string[]>> {
+  return until(`every node to name the same leader for each partition of ${name}`, timeoutMs, async () => {
+    const vs = await Promise.all(nodes.map((i) => partitionViews(i, name)));
+    const out = new Map<number, string[]>(nodes.map((i) => [i, []]));
+    for (const p of partitions) {
+      const ls = vs.map((v) => v?.find((x) => x.partition === p)?.leader);
+      if (ls[0] == null || !ls.every((l) => l === ls[0])) return undefined;
+      out.get(ls[0])?.push(p);
+    }
+    return out;
+  });
+}
+
+/** The node leading most partitions of `name` (at least one: 4 partitions on 3 nodes) and those partitions. */
+async function busiestLeader(name: string): Promise<[number, string[]]> {
+  const led = await agreedLeaders(name, 20_000);
+  return [...led].sort((a, b) => b[1].length - a[1].length)[0]!;
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, pauseMs = 100): Promise<T> {
@@ -176,9 +204,8 @@ function keysFor(prefix: string, perPartition = 1): string[][] {
   return out;
 }
 
-/** Creates an event type with 4 partitions (hash on the required field "key") and returns its topic. */
+/** Creates an event type with 4 partitions (hash on the required field "key"); returns its topic once every partition has a leader. */
 async function createEventType(name: string): Promise<number> {
-  const before = topicsInLogs();
   const r = await call(url(1), 'POST', '/event-types', {
     name,
     owning_application: 'partition-test',
@@ -198,11 +225,10 @@ async function createEventType(name: string): Promise<number> {
   });
   assert.equal(r.status, 201, r.text);
   // Every node opens its replicas as soon as the event type is applied, and each group elects.
-  return until(`the partition groups of ${name} to elect leaders`, 20_000, async () => {
-    const fresh = [...topicsInLogs()].filter((t) => !before.has(t));
-    if (fresh.length !== 1) return undefined;
-    return leaders(fresh[0]!).size === partitionCount ? fresh[0] : undefined;
-  });
+  await agreedLeaders(name, 20_000);
+  const v = (await partitionViews(1, name))!;
+  assert.deepEqual(v.map((p) => p.partition).sort(), partitions);
+  return v[0]!.topic;
 }
 
 interface Sent {
@@ -426,12 +452,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
       withLogs(async () => {
         await allUp();
         const name = 'repl.failover';
-        const topic = await createEventType(name);
-        const before = leaders(topic);
-        // The node leading most partitions (with 4 partitions on 3 nodes, at least one).
-        const victim = nodes.map((i) => [i, ledBy(topic, i).length] as const).sort((a, b) => b[1] - a[1])[0]![0];
-        const victimLed = ledBy(topic, victim);
-        assert.ok(victimLed.length > 0, `node ${victim} leads a partition: ${JSON.stringify([...before])}`);
+        await createEventType(name);
 
         const sent: Sent[] = [];
         const outcomes: (Outcome & { partition: string })[] = [];
@@ -451,8 +472,16 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         };
         const running = Array.from({ length: 6 }, (_, j) => producer(j));
         let killedAt = 0;
+        let victim = 0;
+        let victimLed: string[] = [];
+        let before = new Map<string, { leader: number; term: number }>();
         try {
           await sleep(2500);
+          // The node leading most partitions (with 4 partitions on 3 nodes, at least one), as the
+          // nodes see it now (leadership moves back to preferred leaders every few seconds).
+          [victim, victimLed] = await busiestLeader(name);
+          before = await leaders(name);
+          assert.ok(victimLed.length > 0, `node ${victim} leads a partition: ${JSON.stringify([...before])}`);
           killedAt = kill9(victim);
           // Keep publishing until every partition the victim led took a batch sent after the kill
           // (or 20 s passed), and for at least 4 s.
@@ -470,7 +499,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         const ackedBefore = outcomes.filter((o) => o.sentAt < killedAt && o.status === 200).length;
         const after = outcomes.filter((o) => o.sentAt >= killedAt);
         const statusCounts = after.reduce<Record<string, number>>((m, o) => ((m[o.status] = (m[o.status] ?? 0) + 1), m), {});
-        const newLeaders = leaders(topic, nodes.filter((i) => i !== victim));
+        const newLeaders = await leaders(name, nodes.filter((i) => i !== victim));
         t.diagnostic(
           `kill -9 of node ${victim} (led partitions ${victimLed.join(', ')}): failover gap per partition (kill to first 200 of a batch sent after it): ` +
             gaps.map((g) => `p${g.partition} ${g.gapMs ?? 'none'} ms (via node ${g.node})`).join(', ') +
@@ -510,12 +539,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         }
         await allUp();
         const name = 'repl.partitioned';
-        const topic = await createEventType(name);
-        const cut = nodes.map((i) => [i, ledBy(topic, i).length] as const).sort((a, b) => b[1] - a[1])[0]![0];
-        const cutLed = ledBy(topic, cut);
-        assert.ok(cutLed.length > 0);
-        const before = leaders(topic);
-        const majority = nodes.filter((i) => i !== cut);
+        await createEventType(name);
         const keys = keysFor('cut');
         const seqs = new Map<string, number>();
         const sent: Sent[] = [];
@@ -529,31 +553,45 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         };
         // Some events before the cut, through every node.
         for (const n of nodes) for (const p of partitions) assert.equal((await send(n, p)).status, 200);
+        const [cut, cutLed] = await busiestLeader(name);
+        assert.ok(cutLed.length > 0);
+        const before = await leaders(name);
+        const majority = nodes.filter((i) => i !== cut);
 
         const onCut: Outcome[] = [];
-        let majorityFirstOkMs = 0;
+        let electedMs = 0;
+        let majorityOkMs = 0;
         const partition = isolate(cut, pidOf(cut), base + cut - 1, raftPort(cut), majority.map(raftPort));
         const cutAt = Date.now();
         try {
-          // Publishes on the cut node to the partitions it led: refused within the deadline.
-          for (const p of cutLed) onCut.push(await send(cut, p));
-          // The majority elects new leaders of those partitions and acknowledges.
-          await until(`new leaders of partitions ${cutLed.join(', ')} on the majority side`, 20_000, async () => {
-            const now = leaders(topic, majority);
-            return cutLed.every((p) => {
-              const l = now.get(p);
-              return l !== undefined && majority.includes(l.leader) && l.term > before.get(p)!.term;
-            })
-              ? true
-              : undefined;
-          });
-          for (const p of cutLed) {
-            await until(`a 200 for partition ${p} on the majority side`, 15_000, async () => {
-              const o = await send(majority[Number(p) % 2]!, p);
-              return o.status === 200 ? o : undefined;
+          // Publishes on the cut node to the partitions it led (refused within the deadline), while
+          // the majority elects new leaders of those partitions and acknowledges.
+          const probing = (async () => {
+            for (const p of cutLed) onCut.push(await send(cut, p));
+          })();
+          try {
+            await until(`new leaders of partitions ${cutLed.join(', ')} on the majority side`, 20_000, async () => {
+              const now = await leaders(name, majority);
+              return cutLed.every((p) => {
+                const l = now.get(p);
+                return l !== undefined && majority.includes(l.leader) && l.term > before.get(p)!.term;
+              })
+                ? true
+                : undefined;
             });
+            electedMs = Date.now() - cutAt;
+            await Promise.all(
+              cutLed.map((p) =>
+                until(`a 200 for partition ${p} on the majority side`, 15_000, async () => {
+                  const o = await send(majority[Number(p) % 2]!, p);
+                  return o.status === 200 ? o : undefined;
+                }),
+              ),
+            );
+            majorityOkMs = Date.now() - cutAt;
+          } finally {
+            await probing;
           }
-          majorityFirstOkMs = Date.now() - cutAt;
           // And again on the cut node, now that the others have moved on.
           for (const p of cutLed) onCut.push(await send(cut, p));
         } finally {
@@ -562,8 +600,8 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         const healedAt = Date.now();
         const times = onCut.map((o) => o.doneAt - o.sentAt);
         t.diagnostic(
-          `node ${cut} (led partitions ${cutLed.join(', ')}) cut off: its publishes answered ${onCut.map((o) => o.status).join(', ')} in ${times.join(', ')} ms; ` +
-            `new leaders and a 200 on every one of those partitions on the majority side ${majorityFirstOkMs} ms after the cut`,
+          `node ${cut} (led partitions ${cutLed.join(', ')}) cut off: its publishes to them answered ${onCut.map((o) => o.status).join(', ')} in ${times.join(', ')} ms; ` +
+            `the majority side named new leaders of all of them ${electedMs} ms and acknowledged on each ${majorityOkMs} ms after the cut`,
         );
         for (const o of onCut) {
           assert.ok(o.status === 503 || (o.status === 207 && o.acked.length === 0), `the cut node must not acknowledge: ${o.status} ${o.text.slice(0, 300)}`);
@@ -588,9 +626,8 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         const name = 'repl.shipping';
         const topic = await createEventType(name);
         // The node leading fewest partitions, preferably not the metadata leader either.
-        const follower = nodes
-          .map((i) => [i, ledBy(topic, i).length + (i === metaLeader ? 0.5 : 0)] as const)
-          .sort((a, b) => a[1] - b[1])[0]![0];
+        const led = await agreedLeaders(name, 20_000);
+        const follower = nodes.map((i) => [i, led.get(i)!.length + (i === metaLeader ? 0.5 : 0)] as const).sort((a, b) => a[1] - b[1])[0]![0];
         const others = nodes.filter((i) => i !== follower);
         const shippedBefore = logLines(follower, 'partition replica fetched the log it lacked; installing the snapshot').filter((l) => l.topic === topic).length;
         assert.equal(shippedBefore, 0);
