@@ -25,6 +25,8 @@ import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
+import { SessionReaper } from './broker/session-reaper.js';
+import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas } from './broker/partition-replicas.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
@@ -385,6 +387,21 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
   const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
   balancer.unref();
+  // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
+  const t0 = transport;
+  const reaper = t0 === undefined ? undefined : new SessionReaper({
+    isLeader: () => metadata.isLeader(),
+    peers: () => others.map((p) => p.id),
+    reachable: (n) => t0.reachable(n),
+    holdsSessions: (n) => [...metadata.state.runtimes()].some((rt) => rt.sessions.some((x) => x.node === n)),
+    propose: (cmd) => metadata.propose(cmd),
+    nowMs: () => clock.nowMs(),
+    monotonicMs: () => clock.monotonicMs(),
+    logger: logger.child({ component: 'subscriptions' }),
+    afterMs: commitTimeoutSecondsMax * 1000,
+  });
+  const reaperTimer = setInterval(() => void reaper?.check().catch((err: unknown) => logger.warn({ err }, 'closing the sessions of an unreachable node failed; retried')), 5000);
+  reaperTimer.unref();
   // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
   const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
   remoteBounds.unref();
@@ -429,6 +446,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         app.server.closeAllConnections();
         await closed;
         clearInterval(balancer);
+        clearInterval(reaperTimer);
         clearInterval(remoteBounds);
         await retention.stop();
         await metadata.close();
