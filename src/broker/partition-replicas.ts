@@ -225,7 +225,16 @@ export class PartitionReplicas {
     const hs = storage.hardState();
     // Applied entries were committed even if the stored commit index (written without fsync) lags.
     if (hs.commit < replica.applied) storage.setHardState({ ...hs, commit: replica.applied });
-    const commit = Math.min(storage.hardState().commit, storage.lastIndex());
+    // The only voter: every entry of its durable log was written by itself as leader and is committed
+    // (a majority of one), even if the stored commit index lags (it is written without fsync). Taking
+    // the whole log now makes everything durable visible at start, as the store before replication
+    // did: a client that resends what it could not see would otherwise store it twice.
+    const last = storage.lastIndex();
+    const alone = (c: { voters: readonly NodeId[]; learners: readonly NodeId[] }) => c.voters.length === 1 && c.voters[0] === o.self && c.learners.length === 0;
+    if (storage.hardState().commit < last && alone(storage.confStateAt(storage.hardState().commit)) && alone(storage.confStateAt(last))) {
+      storage.setHardState({ ...storage.hardState(), commit: last });
+    }
+    const commit = Math.min(storage.hardState().commit, last);
     let conf = storage.confStateAt(replica.applied);
     for (const e of commit > replica.applied ? storage.entries(replica.applied + 1, commit + 1, Number.MAX_SAFE_INTEGER) : []) {
       if (e.type === 'confChange') conf = applyConfChangeToState(conf, decodeConfChange(e.data));
