@@ -4,6 +4,7 @@
  * JSON parse path gives one answer (400 Problem) to malformed bodies everywhere.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import fastifyCompress from '@fastify/compress';
 import { otherBodyBytesMax } from '../core/limits.js';
 import { problems } from '../core/problem.js';
 import { BrookLogController } from './access-log.js';
@@ -11,6 +12,7 @@ import type { AppDeps } from './deps.js';
 import { installAuth } from './auth-hooks.js';
 import { installClusterHooks } from './cluster-hooks.js';
 import { flowIdFrom } from './flow-id.js';
+import { installRequestDecoding } from './request-decoding.js';
 import { clientErrorHandler, errorHandler, sendProblem, toProblem } from './problem-reply.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { eventTypeRoutes } from './routes/event-types.js';
@@ -58,6 +60,11 @@ export function buildApp(deps: AppDeps): BrookApp {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // Compressed request bodies are decoded by Brook (gzip, deflate and zstd, limit on the decoded
+  // bytes: request-decoding.ts); @fastify/compress only compresses answers (gzip when asked, above
+  // 1 KiB). Streams are hijacked and compress themselves, flushed per batch (stream-sink.ts).
+  installRequestDecoding(app);
+  app.register(fastifyCompress, { global: true, globalDecompression: false, encodings: ['gzip'], threshold: 1024 });
 
   // In-flight requests, counted on the raw response so hijacked streams are included; shutdown waits
   // for them before cutting the connections that are left (idle keep-alive or never used).

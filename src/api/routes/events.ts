@@ -10,7 +10,7 @@ import { cursorShapeError } from '../../consumption/cursors.js';
 import { runLowLevelStream } from '../../consumption/low-level-stream.js';
 import { parseStreamParams } from '../../consumption/stream-params.js';
 import type { AppDeps } from '../deps.js';
-import { responseSink } from '../stream-sink.js';
+import { acceptsGzip, streamEncodingHeaders, streamResponse } from '../stream-sink.js';
 
 type NameParams = { name: string };
 
@@ -85,15 +85,17 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       },
     });
     const raw = reply.raw;
+    const gzip = acceptsGzip(request.headers['accept-encoding']);
     reply.hijack();
-    raw.writeHead(200, { 'Content-Type': 'application/x-json-stream', 'X-Flow-Id': request.id });
+    raw.writeHead(200, { 'Content-Type': 'application/x-json-stream', 'X-Flow-Id': request.id, ...streamEncodingHeaders(gzip) });
     // Send the head now: without it Node holds the 200 until the first line, which on an idle stream is
     // the first keep-alive (batch_flush_timeout, 30 s by default), and the client cannot tell the
     // stream is open.
     raw.flushHeaders();
     deps.observer?.streamOpened();
 
-    const sink = responseSink(raw, abort);
+    const out = streamResponse(raw, abort, gzip);
+    const sink = out.sink;
     let events = 0;
     let bytes = 0;
     // Cursors are formatted with the event type's timelines as they are now (a switch may happen while streaming).
@@ -126,7 +128,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       unregister();
       streams.delete(abort);
       deps.observer?.streamClosed();
-      if (!raw.writableEnded) raw.end();
+      out.end();
     }
   });
 };
