@@ -116,17 +116,14 @@ export interface SubmittedSchema {
 }
 
 /**
- * EventTypeSchema on input. version and created_at are read-only: on create both are ignored (the
- * registry sets them); on update created_at is rejected ("must not be sent on update") and version is
- * ignored (the registry computes it from the change).
+ * EventTypeSchema on input. version and created_at are read-only and ignored, on create and on update
+ * alike (compatibility.md): clients update an event type by GET, change, PUT, and send them back as
+ * they read them. The registry sets created_at and computes the version from the change.
  */
-export function parseSchemaField(value: unknown, purpose: 'create' | 'update'): SubmittedSchema {
+export function parseSchemaField(value: unknown): SubmittedSchema {
   if (isAbsent(value)) unprocessable('Field "schema" is required');
   if (!isPlainObject(value)) unprocessable('Field "schema" must be an object');
   if (value['type'] !== 'json_schema') unprocessable('Field "schema.type" must be json_schema');
-  if (purpose === 'update' && !isAbsent(value['created_at'])) {
-    unprocessable('Field "schema.created_at" is read-only and must not be sent on update');
-  }
   const text = requireString(value['schema'], 'schema.schema');
   if (Buffer.byteLength(text, 'utf8') > schemaBytesMax) {
     unprocessable(`Field "schema.schema" must be at most ${schemaBytesMax} bytes`);
