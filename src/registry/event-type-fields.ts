@@ -23,6 +23,7 @@ import {
 import { closeUndeclaredProperties, effectiveSchema, predefinedFieldConflicts } from './effective-schema.js';
 import { forEachSubschema, isPlainObject, resolveLocalRef, walkSchema, type JsonObject } from './json-schema-walk.js';
 import type { RegistryOptions } from './registry-options.js';
+import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
 import { schemaCompileError } from './schema-compiler.js';
 
 export function unprocessable(detail: string): never {
@@ -147,9 +148,13 @@ const compatibleForbiddenKeywords = ['not', 'patternProperties', 'additionalProp
  * and an effective validation schema that compiles (so publishing can never meet an uncompilable one).
  */
 export function checkSubmittedSchema(schema: JsonObject, category: Category, mode: CompatibilityMode): void {
+  checkPatterns(schema);
   const compileError = schemaCompileError(schema);
+  if (compileError?.unsupportedPattern === true) {
+    unprocessable(`Field "schema.schema" has a pattern Brook cannot use: ${compileError.reason}`);
+  }
   if (compileError !== null) {
-    unprocessable(`Field "schema.schema" must be a valid JSON Schema draft-04: ${compileError}`);
+    unprocessable(`Field "schema.schema" must be a valid JSON Schema draft-04: ${compileError.reason}`);
   }
   if (category !== 'undefined') {
     const type = schema['type'];
@@ -177,8 +182,30 @@ export function checkSubmittedSchema(schema: JsonObject, category: Category, mod
   const validationSchema = closeUndeclaredProperties(effectiveSchema(category, schema), mode);
   const effectiveError = schemaCompileError(validationSchema);
   if (effectiveError !== null) {
-    unprocessable(`Field "schema.schema" cannot be used for category ${category}: ${effectiveError}`);
+    unprocessable(`Field "schema.schema" cannot be used for category ${category}: ${effectiveError.reason}`);
   }
+}
+
+/**
+ * Every `pattern` and `patternProperties` key must run in linear time (linear-regexp.ts), also where ajv
+ * would skip it (a pattern property whose schema is {}): a later version could start using it. The
+ * compiler refuses them too; this names where they are.
+ */
+function checkPatterns(schema: JsonObject): void {
+  walkSchema(schema, (node, pointer) => {
+    const patterns: [string, string][] = [];
+    if (typeof node['pattern'] === 'string') patterns.push([node['pattern'], `#${pointer}/pattern`]);
+    const props = node['patternProperties'];
+    if (isPlainObject(props)) for (const key of Object.keys(props)) patterns.push([key, `#${pointer}/patternProperties`]);
+    for (const [pattern, where] of patterns) {
+      try {
+        linearRegExp(pattern);
+      } catch (err) {
+        if (!(err instanceof UnsupportedPatternError)) throw err;
+        unprocessable(`Field "schema.schema" has a pattern at ${where} that Brook cannot use: ${err.message}`);
+      }
+    }
+  });
 }
 
 /**

@@ -12,9 +12,12 @@
  * - strictNumbers: true: a number beyond the double range (1e400) parses to Infinity, which ajv would
  *   accept as "number" and JSON.stringify would then store as null, so the stored event would violate
  *   its own schema. Non-finite numbers fail "number" and "integer" instead.
+ * - code.regExp: `pattern` and `patternProperties` run on a linear-time engine (linear-regexp.ts), never
+ *   on V8's backtracking one; a pattern it cannot run makes compilation fail with the reason.
  */
 import Ajv04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
+import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
 
 // Both packages are CommonJS with `module.exports = fn; exports.default = fn`; under NodeNext the
 // default import is module.exports at run time while the typings describe `.default`. Take whichever
@@ -29,8 +32,11 @@ const addFormats: AddFormats =
 export type Ajv = InstanceType<AjvClass>;
 export type CompiledValidator = ReturnType<Ajv['compile']>;
 
+/** ajv's RegExpEngine: called with (pattern, flags); the u flag is implied (linear-regexp.ts). */
+const regExp = Object.assign((pattern: string) => linearRegExp(pattern), { code: 'linearRegExp' });
+
 export function createAjv(): Ajv {
-  const ajv = new Ajv04({ strict: false, strictNumbers: true, addUsedSchema: false, allErrors: false, logger: false });
+  const ajv = new Ajv04({ strict: false, strictNumbers: true, addUsedSchema: false, allErrors: false, logger: false, code: { regExp } });
   addFormats(ajv);
   return ajv;
 }
@@ -45,12 +51,18 @@ let checksByChecker = 0;
  */
 const checksPerCheckerMax = 1000;
 
+export interface SchemaCompileError {
+  reason: string;
+  /** The schema is valid, but one of its patterns cannot run in linear time. */
+  unsupportedPattern: boolean;
+}
+
 /**
- * Compiles `schema` once to prove that it is a valid draft-04 schema whose references resolve.
- * Returns null, or ajv's reason. The compiled function is discarded and removed from ajv's cache so
- * repeated checks do not accumulate memory.
+ * Compiles `schema` once to prove that it is a valid draft-04 schema whose references resolve and
+ * whose patterns run in linear time. Returns null, or the reason. The compiled function is discarded
+ * and removed from ajv's cache so repeated checks do not accumulate memory.
  */
-export function schemaCompileError(schema: object): string | null {
+export function schemaCompileError(schema: object): SchemaCompileError | null {
   if (checker === undefined || checksByChecker >= checksPerCheckerMax) {
     checker = createAjv();
     checksByChecker = 0;
@@ -60,7 +72,7 @@ export function schemaCompileError(schema: object): string | null {
     checker.compile(schema);
     return null;
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return { reason: err instanceof Error ? err.message : String(err), unsupportedPattern: err instanceof UnsupportedPatternError };
   } finally {
     checker.removeSchema(schema);
   }
