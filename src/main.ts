@@ -186,6 +186,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       retentionTimeMsDefault: config.retentionTimeMsDefault,
       retentionTimeMsMin: config.retentionTimeMsMin,
       retentionTimeMsMax: config.retentionTimeMsMax,
+      schemaBytesMax: config.schemaBytesMax,
+      schemaDepthMax: config.schemaDepthMax,
+      schemaObjectsMax: config.schemaObjectsMax,
+      schemaEnumValuesMax: config.schemaEnumValuesMax,
     },
     clock,
   });
@@ -235,6 +239,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     random: systemRandom,
     features,
+    pause: () => new Promise<void>((resolve) => setImmediate(resolve)),
   });
   const { app, closeStreams, inFlight } = buildApp({
     logger,

@@ -16,8 +16,6 @@ export const publishBatchEventsMax = 100_000;
 export const partitionsPerEventTypeMax = 100;
 /** Event type name length bound (not in the interface; keeps keys and logs bounded). */
 export const eventTypeNameLengthMax = 255;
-/** Schema versions kept per event type are unbounded by the spec; each must fit this size. */
-export const schemaBytesMax = 1_000_000;
 /** Low-level stream: batch_limit upper bound so one batch line stays bounded in memory. */
 export const streamBatchLimitMax = 100_000;
 /** Bytes read ahead from the log per partition of a stream before waiting for the socket. */

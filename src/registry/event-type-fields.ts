@@ -6,7 +6,7 @@
  * for newer versions of the original service send fields Brook does not know.
  */
 import { problems } from '../core/problem.js';
-import { eventTypeNameLengthMax, schemaBytesMax } from '../core/limits.js';
+import { eventTypeNameLengthMax } from '../core/limits.js';
 import {
   categories,
   compatibilityModes,
@@ -23,6 +23,7 @@ import {
 import { closeUndeclaredProperties, effectiveSchema, predefinedFieldConflicts } from './effective-schema.js';
 import { forEachSubschema, isPlainObject, resolveLocalRef, walkSchema, type JsonObject } from './json-schema-walk.js';
 import type { RegistryOptions } from './registry-options.js';
+import { checkSchemaLimits, type SchemaLimits } from './schema-limits.js';
 import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
 import { schemaCompileError } from './schema-compiler.js';
 
@@ -121,13 +122,13 @@ export interface SubmittedSchema {
  * alike (compatibility.md): clients update an event type by GET, change, PUT, and send them back as
  * they read them. The registry sets created_at and computes the version from the change.
  */
-export function parseSchemaField(value: unknown): SubmittedSchema {
+export function parseSchemaField(value: unknown, limits: SchemaLimits): SubmittedSchema {
   if (isAbsent(value)) unprocessable('Field "schema" is required');
   if (!isPlainObject(value)) unprocessable('Field "schema" must be an object');
   if (value['type'] !== 'json_schema') unprocessable('Field "schema.type" must be json_schema');
   const text = requireString(value['schema'], 'schema.schema');
-  if (Buffer.byteLength(text, 'utf8') > schemaBytesMax) {
-    unprocessable(`Field "schema.schema" must be at most ${schemaBytesMax} bytes`);
+  if (Buffer.byteLength(text, 'utf8') > limits.schemaBytesMax) {
+    unprocessable(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
   }
   let parsed: unknown;
   try {
@@ -136,6 +137,8 @@ export function parseSchemaField(value: unknown): SubmittedSchema {
     unprocessable(`Field "schema.schema" must be valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (!isPlainObject(parsed)) unprocessable('Field "schema.schema" must be a JSON object (a draft-04 schema)');
+  // Before anything else walks or compiles it (schema-limits.ts).
+  checkSchemaLimits(parsed, limits);
   return { text, parsed };
 }
 

@@ -91,7 +91,7 @@ export function validateEventTypeUpdate(
     );
   }
 
-  const submitted = parseSchemaField(input['schema']);
+  const submitted = parseSchemaField(input['schema'], opts);
   checkSubmittedSchema(submitted.parsed, category, mode);
 
   const keepingHash = strategy === 'hash' && old.partition_strategy === 'hash';
