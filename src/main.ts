@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from './config/config.js';
+import { otherBodyBytesMax } from './core/limits.js';
 import { createLogger } from './observability/logger.js';
 import { openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
@@ -244,6 +245,13 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const { app, closeStreams, inFlight } = buildApp({
     logger,
     clock,
+    http: {
+      publishBodyBytesMax: config.publishBodyBytesMax,
+      // An event type's body carries its schema as an escaped string: up to twice its bytes.
+      bodyBytesMax: Math.max(otherBodyBytesMax, 2 * config.schemaBytesMax + 64 * 1024),
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      bodyIdleTimeoutMs: config.httpBodyIdleTimeoutMs,
+    },
     eventTypes,
     features,
     subscriptions,

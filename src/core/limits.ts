@@ -6,9 +6,12 @@ import { assert } from './assert.js';
 
 /** Interface: each event may be at most 999,000 bytes measured on the submitted text. */
 export const eventBytesMax = 999_000;
-/** Largest publish body accepted; bounds memory per request (a batch of max-size events would be huge). */
-export const publishBodyBytesMax = 64 * 1024 * 1024;
-/** Largest body for non-publishing endpoints. */
+/**
+ * Smallest setting of the publish body limit (config publishBodyBytesMax): a batch of one event of the
+ * largest size the interface allows, with its brackets and some whitespace, must fit.
+ */
+export const publishBodyBytesMin = 1024 * 1024;
+/** Largest body for non-publishing endpoints, at least (an event type carries a schema of up to schemaBytesMax, escaped in a string). */
 export const otherBodyBytesMax = 4 * 1024 * 1024;
 /** Most events in one publish batch; bounds one RocksDB write batch. */
 export const publishBatchEventsMax = 100_000;
@@ -37,5 +40,5 @@ export const eventNestingDepthMax = 1000;
 /** Interface: the subscription commit timeout, 60 s; a stream's commit_timeout may only shorten it. */
 export const commitTimeoutSecondsMax = 60;
 
-assert(eventBytesMax < publishBodyBytesMax, 'a single max-size event must fit in a publish body');
+assert(eventBytesMax + 1024 < publishBodyBytesMin, 'a single max-size event must fit in the smallest publish body limit');
 assert(streamReadAheadBytesMax >= eventBytesMax, 'read-ahead must hold at least one max-size event');

@@ -3,7 +3,6 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { isProblem, problems } from '../../core/problem.js';
-import { publishBodyBytesMax } from '../../core/limits.js';
 import type { Offset } from '../../core/offset.js';
 import { encodeBatchLine, lowLevelCursorJson } from '../../consumption/batch-line.js';
 import { cursorShapeError } from '../../consumption/cursors.js';
@@ -21,7 +20,7 @@ function cursorsHeader(headers: Record<string, string | string[] | undefined>): 
 }
 
 export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<AbortController> }> = async (app, { deps, streams }) => {
-  app.post<{ Params: NameParams }>('/event-types/:name/events', { bodyLimit: publishBodyBytesMax }, async (request, reply) => {
+  app.post<{ Params: NameParams }>('/event-types/:name/events', { bodyLimit: deps.http.publishBodyBytesMax }, async (request, reply) => {
     const started = deps.clock.monotonicMs();
     let outcome: Awaited<ReturnType<typeof deps.publisher.publish>>;
     try {
