@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { eventTypesMaxDefault, metadataBytesMaxDefault, metadataBytesMaxMax, schemaVersionsMaxDefault, subscriptionsMaxDefault } from '../core/limits.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -33,6 +34,10 @@ export const ConfigSchema = Type.Object(
     retentionTimeMsMax: Type.Integer({ minimum: 60_000 }),
     retentionCheckIntervalMs: Type.Integer({ minimum: 10, maximum: 86_400_000 }),
     lowLevelConnectionsPerPartitionMax: Type.Integer({ minimum: 1, maximum: 10_000 }),
+    eventTypesMax: Type.Integer({ minimum: 1, maximum: 100_000, description: 'most event types in the cluster (422 above)' }),
+    subscriptionsMax: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'most subscriptions in the cluster (422 above)' }),
+    schemaVersionsMax: Type.Integer({ minimum: 1, maximum: 10_000, description: 'most schema versions one event type collects; a schema change beyond them is refused (422)' }),
+    metadataBytesMax: Type.Integer({ minimum: 1024 * 1024, maximum: metadataBytesMaxMax, description: 'bytes of every event type (all schema versions) and subscription together (422 above); the metadata snapshot must fit one 64 MiB message between nodes' }),
     publishBodyBytesMax: Type.Integer({ minimum: 1024 * 1024, maximum: 64 * 1024 * 1024, description: 'largest publish request body, after decoding (413 above); at least one event of the largest size (999,000 bytes) must fit' }),
     httpRequestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 600_000, description: 'headers and body of a request must arrive within this (408 after); streams are not cut: their request is complete once its headers arrived' }),
     httpBodyIdleTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'a request body that sends nothing for this long gets 408 at once' }),
@@ -85,6 +90,10 @@ export const defaults: Static<typeof ConfigSchema> = {
   retentionTimeMsMax: 30 * 24 * 3600 * 1000,
   retentionCheckIntervalMs: 60_000,
   lowLevelConnectionsPerPartitionMax: 5,
+  eventTypesMax: eventTypesMaxDefault,
+  subscriptionsMax: subscriptionsMaxDefault,
+  schemaVersionsMax: schemaVersionsMaxDefault,
+  metadataBytesMax: metadataBytesMaxDefault,
   publishBodyBytesMax: 4 * 1024 * 1024,
   httpRequestTimeoutMs: 30_000,
   httpBodyIdleTimeoutMs: 10_000,

@@ -19,6 +19,24 @@ export const publishBatchEventsMax = 100_000;
 export const partitionsPerEventTypeMax = 100;
 /** Event type name length bound (not in the interface; keeps keys and logs bounded). */
 export const eventTypeNameLengthMax = 255;
+/**
+ * Metadata bounds (docs/decisions.md, "Metadata bounds"): their defaults, which also hold in the
+ * replicated state until a node proposes its configured values (config: eventTypesMax ...).
+ */
+export const eventTypesMaxDefault = 1000;
+export const subscriptionsMaxDefault = 1000;
+/** Schema versions one event type may collect; a change beyond them is refused (every version stays retrievable). */
+export const schemaVersionsMaxDefault = 100;
+export const schemaBytesMaxDefault = 1_000_000;
+/** Partitions of one event type (and of one subscription's event types together, by default). */
+export const partitionsMaxDefault = 100;
+/**
+ * Bytes of every event type (with all its schema versions) and subscription together. The metadata
+ * snapshot travels to a lagging or new node in one gRPC message of at most 64 MiB; this leaves room
+ * for the rest of the state (sessions, cursors, toggles).
+ */
+export const metadataBytesMaxDefault = 32 * 1024 * 1024;
+export const metadataBytesMaxMax = 48 * 1024 * 1024;
 /** Low-level stream: batch_limit upper bound so one batch line stays bounded in memory. */
 export const streamBatchLimitMax = 100_000;
 /** Bytes read ahead from the log per partition of a stream before waiting for the socket. */

@@ -6,6 +6,7 @@
 import type { PartitionKey } from './assignment.js';
 import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
 import type { BlacklistType, EventType, Storage, Subscription } from './types.js';
+import type { MetadataLimits } from './limits.js';
 
 export type MetadataCommand =
   | {
@@ -108,6 +109,11 @@ export type MetadataCommand =
       op: 'cursor.reset';
       subscription: string;
       cursors: CommittedCursor[];
+    }
+  | {
+      /** The metadata bounds every later command is applied against (a node proposes its configured ones). */
+      op: 'limits.set';
+      limits: MetadataLimits;
     };
 
 export type MetadataOp = MetadataCommand['op'];
