@@ -47,6 +47,12 @@ export const lowLevelConnectionsPerPartitionDefault = 5;
 export const appendQueueEventsMax = 1_000_000;
 /** Default retention (interface). */
 export const retentionTimeMsDefault = 345_600_000;
+/**
+ * Longest delay a Node timer takes (a signed 32-bit count of ms, about 24.8 days). A longer one fires
+ * after 1 ms instead, with a TimeoutOverflowWarning, so a stream with batch_flush_timeout above it
+ * spun and warned 33 times a second: waits are cut to this and the loop, waking early, waits again.
+ */
+export const timerDelayMsMax = 2 ** 31 - 1;
 /** Seconds: stream timers are bounded so integer math on ms stays safe. */
 export const streamSecondsMax = 10 * 365 * 24 * 3600;
 export const pageLimitMax = 1000;
