@@ -202,3 +202,19 @@ test('issue 10: an event type changed during a pause is validated again with its
   await assert.rejects(deleted.publisher.publish('orders', batch, 'f'), (err: { status?: number }) => err.status === 404);
   assert.equal(deleted.appended.length, 0);
 });
+
+test('issue 10: an event with invalid UTF-8 is refused at validating (it would make every stream carrying it invalid); nothing is stored', async () => {
+  const { publisher, appended } = setup(record());
+  const good = (id: string) => Buffer.from(JSON.stringify(ev(id)));
+  const bad = Buffer.concat([Buffer.from('{"id":"2","note":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","metadata":{"eid":"00000000-0000-4000-8000-000000000002","occurred_at":"2026-01-01T00:00:00Z"}}')]);
+  for (const [invalid, at] of [[bad, 1], [Buffer.from(bad.toString('latin1').replace('\u00c3(', '\u00ed\u00a0\u0080'), 'latin1'), 1]] as const) {
+    const r = await publisher.publish('orders', Buffer.concat([Buffer.from('[ '), good('1'), Buffer.from(' ,\n'), invalid, Buffer.from(','), good('3'), Buffer.from(']')]), 'f');
+    assert.equal(r.status, 422);
+    const items = (r as { items: { publishing_status: string; detail: string }[] }).items;
+    assert.equal(items[at]!.publishing_status, 'failed');
+    assert.equal(items[at]!.detail, 'The event is not valid UTF-8');
+  }
+  assert.equal(appended.length, 0);
+  const fine = await publisher.publish('orders', Buffer.from(JSON.stringify([ev('1', { note: 'é 😀 \u2028' })])), 'f');
+  assert.equal(fine.status, 200);
+});

@@ -14,7 +14,8 @@ import { eventBytesMax, publishBatchEventsMax } from '../core/limits.js';
 import type { Clock, Random } from '../core/ports.js';
 import type { EventTypeRecord } from '../metadata/types.js';
 import type { BatchItemResponse, PublishingStep } from './batch-item.js';
-import { topLevelElementSizes } from './body-scan.js';
+import { topLevelElementAt, topLevelElementSizes } from './body-scan.js';
+import { firstInvalidUtf8 } from './utf8.js';
 import { enrichMetadata, EnrichmentError } from './enrich.js';
 import { makePartitioner, PartitioningError } from './partitioner.js';
 import { spliceElements } from './splice.js';
@@ -113,8 +114,10 @@ export class Publisher {
     // changed meanwhile (a new schema, deleted), the batch is checked again against what it is now, so
     // the appends below always follow a validation against the record they use, with no pause between.
     const sizes = body.length > eventBytesMax ? topLevelElementSizes(body) : undefined;
+    const invalidAt = firstInvalidUtf8(body);
+    const notUtf8 = invalidAt < 0 ? -1 : topLevelElementAt(body, invalidAt);
     for (let attempt = 1; ; attempt++) {
-      const refused = await this.#validate(events, sizes, rec);
+      const refused = await this.#validate(events, sizes, notUtf8, rec);
       if (refused !== undefined) return refused;
       const now: EventTypeRecord | undefined = this.#deps.eventTypes.eventType(name);
       if (now === rec) break;
@@ -216,7 +219,7 @@ export class Publisher {
   }
 
   /** Phase 1 for one record: the 422 outcome of the first invalid event, or undefined when all pass. */
-  async #validate(events: unknown[], sizes: (number | undefined)[] | undefined, rec: EventTypeRecord): Promise<PublishOutcome | undefined> {
+  async #validate(events: unknown[], sizes: (number | undefined)[] | undefined, notUtf8: number, rec: EventTypeRecord): Promise<PublishOutcome | undefined> {
     const validate = this.#deps.validators.validatorFor(rec);
     for (let i = 0; i < events.length; i++) {
       const ev: unknown = events[i];
@@ -224,6 +227,8 @@ export class Publisher {
       if (size !== undefined && size > eventBytesMax) {
         return rejectBatch(events, i, 'validating', `Event too large: ${size} bytes, the limit is ${eventBytesMax}`);
       }
+      // Stored and streamed as sent, so it would make every stream carrying it invalid UTF-8.
+      if (i === notUtf8) return rejectBatch(events, i, 'validating', 'The event is not valid UTF-8');
       if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
         return rejectBatch(events, i, 'validating', 'An event must be a JSON object');
       }
