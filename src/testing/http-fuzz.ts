@@ -57,7 +57,7 @@ const garbageBytes = fc.oneof(
 
 const uuidish = fc.oneof(fc.uuid(), junk);
 const offsetText = fc.oneof(
-  fc.constantFrom('BEGIN', 'begin', 'END', '001-0001-000000000000000000', '001-0001-999999999999999999', '001-ffff-000000000000000001', '001-0001--00000000000000001', '0', '-1', ''),
+  fc.constantFrom('BEGIN', 'begin', 'END', '001-0001-000000000000000000', '001-0001-000000000000000001', '001-0001-000000000000000002', '001-0001-999999999999999999', '001-ffff-000000000000000001', '001-0001--00000000000000001', '0', '-1', ''),
   fc.string({ maxLength: 40 }),
 );
 const cursor = (eventType: fc.Arbitrary<string>) =>
