@@ -104,6 +104,16 @@ export function createAjv(): Ajv {
   return ajv;
 }
 
+/**
+ * ajv resolves `"$ref": "#"` (a recursive schema, valid draft-04) only against a root with an id: with
+ * addUsedSchema off, a root without one answers "can't resolve reference # from id #". A root without
+ * its own id is compiled as a shallow copy that has one, in a namespace nobody uses (RFC 2606); its
+ * other references resolve as before (same-document ones against this root, remote ones not at all).
+ */
+export function withRootId(schema: object): object {
+  return typeof (schema as Record<string, unknown>)['id'] === 'string' ? schema : { id: 'https://brook.invalid/schema.json', ...schema };
+}
+
 /** A separate instance for checking submitted schemas, so checks never share state with validators. */
 let checker: Ajv | undefined;
 let checksByChecker = 0;
@@ -131,12 +141,13 @@ export function schemaCompileError(schema: object): SchemaCompileError | null {
     checksByChecker = 0;
   }
   checksByChecker += 1;
+  const rooted = withRootId(schema);
   try {
-    checker.compile(schema);
+    checker.compile(rooted);
     return null;
   } catch (err) {
     return { reason: err instanceof Error ? err.message : String(err), unsupportedPattern: err instanceof UnsupportedPatternError };
   } finally {
-    checker.removeSchema(schema);
+    checker.removeSchema(rooted);
   }
 }
