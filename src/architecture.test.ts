@@ -35,6 +35,7 @@ function target(from: string, spec: string): string | undefined {
 const allowed: Record<string, string[]> = {
   core: [],
   raft: ['core'],
+  replication: ['core'],
   metadata: ['core'],
   registry: ['core', 'metadata'],
   publishing: ['core', 'metadata'],
@@ -47,14 +48,16 @@ const allowed: Record<string, string[]> = {
   observability: ['core'],
   auth: ['core', 'metadata', 'config'],
   api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'settings', 'subscriptions', 'observability', 'auth'],
-  broker: ['core', 'metadata', 'log', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport', 'settings', 'subscriptions'],
-  sim: ['core', 'raft', 'metadata'],
+  broker: ['core', 'metadata', 'log', 'replication', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport', 'settings', 'subscriptions'],
+  sim: ['core', 'raft', 'metadata', 'replication'],
+  // The command-line tool is an HTTP client: it shares nothing with the broker but the core.
+  cli: ['core'],
   testing: ['*'],
   '': ['*'],
 };
 
 /** Pure cores: no I/O, no clock, no randomness. */
-const pure = new Set(['core', 'raft', 'metadata', 'registry', 'publishing', 'settings', 'subscriptions']);
+const pure = new Set(['core', 'raft', 'replication', 'metadata', 'registry', 'publishing', 'settings', 'subscriptions']);
 const pureFiles = new Set(['auth/principal.ts', 'auth/permissions.ts', 'auth/resource-access.ts', 'consumption/batcher.ts', 'consumption/stream-params.ts', 'consumption/cursors.ts', 'consumption/batch-line.ts']);
 const ioModules = /^(node:)?(fs|net|http|https|dgram|child_process|worker_threads|fs\/promises|crypto|timers|perf_hooks)$|^@grpc\/|^rocksdb-native|^fastify|^undici|^pino/;
 
@@ -97,7 +100,7 @@ test('pure cores use no I/O, no clock and no randomness', () => {
 
 test('only config/ and the composition root read the environment', () => {
   for (const f of files) {
-    if (f.isTest || ['config', '', 'testing', 'sim'].includes(f.folder)) continue;
+    if (f.isTest || ['config', '', 'testing', 'sim', 'cli'].includes(f.folder)) continue;
     assert.ok(!/process\.env|process\.argv/.test(f.text), `${f.rel} reads process.env/argv; take it from Config`);
   }
 });

@@ -13,18 +13,26 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
-import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from './config/config.js';
+import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError, type Config } from './config/config.js';
 import { otherBodyBytesMax } from './core/limits.js';
 import { createLogger } from './observability/logger.js';
-import { openRocksKv, PartitionStore } from './log/index.js';
+import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
-import { GrpcTransport } from './transport/index.js';
+import { markerFileName, NodeDisk } from './broker/node-disk.js';
+import { clusterIdOf, decideFounding } from './broker/founding.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
+import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
+import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
+import { PartitionReplicas } from './broker/partition-replicas.js';
+import { placedPartitions, placementOf } from './metadata/placement-of.js';
+import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
+import type { MembersSource } from './metadata/placement.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
 import { FeatureService } from './settings/feature-service.js';
@@ -39,7 +47,7 @@ import { buildApp } from './api/app.js';
 import { createAuthenticator } from './auth/create.js';
 import { ResourceAccess } from './auth/resource-access.js';
 import { OpenStreams } from './consumption/open-streams.js';
-import { BrokerMetrics } from './observability/metrics.js';
+import { BrokerMetrics, subscriptionLag } from './observability/metrics.js';
 import { directoryBytes, brookVersion } from './broker/system.js';
 import type { EventTypeRecord } from './metadata/types.js';
 import type { MetadataCommand } from './metadata/commands.js';
@@ -57,15 +65,69 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const clock = systemClock;
   // A fresh incarnation per process start: peers and logs tell a restarted node from its former self.
   const incarnation = randomUUID();
-  logger.info({ config, incarnation }, 'starting brook');
+  logger.info({ config: loggableConfig(config), incarnation }, 'starting brook');
 
   // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
   const authenticator = createAuthenticator(config, clock);
-  const kv = await openRocksKv(config.dataDir);
+  const clusterSecurity = readClusterSecurity(config);
+  // Metrics exist once the services do; what happens before (the first WAL syncs, the first election) is
+  // counted from then on through these.
+  let fsyncObserver: ((durationMs: number) => void) | undefined;
+  let leaderChanges = 0;
+  const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
+  // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
+  const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
+  // The partition store of the version before partition replication: data written by it stays
+  // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
   const store = await PartitionStore.open(kv, {
     clock,
     logger: logger.child({ component: 'log' }),
     tailCacheBytesMax: config.tailCacheBytesMax,
+  });
+  // Every partition is a Raft group on the node's Raft host (one Ready loop, one write, one fsync per
+  // turn for all of them); a single node runs one-member groups.
+  let fatalRef: ((err: unknown) => void) | undefined;
+  const raftHost = new RaftNodeHost({
+    self: config.nodeId,
+    kv,
+    disk,
+    tickMs: config.raftTickMs,
+    clock,
+    ticks: systemTicks,
+    logger: logger.child({ component: 'partitions' }),
+    onFatal: (err) => fatalRef?.(err),
+  });
+  let metadataForPlacement: RaftMetadataGroup | undefined;
+  // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
+  // single node has no transport and no dispatcher.
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }) }) : undefined;
+  // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
+  let logIndex: Map<number, string> | undefined;
+  // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
+  const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
+  const replicas = new PartitionReplicas({
+    self: config.nodeId,
+    kv,
+    disk,
+    host: raftHost,
+    placement: (topic, partition) => {
+      const state = metadataForPlacement?.state;
+      if (state === undefined) return undefined;
+      logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
+      const name = logIndex.get(topic);
+      const rec = name === undefined ? undefined : state.eventType(name);
+      if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
+      return placementOf(rec, topic, partition, legacyReplica);
+    },
+    clock,
+    random: systemRandom,
+    logger: logger.child({ component: 'partitions' }),
+    electionTicks: config.raftElectionTicks,
+    heartbeatTicks: config.raftHeartbeatTicks,
+    appendTimeoutMs: config.metadataTimeoutMs,
+    legacy: store,
+    memoryEntries: config.partitionMemoryEntries,
+    ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -81,7 +143,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let metadataRef: RaftMetadataGroup | undefined;
   let topicIndex: Map<number, string> | undefined;
   const router = new StorageRouter(
-    store,
+    replicas,
     (topic) => {
       const state = metadataRef?.state;
       if (state === undefined) return undefined;
@@ -98,6 +160,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
     },
   );
+  /** Opens this node's replicas of every default-storage partition of an event type. */
+  const openReplicas = async (r: EventTypeRecord): Promise<void> => {
+    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
+      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+    }
+  };
+  const openReplicasOf = (name: string): void => {
+    const r = metadataRef?.state.eventType(name);
+    if (r !== undefined) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: name }, 'opening partition replicas failed'));
+  };
   const dropLogs = (logs: { storage_id: string; topic: number }[]) => {
     // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
     router.dropLogs(logs).catch((err: unknown) => logger.error({ err, logs }, 'dropping the logs of a deleted event type failed'));
@@ -111,11 +183,33 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
   const openStreams = new OpenStreams();
+  // The transport starts before the metadata group exists: a node whose directory belongs to no
+  // cluster yet asks its peers (Identify) before it founds one, and they must be able to answer while
+  // they wait for each other. Raft traffic for groups not registered yet is dropped (Raft takes it as
+  // lost).
+  let transport: GrpcTransport | undefined;
+  if (others.length > 0) {
+    transport = await GrpcTransport.start({
+      self,
+      incarnation,
+      listen: `${config.host}:${config.raftPort}`,
+      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
+      handler: groups!,
+      identify: () => disk.identity,
+      security: clusterSecurity,
+      logger: logger.child({ component: 'transport' }),
+    });
+    const security = clusterSecurity === 'insecure' ? ['none (insecure, local testing only)'] : [clusterSecurity.secret && 'cluster secret', clusterSecurity.tls && 'mutual TLS'].filter(Boolean);
+    if (clusterSecurity === 'insecure') logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
+    logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
+  }
+  const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
-    founders: [...new Set([self, ...others.map((p) => p.id)])],
+    disk,
+    founders,
     directory,
     tickMs: config.raftTickMs,
     electionTicks: config.raftElectionTicks,
@@ -128,6 +222,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create') logIndex = undefined;
+      // The replicas of new partitions start at once on every node that holds one, so the group can
+      // elect a leader before the first publish.
+      if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
@@ -137,40 +235,45 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onRestored: (sm) => {
       hub?.kickAll();
       topicIndex = undefined;
+      logIndex = undefined;
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
       const liveNow = liveDefaultTopics(sm.eventTypes());
       const handedOutNow = sm.snapshot().nextTopic;
       for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
-      for (const topic of store.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
+      for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
+    onLeaderChange: () => leaderChanges++,
   });
   metadataRef = metadata;
-  let transport: GrpcTransport | undefined;
-  if (others.length > 0) {
-    transport = await GrpcTransport.start({
-      self,
-      incarnation,
-      listen: `${config.host}:${config.raftPort}`,
-      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: metadata.transportHandler(),
-      logger: logger.child({ component: 'transport' }),
+  metadataForPlacement = metadata;
+  if (transport !== undefined) groups!.register(metadataGroup, metadata.transportHandler());
+  metadata.start(transport === undefined ? undefined : metadataTransport(transport));
+  if (transport !== undefined) {
+    const t = transport;
+    replicas.setForwarder({
+      forwardAppend: (to, req) => t.forwardAppend(to, req),
+      fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
+      read: (to, req, signal) => t.read(to, req, signal),
+      bounds: (to, req) => t.bounds(to, req),
     });
-    logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
-  }
-  metadata.start(transport);
+    raftHost.start({ send: (msgs) => t.send(msgs) });
+  } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
   const live = liveDefaultTopics(metadata.state.eventTypes());
   const handedOut = metadata.state.snapshot().nextTopic;
-  for (const topic of store.topics()) {
+  const stored = new Set([...replicas.topics(), ...(await replicas.storedTopics()).keys()]);
+  for (const topic of stored) {
     if (!live.has(topic) && topic < handedOut) {
       logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
-      await store.dropTopic(topic);
+      await replicas.dropTopic(topic);
     }
   }
+  // Open every partition this node replicates, so bounds and reads are served from the start.
+  for (const r of metadata.state.eventTypes()) await openReplicas(r);
   await router.openInUse(metadata.state.eventTypes());
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
@@ -199,10 +302,19 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   if (metadata.isSingleNode()) await proposeLimits();
 
   const features = new FeatureService(() => metadata.state, metadata);
+  // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
+  const members: MembersSource = {
+    members: () => metadata.view().members.filter((m) => m.suffrage !== 'none').map((m) => m.id),
+    replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
+    // Partitions created before placement existed stay where they are: on the lowest founding node, which
+    // is this node in a cluster of one (see metadata/placement-of.ts).
+    legacyReplica,
+  };
   const eventTypes = new EventTypeService({
     reader,
     proposer: metadata,
     features,
+    members,
     options: {
       partitionsDefault: config.partitionsDefault,
       partitionsMax: config.partitionsMax,
@@ -239,12 +351,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     sources: {
       raft: () => {
         const v = metadata.view();
-        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self };
+        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self, leaderChanges };
       },
       openStreams: (kind) => openStreams.count(kind),
       storageBytes: () => directoryBytes(config.dataDir),
+      subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
     },
   });
+  fsyncObserver = (durationMs) => metrics.fsynced(durationMs);
   hub = new SubscriptionHub({
     observer: metrics,
     state: () => metadata.state,
@@ -286,17 +400,31 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
-    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock }),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
     publisher,
     reader: router,
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
-      view: () => metadata.view(),
+      // This node's view: the metadata group, and every partition with its placement and what this
+      // node knows of its group (a leader knows its followers' progress; a follower only itself); and
+      // this data directory's cluster and disk ids.
+      view: () => ({
+        ...metadata.view(),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        cluster_id: disk.identity.clusterId,
+        disk_id: disk.identity.diskId,
+      }),
       readBarrier: () => metadata.readBarrier(),
-      servesPartitions: () => metadata.isSingleNode(),
+      switchesTimelines: () => metadata.isSingleNode(),
     },
   });
+  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
+  const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+  balancer.unref();
+  // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
+  const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
+  remoteBounds.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
   await app.listen({ host: config.host, port: config.port });
@@ -338,23 +466,67 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         while (inFlight() > 0 && clock.monotonicMs() < graceEnd) await new Promise((r) => setTimeout(r, 20));
         app.server.closeAllConnections();
         await closed;
+        clearInterval(balancer);
+        clearInterval(remoteBounds);
         await retention.stop();
         await metadata.close();
         await transport?.close();
         await router.close();
+        await replicas.close();
+        await raftHost.close();
         await store.close();
+        await disk.close();
         await kv.close();
         logger.info('shutdown complete');
       })();
       return closing;
     },
   };
+  fatalRef = (err) => fatal?.(err);
   fatal = (err) => {
     // The metadata log could not be written (or an invariant failed): this node must not go on.
     logger.fatal({ err }, 'metadata group failed; stopping');
     void broker.close().finally(() => process.exit(70));
   };
   return broker;
+}
+
+/**
+ * The founding voters of the metadata group, for a node whose group is empty: all listed nodes when
+ * this node founds the cluster, none when it joins one that exists (it then starts empty, does not
+ * vote and catches up; src/broker/founding.ts has the rule). A directory that already belongs to a
+ * cluster is not asked about again: a founder whose group is still empty (it stopped in between)
+ * founds, any other member joins.
+ */
+async function foundOrJoin(disk: NodeDisk, self: NodeId, peers: NodeId[], transport: GrpcTransport | undefined, logger: Logger): Promise<NodeId[]> {
+  const { diskId } = disk.identity;
+  if (disk.identity.clusterId === '') {
+    if (transport === undefined) {
+      // A cluster of one has nobody to ask: it founds.
+      const founders = [{ id: self, diskId }];
+      await disk.setCluster(clusterIdOf(founders), founders);
+    } else {
+      const t = transport;
+      const d = await decideFounding({
+        self,
+        diskId,
+        peers,
+        ask: (p) => t.identify(p, diskId, 1000),
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        retryMs: 500,
+        logger: logger.child({ component: 'founding' }),
+      });
+      if (d.kind === 'found') {
+        await disk.setCluster(d.clusterId, d.founders);
+        logger.info({ clusterId: d.clusterId, founders: d.founders }, 'every peer is empty too: founding the cluster');
+      } else {
+        await disk.setCluster(d.clusterId, []);
+        logger.warn({ clusterId: d.clusterId, learnedFrom: d.learnedFrom, diskId }, 'the peers already have a cluster: joining it as a new, empty member (this data directory was wiped or is new); this node will not vote until it has caught up from the leader');
+      }
+    }
+  }
+  const { founders } = disk.identity;
+  return founders.some((f) => f.id === self && f.diskId === diskId) ? founders.map((f) => f.id) : [];
 }
 
 /**

@@ -24,6 +24,9 @@ import { registryRoutes } from './routes/registry.js';
 import { settingsRoutes } from './routes/settings.js';
 import { subscriptionStreamRoutes } from './routes/subscription-streams.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
+import { installOpenApi } from './openapi/plugin.js';
+import { openApiRoutes } from './routes/openapi.js';
+import { consoleRoutes } from './routes/console.js';
 
 export interface BrookApp {
   app: FastifyInstance;
@@ -89,6 +92,8 @@ export function buildApp(deps: AppDeps): BrookApp {
   installAuth(app, deps.auth);
   installClusterHooks(app, deps);
 
+  // The OpenAPI document learns the routes as they are registered: first, before any route.
+  installOpenApi(app);
   const streams = new Set<AbortController>();
   app.register(clusterRoutes, { deps });
   app.register(eventTypeRoutes, { deps });
@@ -100,6 +105,8 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.register(settingsRoutes, { deps });
   app.register(subscriptionRoutes, { deps });
   app.register(subscriptionStreamRoutes, { deps, streams });
+  app.register(openApiRoutes);
+  app.register(consoleRoutes);
 
   return {
     app,

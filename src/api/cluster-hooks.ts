@@ -4,9 +4,9 @@
  *
  * - The request's flow id is bound to its asynchronous context, so a metadata write forwarded to the
  *   Raft leader carries the client's X-Flow-Id.
- * - Until partition replication lands, a node of a multi-node cluster answers publishing and
- *   consumption requests with 503: its partitions are not replicated, so serving them would split
- *   the data between nodes. Metadata requests are served on every node.
+ * - Publishing and consumption are served on every node (partitions are Raft groups). A timeline
+ *   switch is not yet a command of the partition groups, so a node of a multi-node cluster answers
+ *   it with 503 (its gate would hold appends on one node only); a single node switches timelines.
  * - Metadata reads are linearizable: before an /event-types, /settings or /subscriptions request is handled, the
  *   node confirms with the metadata leader that it has applied everything committed (ReadIndex). A
  *   client that created an event type on one node sees it at once on every other node. On a single
@@ -19,18 +19,11 @@ import { runInFlow } from '../observability/flow-context.js';
 import type { AppDeps } from './deps.js';
 import { sendProblem } from './problem-reply.js';
 
-const partitionPaths = /^\/event-types\/[^/?]+\/(events|partitions|cursor-distances|cursors-lag|shifted-cursors)(\/|\?|$)/;
-/** Subscription routes that read partitions: the stream, committing and resetting cursors (they check offsets against the log), stats. */
-const subscriptionPartitionPaths = /^\/subscriptions\/[^/?]+\/(events|cursors|stats)(\/|\?|$)/;
-
 /** A timeline switch moves partition logs (listing timelines reads only metadata). */
 const timelinePaths = /^\/event-types\/[^/?]+\/timelines(\/|\?|$)/;
 
-function needsPartitions(method: string, url: string): boolean {
-  if (partitionPaths.test(url)) return true;
-  if (timelinePaths.test(url) && method !== 'GET') return true;
-  // GET cursors reads only the replicated committed cursors.
-  return subscriptionPartitionPaths.test(url) && !(method === 'GET' && /\/cursors(\?|$)/.test(url));
+function switchesTimeline(method: string, url: string): boolean {
+  return timelinePaths.test(url) && method !== 'GET';
 }
 
 export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
@@ -40,14 +33,11 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   const cluster = deps.cluster;
   if (cluster === undefined) return;
   app.addHook('onRequest', (request, reply, done) => {
-    if (!cluster.servesPartitions() && needsPartitions(request.method, request.url)) {
+    if (!cluster.switchesTimelines() && switchesTimeline(request.method, request.url)) {
       reply.header('X-Flow-Id', request.id);
       sendProblem(
         reply,
-        problems.unavailable(
-          'This node is part of a multi-node cluster, and partition replication is not available yet: publishing and ' +
-            'consumption are served only by single-node clusters for now. Event types (metadata) are served on every node.',
-        ),
+        problems.unavailable('This node is part of a multi-node cluster, where timeline switches are not available yet (single-node clusters switch timelines).'),
       );
       return;
     }

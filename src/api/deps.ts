@@ -88,6 +88,6 @@ export interface ClusterPort {
    * node). Rejects with a 503 Problem when no leader confirms in time.
    */
   readBarrier(): Promise<void> | undefined;
-  /** Whether this node serves publishing and consumption (only a single-node cluster, for now). */
-  servesPartitions(): boolean;
+  /** Whether this node can switch timelines (a single node; partition groups do not gate switches yet). */
+  switchesTimelines(): boolean;
 }

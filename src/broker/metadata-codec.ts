@@ -53,6 +53,10 @@ const isPartitionKey = (p: unknown): boolean => isObject(p) && nonEmptyString(p[
 const isCursorList = (v: unknown): boolean =>
   Array.isArray(v) && v.every((c) => isPartitionKey(c) && typeof (c as Record<string, unknown>)['offset'] === 'number' && Number.isSafeInteger((c as Record<string, unknown>)['offset']) && ((c as Record<string, unknown>)['offset'] as number) >= -1);
 
+const isNodeList = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every((n) => Number.isSafeInteger(n) && (n as number) >= 1);
+/** An optional placement proposal: absent, or replicas per partition and the members placed over. */
+const isPlacementField = (v: unknown): boolean => v === undefined || (isObject(v) && isNodeList(v['members']) && Array.isArray(v['replicas']) && v['replicas'].every(isNodeList));
+
 function isSession(s: unknown): boolean {
   return isObject(s) && nonEmptyString(s['id']) && Number.isSafeInteger(s['node']) && typeof s['incarnation'] === 'string' && isMs(s['openedAtMs']) && isMs(s['commitTimeoutMs']);
 }
@@ -71,7 +75,7 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
   switch (cmd['op']) {
     case 'event_type.create': {
       const n = cmd['partitionCount'];
-      return named && typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? undefined : 'malformed event_type.create';
+      return named && typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 && isPlacementField(cmd['placement']) ? undefined : 'malformed event_type.create';
     }
     case 'event_type.update':
       return named && typeof cmd['basedOnUpdatedAt'] === 'string' && typeof cmd['schemaChanged'] === 'boolean' ? undefined : 'malformed event_type.update';
@@ -104,7 +108,7 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
     case 'timeline.create': {
       const starts = cmd['starts'];
       return nonEmptyString(cmd['eventType']) && nonEmptyString(cmd['id']) && nonEmptyString(cmd['storage_id']) && typeof cmd['at'] === 'string' &&
-        Array.isArray(starts) && starts.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+        Array.isArray(starts) && starts.every((n) => Number.isSafeInteger(n) && (n as number) >= 0) && isPlacementField(cmd['placement'])
         ? undefined
         : 'malformed timeline.create';
     }
@@ -116,6 +120,12 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
       return nonEmptyString(cmd['subscription']) && isCursorList(cmd['cursors']) ? undefined : 'malformed cursor.reset';
     case 'limits.set':
       return isMetadataLimits(cmd['limits']) ? undefined : 'malformed limits.set';
+    case 'partition.move':
+      return Number.isSafeInteger(cmd['group']) && ['add_learner', 'promote', 'remove', 'cancel'].includes(cmd['step'] as string) && isNodeList([cmd['from'], cmd['to']])
+        ? undefined
+        : 'malformed partition.move';
+    case 'partition.leader':
+      return Number.isSafeInteger(cmd['group']) && isNodeList([cmd['leader']]) ? undefined : 'malformed partition.leader';
     default:
       return `unknown op ${JSON.stringify(cmd['op'])}`;
   }

@@ -22,8 +22,9 @@
  * Reads. readBarrier() makes the next local read linearizable (Raft thesis §6.4, ReadIndex): the
  * leader confirms its leadership with a heartbeat round and names its commit index; once this node
  * has applied that far, every write acknowledged anywhere before the read began is visible. Concurrent
- * reads share one round. A one-member group's leader answers at once: every write it acknowledged was
- * applied first.
+ * reads share one round; reads that arrive during a round share the next, started as soon as that one
+ * is answered. A one-member group's leader answers at once: every write it acknowledged was applied
+ * first.
  *
  * Time. A setInterval drives ticks from the monotonic clock: each interval ticks as many times as
  * whole tick periods have passed (at most a few, so a stalled event loop does not fire an election
@@ -41,6 +42,7 @@ import { applyConfChangeToState, decodeConfChange, noNode, RawNode } from '../ra
 import type { ConfState, Entry, Index, Message, NodeId, Ready, ReadState, SoftState, Snapshot, Storage, Term } from '../raft/index.js';
 import type { ForwardAnswer, ForwardedProposal, TransportHandler } from '../transport/index.js';
 import { checkForwardedCommand, decodeCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult } from './metadata-codec.js';
+import type { NodeDisk } from './node-disk.js';
 import { RaftLogStore } from './raft-log-store.js';
 
 export interface MetadataProposer {
@@ -65,8 +67,13 @@ export interface MetadataGroupOptions {
   /** A fresh id per process start. */
   readonly incarnation: string;
   readonly kv: OrderedKv;
-  /** The founding voters (this node included); used only when the node's storage is empty. */
+  /**
+   * The founding voters (this node included), used only when the node's storage is empty; none when
+   * the node joins an existing group (it then starts empty and damaged, see raft-log-store.ts).
+   */
   readonly founders: readonly NodeId[];
+  /** The node's disk (raft write numbering for the lost-tail check, node-disk.ts); absent in unit tests. */
+  readonly disk?: NodeDisk;
   /** Known members and their addresses, for the cluster view. */
   readonly directory: readonly MemberAddresses[];
   readonly tickMs: number;
@@ -85,6 +92,8 @@ export interface MetadataGroupOptions {
   readonly onRestored?: (sm: MetadataStateMachine) => void;
   /** An invariant failed or the disk failed: the node must stop. */
   readonly onFatal?: (err: unknown) => void;
+  /** Called when this node learns of a new metadata leader (or of none), for metrics. */
+  readonly onLeaderChange?: (leader: NodeId | null, term: number) => void;
 }
 
 export interface ClusterMemberView {
@@ -108,6 +117,10 @@ export interface ClusterView {
     applied_index: Index;
     last_index: Index;
     snapshot_index: Index;
+    /** This member's raft state was found damaged: it neither votes nor leads until repaired. */
+    raft_damaged: boolean;
+    /** What was found, while damaged. */
+    raft_damage: string | null;
   };
 }
 
@@ -115,7 +128,7 @@ export interface ClusterView {
 export const metadataGroupId = 0;
 /** A node that ticks late by more than this many periods drops the rest (see the header). */
 const catchUpTicksMax = 3;
-/** The longest wait between two attempts to write a Ready the KV refused (a full disk). */
+/** The longest wait between two attempts to write a Ready, or a compaction, the KV refused (a full disk). */
 const persistRetryMaxMs = 2000;
 /** How long a follower waits before asking again when the leader it knew is not leader any more. */
 const leaderRetryMs = 50;
@@ -154,7 +167,13 @@ export class RaftMetadataGroup implements MetadataProposer {
   #role: string = 'follower';
   #term: Term;
 
-  #pending = new Map<Index, PendingProposal>();
+  /**
+   * Proposals waiting for their entry, by index and then by term. One index can hold proposals of
+   * several terms: a leader whose entries were never committed, then overwritten, that leads again
+   * proposes at the same indexes. Only the entry applied there says which one (if any) committed, so
+   * a proposal must be found, answered and dropped by (term, index), never by index alone.
+   */
+  #pending = new Map<Index, Map<Term, PendingProposal>>();
   #applyWaiters: Waiter[] = [];
   #readQueue: ReadWaiter[] = [];
   #readRound: { ctx: string; waiters: ReadWaiter[]; startedMs: number } | undefined;
@@ -167,6 +186,9 @@ export class RaftMetadataGroup implements MetadataProposer {
   #loopDone: Promise<void> = Promise.resolve();
   #closed = false;
   #compacting = false;
+  /** Compaction writes the KV refused in a row (a full disk), and the earliest time to try again. */
+  #compactRefusals = 0;
+  #compactRetryAtMs = 0;
 
   private constructor(o: MetadataGroupOptions, store: RaftLogStore, sm: MetadataStateMachine, conf: ConfState, applied: Index) {
     this.#o = o;
@@ -193,6 +215,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       random: o.random,
       preVote: true,
       checkQuorum: true,
+      damaged: store.coreDamage(),
     });
     this.#term = storage.hardState().term;
   }
@@ -200,11 +223,12 @@ export class RaftMetadataGroup implements MetadataProposer {
   /** Opens (or founds) the group from the KV and restores the state machine up to the stored commit. */
   static async open(o: MetadataGroupOptions): Promise<RaftMetadataGroup> {
     const log = o.logger;
-    const store = await RaftLogStore.open(o.kv, metadataGroupId);
+    const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk });
     if (store.isEmpty) {
-      await store.bootstrap(o.founders);
-      log.info({ founders: o.founders }, 'founded the metadata raft group');
+      await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
+      if (o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
     }
+    checkDamage(o, store);
     const storage = store.storage;
     const snap = storage.snapshot();
     const sm = snap.metadata.index > 0 ? decodeImage(snap.data) : new MetadataStateMachine();
@@ -269,6 +293,18 @@ export class RaftMetadataGroup implements MetadataProposer {
     return ids.size === 1;
   }
 
+  /**
+   * Asks this node, if it is the leader, to hand leadership to the voter `to` (Raft thesis §3.10).
+   * The core refuses proposals until the transfer completes or, after an election timeout, is given
+   * up; propose() waits meanwhile. False when this node is not the leader or `to` is no voter.
+   */
+  transferLeadership(to: NodeId): boolean {
+    if (this.#closed) return false;
+    const started = this.#raw.transferLeadership(to);
+    this.#kick();
+    return started;
+  }
+
   #singleton(): boolean {
     return this.#conf.learners.length === 0 && this.#conf.voters.length === 1 && this.#conf.voters[0] === this.#o.self;
   }
@@ -289,6 +325,11 @@ export class RaftMetadataGroup implements MetadataProposer {
           return (await this.#proposeLocal(data, deadlineMs)).result;
         } catch (err) {
           if (!(err instanceof NotLeader)) throw err;
+          // Refused although this node leads: a leadership transfer is pending. Retrying at once
+          // would loop on microtasks only (awaiting a rejected promise never yields to timers or
+          // I/O), so neither the ticks that give the transfer up nor the Ready that sends it, nor
+          // any HTTP request, would run until the deadline. Wait a little, then look again.
+          await this.#sleep(Math.min(leaderRetryMs, remainingMs));
           continue;
         }
       }
@@ -320,13 +361,19 @@ export class RaftMetadataGroup implements MetadataProposer {
       if (r.reason === 'notLeader' || r.reason === 'leadershipTransfer') return Promise.reject(new NotLeader());
       return Promise.reject(problems.unavailable(`The metadata leader refused the write (${r.reason}); retry.`));
     }
-    const index = r.firstIndex;
+    const { term, firstIndex: index } = r;
+    let atIndex = this.#pending.get(index);
+    if (atIndex === undefined) this.#pending.set(index, (atIndex = new Map()));
+    assert(!atIndex.has(term), `two metadata proposals at index ${index} in term ${term}`);
+    const waiting = atIndex;
     const p = new Promise<{ result: ApplyResult; index: Index }>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.#pending.delete(index);
+        // Only this proposal: another term's proposal at the same index may still be waiting.
+        waiting.delete(term);
+        if (waiting.size === 0 && this.#pending.get(index) === waiting) this.#pending.delete(index);
         reject(problems.unavailable('The metadata write did not commit in time (no quorum?). It may or may not be applied later; retry.'));
       }, Math.max(1, deadlineMs - this.#now()));
-      this.#pending.set(index, { term: r.term, resolve, reject, timer });
+      waiting.set(term, { term, resolve, reject, timer });
     });
     this.#kick();
     return p;
@@ -385,6 +432,10 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (round === undefined || rs.context !== round.ctx) return; // an abandoned round's late answer
     this.#readRound = undefined;
     for (const w of round.waiters) this.#applyWaiters.push({ index: rs.index, deadlineMs: w.deadlineMs, resolve: w.resolve, reject: w.reject });
+    // Reads that arrived during this round were queued (they need an index confirmed after they
+    // arrived, so they cannot share it): start their round now rather than at the next tick, which
+    // would add up to a tick period to each of them.
+    this.#startReadRound();
   }
 
   /** A round whose request or answer was lost (or whose leader changed) is asked again. */
@@ -479,6 +530,8 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (early > 0) this.#releaseApplyWaiters();
     await persisted;
     // 2. Send.
+    if (rd.damaged !== undefined) this.#o.logger.error({ raftId: this.#o.self, leader: this.#lead, damagedIndex: rd.damaged.index }, 'metadata raft log damaged: the leader counts entries this node does not hold (entries it had acknowledged were lost); it will not vote or lead until repaired');
+    if (rd.repaired) this.#o.logger.warn({ raftId: this.#o.self, term: this.#raw.status().term, leader: this.#lead }, 'metadata raft member repaired from the leader: it votes and may lead again');
     if (rd.messages.length > 0) this.#transport?.send(rd.messages);
     // 3. Apply (the rest).
     if (rd.snapshot !== undefined) this.#installSnapshot(rd.snapshot);
@@ -525,6 +578,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (ss.lead !== this.#lead) {
       log.info({ raftId: this.#o.self, term, leader: ss.lead === noNode ? null : ss.lead, previousLeader: this.#lead === noNode ? null : this.#lead }, 'metadata leader changed');
       this.#lead = ss.lead;
+      this.#o.onLeaderChange?.(ss.lead === noNode ? null : ss.lead, term);
       // A read round sent to the old leader may never be answered.
       this.#retryReadRound();
       queueMicrotask(() => this.#startReadRound());
@@ -537,11 +591,13 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#conf = snap.metadata.confState;
     this.#applied = index;
     this.#o.logger.info({ raftId: this.#o.self, index, term: snap.metadata.term }, 'installed a metadata snapshot from the leader');
-    for (const [i, p] of this.#pending) {
+    for (const [i, atIndex] of this.#pending) {
       if (i > index) continue;
       this.#pending.delete(i);
-      clearTimeout(p.timer);
-      p.reject(problems.unavailable('The metadata write may or may not have committed (this node was replaced by a snapshot); retry.'));
+      for (const p of atIndex.values()) {
+        clearTimeout(p.timer);
+        p.reject(problems.unavailable('The metadata write may or may not have committed (this node was replaced by a snapshot); retry.'));
+      }
     }
     this.#o.onRestored?.(this.#sm);
   }
@@ -558,12 +614,16 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#o.onApplied?.(cmd, result);
     }
     this.#applied = e.index;
-    const p = this.#pending.get(e.index);
-    if (p === undefined) return;
+    const atIndex = this.#pending.get(e.index);
+    if (atIndex === undefined) return;
     this.#pending.delete(e.index);
-    clearTimeout(p.timer);
-    if (p.term === e.term && result !== undefined) p.resolve({ result, index: e.index });
-    else p.reject(problems.unavailable('The metadata leader lost its leadership before the write committed; retry.'));
+    // The entry applied here committed the proposal of its own term; those of other terms at this
+    // index were overwritten and never will.
+    for (const p of atIndex.values()) {
+      clearTimeout(p.timer);
+      if (p.term === e.term && result !== undefined) p.resolve({ result, index: e.index });
+      else p.reject(problems.unavailable('The metadata leader lost its leadership before the write committed; retry.'));
+    }
   }
 
   #releaseApplyWaiters(): void {
@@ -576,16 +636,35 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#applyWaiters = keep;
   }
 
+  /**
+   * Snapshots the state machine and compacts the log when enough entries were applied since the last
+   * snapshot. A compaction write the KV refused without applying it (a full disk) stores nothing:
+   * RaftLogStore.compact changes its mirror only after the write, so the log stays whole, only
+   * longer. That is no reason to stop the node (unlike a failed fsync, whose error is rethrown and is
+   * fatal as elsewhere): it is logged and tried again after a backoff (50 ms doubling to
+   * persistRetryMaxMs), at the end of the first Ready loop after it, that is with the next Raft
+   * traffic or write.
+   */
   async #maybeCompact(): Promise<void> {
     if (this.#compacting || this.#closed) return;
     const snapIndex = this.#store.storage.snapshot().metadata.index;
     const applied = this.#applied;
     if (applied - snapIndex < this.#o.snapshotEntries) return;
+    if (this.#now() < this.#compactRetryAtMs) return;
     this.#compacting = true;
+    const log = this.#o.logger;
     try {
       const keep = Math.floor(this.#o.snapshotEntries / 4);
       await this.#store.compact(applied, this.#conf, encodeImage(this.#sm), applied - keep);
-      this.#o.logger.info({ raftId: this.#o.self, index: applied, firstIndex: this.#store.storage.firstIndex() }, 'metadata snapshot taken; log compacted');
+      if (this.#compactRefusals > 0) log.warn({ raftId: this.#o.self, attempts: this.#compactRefusals + 1 }, 'metadata log compaction succeeded again');
+      this.#compactRefusals = 0;
+      log.info({ raftId: this.#o.self, index: applied, firstIndex: this.#store.storage.firstIndex() }, 'metadata snapshot taken; log compacted');
+    } catch (err) {
+      if (!(err instanceof KvWriteError) || this.#closed) throw err;
+      const retryInMs = Math.min(persistRetryMaxMs, 50 * 2 ** Math.min(this.#compactRefusals, 10));
+      this.#compactRetryAtMs = this.#now() + retryInMs;
+      if (this.#compactRefusals === 0) log.warn({ raftId: this.#o.self, err: err.message, index: applied, retryInMs }, 'metadata log compaction failed; the log stays uncompacted and compaction is tried again later');
+      this.#compactRefusals++;
     } finally {
       this.#compacting = false;
     }
@@ -673,6 +752,8 @@ export class RaftMetadataGroup implements MetadataProposer {
         applied_index: this.#applied,
         last_index: st.lastIndex,
         snapshot_index: this.#store.storage.snapshot().metadata.index,
+        raft_damaged: st.damaged !== null,
+        raft_damage: st.damaged === null ? null : (this.#store.damage?.reason ?? 'repair under way'),
       },
     };
   }
@@ -683,9 +764,11 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#closed = true;
     if (this.#ticker !== undefined) clearInterval(this.#ticker);
     const closing = problems.unavailable('The node is shutting down; retry on another node.');
-    for (const p of this.#pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(closing);
+    for (const atIndex of this.#pending.values()) {
+      for (const p of atIndex.values()) {
+        clearTimeout(p.timer);
+        p.reject(closing);
+      }
     }
     this.#pending.clear();
     for (const w of [...this.#applyWaiters, ...this.#readQueue, ...(this.#readRound?.waiters ?? [])]) w.reject(closing);
@@ -694,4 +777,23 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#readRound = undefined;
     await this.#loopDone;
   }
+}
+
+/**
+ * Logs what was found on a damaged member, and refuses to start one that no other member could repair
+ * (the only voter of its group): serving from it would hide the loss of acknowledged writes.
+ */
+function checkDamage(o: MetadataGroupOptions, store: RaftLogStore): void {
+  const d = store.damage;
+  if (d === undefined) return;
+  const conf = store.storage.snapshot().metadata.confState;
+  const others = new Set([...conf.voters, ...conf.learners, ...o.founders, ...o.directory.map((m) => m.id)]);
+  others.delete(o.self);
+  if (others.size === 0) {
+    throw new Error(
+      `the metadata raft log of this single-node cluster is damaged: ${d.reason}. No other member holds a copy to repair it from. ` +
+        'Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost).',
+    );
+  }
+  o.logger.error({ raftId: o.self, damage: d.reason, damagedTerm: d.term, damagedIndex: d.index }, 'metadata raft log damaged: this node will not vote or lead until a healthy leader has repaired it');
 }

@@ -2,7 +2,7 @@
  * The partition logs of every event type over its timelines and storages (docs/decisions.md,
  * "Storages and timelines"). Consumption and publishing address a log by the event type's first topic
  * (its "logical" topic, EventTypeStorage.topic); the router maps that to the timeline holding the
- * offsets asked for, and to the PartitionStore of the storage holding that timeline:
+ * offsets asked for, and to the PartitionLogs of the storage holding that timeline:
  *
  * - reads cross timelines: reading after the last offset of timeline k continues at the first offset
  *   of timeline k+1 (one dense offset sequence per partition over all timelines);
@@ -18,16 +18,31 @@
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { PartitionBounds, PartitionReader, StoredEvent } from '../consumption/ports.js';
-import type { PartitionStore } from '../log/index.js';
 import { timelineAt, timelinesOf } from '../metadata/timelines.js';
 import { defaultStorageId, type EventTypeRecord, type TimelineRecord } from '../metadata/types.js';
 import type { PartitionAppend, PartitionAppendResult } from '../publishing/ports.js';
 
+/**
+ * What the router needs of the partition logs of one storage: the replicated partitions of the
+ * default storage (partition-replicas.ts) and the PartitionLogs of an extra storage both are one.
+ */
+export interface PartitionLogs {
+  bounds(topic: number, partition: number): PartitionBounds;
+  read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]>;
+  waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void>;
+  append(items: PartitionAppend[]): Promise<PartitionAppendResult[]>;
+  setBase(topic: number, partition: number, base: number): Promise<void>;
+  applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number>;
+  dropTopic(topic: number): Promise<void>;
+  /** Topics with stored partitions (to drop logs of event types deleted before a crash). */
+  topics(): number[];
+}
+
 /** The event type whose logical topic this is, from the applied metadata. */
 export type TopicLookup = (topic: number) => EventTypeRecord | undefined;
 
-/** Opens the PartitionStore of a storage (its own RocksDB directory); close() closes both. */
-export type StorageOpener = (storageId: string) => Promise<{ store: PartitionStore; close(): Promise<void> }>;
+/** Opens the PartitionLogs of a storage (its own RocksDB directory); close() closes both. */
+export type StorageOpener = (storageId: string) => Promise<{ store: PartitionLogs; close(): Promise<void> }>;
 
 interface Gate {
   /** Set while a switch runs: appends wait for it. */
@@ -37,23 +52,23 @@ interface Gate {
 }
 
 export class StorageRouter implements PartitionReader {
-  readonly #stores = new Map<string, PartitionStore>();
+  readonly #stores = new Map<string, PartitionLogs>();
   readonly #closers = new Map<string, () => Promise<void>>();
-  readonly #opening = new Map<string, Promise<PartitionStore>>();
+  readonly #opening = new Map<string, Promise<PartitionLogs>>();
   readonly #lookup: TopicLookup;
   readonly #openStorage: StorageOpener;
   readonly #gates = new Map<number, Gate>();
   /** Wakes streams waiting on a timeline that was switched away, per logical topic. */
   readonly #switchWaiters = new Map<number, Set<() => void>>();
 
-  constructor(defaultStore: PartitionStore, lookup: TopicLookup, openStorage: StorageOpener) {
+  constructor(defaultStore: PartitionLogs, lookup: TopicLookup, openStorage: StorageOpener) {
     this.#stores.set(defaultStorageId, defaultStore);
     this.#lookup = lookup;
     this.#openStorage = openStorage;
   }
 
   /** Opens a storage's store (once); the default one is always open. */
-  ensureStorage(id: string): Promise<PartitionStore> {
+  ensureStorage(id: string): Promise<PartitionLogs> {
     const open = this.#stores.get(id);
     if (open !== undefined) return Promise.resolve(open);
     let p = this.#opening.get(id);
@@ -70,7 +85,7 @@ export class StorageRouter implements PartitionReader {
     return p;
   }
 
-  #store(t: TimelineRecord): PartitionStore {
+  #store(t: TimelineRecord): PartitionLogs {
     const s = this.#stores.get(t.storage_id);
     assert(s !== undefined, `storage ${t.storage_id} of timeline ${t.id} is not open`);
     return s;
@@ -171,7 +186,7 @@ export class StorageRouter implements PartitionReader {
     for (const g of gates) g.inflight++;
     try {
       // Route each item to its event type's current timeline.
-      const byStore = new Map<PartitionStore, { index: number; item: PartitionAppend }[]>();
+      const byStore = new Map<PartitionLogs, { index: number; item: PartitionAppend }[]>();
       for (let i = 0; i < items.length; i++) {
         const item = items[i]!;
         const tls = this.#timelines(item.topic);

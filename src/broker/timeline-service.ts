@@ -9,11 +9,14 @@ import { problems } from '../core/problem.js';
 import type { Clock } from '../core/ports.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
+import { proposePlacement, type MembersSource } from '../metadata/placement.js';
 import { defaultStorageId, type EventTypeRecord, type Storage, type TimelineRecord } from '../metadata/types.js';
 import type { StorageRouter } from './storage-router.js';
 
 export interface TimelineState {
   eventType(name: string): EventTypeRecord | undefined;
+  /** Every event type, for the load a new timeline's partitions are balanced against. */
+  eventTypes(): Iterable<EventTypeRecord>;
   storage(id: string): Storage | undefined;
   storages(): Iterable<Storage>;
 }
@@ -44,8 +47,11 @@ export class TimelineService {
   readonly #propose: (cmd: MetadataCommand) => Promise<ApplyResult>;
   readonly #router: StorageRouter;
   readonly #clock: Clock;
+  /** The cluster's members, to place the new timeline's partitions over; absent: no placement (legacy layout). */
+  readonly #members: MembersSource | undefined;
 
-  constructor(deps: { state: () => TimelineState; propose: (cmd: MetadataCommand) => Promise<ApplyResult>; router: StorageRouter; clock: Clock }) {
+  constructor(deps: { state: () => TimelineState; propose: (cmd: MetadataCommand) => Promise<ApplyResult>; router: StorageRouter; clock: Clock; members?: MembersSource }) {
+    this.#members = deps.members;
     this.#state = deps.state;
     this.#propose = deps.propose;
     this.#router = deps.router;
@@ -111,7 +117,13 @@ export class TimelineService {
     }
     const id = randomUUID();
     return this.#router.switchTimeline(rec.storage.topic, rec.storage.partitions.length, storageId, async (starts) => {
-      const r = await this.#propose({ op: 'timeline.create', eventType: name, id, storage_id: storageId, starts, at: new Date(this.#clock.nowMs()).toISOString() });
+      const cmd: MetadataCommand = { op: 'timeline.create', eventType: name, id, storage_id: storageId, starts, at: new Date(this.#clock.nowMs()).toISOString() };
+      // The new log's partitions are new groups, placed like an event type's (checked again at apply).
+      if (this.#members !== undefined) {
+        cmd.placement = proposePlacement(this.#state().eventTypes(), this.#members, rec.storage.partitions.length);
+        if (cmd.placement === undefined) throw problems.unavailable('The cluster members are not known on this node yet; retry');
+      }
+      const r = await this.#propose(cmd);
       if (!r.ok) {
         if (r.reason === 'not_found') throw problems.eventTypeNotFound(r.detail);
         if (r.reason === 'conflict') throw problems.conflict(r.detail);

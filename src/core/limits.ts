@@ -11,6 +11,11 @@ export const eventBytesMax = 999_000;
  * largest size the interface allows, with its brackets and some whitespace, must fit.
  */
 export const publishBodyBytesMin = 1024 * 1024;
+/**
+ * Highest setting of the publish body limit (config publishBodyBytesMax, 4 MiB by default): the
+ * node-to-node transport sizes its messages by it, so a forwarded batch always fits.
+ */
+export const publishBodyBytesMax = 64 * 1024 * 1024;
 /** Largest body for non-publishing endpoints, at least (an event type carries a schema of up to schemaBytesMax, escaped in a string). */
 export const otherBodyBytesMax = 4 * 1024 * 1024;
 /** Most events in one publish batch; bounds one RocksDB write batch. */

@@ -3,14 +3,20 @@
  *
  * KEY PREFIXES (first byte of every key; one KV holds several users, each owns its prefixes):
  *   0x01        reserved (held single-node metadata before the Raft group existed; never reuse)
- *   0x02        Raft groups' durable state: [0x02][group u32][kind u8]... -> hard state, snapshot, log entries
- *                (src/broker/raft-log-store.ts; group 0 is the metadata group)
+ *   0x02        Raft groups' durable state: [0x02][group u32][kind u8]... -> hard state, snapshot, log entries,
+ *                damage mark (src/broker/raft-keys.ts; group 0 is the metadata group)
+ *   0x03        the node's own records: identity (node id, disk id, cluster id), raft write sequence
+ *                (src/broker/node-disk.ts)
  *   0x10        partition record batches: [0x10][topic u32][partition u32][last offset u64] -> record batch
  *   0x11        partition low watermark:  [0x11][topic u32][partition u32] -> first available offset
  *                (written by retention so offsets continue after a restart when everything was deleted)
  *   0x12        partition verified-through: [0x12][topic u32][partition u32] -> last offset checked by a
  *                clean start/shutdown; start-up verification resumes after it
- *   0x13..0x1f  reserved for future partition-log data
+ *   0x14        partition offset index: [0x14][group u32][last offset u64] -> raft index, first offset, append
+ *                time, request id (src/broker/partition-replica.ts; the Raft log under 0x02 holds the events)
+ *   0x15        partition applied state: [0x15][group u32] -> applied index, next offset, oldest offset
+ *   0x16        partition group directory: [0x16][group u32] -> topic u32, partition u32 (groups held here)
+ *   0x13, 0x17..0x1f  reserved for future partition-log data
  * Nothing else may write keys in 0x10..0x1f.
  *
  * All integers are big-endian and unsigned so RocksDB's bytewise order is numeric order: batches of

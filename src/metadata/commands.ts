@@ -5,14 +5,29 @@
  */
 import type { PartitionKey } from './assignment.js';
 import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
+import type { PlacementProposal } from './placement-types.js';
 import type { BlacklistType, EventType, Storage, Subscription } from './types.js';
 import type { MetadataLimits } from './limits.js';
+
+/**
+ * The steps of moving one replica of a partition from node `from` to node `to`, each one configuration
+ * change of the partition's group: add `to` as a learner, promote it to voter, remove `from` (`to`
+ * takes `from`'s place in the replica order, so a preferred leader stays preferred). `cancel` drops a
+ * learner that was not promoted (it could not catch up). One move per partition at a time.
+ */
+export type PartitionMoveStep = 'add_learner' | 'promote' | 'remove' | 'cancel';
+export const partitionMoveSteps: readonly PartitionMoveStep[] = ['add_learner', 'promote', 'remove', 'cancel'];
 
 export type MetadataCommand =
   | {
       op: 'event_type.create';
       eventType: EventType;
       partitionCount: number;
+      /**
+       * Where the partitions go, chosen by the proposer (absent in commands written before placement
+       * existed: the event type then has the legacy layout). Group ids are allocated at apply.
+       */
+      placement?: PlacementProposal;
     }
   | {
       op: 'event_type.update';
@@ -103,12 +118,28 @@ export type MetadataCommand =
       storage_id: string;
       starts: number[];
       at: string;
+      /** Where the new timeline's partitions go (absent in commands written before placement existed). */
+      placement?: PlacementProposal;
     }
   | {
       /** PATCH cursors: sets them and disconnects every stream of the subscription. */
       op: 'cursor.reset';
       subscription: string;
       cursors: CommittedCursor[];
+    }
+  | {
+      /** One step of moving a replica of the partition replicated by `group` (see PartitionMoveStep). */
+      op: 'partition.move';
+      group: number;
+      step: PartitionMoveStep;
+      from: number;
+      to: number;
+    }
+  | {
+      /** Records `leader` (a voter of `group`) as the partition's preferred leader, after balancing leadership. */
+      op: 'partition.leader';
+      group: number;
+      leader: number;
     }
   | {
       /** The metadata bounds every later command is applied against (a node proposes its configured ones). */

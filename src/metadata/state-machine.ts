@@ -7,6 +7,9 @@ import { assert } from '../core/assert.js';
 import type { MetadataCommand } from './commands.js';
 import type { PartitionKey } from './assignment.js';
 import { SubscriptionRuntime, type CommitOutcome, type SubscriptionRuntimeImage } from './subscription-runtime.js';
+import { admitPlacement } from './placement-admission.js';
+import { changePlacement, type PlacementCommand } from './placement-changes.js';
+import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
 import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
 import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type Storage, type Subscription, type TimelineRecord } from './types.js';
@@ -29,6 +32,8 @@ export type ApplyResult =
       droppedLogs?: { storage_id: string; topic: number }[];
       /** After timeline.create: the new timeline. */
       timeline?: TimelineRecord;
+      /** After partition.move or partition.leader: the partition's placement as it is now. */
+      placement?: PartitionPlacement;
     }
   | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid' | 'limit'; detail: string };
 
@@ -47,6 +52,8 @@ export interface MetadataSnapshot {
   storages?: Storage[];
   /** Metadata bounds in force (absent in snapshots written before they existed: the defaults). */
   limits?: MetadataLimits;
+  /** The next partition group id to hand out (absent in snapshots written before placement existed: 1). */
+  nextGroup?: number;
 }
 
 export class MetadataStateMachine {
@@ -80,6 +87,8 @@ export class MetadataStateMachine {
   get metadataBytes(): number {
     return this.#metadataBytes;
   }
+  /** Partition group ids are handed out at apply time, like topics, so all nodes agree; never reused. */
+  #nextGroup = 1;
 
   get appliedIndex(): number {
     return this.#appliedIndex;
@@ -146,6 +155,9 @@ export class MetadataStateMachine {
         if (rt === undefined) return this.#noSubscription(cmd.subscription);
         return rt.reset(cmd.cursors);
       }
+      case 'partition.move':
+      case 'partition.leader':
+        return this.#changePlacement(cmd);
       case 'limits.set':
         if (!isMetadataLimits(cmd.limits)) return { ok: false, reason: 'invalid', detail: 'limits.set needs every bound as a positive integer' };
         this.#limits = Object.fromEntries(Object.keys(defaultMetadataLimits).map((k) => [k, cmd.limits[k as keyof MetadataLimits]])) as unknown as MetadataLimits;
@@ -169,6 +181,25 @@ export class MetadataStateMachine {
     this.#metadataBytes += (bytes ?? 0) - (map.get(key) ?? 0);
     if (bytes === undefined) map.delete(key);
     else map.set(key, bytes);
+  }
+
+  /**
+   * The placement of new partitions (placement-admission.ts): undefined (legacy layout) when the command
+   * carries none; otherwise checked, with group ids allocated from the counter.
+   */
+  #admitPlacement(proposal: PlacementProposal | undefined, partitionCount: number): { ok: true; placement?: PartitionPlacement[] } | Extract<ApplyResult, { ok: false }> {
+    if (proposal === undefined) return { ok: true };
+    const admitted = admitPlacement(proposal, partitionCount, this.#nextGroup);
+    if (!admitted.ok) return admitted;
+    this.#nextGroup = admitted.nextGroup;
+    return { ok: true, placement: admitted.placement };
+  }
+
+  #changePlacement(cmd: PlacementCommand): ApplyResult {
+    const r = changePlacement(this.#eventTypes.values(), cmd);
+    if (!r.ok) return r;
+    this.#eventTypes.set(r.record.eventType.name, r.record);
+    return { ok: true, placement: r.placement };
   }
 
   #deleteStorage(id: string): ApplyResult {
@@ -197,7 +228,10 @@ export class MetadataStateMachine {
     if (cmd.starts.some((start, p) => start < (last.starts[p] ?? 0))) {
       return { ok: false, reason: 'conflict', detail: `The timelines of "${cmd.eventType}" changed concurrently; retry` };
     }
+    const admitted = this.#admitPlacement(cmd.placement, rec.storage.partitions.length);
+    if (!admitted.ok) return admitted;
     const timeline: TimelineRecord = { id: cmd.id, order: last.order + 1, storage_id: cmd.storage_id, topic: this.#nextTopic++, starts: cmd.starts, created_at: cmd.at, switched_at: cmd.at };
+    if (admitted.placement !== undefined) timeline.placement = admitted.placement;
     this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...rec.storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
     return { ok: true, timeline };
   }
@@ -282,11 +316,14 @@ export class MetadataStateMachine {
     const schemas = [cmd.eventType.schema];
     const bytes = eventTypeRecordBytes(cmd.eventType, schemas);
     if (!this.#fitsMetadataBytes(bytes)) return this.#metadataFull(bytes);
+    // Last: admitting a placement hands out group ids, so nothing may refuse the command after it.
+    const admitted = this.#admitPlacement(cmd.placement, n);
+    if (!admitted.ok) return admitted;
     const partitions = Array.from({ length: n }, (_, i) => String(i));
     this.#eventTypes.set(name, {
       eventType: cmd.eventType,
       schemas,
-      storage: { topic: this.#nextTopic++, partitions, timeline: 1 },
+      storage: { topic: this.#nextTopic++, partitions, timeline: 1, ...(admitted.placement === undefined ? {} : { placement: admitted.placement }) },
     });
     this.#setBytes(this.#eventTypeBytes, name, bytes);
     return { ok: true };
@@ -396,6 +433,7 @@ export class MetadataStateMachine {
       features: Object.fromEntries(this.#features),
       subscriptions: [...this.#subscriptions.values()],
       runtimes: [...this.#runtimes.values()].map((rt) => rt.image()),
+      nextGroup: this.#nextGroup,
     };
   }
 
@@ -416,6 +454,7 @@ export class MetadataStateMachine {
     for (const img of snap.runtimes ?? []) sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));
     for (const t of blacklistTypes) for (const name of snap.blacklist?.[t] ?? []) sm.#blacklist.get(t)!.add(name);
     for (const st of snap.storages ?? []) sm.#storages.set(st.id, st);
+    sm.#nextGroup = snap.nextGroup ?? 1;
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

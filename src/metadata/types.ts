@@ -2,6 +2,7 @@
  * The registry's resources as stored in replicated metadata. Field names are the interface's wire
  * names, so a stored event type is served as-is (no mapping layer to get wrong).
  */
+import type { PartitionPlacement } from './placement-types.js';
 
 export type Category = 'undefined' | 'data' | 'business';
 export const categories: readonly Category[] = ['undefined', 'data', 'business'];
@@ -78,6 +79,11 @@ export interface EventTypeStorage {
    * partition over all timelines: timeline k+1 of a partition starts right after the last offset of k.
    */
   timelines?: TimelineRecord[];
+  /**
+   * Where each partition of the first timeline (topic `topic`) lives, indexed like `partitions`.
+   * Absent for event types created before placement existed: read it through placementOf().
+   */
+  placement?: PartitionPlacement[];
 }
 
 /** A storage: a named place where partition logs live (interface.md, "Storage"). */
@@ -100,6 +106,12 @@ export interface TimelineRecord {
   starts: number[];
   created_at: string;
   switched_at: string;
+  /**
+   * Where each partition of this timeline's log lives, indexed like the event type's partitions. Set on
+   * timelines after the first (the first one's is EventTypeStorage.placement); absent on timelines
+   * created before placement existed: read it through placementOf().
+   */
+  placement?: PartitionPlacement[];
 }
 
 export interface EventTypeRecord {

@@ -8,6 +8,7 @@ import type { ApplyResult } from '../metadata/state-machine.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType, EventTypeRecord, EventTypeSchema } from '../metadata/types.js';
 import type { MetadataLimits } from '../metadata/limits.js';
+import { proposePlacement, type MembersSource } from '../metadata/placement.js';
 import { validateEventTypeCreate, validateEventTypeUpdate, type RegistryOptions } from './index.js';
 
 export interface MetadataReader {
@@ -43,10 +44,10 @@ function failIfRejected(r: ApplyResult): void {
       throw problems.conflict(r.detail);
     case 'in_use':
       throw problems.eventTypeHasSubscriptions(r.detail);
-    case 'no_slots':
-      throw problems.conflict(r.detail);
     case 'limit':
     case 'invalid':
+    case 'no_slots':
+      // Never a silent success: a bound of the metadata, or e.g. a placement the state machine refused.
       throw problems.unprocessable(r.detail);
   }
 }
@@ -59,9 +60,12 @@ export class EventTypeService {
   readonly #options: RegistryOptions;
   readonly #clock: Clock;
   readonly #features: RegistryFeatures;
+  /** The cluster's members, to place new partitions over; absent: commands carry no placement (legacy layout). */
+  readonly #members: MembersSource | undefined;
 
-  constructor(deps: { reader: MetadataReader; proposer: Proposer; options: RegistryOptions; clock: Clock; features?: RegistryFeatures }) {
+  constructor(deps: { reader: MetadataReader; proposer: Proposer; options: RegistryOptions; clock: Clock; features?: RegistryFeatures; members?: MembersSource }) {
     this.#features = deps.features ?? { isEnabled: () => false };
+    this.#members = deps.members;
     this.#reader = deps.reader;
     this.#proposer = deps.proposer;
     this.#options = deps.options;
@@ -104,7 +108,14 @@ export class EventTypeService {
     if (this.#reader.eventTypeCount() >= limits.eventTypesMax) {
       throw problems.unprocessable(`There are ${this.#reader.eventTypeCount()} event types, the most this cluster holds (eventTypesMax ${limits.eventTypesMax}); delete unused ones first`);
     }
-    failIfRejected(await this.#proposer.propose({ op: 'event_type.create', eventType, partitionCount }));
+    const cmd: MetadataCommand = { op: 'event_type.create', eventType, partitionCount };
+    // Placed over this node's applied state: a lagging view costs balance, never validity (the state
+    // machine checks the placement again at apply, and allocates the group ids there).
+    if (this.#members !== undefined) {
+      cmd.placement = proposePlacement(this.#reader.eventTypes(), this.#members, partitionCount);
+      if (cmd.placement === undefined) throw problems.unavailable('The cluster members are not known on this node yet; retry');
+    }
+    failIfRejected(await this.#proposer.propose(cmd));
     return eventType.name;
   }
 

@@ -19,6 +19,7 @@ import {
   encodeSnapshot,
 } from './index.js';
 import { toWireMessage } from './codec.js';
+import { indexMax, termMax } from './limits.js';
 import { raftProto } from './proto.js';
 
 const app: Message = makeMessage({
@@ -59,11 +60,17 @@ test('every message type our core emits survives encode and decode', () => {
   }
 });
 
-test('terms and indexes up to 2^53 - 1 are exact; beyond are refused', () => {
-  const big = makeMessage({ type: 'heartbeat', from: 1, to: 2, term: Number.MAX_SAFE_INTEGER, commit: Number.MAX_SAFE_INTEGER });
-  assert.equal(decodeMessage(encodeMessage(big), 2).term, Number.MAX_SAFE_INTEGER);
-  const w = { ...toWireMessage(big), term: '9007199254740993' };
-  assert.throws(() => decodeMessage(raftProto().Message.serialize(w), 2), DecodeError);
+test('terms and indexes up to the bound 2^48 pass exactly; above it (and beyond 2^53) they are refused', () => {
+  const big = makeMessage({ type: 'heartbeat', from: 1, to: 2, term: termMax, commit: indexMax });
+  assert.equal(decodeMessage(encodeMessage(big), 2).term, termMax);
+  assert.equal(decodeMessage(encodeMessage(big), 2).commit, indexMax);
+  for (const over of [{ term: String(termMax + 1) }, { commit: String(indexMax + 1) }, { log_term: String(termMax + 1) }, { index: String(indexMax + 1) }, { reject_hint: String(indexMax + 1) }, { term: '9007199254740991' }, { term: '9007199254740993' }]) {
+    const w = { ...toWireMessage(big), ...over };
+    assert.throws(() => decodeMessage(raftProto().Message.serialize(w), 2), (e: Error) => e instanceof DecodeError && /bound|exceeds/.test(e.message), JSON.stringify(over));
+  }
+  // Entries that would run past the index bound.
+  const app = makeMessage({ type: 'app', from: 1, to: 2, term: 3, index: indexMax, entries: [{ term: 3, index: indexMax + 1, type: 'normal', data: new Uint8Array(0) }] });
+  assert.throws(() => decodeMessage(encodeMessage(app), 2), DecodeError);
 });
 
 test('each malformed message is refused with a DecodeError naming the field', () => {

@@ -1,12 +1,14 @@
 /**
  * Conversions between the Raft core's values (src/raft/types.ts) and their protobuf form
- * (proto/raft.proto), on the wire and on disk.
+ * (proto/raft.proto), on the wire. (The Raft log on disk has a format of its own, with checksums:
+ * src/broker/raft-records.ts.)
  *
  * Decoding is where untrusted bytes become values the core trusts: the core asserts on malformed
  * input (an assertion is fatal), so every field is checked here first: known enum values, terms,
  * indexes and node ids that are safe integers, the message addressed to this node, append entries
  * contiguous and not above the message's term, conf change payloads that decode, a snapshot exactly
- * where one belongs. A message that fails is refused with a DecodeError naming the field; the
+ * where one belongs, and terms and indexes of messages below limits.ts's bounds (a forged huge term
+ * would stop every election for good). A message that fails is refused with a DecodeError naming the field; the
  * transport drops it and logs, and Raft treats it as lost.
  */
 import { decodeConfChange } from '../raft/index.js';
@@ -17,6 +19,7 @@ import type { Entry as WireEntry, Entry__Output as WireEntryOut } from './genera
 import type { Message as WireMessage, Message__Output as WireMessageOut } from './generated/brook/raft/v1/Message.js';
 import type { Snapshot as WireSnapshot, Snapshot__Output as WireSnapshotOut } from './generated/brook/raft/v1/Snapshot.js';
 import type { ConfState__Output as WireConfStateOut } from './generated/brook/raft/v1/ConfState.js';
+import { indexMax, termMax } from './limits.js';
 import { raftProto } from './proto.js';
 
 export class DecodeError extends Error {
@@ -57,6 +60,13 @@ export function decodeU64(v: unknown, what: string): number {
   if (typeof s !== 'string' || !/^\d{1,16}$/.test(s)) throw new DecodeError(`${what}: not a uint64: ${String(v)}`);
   const n = Number(s);
   if (!Number.isSafeInteger(n)) throw new DecodeError(`${what}: ${s} exceeds 2^53`);
+  return n;
+}
+
+/** A uint64 that must also be at most `max` (terms, indexes from peers). */
+export function decodeBounded(v: unknown, max: number, what: string): number {
+  const n = decodeU64(v, what);
+  if (n > max) throw new DecodeError(`${what}: ${n} above the bound ${max}`);
   return n;
 }
 
@@ -164,13 +174,14 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
   const to = decodeNodeId(w.to, 'message.to');
   if (to !== self) throw new DecodeError(`message.to: ${to}, but this node is ${self}`);
   if (from === self) throw new DecodeError(`message.from: this node's own id ${self}`);
-  const term = decodeU64(w.term, 'message.term');
-  const index = decodeU64(w.index, 'message.index');
+  const term = decodeBounded(w.term, termMax, 'message.term');
+  const index = decodeBounded(w.index, indexMax, 'message.index');
   if (typeof w.context !== 'string' || Buffer.byteLength(w.context) > contextBytesMax) {
     throw new DecodeError(`message.context: not a string of at most ${contextBytesMax} bytes`);
   }
   if (!Array.isArray(w.entries)) throw new DecodeError('message.entries: not a list');
   if (w.entries.length > 0 && type !== 'app') throw new DecodeError(`message.entries: a ${type} message carries none`);
+  if (index + w.entries.length > indexMax) throw new DecodeError(`message.entries: beyond the index bound ${indexMax}`);
   const entries = w.entries.map((e, k) => fromWireEntry(e, `message.entries[${k}]`));
   entries.forEach((e, k) => {
     if (e.index !== index + 1 + k) throw new DecodeError(`message.entries[${k}].index: ${e.index}, expected ${index + 1 + k}`);
@@ -182,6 +193,7 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
     if (w.snapshot === null) throw new DecodeError('message.snapshot: missing on a snap message');
     snapshot = fromWireSnapshot(w.snapshot, 'message.snapshot');
     if (snapshot.metadata.index === 0 || snapshot.metadata.term === 0) throw new DecodeError('message.snapshot.metadata: empty snapshot');
+    if (snapshot.metadata.index > indexMax) throw new DecodeError(`message.snapshot.metadata.index: above the bound ${indexMax}`);
     if (snapshot.metadata.term > term) throw new DecodeError('message.snapshot.metadata.term: above the message term');
     if (snapshot.metadata.confState.voters.length === 0) throw new DecodeError('message.snapshot.metadata.conf_state: no voters');
   } else if (w.snapshot !== null) {
@@ -193,19 +205,19 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
     from,
     to,
     term,
-    logTerm: decodeU64(w.log_term, 'message.log_term'),
+    logTerm: decodeBounded(w.log_term, termMax, 'message.log_term'),
     index,
     entries,
-    commit: decodeU64(w.commit, 'message.commit'),
+    commit: decodeBounded(w.commit, indexMax, 'message.commit'),
     reject: w.reject,
-    rejectHint: decodeU64(w.reject_hint, 'message.reject_hint'),
+    rejectHint: decodeBounded(w.reject_hint, indexMax, 'message.reject_hint'),
     context: w.context,
     snapshot,
   };
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bytes (the on-disk form of the Raft log; also what the tests feed the decoder)
+// Bytes (what the tests feed the decoder; until the checksummed disk format also the Raft log's form on disk)
 
 export function encodeEntry(e: Entry): Buffer {
   return raftProto().Entry.serialize(toWireEntry(e));

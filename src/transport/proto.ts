@@ -1,25 +1,28 @@
 /**
- * Loads proto/raft.proto at run time (protobufjs through @grpc/proto-loader) with the options the
- * checked-in types in generated/ were produced with (`npm run gen:proto`): int64 as decimal strings
- * so no precision is lost, enums as their names, snake_case field names, defaults filled in.
+ * Loads proto/raft.proto and proto/forward.proto at run time (protobufjs through
+ * @grpc/proto-loader) with the options the checked-in types in generated/ were produced with
+ * (`npm run gen:proto`): int64 as decimal strings so no precision is lost, enums as their names,
+ * snake_case field names, defaults filled in.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import { loadPackageDefinition } from '@grpc/grpc-js';
-import type { ProtoGrpcType } from './generated/raft.js';
+import type { ProtoGrpcType as RaftProto } from './generated/raft.js';
+import type { ProtoGrpcType as ForwardProto } from './generated/forward.js';
 
 /**
- * proto/raft.proto at the repository root: the nearest one above this module (dist/transport/,
- * src/transport/ and dist-bench/src/transport/ sit at different depths below the root).
+ * proto/ at the repository root: the nearest one above this module (dist/transport/, src/transport/
+ * and dist-bench/src/transport/ sit at different depths below the root).
  */
-export const raftProtoPath = findProto(dirname(fileURLToPath(import.meta.url)));
+export const protoDir = findProtoDir(dirname(fileURLToPath(import.meta.url)));
+export const raftProtoPath = join(protoDir, 'raft.proto');
+export const forwardProtoPath = join(protoDir, 'forward.proto');
 
-function findProto(from: string): string {
+function findProtoDir(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'proto', 'raft.proto');
-    if (existsSync(candidate)) return candidate;
+    if (existsSync(join(dir, 'proto', 'raft.proto'))) return join(dir, 'proto');
     if (dirname(dir) === dir) throw new Error(`proto/raft.proto not found above ${from}`);
   }
 }
@@ -30,14 +33,20 @@ export const loaderOptions: Options = {
   enums: String,
   defaults: true,
   oneofs: true,
+  includeDirs: [protoDir],
 };
 
-let loaded: ProtoGrpcType['brook']['raft']['v1'] | undefined;
+let loaded: (RaftProto & ForwardProto) | undefined;
 
-export function raftProto(): ProtoGrpcType['brook']['raft']['v1'] {
-  if (loaded === undefined) {
-    const def = loadSync(raftProtoPath, loaderOptions);
-    loaded = (loadPackageDefinition(def) as unknown as ProtoGrpcType).brook.raft.v1;
-  }
+function load(): RaftProto & ForwardProto {
+  loaded ??= loadPackageDefinition(loadSync([raftProtoPath, forwardProtoPath], loaderOptions)) as unknown as RaftProto & ForwardProto;
   return loaded;
+}
+
+export function raftProto(): RaftProto['brook']['raft']['v1'] {
+  return load().brook.raft.v1;
+}
+
+export function forwardProto(): ForwardProto['brook']['forward']['v1'] {
+  return (load() as unknown as ForwardProto).brook.forward.v1;
 }

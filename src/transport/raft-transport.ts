@@ -1,62 +1,61 @@
 /**
- * The Raft transport over @grpc/grpc-js: a server that receives other nodes' messages and forwarded
- * proposals, and one client per peer.
+ * The node-to-node transport over @grpc/grpc-js: a server for other nodes' Raft messages and
+ * requests (server.ts), and one connection per peer (peer.ts) for ours.
  *
- * Messages. Each node keeps one long-lived client stream (RaftTransport.Stream) to each peer and
- * writes one MessageBatch per Ready (all that Ready's messages for that peer). A stream is ordered and
- * costs no round trip per message, which is what pipelined appends need. Sending never blocks and
- * never waits: when HTTP/2 flow control pushes back (write() returns false) batches wait in a bounded
- * queue, and when the queue is full, or the stream fails, batches are dropped and the peer is reported
- * unreachable to the core (which then probes it gently). Raft tolerates lost messages; a dropped
- * snapshot is reported as not delivered so the leader retries it.
+ * Raft messages. A send takes the messages of any number of groups and makes one MessageBatch per
+ * destination (one stream write per peer per send, not per group), with heartbeats coalesced
+ * (batch-codec.ts). Each node keeps one long-lived client stream to each peer; a stream is ordered and
+ * costs no round trip per message, which is what pipelined appends need.
  *
- * Receiving. Every message is decoded and checked (codec.ts) before the handler sees it; a message
- * that fails is dropped and logged, never stepped into the core.
+ * Requests. Unary Propose (metadata writes to the metadata leader) and Append (a client batch's events
+ * to a partition's leader) carry the caller's flow id (also as x-flow-id metadata) and a deadline, and
+ * never reject: a failure is an `unavailable` answer. Read and FetchLog are server-streaming with
+ * backpressure and cancellation (streams.ts); they and Bounds fail with a TransportError.
  *
- * Forwarding. A follower sends a metadata proposal to the leader with a unary Propose call that
- * carries the client's flow id (also as x-flow-id metadata) and a deadline.
+ * Identify. A node asks a peer what its data directory is (disk id, cluster id, founders) before it
+ * decides to found a cluster (src/broker/founding.ts); the answer comes from `identify`, which works
+ * before any Raft group is registered.
+ *
+ * Every call carries this node's id (x-brook-from). What arrives is checked before the handler sees
+ * it (codec.ts, batch-codec.ts, forward-codec.ts, log-codec.ts) and so is every answer before the
+ * caller sees it.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { Message, NodeId } from '../raft/index.js';
-import type { MessageBatch, MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
-import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
-import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
-import type { RaftTransportClient } from './generated/brook/raft/v1/RaftTransport.js';
-import type { StreamSummary__Output } from './generated/brook/raft/v1/StreamSummary.js';
-import { DecodeError, decodeU64, fromWireMessage, toWireMessage } from './codec.js';
-import { raftProto } from './proto.js';
-
-export interface TransportLogger {
-  debug(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+import type { NodeId } from '../raft/index.js';
+import type { ForwardClient } from './generated/brook/forward/v1/Forward.js';
+import type { IdentifyReply__Output } from './generated/brook/raft/v1/IdentifyReply.js';
+import type { ProposeReply__Output } from './generated/brook/raft/v1/ProposeReply.js';
+import { decodeU64 } from './codec.js';
+import { BatchBuilder } from './batch-codec.js';
+import { fromWireAppendReply, fromWireBoundsReply, fromWireReadChunk, toWireAppendRequest, toWireBoundsRequest, toWireReadRequest } from './forward-codec.js';
+import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from './log-codec.js';
+import { flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
+import { Peer } from './peer.js';
+import { forwardProto, raftProto } from './proto.js';
+import { TransportServer } from './server.js';
+import { authInterceptor, CallAuthenticator, channelCredentials, channelSecurityOptions, identityInterceptor, serverCredentials, type TransportSecurity } from './auth.js';
+import { consumeStream, transportErrorOf } from './streams.js';
+import {
+  TransportError,
+  type AppendAnswer,
+  type AppendRequest,
+  type BoundsAnswer,
+  type BoundsRequest,
+  type FetchLogRequest,
+  type ForwardAnswer,
+  type GroupMessages,
+  type LogChunk,
+  type NodeHandler,
+  type PeerIdentity,
+  type ReadChunk,
+  type ReadRequest,
+  type TransportLogger,
+} from './types.js';
 
 export interface PeerAddress {
   readonly id: NodeId;
-  /** host:port of the peer's Raft (gRPC) listener. */
+  /** host:port of the peer's node-to-node (gRPC) listener. */
   readonly raftAddress: string;
-}
-
-export interface ForwardedProposal {
-  readonly from: NodeId;
-  readonly command: Buffer;
-  readonly flowId: string;
-  readonly deadlineMs: number;
-}
-
-export type ForwardAnswer =
-  | { readonly status: 'applied'; readonly index: number; readonly result: Buffer }
-  | { readonly status: 'notLeader'; readonly leaderHint: NodeId }
-  | { readonly status: 'unavailable'; readonly detail: string };
-
-/** What the node runtime does with what arrives. All callbacks run on the event loop, never concurrently. */
-export interface TransportHandler {
-  receive(m: Message): void;
-  propose(p: ForwardedProposal): Promise<ForwardAnswer>;
-  unreachable(id: NodeId): void;
-  snapshotStatus(id: NodeId, delivered: boolean): void;
 }
 
 export interface TransportOptions {
@@ -66,18 +65,22 @@ export interface TransportOptions {
   /** host:port to listen on; port 0 picks a free one. */
   readonly listen: string;
   readonly peers: readonly PeerAddress[];
-  readonly handler: TransportHandler;
+  /** What arrives, for every group (a GroupDispatcher). */
+  readonly handler: NodeHandler;
+  /** How calls are authenticated both ways (auth.ts); 'insecure' only for local testing. */
+  readonly security: TransportSecurity;
+  /** Whether a (proven) node may call this one; default: it is one of the peers added. */
+  readonly isMember?: (id: NodeId) => boolean;
   readonly logger: TransportLogger;
   /** Batches waiting for one peer's stream to drain before new ones are dropped. */
   readonly queueBatchesMax?: number;
-  /** Largest gRPC message accepted or sent (snapshots travel in one message). */
+  /** Bytes of entries and snapshots waiting for one peer's stream to drain before new batches are dropped. */
+  readonly queueBytesMax?: number;
+  /** Largest gRPC message accepted or sent (a snapshot or a forwarded batch travels in one message). */
   readonly messageBytesMax?: number;
+  /** This node's answer to Identify (its data directory's identity); without it Identify is refused. */
+  readonly identify?: () => PeerIdentity;
 }
-
-/** Longest deadline a forwarded proposal may ask for. */
-export const forwardDeadlineMsMax = 60_000;
-const queueBatchesMaxDefault = 1024;
-const messageBytesMaxDefault = 64 * 1024 * 1024;
 
 function channelOptions(messageBytesMax: number): grpc.ChannelOptions {
   return {
@@ -94,209 +97,82 @@ function channelOptions(messageBytesMax: number): grpc.ChannelOptions {
   };
 }
 
-class Peer {
-  readonly id: NodeId;
-  readonly address: string;
-  readonly #client: RaftTransportClient;
-  readonly #owner: GrpcTransport;
-  #call: grpc.ClientWritableStream<MessageBatch> | undefined;
-  /** Batches written while the stream was not draining, in order. */
-  #queue: MessageBatch[] = [];
-  #draining = true;
-  dropped = 0;
-
-  constructor(owner: GrpcTransport, id: NodeId, address: string, client: RaftTransportClient) {
-    this.#owner = owner;
-    this.id = id;
-    this.address = address;
-    this.#client = client;
-  }
-
-  /**
-   * Whether the channel to the peer is connected. Asking also connects an idle channel (a follower
-   * sends nothing to the other followers, so their channels would otherwise stay idle and look down).
-   */
-  reachable(): boolean {
-    return this.#client.getChannel().getConnectivityState(true) === grpc.connectivityState.READY;
-  }
-
-  send(batch: MessageBatch): void {
-    if (this.#call === undefined) this.#open();
-    if (!this.#draining) {
-      if (this.#queue.length >= this.#owner.queueBatchesMax) {
-        this.#drop([batch], 'send queue full');
-        return;
-      }
-      this.#queue.push(batch);
-      return;
-    }
-    this.#write(batch);
-  }
-
-  #write(batch: MessageBatch): void {
-    const call = this.#call!;
-    const snaps = (batch.messages ?? []).filter((m) => m.type === 'MESSAGE_TYPE_SNAP').length;
-    const ok = call.write(batch, (err: Error | null | undefined) => {
-      if (snaps > 0) for (let i = 0; i < snaps; i++) this.#owner.handler.snapshotStatus(this.id, !err);
-    });
-    if (!ok) this.#draining = false;
-  }
-
-  #open(): void {
-    const meta = new grpc.Metadata();
-    meta.set('x-brook-from', String(this.#owner.self));
-    const call = this.#client.Stream(meta, {}, (err: grpc.ServiceError | null, _summary?: StreamSummary__Output) => {
-      if (this.#call !== call) return;
-      this.#call = undefined;
-      this.#draining = true;
-      const lost = this.#queue;
-      this.#queue = [];
-      if (lost.length > 0) this.#drop(lost, 'stream closed');
-      if (err) {
-        this.#owner.logger.debug({ peer: this.id, code: err.code, detail: err.details }, 'raft stream to peer failed');
-        this.#owner.handler.unreachable(this.id);
-      }
-    });
-    call.on('drain', () => {
-      if (this.#call !== call) return;
-      this.#draining = true;
-      while (this.#draining && this.#queue.length > 0) this.#write(this.#queue.shift()!);
-    });
-    call.on('error', () => {
-      // Reported through the callback above; the listener keeps the stream from throwing.
-    });
-    this.#call = call;
-    this.#draining = true;
-  }
-
-  #drop(batches: MessageBatch[], why: string): void {
-    let snaps = 0;
-    let n = 0;
-    for (const b of batches) {
-      for (const m of b.messages ?? []) {
-        n++;
-        if (m.type === 'MESSAGE_TYPE_SNAP') snaps++;
-      }
-    }
-    this.dropped += n;
-    this.#owner.logger.debug({ peer: this.id, messages: n, why }, 'raft messages dropped');
-    this.#owner.handler.unreachable(this.id);
-    for (let i = 0; i < snaps; i++) this.#owner.handler.snapshotStatus(this.id, false);
-  }
-
-  forward(req: { from: NodeId; command: Buffer; flowId: string; deadlineMs: number }): Promise<ForwardAnswer> {
-    return new Promise((resolve) => {
-      const meta = new grpc.Metadata();
-      meta.set('x-flow-id', req.flowId);
-      this.#client.Propose(
-        { from: String(req.from), command: req.command, flow_id: req.flowId, deadline_ms: req.deadlineMs },
-        meta,
-        { deadline: Date.now() + req.deadlineMs },
-        (err, reply) => {
-          if (err || reply === undefined) {
-            resolve({ status: 'unavailable', detail: `forwarding to node ${this.id} failed: ${err?.details ?? 'no reply'}` });
-            return;
-          }
-          resolve(decodeProposeReply(reply));
-        },
-      );
-    });
-  }
-
-  close(): void {
-    this.#call?.end();
-    this.#call = undefined;
-    this.#client.close();
-  }
-}
-
-function decodeProposeReply(reply: { status: string; index: string; result: Buffer; leader_hint: string; detail: string }): ForwardAnswer {
-  try {
-    switch (reply.status) {
-      case 'PROPOSE_STATUS_APPLIED':
-        return { status: 'applied', index: decodeU64(reply.index, 'reply.index'), result: reply.result };
-      case 'PROPOSE_STATUS_NOT_LEADER':
-        return { status: 'notLeader', leaderHint: decodeU64(reply.leader_hint, 'reply.leader_hint') };
-      default:
-        return { status: 'unavailable', detail: reply.detail || 'the leader could not complete the proposal' };
-    }
-  } catch (err) {
-    return { status: 'unavailable', detail: `malformed propose reply: ${(err as Error).message}` };
-  }
-}
+/** How long `bounds` waits by default. */
+const boundsDeadlineMsDefault = 5000;
 
 export class GrpcTransport {
   readonly self: NodeId;
   readonly incarnation: string;
-  readonly handler: TransportHandler;
+  readonly handler: NodeHandler;
   readonly logger: TransportLogger;
   readonly queueBatchesMax: number;
-  readonly #server: grpc.Server;
-  readonly #peers = new Map<NodeId, Peer>();
-  readonly #messageBytesMax: number;
+  readonly queueBytesMax: number;
   /** The port the server listens on (useful with port 0). */
   readonly port: number;
-  #decodeFailures = 0;
+  readonly #server: grpc.Server;
+  readonly #services: TransportServer;
+  readonly #peers = new Map<NodeId, Peer>();
+  readonly #messageBytesMax: number;
+  readonly #security: TransportSecurity;
+  readonly #auth: CallAuthenticator;
 
-  private constructor(opts: TransportOptions, server: grpc.Server, port: number) {
+  private constructor(opts: TransportOptions, server: grpc.Server, services: TransportServer, auth: CallAuthenticator, port: number) {
     this.self = opts.self;
     this.incarnation = opts.incarnation;
     this.handler = opts.handler;
     this.logger = opts.logger;
-    this.queueBatchesMax = opts.queueBatchesMax ?? queueBatchesMaxDefault;
+    this.queueBatchesMax = opts.queueBatchesMax ?? peerQueueBatchesMaxDefault;
+    this.queueBytesMax = opts.queueBytesMax ?? peerQueueBytesMaxDefault;
     this.#messageBytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
     this.#server = server;
+    this.#services = services;
+    this.#security = opts.security;
+    this.#auth = auth;
     this.port = port;
     for (const p of opts.peers) this.addPeer(p);
   }
 
   static async start(opts: TransportOptions): Promise<GrpcTransport> {
-    const proto = raftProto();
     const bytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
+    // Membership is asked of the transport once it exists (its peers), unless the caller decides.
+    let transport: GrpcTransport | undefined;
+    const auth = new CallAuthenticator({
+      self: opts.self,
+      security: opts.security,
+      isMember: opts.isMember ?? ((id) => transport?.hasPeer(id) ?? false),
+      logger: opts.logger,
+    });
     const server = new grpc.Server({
       'grpc.max_receive_message_length': bytesMax,
       'grpc.max_send_message_length': bytesMax,
       'grpc.keepalive_permit_without_calls': 1,
+      // Every call, streams included, is authenticated before any handler runs.
+      interceptors: [authInterceptor(auth)],
     });
-    // The handlers need the transport, which needs the bound port: bind through a late reference.
-    let transport: GrpcTransport | undefined;
-    server.addService(proto.RaftTransport.service, {
-      Stream: (call: grpc.ServerReadableStream<MessageBatch__Output, unknown>, callback: grpc.sendUnaryData<{ batches: string }>) => {
-        let batches = 0;
-        call.on('data', (batch: MessageBatch__Output) => {
-          batches++;
-          transport?.onBatch(batch);
-        });
-        call.on('end', () => callback(null, { batches: String(batches) }));
-        call.on('error', () => {
-          // The peer went away; its next stream starts afresh.
-        });
-      },
-      Propose: (call: grpc.ServerUnaryCall<ProposeRequest__Output, ProposeReply>, callback: grpc.sendUnaryData<ProposeReply>) => {
-        if (transport === undefined) {
-          callback(null, { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: 'starting' });
-          return;
-        }
-        transport.onPropose(call.request).then(
-          (reply) => callback(null, reply),
-          (err: unknown) => callback(null, { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: String((err as Error).message ?? err) }),
-        );
-      },
-    });
+    const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger, identify: opts.identify });
+    server.addService(raftProto().RaftTransport.service, services.raftService());
+    server.addService(forwardProto().Forward.service, services.forwardService());
     const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(opts.listen, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+      server.bindAsync(opts.listen, serverCredentials(opts.security), (err, p) => (err ? reject(err) : resolve(p)));
     });
-    transport = new GrpcTransport(opts, server, port);
+    transport = new GrpcTransport(opts, server, services, auth, port);
     return transport;
   }
 
   addPeer(p: PeerAddress): void {
     if (p.id === this.self || this.#peers.has(p.id)) return;
-    const Client = raftProto().RaftTransport;
-    const client = new Client(p.raftAddress, grpc.credentials.createInsecure(), channelOptions(this.#messageBytesMax));
-    const peer = new Peer(this, p.id, p.raftAddress, client);
+    // Every call to the peer names this node and proves it, streams included.
+    const interceptors = [identityInterceptor(this.self, p.id, this.#security)];
+    const credentials = channelCredentials(this.#security, p.id);
+    const raft = new (raftProto().RaftTransport)(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors });
+    const forward = new (forwardProto().Forward)(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors }) as ForwardClient;
+    const peer = new Peer(this, p.id, p.raftAddress, raft, forward);
     this.#peers.set(p.id, peer);
     peer.reachable(); // connect now rather than on the first message
+  }
+
+  hasPeer(id: NodeId): boolean {
+    return this.#peers.has(id);
   }
 
   peerIds(): NodeId[] {
@@ -311,86 +187,173 @@ export class GrpcTransport {
     return this.#peers.get(id)?.address;
   }
 
-  /** Sends a Ready's messages: one batch per destination, in order. Never blocks. */
-  send(msgs: readonly Message[]): void {
-    const byPeer = new Map<NodeId, Message[]>();
-    for (const m of msgs) {
-      let list = byPeer.get(m.to);
-      if (list === undefined) byPeer.set(m.to, (list = []));
-      list.push(m);
+  /**
+   * Sends the messages of any number of groups: one batch, in one stream write, per destination;
+   * messages keep their order per group and destination. Never blocks.
+   */
+  send(groups: readonly GroupMessages[]): void {
+    const byPeer = new Map<NodeId, BatchBuilder>();
+    for (const { group, messages } of groups) {
+      for (const m of messages) {
+        let b = byPeer.get(m.to);
+        if (b === undefined) byPeer.set(m.to, (b = new BatchBuilder()));
+        b.add(group, m);
+      }
     }
-    for (const [to, list] of byPeer) {
+    for (const [to, b] of byPeer) {
       const peer = this.#peers.get(to);
       if (peer === undefined) {
         // A member we have no address for (joined without one): nothing to do but report it.
         this.handler.unreachable(to);
+        for (const g of b.snapshotGroups) this.handler.snapshotStatus(g, to, false);
         continue;
       }
-      peer.send({ from: String(this.self), incarnation: this.incarnation, messages: list.map(toWireMessage) });
+      peer.send(b);
     }
   }
 
-  /** Forwards a proposal to `to` (the leader as far as the caller knows). Never rejects. */
+  /** Asks peer `to` what its data directory is; undefined when it does not answer in time. Never rejects. */
+  identify(to: NodeId, diskId: string, timeoutMs: number): Promise<PeerIdentity | undefined> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      peer.raft.Identify({ from: String(this.self), disk_id: diskId }, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, reply) => {
+        resolve(err || reply === undefined ? undefined : decodeIdentifyReply(reply, to, this.logger));
+      });
+    });
+  }
+
+  /** Forwards a metadata proposal to `to` (the leader as far as the caller knows). Never rejects. */
   forward(to: NodeId, req: { command: Buffer; flowId: string; deadlineMs: number }): Promise<ForwardAnswer> {
     const peer = this.#peers.get(to);
     if (peer === undefined) return Promise.resolve({ status: 'unavailable', detail: `no address for node ${to}` });
-    return peer.forward({ from: this.self, ...req });
+    return new Promise((resolve) => {
+      peer.raft.Propose(
+        { from: String(this.self), command: req.command, flow_id: req.flowId, deadline_ms: req.deadlineMs },
+        flowMetadata(req.flowId),
+        { deadline: Date.now() + req.deadlineMs },
+        (err, reply) => {
+          if (err || reply === undefined) {
+            resolve({ status: 'unavailable', detail: `forwarding to node ${to} failed: ${err?.details ?? 'no reply'}` });
+            return;
+          }
+          resolve(decodeProposeReply(reply));
+        },
+      );
+    });
   }
 
-  /** @internal the server's stream handler. */
-  onBatch(batch: MessageBatch__Output): void {
-    let from: NodeId;
+  /**
+   * Forwards a client batch's events for one partition to `to` (its leader as far as the caller
+   * knows). Never rejects: a failure or a passed deadline is `unavailable` (retry with the same
+   * requestId), a malformed answer too.
+   */
+  forwardAppend(to: NodeId, req: AppendRequest): Promise<AppendAnswer> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return Promise.resolve({ status: 'unavailable', detail: `no address for node ${to}` });
+    return new Promise((resolve) => {
+      peer.forward.Append(toWireAppendRequest(req), flowMetadata(req.flowId), { deadline: Date.now() + req.deadlineMs }, (err, reply) => {
+        if (err || reply === undefined) {
+          const e = transportErrorOf(err, to);
+          resolve(e.kind === 'refused' ? { status: 'refused', detail: e.message } : { status: 'unavailable', detail: `forwarding to node ${to} failed: ${e.message}` });
+          return;
+        }
+        resolve(fromWireAppendReply(reply, req, to));
+      });
+    });
+  }
+
+  /**
+   * Reads committed events of a partition from a replica on `to`, chunk by chunk, only as fast as the
+   * caller iterates; stops the server when `signal` aborts or the caller stops iterating. Fails with
+   * a TransportError.
+   */
+  read(to: NodeId, req: ReadRequest, signal?: AbortSignal): AsyncIterable<ReadChunk> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return failing(new TransportError('unavailable', `no address for node ${to}`));
+    let after = req.afterOffset;
+    return consumeStream(
+      () => peer.forward.Read(toWireReadRequest(req), flowMetadata(req.flowId)),
+      (w) => {
+        const chunk = fromWireReadChunk(w, req, after);
+        const last = chunk.events[chunk.events.length - 1];
+        if (last !== undefined) after = last.offset;
+        return chunk;
+      },
+      to,
+      'read chunk',
+      signal,
+    );
+  }
+
+  /** A partition's committed bounds as a replica on `to` knows them. Fails with a TransportError. */
+  bounds(to: NodeId, req: BoundsRequest, deadlineMs = boundsDeadlineMsDefault): Promise<BoundsAnswer> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return Promise.reject(new TransportError('unavailable', `no address for node ${to}`));
+    return new Promise((resolve, reject) => {
+      peer.forward.Bounds(toWireBoundsRequest(req), new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, reply) => {
+        if (err || reply === undefined) {
+          reject(transportErrorOf(err, to));
+          return;
+        }
+        try {
+          resolve(fromWireBoundsReply(reply));
+        } catch (e) {
+          reject(new TransportError('unavailable', `malformed bounds from node ${to}: ${(e as Error).message}`));
+        }
+      });
+    });
+  }
+
+  /**
+   * Fetches the entries [fromIndex, toIndex] of a group from `to`, in chunks of at most maxBytes of
+   * entry data, checked to continue one another. The server may end early (its log ends or was
+   * compacted): the caller sees fewer entries. Fails with a TransportError.
+   */
+  fetchLog(to: NodeId, req: FetchLogRequest, signal?: AbortSignal): AsyncIterable<LogChunk> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return failing(new TransportError('unavailable', `no address for node ${to}`));
+    let checked: FetchLogRequest;
     try {
-      from = decodeU64(batch.from, 'batch.from');
+      // The server's reading of the request (maxBytes 0: the default), so the chunks are checked against it.
+      checked = fromWireFetchLogRequest({ group: req.group, from_index: String(req.fromIndex), to_index: String(req.toIndex), max_bytes: req.maxBytes });
     } catch (err) {
-      this.#decodeFailed(err);
-      return;
+      return failing(new TransportError('refused', (err as Error).message));
     }
-    for (const w of batch.messages) {
-      try {
-        const m = fromWireMessage(w, this.self);
-        if (m.from !== from) throw new DecodeError(`message.from ${m.from} differs from the batch's sender ${from}`);
-        this.handler.receive(m);
-      } catch (err) {
-        if (!(err instanceof DecodeError)) throw err;
-        this.#decodeFailed(err);
-      }
-    }
+    let next = checked.fromIndex;
+    return consumeStream(
+      () => peer.raft.FetchLog(toWireFetchLogRequest(checked), new grpc.Metadata()),
+      (w) => {
+        const chunk = fromWireLogChunk(w, checked, next);
+        next += chunk.entries.length;
+        return chunk;
+      },
+      to,
+      'log chunk',
+      signal,
+    );
   }
 
-  #decodeFailed(err: unknown): void {
-    this.#decodeFailures++;
-    // Log the first few and then every thousandth, so a confused peer cannot flood the log.
-    if (this.#decodeFailures <= 10 || this.#decodeFailures % 1000 === 0) {
-      this.logger.warn({ err: (err as Error).message, failures: this.#decodeFailures }, 'dropped a malformed raft message');
-    }
-  }
-
-  /** @internal the server's Propose handler. */
-  async onPropose(req: ProposeRequest__Output): Promise<ProposeReply> {
-    let from: NodeId;
-    try {
-      from = decodeU64(req.from, 'propose.from');
-    } catch (err) {
-      return { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: (err as Error).message };
-    }
-    const deadlineMs = Math.min(Math.max(1, req.deadline_ms), forwardDeadlineMsMax);
-    const flowId = typeof req.flow_id === 'string' ? req.flow_id.slice(0, 256) : '';
-    const answer = await this.handler.propose({ from, command: req.command, flowId, deadlineMs });
-    switch (answer.status) {
-      case 'applied':
-        return { status: 'PROPOSE_STATUS_APPLIED', index: String(answer.index), result: answer.result };
-      case 'notLeader':
-        return { status: 'PROPOSE_STATUS_NOT_LEADER', leader_hint: String(answer.leaderHint) };
-      case 'unavailable':
-        return { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: answer.detail };
-    }
-  }
-
+  /** Raft messages dropped on the way out (queue full, stream failed). */
   droppedMessages(): number {
     let n = 0;
     for (const p of this.#peers.values()) n += p.dropped;
     return n;
+  }
+
+  /** Calls refused for want of a valid proof or membership. */
+  refusedCalls(): number {
+    return this.#auth.refusedCalls();
+  }
+
+  /** Message batches received from peers (one per sender per send). */
+  receivedBatches(): number {
+    return this.#services.batches();
+  }
+
+  /** Messages and requests from peers refused for failing a check. */
+  decodeFailures(): number {
+    return this.#services.decodeFailures();
   }
 
   async close(): Promise<void> {
@@ -403,5 +366,44 @@ export class GrpcTransport {
         resolve();
       }, 500).unref();
     });
+  }
+}
+
+function flowMetadata(flowId: string): grpc.Metadata {
+  const meta = new grpc.Metadata();
+  if (flowId !== '') meta.set('x-flow-id', flowId.slice(0, flowIdLengthMax));
+  return meta;
+}
+
+async function* failing(err: TransportError): AsyncGenerator<never, void, undefined> {
+  throw err;
+}
+
+function decodeProposeReply(reply: ProposeReply__Output): ForwardAnswer {
+  try {
+    switch (reply.status) {
+      case 'PROPOSE_STATUS_APPLIED':
+        return { status: 'applied', index: decodeU64(reply.index, 'reply.index'), result: reply.result };
+      case 'PROPOSE_STATUS_NOT_LEADER':
+        return { status: 'notLeader', leaderHint: decodeU64(reply.leader_hint, 'reply.leader_hint') };
+      default:
+        return { status: 'unavailable', detail: reply.detail || 'the leader could not complete the proposal' };
+    }
+  } catch (err) {
+    return { status: 'unavailable', detail: `malformed propose reply: ${(err as Error).message}` };
+  }
+}
+
+function decodeIdentifyReply(reply: IdentifyReply__Output, from: NodeId, logger: TransportLogger): PeerIdentity | undefined {
+  try {
+    return {
+      nodeId: decodeU64(reply.node_id, 'identify.node_id'),
+      diskId: String(reply.disk_id),
+      clusterId: String(reply.cluster_id),
+      founders: reply.founders.map((f, i) => ({ id: decodeU64(f.id, `identify.founders[${i}].id`), diskId: String(f.disk_id) })),
+    };
+  } catch (err) {
+    logger.warn({ peer: from, err: (err as Error).message }, 'dropped a malformed identify reply');
+    return undefined;
   }
 }

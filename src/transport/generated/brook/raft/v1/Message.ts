@@ -18,6 +18,7 @@ export interface Message {
   'reject_hint'?: (number | string | Long);
   'context'?: (string);
   'snapshot'?: (_brook_raft_v1_Snapshot | null);
+  'group'?: (number);
 }
 
 export interface Message__Output {
@@ -33,4 +34,5 @@ export interface Message__Output {
   'reject_hint': (string);
   'context': (string);
   'snapshot': (_brook_raft_v1_Snapshot__Output | null);
+  'group': (number);
 }

@@ -1,0 +1,454 @@
+/**
+ * One partition's replica on this node: the applier of its Raft group (offsets assigned at apply, the
+ * offset index written with the applied index) and the reads of its log.
+ *
+ * Keys (src/log/keys.ts lists every prefix):
+ *   [0x14][group u32][last offset u64] -> [raft index u64][first offset u64][append time u64][request id]
+ *        one row per applied event batch: "the batch holding offset o" is the first key >= o; the
+ *        request ids of the newest rows rebuild the de-duplication window at start
+ *   [0x15][group u32]                  -> [applied u64][next offset u64][oldest offset u64]
+ * Both are written (without fsync) in the node's next write after the entry is applied, so the
+ * applied index is always stored atomically with the rows of the entries up to it. Losing them in a
+ * crash loses nothing: the entries are durable in the Raft log and are applied again at start.
+ *
+ * Reads serve applied (hence committed) events only. The batch holding the first wanted offset is
+ * found in the in-memory index of recent batches or by one seek in the offset index; from there the
+ * Raft log is read in order (from memory for the tail, from the KV before it), counting offsets, so a
+ * backlog reads at the same speed whatever the size of the batches it was written in.
+ */
+import type { Logger } from 'pino';
+import { assert } from '../core/assert.js';
+import type { Offset } from '../core/offset.js';
+import { batchEvents, decodeEntryHead, PartitionEntryError } from '../log/partition-entry.js';
+import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
+import { readU64, writeU64 } from '../log/keys.js';
+import type { Entry, Snapshot } from '../raft/index.js';
+import { dedupWindow, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
+import type { RaftGroup } from './raft-host/raft-group.js';
+import { encodeStoredEntry, entryKey } from './raft-log-store.js';
+
+export const prefixOffsetIndex = 0x14;
+export const prefixApplied = 0x15;
+
+export type ReplicaOutcome = BatchOutcome | undefined;
+
+export interface StoredEventView {
+  offset: Offset;
+  bytes: Buffer;
+}
+
+function groupKey(prefix: number, group: number): Buffer {
+  const k = Buffer.allocUnsafe(5);
+  k[0] = prefix;
+  k.writeUInt32BE(group, 1);
+  return k;
+}
+
+function indexKey(group: number, lastOffset: number): Buffer {
+  const k = Buffer.allocUnsafe(13);
+  k[0] = prefixOffsetIndex;
+  k.writeUInt32BE(group, 1);
+  writeU64(k, 5, lastOffset);
+  return k;
+}
+
+interface IndexRow {
+  readonly raftIndex: number;
+  readonly first: number;
+  readonly last: number;
+  readonly appendTimeMs: number;
+  readonly requestId: string;
+}
+
+function encodeIndexRow(r: IndexRow): Buffer {
+  const id = Buffer.from(r.requestId, 'utf8');
+  const v = Buffer.allocUnsafe(24 + id.length);
+  writeU64(v, 0, r.raftIndex);
+  writeU64(v, 8, r.first);
+  writeU64(v, 16, r.appendTimeMs);
+  id.copy(v, 24);
+  return v;
+}
+
+function decodeIndexRow(k: Buffer, v: Buffer): IndexRow {
+  return { last: readU64(k, 5), raftIndex: readU64(v, 0), first: readU64(v, 8), appendTimeMs: readU64(v, 16), requestId: v.toString('utf8', 24) };
+}
+
+function encodeApplied(s: PartitionState): Buffer {
+  const v = Buffer.allocUnsafe(24);
+  writeU64(v, 0, s.applied);
+  writeU64(v, 8, s.newest + 1);
+  writeU64(v, 16, s.oldest);
+  return v;
+}
+
+export function encodeImage(img: PartitionImage): Uint8Array {
+  return Buffer.from(JSON.stringify(img), 'utf8');
+}
+
+export function decodeImage(data: Uint8Array): PartitionImage {
+  const img = JSON.parse(Buffer.from(data).toString('utf8')) as PartitionImage;
+  assert(Number.isSafeInteger(img.applied) && Number.isSafeInteger(img.next) && Number.isSafeInteger(img.oldest) && Array.isArray(img.recent), 'malformed partition image');
+  return img;
+}
+
+/** What the replica needs from the node: where to write its rows, and its Raft group. */
+export interface ReplicaHost {
+  writeRows(fill: (b: KvBatch) => void): void;
+}
+
+export class PartitionReplica {
+  readonly topic: number;
+  readonly partition: number;
+  readonly groupId: number;
+  readonly #kv: OrderedKv;
+  readonly #host: ReplicaHost;
+  readonly #logger: Logger;
+  #group!: RaftGroup<ReplicaOutcome>;
+  #state: PartitionState;
+  /** Batches applied whose entries are still in the group's memory tail: [first, last, raft index]. */
+  #recent: IndexRow[] = [];
+  #waiters = new Set<() => void>();
+  #corrupt: Error | undefined;
+
+  private constructor(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger, state: PartitionState) {
+    this.topic = topic;
+    this.partition = partition;
+    this.groupId = groupId;
+    this.#kv = kv;
+    this.#host = host;
+    this.#logger = logger;
+    this.#state = state;
+  }
+
+  /** Reads the stored applied state and the de-duplication window. */
+  static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger): Promise<PartitionReplica> {
+    const raw = await kv.get(groupKey(prefixApplied, groupId));
+    let image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] };
+    if (raw !== null) {
+      const recent: [string, number, number][] = [];
+      for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), reverse: true, limit: dedupWindow })) {
+        const r = decodeIndexRow(k, v);
+        if (r.requestId !== '') recent.unshift([r.requestId, r.first, r.last]);
+      }
+      image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
+    }
+    return new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
+  }
+
+  /** The applied index the group restarts from. */
+  get applied(): number {
+    return this.#state.applied;
+  }
+
+  attach(group: RaftGroup<ReplicaOutcome>): void {
+    this.#group = group;
+    group.setApplier({
+      apply: (e) => this.#apply(e),
+      applied: (index) => {
+        this.#state.applyOther(index);
+        this.#writeApplied();
+      },
+      restore: (s) => this.#restore(s),
+    });
+    group.onApplied = () => this.#wake();
+  }
+
+  get group(): RaftGroup<ReplicaOutcome> {
+    return this.#group;
+  }
+
+  bounds(): { oldest: Offset; newest: Offset } {
+    return { oldest: this.#state.oldest as Offset, newest: this.#state.newest as Offset };
+  }
+
+  image(): PartitionImage {
+    return this.#state.image();
+  }
+
+  // ------------------------------------------------------------------ apply
+
+  #apply(e: Entry): ReplicaOutcome {
+    const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+    let head;
+    try {
+      head = decodeEntryHead(data);
+    } catch (err) {
+      // A committed entry that does not decode is corruption of the replicated log: stop applying
+      // rather than assign offsets that may differ from the other replicas'.
+      throw new CorruptBatchError(this.topic, this.partition, this.#state.newest + 1, `raft entry ${e.index}: ${(err as Error).message}`);
+    }
+    let outcome: ReplicaOutcome;
+    switch (head.kind) {
+      case 'noop':
+        this.#state.applyOther(e.index);
+        break;
+      case 'base':
+        this.#state.applyBase(e.index, head.base);
+        break;
+      case 'batch': {
+        outcome = this.#state.applyBatch(e.index, head.requestId, head.count);
+        if (outcome.kind === 'appended') {
+          const row: IndexRow = { raftIndex: e.index, first: outcome.first, last: outcome.last, appendTimeMs: head.appendTimeMs, requestId: head.requestId };
+          this.#recent.push(row);
+          this.#host.writeRows((b) => b.put(indexKey(this.groupId, row.last), encodeIndexRow(row)));
+        }
+        break;
+      }
+    }
+    this.#writeApplied();
+    return outcome;
+  }
+
+  /** The applied index and offsets, written with the index rows of the entries up to it. */
+  #writeApplied(): void {
+    const v = encodeApplied(this.#state);
+    this.#host.writeRows((b) => b.put(groupKey(prefixApplied, this.groupId), v));
+  }
+
+  /**
+   * Applies a committed entry while the group is being opened (before its Raft node exists): the
+   * same rules as apply, so a restart reaches the same state as a replica that never stopped.
+   */
+  replay(e: Entry): void {
+    if (e.type === 'confChange') {
+      this.#state.applyOther(e.index);
+      this.#writeApplied();
+    } else this.#apply(e);
+  }
+
+  /** Starts from an image (a stored snapshot newer than the stored applied rows). */
+  restoreImage(img: PartitionImage): void {
+    this.#state = new PartitionState(img);
+    this.#recent = [];
+  }
+
+  #restore(s: Snapshot): void {
+    this.#state = new PartitionState(decodeImage(s.data));
+    this.#recent = [];
+    const applied = encodeApplied(this.#state);
+    this.#host.writeRows((b) => b.put(groupKey(prefixApplied, this.groupId), applied));
+  }
+
+  /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
+  forgetBefore(raftIndex: number): void {
+    let n = 0;
+    while (n < this.#recent.length && this.#recent[n]!.raftIndex < raftIndex) n++;
+    if (n > 0) this.#recent = this.#recent.slice(n);
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  async read(after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
+    if (this.#corrupt !== undefined) throw this.#corrupt;
+    const s = this.#state;
+    if (after < s.oldest - 1) throw new OffsetExpiredError(this.topic, this.partition, after, s.oldest);
+    if (after > s.newest) throw new OffsetNotYetAvailableError(this.topic, this.partition, after, s.newest);
+    const newest = s.newest;
+    const out: StoredEventView[] = [];
+    let next = after + 1;
+    let bytes = 0;
+    /** Takes the events of one indexed batch; false once the read is full. */
+    const take = (row: IndexRow, e: Entry | undefined): boolean => {
+      if (e === undefined || e.index !== row.raftIndex) throw this.#damaged(next, `raft entry ${row.raftIndex} of the batch ${row.first}..${row.last} is missing`);
+      if (row.first > next) {
+        if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
+        throw this.#damaged(next, `offsets ${next}..${row.first - 1} are missing`);
+      }
+      const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+      let events: Buffer[];
+      try {
+        const head = decodeEntryHead(data);
+        if (head.kind !== 'batch' || head.count !== row.last - row.first + 1) throw new PartitionEntryError(`entry does not hold the batch ${row.first}..${row.last}`);
+        events = batchEvents(data);
+      } catch (err) {
+        throw this.#damaged(next, `raft entry ${e.index}: ${(err as Error).message}`);
+      }
+      for (let o = next; o <= row.last; o++) {
+        if (o > newest || out.length >= maxEvents || bytes >= maxBytes) return false;
+        const ev = events[o - row.first]!;
+        out.push({ offset: o as Offset, bytes: ev });
+        bytes += ev.length;
+        next = o + 1;
+      }
+      return out.length < maxEvents && bytes < maxBytes && next <= newest;
+    };
+    const mem = this.#group.store.storage;
+    const memEntry = (i: number): Entry | undefined => (i >= mem.firstIndex() && i <= mem.lastIndex() ? mem.entries(i, i + 1, Number.MAX_SAFE_INTEGER)[0] : undefined);
+    if (next > newest) return out;
+    // 1. Batches older than the in-memory index: the offset index and the Raft log, both read in
+    //    order from the KV (one seek each), entries between indexed batches skipped (no-ops,
+    //    configuration changes, refused duplicates).
+    const recentFirst = this.#recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
+    if (next < recentFirst) {
+      const rows = this.#kv.iterate({ gte: indexKey(this.groupId, next), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 });
+      let entries: AsyncIterator<Entry> | undefined;
+      try {
+        for await (const [k, v] of rows) {
+          const row = decodeIndexRow(k, v);
+          if (row.first >= recentFirst) break;
+          let e = memEntry(row.raftIndex);
+          if (e === undefined) {
+            entries ??= this.#group.store.readStored(row.raftIndex)[Symbol.asyncIterator]();
+            for (;;) {
+              const r = await entries.next();
+              if (r.done === true) break;
+              if (r.value.index >= row.raftIndex) {
+                e = r.value;
+                break;
+              }
+            }
+          }
+          if (!take(row, e)) return out;
+        }
+      } finally {
+        await entries?.return?.();
+      }
+      if (next < recentFirst && next <= newest) {
+        if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
+        if (this.#recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
+      }
+    }
+    // 2. Recent batches: the in-memory index and the Raft log's memory tail.
+    const r = this.#recent;
+    let lo = 0;
+    let hi = r.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (r[mid]!.last < next) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < r.length && next <= newest; i++) {
+      const row = r[i]!;
+      let e = memEntry(row.raftIndex);
+      if (e === undefined) for await (const x of this.#group.store.readStored(row.raftIndex, row.raftIndex + 1)) e = x;
+      if (!take(row, e)) return out;
+    }
+    return out;
+  }
+
+  #damaged(offset: number, why: string): CorruptBatchError {
+    const err = new CorruptBatchError(this.topic, this.partition, offset, why);
+    if (this.#corrupt === undefined) {
+      this.#corrupt = err;
+      this.#logger.error({ topic: this.topic, partition: this.partition, group: this.groupId, offset, err: why }, 'partition replica refuses reads: corrupt raft entry');
+    }
+    return err;
+  }
+
+  /**
+   * Removes the batches appended before `cutoffMs`, oldest first, from the offset index and the Raft
+   * log (log truncation below a watermark). Entries still in the group's memory tail are first
+   * dropped from memory (`compactTo`): a follower that still needs them is then sent a snapshot and
+   * fetches what the leader still holds. Retention is decided by each replica on its own clock:
+   * replicas may differ in their oldest offset for a while, never in the events at an offset.
+   */
+  async applyRetention(cutoffMs: number, compactTo: (raftIndex: number) => Promise<void>): Promise<number> {
+    let cut: IndexRow | undefined;
+    for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, 0), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 })) {
+      const row = decodeIndexRow(k, v);
+      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest) break;
+      cut = row;
+    }
+    if (cut === undefined) return 0;
+    const before = this.#state.oldest;
+    const last = cut;
+    if (last.raftIndex >= this.#group.store.storage.firstIndex()) await compactTo(last.raftIndex);
+    await this.#kv.write((b) => {
+      b.delRange(indexKey(this.groupId, 0), indexKey(this.groupId, last.last + 1));
+      b.delRange(entryKey(this.groupId, 0), entryKey(this.groupId, last.raftIndex + 1));
+    }, { durable: false });
+    this.#state.truncateBefore(last.last + 1);
+    this.forgetBefore(last.raftIndex + 1);
+    this.#writeApplied();
+    return Math.max(0, last.last + 1 - before);
+  }
+
+  waitForEvents(after: Offset, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || this.#state.newest > after) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#waiters.delete(check);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const check = (): void => {
+        if (this.#state.newest > after) done();
+      };
+      this.#waiters.add(check);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  #wake(): void {
+    for (const w of [...this.#waiters]) w();
+  }
+
+  /**
+   * Raft entries [from, to] of this replica's log in chunks of about `maxBytes` (log shipping to a
+   * follower behind the leader's memory tail): from the KV, then from memory. The first chunk starts
+   * later than `from` when retention removed the entries before it.
+   */
+  async *readLog(from: number, to: number, maxBytes: number, signal: AbortSignal): AsyncIterable<Entry[]> {
+    const mem = this.#group.store.storage;
+    let chunk: Entry[] = [];
+    let bytes = 0;
+    let next = from;
+    const full = () => chunk.length > 0 && bytes >= maxBytes;
+    if (next < mem.firstIndex()) {
+      for await (const e of this.#group.store.readStored(next, Math.min(to + 1, mem.firstIndex()))) {
+        if (signal.aborted) return;
+        chunk.push(e);
+        bytes += e.data.byteLength;
+        next = e.index + 1;
+        if (full()) {
+          yield chunk;
+          chunk = [];
+          bytes = 0;
+        }
+      }
+      next = Math.max(next, mem.firstIndex());
+    }
+    while (next <= Math.min(to, mem.lastIndex()) && !signal.aborted) {
+      for (const e of mem.entries(next, Math.min(to, mem.lastIndex()) + 1, Math.max(1, maxBytes - bytes))) {
+        chunk.push(e);
+        bytes += e.data.byteLength;
+        next = e.index + 1;
+      }
+      if (full() || next > Math.min(to, mem.lastIndex())) {
+        if (chunk.length > 0) yield chunk;
+        chunk = [];
+        bytes = 0;
+      }
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  /**
+   * Stores entries fetched from the leader (log shipping) and applies them: they are committed (at or
+   * before the leader's snapshot index) and follow this replica's applied index without a gap.
+   * Returns false when they do not (the leader's log starts after what this replica applied: the
+   * events in between are gone everywhere and this replica cannot continue by itself).
+   */
+  storeFetched(entries: readonly Entry[]): boolean {
+    const first = entries[0];
+    if (first === undefined) return true;
+    if (first.index !== this.#state.applied + 1) return false;
+    const g = this.groupId;
+    this.#host.writeRows((b) => {
+      b.delRange(entryKey(g, first.index), entryKey(g, first.index + entries.length));
+      for (const e of entries) {
+        const k = entryKey(g, e.index);
+        b.put(k, encodeStoredEntry(k, e));
+      }
+    });
+    for (const e of entries) this.replay(e);
+    return true;
+  }
+
+  /** Wakes every waiter for good (the replica is closing). */
+  release(): void {
+    for (const w of [...this.#waiters]) w();
+    this.#waiters.clear();
+  }
+}

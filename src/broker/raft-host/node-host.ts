@@ -1,0 +1,376 @@
+/**
+ * The node's Raft host: one Ready loop, one timer and one write path for every Raft group this node
+ * is a member of (docs/replication.md, "One host for many groups").
+ *
+ * Each turn of the loop takes one Ready from every group that has work (at most `groupsPerTurnMax`,
+ * so one busy group cannot starve the others), and then, following the Ready contract of
+ * src/raft/rawnode.ts for all of them at once:
+ *
+ *   1. writes every group's entries, hard state and snapshot, and the rows the state machines asked
+ *      for since the last turn, in ONE atomic KV write, fsynced if any group needs it: one fsync per
+ *      node per turn, whatever the number of groups (the window is the time the previous write took);
+ *   2. sends the messages a leader sends (appends, heartbeats, snapshots) while that write is in
+ *      flight, because they do not depend on the leader's own disk (Raft thesis §10.2.1): a leader
+ *      counts its own copy toward commitment only after advance() reports it durable, exactly like a
+ *      follower's acknowledgement; every other message (votes, acknowledgements) waits for the write;
+ *   3. applies committed entries: those already durable here before this turn at once, the rest after
+ *      the write; installs snapshots;
+ *   4. advances every group, and goes round again while any has work.
+ *
+ * A write the KV refused without applying anything (a full disk) is retried with backoff: every group
+ * stands still meanwhile (proposals time out with a retriable error) and goes on once space is freed.
+ * Any other failure (a failed fsync, a broken invariant) is fatal for the node.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/ports.js';
+import { KvWriteError, type KvBatch, type OrderedKv } from '../../log/index.js';
+import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/index.js';
+import type { NodeDisk } from '../node-disk.js';
+import type { RaftGroup } from './raft-group.js';
+
+/** One group's messages of a turn. */
+export interface GroupMessages {
+  readonly group: number;
+  readonly messages: readonly Message[];
+}
+
+/** How the host reaches peers (the gRPC transport, which writes once per peer per call; the simulator's network). */
+export interface GroupTransport {
+  send(groups: readonly GroupMessages[]): void;
+}
+
+/** A repeating timer (setInterval in production, virtual time in the simulator). */
+export interface TickSource {
+  every(ms: number, fn: () => void): () => void;
+}
+
+export const systemTicks: TickSource = {
+  every(ms, fn) {
+    const t = setInterval(fn, ms);
+    return () => clearInterval(t);
+  },
+};
+
+export interface NodeHostOptions {
+  readonly self: NodeId;
+  readonly kv: OrderedKv;
+  readonly tickMs: number;
+  readonly clock: Clock;
+  readonly ticks: TickSource;
+  readonly logger: Logger;
+  /** Groups whose Ready is handled in one turn. */
+  readonly groupsPerTurnMax?: number;
+  /** The node's disk: numbers each turn's write once for the lost-tail check (node-disk.ts). */
+  readonly disk?: NodeDisk;
+  /** The disk failed or an invariant broke: the node must stop. */
+  readonly onFatal: (err: unknown) => void;
+}
+
+/** Message types only a leader sends; none promises anything about the leader's own disk. */
+const leaderMessages: ReadonlySet<MessageType> = new Set<MessageType>(['app', 'heartbeat', 'snap', 'timeoutNow', 'readIndexResp']);
+/** How long after a refused write new proposals fail at once, before one probes the disk again. */
+const refusedRetryMs = 200;
+const catchUpTicksMax = 3;
+
+interface Turn {
+  readonly group: RaftGroup<unknown>;
+  readonly rd: Ready;
+  /** The group's last durable index before this turn (0 when the Ready installs a snapshot). */
+  readonly durableLast: number;
+  /** Committed entries applied before the write resolved. */
+  early: number;
+}
+
+export class RaftNodeHost {
+  readonly #o: NodeHostOptions;
+  readonly #groups = new Map<number, RaftGroup<unknown>>();
+  readonly #dirty = new Set<number>();
+  /** Groups whose Readies wait (a follower fetching the log it lacks before it takes a snapshot). */
+  readonly #paused = new Set<number>();
+  #rows: ((b: KvBatch) => void)[] = [];
+  #flushed: (() => void)[] = [];
+  #transport: GroupTransport | undefined;
+  #looping = false;
+  #loopDone: Promise<void> = Promise.resolve();
+  #stopTicks: (() => void) | undefined;
+  #tickOriginMs = 0;
+  #ticks = 0;
+  #closed = false;
+  /** Set while the KV refuses the node's writes (a full disk): the reason, for those who must fail. */
+  #refusal: KvWriteError | undefined;
+  #refusedAtMs = 0;
+  /** Turns and writes, for observation (and tests of "one write per turn"). */
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0 };
+
+  constructor(o: NodeHostOptions) {
+    this.#o = o;
+  }
+
+  start(transport: GroupTransport | undefined): void {
+    this.#transport = transport;
+    this.#tickOriginMs = this.#o.clock.monotonicMs();
+    this.#stopTicks = this.#o.ticks.every(this.#o.tickMs, () => this.#onTick());
+  }
+
+  setTransport(t: GroupTransport | undefined): void {
+    this.#transport = t;
+  }
+
+  add(g: RaftGroup<unknown>): void {
+    if (this.#groups.has(g.id)) throw new Error(`group ${g.id} is already hosted`);
+    this.#groups.set(g.id, g);
+    g.onWork = () => this.kick(g.id);
+    this.kick(g.id);
+  }
+
+  /** Stops hosting a group (its proposals fail); waits for a turn that may be handling it. */
+  async remove(id: number): Promise<void> {
+    const g = this.#groups.get(id);
+    if (g === undefined) return;
+    this.#groups.delete(id);
+    this.#dirty.delete(id);
+    this.#paused.delete(id);
+    g.close();
+    await this.#loopDone;
+  }
+
+  /**
+   * The KV's reason while it refuses writes: a new proposal fails with it at once instead of waiting
+   * for its deadline. After `refusedRetryMs` one is let through again to find out whether space came
+   * back (its write is the probe).
+   */
+  get refusal(): KvWriteError | undefined {
+    if (this.#refusal !== undefined && this.#o.clock.monotonicMs() - this.#refusedAtMs >= refusedRetryMs) return undefined;
+    return this.#refusal;
+  }
+
+  group(id: number): RaftGroup<unknown> | undefined {
+    return this.#groups.get(id);
+  }
+
+  groups(): IterableIterator<RaftGroup<unknown>> {
+    return this.#groups.values();
+  }
+
+  /**
+   * Stops handling a group's Readies (and ticking it) until resume(); resolves once a turn that may
+   * be handling it has finished. Messages still step into it and show in its next Ready.
+   */
+  async pause(id: number): Promise<void> {
+    this.#paused.add(id);
+    await this.#loopDone;
+  }
+
+  resume(id: number): void {
+    this.#paused.delete(id);
+    this.kick(id);
+  }
+
+  /** A group may have work (a proposal, a received message): handle it in the next turn. */
+  kick(id: number): void {
+    this.#dirty.add(id);
+    this.#schedule();
+  }
+
+  /** Rows a state machine wants written (not fsynced) with the next write, e.g. an offset index. */
+  writeRows(fill: (b: KvBatch) => void): void {
+    this.#rows.push(fill);
+    this.#schedule();
+  }
+
+  /** Resolves once every row asked for before the call is written (not fsynced). */
+  flushRows(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#flushed.push(resolve);
+      this.#schedule();
+    });
+  }
+
+  receive(group: number, m: Message): boolean {
+    if (this.#closed) return true;
+    const g = this.#groups.get(group);
+    if (g === undefined) return false;
+    try {
+      g.step(m);
+    } catch (err) {
+      this.#fatal(err);
+      return true;
+    }
+    this.kick(group);
+    return true;
+  }
+
+  unreachable(peer: NodeId): void {
+    for (const g of this.#groups.values()) g.raw.reportUnreachable(peer);
+  }
+
+  snapshotStatus(group: number, peer: NodeId, delivered: boolean): void {
+    const g = this.#groups.get(group);
+    if (g === undefined) return;
+    g.raw.reportSnapshot(peer, delivered);
+    this.kick(group);
+  }
+
+  // ------------------------------------------------------------------ the loop
+
+  #schedule(): void {
+    if (this.#looping || this.#closed) return;
+    this.#looping = true;
+    this.#loopDone = new Promise<void>((done) => {
+      setImmediate(() => {
+        this.#loop().then(done, (err: unknown) => {
+          this.#fatal(err);
+          done();
+        });
+      });
+    });
+  }
+
+  async #loop(): Promise<void> {
+    try {
+      while (!this.#closed && (this.#hasWork() || this.#rows.length > 0 || this.#flushed.length > 0)) await this.#turn();
+    } finally {
+      this.#looping = false;
+    }
+  }
+
+  #hasWork(): boolean {
+    if (this.#paused.size === 0) return this.#dirty.size > 0;
+    for (const id of this.#dirty) if (!this.#paused.has(id)) return true;
+    return false;
+  }
+
+  async #turn(): Promise<void> {
+    this.stats.turns++;
+    const max = this.#o.groupsPerTurnMax ?? 256;
+    const turns: Turn[] = [];
+    for (const id of this.#dirty) {
+      if (turns.length >= max) break;
+      if (this.#paused.has(id)) continue;
+      this.#dirty.delete(id);
+      const g = this.#groups.get(id);
+      if (g === undefined || !g.raw.hasReady()) continue;
+      const durableLast = g.store.storage.lastIndex();
+      const rd = g.raw.ready();
+      g.observe(rd);
+      turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, early: 0 });
+    }
+    this.stats.readies += turns.length;
+    const rows = this.#rows;
+    this.#rows = [];
+    const flushed = this.#flushed;
+    this.#flushed = [];
+    const mustSync = turns.some((t) => t.rd.mustSync);
+    const needsWrite = rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined);
+    // 1. One write for every group (started here, awaited below).
+    const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);
+    // 2. What a leader sends does not wait for its own disk.
+    const early: GroupMessages[] = [];
+    const late: GroupMessages[] = [];
+    for (const t of turns) {
+      if (t.rd.messages.length === 0) continue;
+      const e = t.rd.messages.filter((m) => leaderMessages.has(m.type));
+      if (e.length > 0) early.push({ group: t.group.id, messages: e });
+      if (e.length < t.rd.messages.length) late.push({ group: t.group.id, messages: t.rd.messages.filter((m) => !leaderMessages.has(m.type)) });
+    }
+    if (early.length > 0) this.#transport?.send(early);
+    // 3a. Committed entries that were durable here before this turn need not wait for its write.
+    for (const t of turns) {
+      const ce = t.rd.committedEntries;
+      while (t.early < ce.length && ce[t.early]!.index <= t.durableLast) t.group.applyEntry(ce[t.early++]!);
+    }
+    if (!(await written)) {
+      for (const t of turns) {
+        t.group.reset(this.#refusal!);
+        this.#dirty.add(t.group.id);
+      }
+      this.#flushed.unshift(...flushed);
+      // Do not spin on a full disk: the next attempt comes with the next tick or proposal.
+      await new Promise((r) => setTimeout(r, refusedRetryMs));
+      return;
+    }
+    for (const f of flushed) f();
+    for (const t of turns) t.group.store.persisted(t.rd);
+    if (late.length > 0) this.#transport?.send(late);
+    // 3b, 4. Apply the rest and advance.
+    for (const t of turns) {
+      const g = t.group;
+      if (t.rd.snapshot !== undefined) g.installSnapshot(t.rd.snapshot);
+      const ce: readonly Entry[] = t.rd.committedEntries;
+      for (let i = t.early; i < ce.length; i++) g.applyEntry(ce[i]!);
+      g.raw.advance(t.rd);
+      if (ce.length > 0 || t.rd.snapshot !== undefined) g.onApplied?.();
+      if (this.#groups.get(g.id) === g && g.raw.hasReady()) this.#dirty.add(g.id);
+    }
+  }
+
+  /**
+   * The one write of a turn. A write the KV refused without storing any of it (a full disk) fails
+   * the turn's Readies: each of their groups restarts from its disk (RaftGroup.reset) and its waiting
+   * proposals fail with the KV's reason, exactly as if nothing had been asked — so a batch a client
+   * is told failed never appears later. The state machines' rows go into the next write.
+   */
+  async #write(turns: readonly Turn[], rows: readonly ((b: KvBatch) => void)[], durable: boolean): Promise<boolean> {
+    this.stats.writes++;
+    if (durable) this.stats.durableWrites++;
+    let seq = 0;
+    try {
+      await this.#o.kv.write((b) => {
+        for (const fill of rows) fill(b);
+        for (const t of turns) t.group.store.fill(b, t.rd);
+        // One sequence number per turn, whatever the number of groups in it.
+        if (this.#o.disk !== undefined) seq = this.#o.disk.stamp(b);
+      }, { durable });
+      if (durable) this.#o.disk?.durable(seq);
+    } catch (err) {
+      if (!(err instanceof KvWriteError) || this.#closed) throw err;
+      if (this.#refusal === undefined) this.#o.logger.error({ err: err.message, groups: turns.length }, 'raft log write refused (writes fail until it succeeds again)');
+      this.#refusal = err;
+      this.#refusedAtMs = this.#o.clock.monotonicMs();
+      this.#rows.unshift(...rows);
+      return false;
+    }
+    if (this.#refusal !== undefined) this.#o.logger.warn('raft log writes succeed again');
+    this.#refusal = undefined;
+    return true;
+  }
+
+  // ------------------------------------------------------------------ time
+
+  #onTick(): void {
+    if (this.#closed) return;
+    const now = this.#o.clock.monotonicMs();
+    const due = Math.floor((now - this.#tickOriginMs) / this.#o.tickMs) - this.#ticks;
+    const n = Math.min(due, catchUpTicksMax);
+    this.#ticks += due;
+    try {
+      for (const g of this.#groups.values()) {
+        if (this.#paused.has(g.id)) continue;
+        for (let i = 0; i < n; i++) g.raw.tick();
+        g.expire(now);
+        if (g.raw.hasReady()) this.#dirty.add(g.id);
+      }
+    } catch (err) {
+      this.#fatal(err);
+      return;
+    }
+    if (this.#hasWork()) this.#schedule();
+  }
+
+  #fatal(err: unknown): void {
+    if (this.#closed) return;
+    this.#o.logger.fatal({ err }, 'raft host failed');
+    void this.close();
+    this.#o.onFatal(err);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopTicks?.();
+    for (const g of this.#groups.values()) g.close();
+    await this.#loopDone;
+    for (const f of this.#flushed.splice(0)) f();
+  }
+}

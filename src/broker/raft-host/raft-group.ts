@@ -1,0 +1,272 @@
+/**
+ * One Raft group member on this node, as the node's Ready loop (node-host.ts) drives it: the RawNode,
+ * its durable log (RaftLogStore), the state machine it applies to (a GroupApplier), and the proposals
+ * this node made that wait for their entry to be applied.
+ *
+ * The group does no I/O of its own and owns no timer: the node host ticks it, takes its Ready, writes
+ * it in the node's shared write and calls back `persisted`, `apply` and `advance` in the order of the
+ * Ready contract (src/raft/rawnode.ts). So a thousand groups cost one timer and one fsync per window.
+ *
+ * Proposals are keyed by (term, index): after losing and regaining leadership a new proposal can land
+ * at an index an old, failed one had; each must be answered on its own. An entry applied at a
+ * proposal's index with another term means the proposal was overwritten: it failed, and says so.
+ */
+import { assert } from '../../core/assert.js';
+import { noNode, RawNode } from '../../raft/index.js';
+import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, Term } from '../../raft/index.js';
+import type { RaftLogStore } from '../raft-log-store.js';
+
+/** The state machine a group applies its committed entries to. */
+export interface GroupApplier<Outcome> {
+  /** Applies one committed normal entry (the no-op of a new leader too: empty data). */
+  apply(entry: Entry): Outcome;
+  /** A configuration change was applied at `index` (the state machine's applied index moves). */
+  applied(index: Index): void;
+  /** The state was replaced by a snapshot from the leader (installed durably already). */
+  restore(snapshot: Snapshot): void;
+}
+
+/** Why a proposal did not commit. `leader` is the node to try instead (noNode: unknown). */
+export class ProposalFailedError extends Error {
+  override name = 'ProposalFailedError';
+  constructor(
+    readonly reason: 'notLeader' | 'overwritten' | 'timeout' | 'refused' | 'closed',
+    message: string,
+    readonly leader: NodeId = noNode,
+    readonly term: Term = 0,
+    /** The storage error behind a 'refused' (a full disk), passed on to the client. */
+    readonly storageError?: Error,
+  ) {
+    super(message);
+  }
+}
+
+interface Pending<Outcome> {
+  readonly term: Term;
+  readonly index: Index;
+  readonly deadlineMs: number;
+  readonly resolve: (r: Applied<Outcome>) => void;
+  readonly reject: (err: ProposalFailedError) => void;
+}
+
+export interface Applied<Outcome> {
+  readonly index: Index;
+  readonly term: Term;
+  readonly outcome: Outcome;
+}
+
+export interface RaftGroupOptions {
+  readonly id: number;
+  readonly self: NodeId;
+  readonly store: RaftLogStore;
+  /** The configuration as of `applied` (the store's own is as of its snapshot). */
+  readonly conf: ConfState;
+  readonly applied: Index;
+  readonly electionTicks: number;
+  readonly heartbeatTicks: number;
+  readonly random: { int(n: number): number };
+  readonly uncommittedBytesMax?: number;
+}
+
+export class RaftGroup<Outcome> {
+  readonly id: number;
+  readonly self: NodeId;
+  readonly store: RaftLogStore;
+  raw: RawNode;
+  #applier: GroupApplier<Outcome> | undefined;
+  #conf: ConfState;
+  #applied: Index;
+  #lead: NodeId = noNode;
+  #term: Term;
+  /** index -> the proposals waiting for the entry at that index (one per term that proposed there). */
+  readonly #pending = new Map<Index, Pending<Outcome>[]>();
+  /** Called when the leader or role changed (after the Ready that says so). */
+  onLeaderChange: ((lead: NodeId, term: Term) => void) | undefined;
+  /** Set by the node host: the group has new work for its Ready loop (a proposal). */
+  onWork: (() => void) | undefined;
+  /** Called after entries were applied (readers wake up). */
+  onApplied: (() => void) | undefined;
+
+  constructor(o: RaftGroupOptions) {
+    this.id = o.id;
+    this.self = o.self;
+    this.store = o.store;
+    this.#o = o;
+    this.#conf = o.conf;
+    this.#applied = o.applied;
+    this.raw = this.#newRawNode();
+    this.#term = o.store.storage.hardState().term;
+  }
+
+  readonly #o: RaftGroupOptions;
+
+  /** A Raft node over what is durable, as a restarted process would build it. */
+  #newRawNode(): RawNode {
+    const storage = this.store.storage;
+    const conf = this.#conf;
+    return new RawNode({
+      id: this.self,
+      storage: {
+        initialState: () => ({ hardState: storage.hardState(), confState: conf }),
+        entries: (lo, hi, max) => storage.entries(lo, hi, max),
+        term: (i) => storage.term(i),
+        firstIndex: () => storage.firstIndex(),
+        lastIndex: () => storage.lastIndex(),
+        snapshot: () => storage.snapshot(),
+      },
+      applied: this.#applied,
+      electionTicks: this.#o.electionTicks,
+      heartbeatTicks: this.#o.heartbeatTicks,
+      random: this.#o.random,
+      preVote: true,
+      checkQuorum: true,
+      // A member whose log was found damaged (a lost write-ahead-log tail) neither votes nor leads
+      // until its leader has repaired it (src/raft, `damaged`).
+      damaged: this.store.coreDamage(),
+      ...(this.#o.uncommittedBytesMax === undefined ? {} : { uncommittedBytesMax: this.#o.uncommittedBytesMax }),
+    });
+  }
+
+  /**
+   * The node's write of this group's Ready was refused (a full disk) and nothing of it was stored:
+   * the group goes on as if this process had restarted from its disk (its unsynced entries are gone,
+   * it is a follower at its durable term), and the proposals waiting here fail with the reason. A
+   * group of one then elects itself again at once. What a leader had already sent to followers
+   * (appends go out before its own write) may still commit through them: the caller was told the
+   * write failed, which is what a client of a crashed leader is told too.
+   */
+  reset(reason: Error): void {
+    this.close(reason);
+    this.#lead = noNode;
+    this.raw = this.#newRawNode();
+    this.#term = this.store.storage.hardState().term;
+    if (this.isSingleton()) this.raw.campaign();
+  }
+
+  /** The applier is set after construction: it may need the group (to read its log). */
+  setApplier(a: GroupApplier<Outcome>): void {
+    this.#applier = a;
+  }
+
+  get applied(): Index {
+    return this.#applied;
+  }
+
+  get conf(): ConfState {
+    return this.#conf;
+  }
+
+  get leader(): NodeId {
+    return this.#lead;
+  }
+
+  get term(): Term {
+    return this.#term;
+  }
+
+  isLeader(): boolean {
+    return this.raw.isLeader();
+  }
+
+  /** Whether this node is the only voter (it can elect itself at once). */
+  isSingleton(): boolean {
+    return this.#conf.learners.length === 0 && this.#conf.voters.length === 1 && this.#conf.voters[0] === this.self;
+  }
+
+  /**
+   * Appends `data` if this node leads, and resolves once the entry is applied here. `expectedTerm`
+   * (0: any) is the epoch the caller routed for: a leader of another term refuses, so a batch meant
+   * for a deposed leader is never acknowledged by a newer one it did not reach (the caller retries).
+   */
+  propose(data: Uint8Array, deadlineMs: number, expectedTerm: Term = 0): Promise<Applied<Outcome>> {
+    if (!this.raw.isLeader()) {
+      return Promise.reject(new ProposalFailedError('notLeader', `node ${this.self} does not lead group ${this.id}`, this.#lead, this.#term));
+    }
+    const term = this.raw.status().term;
+    if (expectedTerm !== 0 && expectedTerm !== term) {
+      return Promise.reject(new ProposalFailedError('notLeader', `group ${this.id} is at term ${term}, not ${expectedTerm}`, this.self, term));
+    }
+    const r = this.raw.propose(data);
+    if (!r.ok) {
+      if (r.reason === 'notLeader' || r.reason === 'leadershipTransfer') {
+        return Promise.reject(new ProposalFailedError('notLeader', `group ${this.id}: ${r.reason}`, this.#lead, term));
+      }
+      return Promise.reject(new ProposalFailedError('refused', `group ${this.id} refused the proposal (${r.reason})`, this.self, term));
+    }
+    this.onWork?.();
+    return new Promise((resolve, reject) => {
+      const p: Pending<Outcome> = { term: r.term, index: r.firstIndex, deadlineMs, resolve, reject };
+      const at = this.#pending.get(r.firstIndex);
+      if (at === undefined) this.#pending.set(r.firstIndex, [p]);
+      else at.push(p);
+    });
+  }
+
+  // ------------------------------------------------------------------ driven by the node host
+
+  step(m: Message): void {
+    this.raw.step(m);
+  }
+
+  /** Step 3 of the Ready contract for one committed entry. */
+  applyEntry(e: Entry): void {
+    assert(e.index === this.#applied + 1, `group ${this.id}: entry ${e.index} applied after ${this.#applied}`);
+    let outcome: Outcome | undefined;
+    let applied = false;
+    if (e.type === 'confChange') {
+      this.#conf = this.raw.applyConfChange(e);
+      this.#applier!.applied(e.index);
+    } else {
+      outcome = this.#applier!.apply(e);
+      applied = true;
+    }
+    this.#applied = e.index;
+    const waiting = this.#pending.get(e.index);
+    if (waiting === undefined) return;
+    this.#pending.delete(e.index);
+    for (const p of waiting) {
+      // Only the proposal of the entry's own term is this entry; one of another term was overwritten
+      // by a newer leader's log (it did not commit and never will).
+      if (p.term === e.term && applied) p.resolve({ index: e.index, term: e.term, outcome: outcome as Outcome });
+      else p.reject(new ProposalFailedError('overwritten', `group ${this.id}: leadership changed before entry ${p.index} of term ${p.term} committed`, this.#lead, this.#term));
+    }
+  }
+
+  installSnapshot(s: Snapshot): void {
+    this.#conf = s.metadata.confState;
+    this.#applied = s.metadata.index;
+    this.#applier!.restore(s);
+    for (const [index, ps] of this.#pending) {
+      if (index > s.metadata.index) continue;
+      this.#pending.delete(index);
+      for (const p of ps) p.reject(new ProposalFailedError('overwritten', `group ${this.id}: replaced by a snapshot before entry ${index} was applied here`, this.#lead, this.#term));
+    }
+  }
+
+  /** Observes a Ready's soft and hard state before it is handled. */
+  observe(rd: Ready): void {
+    if (rd.hardState !== undefined) this.#term = rd.hardState.term;
+    if (rd.softState !== undefined && rd.softState.lead !== this.#lead) {
+      this.#lead = rd.softState.lead;
+      this.onLeaderChange?.(this.#lead, this.#term);
+    }
+  }
+
+  /** Fails proposals whose deadline passed (the node host calls this on its ticks). */
+  expire(nowMs: number): void {
+    if (this.#pending.size === 0) return;
+    for (const [index, ps] of this.#pending) {
+      const late = ps.filter((p) => p.deadlineMs <= nowMs);
+      if (late.length === 0) continue;
+      if (late.length === ps.length) this.#pending.delete(index);
+      else this.#pending.set(index, ps.filter((p) => p.deadlineMs > nowMs));
+      for (const p of late) p.reject(new ProposalFailedError('timeout', `group ${this.id}: entry ${index} did not commit in time (no quorum?); it may still commit`, this.#lead, this.#term));
+    }
+  }
+
+  close(reason?: Error): void {
+    const err = reason === undefined ? new ProposalFailedError('closed', `group ${this.id} closed on this node`, noNode, this.#term) : new ProposalFailedError('refused', reason.message, noNode, this.#term, reason);
+    for (const p of [...this.#pending.values()].flat()) p.reject(err);
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The partitions part of GET /cluster: for every partition of every log, where it lives (from
+ * placement) and how its group is doing (from runtime facts the caller gathers: leader, term, and each
+ * replica's commit and applied index). PURE: a read model, it decides nothing. Field names follow the
+ * rest of GET /cluster (snake_case).
+ *
+ * A partition is under-replicated when one of its voters is not in sync: it reported nothing (down,
+ * unreachable, or not hosting the group yet) or its applied index is more than `inSyncLagMax` entries
+ * behind the group's commit index. Learners are listed but do not count: they are not replicas yet.
+ * A partition without a known leader is counted apart as leaderless (it cannot take writes).
+ */
+import type { PlacedPartition } from './placement-of.js';
+
+/** The default of `inSyncLagMax`: entries a voter may trail the commit index and still count as in sync. */
+export const inSyncLagEntriesDefault = 1000;
+
+export interface ReplicaFacts {
+  commit: number;
+  applied: number;
+}
+
+export interface GroupFacts {
+  /** The leader as observed (null: none known). */
+  leader: number | null;
+  term: number;
+  /** What each replica (voter or learner) reported, by node id; absent nodes reported nothing. */
+  replicas: ReadonlyMap<number, ReplicaFacts>;
+  /**
+   * The facts come from a node that does not lead the group (it knows only itself): a replica absent
+   * from `replicas` is unknown, not out of sync, and the partition counts as under-replicated only
+   * if a reported one is behind.
+   */
+  partial?: boolean;
+}
+
+export interface ReplicaStatus {
+  node: number;
+  /** 'voter' or 'learner', from placement. */
+  role: 'voter' | 'learner';
+  commit_index: number | null;
+  applied_index: number | null;
+  /** Entries behind the group's commit index; null when the replica reported nothing. */
+  lag: number | null;
+  in_sync: boolean;
+}
+
+export interface PartitionStatus {
+  event_type: string;
+  partition: string;
+  /** The log (timeline) the partition belongs to. */
+  topic: number;
+  group: number;
+  leader: number | null;
+  term: number | null;
+  preferred_leader: number;
+  replicas: number[];
+  learners: number[];
+  /** The group's commit index: the leader's, or the highest reported when the leader did not report. */
+  commit_index: number | null;
+  /** The lowest applied index among the voters that reported. */
+  applied_index: number | null;
+  /** How far the slowest voter trails the commit index (null: no voter reported). */
+  lag: number | null;
+  under_replicated: boolean;
+  replica_status: ReplicaStatus[];
+}
+
+export interface ClusterPartitions {
+  partitions: PartitionStatus[];
+  under_replicated_partitions: number;
+  leaderless_partitions: number;
+}
+
+function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMax: number): PartitionStatus {
+  const { group, replicas } = p.placement;
+  const learners = p.placement.learners ?? [];
+  const reported = facts?.replicas ?? new Map<number, ReplicaFacts>();
+  const leaderFacts = facts?.leader === null || facts?.leader === undefined ? undefined : reported.get(facts.leader);
+  const commits = [...reported.values()].map((r) => r.commit);
+  const commit = leaderFacts?.commit ?? (commits.length > 0 ? Math.max(...commits) : null);
+  const replicaStatus = [...replicas.map((node) => ({ node, role: 'voter' as const })), ...learners.map((node) => ({ node, role: 'learner' as const }))].map(({ node, role }): ReplicaStatus => {
+    const r = reported.get(node);
+    const lag = r === undefined || commit === null ? null : Math.max(0, commit - r.applied);
+    const unknown = r === undefined && facts?.partial === true;
+    return { node, role, commit_index: r?.commit ?? null, applied_index: r?.applied ?? null, lag, in_sync: unknown || (lag !== null && lag <= inSyncLagMax) };
+  });
+  const voters = replicaStatus.filter((r) => r.role === 'voter');
+  const votersApplied = voters.flatMap((r) => (r.applied_index === null ? [] : [r.applied_index]));
+  const votersLag = voters.flatMap((r) => (r.lag === null ? [] : [r.lag]));
+  return {
+    event_type: p.event_type,
+    partition: p.partition,
+    topic: p.topic,
+    group,
+    leader: facts?.leader ?? null,
+    term: facts?.term ?? null,
+    preferred_leader: replicas[0]!,
+    replicas: [...replicas],
+    learners: [...learners],
+    commit_index: commit,
+    applied_index: votersApplied.length > 0 ? Math.min(...votersApplied) : null,
+    lag: votersLag.length > 0 ? Math.max(...votersLag) : null,
+    under_replicated: voters.some((r) => !r.in_sync),
+    replica_status: replicaStatus,
+  };
+}
+
+/** The partitions list of GET /cluster and its counts, in the order of `placed`. */
+export function clusterPartitions(placed: Iterable<PlacedPartition>, facts: ReadonlyMap<number, GroupFacts>, inSyncLagMax = inSyncLagEntriesDefault): ClusterPartitions {
+  const partitions = [...placed].map((p) => statusOf(p, facts.get(p.placement.group), inSyncLagMax));
+  return {
+    partitions,
+    under_replicated_partitions: partitions.filter((p) => p.under_replicated).length,
+    leaderless_partitions: partitions.filter((p) => p.leader === null).length,
+  };
+}

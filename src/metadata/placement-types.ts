@@ -1,0 +1,70 @@
+/**
+ * Where a partition lives: the Raft group that replicates it and the nodes in that group. Stored in
+ * replicated metadata (DESIGN.md, "Replication model": placement is decided by the metadata leader and
+ * stored in metadata). Every partition of every timeline's log is its own group.
+ *
+ * Group ids are u32 and never reused, so a re-created event type (or a new timeline) never meets the
+ * Raft state of an older one. Two ranges exist:
+ * - 0 is the metadata group;
+ * - [1, groupIdAllocatedMax] are handed out by the state machine, in log order, from a counter;
+ * - [legacyGroupIdBase, 2^32) are derived from (topic, partition) for partitions of event types created
+ *   before placement existed (see placementOf). The counter never reaches that range, so the two kinds
+ *   cannot collide.
+ */
+import { assert } from '../core/assert.js';
+import { partitionsPerEventTypeMax } from '../core/limits.js';
+
+export interface PartitionPlacement {
+  /** u32 Raft group id, > 0, never reused; group 0 is the metadata group. */
+  group: number;
+  /** Voting node ids, distinct; the first is the preferred leader. */
+  replicas: number[];
+  /** Replicas being added, not yet voters (absent: none). */
+  learners?: number[];
+  /**
+   * The move in flight (absent: none). A move replaces `from` by `to` one configuration change at a
+   * time (partition.move: add_learner, promote, remove); a second move of the partition waits for it.
+   */
+  moving?: { from: number; to: number };
+}
+
+/**
+ * The replicas a proposer chose for the partitions a command creates. Group ids are not part of it:
+ * the state machine allocates them when it applies the command, so they follow the log order.
+ */
+export interface PlacementProposal {
+  /** Per new partition (indexed like `partitions`), its replicas; the first is the preferred leader. */
+  replicas: number[][];
+  /** The cluster members the proposer placed over: every replica must be one of them. */
+  members: number[];
+}
+
+/** The highest group id the state machine's counter may hand out. */
+export const groupIdAllocatedMax = 2 ** 31 - 1;
+/** Node ids are Raft member ids: positive and within the config's range. */
+export const nodeIdMax = 2 ** 31 - 1;
+
+/** Derived group ids of legacy partitions: base + topic * 2^legacyPartitionBits + partition index. */
+export const legacyGroupIdBase = 2 ** 31;
+const legacyPartitionBits = 10;
+const legacyTopicMax = 2 ** (32 - 1 - legacyPartitionBits) - 1;
+
+assert(partitionsPerEventTypeMax <= 2 ** legacyPartitionBits, 'a legacy group id must have room for every partition index');
+
+export const isNodeId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 && v <= nodeIdMax;
+
+/** The group id of partition `index` of a legacy log (one written before placement existed). */
+export function legacyGroupId(topic: number, index: number): number {
+  assert(Number.isSafeInteger(topic) && topic >= 1 && topic <= legacyTopicMax, `legacy topic ${topic} out of range`);
+  assert(Number.isSafeInteger(index) && index >= 0 && index < 2 ** legacyPartitionBits, `legacy partition index ${index} out of range`);
+  return legacyGroupIdBase + topic * 2 ** legacyPartitionBits + index;
+}
+
+/** The (topic, partition index) a legacy group id was derived from; undefined for other ids. */
+export function legacyGroupParts(group: number): { topic: number; index: number } | undefined {
+  if (!Number.isSafeInteger(group) || group < legacyGroupIdBase || group >= 2 ** 32) return undefined;
+  const rest = group - legacyGroupIdBase;
+  const topic = Math.floor(rest / 2 ** legacyPartitionBits);
+  if (topic < 1) return undefined;
+  return { topic, index: rest % 2 ** legacyPartitionBits };
+}

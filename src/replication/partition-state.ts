@@ -1,0 +1,121 @@
+/**
+ * The state machine of one partition's Raft group (pure): what applying the committed log does.
+ *
+ * The Raft log is the partition log. A committed entry is one of:
+ * - an event batch: it takes the next `count` dense offsets, in log order, when it is applied (not
+ *   when it is proposed), so no-ops, configuration changes and refused duplicates never show as gaps
+ *   and every replica assigns the same offsets to the same batch;
+ * - anything else (a new leader's no-op, a configuration change, a control command): no offsets.
+ *
+ * Duplicates. A publish forwarded to a leader that is deposed before it answers is retried by the
+ * forwarder with the same request id. If the first attempt did commit, applying the retry must not
+ * append the events twice: the state remembers the offsets of the last `dedupWindow` request ids and
+ * answers a repeated one with the offsets of its first application. The window is part of the image,
+ * so a replica restored from a snapshot de-duplicates exactly as the others.
+ *
+ * Offsets are plain safe integers here (src/core/offset.ts brands them at the edges).
+ */
+import { assert } from '../core/assert.js';
+
+/** Request ids remembered for de-duplication, per partition. */
+export const dedupWindow = 512;
+
+/** What the state is at an applied index: small, so a snapshot of a partition group is cheap. */
+export interface PartitionImage {
+  /** The Raft index applied last. */
+  readonly applied: number;
+  /** The offset the next batch's first event gets. */
+  readonly next: number;
+  /** The oldest offset still stored (retention moves it; equals `next` when the log is empty). */
+  readonly oldest: number;
+  /** Recent request ids with the offsets they were given, oldest first. */
+  readonly recent: readonly (readonly [id: string, first: number, last: number])[];
+}
+
+export type BatchOutcome =
+  | { readonly kind: 'appended'; readonly first: number; readonly last: number }
+  | { readonly kind: 'duplicate'; readonly first: number; readonly last: number };
+
+export class PartitionState {
+  #applied: number;
+  #next: number;
+  #oldest: number;
+  /** id -> [first, last]; Map keeps insertion order, which is the eviction order. */
+  #recent = new Map<string, readonly [number, number]>();
+
+  constructor(image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] }) {
+    this.#applied = image.applied;
+    this.#next = image.next;
+    this.#oldest = image.oldest;
+    for (const [id, first, last] of image.recent) this.#recent.set(id, [first, last]);
+    assert(this.#oldest <= this.#next, `oldest ${this.#oldest} beyond next ${this.#next}`);
+  }
+
+  get applied(): number {
+    return this.#applied;
+  }
+
+  /** The newest offset written, -1 when none ever was. */
+  get newest(): number {
+    return this.#next - 1;
+  }
+
+  get oldest(): number {
+    return this.#oldest;
+  }
+
+  /** Applies an event batch committed at `index`. An empty request id is never de-duplicated. */
+  applyBatch(index: number, requestId: string, count: number): BatchOutcome {
+    this.#advance(index);
+    assert(Number.isSafeInteger(count) && count > 0, `batch of ${count} events`);
+    if (requestId !== '') {
+      const seen = this.#recent.get(requestId);
+      if (seen !== undefined) return { kind: 'duplicate', first: seen[0], last: seen[1] };
+    }
+    const first = this.#next;
+    const last = first + count - 1;
+    this.#next = last + 1;
+    if (requestId !== '') {
+      this.#recent.set(requestId, [first, last]);
+      if (this.#recent.size > dedupWindow) this.#recent.delete(this.#recent.keys().next().value!);
+    }
+    return { kind: 'appended', first, last };
+  }
+
+  /** Applies an entry that carries no events (no-op, configuration change, control command). */
+  applyOther(index: number): void {
+    this.#advance(index);
+  }
+
+  /**
+   * Sets where offsets start on an empty log (the first offset of a new timeline, or the base that
+   * migrated data ends at), applied as a command of the group so every replica agrees.
+   */
+  applyBase(index: number, base: number): boolean {
+    this.#advance(index);
+    if (this.#next !== this.#oldest || base < this.#next) return false;
+    this.#next = base;
+    this.#oldest = base;
+    return true;
+  }
+
+  /** Retention removed every event before `oldest` (a local decision: retention runs on every replica). */
+  truncateBefore(oldest: number): void {
+    assert(oldest <= this.#next, `truncating to ${oldest} beyond next ${this.#next}`);
+    if (oldest > this.#oldest) this.#oldest = oldest;
+  }
+
+  image(): PartitionImage {
+    return {
+      applied: this.#applied,
+      next: this.#next,
+      oldest: this.#oldest,
+      recent: [...this.#recent].map(([id, [first, last]]) => [id, first, last] as const),
+    };
+  }
+
+  #advance(index: number): void {
+    assert(index === this.#applied + 1, `partition entry ${index} applied after ${this.#applied}`);
+    this.#applied = index;
+  }
+}

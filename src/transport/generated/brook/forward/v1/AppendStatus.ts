@@ -1,0 +1,23 @@
+// Original file: proto/forward.proto
+
+export const AppendStatus = {
+  APPEND_STATUS_UNSPECIFIED: 'APPEND_STATUS_UNSPECIFIED',
+  APPEND_STATUS_COMMITTED: 'APPEND_STATUS_COMMITTED',
+  APPEND_STATUS_NOT_LEADER: 'APPEND_STATUS_NOT_LEADER',
+  APPEND_STATUS_UNAVAILABLE: 'APPEND_STATUS_UNAVAILABLE',
+  APPEND_STATUS_REFUSED: 'APPEND_STATUS_REFUSED',
+} as const;
+
+export type AppendStatus =
+  | 'APPEND_STATUS_UNSPECIFIED'
+  | 0
+  | 'APPEND_STATUS_COMMITTED'
+  | 1
+  | 'APPEND_STATUS_NOT_LEADER'
+  | 2
+  | 'APPEND_STATUS_UNAVAILABLE'
+  | 3
+  | 'APPEND_STATUS_REFUSED'
+  | 4
+
+export type AppendStatus__Output = typeof AppendStatus[keyof typeof AppendStatus]

@@ -1,0 +1,255 @@
+/**
+ * The server side of the node-to-node port: the RaftTransport and Forward services. Every call names
+ * its caller in the x-brook-from metadata, which auth.ts's interceptor has checked (proven, a member)
+ * before any handler here runs; every request and message is decoded and checked before
+ * the node's handler sees it. A malformed Raft message is dropped and logged (rate limited), a
+ * malformed request is refused; neither is ever fatal.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { NodeId } from '../raft/index.js';
+import type { ForwardHandlers } from './generated/brook/forward/v1/Forward.js';
+import type { AppendReply } from './generated/brook/forward/v1/AppendReply.js';
+import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
+import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
+import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
+import type { RaftTransportHandlers } from './generated/brook/raft/v1/RaftTransport.js';
+import { fromKey } from './auth.js';
+import { DecodeError, decodeU64 } from './codec.js';
+import { decodeBatch } from './batch-codec.js';
+import {
+  fromWireAppendRequest,
+  fromWireBoundsRequest,
+  fromWireReadRequest,
+  toWireAppendReply,
+  toWireBoundsReply,
+  toWireReadChunks,
+} from './forward-codec.js';
+import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
+import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
+import { serveStream, statusOf } from './streams.js';
+import type { IdentifyReply } from './generated/brook/raft/v1/IdentifyReply.js';
+import type { AppendAnswer, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
+
+export interface ServerOptions {
+  readonly self: NodeId;
+  readonly handler: NodeHandler;
+  readonly logger: TransportLogger;
+  /** This node's answer to Identify (its data directory's identity); without it Identify is refused. */
+  readonly identify?: (() => PeerIdentity) | undefined;
+}
+
+export class TransportServer {
+  readonly #o: ServerOptions;
+  #decodeFailures = 0;
+  #batches = 0;
+
+  constructor(o: ServerOptions) {
+    this.#o = o;
+  }
+
+  decodeFailures(): number {
+    return this.#decodeFailures;
+  }
+
+  /** Message batches received (one per sender per send). */
+  batches(): number {
+    return this.#batches;
+  }
+
+  #decodeFailed(err: unknown, from: NodeId | undefined): void {
+    this.#decodeFailures++;
+    // The first few and then every thousandth, so a confused peer cannot flood the log.
+    if (this.#decodeFailures <= 10 || this.#decodeFailures % 1000 === 0) {
+      this.#o.logger.warn({ err: (err as Error).message, from, failures: this.#decodeFailures }, 'dropped a malformed message from a peer');
+    }
+  }
+
+  /** The node a call comes from; throws a DecodeError when the metadata names none or this node. */
+  callerOf(metadata: grpc.Metadata): NodeId {
+    const values = metadata.get(fromKey);
+    if (values.length !== 1) throw new DecodeError(`${fromKey}: expected one value, got ${values.length}`);
+    const id = decodeU64(values[0], fromKey);
+    if (id === 0 || id === this.#o.self) throw new DecodeError(`${fromKey}: ${id} is not a peer`);
+    return id;
+  }
+
+  /** @internal also called by tests with crafted batches */
+  onBatch(w: MessageBatch__Output, caller: NodeId): void {
+    this.#batches++;
+    let decoded;
+    try {
+      decoded = decodeBatch(w, this.#o.self);
+      if (decoded.from !== caller) throw new DecodeError(`batch.from ${decoded.from} differs from the caller ${caller}`);
+    } catch (err) {
+      if (!(err instanceof DecodeError)) throw err;
+      this.#decodeFailed(err, caller);
+      return;
+    }
+    for (const err of decoded.failures) this.#decodeFailed(err, caller);
+    for (const { group, message } of decoded.messages) this.#o.handler.receive(group, message);
+  }
+
+  async #propose(req: ProposeRequest__Output, caller: NodeId): Promise<ProposeReply> {
+    // The body's sender (kept for older peers) must agree with the call's.
+    if (req.from !== '' && req.from !== '0' && req.from !== String(caller)) {
+      return { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: `propose.from ${req.from} differs from the caller ${caller}` };
+    }
+    const deadlineMs = Math.min(Math.max(1, req.deadline_ms), forwardDeadlineMsMax);
+    const flowId = typeof req.flow_id === 'string' ? req.flow_id.slice(0, flowIdLengthMax) : '';
+    const answer = await this.#o.handler.propose({ from: caller, command: req.command, flowId, deadlineMs });
+    switch (answer.status) {
+      case 'applied':
+        return { status: 'PROPOSE_STATUS_APPLIED', index: String(answer.index), result: answer.result };
+      case 'notLeader':
+        return { status: 'PROPOSE_STATUS_NOT_LEADER', leader_hint: String(answer.leaderHint) };
+      case 'unavailable':
+        return { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: answer.detail };
+    }
+  }
+
+  async #append(w: Parameters<ForwardHandlers['Append']>[0]['request'], caller: NodeId): Promise<AppendReply> {
+    let answer: AppendAnswer;
+    try {
+      const req = fromWireAppendRequest(w);
+      // The leader stops waiting at the caller's deadline: the caller has given up by then, and a
+      // retry with the same request id finds the outcome.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<AppendAnswer>((resolve) => {
+        timer = setTimeout(() => resolve({ status: 'unavailable', detail: `no outcome within ${req.deadlineMs} ms` }), req.deadlineMs);
+      });
+      try {
+        answer = await Promise.race([this.#o.handler.append(caller, req), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } catch (err) {
+      if (err instanceof DecodeError) {
+        this.#decodeFailed(err, caller);
+        answer = { status: 'refused', detail: err.message };
+      } else {
+        answer = { status: 'unavailable', detail: (err as Error)?.message ?? String(err) };
+      }
+    }
+    return toWireAppendReply(answer);
+  }
+
+  /** Refuses a call whose caller is not named, with INVALID_ARGUMENT; undefined then. */
+  #caller(metadata: grpc.Metadata, refuse: (s: { code: grpc.status; details: string }) => void): NodeId | undefined {
+    try {
+      return this.callerOf(metadata);
+    } catch (err) {
+      this.#decodeFailed(err, undefined);
+      refuse(statusOf(err));
+      return undefined;
+    }
+  }
+
+  raftService(): RaftTransportHandlers {
+    return {
+      Stream: (call, callback) => {
+        const caller = this.#caller(call.metadata, (s) => callback(s));
+        if (caller === undefined) return;
+        let batches = 0;
+        call.on('data', (batch: MessageBatch__Output) => {
+          batches++;
+          this.onBatch(batch, caller);
+        });
+        call.on('end', () => callback(null, { batches: String(batches) }));
+        call.on('error', () => {
+          // The peer went away; its next stream starts afresh.
+        });
+      },
+      Propose: (call, callback) => {
+        const caller = this.#caller(call.metadata, (s) => callback(s));
+        if (caller === undefined) return;
+        this.#propose(call.request, caller).then(
+          (reply) => callback(null, reply),
+          (err: unknown) => callback(null, { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: String((err as Error)?.message ?? err) }),
+        );
+      },
+      Identify: (call, callback) => {
+        if (this.#caller(call.metadata, (s) => callback(s)) === undefined) return;
+        const id = this.#o.identify?.();
+        if (id === undefined) {
+          callback({ code: grpc.status.UNAVAILABLE, details: 'this node cannot tell its identity' });
+          return;
+        }
+        const reply: IdentifyReply = { node_id: String(id.nodeId), disk_id: id.diskId, cluster_id: id.clusterId, founders: id.founders.map((f) => ({ id: String(f.id), disk_id: f.diskId })) };
+        callback(null, reply);
+      },
+      FetchLog: (call) => {
+        const caller = this.#caller(call.metadata, (s) => call.emit('error', s));
+        if (caller === undefined) return;
+        let req;
+        try {
+          req = fromWireFetchLogRequest(call.request);
+        } catch (err) {
+          this.#decodeFailed(err, caller);
+          call.emit('error', statusOf(err));
+          return;
+        }
+        let next = req.fromIndex;
+        void serveStream(
+          call,
+          (signal) => this.#o.handler.fetchLog(caller, req, signal),
+          (chunk) => {
+            const out = toWireLogChunks(chunk, req, next);
+            next += chunk.entries.length;
+            return out;
+          },
+          this.#o.logger,
+        );
+      },
+    };
+  }
+
+  forwardService(): ForwardHandlers {
+    return {
+      Append: (call, callback) => {
+        const caller = this.#caller(call.metadata, (s) => callback(s));
+        if (caller === undefined) return;
+        this.#append(call.request, caller).then((reply) => callback(null, reply));
+      },
+      Bounds: (call, callback) => {
+        const caller = this.#caller(call.metadata, (s) => callback(s));
+        if (caller === undefined) return;
+        let req;
+        try {
+          req = fromWireBoundsRequest(call.request);
+        } catch (err) {
+          this.#decodeFailed(err, caller);
+          callback(statusOf(err));
+          return;
+        }
+        this.#o.handler.bounds(caller, req).then(
+          (answer) => callback(null, toWireBoundsReply(answer)),
+          (err: unknown) => callback(statusOf(err)),
+        );
+      },
+      Read: (call) => {
+        const caller = this.#caller(call.metadata, (s) => call.emit('error', s));
+        if (caller === undefined) return;
+        let req;
+        try {
+          req = fromWireReadRequest(call.request);
+        } catch (err) {
+          this.#decodeFailed(err, caller);
+          call.emit('error', statusOf(err));
+          return;
+        }
+        let after = req.afterOffset;
+        void serveStream(
+          call,
+          (signal) => this.#o.handler.read(caller, req, signal),
+          (chunk) => {
+            const out = toWireReadChunks(chunk, req, after);
+            const last = chunk.events[chunk.events.length - 1];
+            if (last !== undefined) after = last.offset;
+            return out;
+          },
+          this.#o.logger,
+        );
+      },
+    };
+  }
+}
