@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError, type Config } from './config/config.js';
+import { otherBodyBytesMax } from './core/limits.js';
 import { createLogger } from './observability/logger.js';
 import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
@@ -53,6 +54,7 @@ import { directoryBytes, brookVersion } from './broker/system.js';
 import type { EventTypeRecord } from './metadata/types.js';
 import type { MetadataCommand } from './metadata/commands.js';
 import type { ApplyResult } from './metadata/state-machine.js';
+import { metadataLimitKeys, type MetadataLimits } from './metadata/limits.js';
 
 export interface RunningBroker {
   /** Base URL, e.g. http://127.0.0.1:8080 */
@@ -278,7 +280,28 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
     eventTypes: () => metadata.state.eventTypes(),
+    eventTypeCount: () => metadata.state.eventTypeCount(),
+    limits: () => metadata.state.limits,
   };
+  // The metadata bounds are replicated (metadata/limits.ts): this node proposes its configured ones
+  // when they differ from those in force. A single node does it before it serves, so its first request
+  // already meets them; in a cluster the leader may not be known yet, so it keeps trying meanwhile.
+  const configuredLimits: MetadataLimits = {
+    eventTypesMax: config.eventTypesMax,
+    subscriptionsMax: config.subscriptionsMax,
+    schemaVersionsMax: config.schemaVersionsMax,
+    schemaBytesMax: config.schemaBytesMax,
+    partitionsMax: config.partitionsMax,
+    subscriptionPartitionsMax: config.subscriptionPartitionsMax,
+    metadataBytesMax: config.metadataBytesMax,
+  };
+  const proposeLimits = async (): Promise<void> => {
+    const inForce = metadata.state.limits;
+    if (metadataLimitKeys.every((k) => inForce[k] === configuredLimits[k])) return;
+    const r = await metadata.propose({ op: 'limits.set', limits: configuredLimits });
+    logger.info({ limits: configuredLimits, previous: inForce, ok: r.ok }, 'metadata bounds set from this node\'s configuration');
+  };
+  if (metadata.isSingleNode()) await proposeLimits();
 
   const features = new FeatureService(() => metadata.state, metadata);
   // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
@@ -300,6 +323,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       retentionTimeMsDefault: config.retentionTimeMsDefault,
       retentionTimeMsMin: config.retentionTimeMsMin,
       retentionTimeMsMax: config.retentionTimeMsMax,
+      schemaBytesMax: config.schemaBytesMax,
+      schemaDepthMax: config.schemaDepthMax,
+      schemaObjectsMax: config.schemaObjectsMax,
+      schemaEnumValuesMax: config.schemaEnumValuesMax,
     },
     clock,
   });
@@ -309,6 +336,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       eventType: (name: string) => metadata.state.eventType(name),
       subscription: (id: string) => metadata.state.subscription(id),
       subscriptions: () => metadata.state.subscriptions(),
+      subscriptionCount: () => metadata.state.subscriptionCount(),
+      subscriptionsMax: () => metadata.state.limits.subscriptionsMax,
     },
     proposer: metadata,
     clock,
@@ -351,10 +380,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     random: systemRandom,
     features,
+    pause: () => new Promise<void>((resolve) => setImmediate(resolve)),
   });
   const { app, closeStreams, inFlight } = buildApp({
     logger,
     clock,
+    http: {
+      publishBodyBytesMax: config.publishBodyBytesMax,
+      // An event type's body carries its schema as an escaped string: up to twice its bytes.
+      bodyBytesMax: Math.max(otherBodyBytesMax, 2 * config.schemaBytesMax + 64 * 1024),
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      bodyIdleTimeoutMs: config.httpBodyIdleTimeoutMs,
+    },
     eventTypes,
     features,
     subscriptions,
@@ -418,6 +455,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   void (async () => {
     for (let attempt = 0; !stopped; attempt++) {
       try {
+        await proposeLimits();
         await hub.closeStaleSessions();
         return;
       } catch (err) {

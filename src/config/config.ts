@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { eventTypesMaxDefault, metadataBytesMaxDefault, metadataBytesMaxMax, publishBodyBytesMax, publishBodyBytesMin, schemaVersionsMaxDefault, subscriptionsMaxDefault } from '../core/limits.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -36,6 +37,17 @@ export const ConfigSchema = Type.Object(
     retentionTimeMsMax: Type.Integer({ minimum: 60_000 }),
     retentionCheckIntervalMs: Type.Integer({ minimum: 10, maximum: 86_400_000 }),
     lowLevelConnectionsPerPartitionMax: Type.Integer({ minimum: 1, maximum: 10_000 }),
+    eventTypesMax: Type.Integer({ minimum: 1, maximum: 100_000, description: 'most event types in the cluster (422 above)' }),
+    subscriptionsMax: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'most subscriptions in the cluster (422 above)' }),
+    schemaVersionsMax: Type.Integer({ minimum: 1, maximum: 10_000, description: 'most schema versions one event type collects; a schema change beyond them is refused (422)' }),
+    metadataBytesMax: Type.Integer({ minimum: 1024 * 1024, maximum: metadataBytesMaxMax, description: 'bytes of every event type (all schema versions) and subscription together (422 above); the metadata snapshot must fit one 64 MiB message between nodes' }),
+    publishBodyBytesMax: Type.Integer({ minimum: publishBodyBytesMin, maximum: publishBodyBytesMax, description: 'largest publish request body, after decoding (413 above); at least one event of the largest size (999,000 bytes) must fit' }),
+    httpRequestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 600_000, description: 'headers and body of a request must arrive within this (408 after); streams are not cut: their request is complete once its headers arrived' }),
+    httpBodyIdleTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'a request body that sends nothing for this long gets 408 at once' }),
+    schemaBytesMax: Type.Integer({ minimum: 1024, maximum: 8 * 1024 * 1024, description: 'largest schema text (schema.schema, UTF-8 bytes) of an event type' }),
+    schemaDepthMax: Type.Integer({ minimum: 4, maximum: 200, description: 'deepest nesting of objects and arrays in a schema (the root object is 1)' }),
+    schemaObjectsMax: Type.Integer({ minimum: 16, maximum: 1000, description: 'most objects and arrays in one schema (its subschemas and keywords holding several); ajv compiles a schema into one function of nested blocks, and from about 1,400 properties V8 cannot run it (stack overflow)' }),
+    schemaEnumValuesMax: Type.Integer({ minimum: 1, maximum: 100_000, description: 'most values in one enum of a schema' }),
     tailCacheBytesMax: Type.Integer({ minimum: 0 }),
     shutdownGraceMs: Type.Integer({ minimum: 0, maximum: 600_000 }),
     auth: Type.Union(['off', 'static', 'tokeninfo', 'jwt'].map((l) => Type.Literal(l)), { description: 'authentication: off (every caller is the administrator), static (token file), tokeninfo (URL), jwt (JWKS URL or key)' }),
@@ -91,6 +103,17 @@ export const defaults: Static<typeof ConfigSchema> = {
   retentionTimeMsMax: 30 * 24 * 3600 * 1000,
   retentionCheckIntervalMs: 60_000,
   lowLevelConnectionsPerPartitionMax: 5,
+  eventTypesMax: eventTypesMaxDefault,
+  subscriptionsMax: subscriptionsMaxDefault,
+  schemaVersionsMax: schemaVersionsMaxDefault,
+  metadataBytesMax: metadataBytesMaxDefault,
+  publishBodyBytesMax: 4 * 1024 * 1024,
+  httpRequestTimeoutMs: 30_000,
+  httpBodyIdleTimeoutMs: 10_000,
+  schemaBytesMax: 1_000_000,
+  schemaDepthMax: 50,
+  schemaObjectsMax: 1000,
+  schemaEnumValuesMax: 10_000,
   tailCacheBytesMax: 64 * 1024 * 1024,
   shutdownGraceMs: 10_000,
   auth: 'off',
