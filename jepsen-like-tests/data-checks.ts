@@ -18,6 +18,9 @@
  *   low-level stream consumer's events of a partition are exactly consecutive offsets across all its
  *   reconnections (no skip, no repeat, no reorder); a subscription stream never skips within a
  *   partition and the subscription as a whole was sent every offset up to the highest it was sent.
+ * - stream-refused: a low-level stream is opened with cursors the broker itself sent to this consumer
+ *   (committed events), on any node; no node may refuse them (4xx other than 429 Too Many Requests),
+ *   e.g. as "does not exist yet" because it has not applied that far.
  * Over subscription cursors:
  * - cursor: a committed cursor read (GET .../cursors) is never behind one read or acknowledged
  *   (committed, or outdated: something at least as recent was committed) before that read began; it
@@ -27,9 +30,9 @@
  */
 import type { CommitOp, ConsumedBatch, CursorRead, DataHistory, EventResult, FinalRead, StoredEvent } from './data-history.js';
 
-export type CheckName = 'lost' | 'phantom' | 'failed-stored' | 'duplicate' | 'order' | 'offsets' | 'divergence' | 'final-read' | 'consumer' | 'cursor' | 'protocol';
+export type CheckName = 'lost' | 'phantom' | 'failed-stored' | 'duplicate' | 'order' | 'offsets' | 'divergence' | 'final-read' | 'consumer' | 'stream-refused' | 'cursor' | 'protocol';
 
-export const checkNames: readonly CheckName[] = ['lost', 'phantom', 'failed-stored', 'duplicate', 'order', 'offsets', 'divergence', 'final-read', 'consumer', 'cursor', 'protocol'];
+export const checkNames: readonly CheckName[] = ['lost', 'phantom', 'failed-stored', 'duplicate', 'order', 'offsets', 'divergence', 'final-read', 'consumer', 'stream-refused', 'cursor', 'protocol'];
 
 export interface Violation {
   check: CheckName;
@@ -99,6 +102,14 @@ export function checkData(h: DataHistory & { anomalies?: string[] }): DataCheckR
     return f.error === undefined;
   });
   if (h.finals.length === 0) flag('final-read', 'no final read at all');
+  // Per-node findings, reported once with the nodes they hold on.
+  const onNodes = new Map<string, { check: CheckName; message: string; nodes: number[] }>();
+  const flagOn = (check: CheckName, node: number, message: string): void => {
+    const k = `${check}\u0000${message}`;
+    const x = onNodes.get(k);
+    if (x !== undefined) x.nodes.push(node);
+    else onNodes.set(k, { check, message, nodes: [node] });
+  };
   for (const f of finals) {
     const where = new Map<string, { partition: string; offset: number }[]>();
     for (const p of h.partitions) {
@@ -106,31 +117,31 @@ export function checkData(h: DataHistory & { anomalies?: string[] }): DataCheckR
       // offsets: dense from 0 to newest
       const newest = f.newest[p] ?? -1;
       const bad = evs.findIndex((e, i) => e.offset !== i);
-      if (bad >= 0) flag('offsets', `node ${f.node} partition ${p}: event #${bad} has offset ${evs[bad]!.offset} (offsets must run 0, 1, 2, ...)`);
-      else if (evs.length - 1 !== newest) flag('offsets', `node ${f.node} partition ${p}: read ${evs.length} events, the node reports newest offset ${newest}`);
+      if (bad >= 0) flagOn('offsets', f.node, `partition ${p}: event #${bad} has offset ${evs[bad]!.offset} (offsets must run 0, 1, 2, ...)`);
+      else if (evs.length - 1 !== newest) flagOn('offsets', f.node, `partition ${p}: read ${evs.length} events, the node reports newest offset ${newest}`);
       for (const e of evs) {
         const list = where.get(e.eid) ?? [];
         list.push({ partition: p, offset: e.offset });
         where.set(e.eid, list);
         const s = sent.get(e.eid);
-        if (s === undefined) flag('phantom', `node ${f.node} partition ${p} offset ${e.offset}: eid ${e.eid} (key ${e.key}, seq ${e.seq}) was never sent`);
-        else if (s.key !== e.key || s.seq !== e.seq) flag('phantom', `node ${f.node} partition ${p} offset ${e.offset}: eid ${e.eid} stored as key ${e.key} seq ${e.seq}, sent as key ${s.key} seq ${s.seq}`);
+        if (s === undefined) flagOn('phantom', f.node, `partition ${p} offset ${e.offset}: eid ${e.eid} (key ${e.key}, seq ${e.seq}) was never sent`);
+        else if (s.key !== e.key || s.seq !== e.seq) flagOn('phantom', f.node, `partition ${p} offset ${e.offset}: eid ${e.eid} stored as key ${e.key} seq ${e.seq}, sent as key ${s.key} seq ${s.seq}`);
         else if (s.result === 'failed' || s.result === 'aborted') {
           const w = commitWindow(evs, e.offset, sent, firstSeen);
           const when = s.complete === null ? '' : w.hi < s.complete ? '; it was committed BEFORE that answer' : w.lo > s.complete ? '; it was committed AFTER that answer' : '';
-          flag('failed-stored', `node ${f.node} partition ${p} offset ${e.offset}: eid ${e.eid} (key ${e.key} seq ${e.seq}) is stored (committed within [${w.lo.toFixed(0)}, ${w.hi.toFixed(0)}] ms${when}), but was ${describe(s)}`);
+          flagOn('failed-stored', f.node, `partition ${p} offset ${e.offset}: eid ${e.eid} (key ${e.key} seq ${e.seq}) is stored (committed within [${w.lo.toFixed(0)}, ${w.hi.toFixed(0)}] ms${when}), but was ${describe(s)}`);
         }
-        if (e.partition !== undefined && e.partition !== p) flag('order', `node ${f.node}: eid ${e.eid} read from partition ${p} says metadata.partition ${e.partition}`);
+        if (e.partition !== undefined && e.partition !== p) flagOn('order', f.node, `eid ${e.eid} read from partition ${p} says metadata.partition ${e.partition}`);
       }
     }
     for (const [eid, list] of where) {
-      if (list.length > 1) flag('duplicate', `node ${f.node}: eid ${eid} stored ${list.length} times: ${list.map((w) => `${w.partition}@${w.offset}`).join(', ')} (${describe(sent.get(eid))})`);
+      if (list.length > 1) flagOn('duplicate', f.node, `eid ${eid} stored ${list.length} times: ${list.map((w) => `${w.partition}@${w.offset}`).join(', ')} (${describe(sent.get(eid))})`);
     }
     let lost = 0;
     for (const s of acked) {
       if (where.has(s.eid)) continue;
       lost++;
-      flag('lost', `node ${f.node}: acknowledged eid ${s.eid} (key ${s.key} seq ${s.seq}) is not stored; ${describe(s)}`);
+      flagOn('lost', f.node, `acknowledged eid ${s.eid} (key ${s.key} seq ${s.seq}) is not stored; ${describe(s)}`);
     }
     stats[`node ${f.node} lost`] = lost;
     // order per key
@@ -141,16 +152,17 @@ export function checkData(h: DataHistory & { anomalies?: string[] }): DataCheckR
         const s = sent.get(e.eid);
         if (s === undefined) continue;
         const kp = keyPartition.get(s.key);
-        if (kp !== undefined && kp !== p) flag('order', `node ${f.node}: key ${s.key} is stored in partitions ${kp} and ${p} (hash partitioning puts a key in one partition)`);
+        if (kp !== undefined && kp !== p) flagOn('order', f.node, `key ${s.key} is stored in partitions ${kp} and ${p} (hash partitioning puts a key in one partition)`);
         keyPartition.set(s.key, p);
         const before = maxSeqBefore.get(s.key);
         if (before !== undefined && s.result === 'acked' && before.seq > s.seq) {
-          flag('order', `node ${f.node} partition ${p}: acknowledged key ${s.key} seq ${s.seq} at offset ${e.offset} comes after seq ${before.seq} at offset ${before.offset}; seq ${s.seq} was ${describe(s)}`);
+          flagOn('order', f.node, `partition ${p}: acknowledged key ${s.key} seq ${s.seq} at offset ${e.offset} comes after seq ${before.seq} at offset ${before.offset}; seq ${s.seq} was ${describe(s)}`);
         }
         if (before === undefined || s.seq > before.seq) maxSeqBefore.set(s.key, { seq: s.seq, offset: e.offset });
       }
     }
   }
+  for (const x of onNodes.values()) flag(x.check, `${x.message} [node${x.nodes.length > 1 ? 's' : ''} ${x.nodes.join(', ')}]`);
   // divergence: every node against the first complete read
   const ref = finals[0];
   if (ref !== undefined) {
@@ -207,6 +219,12 @@ export function checkData(h: DataHistory & { anomalies?: string[] }): DataCheckR
         flag('consumer', `${consumer}#${b.conn}${conn ? ` (node ${conn.node}, started after ${JSON.stringify(conn.start)})` : ''}: partition ${b.partition} continued at offset ${first}, expected ${want} (${first > want ? 'skipped' : 'repeated'} ${Math.abs(first - want)})`);
       }
       next.set(b.partition, b.events[b.events.length - 1]![0] + 1);
+    }
+  }
+  for (const c of h.conns) {
+    const n = Number(c.status);
+    if (c.consumer !== 'sub' && n >= 400 && n < 500 && n !== 429) {
+      flag('stream-refused', `${c.consumer}#${c.conn} on node ${c.node} at ${(c.opened / 1000).toFixed(1)} s, after cursors ${JSON.stringify(c.start)} it had been sent: ${c.status} ${c.end}`);
     }
   }
   const sub = byConsumer.get('sub') ?? [];
@@ -469,6 +487,20 @@ export function plants(h: DataHistory): (Plant | { check: CheckName; impossible:
       out.push({ check: 'divergence', description: `on node ${f.node}, partition ${x.p} offsets ${x.i} and ${x.i + 1} (keys ${a.key}, ${b.key}) swapped`, history: c });
     }
   }
+  // offsets: on one node, the last event of a partition moved one offset up (a gap).
+  {
+    const f = completeFinals(h).at(-1);
+    const p = f === undefined ? undefined : h.partitions.find((q) => (f.partitions[q]?.length ?? 0) > 0);
+    if (f === undefined || p === undefined) out.push({ check: 'offsets', impossible: 'no event stored' });
+    else {
+      const c = copy(h);
+      const g = completeFinals(c).at(-1)!;
+      const last = g.partitions[p]!.at(-1)!;
+      last.offset++;
+      g.newest[p] = last.offset;
+      out.push({ check: 'offsets', description: `on node ${g.node}, the last event of partition ${p} moved from offset ${last.offset - 1} to ${last.offset}`, history: c });
+    }
+  }
   // consumer (dirty read): a stream consumer made to see another eid at an offset.
   {
     const k = h.consumed.findIndex((b) => b.consumer !== 'sub' && b.events.length > 0);
@@ -490,6 +522,18 @@ export function plants(h: DataHistory): (Plant | { check: CheckName; impossible:
       const c = copy(h);
       const [b] = c.consumed.splice(k, 1);
       out.push({ check: 'consumer', description: `${b!.consumer}#${b!.conn}'s batch of partition ${b!.partition} at offsets ${b!.events[0]![0]}..${b!.events.at(-1)![0]} dropped (a skip)`, history: c });
+    }
+  }
+  // stream-refused: a low-level stream's open made to answer 422.
+  {
+    const k = h.conns.findIndex((c) => c.consumer !== 'sub' && c.status === '200');
+    if (k < 0) out.push({ check: 'stream-refused', impossible: 'no low-level stream was opened' });
+    else {
+      const c = copy(h);
+      const conn = c.conns[k]!;
+      conn.status = '422';
+      conn.end = 'refused: (planted) the offset does not exist yet';
+      out.push({ check: 'stream-refused', description: `${conn.consumer}#${conn.conn}'s open on node ${conn.node} made to answer 422`, history: c });
     }
   }
   // cursor: a later read made to answer BEGIN after an earlier read had answered a committed offset.
