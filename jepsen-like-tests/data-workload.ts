@@ -47,8 +47,11 @@ export function dataEventTypeBody(name: string, partitions: number): Record<stri
 }
 
 export function errorCode(err: unknown): string {
-  const e = err as { name?: string; code?: string; cause?: { code?: string; name?: string } };
-  return e.cause?.code ?? e.code ?? (e.name === 'TimeoutError' || e.name === 'AbortError' ? 'timeout' : (e.cause?.name ?? e.name ?? 'error'));
+  const e = err as { name?: string; code?: unknown; cause?: { code?: unknown; name?: string } };
+  // AbortSignal.timeout() rejects with a DOMException whose numeric code (23) says nothing.
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.cause?.name === 'TimeoutError') return 'timeout';
+  const code = e.cause?.code ?? e.code;
+  return typeof code === 'string' ? code : (e.cause?.name ?? e.name ?? 'error');
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -273,6 +273,12 @@ function summary(): void {
   const commits = new Map<string, number>();
   for (const c of rec.commits) commits.set(c.status, (commits.get(c.status) ?? 0) + 1);
   console.log(`commits: ${rec.commits.length} (${[...commits].sort().map(([k, v]) => `${k}: ${v}`).join(', ')}); cursor reads: ${rec.cursorReads.length} answered${cursorFailures.size > 0 ? `, failed: ${[...cursorFailures].map(([k, v]) => `${k}: ${v}`).join(', ')}` : ''}`);
+  const subBatches = rec.consumed.filter((b) => b.consumer === 'sub');
+  const finalCursors = rec.cursorReads.find((r) => r.final)?.cursors;
+  const newestAtEnd = finals.find((f) => f.error === undefined)?.newest;
+  console.log(
+    `subscription: last batch received at ${subBatches.length > 0 ? `${(subBatches.at(-1)!.at / 1000).toFixed(1)} s` : 'never'}; committed cursors after healing ${JSON.stringify(finalCursors ?? {})}, newest offsets ${JSON.stringify(newestAtEnd ?? {})}`,
+  );
   if (nemesis !== undefined) {
     const kinds = new Map<string, number>();
     for (const f of nemesis.done) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
