@@ -157,6 +157,17 @@ export class DataNemesis {
     while (!this.#stopped && performance.now() < until) await sleep(Math.min(100, until - performance.now()));
   }
 
+  /** Sends a signal; a node that is not running (it crashed) is noted and its fault skipped. */
+  #signal(node: number, pid: number, sig: NodeJS.Signals, kind: string): boolean {
+    try {
+      process.kill(pid, sig);
+      return true;
+    } catch {
+      this.skipped.push(`${kind} of node ${node}: not running (pid ${pid})`);
+      return false;
+    }
+  }
+
   async #resolve(f: DataFault): Promise<number> {
     if (f.target === 'part-leader') return this.leaders.leaderOf(f.partition) ?? f.node;
     if (f.target === 'meta-leader') {
@@ -202,20 +213,26 @@ export class DataNemesis {
         const log: FaultLog = { kind: f.kind, nodes: [node], target: `${f.target === 'part-leader' ? `leader of partition ${f.partition}` : f.target === 'meta-leader' ? 'metadata leader' : 'node'}${combined ? ' (combined)' : ''}`, startMs: start, endMs: NaN };
         switch (f.kind) {
           case 'kill':
-            process.kill(pid, 'SIGKILL');
+            if (!this.#signal(node, pid, 'SIGKILL', f.kind)) continue;
             restartNeeded = true;
             expectedDown.add(node);
             break;
           case 'kill-all': {
             const pids = this.cluster.nodes.map((i) => this.cluster.pidOf(i)).filter((p): p is number => p !== undefined);
-            for (const p of pids) process.kill(p, 'SIGKILL');
+            for (const p of pids) {
+              try {
+                process.kill(p, 'SIGKILL');
+              } catch {
+                // not running (a crash; cluster/up reports it)
+              }
+            }
             log.nodes = [...this.cluster.nodes];
             restartNeeded = true;
             for (const i of this.cluster.nodes) expectedDown.add(i);
             break;
           }
           case 'restart': {
-            process.kill(pid, 'SIGTERM');
+            if (!this.#signal(node, pid, 'SIGTERM', f.kind)) continue;
             restartNeeded = true;
             expectedDown.add(node);
             const until = performance.now() + 10_000;
@@ -229,7 +246,7 @@ export class DataNemesis {
             break;
           }
           case 'pause':
-            process.kill(pid, 'SIGSTOP');
+            if (!this.#signal(node, pid, 'SIGSTOP', f.kind)) continue;
             undo.push(() => process.kill(pid, 'SIGCONT'));
             break;
           case 'partition': {
