@@ -25,14 +25,17 @@
  * - cursor: a committed cursor read (GET .../cursors) is never behind one read or acknowledged
  *   (committed, or outdated: something at least as recent was committed) before that read began; it
  *   is one the consumer committed; after healing every node answers the same cursors.
+ * - sub-liveness: after healing, a subscription consumer gets every partition to its newest offset
+ *   (committed) within 20 s; a session left behind by a stream that ended during a fault must not
+ *   hold partitions for ever.
  * - protocol: lines that break the interface's shape (keep-alive cursor not at the stream's position,
  *   an unparseable line or cursor).
  */
 import type { CommitOp, ConsumedBatch, CursorRead, DataHistory, EventResult, FinalRead, StoredEvent } from './data-history.js';
 
-export type CheckName = 'lost' | 'phantom' | 'failed-stored' | 'duplicate' | 'order' | 'offsets' | 'divergence' | 'final-read' | 'consumer' | 'stream-refused' | 'cursor' | 'protocol';
+export type CheckName = 'lost' | 'phantom' | 'failed-stored' | 'duplicate' | 'order' | 'offsets' | 'divergence' | 'final-read' | 'consumer' | 'stream-refused' | 'cursor' | 'sub-liveness' | 'protocol';
 
-export const checkNames: readonly CheckName[] = ['lost', 'phantom', 'failed-stored', 'duplicate', 'order', 'offsets', 'divergence', 'final-read', 'consumer', 'stream-refused', 'cursor', 'protocol'];
+export const checkNames: readonly CheckName[] = ['lost', 'phantom', 'failed-stored', 'duplicate', 'order', 'offsets', 'divergence', 'final-read', 'consumer', 'stream-refused', 'cursor', 'sub-liveness', 'protocol'];
 
 export interface Violation {
   check: CheckName;
@@ -255,6 +258,17 @@ export function checkData(h: DataHistory & { anomalies?: string[] }): DataCheckR
   // ---------------------------------------------------------------- subscription cursors
   checkCursors(h.commits, h.cursorReads, h.partitions, subSeen, flag, stats);
 
+  if (h.subDrain !== undefined) {
+    const d = h.subDrain;
+    const behind = h.partitions.filter((p) => (d.committed[p] ?? -1) < (d.newest[p] ?? -1));
+    if (behind.length > 0) {
+      const streams = h.conns.filter((c) => c.consumer === 'sub' && c.streamId !== undefined).slice(-6).map((c) => `sub#${c.conn} ${c.streamId} node ${c.node} [${(c.opened / 1000).toFixed(1)}, ${(c.closed / 1000).toFixed(1)}] s ${c.end.slice(0, 40)}`);
+      flag(
+        'sub-liveness',
+        `after healing, ${d.seconds.toFixed(0)} s of consuming did not commit partition(s) ${behind.join(', ')} to the end: committed ${JSON.stringify(d.committed)}, newest ${JSON.stringify(d.newest)}; stats ${JSON.stringify(d.stats)}; last streams: ${streams.join('; ')}`,
+      );
+    }
+  }
   for (const a of h.anomalies ?? []) flag('protocol', a);
   return { violations, counts, stats };
 }
@@ -534,6 +548,17 @@ export function plants(h: DataHistory): (Plant | { check: CheckName; impossible:
       conn.status = '422';
       conn.end = 'refused: (planted) the offset does not exist yet';
       out.push({ check: 'stream-refused', description: `${conn.consumer}#${conn.conn}'s open on node ${conn.node} made to answer 422`, history: c });
+    }
+  }
+  // sub-liveness: the drain made to end one offset short.
+  {
+    const d = h.subDrain;
+    const p = d === undefined ? undefined : h.partitions.find((q) => (d.newest[q] ?? -1) >= 0);
+    if (d === undefined || p === undefined) out.push({ check: 'sub-liveness', impossible: 'no subscription drain after healing, or nothing to consume' });
+    else {
+      const c = copy(h);
+      c.subDrain!.committed[p] = d.newest[p]! - 1;
+      out.push({ check: 'sub-liveness', description: `the drain's committed cursor of partition ${p} made one short of the newest offset`, history: c });
     }
   }
   // cursor: a later read made to answer BEGIN after an earlier read had answered a committed offset.

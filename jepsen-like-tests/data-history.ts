@@ -130,6 +130,16 @@ export interface FaultLog {
   note?: string;
 }
 
+/** After healing: a subscription consumer ran until every committed cursor reached the newest offset. */
+export interface SubscriptionDrain {
+  newest: Record<string, number>;
+  /** The last committed cursors read while it ran. */
+  committed: Record<string, number>;
+  seconds: number;
+  /** GET /subscriptions/{id}/stats at the end (which stream holds which partition). */
+  stats: unknown;
+}
+
 export interface DataHistory {
   seed: number;
   seconds: number;
@@ -144,6 +154,7 @@ export interface DataHistory {
   cursorReads: CursorRead[];
   finals: FinalRead[];
   faults: FaultLog[];
+  subDrain?: SubscriptionDrain;
 }
 
 const wireRe = /^001-([0-9a-f]{4})-([0-9]{18})$/;

@@ -297,8 +297,8 @@ export async function runStreamConsumer(name: string, e: Endpoints, rnd: Prng, s
  * events is committed (latest per partition, one commit request in flight) with the stream's id on
  * the stream's node, also after the stream ended (the interface leaves a window for that).
  */
-export async function runSubscriptionConsumer(e: Endpoints, subscription: string, rnd: Prng, stop: () => boolean, rec: ConsumerRecord, requestTimeoutMs: number): Promise<void> {
-  for (let conn = 0; !stop(); conn++) {
+export async function runSubscriptionConsumer(e: Endpoints, subscription: string, rnd: Prng, stop: () => boolean, rec: ConsumerRecord, requestTimeoutMs: number, firstConn = 0): Promise<void> {
+  for (let conn = firstConn; !stop(); conn++) {
     const node = e.nodes[rnd.int(e.nodes.length)]!;
     const q = `batch_limit=${1 + rnd.int(10)}&batch_flush_timeout=1&max_uncommitted_events=100&stream_timeout=${3 + rnd.int(8)}`;
     const c: ConsumerConn = { consumer: 'sub', conn, node, opened: performance.now(), closed: 0, status: '', end: '' };

@@ -23,7 +23,7 @@ import { sweep } from '../src/testing/partition.js';
 import { LocalCluster, repoRoot, sleep, until } from './cluster-control.js';
 import { checkConvergence } from './convergence.js';
 import { checkData, checkNames, plants, type CheckName, type DataCheckResult } from './data-checks.js';
-import type { CursorRead, DataHistory, FinalRead, PublishOp } from './data-history.js';
+import type { CursorRead, DataHistory, FinalRead, PublishOp, SubscriptionDrain } from './data-history.js';
 import { DataNemesis, LeaderWatch, planDataFaults } from './data-nemesis.js';
 import {
   dataEventTypeBody,
@@ -97,6 +97,7 @@ let crashed: Error | undefined;
 let result: DataCheckResult | undefined;
 let selfChecks: string[] = [];
 let historyFile: string | undefined;
+let subDrain: SubscriptionDrain | undefined;
 try {
   await cluster.up();
   await until('a leader agreed on by all nodes', 20_000, () => cluster.agreedLeader());
@@ -151,6 +152,35 @@ try {
     const n = newest.byNode.get(node);
     finals.push(n === undefined ? { node, partitions: {}, newest: {}, error: 'GET partitions did not answer' } : await readEverything(e, node, n, 30_000));
   }
+  // The subscription must still be consumable after healing: a consumer like the one of the workload
+  // streams and commits until every committed cursor is at the newest offset (or 20 s pass).
+  const target = finals.find((f) => f.error === undefined)?.newest ?? newest.byNode.get(1) ?? {};
+  const drainStart = performance.now();
+  let caughtUp = false;
+  const drainStop = (): boolean => interrupted || caughtUp || performance.now() > drainStart + 20_000;
+  let lastDrainRead: Record<string, number> = {};
+  await Promise.all([
+    runSubscriptionConsumer(e, subscription, stream(400), drainStop, rec, requestTimeoutMs, 10_000),
+    (async () => {
+      while (!drainStop()) {
+        const r = await readCursors(e, subscription, cluster.nodes[0]!, 3000);
+        if ('cursors' in r) {
+          rec.cursorReads.push(r);
+          lastDrainRead = r.cursors;
+          caughtUp = partitions.every((p) => (r.cursors[p] ?? -1) >= (target[p] ?? -1));
+        }
+        if (!caughtUp) await sleep(500);
+      }
+    })(),
+  ]);
+  let stats: unknown;
+  try {
+    const res = await fetch(`${cluster.url(1)}/subscriptions/${subscription}/stats`, { signal: AbortSignal.timeout(5000) });
+    stats = res.status === 200 ? await res.json() : `${res.status}`;
+  } catch (err) {
+    stats = String(err);
+  }
+  subDrain = { newest: target, committed: lastDrainRead, seconds: (performance.now() - drainStart) / 1000, stats };
   // The committed cursors after healing, on every node (reads like the others, marked final).
   for (const node of cluster.nodes) {
     const r = await readCursors(e, subscription, node, 5000);
@@ -173,6 +203,7 @@ try {
     finals,
     faults: nemesis.done,
     anomalies: rec.anomalies,
+    subDrain,
   };
   const out = join(repoRoot, 'dist-jepsen');
   mkdirSync(out, { recursive: true });
