@@ -24,7 +24,7 @@ import { LocalCluster, repoRoot, sleep, until } from './cluster-control.js';
 import { checkConvergence } from './convergence.js';
 import { checkData, checkNames, plants, type CheckName, type DataCheckResult } from './data-checks.js';
 import type { CursorRead, DataHistory, FinalRead, PublishOp, SubscriptionDrain } from './data-history.js';
-import { DataNemesis, LeaderWatch, planDataFaults } from './data-nemesis.js';
+import { DataNemesis, LeaderWatch, planDataFaults, type DataFaultKind } from './data-nemesis.js';
 import {
   dataEventTypeBody,
   newestOffsets,
@@ -45,6 +45,7 @@ const { values: args } = parseArgs({
     producers: { type: 'string', default: '6' },
     consumers: { type: 'string', default: '2' },
     check: { type: 'string' },
+    faults: { type: 'string', default: 'all' },
   },
 });
 if (args.check !== undefined) process.exit(checkSaved(args.check));
@@ -52,8 +53,10 @@ const seconds = Number(args.seconds);
 const seed = args.seed !== undefined ? Number(args.seed) : Math.floor(Math.random() * 2 ** 31);
 const producers = Number(args.producers);
 const consumers = Number(args.consumers);
-if (!(seconds > 0) || !Number.isSafeInteger(seed) || seed < 0 || !(producers >= 1) || !(consumers >= 0)) {
-  console.error('usage: data.js [--seconds N>0] [--seed S>=0] [--producers N] [--consumers N]');
+const allKinds: readonly DataFaultKind[] = ['kill', 'pause', 'partition', 'bridge', 'restart', 'kill-all'];
+const faultKinds = args.faults === 'all' ? allKinds : args.faults === 'none' ? [] : (args.faults.split(',') as DataFaultKind[]);
+if (!(seconds > 0) || !Number.isSafeInteger(seed) || seed < 0 || !(producers >= 1) || !(consumers >= 0) || faultKinds.some((k) => !allKinds.includes(k))) {
+  console.error(`usage: data.js [--seconds N>0] [--seed S>=0] [--producers N] [--consumers N] [--faults all|none|${allKinds.join(',')}]`);
   process.exit(2);
 }
 if (!existsSync(join(repoRoot, 'dist', 'main.js'))) {
@@ -61,8 +64,8 @@ if (!existsSync(join(repoRoot, 'dist', 'main.js'))) {
   process.exit(2);
 }
 
-console.log(`jepsen-like data: seed ${seed}, ${seconds} s of workload, ${producers} producers, ${consumers} stream consumers, 1 subscription consumer`);
-console.log(`replay the fault schedule with: npm run jepsen:data -- --seconds ${seconds} --seed ${seed}`);
+console.log(`jepsen-like data: seed ${seed}, ${seconds} s of workload, ${producers} producers, ${consumers} stream consumers, 1 subscription consumer, faults: ${faultKinds.length > 0 ? faultKinds.join(', ') : 'none'}`);
+console.log(`replay the fault schedule with: npm run jepsen:data -- --seconds ${seconds} --seed ${seed}${args.faults === 'all' ? '' : ` --faults ${args.faults}`}`);
 
 const partitionCount = 4;
 const requestTimeoutMs = 8000;
@@ -117,7 +120,10 @@ try {
   const t0 = performance.now();
   const stopAt = t0 + seconds * 1000;
   nemesis = new DataNemesis(cluster, leaders);
-  const plan = planDataFaults(new Prng(seed), 200, partitionCount);
+  // --faults keeps the seed's schedule and leaves out the other kinds.
+  const plan = planDataFaults(new Prng(seed), 200, partitionCount)
+    .map((st) => ({ ...st, faults: st.faults.filter((f) => faultKinds.includes(f.kind)) }))
+    .filter((st) => st.faults.length > 0);
   const stream = (k: number): Prng => new Prng((seed + (k + 1) * 0x9e3779b9) % 2 ** 52);
   let aborted = false;
   const stop = (): boolean => interrupted || aborted || performance.now() >= stopAt;
