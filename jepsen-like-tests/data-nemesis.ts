@@ -9,9 +9,9 @@
  * A combined step is two faults on two different nodes at once (at most one of them on the network).
  *
  * Targets: a random node, the metadata leader (GET /cluster), or the leader of one of the event type's
- * partitions. GET /cluster does not list partitions yet, so partition leaders come from the nodes'
- * logs ("partition leader changed" lines: the leader of the highest term seen). Targets are resolved
- * when a step starts; which node leads then is not up to the seed.
+ * partitions: the newest leader any node lists in GET /cluster's partitions, or, when none does, the
+ * nodes' logs ("partition leader changed" lines: the leader of the highest term seen). Targets are
+ * resolved when a step starts; which node leads then is not up to the seed.
  */
 import { closeSync, openSync, readSync, fstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,13 +58,16 @@ export function planDataFaults(rnd: Prng, count: number, partitions: number): Da
   });
 }
 
-/** Partition leaders as the nodes log them: per partition, the leader of the highest term logged. */
+/** Partition leaders as GET /cluster lists them, or as the nodes log them: per partition, the leader of the highest term. */
 export class LeaderWatch {
   readonly #offsets = new Map<number, number>();
   readonly #rest = new Map<number, string>();
   readonly #byPartition = new Map<number, { term: number; leader: number }>();
 
-  constructor(private readonly cluster: LocalCluster) {}
+  constructor(
+    private readonly cluster: LocalCluster,
+    private readonly eventType: string,
+  ) {}
 
   poll(): void {
     for (const i of this.cluster.nodes) {
@@ -102,15 +105,41 @@ export class LeaderWatch {
     }
   }
 
-  leaderOf(partition: number): number | undefined {
-    this.poll();
-    return this.#byPartition.get(partition)?.leader;
+  /**
+   * The leader of a partition: the newest (highest term) any node names in GET /cluster's partition
+   * list; the nodes' logs when no node answers with one (a version without the list, or no quorum).
+   */
+  async leaderOf(partition: number): Promise<number | undefined> {
+    return (await this.known()).get(partition)?.leader;
   }
 
-  /** Every partition's (term, leader), for the summary. */
-  known(): Map<number, { term: number; leader: number }> {
+  /** Every partition's (term, leader), as leaderOf finds them. */
+  async known(): Promise<Map<number, { term: number; leader: number }>> {
     this.poll();
-    return new Map(this.#byPartition);
+    const out = new Map(this.#byPartition);
+    const views = await Promise.all(this.cluster.nodes.map((i) => this.#partitionsOf(i)));
+    const fromCluster = new Map<number, { term: number; leader: number }>();
+    for (const v of views) {
+      for (const p of v ?? []) {
+        if (p.leader === null || p.term === null) continue;
+        const k = Number(p.partition);
+        const have = fromCluster.get(k);
+        if (have === undefined || p.term > have.term) fromCluster.set(k, { term: p.term, leader: p.leader });
+      }
+    }
+    for (const [k, v] of fromCluster) out.set(k, v);
+    return out;
+  }
+
+  async #partitionsOf(i: number): Promise<{ partition: string; leader: number | null; term: number | null }[] | undefined> {
+    try {
+      const res = await fetch(`${this.cluster.url(i)}/cluster`, { signal: AbortSignal.timeout(500) });
+      if (!res.ok) return undefined;
+      const v = (await res.json()) as { partitions?: { event_type: string; partition: string; leader: number | null; term: number | null }[] };
+      return v.partitions?.filter((p) => p.event_type === this.eventType);
+    } catch {
+      return undefined;
+    }
   }
 }
 
@@ -169,7 +198,7 @@ export class DataNemesis {
   }
 
   async #resolve(f: DataFault): Promise<number> {
-    if (f.target === 'part-leader') return this.leaders.leaderOf(f.partition) ?? f.node;
+    if (f.target === 'part-leader') return (await this.leaders.leaderOf(f.partition)) ?? f.node;
     if (f.target === 'meta-leader') {
       for (const i of this.cluster.nodes) {
         const v = await this.cluster.view(i, 500);

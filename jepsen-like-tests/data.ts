@@ -83,7 +83,7 @@ const publishes: PublishOp[] = [];
 const rec: ConsumerRecord = { consumed: [], conns: [], commits: [], cursorReads: [], anomalies: [] };
 const cursorFailures = new Map<string, number>();
 const finals: FinalRead[] = [];
-const leaders = new LeaderWatch(cluster);
+const leaders = new LeaderWatch(cluster, eventType);
 let nemesis: DataNemesis | undefined;
 let workload: [number, number] = [0, 0];
 let subscription: string | undefined;
@@ -101,6 +101,7 @@ let result: DataCheckResult | undefined;
 let selfChecks: string[] = [];
 let historyFile: string | undefined;
 let subDrain: SubscriptionDrain | undefined;
+let finalLeaders = new Map<number, { term: number; leader: number }>();
 try {
   await cluster.up();
   await until('a leader agreed on by all nodes', 20_000, () => cluster.agreedLeader());
@@ -115,7 +116,10 @@ try {
   subscription = ((await sub.json()) as { id: string }).id;
   // Every node serves the event type and every partition group has elected a leader.
   await until('every node to list the partitions', 20_000, async () => ((await Promise.all(cluster.nodes.map((i) => newestOffsets(e, i)))).every((x) => x !== undefined) ? true : undefined));
-  await until('a leader for every partition (node logs)', 20_000, async () => (partitions.every((p) => leaders.leaderOf(Number(p)) !== undefined) ? true : undefined));
+  await until('a leader for every partition', 20_000, async () => {
+    const known = await leaders.known();
+    return partitions.every((p) => known.has(Number(p))) ? true : undefined;
+  });
 
   const t0 = performance.now();
   const stopAt = t0 + seconds * 1000;
@@ -194,6 +198,7 @@ try {
     else failures.push(`cursors: the final GET /subscriptions/${subscription}/cursors on node ${node} failed (${r.status})`);
   }
 
+  finalLeaders = await leaders.known();
   const history: DataHistory & { anomalies: string[] } = {
     seed,
     seconds,
@@ -322,8 +327,7 @@ function summary(): void {
     console.log(`faults: ${nemesis.done.length} (${[...kinds].map(([k, v]) => `${k}: ${v}`).join(', ')})${nemesis.skipped.length > 0 ? `; skipped: ${nemesis.skipped.join(', ')}` : ''}`);
     for (const f of nemesis.done) console.log(`  ${f.kind} node ${f.nodes.join('+')} (${f.target}) ${(f.startMs / 1000).toFixed(1)}-${(f.endMs / 1000).toFixed(1)} s${f.note ? ` [${f.note}]` : ''}`);
   }
-  const known = leaders.known();
-  console.log(`partition leaders at the end (from the logs): ${[...known].sort(([a], [b]) => a - b).map(([p, l]) => `${p}: node ${l.leader} term ${l.term}`).join(', ')}`);
+  console.log(`partition leaders at the end: ${[...finalLeaders].sort(([a], [b]) => a - b).map(([p, l]) => `${p}: node ${l.leader} term ${l.term}`).join(', ')}`);
   if (result !== undefined) {
     console.log(`stats: ${Object.entries(result.stats).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     console.log(`checks: ${checkNames.map((c: CheckName) => `${c} ${result!.counts.get(c) ?? 0 ? `VIOLATED (${result!.counts.get(c)})` : 'ok'}`).join(', ')}`);
