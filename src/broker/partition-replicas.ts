@@ -531,6 +531,7 @@ export class PartitionReplicas {
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
     const requestId = randomUUID();
     const data = encodeBatchEntry(this.#o.clock.nowMs(), requestId, item.events);
+    let inDoubt: string | undefined;
     for (;;) {
       const g = replica.group;
       if (g.isLeader()) {
@@ -555,9 +556,15 @@ export class PartitionReplicas {
           events: item.events,
         });
         if (answer.status === 'committed') return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
-        if (answer.status === 'unavailable' || answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
+        if (answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
+        // Unavailable: the leader did not answer (a lost connection, its deadline); the batch may be
+        // stored. Asking again with the same request id is safe (the state machine stores it once)
+        // and turns an unknown outcome into a known one when the leader (or its successor) answers.
+        if (answer.status === 'unavailable') inDoubt = `leader ${g.leader}: ${answer.detail}`;
       }
-      if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, 'no leader could take the batch in time');
+      if (this.#o.clock.monotonicMs() >= deadlineMs) {
+        throw unavailable(item, inDoubt === undefined ? 'no leader could take the batch in time' : `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
+      }
       await sleep(retryMs);
     }
   }
