@@ -15,7 +15,6 @@
  * readable below the group's first offset (`legacy`).
  */
 import type { Logger } from 'pino';
-import { randomUUID } from 'node:crypto';
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
@@ -96,6 +95,8 @@ export interface PartitionReplicasOptions {
   readonly appendTimeoutMs: number;
   /** The store of the version before partition replication, read below each group's first offset. */
   readonly legacy?: PartitionStore;
+  /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
+  readonly sleep?: (ms: number) => Promise<void>;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
 }
@@ -218,7 +219,7 @@ export class PartitionReplicas {
         return (await replica.group.propose(data, deadlineMs)).outcome;
       } catch (err) {
         if (!(err instanceof ProposalFailedError) || err.reason !== 'notLeader' || this.#o.clock.monotonicMs() >= deadlineMs) throw err;
-        await sleep(retryMs);
+        await (this.#o.sleep ?? sleep)(retryMs);
       }
     }
   }
@@ -247,7 +248,7 @@ export class PartitionReplicas {
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
-    const requestId = randomUUID();
+    const requestId = this.#o.random.uuid();
     const data = encodeBatchEntry(this.#o.clock.nowMs(), requestId, item.events);
     for (;;) {
       const g = replica.group;
@@ -276,7 +277,7 @@ export class PartitionReplicas {
         if (answer.status === 'unavailable' || answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
       }
       if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, 'no leader could take the batch in time');
-      await sleep(retryMs);
+      await (this.#o.sleep ?? sleep)(retryMs);
     }
   }
 

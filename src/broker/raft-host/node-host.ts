@@ -50,6 +50,21 @@ export const systemTicks: TickSource = {
   },
 };
 
+/**
+ * How the host defers its loop and waits (the event loop in production). The simulator passes its
+ * own, so that every turn and every wait is an event of its seeded queue and a seed replays exactly.
+ */
+export interface HostScheduler {
+  /** Runs `fn` in a later turn of the event loop. */
+  soon(fn: () => void): void;
+  sleep(ms: number): Promise<void>;
+}
+
+export const systemScheduler: HostScheduler = {
+  soon: (fn) => void setImmediate(fn),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
+
 export interface NodeHostOptions {
   readonly self: NodeId;
   readonly kv: OrderedKv;
@@ -59,6 +74,8 @@ export interface NodeHostOptions {
   readonly logger: Logger;
   /** Groups whose Ready is handled in one turn. */
   readonly groupsPerTurnMax?: number;
+  /** Defaults to the event loop (systemScheduler). */
+  readonly scheduler?: HostScheduler;
   /** The disk failed or an invariant broke: the node must stop. */
   readonly onFatal: (err: unknown) => void;
 }
@@ -198,7 +215,7 @@ export class RaftNodeHost {
     if (this.#looping || this.#closed) return;
     this.#looping = true;
     this.#loopDone = new Promise<void>((done) => {
-      setImmediate(() => {
+      (this.#o.scheduler ?? systemScheduler).soon(() => {
         this.#loop().then(done, (err: unknown) => {
           this.#fatal(err);
           done();
@@ -260,7 +277,7 @@ export class RaftNodeHost {
       }
       this.#flushed.unshift(...flushed);
       // Do not spin on a full disk: the next attempt comes with the next tick or proposal.
-      await new Promise((r) => setTimeout(r, refusedRetryMs));
+      await (this.#o.scheduler ?? systemScheduler).sleep(refusedRetryMs);
       return;
     }
     for (const f of flushed) f();
