@@ -101,7 +101,10 @@ export class Clients {
         if (op.done || op.node.incarnation !== op.inc) return;
         if (res === undefined) throw new Error('append answered nothing');
         if (res.ok) this.#ack(op, res.first, res.last);
-        else if (res.error.name === 'KvWriteError') this.#finish(op, 'failed', res.error.message);
+        else if (res.error.name === 'KvWriteError') {
+          ctx.stats.refusedBatches++;
+          this.#finish(op, 'failed', res.error.message);
+        }
         else this.#finish(op, 'unknown', res.error.message);
       })
       .catch((err: unknown) => ctx.fail(err));

@@ -181,6 +181,7 @@ export class HostSimulation implements HostSimContext {
     if (!node.running) return;
     this.stats.crashes++;
     this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
+    this.stats.refusedWrites += node.disk.stats.refused;
     node.crash(node.disk.crash(how));
     if (how.kind === 'lostTail') for (const w of this.#watch.values()) w.lostData(node.id);
     this.#clients.nodeCrashed(node);
@@ -372,6 +373,7 @@ export class HostSimulation implements HostSimContext {
         await this.#calm(round);
       }
       this.stats.virtualMs = this.#now;
+      for (const n of this.#nodes.values()) this.stats.refusedWrites += n.disk.stats.refused;
       return { seed: this.seed, ok: true, trace: this.#trace, stats: this.stats };
     } catch (e) {
       if (!(e instanceof InvariantViolation) && !(e instanceof InvariantError)) throw e;

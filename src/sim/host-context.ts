@@ -34,6 +34,8 @@ export interface HostSimStats {
   lostTailCrashes: number;
   fullDisks: number;
   refusedWrites: number;
+  /** Batches told failed because the disk refused them (the leader may have sent them already). */
+  refusedBatches: number;
   failedSyncs: number;
   skews: number;
   storms: number;
@@ -58,6 +60,7 @@ export function emptyStats(): HostSimStats {
     lostTailCrashes: 0,
     fullDisks: 0,
     refusedWrites: 0,
+    refusedBatches: 0,
     failedSyncs: 0,
     skews: 0,
     storms: 0,

@@ -19,6 +19,8 @@
  *
  * A write the KV refused without applying anything (a full disk) is retried with backoff: every group
  * stands still meanwhile (proposals time out with a retriable error) and goes on once space is freed.
+ * A proposal is told the write was not applied only if its entry is stored nowhere: one that is
+ * durable here or was sent to followers may still commit, and its outcome is unknown.
  * Any other failure (a failed fsync, a broken invariant) is fatal for the node.
  */
 import type { Logger } from 'pino';
@@ -258,10 +260,13 @@ export class RaftNodeHost {
     // 2. What a leader sends does not wait for its own disk.
     const early: GroupMessages[] = [];
     const late: GroupMessages[] = [];
+    /** Per group, the last entry sent before the write: it may commit whatever becomes of the write. */
+    const sentUpTo = new Map<number, number>();
     for (const t of turns) {
       if (t.rd.messages.length === 0) continue;
       const e = t.rd.messages.filter((m) => leaderMessages.has(m.type));
       if (e.length > 0) early.push({ group: t.group.id, messages: e });
+      for (const m of e) if (m.entries.length > 0) sentUpTo.set(t.group.id, Math.max(sentUpTo.get(t.group.id) ?? 0, m.entries[m.entries.length - 1]!.index));
       if (e.length < t.rd.messages.length) late.push({ group: t.group.id, messages: t.rd.messages.filter((m) => !leaderMessages.has(m.type)) });
     }
     if (early.length > 0) this.#transport?.send(early);
@@ -272,7 +277,8 @@ export class RaftNodeHost {
     }
     if (!(await written)) {
       for (const t of turns) {
-        t.group.reset(this.#refusal!);
+        // Entries durable here before the write, or sent to followers, may still commit.
+        t.group.reset(this.#refusal!, Math.max(t.group.store.storage.lastIndex(), sentUpTo.get(t.group.id) ?? 0));
         this.#dirty.add(t.group.id);
       }
       this.#flushed.unshift(...flushed);
