@@ -17,7 +17,7 @@ import { chainHash } from './kv.js';
 
 export class GroupWatch {
   readonly group: number;
-  readonly #inv = new Invariants();
+  readonly #inv: Invariants;
   /** Each member's durable log as its latest incarnation left it. */
   readonly #durable = new Map<NodeId, MemoryStorage>();
   readonly #leaderOf = new Map<NodeId, Term>();
@@ -26,8 +26,9 @@ export class GroupWatch {
   readonly #lostData = new Set<NodeId>();
   elections = 0;
 
-  constructor(group: number, founders: readonly NodeId[]) {
+  constructor(group: number, founders: readonly NodeId[], rules = true) {
     this.group = group;
+    this.#inv = new Invariants({ rules });
     this.#inv.bootstrapped(bootstrapState(founders).entries);
   }
 
@@ -35,11 +36,17 @@ export class GroupWatch {
   opened(node: NodeId, g: RaftGroup<unknown>): void {
     this.#durable.set(node, g.store.storage);
     this.#leaderOf.delete(node);
+    this.#inv.notLeader(node);
   }
 
   /** The member's disk lost fsynced writes (a fault the damaged-replica rule must handle). */
   lostData(node: NodeId): void {
     this.#lostData.add(node);
+  }
+
+  /** The network delivered a granted vote. */
+  voteGranted(candidate: NodeId, voter: NodeId, term: Term): void {
+    this.#inv.voteGranted(candidate, voter, term);
   }
 
   /** A member's host is about to record `rd` as durable: its entries must match every other copy. */
@@ -75,13 +82,18 @@ export class GroupWatch {
         this.#leaderOf.set(node, st.term);
         this.elections++;
         this.#inv.leaderCompleteness(node, st.term, raw);
+        this.#inv.voteQuorum(node, st.term, st.confState.voters);
       }
+      this.#inv.leaderCommitRule(node, st.term, st.commit, raw);
       this.#inv.leaderCommitted(node, st.term, st.commit, raw);
-      if (st.commit > this.#durableChecked) {
+      if (this.#inv.rules && st.commit > this.#durableChecked) {
         this.#durableChecked = st.commit;
         this.#durableQuorum(node, st.commit, raw.termAt(st.commit), st.confState.voters);
       }
-    } else this.#leaderOf.delete(node);
+    } else {
+      this.#leaderOf.delete(node);
+      this.#inv.notLeader(node);
+    }
     this.#inv.committedPrefix(node, st.commit, raw);
   }
 

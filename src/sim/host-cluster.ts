@@ -44,6 +44,8 @@ export interface HostSimOptions {
    * that lost data neither votes nor leads until repaired, which partition groups do not do yet.
    */
   readonly lostTail?: boolean;
+  /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm) as well as their consequences (default). */
+  readonly ruleChecks?: boolean;
 }
 
 export interface HostSimResult {
@@ -112,7 +114,7 @@ export class HostSimulation implements HostSimContext {
     layouts.forEach((rf, index) => {
       const replicas = shuffle(r, ids).slice(0, rf);
       this.partitions.push({ index, topic, partition: index, group: 100 + index, replicas });
-      this.#watch.set(100 + index, new GroupWatch(100 + index, replicas));
+      this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true));
     });
     this.ledger = new PartitionLedger(this.partitions.length);
     this.#nemesis = new Nemesis(this);
@@ -243,7 +245,7 @@ export class HostSimulation implements HostSimContext {
 
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
-    const delays = this.net.delays(this.rng);
+    const delays = this.net.delays(this.rng, from.id);
     if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.host?.snapshotStatus(group, m.to, false), from);
     for (const d of delays) {
       this.at(d, () => {
@@ -255,6 +257,7 @@ export class HostSimulation implements HostSimContext {
           return;
         }
         if (this.#tracing) this.log(`n${m.to} <- n${m.from} g${group} ${describeMessage(m)}`);
+        if (m.type === 'voteResp' && !m.reject) this.#watch.get(group)?.voteGranted(m.to, m.from, m.term);
         to.host.receive(group, m);
         if (m.type === 'snap') this.at(d, () => from.host?.snapshotStatus(group, m.to, true), from);
       });

@@ -2,7 +2,7 @@
  * The faults of the host simulation, one drawn every 50 to 400 virtual ms during chaos:
  *
  * - network: partitions (symmetric, one-way, bridge, the leader of a group isolated), lossy,
- *   duplicating, slow and reordering links;
+ *   duplicating, slow and reordering links, stale copies of messages arriving much later;
  * - processes: a crash of one node, of a group's leader, of every node at once, and of a leader while
  *   its own fsync is in flight (after it sent the appends of that write: thesis §10.2.1, the case only
  *   a simulation reaches), restarted from what the disk kept: nothing unsynced, or a prefix of it;
@@ -35,6 +35,7 @@ const actions = [
   'flaky',
   'slowDisk',
   'slowDisk',
+  'slowSender',
   'fullDisk',
   'failSync',
   'skew',
@@ -153,8 +154,16 @@ export class Nemesis {
           delayMsMin: 1,
           delayMsMax: r.pick([3, 10, 40]),
           slowRate: r.pick([0, 0.05, 0.2]),
+          replayRate: r.pick([0, 0, 0.05, 0.2]),
+          replayMsMax: r.pick([300, 1500]),
         };
         break;
+      case 'slowSender': {
+        const n = r.pick(all);
+        ctx.net.slowSenders.set(n.id, r.pick([100, 300, 600]));
+        detail = `n${n.id} +${ctx.net.slowSenders.get(n.id)} ms`;
+        break;
+      }
       case 'slowDisk': {
         const n = r.pick(all);
         this.syncMsMax.set(n.id, r.pick([calmSyncMsMax, 10, 30, 80]));

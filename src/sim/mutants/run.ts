@@ -8,6 +8,8 @@
  *   npm run test:mutants -- --raft 300 --host 60      seeds per simulation
  *   npm run test:mutants -- --only dedup-off,offsets-at-propose
  *   npm run test:mutants -- --from 1000               first seed
+ *   npm run test:mutants -- --consequences            also run each with the rule checks off, to see
+ *                                                     how often lost or diverging data alone shows it
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -28,6 +30,7 @@ function option(name: string): string | undefined {
 const seeds: Record<SimName, number> = { raft: Number(option('raft') ?? '200'), host: Number(option('host') ?? '40') };
 const from = Number(option('from') ?? '1');
 const only = option('only')?.split(',');
+const consequences = process.argv.includes('--consequences');
 
 interface SeedLine {
   seed: number;
@@ -37,7 +40,7 @@ interface SeedLine {
 
 interface Row {
   mutant: string;
-  sim: SimName;
+  sim: string;
   run: number;
   caught: number[];
   kinds: Map<string, number>;
@@ -47,7 +50,7 @@ interface Row {
 /** A patched copy of the tree with node_modules linked and dist/ copied for an incremental build. */
 function prepare(m: Mutant): string {
   const dir = mkdtempSync(join(tmpdir(), `brook-mutant-${m.name}-`));
-  for (const f of ['src', 'dist', 'tsconfig.json', 'package.json']) cpSync(join(root, f), join(dir, f), { recursive: true });
+  for (const f of ['src', 'dist', 'proto', 'tsconfig.json', 'package.json']) cpSync(join(root, f), join(dir, f), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
   const file = join(dir, m.file);
   const text = readFileSync(file, 'utf8');
@@ -58,9 +61,10 @@ function prepare(m: Mutant): string {
   return dir;
 }
 
-function runSeeds(dir: string, sim: SimName, count: number): Promise<{ lines: SeedLine[]; note: string }> {
+function runSeeds(dir: string, sim: SimName, count: number, rules: boolean): Promise<{ lines: SeedLine[]; note: string }> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count)], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count), ...(rules ? [] : ['consequences'])];
+    const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let note = '';
@@ -85,17 +89,18 @@ for (const m of mutants.filter((x) => only === undefined || only.includes(x.name
   console.log(`\n== ${m.name}: ${m.why}`);
   const dir = prepare(m);
   try {
-    for (const sim of m.sims) {
+    for (const [sim, rules] of m.sims.flatMap((x) => (consequences ? [[x, true], [x, false]] : [[x, true]]) as [SimName, boolean][])) {
       const t = Date.now();
-      const { lines, note } = await runSeeds(dir, sim, seeds[sim]);
+      const { lines, note } = await runSeeds(dir, sim, seeds[sim], rules);
+      const label = rules ? sim : `${sim} (consequences only)`;
       const caught = lines.filter((l) => !l.ok);
       const kinds = new Map<string, number>();
       for (const l of caught) {
         const kind = (l.error ?? '').replace(/^InvariantViolation: |^InvariantError: /, '').split(':')[0]!.slice(0, 40);
         kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
       }
-      rows.push({ mutant: m.name, sim, run: lines.length, caught: caught.map((l) => l.seed), kinds, note });
-      console.log(`   ${sim}: ${caught.length}/${lines.length} seeds caught it in ${((Date.now() - t) / 1000).toFixed(0)} s${note ? ` (${note})` : ''}; first: ${caught.slice(0, 8).map((l) => l.seed).join(',')}; ${[...kinds].map(([k, n]) => `${k} x${n}`).join(', ')}`);
+      rows.push({ mutant: m.name, sim: label, run: lines.length, caught: caught.map((l) => l.seed), kinds, note });
+      console.log(`   ${label}: ${caught.length}/${lines.length} seeds caught it in ${((Date.now() - t) / 1000).toFixed(0)} s${note ? ` (${note})` : ''}; first: ${caught.slice(0, 8).map((l) => l.seed).join(',')}; ${[...kinds].map(([k, n]) => `${k} x${n}`).join(', ')}`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -110,7 +115,7 @@ for (const r of rows) {
   console.log(`| ${r.mutant} | ${r.sim} | ${r.run} | ${list || 'none'} | ${rate} | ${[...r.kinds].map(([k, n]) => `${k} (${n})`).join(', ')} |`);
 }
 console.log(`\nseeds from ${from}; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
-const missed = [...new Set(rows.map((r) => r.mutant))].filter((name) => rows.filter((r) => r.mutant === name).every((r) => r.caught.length === 0));
+const missed = [...new Set(rows.map((r) => r.mutant))].filter((name) => rows.filter((r) => r.mutant === name && !r.sim.includes('consequences')).every((r) => r.caught.length === 0));
 if (missed.length > 0) {
   console.log(`NOT CAUGHT: ${missed.join(', ')}`);
   process.exitCode = 1;
