@@ -87,6 +87,10 @@ export class PartitionLedger {
       if (have !== undefined && have !== want) {
         throw new InvariantViolation('AckedBatchLost', `batch ${b.id} acknowledged at ${first}..${last}, but offset ${o} of partition ${b.partition} holds ${have}`);
       }
+      const other = book.expected.get(o);
+      if (other !== undefined && other !== want) {
+        throw new InvariantViolation('AckedBatchLost', `batch ${b.id} acknowledged at ${first}..${last}, but ${other} was acknowledged at offset ${o} of partition ${b.partition}`);
+      }
       book.expected.set(o, want);
     }
     b.status = 'acked';
@@ -119,6 +123,8 @@ export class PartitionLedger {
     const have = book.ref[offset];
     if (have === undefined) {
       if (offset !== book.ref.length) throw new InvariantViolation('Dense', `${who} partition ${p}: offset ${offset} while others hold ${book.ref.length - 1}`);
+      const exp = book.expected.get(offset);
+      if (exp !== undefined && exp !== payload) throw new InvariantViolation('AckedBatchLost', `${who} partition ${p} holds ${payload} at offset ${offset}, acknowledged there: ${exp}`);
       book.ref.push(payload);
     } else if (have !== payload) {
       const exp = book.expected.get(offset);
