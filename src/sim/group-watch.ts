@@ -72,8 +72,9 @@ export class GroupWatch {
     this.#inv.stateMachineSafety(node, e.index, chainHash(0, e));
   }
 
-  /** After every event, for every running member. */
-  observe(node: NodeId, g: RaftGroup<unknown>): void {
+  /** After every event, for every running member; true when it has just become leader. */
+  observe(node: NodeId, g: RaftGroup<unknown>): boolean {
+    let elected = false;
     const raw = g.raw;
     const st = raw.status();
     if (st.state === 'leader') {
@@ -81,6 +82,7 @@ export class GroupWatch {
       if (this.#leaderOf.get(node) !== st.term) {
         this.#leaderOf.set(node, st.term);
         this.elections++;
+        elected = true;
         this.#inv.leaderCompleteness(node, st.term, raw);
         this.#inv.voteQuorum(node, st.term, st.confState.voters);
       }
@@ -95,6 +97,7 @@ export class GroupWatch {
       this.#inv.notLeader(node);
     }
     this.#inv.committedPrefix(node, st.commit, raw);
+    return elected;
   }
 
   #durableQuorum(leader: NodeId, index: Index, term: Term | undefined, voters: readonly NodeId[]): void {

@@ -98,6 +98,8 @@ export class HostSimulation implements HostSimContext {
   #seq = 0;
   #markers = 0;
   readonly #probing = new Set<number>();
+  /** Probability that a new leader is cut off shortly after its election (during chaos). */
+  readonly #flapRate: number;
   #failure: unknown;
 
   constructor(opts: HostSimOptions) {
@@ -108,6 +110,7 @@ export class HostSimulation implements HostSimContext {
     const r = (this.rng = new Prng(opts.seed));
     const electionTicks = r.between(8, 15);
     this.#tuning = { tickMs: 10, electionTicks, heartbeatTicks: r.between(1, 3), appendTimeoutMs: r.pick([300, 1000]) };
+    this.#flapRate = r.pick([0, 0.2, 0.5]);
     const ids = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];
     // Three nodes: two partitions of three replicas. Five: two of three and one of five replicas.
     const layouts = ids.length === 3 ? [3, 3] : [3, 3, 5];
@@ -413,9 +416,24 @@ export class HostSimulation implements HostSimContext {
         const n = this.node(id);
         if (!n.running) continue;
         const g = this.#group(n, p);
-        if (g !== undefined) w.observe(id, g);
+        if (g !== undefined && w.observe(id, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
       }
     }
+  }
+
+  /**
+   * Short-lived leaders: a node just elected is cut off soon after (before its first appends have
+   * reached everyone) and rejoins later, leaving entries of its term on some members only.
+   */
+  #flap(n: SimHostNode): void {
+    this.at(this.rng.between(1, 30), () => {
+      if (!this.chaos) return;
+      this.net.isolate(n.id, [...this.#nodes.keys()]);
+      this.log(`NEMESIS flap: n${n.id} cut off`);
+      this.at(this.rng.between(50, 400), () => {
+        if (this.chaos) this.net.rejoin(n.id);
+      });
+    });
   }
 
   /**
