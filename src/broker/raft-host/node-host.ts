@@ -91,7 +91,10 @@ const catchUpTicksMax = 3;
 interface Turn {
   readonly group: RaftGroup<unknown>;
   readonly rd: Ready;
-  /** The group's last durable index before this turn (0 when the Ready installs a snapshot). */
+  /**
+   * The group's last index durable before this turn and not rewritten by it (0 when the Ready installs
+   * a snapshot): committed entries up to it may be applied before the turn's write completes.
+   */
   readonly durableLast: number;
   /** Committed entries applied before the write resolved. */
   early: number;
@@ -243,9 +246,13 @@ export class RaftNodeHost {
       this.#dirty.delete(id);
       const g = this.#groups.get(id);
       if (g === undefined || !g.raw.hasReady()) continue;
-      const durableLast = g.store.storage.lastIndex();
+      const stored = g.store.storage.lastIndex();
       const rd = g.raw.ready();
       g.observe(rd);
+      // Entries this Ready writes replace what is stored from their first index on (a follower taking
+      // a new leader's entries): only those before it are durable here as they are.
+      const firstNew = rd.entries[0]?.index;
+      const durableLast = firstNew === undefined ? stored : Math.min(stored, firstNew - 1);
       turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, early: 0 });
     }
     this.stats.readies += turns.length;
