@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -14,6 +15,10 @@ function manualTicks(): TickSource & { fire(): void } {
   return { every: (_ms, f) => ((fn = f), () => (fn = undefined)), fire: () => fn?.() };
 }
 
+// Request ids come from the Random port: each append needs its own, also across restarts, or it would be
+// de-duplicated as a retry of an earlier one.
+let ids = 0;
+
 async function node(kv: MemoryKv, clock = { t: 0 }) {
   const c = { nowMs: () => 1_700_000_000_000 + clock.t, monotonicMs: () => clock.t };
   const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock: c, ticks: manualTicks(), logger, onFatal: (err) => { throw err; } });
@@ -23,7 +28,7 @@ async function node(kv: MemoryKv, clock = { t: 0 }) {
     host,
     placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1] }),
     clock: c,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
+    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => `request-${ids++}` },
     logger,
     electionTicks: 10,
     heartbeatTicks: 1,

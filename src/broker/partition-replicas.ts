@@ -15,7 +15,6 @@
  * readable below the group's first offset (`legacy`).
  */
 import type { Logger } from 'pino';
-import { randomUUID } from 'node:crypto';
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
@@ -61,7 +60,7 @@ export type AppendAnswer =
 export interface AppendForwarder {
   forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
   /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
-  fetchLog(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
+  fetchLog?(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
   /** Remote read from a replica on another node (a node holding no replica of the partition). */
   read?(to: NodeId, req: RemoteReadRequest, signal?: AbortSignal): AsyncIterable<RemoteReadChunk>;
   bounds?(to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }>;
@@ -148,6 +147,8 @@ export interface PartitionReplicasOptions {
   readonly legacy?: PartitionStore;
   /** Raft entries of a partition kept in memory (see memoryEntriesDefault). */
   readonly memoryEntries?: number;
+  /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
+  readonly sleep?: (ms: number) => Promise<void>;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
   /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
@@ -290,7 +291,7 @@ export class PartitionReplicas {
         return (await replica.group.propose(data, deadlineMs)).outcome;
       } catch (err) {
         if (!(err instanceof ProposalFailedError) || err.reason !== 'notLeader' || this.#o.clock.monotonicMs() >= deadlineMs) throw err;
-        await sleep(retryMs);
+        await (this.#o.sleep ?? sleep)(retryMs);
       }
     }
   }
@@ -429,7 +430,7 @@ export class PartitionReplicas {
     const snap = m.snapshot;
     if (snap === undefined || this.#catchingUp.has(id)) return;
     const target = snap.metadata.index;
-    if (r.applied >= target || this.#forwarder === undefined) {
+    if (r.applied >= target || this.#forwarder?.fetchLog === undefined) {
       this.#o.host.receive(id, m);
       return;
     }
@@ -442,7 +443,7 @@ export class PartitionReplicas {
       const from = r.applied + 1;
       log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
       const signal = AbortSignal.timeout(60_000);
-      for await (const chunk of this.#forwarder.fetchLog(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+      for await (const chunk of this.#forwarder!.fetchLog!(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
         const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
         if (!r.storeFetched(entries)) {
           log.error({ leader: m.from, applied: r.applied, first: entries[0]?.index }, 'the leader no longer holds the entries this replica lacks (retention removed them); it cannot catch up by log shipping');
@@ -529,7 +530,7 @@ export class PartitionReplicas {
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
-    const requestId = randomUUID();
+    const requestId = this.#o.random.uuid();
     const data = encodeBatchEntry(this.#o.clock.nowMs(), requestId, item.events);
     let inDoubt: string | undefined;
     for (;;) {
@@ -565,7 +566,7 @@ export class PartitionReplicas {
       if (this.#o.clock.monotonicMs() >= deadlineMs) {
         throw unavailable(item, inDoubt === undefined ? 'no leader could take the batch in time' : `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
       }
-      await sleep(retryMs);
+      await (this.#o.sleep ?? sleep)(retryMs);
     }
   }
 
@@ -578,7 +579,7 @@ export class PartitionReplicas {
     const where = this.#remoteTargets(item.topic, item.partition);
     if (where === undefined || this.#forwarder === undefined) throw unavailable(item, 'no placement for this partition');
     const key = PartitionReplicas.key(item.topic, item.partition);
-    const requestId = randomUUID();
+    const requestId = this.#o.random.uuid();
     let hint = this.#remoteLeaders.get(key) ?? noNode;
     let lastDetail = 'no replica answered';
     for (let round = 0; ; round++) {

@@ -38,6 +38,11 @@ export interface SimOptions {
    * that the linearizability checker catches stale reads. Never set outside that test.
    */
   readonly staleReads?: boolean;
+  /**
+   * Check the rules (VoteQuorum, CommitOwnTerm, ConfChangeOneAtATime) as well as their consequences
+   * (default). Off, the mutant run measures how often the consequences alone catch a broken rule.
+   */
+  readonly ruleChecks?: boolean;
 }
 
 export interface SimStats {
@@ -73,7 +78,8 @@ type SimEvent =
   | { kind: 'clientTimeout'; client: number; opSeq: number }
   | { kind: 'nemesis' }
   | { kind: 'operator' }
-  | { kind: 'calmProbe'; round: number };
+  | { kind: 'calmProbe'; round: number }
+  | { kind: 'flap'; node: NodeId; heal: boolean };
 
 interface Scheduled {
   readonly at: number;
@@ -115,7 +121,7 @@ export class Simulation {
   readonly #opts: SimOptions;
   readonly #rng: Prng;
   readonly #net = new Network();
-  readonly #inv = new Invariants();
+  readonly #inv: Invariants;
   readonly #queue = new MinHeap<Scheduled>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
   readonly #nodes = new Map<NodeId, SimNode>();
   readonly #tuning: NodeTuning;
@@ -132,6 +138,10 @@ export class Simulation {
   /** Per-node upper bound of a durable write's latency; the nemesis makes some disks slow. */
   readonly #diskMsMax = new Map<NodeId, number>();
   #intent: Intent | undefined;
+  /** The latest membership changes leaders accepted (for ConfChangeOneAtATime). */
+  readonly #acceptedConfChanges: { index: number; term: number }[] = [];
+  /** Probability that a new leader is cut off shortly after its election (during chaos). */
+  readonly #flapRate: number;
   #calm: { round: number; since: number; marker: { index: number; term: number; leader: NodeId } | undefined } | undefined;
   readonly #clients: number;
   readonly stats: SimStats = {
@@ -153,6 +163,7 @@ export class Simulation {
     this.seed = opts.seed;
     this.#opts = opts;
     this.#rng = new Prng(opts.seed);
+    this.#inv = new Invariants({ rules: opts.ruleChecks ?? true });
     this.#tracing = opts.trace === true;
     const r = this.#rng;
     const electionTicks = r.between(8, 15);
@@ -166,7 +177,10 @@ export class Simulation {
       uncommittedBytesMax: r.pick([512, 1 << 20]),
       snapshotEvery: r.pick([8, 30, 100]),
       keepEntries: r.pick([0, 5, 20]),
+      preVote: r.chance(0.7),
+      checkQuorum: r.chance(0.7),
     };
+    this.#flapRate = r.pick([0, 0.2, 0.5]);
     const founders = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];
     this.#nextNodeId = founders.length + 1;
     this.#inv.bootstrapped(bootstrapState(founders).entries);
@@ -299,6 +313,15 @@ export class Simulation {
       case 'calmProbe':
         this.#calmProbe(ev.round);
         return;
+      case 'flap':
+        if (!this.#chaos) return;
+        if (ev.heal) this.#net.rejoin(ev.node);
+        else {
+          this.#net.isolate(ev.node, [...this.#nodes.keys()]);
+          this.#log(`NEMESIS flap: n${ev.node} cut off`);
+          this.#at(this.#rng.between(50, 400), { kind: 'flap', node: ev.node, heal: true });
+        }
+        return;
     }
   }
 
@@ -355,9 +378,14 @@ export class Simulation {
         this.stats.elections++;
         this.#log(`n${node.id} became leader of term ${st.term} (last index ${st.lastIndex}, commit ${st.commit})`);
         this.#inv.leaderCompleteness(node.id, st.term, raw);
+        this.#inv.voteQuorum(node.id, st.term, st.confState.voters);
+        // Short-lived leaders: cut off soon after election, a leader leaves entries of its term on
+        // some followers only (the divergent logs of figure 8).
+        if (this.#chaos && this.#rng.chance(this.#flapRate)) this.#at(this.#rng.between(1, 30), { kind: 'flap', node: node.id, heal: false });
       }
+      this.#inv.leaderCommitRule(node.id, st.term, st.commit, raw);
       this.#inv.leaderCommitted(node.id, st.term, st.commit, raw);
-    }
+    } else this.#inv.notLeader(node.id);
     node.wasLeader = st.state === 'leader';
     this.#inv.committedPrefix(node.id, st.commit, raw);
   }
@@ -365,7 +393,7 @@ export class Simulation {
   #send(m: Message): void {
     this.stats.messages++;
     if (m.type === 'snap') this.stats.snapshotsSent++;
-    for (const d of this.#net.delays(this.#rng)) this.#at(d, { kind: 'deliver', msg: m });
+    for (const d of this.#net.delays(this.#rng, m.from)) this.#at(d, { kind: 'deliver', msg: m });
   }
 
   #deliver(m: Message): void {
@@ -373,6 +401,7 @@ export class Simulation {
     if (node === undefined || !node.running) return;
     if (!this.#net.canDeliver(m.from, m.to)) return;
     if (this.#tracing) this.#log(`n${m.to} <- n${m.from} ${describeMessage(m)}`);
+    if (m.type === 'voteResp' && !m.reject) this.#inv.voteGranted(m.to, m.from, m.term);
     node.raw!.step(m);
     this.#pump(node);
   }
@@ -432,6 +461,8 @@ export class Simulation {
       'flaky',
       'slowDisk',
       'slowDisk',
+      'storm',
+      'slowSender',
       'heal',
       'heal',
     ] as const);
@@ -481,7 +512,20 @@ export class Simulation {
           delayMsMin: 1,
           delayMsMax: r.pick([3, 10, 40]),
           slowRate: r.pick([0, 0.05, 0.2]),
+          replayRate: r.pick([0, 0, 0.05, 0.2]),
+          replayMsMax: r.pick([300, 1500]),
         };
+        break;
+      case 'slowSender':
+        this.#net.slowSenders.set(r.pick(ids), r.pick([100, 300, 600]));
+        break;
+      case 'storm':
+        // Every follower campaigns at once: split votes, and answers of one campaign reaching the next.
+        for (const n of live) {
+          if (!n.running || n.raw!.status().state === 'leader') continue;
+          n.raw!.campaign();
+          this.#pump(n);
+        }
         break;
       case 'slowDisk': {
         const n = r.pick(live);
@@ -493,7 +537,7 @@ export class Simulation {
         break;
     }
     this.#log(
-      `NEMESIS ${action}: cuts [${this.#net.describeCuts()}] faults ${JSON.stringify(this.#net.faults)} slow disks ${JSON.stringify([...this.#diskMsMax])}`,
+      `NEMESIS ${action}: cuts [${this.#net.describeCuts()}] faults ${JSON.stringify(this.#net.faults)} slow senders ${JSON.stringify([...this.#net.slowSenders])} slow disks ${JSON.stringify([...this.#diskMsMax])}`,
     );
   }
 
@@ -594,10 +638,40 @@ export class Simulation {
         cc = { type: 'removeNode', nodeId: intent.id };
         break;
     }
+    const res = this.#proposeConfChange(leader, cc);
+    if (res && this.#rng.chance(0.4)) {
+      // A hasty operator sends the next change at once, before the first is applied: the leader
+      // must refuse it (one change at a time).
+      const next =
+        cc.type === 'addLearner'
+          ? { type: 'addVoter' as const, nodeId: cc.nodeId }
+          : cc.type === 'removeNode' && voters.length > 4
+            ? { type: 'removeNode' as const, nodeId: this.#rng.pick(voters.filter((v) => v !== cc.nodeId && v !== leader.id)) }
+            : undefined;
+      if (next !== undefined) this.#proposeConfChange(leader, next);
+    }
+    this.#pump(leader);
+  }
+
+  /**
+   * Proposes a membership change and checks the rule it must obey (ConfChangeOneAtATime): the leader
+   * accepts one only if no change it accepted earlier is still unapplied in its log.
+   */
+  #proposeConfChange(leader: SimNode, cc: { type: 'addVoter' | 'addLearner' | 'removeNode'; nodeId: NodeId }): boolean {
+    const raw = leader.raw!;
+    const applied = raw.status().applied;
     const res = raw.proposeConfChange(cc);
     this.#log(`OPERATOR propose ${cc.type} n${cc.nodeId} at n${leader.id}: ${res.ok ? `index ${res.lastIndex}` : res.reason}`);
-    if (res.ok) this.stats.confChanges++;
-    this.#pump(leader);
+    if (!res.ok) return false;
+    this.stats.confChanges++;
+    for (const p of this.#inv.rules ? this.#acceptedConfChanges : []) {
+      if (p.index > applied && p.index < res.lastIndex && raw.termAt(p.index) === p.term) {
+        throw new InvariantViolation('ConfChangeOneAtATime', `leader n${leader.id} accepted ${cc.type} n${cc.nodeId} at ${res.lastIndex} while the change at ${p.index} is unapplied (applied ${applied})`);
+      }
+    }
+    this.#acceptedConfChanges.push({ index: res.lastIndex, term: res.term });
+    if (this.#acceptedConfChanges.length > 8) this.#acceptedConfChanges.shift();
+    return true;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -12,6 +12,15 @@
  * - LeaderCompleteness: a leader of term T holds every entry committed in a term before T.
  * - StateMachineSafety: no two nodes apply different entries at an index (compared through a hash
  *   chain of everything applied, which also covers state restored from snapshots).
+ *
+ * Two rules of the paper are checked as they are applied, not only through their consequences, since
+ * the runs that turn their violation into lost data are rare (figure 8 needs a leader to commit an
+ * old entry, crash, and a rival with a newer conflicting entry to win; a stale vote must decide an
+ * election that a rival wins too):
+ * - VoteQuorum (§5.2): a leader of term T received votes granted in term T from a majority of its
+ *   voters (grants are recorded as the network delivers them).
+ * - CommitOwnTerm (§5.4.2): a leader's commit index moves only to an entry of its own term; older
+ *   entries are committed only indirectly, by Log Matching.
  */
 import type { Entry, Index, NodeId, Term } from '../raft/index.js';
 import { chainHash } from './kv.js';
@@ -38,10 +47,21 @@ export interface LogView {
 }
 
 export class Invariants {
+  /** Whether the rule checks (VoteQuorum, CommitOwnTerm) run; off, only consequences are checked. */
+  readonly rules: boolean;
+
+  constructor(opts: { rules?: boolean } = {}) {
+    this.rules = opts.rules ?? true;
+  }
+
   readonly #leaderByTerm = new Map<Term, NodeId>();
   readonly #entries = new Map<string, { fingerprint: number; prevTerm: Term | undefined }>();
   readonly #committed: CommittedEntry[] = [{ term: 0, commitTerm: 0 }];
   readonly #appliedHash = new Map<Index, number>();
+  /** "term:candidate" -> voters whose grant of that term was delivered to the candidate. */
+  readonly #grants = new Map<string, Set<NodeId>>();
+  /** Per leader: the term and commit index it was last seen with. */
+  readonly #leaderCommit = new Map<NodeId, { term: Term; commit: Index }>();
 
   get committedIndex(): Index {
     return this.#committed.length - 1;
@@ -122,6 +142,41 @@ export class Invariants {
         );
       }
     }
+  }
+
+  /** The network delivered `voter`'s granted vote of `term` to `candidate`. */
+  voteGranted(candidate: NodeId, voter: NodeId, term: Term): void {
+    const key = `${term}:${candidate}`;
+    let s = this.#grants.get(key);
+    if (s === undefined) this.#grants.set(key, (s = new Set()));
+    s.add(voter);
+  }
+
+  /** When a node becomes leader of `term` under `voters`. */
+  voteQuorum(node: NodeId, term: Term, voters: readonly NodeId[]): void {
+    if (!this.rules) return;
+    const granted = this.#grants.get(`${term}:${node}`) ?? new Set<NodeId>();
+    const n = voters.filter((v) => v === node || granted.has(v)).length;
+    if (2 * n <= voters.length) {
+      throw new InvariantViolation('VoteQuorum', `node ${node} leads term ${term} with grants of that term from [${[...granted].join(',')}] of voters [${voters.join(',')}]`);
+    }
+  }
+
+  /** After every event on a leader: a move of its commit index lands on an entry of its term. */
+  leaderCommitRule(node: NodeId, term: Term, commit: Index, view: LogView): void {
+    if (!this.rules) return;
+    const last = this.#leaderCommit.get(node);
+    this.#leaderCommit.set(node, { term, commit });
+    if (last === undefined || last.term !== term || commit <= last.commit) return;
+    const t = view.termAt(commit);
+    if (t !== undefined && t !== term) {
+      throw new InvariantViolation('CommitOwnTerm', `leader ${node} of term ${term} moved its commit index from ${last.commit} to ${commit}, an entry of term ${t}`);
+    }
+  }
+
+  /** The node is no longer leader (or restarted): its next leadership starts a new record. */
+  notLeader(node: NodeId): void {
+    this.#leaderCommit.delete(node);
   }
 
   /** A node's state machine reached `index` with running hash `hash`. */

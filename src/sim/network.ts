@@ -17,12 +17,24 @@ export interface LinkFaults {
   delayMsMax: number;
   /** Probability that a message takes a long detour (up to 10x delayMsMax): strong reordering. */
   slowRate: number;
+  /**
+   * Probability that a stale copy of a message arrives much later (up to `replayMsMax`), as a
+   * retransmission stuck in a queue would: answers to an old campaign reach a later one, appends of a
+   * deposed leader reach a follower of the next.
+   */
+  replayRate?: number;
+  replayMsMax?: number;
 }
 
 export const calmLinks: LinkFaults = { dropRate: 0, duplicateRate: 0, delayMsMin: 1, delayMsMax: 5, slowRate: 0 };
 
 export class Network {
   faults: LinkFaults = { ...calmLinks };
+  /**
+   * Extra delay (virtual ms) of everything a node sends: an overloaded or badly connected node whose
+   * answers arrive late, e.g. its vote for an election the candidate has already given up.
+   */
+  readonly slowSenders = new Map<NodeId, number>();
   /** Directed cuts "from>to". */
   readonly #cut = new Set<string>();
 
@@ -63,8 +75,17 @@ export class Network {
     }
   }
 
+  /** Restores every link of `node` (in both directions). */
+  rejoin(node: NodeId): void {
+    for (const k of [...this.#cut]) {
+      const [a, b] = k.split('>');
+      if (Number(a) === node || Number(b) === node) this.#cut.delete(k);
+    }
+  }
+
   heal(): void {
     this.#cut.clear();
+    this.slowSenders.clear();
     this.faults = { ...calmLinks };
   }
 
@@ -72,16 +93,19 @@ export class Network {
     return [...this.#cut].sort().join(' ');
   }
 
-  /** The delivery delays for one message: [] when dropped, two entries when duplicated. */
-  delays(rng: Prng): number[] {
+  /** The delivery delays for one message: [] when dropped, more than one when duplicated or replayed. */
+  delays(rng: Prng, from?: NodeId): number[] {
     const f = this.faults;
     if (f.dropRate > 0 && rng.chance(f.dropRate)) return [];
+    const lag = from === undefined ? 0 : (this.slowSenders.get(from) ?? 0);
     const one = (): number => {
-      const base = rng.between(f.delayMsMin, f.delayMsMax);
+      const base = rng.between(f.delayMsMin, f.delayMsMax) + (lag > 0 ? rng.between(lag / 2, lag) : 0);
       return f.slowRate > 0 && rng.chance(f.slowRate) ? base + rng.between(f.delayMsMax, 10 * f.delayMsMax) : base;
     };
     const out = [one()];
     if (f.duplicateRate > 0 && rng.chance(f.duplicateRate)) out.push(one());
+    const replay = f.replayRate ?? 0;
+    if (replay > 0 && rng.chance(replay)) out.push(rng.between(10 * f.delayMsMax, Math.max(10 * f.delayMsMax, f.replayMsMax ?? 1000)));
     return out;
   }
 }

@@ -21,6 +21,9 @@ export interface NodeTuning {
   readonly snapshotEvery: number;
   /** Entries kept in the log behind a snapshot (so that slightly lagging followers need none). */
   readonly keepEntries: number;
+  /** Production runs with both; Raft must be safe without them, and elections are far busier then. */
+  readonly preVote: boolean;
+  readonly checkQuorum: boolean;
 }
 
 export class SimNode {
@@ -76,6 +79,8 @@ export class SimNode {
       inflightBytesMax: Math.max(t.appendBytesMax, t.appendBytesMax * t.inflightAppendsMax),
       readyCommittedBytesMax: t.readyCommittedBytesMax,
       uncommittedBytesMax: t.uncommittedBytesMax,
+      preVote: t.preVote,
+      checkQuorum: t.checkQuorum,
     });
     this.wasLeader = false;
   }

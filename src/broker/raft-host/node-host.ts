@@ -19,6 +19,8 @@
  *
  * A write the KV refused without applying anything (a full disk) is retried with backoff: every group
  * stands still meanwhile (proposals time out with a retriable error) and goes on once space is freed.
+ * A proposal is told the write was not applied only if its entry is stored nowhere: one that is
+ * durable here or was sent to followers may still commit, and its outcome is unknown.
  * Any other failure (a failed fsync, a broken invariant) is fatal for the node.
  */
 import type { Logger } from 'pino';
@@ -51,6 +53,21 @@ export const systemTicks: TickSource = {
   },
 };
 
+/**
+ * How the host defers its loop and waits (the event loop in production). The simulator passes its
+ * own, so that every turn and every wait is an event of its seeded queue and a seed replays exactly.
+ */
+export interface HostScheduler {
+  /** Runs `fn` in a later turn of the event loop. */
+  soon(fn: () => void): void;
+  sleep(ms: number): Promise<void>;
+}
+
+export const systemScheduler: HostScheduler = {
+  soon: (fn) => void setImmediate(fn),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
+
 export interface NodeHostOptions {
   readonly self: NodeId;
   readonly kv: OrderedKv;
@@ -62,6 +79,8 @@ export interface NodeHostOptions {
   readonly groupsPerTurnMax?: number;
   /** The node's disk: numbers each turn's write once for the lost-tail check (node-disk.ts). */
   readonly disk?: NodeDisk;
+  /** Defaults to the event loop (systemScheduler). */
+  readonly scheduler?: HostScheduler;
   /** The disk failed or an invariant broke: the node must stop. */
   readonly onFatal: (err: unknown) => void;
 }
@@ -75,7 +94,10 @@ const catchUpTicksMax = 3;
 interface Turn {
   readonly group: RaftGroup<unknown>;
   readonly rd: Ready;
-  /** The group's last durable index before this turn (0 when the Ready installs a snapshot). */
+  /**
+   * The group's last index durable before this turn and not rewritten by it (0 when the Ready installs
+   * a snapshot): committed entries up to it may be applied before the turn's write completes.
+   */
   readonly durableLast: number;
   /** Committed entries applied before the write resolved. */
   early: number;
@@ -218,7 +240,7 @@ export class RaftNodeHost {
     if (this.#looping || this.#closed) return;
     this.#looping = true;
     this.#loopDone = new Promise<void>((done) => {
-      setImmediate(() => {
+      (this.#o.scheduler ?? systemScheduler).soon(() => {
         this.#loop().then(done, (err: unknown) => {
           this.#fatal(err);
           done();
@@ -251,9 +273,13 @@ export class RaftNodeHost {
       this.#dirty.delete(id);
       const g = this.#groups.get(id);
       if (g === undefined || !g.raw.hasReady()) continue;
-      const durableLast = g.store.storage.lastIndex();
+      const stored = g.store.storage.lastIndex();
       const rd = g.raw.ready();
       g.observe(rd);
+      // Entries this Ready writes replace what is stored from their first index on (a follower taking
+      // a new leader's entries): only those before it are durable here as they are.
+      const firstNew = rd.entries[0]?.index;
+      const durableLast = firstNew === undefined ? stored : Math.min(stored, firstNew - 1);
       turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, early: 0 });
     }
     this.stats.readies += turns.length;
@@ -268,10 +294,13 @@ export class RaftNodeHost {
     // 2. What a leader sends does not wait for its own disk.
     const early: GroupMessages[] = [];
     const late: GroupMessages[] = [];
+    /** Per group, the last entry sent before the write: it may commit whatever becomes of the write. */
+    const sentUpTo = new Map<number, number>();
     for (const t of turns) {
       if (t.rd.messages.length === 0) continue;
       const e = t.rd.messages.filter((m) => leaderMessages.has(m.type));
       if (e.length > 0) early.push({ group: t.group.id, messages: e });
+      for (const m of e) if (m.entries.length > 0) sentUpTo.set(t.group.id, Math.max(sentUpTo.get(t.group.id) ?? 0, m.entries[m.entries.length - 1]!.index));
       if (e.length < t.rd.messages.length) late.push({ group: t.group.id, messages: t.rd.messages.filter((m) => !leaderMessages.has(m.type)) });
     }
     if (early.length > 0) this.#transport?.send(early);
@@ -282,12 +311,13 @@ export class RaftNodeHost {
     }
     if (!(await written)) {
       for (const t of turns) {
-        t.group.reset(this.#refusal!);
+        // Entries durable here before the write, or sent to followers, may still commit.
+        t.group.reset(this.#refusal!, Math.max(t.group.store.storage.lastIndex(), sentUpTo.get(t.group.id) ?? 0));
         this.#dirty.add(t.group.id);
       }
       this.#flushed.unshift(...flushed);
       // Do not spin on a full disk: the next attempt comes with the next tick or proposal.
-      await new Promise((r) => setTimeout(r, refusedRetryMs));
+      await (this.#o.scheduler ?? systemScheduler).sleep(refusedRetryMs);
       return;
     }
     for (const f of flushed) f();

@@ -107,7 +107,13 @@ export class RaftGroup<Outcome> {
     return new RawNode({
       id: this.self,
       storage: {
-        initialState: () => ({ hardState: storage.hardState(), confState: conf }),
+        // What is applied was committed, even if the stored commit index lags: the host applies
+        // entries durable before a turn while the turn's write (with the new commit) is in flight,
+        // and that write may be refused (reset).
+        initialState: () => {
+          const hs = storage.hardState();
+          return { hardState: hs.commit < this.#applied ? { ...hs, commit: this.#applied } : hs, confState: conf };
+        },
         entries: (lo, hi, max) => storage.entries(lo, hi, max),
         term: (i) => storage.term(i),
         firstIndex: () => storage.firstIndex(),
@@ -131,12 +137,14 @@ export class RaftGroup<Outcome> {
    * The node's write of this group's Ready was refused (a full disk) and nothing of it was stored:
    * the group goes on as if this process had restarted from its disk (its unsynced entries are gone,
    * it is a follower at its durable term), and the proposals waiting here fail with the reason. A
-   * group of one then elects itself again at once. What a leader had already sent to followers
-   * (appends go out before its own write) may still commit through them: the caller was told the
-   * write failed, which is what a client of a crashed leader is told too.
+   * group of one then elects itself again at once. A proposal at or below `mayCommitUpTo` is not
+   * told "not stored": its entry is durable here from an earlier write (the group commits it again
+   * after the reset) or a leader sent it to followers before its own write (appends go out first),
+   * so it may still commit; its outcome is unknown, as for a client of a crashed leader. Only the
+   * proposals above were stored nowhere and fail with the reason.
    */
-  reset(reason: Error): void {
-    this.close(reason);
+  reset(reason: Error, mayCommitUpTo = 0): void {
+    this.close(reason, mayCommitUpTo);
     this.#lead = noNode;
     this.raw = this.#newRawNode();
     this.#term = this.store.storage.hardState().term;
@@ -264,9 +272,13 @@ export class RaftGroup<Outcome> {
     }
   }
 
-  close(reason?: Error): void {
+  close(reason?: Error, mayCommitUpTo = 0): void {
     const err = reason === undefined ? new ProposalFailedError('closed', `group ${this.id} closed on this node`, noNode, this.#term) : new ProposalFailedError('refused', reason.message, noNode, this.#term, reason);
-    for (const p of [...this.#pending.values()].flat()) p.reject(err);
+    for (const p of [...this.#pending.values()].flat()) {
+      if (reason !== undefined && p.index <= mayCommitUpTo) {
+        p.reject(new ProposalFailedError('timeout', `group ${this.id}: a write was refused (${reason.message}) after entry ${p.index} was stored or sent; it may still commit`, noNode, this.#term));
+      } else p.reject(err);
+    }
     this.#pending.clear();
   }
 }

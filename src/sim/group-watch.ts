@@ -1,0 +1,120 @@
+/**
+ * The Raft properties of invariants.ts, checked on every partition group of the host simulation from
+ * the outside (what each member's RawNode says after every event, what its host persists and what it
+ * applies), plus one the early-send host makes necessary:
+ *
+ * - DurableQuorum: when a leader's commit index moves, the entry it names is durable (its write has
+ *   completed) on a majority of the voters. A leader sends appends before its own write (thesis
+ *   §10.2.1) and must count its own copy only once it is durable; a leader that counts an unsynced
+ *   copy of its own commits on fewer durable copies than a majority, which this check sees at once.
+ */
+import type { RaftGroup } from '../broker/raft-host/raft-group.js';
+import type { PersistRequest } from '../broker/raft-log-store.js';
+import type { Entry, Index, MemoryStorage, NodeId, Term } from '../raft/index.js';
+import { bootstrapState } from '../raft/index.js';
+import { Invariants, InvariantViolation } from './invariants.js';
+import { chainHash } from './kv.js';
+
+export class GroupWatch {
+  readonly group: number;
+  readonly #inv: Invariants;
+  /** Each member's durable log as its latest incarnation left it. */
+  readonly #durable = new Map<NodeId, MemoryStorage>();
+  readonly #leaderOf = new Map<NodeId, Term>();
+  #durableChecked = 0;
+  /** Members whose disk lost fsynced data: the leader may count them from before the loss. */
+  readonly #lostData = new Set<NodeId>();
+  elections = 0;
+
+  constructor(group: number, founders: readonly NodeId[], rules = true) {
+    this.group = group;
+    this.#inv = new Invariants({ rules });
+    this.#inv.bootstrapped(bootstrapState(founders).entries);
+  }
+
+  /** A member opened the group (at start or restart). */
+  opened(node: NodeId, g: RaftGroup<unknown>): void {
+    this.#durable.set(node, g.store.storage);
+    this.#leaderOf.delete(node);
+    this.#inv.notLeader(node);
+  }
+
+  /** The member's disk lost fsynced writes (a fault the damaged-replica rule must handle). */
+  lostData(node: NodeId): void {
+    this.#lostData.add(node);
+  }
+
+  /** The network delivered a granted vote. */
+  voteGranted(candidate: NodeId, voter: NodeId, term: Term): void {
+    this.#inv.voteGranted(candidate, voter, term);
+  }
+
+  /** A member's host is about to record `rd` as durable: its entries must match every other copy. */
+  persisted(node: NodeId, g: RaftGroup<unknown>, rd: PersistRequest): void {
+    const first = rd.entries[0];
+    if (first === undefined || rd.snapshot !== undefined) return;
+    const st = g.store.storage;
+    let prevTerm: Term | undefined;
+    try {
+      prevTerm = first.index - 1 >= st.firstIndex() - 1 ? st.term(first.index - 1) : undefined;
+    } catch {
+      prevTerm = undefined;
+    }
+    const terms = new Map<Index, Term>(rd.entries.map((e) => [e.index, e.term]));
+    this.#inv.logMatching(node, rd.entries, {
+      termAt: (i) => terms.get(i) ?? (i === first.index - 1 ? prevTerm : undefined),
+      firstIndex: () => first.index,
+    });
+  }
+
+  /** A member applied `e` (every member must apply the same entry at an index). */
+  applied(node: NodeId, e: Entry): void {
+    this.#inv.stateMachineSafety(node, e.index, chainHash(0, e));
+  }
+
+  /** After every event, for every running member; true when it has just become leader. */
+  observe(node: NodeId, g: RaftGroup<unknown>): boolean {
+    let elected = false;
+    const raw = g.raw;
+    const st = raw.status();
+    if (st.state === 'leader') {
+      this.#inv.electionSafety(node, st.term);
+      if (this.#leaderOf.get(node) !== st.term) {
+        this.#leaderOf.set(node, st.term);
+        this.elections++;
+        elected = true;
+        this.#inv.leaderCompleteness(node, st.term, raw);
+        this.#inv.voteQuorum(node, st.term, st.confState.voters);
+      }
+      this.#inv.leaderCommitRule(node, st.term, st.commit, raw);
+      this.#inv.leaderCommitted(node, st.term, st.commit, raw);
+      if (this.#inv.rules && st.commit > this.#durableChecked) {
+        this.#durableChecked = st.commit;
+        this.#durableQuorum(node, st.commit, raw.termAt(st.commit), st.confState.voters);
+      }
+    } else {
+      this.#leaderOf.delete(node);
+      this.#inv.notLeader(node);
+    }
+    this.#inv.committedPrefix(node, st.commit, raw);
+    return elected;
+  }
+
+  #durableQuorum(leader: NodeId, index: Index, term: Term | undefined, voters: readonly NodeId[]): void {
+    if (term === undefined) return;
+    const holders: NodeId[] = [];
+    for (const v of voters) {
+      const st = this.#durable.get(v);
+      if (st === undefined || st.lastIndex() < index) continue;
+      if (index < st.firstIndex() || st.term(index) === term) holders.push(v);
+    }
+    if (2 * holders.length > voters.length) return;
+    // A member that lost fsynced data may still be counted from before the loss; then this is the
+    // fault's doing, and the other checks decide whether it did harm.
+    if (voters.some((v) => this.#lostData.has(v))) return;
+    throw new InvariantViolation(
+      'DurableQuorum',
+      `group ${this.group}: leader ${leader} committed ${index}@${term} durable only on [${holders.join(',')}] of voters [${voters.join(',')}]`,
+    );
+  }
+}

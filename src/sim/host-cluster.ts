@@ -1,0 +1,525 @@
+/**
+ * The deterministic simulation of partition groups on the production Raft host (issue 9): three or
+ * five simulated nodes, each a real RaftNodeHost with PartitionReplicas over its own simulated disk,
+ * joined by an in-memory transport (Raft messages and forwarded appends) through a seeded faulty
+ * network, on virtual time. Clients publish batches to random nodes; faults (host-nemesis.ts) come
+ * and go; after every event the partition checks (partition-ledger.ts) and the Raft checks
+ * (group-watch.ts) run. Each round of chaos ends in calm: faults heal, every node runs, and within a
+ * bound every group must elect, take a new batch on every partition and converge on every replica.
+ *
+ * Determinism. The production code is asynchronous, but it reaches time only through the ports the
+ * simulator fills (clock, ticks, scheduler, disk, network): none of it runs on a real timer. So the
+ * simulator runs one event, then lets every promise that event set off settle (one turn of the
+ * event loop, in which only microtasks run), then checks, then takes the next event; microtasks
+ * run in a fixed order, and a seed replays exactly.
+ */
+import { InvariantError } from '../core/assert.js';
+import type { AppendAnswer, AppendForwarder, ForwardedAppend } from '../broker/partition-replicas.js';
+import type { PartitionReplica } from '../broker/partition-replica.js';
+import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
+import type { RaftGroup } from '../broker/raft-host/raft-group.js';
+import type { Message, NodeId } from '../raft/index.js';
+import { GroupWatch } from './group-watch.js';
+import { MinHeap } from './heap.js';
+import { Clients } from './host-clients.js';
+import { emptyStats, type HostSimContext, type HostSimStats, type SimPartition } from './host-context.js';
+import { SimHostNode, type HostNodeEnv, type HostTuning } from './host-node.js';
+import { Nemesis, shuffle } from './host-nemesis.js';
+import { InvariantViolation } from './invariants.js';
+import { Network } from './network.js';
+import { PartitionLedger } from './partition-ledger.js';
+import { Prng } from './prng.js';
+import { SimDisk, type CrashKind } from './sim-disk.js';
+import { describeMessage } from './cluster.js';
+
+export interface HostSimOptions {
+  readonly seed: number;
+  /** Record a line per event (slower); a failing seed is replayed with tracing on. */
+  readonly trace?: boolean;
+  readonly rounds?: number;
+  /** Virtual milliseconds of chaos per round. */
+  readonly chaosMs?: number;
+  /**
+   * Let disks lose fsynced writes (a minority at a time). Raft cannot survive that unless a member
+   * that lost data neither votes nor leads until repaired, which partition groups do not do yet.
+   */
+  readonly lostTail?: boolean;
+  /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm) as well as their consequences (default). */
+  readonly ruleChecks?: boolean;
+}
+
+export interface HostSimResult {
+  readonly seed: number;
+  readonly ok: boolean;
+  readonly error?: string;
+  readonly trace: readonly string[];
+  readonly stats: HostSimStats;
+}
+
+interface Scheduled {
+  readonly at: number;
+  readonly seq: number;
+  readonly fn: () => void;
+  readonly node: SimHostNode | undefined;
+  readonly inc: number;
+}
+
+const topic = 7;
+/** Liveness bound after faults heal (virtual ms): leaders, a new batch everywhere, converged replicas. */
+export const recoveryMsMax = 6000;
+
+/** Lets every promise set off by the event just run settle: only microtasks run before this resolves. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+export class HostSimulation implements HostSimContext {
+  readonly seed: number;
+  readonly rng: Prng;
+  readonly net = new Network();
+  readonly stats = emptyStats();
+  readonly partitions: SimPartition[] = [];
+  readonly ledger: PartitionLedger;
+  readonly lostTail: boolean;
+  chaos = true;
+  readonly #opts: HostSimOptions;
+  readonly #queue = new MinHeap<Scheduled>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
+  readonly #nodes = new Map<NodeId, SimHostNode>();
+  readonly #watch = new Map<number, GroupWatch>();
+  /** Per node and partition: the newest offset read and checked from that replica (-1: none). */
+  readonly #seen = new Map<string, number>();
+  readonly #reading = new Set<string>();
+  readonly #trace: string[] = [];
+  readonly #tracing: boolean;
+  readonly #tuning: HostTuning;
+  readonly #nemesis: Nemesis;
+  readonly #clients: Clients;
+  #now = 0;
+  #seq = 0;
+  #markers = 0;
+  readonly #probing = new Set<number>();
+  /** Probability that a new leader is cut off shortly after its election (during chaos). */
+  readonly #flapRate: number;
+  #failure: unknown;
+
+  constructor(opts: HostSimOptions) {
+    this.seed = opts.seed;
+    this.#opts = opts;
+    this.#tracing = opts.trace === true;
+    this.lostTail = opts.lostTail === true;
+    const r = (this.rng = new Prng(opts.seed));
+    const electionTicks = r.between(8, 15);
+    this.#tuning = { tickMs: 10, electionTicks, heartbeatTicks: r.between(1, 3), appendTimeoutMs: r.pick([300, 1000]) };
+    this.#flapRate = r.pick([0, 0.2, 0.5]);
+    const ids = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];
+    // Three nodes: two partitions of three replicas. Five: two of three and one of five replicas.
+    const layouts = ids.length === 3 ? [3, 3] : [3, 3, 5];
+    layouts.forEach((rf, index) => {
+      const replicas = shuffle(r, ids).slice(0, rf);
+      this.partitions.push({ index, topic, partition: index, group: 100 + index, replicas });
+      this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true));
+    });
+    this.ledger = new PartitionLedger(this.partitions.length);
+    this.#nemesis = new Nemesis(this);
+    this.#clients = new Clients(this, r.between(2, 4));
+    const env = this.#env();
+    for (const id of ids) {
+      const disk = new SimDisk(this.#diskEnv(id));
+      this.#nodes.set(id, new SimHostNode(id, env, r.fork(), disk));
+    }
+    this.log(`seed ${opts.seed}: nodes ${ids.join(',')} tuning ${JSON.stringify(this.#tuning)} partitions ${this.partitions.map((p) => `p${p.index}=g${p.group}[${p.replicas.join(',')}]`).join(' ')}`);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The context the parts share
+
+  nowMs(): number {
+    return this.#now;
+  }
+
+  at(delayMs: number, fn: () => void, node?: SimHostNode): void {
+    this.#queue.push({ at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, node, inc: node?.incarnation ?? 0 });
+  }
+
+  log(line: string): void {
+    if (this.#tracing) this.#trace.push(`${this.#now.toFixed(2).padStart(10)} ${line}`);
+  }
+
+  node(id: NodeId): SimHostNode {
+    const n = this.#nodes.get(id);
+    if (n === undefined) throw new Error(`no node ${id}`);
+    return n;
+  }
+
+  nodes(): readonly SimHostNode[] {
+    return [...this.#nodes.values()];
+  }
+
+  running(): SimHostNode[] {
+    return this.nodes().filter((n) => n.running);
+  }
+
+  #group(n: SimHostNode, p: SimPartition): RaftGroup<unknown> | undefined {
+    return n.replicas?.replica(p.topic, p.partition)?.group as RaftGroup<unknown> | undefined;
+  }
+
+  leaderOf(p: SimPartition): SimHostNode | undefined {
+    let best: SimHostNode | undefined;
+    let term = -1;
+    for (const id of p.replicas) {
+      const n = this.node(id);
+      const g = n.running ? this.#group(n, p) : undefined;
+      if (g === undefined || !g.isLeader()) continue;
+      if (g.term > term) {
+        best = n;
+        term = g.term;
+      }
+    }
+    return best;
+  }
+
+  fail(err: unknown): void {
+    this.#failure ??= err;
+  }
+
+  crash(node: SimHostNode, how: CrashKind, restartAfterMs: number | undefined): void {
+    if (!node.running) return;
+    this.stats.crashes++;
+    this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
+    this.stats.refusedWrites += node.disk.stats.refused;
+    node.crash(node.disk.crash(how));
+    if (how.kind === 'lostTail') for (const w of this.#watch.values()) w.lostData(node.id);
+    this.#clients.nodeCrashed(node);
+    for (const p of this.partitions) this.#reading.delete(`${node.id}:${p.index}`);
+    if (restartAfterMs !== undefined) {
+      const inc = node.incarnation;
+      this.at(restartAfterMs, () => {
+        if (!node.running && node.incarnation === inc) this.#start(node);
+      });
+    }
+  }
+
+  #start(node: SimHostNode): void {
+    for (const p of this.partitions) this.#seen.set(`${node.id}:${p.index}`, -1);
+    this.log(`n${node.id} START`);
+    node.start().catch((err: unknown) => this.fail(err));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // What the nodes are given
+
+  #diskEnv(id: NodeId) {
+    return {
+      nowMs: () => this.#now,
+      at: (atMs: number, fn: () => void) => this.at(atMs - this.#now, fn),
+      syncMs: () => this.#nemesis.syncMs(id),
+    };
+  }
+
+  #env(): HostNodeEnv {
+    return {
+      nowMs: () => this.#now,
+      at: (delayMs, node, fn) => this.at(delayMs, fn, node),
+      tuning: this.#tuning,
+      placement: (t, partition) => {
+        const p = this.partitions[partition];
+        return t === topic && p !== undefined ? { group: p.group, replicas: p.replicas } : undefined;
+      },
+      partitionsOf: (id) => this.partitions.filter((p) => p.replicas.includes(id)),
+      transport: (node) => this.#transport(node),
+      forwarder: (node) => this.#forwarder(node),
+      fatal: (node, inc, err) => this.#fatal(node, inc, err),
+      opened: (node, r) => this.#opened(node, r),
+      persisted: (node, g, rd) => this.#watch.get(g.id)?.persisted(node.id, g, rd),
+      applied: (node, g, e) => this.#watch.get(g.id)?.applied(node.id, e),
+      woke: (node, r) => this.#read(node, r),
+    };
+  }
+
+  #transport(from: SimHostNode): GroupTransport {
+    const inc = from.incarnation;
+    return {
+      send: (groups: readonly GroupMessages[]) => {
+        if (from.incarnation !== inc) return;
+        for (const { group, messages } of groups) for (const m of messages) this.#sendRaft(from, group, m);
+      },
+    };
+  }
+
+  #sendRaft(from: SimHostNode, group: number, m: Message): void {
+    this.stats.messages++;
+    const delays = this.net.delays(this.rng, from.id);
+    if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.host?.snapshotStatus(group, m.to, false), from);
+    for (const d of delays) {
+      this.at(d, () => {
+        const to = this.#nodes.get(m.to);
+        if (to === undefined || !this.net.canDeliver(m.from, m.to)) return;
+        if (!to.running || to.host === undefined) {
+          // The connection is refused: the sender's transport says so.
+          if (this.rng.chance(0.5)) this.at(1, () => from.host?.unreachable(m.to), from);
+          return;
+        }
+        if (this.#tracing) this.log(`n${m.to} <- n${m.from} g${group} ${describeMessage(m)}`);
+        if (m.type === 'voteResp' && !m.reject) this.#watch.get(group)?.voteGranted(m.to, m.from, m.term);
+        to.host.receive(group, m);
+        if (m.type === 'snap') this.at(d, () => from.host?.snapshotStatus(group, m.to, true), from);
+      });
+    }
+  }
+
+  /** Forwarded appends travel the same faulty network; a call that gets no answer ends at its deadline. */
+  #forwarder(from: SimHostNode): AppendForwarder {
+    const inc = from.incarnation;
+    return {
+      forwardAppend: (to: NodeId, req: ForwardedAppend) =>
+        new Promise<AppendAnswer>((resolve, reject) => {
+          if (from.incarnation !== inc) return;
+          this.stats.forwards++;
+          let done = false;
+          const finish = (f: () => void): void => {
+            if (done) return;
+            done = true;
+            f();
+          };
+          this.log(`n${from.id} forwards ${req.requestId} g${req.group} to n${to} epoch ${req.epoch}`);
+          this.at(from.simMs(req.deadlineMs), () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))), from);
+          for (const d of this.net.delays(this.rng)) {
+            this.at(d, () => {
+              const y = this.#nodes.get(to);
+              if (y === undefined || !this.net.canDeliver(from.id, to)) return;
+              if (!y.running || y.replicas === undefined) {
+                this.at(1, () => finish(() => reject(new Error(`forward to node ${to}: connection refused`))), from);
+                return;
+              }
+              const yInc = y.incarnation;
+              y.replicas
+                .appendForwarded(req)
+                .then((answer) => {
+                  if (y.incarnation !== yInc) return;
+                  for (const back of this.net.delays(this.rng)) {
+                    this.at(back, () => {
+                      if (this.net.canDeliver(to, from.id)) finish(() => resolve(answer));
+                    }, from);
+                  }
+                })
+                .catch((err: unknown) => this.fail(err));
+            });
+          }
+        }),
+    };
+  }
+
+  #fatal(node: SimHostNode, inc: number, err: unknown): void {
+    if (node.incarnation !== inc || !node.running) return;
+    if (err instanceof Error && err.name === 'DurabilityLostError') {
+      // A failed fsync stops the node, as it must; an operator restarts it later.
+      this.stats.failedSyncs++;
+      this.log(`n${node.id} STOPPED: ${err.message}`);
+      this.crash(node, { kind: 'unsynced' }, this.rng.between(50, 500));
+      return;
+    }
+    this.fail(new InvariantViolation('HostFatal', `node ${node.id} stopped: ${err instanceof Error ? err.stack ?? err.message : String(err)}`));
+  }
+
+  #opened(node: SimHostNode, r: PartitionReplica): void {
+    this.#watch.get(r.groupId)?.opened(node.id, r.group as RaftGroup<unknown>);
+    this.#read(node, r);
+  }
+
+  /** Reads what a replica applied since the last read through its read path, and checks it. */
+  #read(node: SimHostNode, r: PartitionReplica): void {
+    const p = this.partitions[r.partition]!;
+    const key = `${node.id}:${p.index}`;
+    if (this.#reading.has(key)) return;
+    const inc = node.incarnation;
+    const replicas = node.replicas;
+    if (replicas === undefined) return;
+    this.#reading.add(key);
+    const loop = async (): Promise<void> => {
+      for (;;) {
+        if (node.incarnation !== inc) return;
+        const seen = this.#seen.get(key) ?? -1;
+        const newest = r.bounds().newest;
+        if (newest <= seen) break;
+        const events = await replicas.read(p.topic, p.partition, seen as never, 64, 1 << 20);
+        if (node.incarnation !== inc) return;
+        if (events.length === 0) throw new InvariantViolation('Dense', `n${node.id} p${p.index}: read after ${seen} returned nothing below newest ${newest}`);
+        let prev = seen;
+        for (const e of events) {
+          this.ledger.stored(`n${node.id}`, p.index, prev, e.offset, e.bytes.toString());
+          prev = e.offset;
+        }
+        this.#seen.set(key, prev);
+      }
+      this.#reading.delete(key);
+    };
+    loop().catch((err: unknown) => {
+      if (node.incarnation === inc) this.fail(err);
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The run
+
+  async run(): Promise<HostSimResult> {
+    const rounds = this.#opts.rounds ?? 2;
+    const chaosMs = this.#opts.chaosMs ?? 3000;
+    try {
+      for (const n of this.#nodes.values()) this.#start(n);
+      this.#clients.start();
+      for (let round = 0; round < rounds; round++) {
+        this.chaos = true;
+        const nemesis = (): void => {
+          if (!this.chaos) return;
+          this.#nemesis.act();
+          this.at(this.rng.between(50, 400), nemesis);
+        };
+        this.at(this.rng.between(100, 300), nemesis);
+        await this.#runUntil(this.#now + chaosMs);
+        await this.#calm(round);
+      }
+      this.stats.virtualMs = this.#now;
+      for (const n of this.#nodes.values()) this.stats.refusedWrites += n.disk.stats.refused;
+      return { seed: this.seed, ok: true, trace: this.#trace, stats: this.stats };
+    } catch (e) {
+      if (!(e instanceof InvariantViolation) && !(e instanceof InvariantError)) throw e;
+      this.stats.virtualMs = this.#now;
+      this.log(`FAILED ${e.message}`);
+      return { seed: this.seed, ok: false, error: `${e.name}: ${e.message}`, trace: this.#trace, stats: this.stats };
+    }
+  }
+
+  async #runUntil(end: number, done?: () => boolean): Promise<void> {
+    for (;;) {
+      if (done !== undefined && done()) return;
+      const next = this.#queue.peek();
+      if (next === undefined || next.at > end) {
+        this.#now = end;
+        return;
+      }
+      this.#queue.pop();
+      this.#now = next.at;
+      if (next.node !== undefined && (!next.node.running || next.node.incarnation !== next.inc)) continue;
+      this.stats.events++;
+      next.fn();
+      await settle();
+      if (this.#failure !== undefined) throw this.#failure;
+      this.#check();
+    }
+  }
+
+  /** The Raft checks of every running member of every group. */
+  #check(): void {
+    for (const p of this.partitions) {
+      const w = this.#watch.get(p.group)!;
+      for (const id of p.replicas) {
+        const n = this.node(id);
+        if (!n.running) continue;
+        const g = this.#group(n, p);
+        if (g !== undefined && w.observe(id, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
+      }
+    }
+  }
+
+  /**
+   * Short-lived leaders: a node just elected is cut off soon after (before its first appends have
+   * reached everyone) and rejoins later, leaving entries of its term on some members only.
+   */
+  #flap(n: SimHostNode): void {
+    this.at(this.rng.between(1, 30), () => {
+      if (!this.chaos) return;
+      this.net.isolate(n.id, [...this.#nodes.keys()]);
+      this.log(`NEMESIS flap: n${n.id} cut off`);
+      this.at(this.rng.between(50, 400), () => {
+        if (this.chaos) this.net.rejoin(n.id);
+      });
+    });
+  }
+
+  /**
+   * Heals every fault, restarts every node, and requires, within recoveryMsMax: a leader in every
+   * group, a new batch acknowledged on every partition, and every replica holding the same log.
+   */
+  async #calm(round: number): Promise<void> {
+    this.chaos = false;
+    this.net.heal();
+    this.#nemesis.calm();
+    for (const n of this.#nodes.values()) if (!n.running) this.#start(n);
+    const since = this.#now;
+    this.log(`CALM round ${round}`);
+    const markers = this.partitions.map(() => false);
+    const probe = (): void => {
+      if (this.chaos) return;
+      this.#probe(markers);
+      this.at(20, probe);
+    };
+    this.at(20, probe);
+    await this.#runUntil(since + recoveryMsMax, () => this.#converged(markers));
+    if (!this.#converged(markers)) {
+      throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}`);
+    }
+    const took = this.#now - since;
+    this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);
+    this.stats.elections = [...this.#watch.values()].reduce((s, w) => s + w.elections, 0);
+    this.log(`CALM round ${round}: recovered after ${took} ms`);
+    this.chaos = true;
+  }
+
+  /** In calm, publishes one marker batch per partition through its leader until acknowledged. */
+  #probe(markers: boolean[]): void {
+    for (const p of this.partitions) {
+      if (markers[p.index]) continue;
+      const l = this.leaderOf(p);
+      if (l === undefined || l.replicas === undefined) continue;
+      if (this.#probing.has(p.index)) continue;
+      this.#probing.add(p.index);
+      const b = this.ledger.newBatch(`m${this.#markers++}`, p.index, 1);
+      const inc = l.incarnation;
+      this.log(`CALM marker ${b.id} p${p.index} via n${l.id}`);
+      l.replicas
+        .append([{ topic: p.topic, partition: p.partition, events: [Buffer.from(b.payloads[0]!)] }])
+        .then(([res]) => {
+          this.#probing.delete(p.index);
+          if (l.incarnation !== inc || res === undefined) return;
+          this.log(`CALM marker ${b.id} ${res.ok ? `acked ${res.first}` : `failed: ${res.error.message}`}`);
+          if (res.ok) {
+            this.ledger.acked(b, res.first, res.last);
+            markers[p.index] = true;
+          } else this.ledger.unknown(b);
+        })
+        .catch((err: unknown) => this.fail(err));
+    }
+  }
+
+  #converged(markers: readonly boolean[]): boolean {
+    if (markers.some((m) => !m) || this.#clients.busy) return false;
+    for (const p of this.partitions) {
+      const want = this.ledger.appliedMax(p.index);
+      if (want < this.ledger.ackedMax(p.index)) return false;
+      for (const id of p.replicas) {
+        const n = this.node(id);
+        if (!n.running || (this.#seen.get(`${id}:${p.index}`) ?? -1) !== want) return false;
+      }
+    }
+    return true;
+  }
+
+  #describeState(markers: readonly boolean[]): string {
+    return this.partitions
+      .map((p) => {
+        const l = this.leaderOf(p);
+        const rs = p.replicas.map((id) => {
+          const n = this.node(id);
+          const g = this.#group(n, p);
+          const st = g?.raw.status();
+          return `n${id}${n.running ? '' : '(down)'}:${st === undefined ? '-' : `${st.state[0]}${st.term}/c${st.commit}/a${g!.applied}`}/seen${this.#seen.get(`${id}:${p.index}`)}`;
+        });
+        return `p${p.index} marker ${markers[p.index] ? 'acked' : 'pending'} leader ${l?.id ?? '-'} applied max ${this.ledger.appliedMax(p.index)} [${rs.join(' ')}]`;
+      })
+      .join('; ');
+  }
+}
+
+export function runHostSimulation(opts: HostSimOptions): Promise<HostSimResult> {
+  return new HostSimulation(opts).run();
+}

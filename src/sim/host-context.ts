@@ -1,0 +1,95 @@
+/**
+ * What the parts of the host simulation (clients, nemesis) see of it: virtual time and the event
+ * queue, the nodes, the network, the ledger of batches, and the statistics a run reports.
+ */
+import type { NodeId } from '../raft/index.js';
+import type { SimHostNode } from './host-node.js';
+import type { Network } from './network.js';
+import type { PartitionLedger } from './partition-ledger.js';
+import type { Prng } from './prng.js';
+import type { CrashKind } from './sim-disk.js';
+
+/** One partition of the simulated event type, and its Raft group. */
+export interface SimPartition {
+  readonly index: number;
+  readonly topic: number;
+  readonly partition: number;
+  readonly group: number;
+  /** Its founding voters; the first is the preferred leader. */
+  readonly replicas: readonly NodeId[];
+}
+
+export interface HostSimStats {
+  events: number;
+  messages: number;
+  forwards: number;
+  elections: number;
+  batchesAcked: number;
+  batchesFailed: number;
+  batchesUnknown: number;
+  retries: number;
+  crashes: number;
+  midWriteCrashes: number;
+  prefixCrashes: number;
+  lostTailCrashes: number;
+  fullDisks: number;
+  refusedWrites: number;
+  /** Batches told failed because the disk refused them (the leader may have sent them already). */
+  refusedBatches: number;
+  failedSyncs: number;
+  skews: number;
+  storms: number;
+  transfers: number;
+  recoveryMsMax: number;
+  virtualMs: number;
+}
+
+export function emptyStats(): HostSimStats {
+  return {
+    events: 0,
+    messages: 0,
+    forwards: 0,
+    elections: 0,
+    batchesAcked: 0,
+    batchesFailed: 0,
+    batchesUnknown: 0,
+    retries: 0,
+    crashes: 0,
+    midWriteCrashes: 0,
+    prefixCrashes: 0,
+    lostTailCrashes: 0,
+    fullDisks: 0,
+    refusedWrites: 0,
+    refusedBatches: 0,
+    failedSyncs: 0,
+    skews: 0,
+    storms: 0,
+    transfers: 0,
+    recoveryMsMax: 0,
+    virtualMs: 0,
+  };
+}
+
+export interface HostSimContext {
+  readonly rng: Prng;
+  readonly net: Network;
+  readonly ledger: PartitionLedger;
+  readonly stats: HostSimStats;
+  readonly partitions: readonly SimPartition[];
+  /** Whether faults are being injected (clients pause while the run checks recovery). */
+  readonly chaos: boolean;
+  /** Whether disks may lose fsynced data. */
+  readonly lostTail: boolean;
+  nowMs(): number;
+  /** Schedules `fn`; with `node`, void if that node crashed meanwhile. */
+  at(delayMs: number, fn: () => void, node?: SimHostNode): void;
+  log(line: string): void;
+  node(id: NodeId): SimHostNode;
+  nodes(): readonly SimHostNode[];
+  running(): SimHostNode[];
+  /** The member of `p`'s group that leads it with the highest term, among running nodes. */
+  leaderOf(p: SimPartition): SimHostNode | undefined;
+  crash(node: SimHostNode, how: CrashKind, restartAfterMs: number | undefined): void;
+  /** A check failed inside an asynchronous callback: the run stops after the current event. */
+  fail(err: unknown): void;
+}

@@ -1,0 +1,266 @@
+/**
+ * The faults of the host simulation, one drawn every 50 to 400 virtual ms during chaos:
+ *
+ * - network: partitions (symmetric, one-way, bridge, the leader of a group isolated), lossy,
+ *   duplicating, slow and reordering links, stale copies of messages arriving much later;
+ * - processes: a crash of one node, of a group's leader, of every node at once, and of a leader while
+ *   its own fsync is in flight (after it sent the appends of that write: thesis §10.2.1, the case only
+ *   a simulation reaches), restarted from what the disk kept: nothing unsynced, or a prefix of it;
+ * - disks: slow fsyncs, a full disk for a while (writes refused; the host must fail the proposals and
+ *   go on), a failed fsync (the node must stop; it is restarted later), and when enabled a disk that
+ *   loses fsynced writes (a minority at a time);
+ * - time: a node's clock running fast or slow (tick-rate skew), election storms (every member of a
+ *   group campaigns at once, a member's clock racing), leadership transfers.
+ */
+import type { HostSimContext, SimPartition } from './host-context.js';
+import type { SimHostNode } from './host-node.js';
+import type { Prng } from './prng.js';
+import type { CrashKind } from './sim-disk.js';
+
+export const calmSyncMsMax = 3;
+
+const actions = [
+  'partition',
+  'partition',
+  'oneWay',
+  'bridge',
+  'isolateLeader',
+  'crash',
+  'crash',
+  'crashLeader',
+  'crashMidWrite',
+  'crashMidWrite',
+  'crashAll',
+  'flaky',
+  'flaky',
+  'slowDisk',
+  'slowDisk',
+  'slowSender',
+  'fullDisk',
+  'failSync',
+  'skew',
+  'skew',
+  'storm',
+  'transfer',
+  'transfer',
+  'lostTail',
+  'heal',
+  'heal',
+] as const;
+
+export class Nemesis {
+  readonly #ctx: HostSimContext;
+  /** Per node: the longest an fsync takes now. */
+  readonly syncMsMax = new Map<number, number>();
+
+  constructor(ctx: HostSimContext) {
+    this.#ctx = ctx;
+  }
+
+  /** The crash kind of an ordinary crash: most lose every unsynced write, some keep a prefix. */
+  #crashKind(n: SimHostNode): CrashKind {
+    const r = this.#ctx.rng;
+    if (n.disk.unsyncedWrites > 0 && r.chance(0.3)) {
+      this.#ctx.stats.prefixCrashes++;
+      return { kind: 'keepPrefix', keep: r.int(n.disk.unsyncedWrites + 1) };
+    }
+    return { kind: 'unsynced' };
+  }
+
+  #crash(n: SimHostNode, restartMs: number): void {
+    if (!n.running) return;
+    this.#ctx.crash(n, this.#crashKind(n), restartMs);
+  }
+
+  /** A node that leads some group now, preferring one with a durable write in flight. */
+  #aLeader(): SimHostNode | undefined {
+    const ctx = this.#ctx;
+    const leaders = ctx.partitions.map((p) => ctx.leaderOf(p)).filter((n): n is SimHostNode => n !== undefined);
+    if (leaders.length === 0) return undefined;
+    return leaders.find((n) => n.disk.busy) ?? ctx.rng.pick(leaders);
+  }
+
+  act(): void {
+    const ctx = this.#ctx;
+    const r = ctx.rng;
+    const all = ctx.nodes();
+    const ids = all.map((n) => n.id);
+    const action = r.pick(actions);
+    let detail = '';
+    switch (action) {
+      case 'partition': {
+        const s = shuffle(r, ids);
+        const cut = r.between(1, s.length - 1);
+        ctx.net.partition([s.slice(0, cut), s.slice(cut)]);
+        break;
+      }
+      case 'oneWay':
+        for (let k = r.between(1, 3); k > 0; k--) {
+          const a = r.pick(ids);
+          const b = r.pick(ids);
+          if (a !== b) ctx.net.cutOneWay(a, b);
+        }
+        break;
+      case 'bridge': {
+        const s = shuffle(r, ids);
+        const mid = Math.floor((s.length - 1) / 2);
+        ctx.net.bridge(s.slice(1, 1 + mid), s[0]!, s.slice(1 + mid));
+        break;
+      }
+      case 'isolateLeader': {
+        const l = this.#aLeader();
+        if (l !== undefined) ctx.net.isolate(l.id, ids);
+        detail = `n${l?.id ?? '-'}`;
+        break;
+      }
+      case 'crash':
+        this.#crash(r.pick(all), r.between(10, 600));
+        break;
+      case 'crashLeader': {
+        const l = this.#aLeader();
+        if (l !== undefined) this.#crash(l, r.between(10, 600));
+        break;
+      }
+      case 'crashMidWrite': {
+        // A leader's next durable write: its appends go out first, then the process dies before
+        // the write completes. Its followers may commit what it never stored.
+        const l = this.#aLeader();
+        if (l === undefined) break;
+        detail = `n${l.id}`;
+        const disk = l.disk;
+        const restart = r.between(10, 600);
+        const kill = (): void => {
+          disk.onDurableWrite = undefined;
+          // After the host has sent what it sends before its own write (same turn), before the write ends.
+          ctx.at(0, () => {
+            if (l.disk !== disk || !l.running) return;
+            ctx.stats.midWriteCrashes++;
+            ctx.crash(l, { kind: 'unsynced' }, restart);
+          }, l);
+        };
+        if (disk.busy) kill();
+        else disk.onDurableWrite = kill;
+        break;
+      }
+      case 'crashAll': {
+        const after = r.between(10, 300);
+        for (const n of all) this.#crash(n, after + r.between(0, 50));
+        break;
+      }
+      case 'flaky':
+        ctx.net.faults = {
+          dropRate: r.pick([0, 0.05, 0.2, 0.4]),
+          duplicateRate: r.pick([0, 0.05, 0.2]),
+          delayMsMin: 1,
+          delayMsMax: r.pick([3, 10, 40]),
+          slowRate: r.pick([0, 0.05, 0.2]),
+          replayRate: r.pick([0, 0, 0.05, 0.2]),
+          replayMsMax: r.pick([300, 1500]),
+        };
+        break;
+      case 'slowSender': {
+        const n = r.pick(all);
+        ctx.net.slowSenders.set(n.id, r.pick([100, 300, 600]));
+        detail = `n${n.id} +${ctx.net.slowSenders.get(n.id)} ms`;
+        break;
+      }
+      case 'slowDisk': {
+        const n = r.pick(all);
+        this.syncMsMax.set(n.id, r.pick([calmSyncMsMax, 10, 30, 80]));
+        detail = `n${n.id} ${this.syncMsMax.get(n.id)} ms`;
+        break;
+      }
+      case 'fullDisk': {
+        const n = r.pick(all);
+        n.disk.fullUntilMs = ctx.nowMs() + r.between(20, 400);
+        ctx.stats.fullDisks++;
+        detail = `n${n.id} until ${n.disk.fullUntilMs}`;
+        break;
+      }
+      case 'failSync': {
+        const n = r.pick(all);
+        n.disk.failNextSync = true;
+        detail = `n${n.id}`;
+        break;
+      }
+      case 'skew': {
+        const n = r.pick(all);
+        n.setRate(r.pick([0.5, 0.8, 1.25, 2, 3]));
+        ctx.stats.skews++;
+        detail = `n${n.id} x${n.rate}`;
+        break;
+      }
+      case 'storm': {
+        // Every member of a group campaigns at once; one of them keeps a racing clock for a while.
+        const p = r.pick(ctx.partitions);
+        ctx.stats.storms++;
+        for (const id of p.replicas) {
+          const g = ctx.node(id).replicas?.replica(p.topic, p.partition)?.group;
+          const host = ctx.node(id).host;
+          if (g === undefined || host === undefined || g.isLeader()) continue;
+          g.raw.campaign();
+          host.kick(g.id);
+        }
+        const racer = ctx.node(r.pick(p.replicas));
+        racer.setRate(r.pick([4, 6]));
+        detail = `p${p.index}, n${racer.id} x${racer.rate}`;
+        break;
+      }
+      case 'transfer': {
+        const p = r.pick(ctx.partitions);
+        const l = ctx.leaderOf(p);
+        const g = l?.replicas?.replica(p.topic, p.partition)?.group;
+        if (l === undefined || g === undefined) break;
+        const to = r.pick(g.raw.status().confState.voters);
+        if (to !== l.id && g.raw.transferLeadership(to)) {
+          ctx.stats.transfers++;
+          l.host?.kick(g.id);
+          detail = `p${p.index} n${l.id} -> n${to}`;
+        }
+        break;
+      }
+      case 'lostTail': {
+        if (!ctx.lostTail) break;
+        this.#loseTail(r.pick(ctx.partitions));
+        break;
+      }
+      case 'heal':
+        ctx.net.heal();
+        break;
+    }
+    ctx.log(`NEMESIS ${action}${detail ? ` ${detail}` : ''}: cuts [${ctx.net.describeCuts()}] links ${JSON.stringify(ctx.net.faults)}`);
+  }
+
+  /** A member of a group restarts without its last fsynced writes. */
+  #loseTail(p: SimPartition): void {
+    const ctx = this.#ctx;
+    const n = ctx.node(ctx.rng.pick(p.replicas));
+    if (!n.running || n.disk.syncsKept === 0) return;
+    ctx.stats.lostTailCrashes++;
+    ctx.crash(n, { kind: 'lostTail', syncs: ctx.rng.between(1, n.disk.syncsKept) }, ctx.rng.between(10, 300));
+  }
+
+  /** The fsync time a node's disk takes for one write now. */
+  syncMs(node: number): number {
+    return this.#ctx.rng.between(1, this.syncMsMax.get(node) ?? calmSyncMsMax);
+  }
+
+  calm(): void {
+    this.syncMsMax.clear();
+    for (const n of this.#ctx.nodes()) {
+      n.disk.fullUntilMs = 0;
+      n.disk.failNextSync = false;
+      n.disk.onDurableWrite = undefined;
+      if (n.rate !== 1) n.setRate(1);
+    }
+  }
+}
+
+export function shuffle<T>(r: Prng, items: readonly T[]): T[] {
+  const a = [...items];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = r.int(i + 1);
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}

@@ -1,0 +1,186 @@
+/**
+ * One simulated server running the production code: a RaftNodeHost (one Ready loop, one write per
+ * turn for every group) and PartitionReplicas (partitions as Raft groups) over a SimDisk, with a
+ * clock, timers and a scheduler that are all events of the simulator's queue. A crash abandons the
+ * whole object graph (as kill -9 abandons a process) and the next start builds a new one over what
+ * the disk kept; events scheduled by an older incarnation are void.
+ *
+ * Each node's clock runs at its own rate (tick-rate skew): a fast node times out elections sooner, a
+ * slow one later, as nodes with drifting timers would.
+ */
+import pino from 'pino';
+import type { Clock } from '../core/ports.js';
+import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
+import type { PartitionReplica } from '../broker/partition-replica.js';
+import { RaftNodeHost, type GroupTransport, type HostScheduler, type TickSource } from '../broker/raft-host/node-host.js';
+import type { RaftGroup } from '../broker/raft-host/raft-group.js';
+import type { Entry, NodeId } from '../raft/index.js';
+import type { PersistRequest } from '../broker/raft-log-store.js';
+import type { Prng } from './prng.js';
+import type { SimDisk } from './sim-disk.js';
+
+const silent = pino({ level: 'silent' });
+const epochMs = 1_700_000_000_000;
+
+export interface HostTuning {
+  readonly tickMs: number;
+  readonly electionTicks: number;
+  readonly heartbeatTicks: number;
+  readonly appendTimeoutMs: number;
+}
+
+/** What a node needs from the simulation. */
+export interface HostNodeEnv {
+  nowMs(): number;
+  /** Schedules `fn` after `delayMs` of virtual time; void if `node` crashed meanwhile. */
+  at(delayMs: number, node: SimHostNode, fn: () => void): void;
+  readonly tuning: HostTuning;
+  readonly placement: PlacementLookup;
+  /** The partitions (topic, partition) this node holds a replica of. */
+  partitionsOf(node: NodeId): readonly { topic: number; partition: number }[];
+  transport(node: SimHostNode): GroupTransport;
+  forwarder(node: SimHostNode): AppendForwarder;
+  /** The host stopped itself (a failed fsync, a broken invariant). */
+  fatal(node: SimHostNode, incarnation: number, err: unknown): void;
+  /** Hooks on every group this node opens, for the invariant checks. */
+  opened(node: SimHostNode, replica: PartitionReplica): void;
+  persisted(node: SimHostNode, group: RaftGroup<unknown>, rd: PersistRequest): void;
+  applied(node: SimHostNode, group: RaftGroup<unknown>, e: Entry): void;
+  woke(node: SimHostNode, replica: PartitionReplica): void;
+}
+
+export class SimHostNode {
+  readonly id: NodeId;
+  readonly #env: HostNodeEnv;
+  readonly #rng: Prng;
+  disk: SimDisk;
+  incarnation = 0;
+  running = false;
+  host: RaftNodeHost | undefined;
+  replicas: PartitionReplicas | undefined;
+  /** Virtual clock: node milliseconds per simulated millisecond. */
+  #rate = 1;
+  #monoBase = 0;
+  #simBase = 0;
+  readonly clock: Clock;
+
+  constructor(id: NodeId, env: HostNodeEnv, rng: Prng, disk: SimDisk) {
+    this.id = id;
+    this.#env = env;
+    this.#rng = rng;
+    this.disk = disk;
+    this.clock = {
+      monotonicMs: () => this.#monoBase + (this.#env.nowMs() - this.#simBase) * this.#rate,
+      // Wall-clock time is whole milliseconds (Date.now()); monotonic time may be fractional.
+      nowMs: () => Math.floor(epochMs + this.clock.monotonicMs()),
+    };
+  }
+
+  get rate(): number {
+    return this.#rate;
+  }
+
+  /** Changes how fast this node's clock (and so its timers) runs from now on. */
+  setRate(rate: number): void {
+    this.#monoBase = this.clock.monotonicMs();
+    this.#simBase = this.#env.nowMs();
+    this.#rate = rate;
+  }
+
+  /** Virtual simulator milliseconds for `ms` of this node's time. */
+  simMs(ms: number): number {
+    return ms / this.#rate;
+  }
+
+  /** Starts a process over the disk: the host, the replicas, then every partition placed here. */
+  async start(): Promise<void> {
+    this.incarnation++;
+    this.running = true;
+    const env = this.#env;
+    const inc = this.incarnation;
+    const scheduler: HostScheduler = {
+      soon: (fn) => env.at(0, this, fn),
+      sleep: (ms) => new Promise<void>((resolve) => env.at(this.simMs(ms), this, resolve)),
+    };
+    const ticks: TickSource = {
+      every: (ms, fn) => {
+        let stopped = false;
+        const fire = (): void => {
+          if (stopped) return;
+          fn();
+          env.at(this.simMs(ms), this, fire);
+        };
+        // Nodes do not tick in phase: the first tick comes at a random point of the interval.
+        env.at(this.simMs(1 + this.#rng.int(ms)), this, fire);
+        return () => {
+          stopped = true;
+        };
+      },
+    };
+    const t = env.tuning;
+    const host = new RaftNodeHost({
+      self: this.id,
+      kv: this.disk,
+      tickMs: t.tickMs,
+      clock: this.clock,
+      ticks,
+      scheduler,
+      logger: silent,
+      onFatal: (err) => env.fatal(this, inc, err),
+    });
+    const replicas = new PartitionReplicas({
+      self: this.id,
+      kv: this.disk,
+      host,
+      placement: env.placement,
+      clock: this.clock,
+      random: this.#rng,
+      logger: silent,
+      electionTicks: t.electionTicks,
+      heartbeatTicks: t.heartbeatTicks,
+      appendTimeoutMs: t.appendTimeoutMs,
+      sleep: scheduler.sleep,
+    });
+    replicas.setForwarder(env.forwarder(this));
+    this.host = host;
+    this.replicas = replicas;
+    host.start(env.transport(this));
+    for (const { topic, partition } of env.partitionsOf(this.id)) {
+      const r = await replicas.ensure(topic, partition);
+      if (r === undefined || this.incarnation !== inc) return;
+      this.#hook(r);
+      env.opened(this, r);
+    }
+  }
+
+  /** Observes what the group persists and applies, and when its replica applied something. */
+  #hook(r: PartitionReplica): void {
+    const env = this.#env;
+    const g = r.group as RaftGroup<unknown>;
+    const store = g.store;
+    const persisted = store.persisted.bind(store);
+    store.persisted = (rd) => {
+      env.persisted(this, g, rd);
+      persisted(rd);
+    };
+    const applyEntry = g.applyEntry.bind(g);
+    g.applyEntry = (e) => {
+      applyEntry(e);
+      env.applied(this, g, e);
+    };
+    const onApplied = g.onApplied;
+    g.onApplied = () => {
+      onApplied?.();
+      env.woke(this, r);
+    };
+  }
+
+  /** The process dies at once: nothing is closed or flushed, and the disk keeps what `disk` says. */
+  crash(next: SimDisk): void {
+    this.running = false;
+    this.incarnation++;
+    this.host = undefined;
+    this.replicas = undefined;
+    this.disk = next;
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Known-bad changes to the sources that the simulations must catch (mutation testing of the checks).
+ * Each is a text patch: `find` must occur exactly once in `file` (catalog.test.ts checks that, so a
+ * mutant cannot silently stop applying when the code around it changes), and is replaced by
+ * `replace` in a temporary copy of the tree that is then built and run (run.ts). Nothing here ever
+ * touches the real sources.
+ *
+ * `sims` says which simulations run against the mutant: 'raft' is the core simulation with its own
+ * host and membership changes (cluster.ts), 'host' the production host with partition groups
+ * (host-cluster.ts).
+ */
+export type SimName = 'raft' | 'host';
+
+export interface Mutant {
+  readonly name: string;
+  readonly why: string;
+  readonly file: string;
+  readonly find: string;
+  readonly replace: string;
+  readonly sims: readonly SimName[];
+}
+
+export const mutants: readonly Mutant[] = [
+  {
+    name: 'vote-from-older-term',
+    why: 'a candidate counts a vote granted in an earlier term (a delayed or duplicated answer to an earlier campaign)',
+    file: 'src/raft/raft.ts',
+    find: '    } else if (m.term < this.term) {',
+    replace: "    } else if (m.term < this.term && m.type !== 'voteResp') {",
+    sims: ['raft', 'host'],
+  },
+  {
+    name: 'leader-counts-unsynced',
+    why: 'a leader counts its own entries toward commitment when it appends them, not when they are durable (thesis §10.2.1 lets it send first, not count first)',
+    file: 'src/raft/raft.ts',
+    find: '    this.log.append(ents);\n    return true;',
+    replace: '    this.log.append(ents);\n    this.trk.progress.get(this.id)?.maybeUpdate(this.log.lastIndex());\n    return true;',
+    sims: ['raft', 'host'],
+  },
+  {
+    name: 'commit-old-term-by-counting',
+    why: 'a leader commits an entry of an earlier term once a majority holds it (figure 8 of the Raft paper)',
+    file: 'src/raft/log.ts',
+    find: '    if (index > this.committed && this.term(index) === term) {',
+    replace: '    if (index > this.committed && this.term(index) !== undefined && term > 0) {',
+    sims: ['raft', 'host'],
+  },
+  {
+    name: 'many-conf-changes-at-once',
+    why: 'a leader proposes a membership change before the previous one is applied (no one-change-at-a-time rule)',
+    file: 'src/raft/raft.ts',
+    find: "    if (this.pendingConfIndex > this.log.applied) return { ok: false, reason: 'confChangePending' };\n",
+    replace: '',
+    sims: ['raft'],
+  },
+  {
+    name: 'host-acks-before-fsync',
+    why: "the node host sends every message before the turn's write, followers' acknowledgements and votes too (only a leader's appends may go first)",
+    file: 'src/broker/raft-host/node-host.ts',
+    find: "new Set<MessageType>(['app', 'heartbeat', 'snap', 'timeoutNow', 'readIndexResp'])",
+    replace: "new Set<MessageType>(['app', 'heartbeat', 'snap', 'timeoutNow', 'readIndexResp', 'appResp', 'voteResp', 'preVoteResp'])",
+    sims: ['host'],
+  },
+  {
+    name: 'dedup-off',
+    why: 'the partition state machine stores a batch retried with the same request id again (no de-duplication)',
+    file: 'src/replication/partition-state.ts',
+    find: "      if (seen !== undefined) return { kind: 'duplicate', first: seen[0], last: seen[1] };\n",
+    replace: '',
+    sims: ['host'],
+  },
+  {
+    name: 'offsets-at-propose',
+    why: "a leader answers a batch with the offsets it expected when it proposed it (its applied newest + 1), not those apply gave it",
+    file: 'src/broker/partition-replicas.ts',
+    find: '          const out = (await g.propose(data, deadlineMs)).outcome;',
+    replace:
+      '          const proposedAt = replica.bounds().newest + 1;\n          const applied = (await g.propose(data, deadlineMs)).outcome;\n          const out = applied === undefined ? applied : { ...applied, first: proposedAt, last: proposedAt + item.events.length - 1 };',
+    sims: ['host'],
+  },
+];
