@@ -118,6 +118,8 @@ const prefixGroupDirectory = 0x16;
  * sixteen times as many, beyond which that follower is sent a snapshot and fetches the log.
  */
 const memoryEntriesDefault = 1024;
+/** Bytes of a partition's log kept in memory before the oldest applied entries are dropped from it. */
+const memoryBytesMax = 16 * 1024 * 1024;
 /** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
 const uncommittedBytesMax = 16 * 1024 * 1024;
 /** Bytes per chunk of log shipping. */
@@ -705,16 +707,25 @@ export class PartitionReplicas {
     const g = r.group;
     const mem = g.store.storage;
     const max = this.#o.memoryEntries ?? memoryEntriesDefault;
-    if (mem.lastIndex() - mem.firstIndex() < max) return;
-    let compactTo = g.applied - Math.floor(max / 4);
+    const entries = mem.lastIndex() - mem.firstIndex();
+    // Bounded by entries and by bytes: an entry holds a whole batch, so 1024 entries of 1000 events
+    // would be half a gigabyte per partition.
+    const byBytes = r.tailBytes >= memoryBytesMax;
+    if (entries < max && !byBytes) return;
+    let compactTo = g.applied - (byBytes ? Math.min(16, Math.floor(max / 4)) : Math.floor(max / 4));
     // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
     const progress = g.raw.status().progress;
-    if (progress !== undefined && mem.lastIndex() - mem.firstIndex() < 16 * max) {
+    if (progress !== undefined && entries < 16 * max && r.tailBytes < 8 * memoryBytesMax) {
       for (const [peer, pr] of progress) if (peer !== this.#o.self) compactTo = Math.min(compactTo, pr.match);
     }
-    if (compactTo < mem.firstIndex()) return;
-    this.#compactMemory(r, compactTo).catch((err: unknown) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'));
+    if (compactTo < mem.firstIndex() || this.#compacting.has(g.id)) return;
+    this.#compacting.add(g.id);
+    this.#compactMemory(r, compactTo)
+      .catch((err: unknown) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'))
+      .finally(() => this.#compacting.delete(g.id));
   }
+
+  readonly #compacting = new Set<number>();
 
   /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
   async #compactMemory(r: PartitionReplica, compactTo: number): Promise<void> {
