@@ -17,11 +17,14 @@
  *   npm run bench -- --only a,b,c,d                # a subset of the phases
  *   npm run bench -- --no-build    # do not rebuild dist/ first (the broker is dist/main.js)
  *   npm run bench -- --broker-node-args "--trace-gc" --broker-log FILE  # extra node flags, broker output to FILE.<run>
+ *   npm run bench -- --ab DIR --runs 2   # A/B: each run measures this build and the build in DIR
+ *                                        # (DIR/dist/main.js, e.g. an older commit unpacked with git archive,
+ *                                        # npm ci && npm run build), in alternating order; ratios new/old
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import type { EventType } from '../src/metadata/types.js';
-import { buildBroker, CpuMeter, RssSampler, rssBytes, startBroker, type BrokerProcess } from './lib/broker.js';
+import { brokerEntryOf, buildBroker, CpuMeter, RssSampler, rssBytes, startBroker, type BrokerProcess } from './lib/broker.js';
 import { beginCursors, countingStream, stalledStream } from './lib/consume.js';
 import { batchBodies, eventTypeBody } from './lib/events.js';
 import { measureFloor } from './lib/floor.js';
@@ -41,6 +44,7 @@ const brokerNodeArgs = argValue('--broker-node-args')?.split(' ').filter((a) => 
 const brokerLog = argValue('--broker-log');
 const only = argValue('--only')?.split(',');
 const want = (phase: string) => only === undefined || only.includes(phase);
+const abRoot = argValue('--ab');
 
 const cfg = quick
   ? { warmupMs: 500, durationMs: 3000, latencyWarmupMs: 500, latencyMs: 4000, backlog: 100_000, stallMs: 3000, floorWarmupMs: 300, floorMs: 1000 }
@@ -67,6 +71,9 @@ async function createEventType(broker: BrokerProcess, name: string, strategy: 'h
 }
 
 interface RunResult {
+  /** 'new' (this checkout's dist/) or 'old' (the --ab build). */
+  label: 'new' | 'old';
+  load: number[];
   eventBytes: number;
   floor1000: number;
   floor10: number;
@@ -87,10 +94,15 @@ interface RunResult {
   };
 }
 
-async function oneRun(runNo: number): Promise<RunResult> {
+async function oneRun(runNo: number, label: 'new' | 'old'): Promise<RunResult> {
   const nodeArgs = [...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])];
-  const broker = await startBroker(brokerLog === undefined ? { nodeArgs } : { nodeArgs, logFile: `${brokerLog}.${runNo}` });
-  log(`\n=== run ${runNo}: broker pid ${broker.pid} on ${broker.url}, data ${broker.dataDir}, RSS at start ${mb(rssBytes(broker.pid))} MB`);
+  const entry = label === 'old' ? brokerEntryOf(abRoot!) : undefined;
+  const broker = await startBroker({ nodeArgs, ...(brokerLog === undefined ? {} : { logFile: `${brokerLog}.${runNo}.${label}` }), ...(entry === undefined ? {} : { entry }) });
+  const load = loadavg();
+  log(
+    `\n=== run ${runNo}${abRoot === undefined ? '' : ` (${label}: ${entry ?? 'dist/main.js of this checkout'})`}: broker pid ${broker.pid} on ${broker.url}, data ${broker.dataDir}, ` +
+      `RSS at start ${mb(rssBytes(broker.pid))} MB; load average ${load.map((l) => l.toFixed(2)).join(' ')}`,
+  );
   try {
     const pubType = await createEventType(broker, 'bench.order-placed', 'hash');
     const backlogType = await createEventType(broker, 'bench.order-backlog', 'random');
@@ -108,7 +120,7 @@ async function oneRun(runNo: number): Promise<RunResult> {
       return { f1000: f1000.eventsPerS, f10: f10.eventsPerS };
     };
     const floorStart = floorOnce('before load');
-    const r: RunResult = { eventBytes, floor1000: floorStart.f1000, floor10: floorStart.f10, floorRuns };
+    const r: RunResult = { label, load, eventBytes, floor1000: floorStart.f1000, floor10: floorStart.f10, floorRuns };
 
     const pubPath = `/event-types/${pubType.name}/events`;
     if (want('a')) {
@@ -307,6 +319,42 @@ function summary(results: RunResult[]): void {
   }
 }
 
+/** Per round, new against old: each figure's ratio, and whether it got worse by more than 10 %. */
+function abSummary(results: RunResult[]): void {
+  log(`\n=== A/B: new / old per round (same run, alternating order); "worse" = more than 10 % worse`);
+  const rows: { name: string; f: (r: RunResult) => number | undefined; higherIsBetter: boolean; fmt: (n: number) => string }[] = [
+    { name: '(a) batch 1000 broker/floor', f: (r) => (r.pub1000 ? r.pub1000.eventsPerS / r.floor1000 : undefined), higherIsBetter: true, fmt: (n) => `${(n * 100).toFixed(0)}%` },
+    { name: '(a) batch 1000 ev/s', f: (r) => r.pub1000?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
+    { name: '(a) batch 10 broker/floor', f: (r) => (r.pub10 ? r.pub10.eventsPerS / r.floor10 : undefined), higherIsBetter: true, fmt: (n) => `${(n * 100).toFixed(0)}%` },
+    { name: '(a) batch 10 ev/s', f: (r) => r.pub10?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
+    { name: '(b) p50 at 5,000 ev/s (ms)', f: (r) => r.latency?.latency.p50, higherIsBetter: false, fmt: fmtMs },
+    { name: '(b) p99 at 5,000 ev/s (ms)', f: (r) => r.latency?.latency.p99, higherIsBetter: false, fmt: fmtMs },
+    { name: '(c) consumption ev/s', f: (r) => r.consume?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
+    { name: '(d) RSS growth stalled (MB)', f: (r) => (r.stall ? (r.stall.idle.max - r.stall.rssBefore) / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
+    { name: '(d) RSS growth stalled+publishing (MB)', f: (r) => (r.stall ? (r.stall.publishing.max - r.stall.rssBefore) / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
+  ];
+  const roundsOf = [...new Set(results.map((_, k) => Math.floor(k / 2)))];
+  for (const row of rows) {
+    const cells: string[] = [];
+    const ratios: number[] = [];
+    for (const k of roundsOf) {
+      const pair = results.slice(2 * k, 2 * k + 2);
+      const o = pair.find((r) => r.label === 'old');
+      const n = pair.find((r) => r.label === 'new');
+      const ov = o === undefined ? undefined : row.f(o);
+      const nv = n === undefined ? undefined : row.f(n);
+      if (ov === undefined || nv === undefined) continue;
+      const ratio = nv / ov;
+      ratios.push(ratio);
+      cells.push(`old ${row.fmt(ov)} new ${row.fmt(nv)} = ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'}`);
+    }
+    if (cells.length === 0) continue;
+    const m = median(ratios);
+    const worse = row.higherIsBetter ? m < 0.9 : m > 1.1;
+    log(`${row.name.padEnd(40)} ${cells.join('; ')}; median ratio ${m.toFixed(2)}${worse ? ' WORSE by more than 10 %' : ''}`);
+  }
+}
+
 async function main(): Promise<void> {
   log(`brook bench ${quick ? '(quick)' : ''} ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? '?'}; Node ${process.version}`);
   if (cpuProfDir !== undefined) mkdirSync(cpuProfDir, { recursive: true });
@@ -316,8 +364,24 @@ async function main(): Promise<void> {
   }
   const started = performance.now();
   const results: RunResult[] = [];
-  for (let n = 1; n <= runs; n++) results.push(await oneRun(n));
-  summary(results);
+  log(`load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')} (the machine is shared: other work may run on the same cores)`);
+  for (let n = 1; n <= runs; n++) {
+    if (abRoot === undefined) {
+      results.push(await oneRun(n, 'new'));
+      continue;
+    }
+    // Alternate the order (old, new / new, old / ...) so a drift of the machine's load hits both alike.
+    for (const label of n % 2 === 1 ? (['old', 'new'] as const) : (['new', 'old'] as const)) results.push(await oneRun(n, label));
+  }
+  if (abRoot === undefined) summary(results);
+  else {
+    for (const label of ['old', 'new'] as const) {
+      log(`\n##### ${label}: ${label === 'old' ? brokerEntryOf(abRoot) : 'this checkout'}`);
+      summary(results.filter((r) => r.label === label));
+    }
+    abSummary(results);
+  }
+  log(`load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
   if (jsonOut !== undefined) writeFileSync(jsonOut, JSON.stringify({ quick, runs: results }, null, 2));
 }
