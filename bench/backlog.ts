@@ -95,6 +95,7 @@ async function read(url: string, pid: number, eventType: string, total: number):
   }, 2000);
   const client = new Client(url, { bodyTimeout: 300_000, headersTimeout: 60_000 });
   const t0 = performance.now();
+  const mono0 = process.hrtime.bigint() / 1000n;
   try {
     const res = await client.request({ method: 'GET', path, headers: { 'x-svc-cursors': beginCursors(partitions) } });
     if (res.statusCode !== 200) throw new Error(`stream answered ${res.statusCode}: ${(await res.body.text()).slice(0, 300)}`);
@@ -104,6 +105,7 @@ async function read(url: string, pid: number, eventType: string, total: number):
     await client.close();
   }
   const seconds = (performance.now() - t0) / 1000;
+  log(`    read window on the monotonic clock (for profile-summary --window): ${mono0} ${process.hrtime.bigint() / 1000n}`);
   const m = rss.stop();
   return {
     events: counter.events,

@@ -119,6 +119,34 @@ function cpuMeter(pids: readonly number[]): () => { clusterCores: number; benchC
   };
 }
 
+/** fdatasyncs of the WAL so far on one node (brook_wal_fsync_duration_seconds _count and _sum). */
+async function fsyncTotals(url: string): Promise<{ count: number; sum: number }> {
+  try {
+    const text = await (await fetch(`${url}/metrics/prometheus`, { signal: AbortSignal.timeout(3000) })).text();
+    const num = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum') };
+  } catch {
+    return { count: NaN, sum: NaN };
+  }
+}
+
+/** Per node over a phase: fsyncs per second and their mean duration (where the commit path waits). */
+async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>> {
+  const t0 = performance.now();
+  const before = await Promise.all(cluster.members.map((m) => fsyncTotals(m.url)));
+  return async () => {
+    const wall = (performance.now() - t0) / 1000;
+    const after = await Promise.all(cluster.members.map((m) => fsyncTotals(m.url)));
+    return after
+      .map((a, k) => {
+        const n = a.count - before[k]!.count;
+        const s = a.sum - before[k]!.sum;
+        return `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %)`;
+      })
+      .join(', ');
+  };
+}
+
 async function getJson(url: string): Promise<unknown> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
@@ -332,10 +360,13 @@ async function main(): Promise<void> {
             const l0 = loadavg();
             const meter = cpuMeter(system === 'brook' ? brookPids() : natsPids());
             let res: PublishResult;
+            let fsyncs = '';
             if (system === 'brook') {
               const pool = brookPool(producers);
               brookPools.push(pool);
+              const fm = await fsyncMeter(brook);
               res = await closedLoop({ pool, path: pubPath, bodies: batch === 1000 ? bodies1000 : bodies10, eventsPerBody: batch, producers, warmupMs: cfg.warmupMs, durationMs: cfg.durationMs });
+              fsyncs = await fm();
               await pool.close();
               brookPools = brookPools.filter((p) => p !== pool);
             } else {
@@ -348,6 +379,7 @@ async function main(): Promise<void> {
                 `batch latency p50 ${fmtMs(res.latency.p50)} ms p99 ${fmtMs(res.latency.p99)} ms; errors ${res.errors}${res.firstError ? ` (${res.firstError.slice(0, 200)})` : ''}; ` +
                 `cluster CPU ${c.clusterCores.toFixed(2)} cores, bench ${c.benchCores.toFixed(2)}; load ${l0.map((x) => x.toFixed(2)).join(' ')}`,
             );
+            if (fsyncs !== '') log(`      WAL fdatasync (warm-up included): ${fsyncs}`);
             await sleep(1000);
           }
         }
@@ -361,9 +393,12 @@ async function main(): Promise<void> {
           const l0 = loadavg();
           const meter = cpuMeter(system === 'brook' ? brookPids() : natsPids());
           let res: Awaited<ReturnType<typeof openLoop>>;
+          let fsyncs = '';
           if (system === 'brook') {
             const pool = brookPool(32);
+            const fm = await fsyncMeter(brook);
             res = await openLoop({ pool, path: pubPath, bodies: bodies10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
+            fsyncs = await fm();
             await pool.close();
           } else {
             res = await natsOpenLoop({ js: natsc!.js, batches: nats10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
@@ -375,6 +410,7 @@ async function main(): Promise<void> {
               `p99.9 ${fmtMs(res.latency.p999)}, max ${fmtMs(res.latency.max)} (n=${res.latency.count}); sender lag p99 ${fmtMs(res.sendLagP99Ms)} ms; in flight max ${res.inFlightMax}; ` +
               `errors ${res.errors}${res.firstError ? ` (${res.firstError.slice(0, 200)})` : ''}; cluster CPU ${c.clusterCores.toFixed(2)} cores, bench ${c.benchCores.toFixed(2)}; load ${l0.map((x) => x.toFixed(2)).join(' ')}`,
           );
+          if (fsyncs !== '') log(`      WAL fdatasync (warm-up included): ${fsyncs}`);
           await sleep(1000);
         }
       }

@@ -56,6 +56,8 @@ const latencyRate = 500; // requests/s of 10 events = 5,000 events/s
 const consumeBatchLimit = 1000;
 
 const mb = (b: number) => (b / 1e6).toFixed(1);
+/** The monotonic clock in microseconds, V8's profile clock (for profile-summary --window). */
+const mono = () => String(process.hrtime.bigint() / 1000n);
 const smb = (b: number) => (b >= 0 ? '+' : '') + mb(b);
 const log = (s: string) => process.stdout.write(s + '\n');
 
@@ -209,8 +211,10 @@ async function oneRun(runNo: number, label: 'new' | 'old'): Promise<RunResult> {
         const stallPath = `/event-types/${backlogType.name}/events?batch_limit=${consumeBatchLimit}`;
         const stalled = await stalledStream(broker.port, stallPath, cursors);
         const idle = new RssSampler(broker.pid, 200).start();
+        const idleFrom = mono();
         await sleep(cfg.stallMs);
         const idleM = idle.stop();
+        log(`(d) stalled idle window on the monotonic clock: ${idleFrom} ${mono()} us; RSS samples ${idle.samples.map((x) => mb(x.rss)).join(' ')} MB`);
         // Keep the consumer stalled while producers publish to the same event type (batch 1000 x 4).
         const pool = publishPool(broker.url, producers1000);
         const busy = new RssSampler(broker.pid, 200).start();
