@@ -14,6 +14,7 @@
  *                                                       # leads the fewest of the partitions
  *   npm run bench:backlog -- --big 1000000 --small 300000 --no-build
  *   npm run bench:backlog -- --cpu-prof DIR             # brokers run with --cpu-prof (profiles per pid in DIR)
+ *   npm run bench:backlog -- --broker-env K=V,K=V       # settings for every broker started
  */
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -39,6 +40,8 @@ const batchLimit = Number(argValue('--batch-limit') ?? '1000');
 const targetEventsPerS = 150_000;
 const cpuProfDir = argValue('--cpu-prof');
 const nodeArgs = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
+/** Extra settings for every broker started, e.g. --broker-env BROOK_PARTITION_MEMORY_ENTRIES=64. */
+const brokerEnv = Object.fromEntries((argValue('--broker-env') ?? '').split(',').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 
 const log = (s: string) => process.stdout.write(s + '\n');
 const mb = (b: number) => (b / 1e6).toFixed(0);
@@ -132,7 +135,7 @@ function report(f: Figure): void {
 
 async function singleNode(label: 'old' | 'new', round: number): Promise<Figure> {
   const load = loadavg();
-  const broker = await startBroker(label === 'old' ? { entry: brokerEntryOf(abRoot!), nodeArgs } : { nodeArgs });
+  const broker = await startBroker(label === 'old' ? { entry: brokerEntryOf(abRoot!), nodeArgs, env: brokerEnv } : { nodeArgs, env: brokerEnv });
   try {
     const name = 'bench.mixed-backlog';
     const res = await fetch(`${broker.url}/event-types`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(eventTypeBody(name, 'hash', partitions)) });
@@ -154,7 +157,7 @@ async function singleNode(label: 'old' | 'new', round: number): Promise<Figure> 
 
 async function cluster(round: number): Promise<Figure> {
   const load = loadavg();
-  const c = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, nodeArgs });
+  const c = await startBrookCluster({ env: { ...brokerEnv, BROOK_REPLICATION_FACTOR: '3' }, nodeArgs });
   try {
     const name = 'bench.mixed-backlog';
     const leader = await c.leader();
