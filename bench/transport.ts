@@ -6,7 +6,7 @@
  *   - send(): Raft heartbeats of 1,000 groups per send, coalesced (messages/s).
  * The serving side answers at once (no storage, no Raft): this measures the transport alone.
  *
- *   npm run bench:transport [-- --quick]
+ *   npm run bench:transport [-- --quick] [-- --insecure]   (--insecure: calls prove no cluster secret)
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,8 @@ import { GrpcTransport, type AppendRequest, type NodeHandler, type ReadChunk } f
 import { fmtInt, fmtMs, percentile } from './lib/stats.js';
 
 const quick = process.argv.includes('--quick');
+// Calls prove a cluster secret as a real cluster's do; --insecure measures without (the HMAC's cost).
+const security = process.argv.includes('--insecure') ? ('insecure' as const) : { secret: Buffer.from('bench cluster secret, long enough to be accepted') };
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 function event(i: number): Buffer {
@@ -67,7 +69,7 @@ async function serve(): Promise<void> {
       }
     },
   };
-  const t = await GrpcTransport.start({ self: 2, incarnation: 'bench-server', listen: '127.0.0.1:0', peers: [], handler, logger: quiet });
+  const t = await GrpcTransport.start({ self: 2, incarnation: 'bench-server', listen: '127.0.0.1:0', peers: [], handler, logger: quiet, security, isMember: (id) => id === 1 });
   process.stdout.write(`PORT ${t.port}\n`);
   process.stdin.on('data', () => process.stdout.write(`RECEIVED ${received}\n`));
   process.stdin.on('end', () => void t.close().then(() => process.exit(0)));
@@ -125,7 +127,7 @@ async function heartbeatPhase(t: GrpcTransport, ask: () => Promise<number>, grou
 }
 
 async function main(): Promise<void> {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--serve', ...process.argv.filter((a) => a === '--insecure')], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const waiters: ((l: string) => void)[] = [];
   let buf = '';
@@ -141,13 +143,13 @@ async function main(): Promise<void> {
   });
   const nextLine = () => new Promise<string>((resolve) => (lines.length > 0 ? resolve(lines.shift()!) : waiters.push(resolve)));
   const port = Number((await nextLine()).split(' ')[1]);
-  const t = await GrpcTransport.start({ self: 1, incarnation: 'bench-client', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${port}` }], handler: idle(), logger: quiet });
+  const t = await GrpcTransport.start({ self: 1, incarnation: 'bench-client', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${port}` }], handler: idle(), logger: quiet, security });
   const ask = async () => {
     child.stdin!.write('?\n');
     return Number((await nextLine()).split(' ')[1]);
   };
   const seconds = quick ? 2 : 5;
-  console.log(`transport bench: ${eventBytes}-byte events, ${seconds} s per append phase, client and server in separate processes`);
+  console.log(`transport bench: ${eventBytes}-byte events, ${seconds} s per append phase, client and server in separate processes, ${security === 'insecure' ? 'no authentication' : 'every call proves the cluster secret'}`);
   await appendPhase(t, 100, 4, 1); // warm-up
   for (const [batch, callers] of [[100, 1], [100, 8], [1000, 1], [1000, 8]] as const) {
     const r = await appendPhase(t, batch, callers, seconds);

@@ -8,7 +8,14 @@
 // that port + 1000 (9081, ...). Its RocksDB and log are under BROOK_CLUSTER_DIR/node<i>/ (default
 // ./.brook-cluster in the repository). Other BROOK_* variables in the environment reach every node
 // (e.g. BROOK_RAFT_SNAPSHOT_ENTRIES). The scripts build dist/ first unless BROOK_CLUSTER_NO_BUILD=1.
+//
+// Node-to-node calls are authenticated (docs/security.md): cluster/up makes a random cluster secret in
+// BROOK_CLUSTER_DIR/cluster-secret (once; kept for restarts) and gives it to every node with
+// BROOK_CLUSTER_SECRET_FILE. With BROOK_CLUSTER_TLS=1 it also makes a cluster CA and a certificate per
+// node (openssl, under BROOK_CLUSTER_DIR/tls/) for mutual TLS. Credentials already in the environment
+// (BROOK_CLUSTER_SECRET[_FILE], BROOK_TLS_*, BROOK_INSECURE_CLUSTER) are used as they are instead.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +72,42 @@ function peers(n) {
   return Array.from({ length: n }, (_, k) => `${k + 1}=127.0.0.1:${raftPort(k + 1)}/${httpPort(k + 1)}`).join(',');
 }
 
+/** The cluster secret file, made once with 32 random bytes (hex) and readable by its owner only. */
+function clusterSecretFile() {
+  const file = join(root, 'cluster-secret');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  return file;
+}
+
+function openssl(args, cwd) {
+  const r = spawnSync('openssl', args, { cwd, encoding: 'utf8' });
+  if (r.status !== 0) die(`openssl ${args[0]} failed (BROOK_CLUSTER_TLS=1 needs openssl): ${r.error?.message ?? r.stderr}`);
+}
+
+/** A cluster CA and node i's certificate (subject CN brook-node-<i>), made once under root/tls. */
+function tlsFiles(i) {
+  const dir = join(root, 'tls');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  if (!existsSync(join(dir, 'ca.pem'))) {
+    openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '3650', '-subj', '/CN=brook-local-cluster-ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
+  }
+  const base = `node${i}`;
+  if (!existsSync(join(dir, `${base}.pem`))) {
+    writeFileSync(join(dir, 'ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n');
+    openssl(['req', ...ec, '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=brook-node-${i}`], dir);
+    openssl(['x509', '-req', '-in', `${base}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${base}.pem`, '-days', '3650', '-extfile', 'ext'], dir);
+  }
+  return { BROOK_TLS_CERT: join(dir, `${base}.pem`), BROOK_TLS_KEY: join(dir, `${base}.key`), BROOK_TLS_CA: join(dir, 'ca.pem') };
+}
+
+/** The node-to-node credentials of node i: those of the environment, or made here. */
+function securityEnv(i) {
+  const given = ['BROOK_CLUSTER_SECRET', 'BROOK_CLUSTER_SECRET_FILE', 'BROOK_TLS_CERT', 'BROOK_INSECURE_CLUSTER'].some((k) => (process.env[k] ?? '') !== '');
+  if (given) return {};
+  return { BROOK_CLUSTER_SECRET_FILE: clusterSecretFile(), ...(process.env.BROOK_CLUSTER_TLS === '1' ? tlsFiles(i) : {}) };
+}
+
 function startNode(i, n) {
   const dir = nodeDir(i);
   mkdirSync(join(dir, 'data'), { recursive: true });
@@ -79,6 +122,7 @@ function startNode(i, n) {
       BROOK_RAFT_PORT: String(raftPort(i)),
       BROOK_DATA_DIR: join(dir, 'data'),
       BROOK_PEERS: peers(n),
+      ...securityEnv(i),
     },
     stdio: ['ignore', log, log],
     detached: true,

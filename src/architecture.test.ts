@@ -50,9 +50,12 @@ const allowed: Record<string, string[]> = {
   api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'settings', 'subscriptions', 'observability', 'auth'],
   broker: ['core', 'metadata', 'log', 'replication', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport', 'settings', 'subscriptions'],
   // The simulator runs the production node host and partition replicas (broker) over simulated disks
-  // (log's KV port and in-memory map), so that the code it checks is the code that ships; it stays
-  // test-only (never imported by non-test code, checked below).
-  sim: ['core', 'raft', 'metadata', 'replication', 'log', 'broker'],
+  // (log's KV port and in-memory map) and plays the transport (its group-handler types), so that the
+  // code it checks is the code that ships; it stays test-only (never imported by non-test code,
+  // checked below).
+  sim: ['core', 'raft', 'metadata', 'replication', 'log', 'broker', 'transport'],
+  // The command-line tool is an HTTP client: it shares nothing with the broker but the core.
+  cli: ['core'],
   testing: ['*'],
   '': ['*'],
 };
@@ -101,7 +104,7 @@ test('pure cores use no I/O, no clock and no randomness', () => {
 
 test('only config/ and the composition root read the environment', () => {
   for (const f of files) {
-    if (f.isTest || ['config', '', 'testing', 'sim'].includes(f.folder)) continue;
+    if (f.isTest || ['config', '', 'testing', 'sim', 'cli'].includes(f.folder)) continue;
     assert.ok(!/process\.env|process\.argv/.test(f.text), `${f.rel} reads process.env/argv; take it from Config`);
   }
 });

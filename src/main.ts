@@ -13,17 +13,24 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
-import { advertisedHost, loadConfig, parsePeers, ConfigError, type Config } from './config/config.js';
+import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError, type Config } from './config/config.js';
+import { otherBodyBytesMax } from './core/limits.js';
 import { createLogger } from './observability/logger.js';
-import { openRocksKv, PartitionStore } from './log/index.js';
+import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
+import { markerFileName, NodeDisk } from './broker/node-disk.js';
+import { clusterIdOf, decideFounding } from './broker/founding.js';
 import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
+import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
+import { SessionReaper } from './broker/session-reaper.js';
+import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas } from './broker/partition-replicas.js';
-import { placementOf } from './metadata/placement-of.js';
+import { placedPartitions, placementOf } from './metadata/placement-of.js';
+import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
@@ -42,11 +49,12 @@ import { buildApp } from './api/app.js';
 import { createAuthenticator } from './auth/create.js';
 import { ResourceAccess } from './auth/resource-access.js';
 import { OpenStreams } from './consumption/open-streams.js';
-import { BrokerMetrics } from './observability/metrics.js';
+import { BrokerMetrics, subscriptionLag } from './observability/metrics.js';
 import { directoryBytes, brookVersion } from './broker/system.js';
 import type { EventTypeRecord } from './metadata/types.js';
 import type { MetadataCommand } from './metadata/commands.js';
 import type { ApplyResult } from './metadata/state-machine.js';
+import { metadataLimitKeys, type MetadataLimits } from './metadata/limits.js';
 
 export interface RunningBroker {
   /** Base URL, e.g. http://127.0.0.1:8080 */
@@ -59,11 +67,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const clock = systemClock;
   // A fresh incarnation per process start: peers and logs tell a restarted node from its former self.
   const incarnation = randomUUID();
-  logger.info({ config, incarnation }, 'starting brook');
+  logger.info({ config: loggableConfig(config), incarnation }, 'starting brook');
 
   // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
   const authenticator = createAuthenticator(config, clock);
-  const kv = await openRocksKv(config.dataDir);
+  const clusterSecurity = readClusterSecurity(config);
+  // Metrics exist once the services do; what happens before (the first WAL syncs, the first election) is
+  // counted from then on through these.
+  let fsyncObserver: ((durationMs: number) => void) | undefined;
+  let leaderChanges = 0;
+  const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
+  // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
+  const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
   // The partition store of the version before partition replication: data written by it stays
   // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
   const store = await PartitionStore.open(kv, {
@@ -77,6 +92,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const raftHost = new RaftNodeHost({
     self: config.nodeId,
     kv,
+    disk,
     tickMs: config.raftTickMs,
     clock,
     ticks: systemTicks,
@@ -94,6 +110,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
+    disk,
     host: raftHost,
     placement: (topic, partition) => {
       const state = metadataForPlacement?.state;
@@ -111,6 +128,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     heartbeatTicks: config.raftHeartbeatTicks,
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
+    memoryEntries: config.partitionMemoryEntries,
     ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
@@ -167,11 +185,32 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
   const openStreams = new OpenStreams();
-  const founders = [...new Set([self, ...others.map((p) => p.id)])];
+  // The transport starts before the metadata group exists: a node whose directory belongs to no
+  // cluster yet asks its peers (Identify) before it founds one, and they must be able to answer while
+  // they wait for each other. Raft traffic for groups not registered yet is dropped (Raft takes it as
+  // lost).
+  let transport: GrpcTransport | undefined;
+  if (others.length > 0) {
+    transport = await GrpcTransport.start({
+      self,
+      incarnation,
+      listen: `${config.host}:${config.raftPort}`,
+      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
+      handler: groups!,
+      identify: () => disk.identity,
+      security: clusterSecurity,
+      logger: logger.child({ component: 'transport' }),
+    });
+    const security = clusterSecurity === 'insecure' ? ['none (insecure, local testing only)'] : [clusterSecurity.secret && 'cluster secret', clusterSecurity.tls && 'mutual TLS'].filter(Boolean);
+    if (clusterSecurity === 'insecure') logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
+    logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
+  }
+  const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
+    disk,
     founders,
     directory,
     tickMs: config.raftTickMs,
@@ -207,26 +246,20 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
     },
     onFatal: (err) => fatal?.(err),
+    onLeaderChange: () => leaderChanges++,
   });
   metadataRef = metadata;
   metadataForPlacement = metadata;
-  let transport: GrpcTransport | undefined;
-  if (others.length > 0) {
-    groups!.register(metadataGroup, metadata.transportHandler());
-    transport = await GrpcTransport.start({
-      self,
-      incarnation,
-      listen: `${config.host}:${config.raftPort}`,
-      peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
-      handler: groups!,
-      logger: logger.child({ component: 'transport' }),
-    });
-    logger.info({ raftPort: transport.port, peers: others }, 'raft transport listening');
-  }
+  if (transport !== undefined) groups!.register(metadataGroup, metadata.transportHandler());
   metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   if (transport !== undefined) {
     const t = transport;
-    replicas.setForwarder({ forwardAppend: (to, req) => t.forwardAppend(to, req) });
+    replicas.setForwarder({
+      forwardAppend: (to, req) => t.forwardAppend(to, req),
+      fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
+      read: (to, req, signal) => t.read(to, req, signal),
+      bounds: (to, req) => t.bounds(to, req),
+    });
     raftHost.start({ send: (msgs) => t.send(msgs) });
   } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
@@ -247,7 +280,28 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
     eventTypes: () => metadata.state.eventTypes(),
+    eventTypeCount: () => metadata.state.eventTypeCount(),
+    limits: () => metadata.state.limits,
   };
+  // The metadata bounds are replicated (metadata/limits.ts): this node proposes its configured ones
+  // when they differ from those in force. A single node does it before it serves, so its first request
+  // already meets them; in a cluster the leader may not be known yet, so it keeps trying meanwhile.
+  const configuredLimits: MetadataLimits = {
+    eventTypesMax: config.eventTypesMax,
+    subscriptionsMax: config.subscriptionsMax,
+    schemaVersionsMax: config.schemaVersionsMax,
+    schemaBytesMax: config.schemaBytesMax,
+    partitionsMax: config.partitionsMax,
+    subscriptionPartitionsMax: config.subscriptionPartitionsMax,
+    metadataBytesMax: config.metadataBytesMax,
+  };
+  const proposeLimits = async (): Promise<void> => {
+    const inForce = metadata.state.limits;
+    if (metadataLimitKeys.every((k) => inForce[k] === configuredLimits[k])) return;
+    const r = await metadata.propose({ op: 'limits.set', limits: configuredLimits });
+    logger.info({ limits: configuredLimits, previous: inForce, ok: r.ok }, 'metadata bounds set from this node\'s configuration');
+  };
+  if (metadata.isSingleNode()) await proposeLimits();
 
   const features = new FeatureService(() => metadata.state, metadata);
   // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
@@ -256,7 +310,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
     // Partitions created before placement existed stay where they are: on the lowest founding node, which
     // is this node in a cluster of one (see metadata/placement-of.ts).
-    legacyReplica: Math.min(...founders),
+    legacyReplica,
   };
   const eventTypes = new EventTypeService({
     reader,
@@ -269,6 +323,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       retentionTimeMsDefault: config.retentionTimeMsDefault,
       retentionTimeMsMin: config.retentionTimeMsMin,
       retentionTimeMsMax: config.retentionTimeMsMax,
+      schemaBytesMax: config.schemaBytesMax,
+      schemaDepthMax: config.schemaDepthMax,
+      schemaObjectsMax: config.schemaObjectsMax,
+      schemaEnumValuesMax: config.schemaEnumValuesMax,
     },
     clock,
   });
@@ -278,6 +336,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       eventType: (name: string) => metadata.state.eventType(name),
       subscription: (id: string) => metadata.state.subscription(id),
       subscriptions: () => metadata.state.subscriptions(),
+      subscriptionCount: () => metadata.state.subscriptionCount(),
+      subscriptionsMax: () => metadata.state.limits.subscriptionsMax,
     },
     proposer: metadata,
     clock,
@@ -293,12 +353,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     sources: {
       raft: () => {
         const v = metadata.view();
-        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self };
+        return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self, leaderChanges };
       },
       openStreams: (kind) => openStreams.count(kind),
       storageBytes: () => directoryBytes(config.dataDir),
+      subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
     },
   });
+  fsyncObserver = (durationMs) => metrics.fsynced(durationMs);
   hub = new SubscriptionHub({
     observer: metrics,
     state: () => metadata.state,
@@ -318,10 +380,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     random: systemRandom,
     features,
+    pause: () => new Promise<void>((resolve) => setImmediate(resolve)),
   });
   const { app, closeStreams, inFlight } = buildApp({
     logger,
     clock,
+    http: {
+      publishBodyBytesMax: config.publishBodyBytesMax,
+      // An event type's body carries its schema as an escaped string: up to twice its bytes.
+      bodyBytesMax: Math.max(otherBodyBytesMax, 2 * config.schemaBytesMax + 64 * 1024),
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      bodyIdleTimeoutMs: config.httpBodyIdleTimeoutMs,
+    },
     eventTypes,
     features,
     subscriptions,
@@ -338,11 +408,40 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
     cluster: {
-      view: () => metadata.view(),
+      // This node's view: the metadata group, and every partition with its placement and what this
+      // node knows of its group (a leader knows its followers' progress; a follower only itself); and
+      // this data directory's cluster and disk ids.
+      view: () => ({
+        ...metadata.view(),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        cluster_id: disk.identity.clusterId,
+        disk_id: disk.identity.diskId,
+      }),
       readBarrier: () => metadata.readBarrier(),
       switchesTimelines: () => metadata.isSingleNode(),
     },
   });
+  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
+  const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+  balancer.unref();
+  // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
+  const t0 = transport;
+  const reaper = t0 === undefined ? undefined : new SessionReaper({
+    isLeader: () => metadata.isLeader(),
+    peers: () => others.map((p) => p.id),
+    reachable: (n) => t0.reachable(n),
+    holdsSessions: (n) => [...metadata.state.runtimes()].some((rt) => rt.sessions.some((x) => x.node === n)),
+    propose: (cmd) => metadata.propose(cmd),
+    nowMs: () => clock.nowMs(),
+    monotonicMs: () => clock.monotonicMs(),
+    logger: logger.child({ component: 'subscriptions' }),
+    afterMs: commitTimeoutSecondsMax * 1000,
+  });
+  const reaperTimer = setInterval(() => void reaper?.check().catch((err: unknown) => logger.warn({ err }, 'closing the sessions of an unreachable node failed; retried')), 5000);
+  reaperTimer.unref();
+  // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
+  const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
+  remoteBounds.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
   await app.listen({ host: config.host, port: config.port });
@@ -356,6 +455,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   void (async () => {
     for (let attempt = 0; !stopped; attempt++) {
       try {
+        await proposeLimits();
         await hub.closeStaleSessions();
         return;
       } catch (err) {
@@ -383,6 +483,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         while (inFlight() > 0 && clock.monotonicMs() < graceEnd) await new Promise((r) => setTimeout(r, 20));
         app.server.closeAllConnections();
         await closed;
+        clearInterval(balancer);
+        clearInterval(reaperTimer);
+        clearInterval(remoteBounds);
         await retention.stop();
         await metadata.close();
         await transport?.close();
@@ -390,6 +493,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         await replicas.close();
         await raftHost.close();
         await store.close();
+        await disk.close();
         await kv.close();
         logger.info('shutdown complete');
       })();
@@ -403,6 +507,44 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     void broker.close().finally(() => process.exit(70));
   };
   return broker;
+}
+
+/**
+ * The founding voters of the metadata group, for a node whose group is empty: all listed nodes when
+ * this node founds the cluster, none when it joins one that exists (it then starts empty, does not
+ * vote and catches up; src/broker/founding.ts has the rule). A directory that already belongs to a
+ * cluster is not asked about again: a founder whose group is still empty (it stopped in between)
+ * founds, any other member joins.
+ */
+async function foundOrJoin(disk: NodeDisk, self: NodeId, peers: NodeId[], transport: GrpcTransport | undefined, logger: Logger): Promise<NodeId[]> {
+  const { diskId } = disk.identity;
+  if (disk.identity.clusterId === '') {
+    if (transport === undefined) {
+      // A cluster of one has nobody to ask: it founds.
+      const founders = [{ id: self, diskId }];
+      await disk.setCluster(clusterIdOf(founders), founders);
+    } else {
+      const t = transport;
+      const d = await decideFounding({
+        self,
+        diskId,
+        peers,
+        ask: (p) => t.identify(p, diskId, 1000),
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        retryMs: 500,
+        logger: logger.child({ component: 'founding' }),
+      });
+      if (d.kind === 'found') {
+        await disk.setCluster(d.clusterId, d.founders);
+        logger.info({ clusterId: d.clusterId, founders: d.founders }, 'every peer is empty too: founding the cluster');
+      } else {
+        await disk.setCluster(d.clusterId, []);
+        logger.warn({ clusterId: d.clusterId, learnedFrom: d.learnedFrom, diskId }, 'the peers already have a cluster: joining it as a new, empty member (this data directory was wiped or is new); this node will not vote until it has caught up from the leader');
+      }
+    }
+  }
+  const { founders } = disk.identity;
+  return founders.some((f) => f.id === self && f.diskId === diskId) ? founders.map((f) => f.id) : [];
 }
 
 /**

@@ -6,7 +6,8 @@
  * etcd-server package) with separate data dirs and a static --initial-cluster.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brokerEntry, freePort } from './broker.js';
@@ -90,6 +91,9 @@ export async function startBrookCluster(opts: { n?: number; nodeArgs?: string[];
   const peers = Array.from({ length: n }, (_, k) => `${k + 1}=127.0.0.1:${raft(k + 1)}/${http(k + 1)}`).join(',');
   const children: Child[] = [];
   const members: ClusterMember[] = [];
+  // Node-to-node calls are authenticated, as cluster/up sets them up: one random secret for all nodes.
+  const secretFile = join(dir, 'cluster-secret');
+  writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
   for (let i = 1; i <= n; i++) {
     const nodeDir = join(dir, `node${i}`);
     mkdirSync(join(nodeDir, 'data'), { recursive: true });
@@ -107,6 +111,7 @@ export async function startBrookCluster(opts: { n?: number; nodeArgs?: string[];
         BROOK_RAFT_PORT: String(raft(i)),
         BROOK_DATA_DIR: join(nodeDir, 'data'),
         BROOK_PEERS: peers,
+        BROOK_CLUSTER_SECRET_FILE: secretFile,
       },
       logFile,
     );

@@ -4,13 +4,15 @@
  * JSON parse path gives one answer (400 Problem) to malformed bodies everywhere.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { otherBodyBytesMax } from '../core/limits.js';
+import fastifyCompress from '@fastify/compress';
 import { problems } from '../core/problem.js';
 import { BrookLogController } from './access-log.js';
 import type { AppDeps } from './deps.js';
 import { installAuth } from './auth-hooks.js';
 import { installClusterHooks } from './cluster-hooks.js';
 import { flowIdFrom } from './flow-id.js';
+import { installRequestDecoding } from './request-decoding.js';
+import { installBodyIdleTimeout } from './body-timeouts.js';
 import { clientErrorHandler, errorHandler, sendProblem, toProblem } from './problem-reply.js';
 import { clusterRoutes } from './routes/cluster.js';
 import { eventTypeRoutes } from './routes/event-types.js';
@@ -22,6 +24,9 @@ import { registryRoutes } from './routes/registry.js';
 import { settingsRoutes } from './routes/settings.js';
 import { subscriptionStreamRoutes } from './routes/subscription-streams.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
+import { installOpenApi } from './openapi/plugin.js';
+import { openApiRoutes } from './routes/openapi.js';
+import { consoleRoutes } from './routes/console.js';
 
 export interface BrookApp {
   app: FastifyInstance;
@@ -38,7 +43,13 @@ export function buildApp(deps: AppDeps): BrookApp {
     loggerInstance: deps.logger as FastifyBaseLogger,
     genReqId: (req) => flowIdFrom(req.headers['x-flow-id']),
     logController: new BrookLogController(),
-    bodyLimit: otherBodyBytesMax,
+    bodyLimit: deps.http.bodyBytesMax,
+    // fastify's default (0) turns off Node's own limit; Node checks it every connectionsCheckingInterval.
+    requestTimeout: deps.http.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, deps.http.requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor(deps.http.requestTimeoutMs / 4))),
+    },
     return503OnClosing: true,
     // Node's own header limit (16 KiB) answers 431; keep fastify from buffering huge URLs otherwise.
     routerOptions: { maxParamLength: 1024 },
@@ -58,6 +69,12 @@ export function buildApp(deps: AppDeps): BrookApp {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // Compressed request bodies are decoded by Brook (gzip, deflate and zstd, limit on the decoded
+  // bytes: request-decoding.ts); @fastify/compress only compresses answers (gzip when asked, above
+  // 1 KiB). Streams are hijacked and compress themselves, flushed per batch (stream-sink.ts).
+  installRequestDecoding(app);
+  installBodyIdleTimeout(app, deps.http.bodyIdleTimeoutMs);
+  app.register(fastifyCompress, { global: true, globalDecompression: false, encodings: ['gzip'], threshold: 1024 });
 
   // In-flight requests, counted on the raw response so hijacked streams are included; shutdown waits
   // for them before cutting the connections that are left (idle keep-alive or never used).
@@ -75,6 +92,8 @@ export function buildApp(deps: AppDeps): BrookApp {
   installAuth(app, deps.auth);
   installClusterHooks(app, deps);
 
+  // The OpenAPI document learns the routes as they are registered: first, before any route.
+  installOpenApi(app);
   const streams = new Set<AbortController>();
   app.register(clusterRoutes, { deps });
   app.register(eventTypeRoutes, { deps });
@@ -86,6 +105,8 @@ export function buildApp(deps: AppDeps): BrookApp {
   app.register(settingsRoutes, { deps });
   app.register(subscriptionRoutes, { deps });
   app.register(subscriptionStreamRoutes, { deps, streams });
+  app.register(openApiRoutes);
+  app.register(consoleRoutes);
 
   return {
     app,

@@ -222,6 +222,9 @@ describe('POST /event-types/{name}/shifted-cursors', () => {
     assertProblem(await post('shifted-cursors', [shift('2', 'BEGIN', 1)]), 422, /does not exist yet/);
     assertProblem(await post('shifted-cursors', [shift('0', off(1), -3)]), 422);
     assertProblem(await post('shifted-cursors', [shift('0', 'BEGIN', -1)]), 422);
+    // Issue 10: an offset plus 2^53-1 is past every exact integer; it answered 500.
+    assertProblem(await post('shifted-cursors', [shift('0', off(1), Number.MAX_SAFE_INTEGER)]), 422, /goes past the newest offset/);
+    assertProblem(await post('shifted-cursors', [shift('0', off(4), Number.MAX_SAFE_INTEGER - 3)]), 422, /goes past the newest offset/);
   });
 
   test('422 for unknown partitions, a start that does not exist yet, malformed offsets or shifts and malformed bodies; 400 for non-JSON', async () => {

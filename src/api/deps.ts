@@ -14,9 +14,22 @@ import type { FeatureService } from '../settings/feature-service.js';
 import type { BlacklistService } from '../settings/blacklist-service.js';
 import type { SubscriptionService } from '../subscriptions/subscription-service.js';
 
+/** Bounds on requests as they arrive (config; see README). */
+export interface HttpLimits {
+  /** Largest publish body, decoded (413 above). */
+  publishBodyBytesMax: number;
+  /** Largest body of every other route, decoded (413 above). */
+  bodyBytesMax: number;
+  /** Headers and body of a request must arrive within this (408 after). */
+  requestTimeoutMs: number;
+  /** A body that sends nothing for this long gets 408 at once. */
+  bodyIdleTimeoutMs: number;
+}
+
 export interface AppDeps {
   logger: Logger;
   clock: Clock;
+  http: HttpLimits;
   /** Authentication and route permissions. */
   auth: AuthDeps;
   /** Per-resource authorization and the blacklist. */

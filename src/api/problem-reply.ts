@@ -29,6 +29,12 @@ export function toProblem(err: unknown): { problem: Problem; unexpected: boolean
       return { problem: problems.badRequest('The URL is not validly percent-encoded'), unexpected: false };
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return { problem: problems.uriTooLong('A path parameter of the URL is too long'), unexpected: false };
+    // The storage layer's own errors (src/log/errors.ts, matched by code: api does not import log/):
+    // a partition this node cannot serve right now is a retriable 503, not an internal error.
+    case 'LOG_PARTITION_UNAVAILABLE':
+    case 'LOG_CORRUPT_BATCH':
+    case 'LOG_CLOSED':
+      return { problem: problems.unavailable(`${fe.message ?? 'The partition is unavailable on this node'}; retry, or read through another node`), unexpected: false };
   }
   const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {

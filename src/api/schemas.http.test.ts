@@ -194,14 +194,23 @@ describe('compatibility mode changes', () => {
     assert.equal(await et.mode(), 'forward');
   });
 
-  test('schema.created_at must not be sent on update', async () => {
+  test('issue 10: PUT of what GET served (read-only created_at, updated_at, schema.created_at, schema.version included) is accepted; they are ignored', async () => {
     const et = await eventTypeIn('sch.put.created', 'forward');
-    const r = await call(base, 'PUT', '/event-types/sch.put.created', {
-      ...businessEventType('sch.put.created'),
-      schema: withSchema(v1, { created_at: '2026-01-01T00:00:00Z' }),
-    });
-    assertProblem(r, 422, 'created_at');
-    assert.equal(await et.version(), '1.0.0');
+    const read = (await call(base, 'GET', '/event-types/sch.put.created')).body as Record<string, any>;
+    const same = await call(base, 'PUT', '/event-types/sch.put.created', { ...read, owning_application: 'changed-app' });
+    assert.equal(same.status, 200, same.text);
+    const afterSame = (await call(base, 'GET', '/event-types/sch.put.created')).body as Record<string, any>;
+    assert.equal(afterSame['owning_application'], 'changed-app');
+    assert.deepEqual(afterSame['schema'], read['schema'], 'same schema: same version and created_at');
+    assert.equal(afterSame['created_at'], read['created_at']);
+    // A schema change sent with the old read-only values gets a new version and time, not the ones sent.
+    const changedSchema = { ...afterSame, schema: { ...afterSame['schema'], schema: JSON.stringify({ ...v1, title: 'changed' }) } };
+    const r = await call(base, 'PUT', '/event-types/sch.put.created', changedSchema);
+    assert.equal(r.status, 200, r.text);
+    assert.equal(await et.version(), '1.0.1');
+    const afterChange = (await call(base, 'GET', '/event-types/sch.put.created')).body as Record<string, any>;
+    assert.notEqual(afterChange['schema']['created_at'], read['schema']['created_at']);
+    assert.equal(afterChange['created_at'], read['created_at']);
   });
 });
 

@@ -12,7 +12,10 @@ import type { Principal } from './principal.js';
 export type ScopeName = 'event_type.write' | 'config.write' | 'event_stream.write' | 'event_stream.read';
 
 export type Permission =
-  /** Anyone, without a token: only the health check, for load balancers and orchestrators. */
+  /**
+   * Anyone, without a token: the health check (for load balancers and orchestrators), and what is
+   * served to people and tools without data: the console's files, the OpenAPI document and its page.
+   */
   | { kind: 'public' }
   /** Any authenticated caller. */
   | { kind: 'authenticated' }
@@ -24,9 +27,29 @@ export type Permission =
 
 const read: Permission = { kind: 'scope', scope: 'event_stream.read' };
 const admin: Permission = { kind: 'admin' };
+const open: Permission = { kind: 'public' };
+
+/**
+ * The routes @fastify/swagger-ui registers under /docs (api/routes/openapi.ts) for the interactive
+ * page on the OpenAPI document. They are not written out in api/routes/, so they are listed here.
+ */
+export const interactiveDocsRoutes: readonly string[] = [
+  'GET /docs',
+  'GET /docs/',
+  'GET /docs/static/index.html',
+  'GET /docs/static/swagger-initializer.js',
+  'GET /docs/static/*',
+  'GET /docs/json',
+  'GET /docs/yaml',
+];
 
 export const routePermissions: Readonly<Record<string, Permission>> = {
-  'GET /health': { kind: 'public' },
+  'GET /health': open,
+  'GET /': open,
+  'GET /console': open,
+  'GET /console/*': open,
+  'GET /openapi.json': open,
+  ...Object.fromEntries(interactiveDocsRoutes.map((r) => [r, open])),
   'GET /cluster': { kind: 'authenticated' },
   'GET /event-types': { kind: 'authenticated' },
   'POST /event-types': { kind: 'scope', scope: 'event_type.write' },

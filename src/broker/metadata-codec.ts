@@ -7,6 +7,7 @@
  * apply would stop every node at once.
  */
 import type { MetadataCommand } from '../metadata/commands.js';
+import { isMetadataLimits } from '../metadata/limits.js';
 import { MetadataStateMachine, type ApplyResult, type MetadataSnapshot } from '../metadata/state-machine.js';
 
 interface StoredImage {
@@ -117,6 +118,8 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
         : 'malformed blacklist.set';
     case 'cursor.reset':
       return nonEmptyString(cmd['subscription']) && isCursorList(cmd['cursors']) ? undefined : 'malformed cursor.reset';
+    case 'limits.set':
+      return isMetadataLimits(cmd['limits']) ? undefined : 'malformed limits.set';
     case 'partition.move':
       return Number.isSafeInteger(cmd['group']) && ['add_learner', 'promote', 'remove', 'cancel'].includes(cmd['step'] as string) && isNodeList([cmd['from'], cmd['to']])
         ? undefined

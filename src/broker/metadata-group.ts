@@ -42,6 +42,7 @@ import { applyConfChangeToState, decodeConfChange, noNode, RawNode } from '../ra
 import type { ConfState, Entry, Index, Message, NodeId, Ready, ReadState, SoftState, Snapshot, Storage, Term } from '../raft/index.js';
 import type { ForwardAnswer, ForwardedProposal, TransportHandler } from '../transport/index.js';
 import { checkForwardedCommand, decodeCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult } from './metadata-codec.js';
+import type { NodeDisk } from './node-disk.js';
 import { RaftLogStore } from './raft-log-store.js';
 
 export interface MetadataProposer {
@@ -66,8 +67,13 @@ export interface MetadataGroupOptions {
   /** A fresh id per process start. */
   readonly incarnation: string;
   readonly kv: OrderedKv;
-  /** The founding voters (this node included); used only when the node's storage is empty. */
+  /**
+   * The founding voters (this node included), used only when the node's storage is empty; none when
+   * the node joins an existing group (it then starts empty and damaged, see raft-log-store.ts).
+   */
   readonly founders: readonly NodeId[];
+  /** The node's disk (raft write numbering for the lost-tail check, node-disk.ts); absent in unit tests. */
+  readonly disk?: NodeDisk;
   /** Known members and their addresses, for the cluster view. */
   readonly directory: readonly MemberAddresses[];
   readonly tickMs: number;
@@ -86,6 +92,8 @@ export interface MetadataGroupOptions {
   readonly onRestored?: (sm: MetadataStateMachine) => void;
   /** An invariant failed or the disk failed: the node must stop. */
   readonly onFatal?: (err: unknown) => void;
+  /** Called when this node learns of a new metadata leader (or of none), for metrics. */
+  readonly onLeaderChange?: (leader: NodeId | null, term: number) => void;
 }
 
 export interface ClusterMemberView {
@@ -109,6 +117,10 @@ export interface ClusterView {
     applied_index: Index;
     last_index: Index;
     snapshot_index: Index;
+    /** This member's raft state was found damaged: it neither votes nor leads until repaired. */
+    raft_damaged: boolean;
+    /** What was found, while damaged. */
+    raft_damage: string | null;
   };
 }
 
@@ -203,6 +215,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       random: o.random,
       preVote: true,
       checkQuorum: true,
+      damaged: store.coreDamage(),
     });
     this.#term = storage.hardState().term;
   }
@@ -210,11 +223,12 @@ export class RaftMetadataGroup implements MetadataProposer {
   /** Opens (or founds) the group from the KV and restores the state machine up to the stored commit. */
   static async open(o: MetadataGroupOptions): Promise<RaftMetadataGroup> {
     const log = o.logger;
-    const store = await RaftLogStore.open(o.kv, metadataGroupId);
+    const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk });
     if (store.isEmpty) {
-      await store.bootstrap(o.founders);
-      log.info({ founders: o.founders }, 'founded the metadata raft group');
+      await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
+      if (o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
     }
+    checkDamage(o, store);
     const storage = store.storage;
     const snap = storage.snapshot();
     const sm = snap.metadata.index > 0 ? decodeImage(snap.data) : new MetadataStateMachine();
@@ -516,6 +530,8 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (early > 0) this.#releaseApplyWaiters();
     await persisted;
     // 2. Send.
+    if (rd.damaged !== undefined) this.#o.logger.error({ raftId: this.#o.self, leader: this.#lead, damagedIndex: rd.damaged.index }, 'metadata raft log damaged: the leader counts entries this node does not hold (entries it had acknowledged were lost); it will not vote or lead until repaired');
+    if (rd.repaired) this.#o.logger.warn({ raftId: this.#o.self, term: this.#raw.status().term, leader: this.#lead }, 'metadata raft member repaired from the leader: it votes and may lead again');
     if (rd.messages.length > 0) this.#transport?.send(rd.messages);
     // 3. Apply (the rest).
     if (rd.snapshot !== undefined) this.#installSnapshot(rd.snapshot);
@@ -562,6 +578,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (ss.lead !== this.#lead) {
       log.info({ raftId: this.#o.self, term, leader: ss.lead === noNode ? null : ss.lead, previousLeader: this.#lead === noNode ? null : this.#lead }, 'metadata leader changed');
       this.#lead = ss.lead;
+      this.#o.onLeaderChange?.(ss.lead === noNode ? null : ss.lead, term);
       // A read round sent to the old leader may never be answered.
       this.#retryReadRound();
       queueMicrotask(() => this.#startReadRound());
@@ -735,6 +752,8 @@ export class RaftMetadataGroup implements MetadataProposer {
         applied_index: this.#applied,
         last_index: st.lastIndex,
         snapshot_index: this.#store.storage.snapshot().metadata.index,
+        raft_damaged: st.damaged !== null,
+        raft_damage: st.damaged === null ? null : (this.#store.damage?.reason ?? 'repair under way'),
       },
     };
   }
@@ -758,4 +777,23 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#readRound = undefined;
     await this.#loopDone;
   }
+}
+
+/**
+ * Logs what was found on a damaged member, and refuses to start one that no other member could repair
+ * (the only voter of its group): serving from it would hide the loss of acknowledged writes.
+ */
+function checkDamage(o: MetadataGroupOptions, store: RaftLogStore): void {
+  const d = store.damage;
+  if (d === undefined) return;
+  const conf = store.storage.snapshot().metadata.confState;
+  const others = new Set([...conf.voters, ...conf.learners, ...o.founders, ...o.directory.map((m) => m.id)]);
+  others.delete(o.self);
+  if (others.size === 0) {
+    throw new Error(
+      `the metadata raft log of this single-node cluster is damaged: ${d.reason}. No other member holds a copy to repair it from. ` +
+        'Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost).',
+    );
+  }
+  o.logger.error({ raftId: o.self, damage: d.reason, damagedTerm: d.term, damagedIndex: d.index }, 'metadata raft log damaged: this node will not vote or lead until a healthy leader has repaired it');
 }

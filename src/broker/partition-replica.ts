@@ -25,7 +25,7 @@ import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
 import { dedupWindow, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
-import { entryKey } from './raft-log-store.js';
+import { encodeStoredEntry, entryKey } from './raft-log-store.js';
 
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
@@ -382,6 +382,68 @@ export class PartitionReplica {
 
   #wake(): void {
     for (const w of [...this.#waiters]) w();
+  }
+
+  /**
+   * Raft entries [from, to] of this replica's log in chunks of about `maxBytes` (log shipping to a
+   * follower behind the leader's memory tail): from the KV, then from memory. The first chunk starts
+   * later than `from` when retention removed the entries before it.
+   */
+  async *readLog(from: number, to: number, maxBytes: number, signal: AbortSignal): AsyncIterable<Entry[]> {
+    const mem = this.#group.store.storage;
+    let chunk: Entry[] = [];
+    let bytes = 0;
+    let next = from;
+    const full = () => chunk.length > 0 && bytes >= maxBytes;
+    if (next < mem.firstIndex()) {
+      for await (const e of this.#group.store.readStored(next, Math.min(to + 1, mem.firstIndex()))) {
+        if (signal.aborted) return;
+        chunk.push(e);
+        bytes += e.data.byteLength;
+        next = e.index + 1;
+        if (full()) {
+          yield chunk;
+          chunk = [];
+          bytes = 0;
+        }
+      }
+      next = Math.max(next, mem.firstIndex());
+    }
+    while (next <= Math.min(to, mem.lastIndex()) && !signal.aborted) {
+      for (const e of mem.entries(next, Math.min(to, mem.lastIndex()) + 1, Math.max(1, maxBytes - bytes))) {
+        chunk.push(e);
+        bytes += e.data.byteLength;
+        next = e.index + 1;
+      }
+      if (full() || next > Math.min(to, mem.lastIndex())) {
+        if (chunk.length > 0) yield chunk;
+        chunk = [];
+        bytes = 0;
+      }
+    }
+    if (chunk.length > 0) yield chunk;
+  }
+
+  /**
+   * Stores entries fetched from the leader (log shipping) and applies them: they are committed (at or
+   * before the leader's snapshot index) and follow this replica's applied index without a gap.
+   * Returns false when they do not (the leader's log starts after what this replica applied: the
+   * events in between are gone everywhere and this replica cannot continue by itself).
+   */
+  storeFetched(entries: readonly Entry[]): boolean {
+    const first = entries[0];
+    if (first === undefined) return true;
+    if (first.index !== this.#state.applied + 1) return false;
+    const g = this.groupId;
+    this.#host.writeRows((b) => {
+      b.delRange(entryKey(g, first.index), entryKey(g, first.index + entries.length));
+      for (const e of entries) {
+        const k = entryKey(g, e.index);
+        b.put(k, encodeStoredEntry(k, e));
+      }
+    });
+    for (const e of entries) this.replay(e);
+    return true;
   }
 
   /** Wakes every waiter for good (the replica is closing). */

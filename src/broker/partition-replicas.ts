@@ -20,13 +20,15 @@ import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
 import { encodeBaseEntry, encodeBatchEntry } from '../log/partition-entry.js';
-import type { NodeId, Term } from '../raft/index.js';
+import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
+import type { NodeDisk } from './node-disk.js';
 import { RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
+import type { GroupFacts } from '../metadata/cluster-partitions.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
@@ -57,7 +59,48 @@ export type AppendAnswer =
 /** How a node reaches a partition leader elsewhere (the gRPC transport). */
 export interface AppendForwarder {
   forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
+  /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
+  fetchLog(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
+  /** Remote read from a replica on another node (a node holding no replica of the partition). */
+  read?(to: NodeId, req: RemoteReadRequest, signal?: AbortSignal): AsyncIterable<RemoteReadChunk>;
+  bounds?(to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }>;
 }
+
+export interface RemoteReadRequest {
+  readonly group: number;
+  readonly topic: number;
+  readonly partition: number;
+  readonly afterOffset: number;
+  readonly maxEvents: number;
+  readonly maxBytes: number;
+  readonly waitMs: number;
+  readonly follow: boolean;
+  readonly flowId: string;
+}
+
+export interface RemoteReadChunk {
+  readonly events: readonly { readonly offset: number; readonly bytes: Buffer }[];
+  readonly oldest: number;
+  readonly newest: number;
+  readonly epoch: Term;
+}
+
+/** Bounds of a partition this node holds no replica of, as a replica last told them. */
+interface RemoteBounds {
+  oldest: number;
+  newest: number;
+  atMs: number;
+  refreshing: boolean;
+  /** The replica that answered last (tried first next time). */
+  from: NodeId;
+  /** The leader that replica named. */
+  leader: { id: NodeId; term: Term } | undefined;
+}
+
+/** How old remote bounds may get before a read of them asks a replica again. */
+const remoteBoundsMaxAgeMs = 500;
+/** How long a remote wait for new events lasts before it is asked again. */
+const remoteWaitMs = 1000;
 
 export interface ReplicaAppend {
   topic: number;
@@ -69,9 +112,16 @@ export type ReplicaAppendResult = { ok: true; first: Offset; last: Offset } | { 
 
 /** [0x16][group u32] -> [topic u32][partition u32]: the groups this node holds, found again at start. */
 const prefixGroupDirectory = 0x16;
-/** Entries kept in memory behind the applied index; older ones are read from the KV. */
-const memoryEntriesMax = 1024;
-const memoryEntriesKeep = 256;
+/**
+ * Entries kept in memory (the default of `memoryEntries`): past it the oldest applied ones are dropped
+ * from memory (the KV keeps them), all but a quarter; a leader keeps what a follower still lacks up to
+ * sixteen times as many, beyond which that follower is sent a snapshot and fetches the log.
+ */
+const memoryEntriesDefault = 1024;
+/** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
+const uncommittedBytesMax = 16 * 1024 * 1024;
+/** Bytes per chunk of log shipping. */
+const logChunkBytes = 1 << 20;
 const retryMs = 25;
 
 function directoryKey(group: number): Buffer {
@@ -95,10 +145,14 @@ export interface PartitionReplicasOptions {
   readonly appendTimeoutMs: number;
   /** The store of the version before partition replication, read below each group's first offset. */
   readonly legacy?: PartitionStore;
+  /** Raft entries of a partition kept in memory (see memoryEntriesDefault). */
+  readonly memoryEntries?: number;
   /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
   readonly sleep?: (ms: number) => Promise<void>;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
+  /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
+  readonly disk?: NodeDisk;
 }
 
 export class PartitionReplicas {
@@ -130,7 +184,12 @@ export class PartitionReplicas {
     const have = this.#byKey.get(key);
     if (have !== undefined) return have;
     const placement = this.#o.placement(topic, partition);
-    if (placement === undefined || !placement.replicas.includes(this.#o.self)) return undefined;
+    if (placement === undefined) return undefined;
+    if (!placement.replicas.includes(this.#o.self)) {
+      // Held elsewhere: learn its bounds now, so the first answers about it are not empty.
+      if (!this.#remote.has(key)) this.#refreshRemote(topic, partition);
+      return undefined;
+    }
     let p = this.#opening.get(key);
     if (p === undefined) {
       p = this.#open(topic, partition, placement).finally(() => this.#opening.delete(key));
@@ -142,7 +201,8 @@ export class PartitionReplicas {
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
     const log = o.logger.child({ topic, partition, group: placement.group });
-    const store = await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true });
+    const store = await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk });
+    if (store.damage !== undefined) log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
     const fresh = store.isEmpty;
     if (fresh) {
       await store.bootstrap([...placement.replicas].sort((a, b) => a - b));
@@ -166,7 +226,16 @@ export class PartitionReplicas {
     const hs = storage.hardState();
     // Applied entries were committed even if the stored commit index (written without fsync) lags.
     if (hs.commit < replica.applied) storage.setHardState({ ...hs, commit: replica.applied });
-    const commit = Math.min(storage.hardState().commit, storage.lastIndex());
+    // The only voter: every entry of its durable log was written by itself as leader and is committed
+    // (a majority of one), even if the stored commit index lags (it is written without fsync). Taking
+    // the whole log now makes everything durable visible at start, as the store before replication
+    // did: a client that resends what it could not see would otherwise store it twice.
+    const last = storage.lastIndex();
+    const alone = (c: { voters: readonly NodeId[]; learners: readonly NodeId[] }) => c.voters.length === 1 && c.voters[0] === o.self && c.learners.length === 0;
+    if (storage.hardState().commit < last && alone(storage.confStateAt(storage.hardState().commit)) && alone(storage.confStateAt(last))) {
+      storage.setHardState({ ...storage.hardState(), commit: last });
+    }
+    const commit = Math.min(storage.hardState().commit, last);
     let conf = storage.confStateAt(replica.applied);
     for (const e of commit > replica.applied ? storage.entries(replica.applied + 1, commit + 1, Number.MAX_SAFE_INTEGER) : []) {
       if (e.type === 'confChange') conf = applyConfChangeToState(conf, decodeConfChange(e.data));
@@ -182,6 +251,9 @@ export class PartitionReplicas {
       electionTicks: o.electionTicks,
       heartbeatTicks: o.heartbeatTicks,
       random: o.random,
+      // A group whose followers lag refuses new batches past this many uncommitted bytes: publishers
+      // get a failed item at once (retriable) instead of the leader buffering without bound.
+      uncommittedBytesMax: uncommittedBytesMax,
     });
     replica.attach(group);
     const previousOnApplied = group.onApplied;
@@ -228,11 +300,220 @@ export class PartitionReplicas {
   #handler(r: PartitionReplica): GroupHandler {
     const id = r.groupId;
     return {
-      receive: (m) => void this.#o.host.receive(id, m),
+      receive: (m) => {
+        if (m.type === 'snap') void this.#catchUp(r, m);
+        else this.#o.host.receive(id, m);
+      },
       unreachable: (peer) => r.group.raw.reportUnreachable(peer),
       snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
       append: (_from, req) => this.appendForwarded(req),
+      read: (_from, req, signal) => this.#serveRead(r, req, signal),
+      bounds: async () => {
+        const b = r.bounds();
+        return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: r.group.leader };
+      },
+      fetchLog: (_from, req, signal) => {
+        const chunks = r.readLog(req.fromIndex, req.toIndex, Math.min(req.maxBytes, logChunkBytes), signal);
+        return (async function* () {
+          for await (const entries of chunks) yield { entries };
+        })();
+      },
     };
+  }
+
+  /**
+   * A read for a node that holds no replica: waits up to `waitMs` for events after the cursor, then
+   * answers what this replica applied (committed events only), once or, with `follow`, until the
+   * caller cancels. Chunks are produced only as the transport takes them.
+   */
+  async *#serveRead(r: PartitionReplica, req: RemoteReadRequest, signal: AbortSignal): AsyncIterable<RemoteReadChunk> {
+    let after = req.afterOffset as Offset;
+    do {
+      if (req.waitMs > 0 && r.bounds().newest <= after) {
+        const wait = AbortSignal.any([signal, AbortSignal.timeout(req.waitMs)]);
+        await r.waitForEvents(after, wait);
+      }
+      if (signal.aborted) return;
+      const b = r.bounds();
+      const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];
+      const last = events[events.length - 1];
+      if (last !== undefined) after = last.offset;
+      yield { events, oldest: b.oldest, newest: Math.max(b.newest, last?.offset ?? -1), epoch: r.group.term };
+    } while (req.follow && !signal.aborted);
+  }
+
+  // ------------------------------------------------------------------ partitions held elsewhere
+
+  readonly #remote = new Map<string, RemoteBounds>();
+
+  /** The replicas to ask for a partition this node does not hold, the one that answered last first. */
+  #remoteTargets(topic: number, partition: number): { group: number; targets: NodeId[] } | undefined {
+    const p = this.#o.placement(topic, partition);
+    if (p === undefined) return undefined;
+    const last = this.#remote.get(PartitionReplicas.key(topic, partition))?.from;
+    const targets = [...p.replicas].filter((n) => n !== this.#o.self);
+    if (last !== undefined && targets.includes(last)) targets.sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
+    return { group: p.group, targets };
+  }
+
+  #noteRemote(topic: number, partition: number, from: NodeId, oldest: number, newest: number, leader?: { id: NodeId; term: Term }): void {
+    const key = PartitionReplicas.key(topic, partition);
+    const cur = this.#remote.get(key);
+    this.#remote.set(key, { oldest, newest: Math.max(newest, cur?.newest ?? -1), atMs: this.#o.clock.monotonicMs(), refreshing: false, from, leader: leader ?? cur?.leader });
+  }
+
+  /** Refreshes the bounds of every partition held elsewhere that this node has looked at (periodic). */
+  refreshRemoteBounds(): void {
+    for (const key of this.#remote.keys()) {
+      const [topic, partition] = key.split(':').map(Number) as [number, number];
+      if (this.#o.placement(topic, partition) === undefined) this.#remote.delete(key);
+      else this.#refreshRemote(topic, partition);
+    }
+  }
+
+  /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
+  #refreshRemote(topic: number, partition: number): void {
+    const key = PartitionReplicas.key(topic, partition);
+    const cur = this.#remote.get(key);
+    if (cur?.refreshing === true || this.#forwarder?.bounds === undefined) return;
+    const where = this.#remoteTargets(topic, partition);
+    if (where === undefined) return;
+    if (cur !== undefined) cur.refreshing = true;
+    const bounds = this.#forwarder.bounds.bind(this.#forwarder);
+    void (async () => {
+      for (const to of where.targets) {
+        try {
+          const b = await bounds(to, { group: where.group, topic, partition });
+          this.#noteRemote(topic, partition, to, b.oldest, b.newest, b.leader === noNode ? undefined : { id: b.leader, term: b.epoch });
+          return;
+        } catch {
+          // the next replica
+        }
+      }
+      const c = this.#remote.get(key);
+      if (c !== undefined) c.refreshing = false;
+    })();
+  }
+
+  async #remoteRead(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number, waitMs: number): Promise<StoredEventView[]> {
+    const where = this.#remoteTargets(topic, partition);
+    if (where === undefined || this.#forwarder?.read === undefined) this.#missing(topic, partition);
+    let lastErr: unknown;
+    for (const to of where.targets) {
+      const ac = new AbortController();
+      try {
+        for await (const chunk of this.#forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
+          this.#noteRemote(topic, partition, to, chunk.oldest, chunk.newest);
+          return chunk.events.map((e) => ({ offset: e.offset as Offset, bytes: e.bytes }));
+        }
+        return [];
+      } catch (err) {
+        lastErr = err;
+      } finally {
+        ac.abort();
+      }
+    }
+    throw new PartitionUnavailableError(topic, partition, new Error(`no replica could be read: ${(lastErr as Error | undefined)?.message ?? 'none reachable'}`));
+  }
+
+  /**
+   * A follower told to install a snapshot lacks entries its leader no longer holds in memory. The
+   * snapshot of a partition group is only its small state (offsets, de-duplication window): the
+   * events are the log. So before the snapshot is stepped in, the follower fetches the entries after
+   * what it applied up to the snapshot's index from the leader (log shipping, in bounded chunks),
+   * stores and applies them; then the snapshot finds its state already there. Meanwhile the group's
+   * Readies wait (nothing else applies to it), and a second snapshot message while fetching is
+   * ignored (the leader sends it again).
+   */
+  async #catchUp(r: PartitionReplica, m: Message): Promise<void> {
+    const id = r.groupId;
+    const snap = m.snapshot;
+    if (snap === undefined || this.#catchingUp.has(id)) return;
+    const target = snap.metadata.index;
+    if (r.applied >= target || this.#forwarder === undefined) {
+      this.#o.host.receive(id, m);
+      return;
+    }
+    this.#catchingUp.add(id);
+    const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: id });
+    const started = this.#o.clock.monotonicMs();
+    let fetched = 0;
+    try {
+      await this.#o.host.pause(id);
+      const from = r.applied + 1;
+      log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
+      const signal = AbortSignal.timeout(60_000);
+      for await (const chunk of this.#forwarder.fetchLog(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+        const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
+        if (!r.storeFetched(entries)) {
+          log.error({ leader: m.from, applied: r.applied, first: entries[0]?.index }, 'the leader no longer holds the entries this replica lacks (retention removed them); it cannot catch up by log shipping');
+          return;
+        }
+        fetched += entries.length;
+      }
+      if (r.applied < target) {
+        log.warn({ applied: r.applied, target }, 'log shipping ended before the snapshot index; the leader will send the snapshot again');
+        return;
+      }
+      log.info({ entries: fetched, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the log it lacked; installing the snapshot');
+      this.#o.host.receive(id, m);
+    } catch (err) {
+      log.warn({ err: (err as Error).message, fetched }, 'log shipping failed; the leader will send the snapshot again');
+    } finally {
+      this.#catchingUp.delete(id);
+      this.#o.host.resume(id);
+    }
+  }
+
+  readonly #catchingUp = new Set<number>();
+
+  /**
+   * Leadership goes back to each partition's preferred leader (the first replica of its placement,
+   * which the metadata leader spread evenly over the nodes) once that node is caught up: after a
+   * failover or a restart the leaders would otherwise pile up on the nodes that stayed. Called
+   * periodically; a transfer is asked only by the current leader, only to a voter whose log matches
+   * its own, so it never costs availability beyond the moment of the hand-over. Returns the number
+   * of transfers started.
+   */
+  balanceLeaders(): number {
+    let started = 0;
+    for (const r of this.#byKey.values()) {
+      const g = r.group;
+      if (!g.isLeader()) continue;
+      const preferred = this.#o.placement(r.topic, r.partition)?.replicas[0];
+      if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred)) continue;
+      const st = g.raw.status();
+      const pr = st.progress?.get(preferred);
+      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || st.leadTransferee !== noNode) continue;
+      if (g.raw.transferLeadership(preferred)) {
+        this.#o.host.kick(g.id);
+        started++;
+        this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: preferred, term: st.term }, 'handing partition leadership back to its preferred leader');
+      }
+    }
+    return started;
+  }
+
+  /**
+   * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
+   * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
+   * leader does not learn a follower's applied index, so match stands for both).
+   */
+  facts(): Map<number, GroupFacts> {
+    const out = new Map<number, GroupFacts>();
+    for (const r of this.#byKey.values()) {
+      const st = r.group.raw.status();
+      const replicas = new Map<number, { commit: number; applied: number }>([[this.#o.self, { commit: st.commit, applied: r.group.applied }]]);
+      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self) replicas.set(peer, { commit: pr.match, applied: pr.match });
+      out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
+    }
+    // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.
+    for (const [key, b] of this.#remote) {
+      const [topic, partition] = key.split(':').map(Number) as [number, number];
+      const p = this.#o.placement(topic, partition);
+      if (p !== undefined) out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
+    }
+    return out;
   }
 
   // ------------------------------------------------------------------ appends
@@ -244,6 +525,7 @@ export class PartitionReplicas {
 
   async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string): Promise<ReplicaAppendResult> {
     if (this.#closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
+    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId);
     const replica = await this.ensure(item.topic, item.partition);
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
@@ -281,6 +563,43 @@ export class PartitionReplicas {
     }
   }
 
+  /**
+   * A batch for a partition this node holds no replica of: forwarded to its leader, found by asking
+   * the replicas (each answers "not leader" with the leader it knows), with one request id for every
+   * attempt so that a retry after a lost answer is stored once.
+   */
+  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string): Promise<ReplicaAppendResult> {
+    const where = this.#remoteTargets(item.topic, item.partition);
+    if (where === undefined || this.#forwarder === undefined) throw unavailable(item, 'no placement for this partition');
+    const key = PartitionReplicas.key(item.topic, item.partition);
+    const requestId = this.#o.random.uuid();
+    let hint = this.#remoteLeaders.get(key) ?? noNode;
+    let lastDetail = 'no replica answered';
+    for (let round = 0; ; round++) {
+      const order = hint !== noNode ? [hint, ...where.targets.filter((t) => t !== hint)] : where.targets;
+      for (const to of order) {
+        const answer = await this.#forwarder
+          .forwardAppend(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events })
+          .catch((err: Error): AppendAnswer => ({ status: 'unavailable', detail: err.message }));
+        if (answer.status === 'committed') {
+          this.#remoteLeaders.set(key, to);
+          return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
+        }
+        if (answer.status === 'refused') throw unavailable(item, `node ${to}: ${answer.detail}`);
+        if (answer.status === 'notLeader' && answer.leaderHint !== noNode && answer.leaderHint !== to) {
+          hint = answer.leaderHint;
+          break;
+        }
+        lastDetail = answer.status === 'unavailable' ? `node ${to}: ${answer.detail}` : `node ${to} does not lead it`;
+      }
+      if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
+      if (round > 0) await (this.#o.sleep ?? sleep)(retryMs);
+    }
+  }
+
+  /** The leader that last took a batch of a partition held elsewhere. */
+  readonly #remoteLeaders = new Map<string, NodeId>();
+
   /** A batch forwarded by another node to this one as the partition's leader. */
   async appendForwarded(req: ForwardedAppend): Promise<AppendAnswer> {
     const replica = await this.ensure(req.topic, req.partition).catch(() => undefined);
@@ -309,13 +628,27 @@ export class PartitionReplicas {
   bounds(topic: number, partition: number): { oldest: Offset; newest: Offset } {
     const r = this.replica(topic, partition);
     const legacy = this.#o.legacy?.bounds(topic, partition);
+    if (r === undefined && this.#isRemote(topic, partition)) {
+      // Held elsewhere: the bounds a replica told last (refreshed in the background when older than
+      // remoteBoundsMaxAgeMs), so they may trail the replicas' by about that much.
+      const c = this.#remote.get(PartitionReplicas.key(topic, partition));
+      if (c === undefined || this.#o.clock.monotonicMs() - c.atMs > remoteBoundsMaxAgeMs) this.#refreshRemote(topic, partition);
+      return c === undefined ? { oldest: 0 as Offset, newest: -1 as Offset } : { oldest: c.oldest as Offset, newest: c.newest as Offset };
+    }
     if (r === undefined) return legacy ?? { oldest: 0 as Offset, newest: -1 as Offset };
     const b = r.bounds();
     if (legacy !== undefined && legacy.newest >= legacy.oldest && legacy.newest + 1 >= b.oldest) return { oldest: legacy.oldest, newest: b.newest };
     return b;
   }
 
+  /** Whether the partition is placed on other nodes only (reads go to a replica over the transport). */
+  #isRemote(topic: number, partition: number): boolean {
+    const p = this.#o.placement(topic, partition);
+    return p !== undefined && !p.replicas.includes(this.#o.self);
+  }
+
   async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
+    if (this.#isRemote(topic, partition)) return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
     const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
     const b = r.bounds();
     if (after < b.oldest - 1 && this.#o.legacy !== undefined) {
@@ -327,6 +660,17 @@ export class PartitionReplicas {
   }
 
   async waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void> {
+    if (this.#isRemote(topic, partition)) {
+      // Long-polls a replica (one event is enough to know there is news), at most remoteWaitMs per ask.
+      const known = this.#remote.get(PartitionReplicas.key(topic, partition));
+      if (known !== undefined && known.newest > after) return;
+      try {
+        await this.#remoteRead(topic, partition, after, 1, 1, remoteWaitMs);
+      } catch {
+        await (this.#o.sleep ?? sleep)(Math.min(remoteWaitMs, 200));
+      }
+      return;
+    }
     const r = await this.ensure(topic, partition);
     if (r === undefined) return;
     return r.waitForEvents(after, signal);
@@ -353,8 +697,14 @@ export class PartitionReplicas {
   #maybeCompact(r: PartitionReplica): void {
     const g = r.group;
     const mem = g.store.storage;
-    if (mem.lastIndex() - mem.firstIndex() < memoryEntriesMax) return;
-    const compactTo = g.applied - memoryEntriesKeep;
+    const max = this.#o.memoryEntries ?? memoryEntriesDefault;
+    if (mem.lastIndex() - mem.firstIndex() < max) return;
+    let compactTo = g.applied - Math.floor(max / 4);
+    // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
+    const progress = g.raw.status().progress;
+    if (progress !== undefined && mem.lastIndex() - mem.firstIndex() < 16 * max) {
+      for (const [peer, pr] of progress) if (peer !== this.#o.self) compactTo = Math.min(compactTo, pr.match);
+    }
     if (compactTo < mem.firstIndex()) return;
     this.#compactMemory(r, compactTo).catch((err: unknown) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'));
   }

@@ -1,17 +1,26 @@
 /**
  * The durable state of one Raft group member in the shared ordered KV: its hard state, its log
- * entries and its latest snapshot, under key prefix 0x02 (see src/log/keys.ts):
- *
- *   [0x02][group u32][0x01]              -> HardState (proto/raft.proto)
- *   [0x02][group u32][0x02]              -> Snapshot  (metadata: index, term, configuration; data: the
- *                                           state machine image at that index)
- *   [0x02][group u32][0x03][index u64]   -> Entry
+ * entries, its latest snapshot and, while it has one, its damage mark (key layout in raft-keys.ts,
+ * record format with CRC32C in raft-records.ts).
  *
  * Every Ready is persisted in ONE atomic KV write (snapshot, then the entries with the discarded
- * suffix removed, then the hard state), fsynced when the Ready says mustSync; so entries are never
- * durable later than a hard state that refers to them, and a snapshot is never stored without the
- * index it stands for. Compaction writes the new snapshot and deletes the entries it covers in one
- * write as well. Integers are big-endian, so entries sort by index.
+ * suffix removed, then the hard state, and the removal of the damage mark when the Ready says
+ * `repaired`), fsynced when the Ready says mustSync; so entries are never durable later than a hard
+ * state that refers to them, and a snapshot is never stored without the index it stands for.
+ * Compaction writes the new snapshot and deletes the entries it covers in one write as well. Every
+ * write carries the node's next raft write sequence number (node-disk.ts), so that a lost tail of
+ * RocksDB's write-ahead log is found at the next start.
+ *
+ * Damage. Opening checks every record: its CRC, that entries sit under their own index and follow
+ * each other without a gap, that the commit index is within the log. What fails is cut off (the log
+ * at the first bad entry, everything after a bad snapshot; a bad hard state keeps no vote) and the
+ * member is marked damaged, in one durable write: it then neither votes nor leads (src/raft, config
+ * `damaged`) until a healthy leader has repaired it. A member that starts with nothing and does not
+ * found its group is marked damaged too: it may be a former member whose data directory was wiped.
+ *
+ * A partition group's log is its data (`keepCompacted`): compaction and snapshots drop entries from
+ * memory only, retention deletes them from the KV. The metadata group's snapshot holds its state, so
+ * its compacted entries are deleted.
  *
  * The core reads its log synchronously (src/raft/storage.ts), so a MemoryStorage mirrors what is
  * durable: it is updated only after the KV write has resolved, and holds the tail after the latest
@@ -20,30 +29,31 @@
 import { assert } from '../core/assert.js';
 import type { KvBatch, OrderedKv } from '../log/index.js';
 import { bootstrapState, MemoryStorage } from '../raft/index.js';
-import type { ConfState, Entry, HardState, Index, NodeId, Snapshot } from '../raft/index.js';
-import { decodeEntry, decodeHardState, decodeSnapshot, encodeEntry, encodeHardState, encodeSnapshot } from '../transport/index.js';
+import type { ConfState, Damage, Entry, HardState, Index, NodeId, Snapshot } from '../raft/index.js';
+import type { NodeDisk } from './node-disk.js';
+import { entryKey, entryKeyIndex, groupKey, kindDamage, kindHardState, kindSnapshot } from './raft-keys.js';
+import {
+  type DamageRecord,
+  decodeDamageRecord,
+  decodeEntryRecord,
+  decodeHardStateRecord,
+  decodeSnapshotRecord,
+  encodeDamageRecord,
+  encodeEntryRecord,
+  encodeHardStateRecord,
+  encodeSnapshotRecord,
+  RaftRecordCorruptError,
+} from './raft-records.js';
 
-export const prefixRaft = 0x02;
-const kindHardState = 0x01;
-const kindSnapshot = 0x02;
-const kindEntry = 0x03;
+export type { DamageRecord } from './raft-records.js';
+export { entryKey, prefixRaft } from './raft-keys.js';
 
-function groupKey(group: number, kind: number): Buffer {
-  const k = Buffer.alloc(6);
-  k[0] = prefixRaft;
-  k.writeUInt32BE(group, 1);
-  k[5] = kind;
-  return k;
-}
-
-export function entryKey(group: number, index: Index): Buffer {
-  assert(Number.isSafeInteger(index) && index >= 0, `entry index ${index}`);
-  const k = Buffer.alloc(14);
-  k[0] = prefixRaft;
-  k.writeUInt32BE(group, 1);
-  k[5] = kindEntry;
-  k.writeBigUInt64BE(BigInt(index), 6);
-  return k;
+/**
+ * The stored form of the entry at `key` (what `fill` writes), for entries written outside a Ready
+ * (log shipping). The key is part of the record's checksum.
+ */
+export function encodeStoredEntry(key: Buffer, e: Entry): Buffer {
+  return encodeEntryRecord(key, e);
 }
 
 /** What one Ready asks to make durable. */
@@ -52,14 +62,36 @@ export interface PersistRequest {
   readonly entries: readonly Entry[];
   readonly hardState: HardState | undefined;
   readonly mustSync: boolean;
+  /** The member's damage was repaired (Ready.repaired): its mark goes in the same write. */
+  readonly repaired?: boolean;
+  /** The core found the member damaged while running (Ready.damaged): its mark goes in the same write. */
+  readonly damaged?: Damage | undefined;
+}
+
+/** The reason recorded for damage the core finds while running. */
+export const damageFoundRunning = 'a leader counts entries this member does not hold: entries it had acknowledged were lost';
+
+const entriesEnd = (g: number) => entryKey(g, Number.MAX_SAFE_INTEGER);
+
+/** A group whose log is its data (a partition's) has corrupt records: it is not opened. */
+export class RaftGroupCorruptError extends Error {
+  override name = 'RaftGroupCorruptError';
+  constructor(
+    readonly group: number,
+    readonly found: readonly string[],
+  ) {
+    super(`raft group ${group} is corrupt and stays closed: ${found.join('; ')}`);
+  }
 }
 
 export class RaftLogStore {
   readonly #kv: OrderedKv;
   readonly #group: number;
+  readonly #disk: NodeDisk | undefined;
   /** The core's synchronous view of what is durable. */
   readonly storage: MemoryStorage;
   #empty: boolean;
+  #damage: DamageRecord | undefined;
   /**
    * Whether entries stay in the KV after compaction and snapshots (a partition group, whose log is
    * its data: compaction only drops them from memory; retention deletes them) or are dropped with
@@ -67,11 +99,13 @@ export class RaftLogStore {
    */
   readonly #keepCompacted: boolean;
 
-  private constructor(kv: OrderedKv, group: number, storage: MemoryStorage, empty: boolean, keepCompacted: boolean) {
+  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean) {
     this.#kv = kv;
     this.#group = group;
+    this.#disk = disk;
     this.storage = storage;
     this.#empty = empty;
+    this.#damage = damage;
     this.#keepCompacted = keepCompacted;
   }
 
@@ -79,93 +113,234 @@ export class RaftLogStore {
     return this.#group;
   }
 
-  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean } = {}): Promise<RaftLogStore> {
-    const snapRaw = await kv.get(groupKey(group, kindSnapshot));
-    const hsRaw = await kv.get(groupKey(group, kindHardState));
-    const snap = snapRaw === null ? undefined : decodeSnapshot(snapRaw);
+  /**
+   * Reads the member's state. `disk` (the node's, in production) numbers the writes for the lost-tail
+   * check; without it (unit tests) only the records' own checks apply.
+   */
+  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; disk?: NodeDisk | undefined } = {}): Promise<RaftLogStore> {
+    const disk = opts.disk;
+    const keepCompacted = opts.keepCompacted ?? false;
+    const found: string[] = [];
+    const repairs: Array<(b: KvBatch) => void> = [];
+    let damage: DamageRecord | undefined;
+    const dk = groupKey(group, kindDamage);
+    const damageRaw = await kv.get(dk);
+    if (damageRaw !== null) {
+      try {
+        damage = decodeDamageRecord(dk, damageRaw);
+      } catch (err) {
+        found.push(`its damage mark is corrupt (${(err as Error).message})`);
+      }
+    }
+
+    const sk = groupKey(group, kindSnapshot);
+    const snapRaw = await kv.get(sk);
+    let snap: Snapshot | undefined;
+    let snapBad = false;
+    if (snapRaw !== null) {
+      try {
+        snap = decodeSnapshotRecord(sk, snapRaw);
+      } catch (err) {
+        // The entries after a snapshot cannot be applied without it: drop both, re-fetch everything.
+        // A log that is data (a partition's) stays in the KV; the leader's appends overwrite it.
+        found.push(`its snapshot is corrupt (${(err as Error).message}); the snapshot and the log are dropped`);
+        snapBad = true;
+        repairs.push((b) => {
+          b.del(sk);
+          if (!keepCompacted) b.delRange(entryKey(group, 0), entriesEnd(group));
+        });
+      }
+    }
     const storage = new MemoryStorage(snap);
     const entries: Entry[] = [];
     const from = (snap?.metadata.index ?? 0) + 1;
-    for await (const [, value] of kv.iterate({ gte: entryKey(group, from), lt: entryKey(group, Number.MAX_SAFE_INTEGER) })) {
-      const e = decodeEntry(value);
-      assert(e.index === from + entries.length, `raft log of group ${group} has a gap before ${e.index}`);
-      entries.push(e);
+    /** The highest index stored, good or bad: entries up to it may have been acknowledged. */
+    let highest = from - 1;
+    let cut: Index | undefined;
+    for await (const [key, value] of kv.iterate({ gte: entryKey(group, snapBad ? 0 : from), lt: entriesEnd(group) })) {
+      const at = entryKeyIndex(key);
+      highest = Math.max(highest, at);
+      if (snapBad || cut !== undefined) continue;
+      const expected = from + entries.length;
+      try {
+        if (at !== expected) throw new RaftRecordCorruptError(key, `the log has a gap: entry ${at} follows ${expected - 1}`);
+        const e = decodeEntryRecord(key, value);
+        if (e.index !== at) throw new RaftRecordCorruptError(key, `entry ${e.index} is stored under index ${at}`);
+        if (e.term < (entries[entries.length - 1]?.term ?? snap?.metadata.term ?? 0)) throw new RaftRecordCorruptError(key, `entry ${at} has term ${e.term}, below its predecessor's`);
+        entries.push(e);
+      } catch (err) {
+        if (!(err instanceof RaftRecordCorruptError)) throw err;
+        cut = expected;
+        found.push(`${err.message}; the log is cut before index ${expected}`);
+      }
+    }
+    if (cut !== undefined) {
+      const c = cut;
+      repairs.push((b) => b.delRange(entryKey(group, c), entriesEnd(group)));
     }
     storage.append(entries);
+
+    const hk = groupKey(group, kindHardState);
+    const hsRaw = await kv.get(hk);
+    let hs: HardState | undefined;
     if (hsRaw !== null) {
-      const hs = decodeHardState(hsRaw);
-      assert(hs.commit <= storage.lastIndex(), `stored commit ${hs.commit} beyond the stored log ${storage.lastIndex()}`);
-      storage.setHardState(hs);
+      try {
+        hs = decodeHardStateRecord(hk, hsRaw);
+      } catch (err) {
+        // Term and vote unknown: keep no vote (a damaged member casts none anyway) and the highest
+        // term the log shows; the commit index falls back to what the snapshot holds.
+        found.push(`its hard state is corrupt (${(err as Error).message}); its vote is forgotten`);
+        hs = { term: Math.max(storage.term(storage.lastIndex()), storage.snapshot().metadata.term), vote: 0, commit: storage.snapshot().metadata.index };
+      }
     }
-    const empty = snapRaw === null && hsRaw === null && entries.length === 0;
-    return new RaftLogStore(kv, group, storage, empty, opts.keepCompacted ?? false);
+    if (hs !== undefined && hs.commit > storage.lastIndex()) {
+      found.push(`its commit index ${hs.commit} is beyond its last stored entry ${storage.lastIndex()} (entries durable before were lost)`);
+      hs = { ...hs, commit: storage.lastIndex() };
+    }
+    if (hs !== undefined) storage.setHardState(hs);
+    if (found.length > 0 && hs !== undefined) {
+      const fixed = hs;
+      repairs.push((b) => b.put(hk, encodeHardStateRecord(hk, fixed)));
+    }
+
+    const empty = snapRaw === null && hsRaw === null && highest === 0;
+    if (found.length > 0 && keepCompacted) {
+      // A partition's log is its data and its applied state (offset index) points into it: cutting it
+      // would leave the state machine ahead of its log. Such a group stays closed, as it did before
+      // records had checksums; repairing it from a healthy replica is not built yet.
+      throw new RaftGroupCorruptError(group, found);
+    }
+    if (found.length > 0) {
+      // A new damage adds to one already recorded: the terms and indexes it may have reached only grow.
+      damage = {
+        term: Math.max(damage?.term ?? 0, hs?.term ?? 0),
+        index: Math.max(damage?.index ?? 0, highest),
+        reason: [damage?.reason, ...found].filter((r) => r !== undefined).join('; '),
+      };
+      const d = damage;
+      await RaftLogStore.#write(kv, disk, (b) => {
+        for (const r of repairs) r(b);
+        b.put(dk, encodeDamageRecord(dk, d));
+      }, true);
+    }
+    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted);
   }
 
   /**
    * Stored entries from `from` on, read from the KV (entries before the memory tail: a partition
-   * group's older log). The caller stops iterating when it has enough.
+   * group's older log), each checked against its CRC. The caller stops iterating when it has enough.
    */
   async *readStored(from: Index, to: Index = Number.MAX_SAFE_INTEGER): AsyncIterable<Entry> {
-    for await (const [, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to) })) yield decodeEntry(value);
+    for await (const [key, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to) })) yield decodeEntryRecord(key, value);
   }
 
-  /** Deletes every key of a group (its log, hard state and snapshot): the group left this node. */
+  /** Deletes every key of a group (its log, hard state, snapshot and damage mark): the group left this node. */
   static drop(b: KvBatch, group: number): void {
     b.delRange(groupKey(group, 0), groupKey(group, 0xff));
   }
 
-  /** Whether nothing was ever stored for this group (a fresh node). */
+  /** One KV write, numbered by the node's write sequence when there is a disk. */
+  static async #write(kv: OrderedKv, disk: NodeDisk | undefined, fill: (b: KvBatch) => void, durable: boolean): Promise<void> {
+    let seq = 0;
+    await kv.write((b) => {
+      fill(b);
+      if (disk !== undefined) seq = disk.stamp(b);
+    }, { durable });
+    if (durable && disk !== undefined) disk.durable(seq);
+  }
+
+  /** Whether nothing was ever stored for this group (a fresh node, or a wiped one). */
   get isEmpty(): boolean {
     return this.#empty;
+  }
+
+  /** Why this member must not vote or lead, until a healthy leader has repaired it. */
+  get damage(): DamageRecord | undefined {
+    return this.#damage;
+  }
+
+  /** The damage as the Raft core takes it (RaftConfig.damaged). */
+  coreDamage(): Damage | null {
+    return this.#damage === undefined ? null : { term: this.#damage.term, index: this.#damage.index };
+  }
+
+  /**
+   * A member with no state: a founder writes the founding configuration (every founder writes the
+   * same); any other starts empty and damaged, since it may be a former member whose data directory
+   * was wiped (what it voted for and acknowledged is gone), until a leader has brought it up to date.
+   */
+  async startEmpty(founders: readonly NodeId[], why: string): Promise<void> {
+    assert(this.#empty, 'starting a group member that already has state');
+    if (founders.length > 0) {
+      await this.bootstrap(founders);
+      return;
+    }
+    if (this.#damage !== undefined) return;
+    const dk = groupKey(this.#group, kindDamage);
+    const d: DamageRecord = { term: 0, index: 0, reason: why };
+    await RaftLogStore.#write(this.#kv, this.#disk, (b) => b.put(dk, encodeDamageRecord(dk, d)), true);
+    this.#damage = d;
   }
 
   /** Writes the founding configuration (every founder writes the same). */
   async bootstrap(voters: readonly NodeId[]): Promise<void> {
     assert(this.#empty, 'bootstrapping a group member that already has state');
+    assert(this.#damage === undefined, 'founding a group on a member marked damaged');
     const { entries, hardState } = bootstrapState(voters);
     await this.persist({ snapshot: undefined, entries, hardState, mustSync: true });
   }
 
   /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
   async persist(rd: PersistRequest): Promise<void> {
-    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined) return;
-    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0) {
+    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && rd.repaired !== true && rd.damaged === undefined) return;
+    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && rd.repaired !== true && rd.damaged === undefined) {
       // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
       // a group of one recommits its own log at open), so the Ready does not wait for this write: it
       // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
       // call order, so the next durable write makes it durable too; a failed write poisons the KV and
       // fails that next write.
-      this.#kv.write((b) => this.fill(b, rd), { durable: false }).catch(() => undefined);
+      RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), false).catch(() => undefined);
       this.persisted(rd);
       return;
     }
-    await this.#kv.write((b) => this.fill(b, rd), { durable: rd.mustSync });
+    await RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), rd.mustSync);
     this.persisted(rd);
   }
 
   /**
    * Adds a Ready's step 1 to a KV batch that the caller writes (the node's Ready loop writes the
-   * Readies of every group in one batch with one fsync). Call `persisted` once that write resolved.
+   * Readies of every group in one batch with one fsync, numbered once by the node's disk). Call
+   * `persisted` once that write resolved.
    */
   fill(b: KvBatch, rd: PersistRequest): void {
     const g = this.#group;
     const snapIndex = rd.snapshot?.metadata.index ?? this.storage.snapshot().metadata.index;
     if (rd.snapshot !== undefined) {
-      b.put(groupKey(g, kindSnapshot), encodeSnapshot(rd.snapshot));
+      const sk = groupKey(g, kindSnapshot);
+      b.put(sk, encodeSnapshotRecord(sk, rd.snapshot));
       // A snapshot from the leader replaces the whole log: everything at or before its index is
       // covered by it; a group whose log is its data keeps the entries before it (they are the same as
       // the leader's: they were fetched from it before the snapshot was stepped in).
-      if (this.#keepCompacted) b.delRange(entryKey(g, snapIndex + 1), entryKey(g, Number.MAX_SAFE_INTEGER));
-      else b.delRange(entryKey(g, 0), entryKey(g, Number.MAX_SAFE_INTEGER));
+      if (this.#keepCompacted) b.delRange(entryKey(g, snapIndex + 1), entriesEnd(g));
+      else b.delRange(entryKey(g, 0), entriesEnd(g));
     }
     const ents = rd.entries.filter((e) => e.index > snapIndex);
     const first = ents[0];
     if (first !== undefined) {
       // Appending at i discards every stored entry at i or later (a new leader's overwrite).
-      b.delRange(entryKey(g, first.index), entryKey(g, Number.MAX_SAFE_INTEGER));
-      for (const e of ents) b.put(entryKey(g, e.index), encodeEntry(e));
+      b.delRange(entryKey(g, first.index), entriesEnd(g));
+      for (const e of ents) {
+        const k = entryKey(g, e.index);
+        b.put(k, encodeEntryRecord(k, e));
+      }
     }
-    if (rd.hardState !== undefined) b.put(groupKey(g, kindHardState), encodeHardState(rd.hardState));
+    if (rd.hardState !== undefined) {
+      const hk = groupKey(g, kindHardState);
+      b.put(hk, encodeHardStateRecord(hk, rd.hardState));
+    }
+    const dk = groupKey(g, kindDamage);
+    if (rd.damaged !== undefined) b.put(dk, encodeDamageRecord(dk, { ...rd.damaged, reason: damageFoundRunning }));
+    if (rd.repaired === true) b.del(dk);
   }
 
   /** Updates the core's view once the write holding `fill(rd)` is durable (or, commit-only, issued). */
@@ -173,6 +348,8 @@ export class RaftLogStore {
     if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
     this.storage.append(rd.entries);
     if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
+    if (rd.damaged !== undefined) this.#damage = { ...rd.damaged, reason: damageFoundRunning };
+    if (rd.repaired === true) this.#damage = undefined;
     if (rd.snapshot !== undefined || rd.entries.length > 0 || rd.hardState !== undefined) this.#empty = false;
   }
 
@@ -187,10 +364,11 @@ export class RaftLogStore {
     const snapshot: Snapshot = { metadata: { index, term, confState: conf }, data };
     const g = this.#group;
     const firstKept = Math.max(compactTo + 1, this.storage.firstIndex());
-    await this.#kv.write((b) => {
-      b.put(groupKey(g, kindSnapshot), encodeSnapshot(snapshot));
+    const sk = groupKey(g, kindSnapshot);
+    await RaftLogStore.#write(this.#kv, this.#disk, (b) => {
+      b.put(sk, encodeSnapshotRecord(sk, snapshot));
       if (!this.#keepCompacted) b.delRange(entryKey(g, 0), entryKey(g, firstKept));
-    }, { durable: false });
+    }, false);
     // The snapshot is the newest durable-enough image: entries it covers stay in the log until the
     // write lands, and losing this write (no fsync) only loses the compaction, never data.
     this.storage.createSnapshot(index, conf, data);

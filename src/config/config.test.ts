@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, loggableConfig, readClusterSecurity } from './config.js';
 
 test('defaults: port 8080 and ./data', () => {
   const c = loadConfig({}, []);
@@ -39,7 +39,7 @@ test('peers: "<id>=<host>:<raftPort>/<httpPort>" lists, validated; empty is a cl
     { id: 2, host: 'node-2.local', raftPort: 9082, httpPort: undefined },
     { id: 3, host: '[::1]', raftPort: 9083, httpPort: 8083 },
   ]);
-  const c = loadConfig({ BROOK_NODE_ID: '2', BROOK_PEERS: '1=127.0.0.1:9081/8081,2=127.0.0.1:9082/8082' }, ['--raft-port', '9082']);
+  const c = loadConfig({ BROOK_NODE_ID: '2', BROOK_PEERS: '1=127.0.0.1:9081/8081,2=127.0.0.1:9082/8082', BROOK_INSECURE_CLUSTER: 'true' }, ['--raft-port', '9082']);
   assert.equal(c.nodeId, 2);
   assert.equal(c.raftPort, 9082);
   for (const bad of ['1=127.0.0.1', '0=h:1', 'x=h:1', '1=h:1,1=h:2', '1=h:1,2=h:1', '1=h:70000', '1=h:1/0', '1 = h:1']) {
@@ -65,6 +65,40 @@ test('authentication settings: BROOK_AUTH, BROOK_ADMIN_CLIENT_ID, BROOK_AUTH_TOK
   assert.throws(() => loadConfig({ BROOK_AUTH: 'tokeninfo' }, []), /authTokenInfoUrl/);
   assert.throws(() => loadConfig({ BROOK_AUTH: 'jwt' }, []), /authJwksUrl/);
   assert.throws(() => loadConfig({ BROOK_AUTH: 'magic' }, []), /auth/);
+});
+
+test('node-to-node credentials: a node with peers needs a cluster secret or mutual TLS, or says it is insecure', () => {
+  const peers = { BROOK_NODE_ID: '1', BROOK_PEERS: '1=127.0.0.1:9081,2=127.0.0.1:9082' };
+  assert.throws(() => loadConfig(peers, []), (e: Error) => e instanceof ConfigError && /no node-to-node credentials/.test(e.message) && /BROOK_CLUSTER_SECRET_FILE/.test(e.message) && /BROOK_INSECURE_CLUSTER=true/.test(e.message));
+  // A cluster of one (itself only) needs nothing.
+  assert.equal(loadConfig({ BROOK_NODE_ID: '1', BROOK_PEERS: '1=127.0.0.1:9081' }, []).insecureCluster, false);
+  assert.equal(readClusterSecurity(loadConfig({ ...peers, BROOK_INSECURE_CLUSTER: 'true' }, [])), 'insecure');
+  const secret = 'f'.repeat(64);
+  const c = loadConfig({ ...peers, BROOK_CLUSTER_SECRET: secret }, []);
+  assert.deepEqual(readClusterSecurity(c), { secret: Buffer.from(secret) });
+  assert.equal(loggableConfig(c).clusterSecret, '[redacted]');
+  assert.ok(!JSON.stringify(loggableConfig(c)).includes(secret));
+  assert.throws(() => loadConfig({ ...peers, BROOK_CLUSTER_SECRET: 'short' }, []), /at least 32/);
+  assert.throws(() => loadConfig({ ...peers, BROOK_CLUSTER_SECRET: secret, BROOK_CLUSTER_SECRET_FILE: '/x' }, []), /both set/);
+  assert.throws(() => loadConfig({ ...peers, BROOK_TLS_CERT: '/c.pem', BROOK_TLS_KEY: '/k.pem' }, []), /all of tlsCert, tlsKey and tlsCa/);
+});
+
+test('node-to-node credentials are read from their files at start; a missing, short or non-PEM file stops it', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'brook-config-'));
+  const peers = { BROOK_NODE_ID: '1', BROOK_PEERS: '1=127.0.0.1:9081,2=127.0.0.1:9082' };
+  const secretFile = join(dir, 'secret');
+  writeFileSync(secretFile, 'a'.repeat(64) + '\n');
+  assert.deepEqual(readClusterSecurity(loadConfig({ ...peers, BROOK_CLUSTER_SECRET_FILE: secretFile }, [])), { secret: Buffer.from('a'.repeat(64)) });
+  writeFileSync(join(dir, 'short'), 'abc\n');
+  assert.throws(() => readClusterSecurity(loadConfig({ ...peers, BROOK_CLUSTER_SECRET_FILE: join(dir, 'short') }, [])), (e: Error) => e instanceof ConfigError && /at least 32/.test(e.message));
+  assert.throws(() => readClusterSecurity(loadConfig({ ...peers, BROOK_CLUSTER_SECRET_FILE: join(dir, 'missing') }, [])), (e: Error) => e instanceof ConfigError && /cannot read/.test(e.message));
+  const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  const key = '-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n';
+  writeFileSync(join(dir, 'cert.pem'), cert);
+  writeFileSync(join(dir, 'key.pem'), key);
+  const tls = { BROOK_TLS_CERT: join(dir, 'cert.pem'), BROOK_TLS_KEY: join(dir, 'key.pem'), BROOK_TLS_CA: join(dir, 'cert.pem') };
+  assert.deepEqual(readClusterSecurity(loadConfig({ ...peers, ...tls }, [])), { tls: { cert: Buffer.from(cert), key: Buffer.from(key), ca: Buffer.from(cert) } });
+  assert.throws(() => readClusterSecurity(loadConfig({ ...peers, ...tls, BROOK_TLS_KEY: join(dir, 'cert.pem') }, [])), /tlsKey .* not a PEM file/);
 });
 
 test('replicationFactor: 0 (min(3, members)) by default, a number of replicas up to 7 when set', () => {

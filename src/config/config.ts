@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { eventTypesMaxDefault, metadataBytesMaxDefault, metadataBytesMaxMax, publishBodyBytesMax, publishBodyBytesMin, schemaVersionsMaxDefault, subscriptionsMaxDefault } from '../core/limits.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -24,6 +25,7 @@ export const ConfigSchema = Type.Object(
     raftElectionTicks: Type.Integer({ minimum: 2, maximum: 10_000, description: 'ticks without a leader before a follower campaigns (randomized up to twice that)' }),
     raftHeartbeatTicks: Type.Integer({ minimum: 1, maximum: 10_000, description: 'ticks between leader heartbeats' }),
     raftSnapshotEntries: Type.Integer({ minimum: 4, maximum: 100_000_000, description: 'applied metadata entries between snapshots (log compaction)' }),
+    partitionMemoryEntries: Type.Integer({ minimum: 16, maximum: 1_000_000, description: 'Raft entries of a partition kept in memory (followers further behind than 16 times this fetch the log)' }),
     metadataTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'how long a metadata write or linearizable read may wait for the leader before 503' }),
     partitionsDefault: Type.Integer({ minimum: 1, maximum: 100 }),
     // Seven voters already survive three failures; larger groups only slow every write down.
@@ -35,6 +37,17 @@ export const ConfigSchema = Type.Object(
     retentionTimeMsMax: Type.Integer({ minimum: 60_000 }),
     retentionCheckIntervalMs: Type.Integer({ minimum: 10, maximum: 86_400_000 }),
     lowLevelConnectionsPerPartitionMax: Type.Integer({ minimum: 1, maximum: 10_000 }),
+    eventTypesMax: Type.Integer({ minimum: 1, maximum: 100_000, description: 'most event types in the cluster (422 above)' }),
+    subscriptionsMax: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'most subscriptions in the cluster (422 above)' }),
+    schemaVersionsMax: Type.Integer({ minimum: 1, maximum: 10_000, description: 'most schema versions one event type collects; a schema change beyond them is refused (422)' }),
+    metadataBytesMax: Type.Integer({ minimum: 1024 * 1024, maximum: metadataBytesMaxMax, description: 'bytes of every event type (all schema versions) and subscription together (422 above); the metadata snapshot must fit one 64 MiB message between nodes' }),
+    publishBodyBytesMax: Type.Integer({ minimum: publishBodyBytesMin, maximum: publishBodyBytesMax, description: 'largest publish request body, after decoding (413 above); at least one event of the largest size (999,000 bytes) must fit' }),
+    httpRequestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 600_000, description: 'headers and body of a request must arrive within this (408 after); streams are not cut: their request is complete once its headers arrived' }),
+    httpBodyIdleTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'a request body that sends nothing for this long gets 408 at once' }),
+    schemaBytesMax: Type.Integer({ minimum: 1024, maximum: 8 * 1024 * 1024, description: 'largest schema text (schema.schema, UTF-8 bytes) of an event type' }),
+    schemaDepthMax: Type.Integer({ minimum: 4, maximum: 200, description: 'deepest nesting of objects and arrays in a schema (the root object is 1)' }),
+    schemaObjectsMax: Type.Integer({ minimum: 16, maximum: 1000, description: 'most objects and arrays in one schema (its subschemas and keywords holding several); ajv compiles a schema into one function of nested blocks, and from about 1,400 properties V8 cannot run it (stack overflow)' }),
+    schemaEnumValuesMax: Type.Integer({ minimum: 1, maximum: 100_000, description: 'most values in one enum of a schema' }),
     tailCacheBytesMax: Type.Integer({ minimum: 0 }),
     shutdownGraceMs: Type.Integer({ minimum: 0, maximum: 600_000 }),
     auth: Type.Union(['off', 'static', 'tokeninfo', 'jwt'].map((l) => Type.Literal(l)), { description: 'authentication: off (every caller is the administrator), static (token file), tokeninfo (URL), jwt (JWKS URL or key)' }),
@@ -52,6 +65,14 @@ export const ConfigSchema = Type.Object(
     authScopePrefix: Type.String({ maxLength: 100, description: 'prefix of scope names (svc.event_stream.read ...)' }),
     eventTypeDeletionAdminOnly: Type.Boolean({ description: 'deleting event types needs the administrator' }),
     processMetrics: Type.Boolean({ description: "prom-client's Node process metrics (GC, event loop lag, heap spaces); they cost some publish latency tail" }),
+    // Node-to-node authentication (docs/security.md): a node with peers needs a cluster secret, mutual
+    // TLS, or both; checked by checkClusterSecurity() below, read by readClusterSecurity().
+    clusterSecret: Type.String({ maxLength: 4096, description: 'secret shared by every node, proven on every node-to-node call (at least 32 characters); prefer clusterSecretFile' }),
+    clusterSecretFile: Type.String({ description: 'file holding the cluster secret (e.g. `openssl rand -hex 32`)' }),
+    tlsCert: Type.String({ description: 'mutual TLS between nodes: this node\'s certificate chain (PEM file); its subject CN must be brook-node-<nodeId>' }),
+    tlsKey: Type.String({ description: 'mutual TLS between nodes: this node\'s private key (PEM file)' }),
+    tlsCa: Type.String({ description: 'mutual TLS between nodes: the cluster CA every node\'s certificate is signed by (PEM file)' }),
+    insecureCluster: Type.Boolean({ description: 'run a node with peers without node-to-node credentials: for local testing only, anyone who reaches the Raft port can change metadata' }),
   },
   { additionalProperties: false },
 );
@@ -71,6 +92,7 @@ export const defaults: Static<typeof ConfigSchema> = {
   raftElectionTicks: 10,
   raftHeartbeatTicks: 1,
   raftSnapshotEntries: 4096,
+  partitionMemoryEntries: 1024,
   metadataTimeoutMs: 5000,
   partitionsDefault: 1,
   replicationFactor: 0,
@@ -81,6 +103,17 @@ export const defaults: Static<typeof ConfigSchema> = {
   retentionTimeMsMax: 30 * 24 * 3600 * 1000,
   retentionCheckIntervalMs: 60_000,
   lowLevelConnectionsPerPartitionMax: 5,
+  eventTypesMax: eventTypesMaxDefault,
+  subscriptionsMax: subscriptionsMaxDefault,
+  schemaVersionsMax: schemaVersionsMaxDefault,
+  metadataBytesMax: metadataBytesMaxDefault,
+  publishBodyBytesMax: 4 * 1024 * 1024,
+  httpRequestTimeoutMs: 30_000,
+  httpBodyIdleTimeoutMs: 10_000,
+  schemaBytesMax: 1_000_000,
+  schemaDepthMax: 50,
+  schemaObjectsMax: 1000,
+  schemaEnumValuesMax: 10_000,
   tailCacheBytesMax: 64 * 1024 * 1024,
   shutdownGraceMs: 10_000,
   auth: 'off',
@@ -98,6 +131,12 @@ export const defaults: Static<typeof ConfigSchema> = {
   authScopePrefix: 'svc.',
   eventTypeDeletionAdminOnly: false,
   processMetrics: false,
+  clusterSecret: '',
+  clusterSecretFile: '',
+  tlsCert: '',
+  tlsKey: '',
+  tlsCa: '',
+  insecureCluster: false,
 };
 
 /** Other names a config file may use for a setting (the original service's property names). */
@@ -200,7 +239,84 @@ export function loadConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): Con
   if (cfg.auth === 'static' && cfg.authTokensFile === '') throw new ConfigError('auth=static needs authTokensFile (BROOK_AUTH_TOKENS_FILE)');
   if (cfg.auth === 'tokeninfo' && cfg.authTokenInfoUrl === '') throw new ConfigError('auth=tokeninfo needs authTokenInfoUrl (BROOK_AUTH_TOKEN_INFO_URL)');
   if (cfg.auth === 'jwt' && cfg.authJwksUrl === '' && cfg.authJwtKey === '') throw new ConfigError('auth=jwt needs authJwksUrl (BROOK_AUTH_JWKS_URL) or authJwtKey (BROOK_AUTH_JWT_KEY)');
+  checkClusterSecurity(cfg);
   return Object.freeze(cfg);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node-to-node authentication
+
+/** The shortest cluster secret accepted (`openssl rand -hex 32` gives 64 characters). */
+export const clusterSecretLengthMin = 32;
+
+/**
+ * A node with peers must be able to prove itself to them and check them: a cluster secret, mutual TLS
+ * (all three files), or both; without either it refuses to start unless insecureCluster says so.
+ */
+function checkClusterSecurity(cfg: Static<typeof ConfigSchema>): void {
+  if (cfg.clusterSecret !== '' && cfg.clusterSecretFile !== '') {
+    throw new ConfigError('clusterSecret (BROOK_CLUSTER_SECRET) and clusterSecretFile (BROOK_CLUSTER_SECRET_FILE) are both set; set one');
+  }
+  if (cfg.clusterSecret !== '' && cfg.clusterSecret.length < clusterSecretLengthMin) {
+    throw new ConfigError(`clusterSecret (BROOK_CLUSTER_SECRET) must hold at least ${clusterSecretLengthMin} characters, e.g. \`openssl rand -hex 32\``);
+  }
+  const tls = [cfg.tlsCert, cfg.tlsKey, cfg.tlsCa].filter((f) => f !== '').length;
+  if (tls !== 0 && tls !== 3) throw new ConfigError('mutual TLS needs all of tlsCert, tlsKey and tlsCa (BROOK_TLS_CERT, BROOK_TLS_KEY, BROOK_TLS_CA)');
+  const hasPeers = parsePeers(cfg.peers).some((p) => p.id !== cfg.nodeId);
+  const hasCredentials = cfg.clusterSecret !== '' || cfg.clusterSecretFile !== '' || tls === 3;
+  if (hasPeers && !hasCredentials && !cfg.insecureCluster) {
+    throw new ConfigError(
+      'this node has peers but no node-to-node credentials: anyone who reaches its Raft port could change metadata and read events. ' +
+        'Set BROOK_CLUSTER_SECRET_FILE to a file holding a secret shared by every node (`openssl rand -hex 32 > cluster-secret`), ' +
+        'and/or BROOK_TLS_CERT, BROOK_TLS_KEY and BROOK_TLS_CA for mutual TLS (docs/security.md). ' +
+        'BROOK_INSECURE_CLUSTER=true runs without them, for local testing only.',
+    );
+  }
+}
+
+/** What the node-to-node transport authenticates with (src/transport's TransportSecurity). */
+export type ClusterSecurity = 'insecure' | { readonly secret?: Buffer; readonly tls?: { readonly cert: Buffer; readonly key: Buffer; readonly ca: Buffer } };
+
+function readSetting(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(`${what}: cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** Reads the cluster secret and TLS files named by the configuration; a missing or malformed one stops the start. */
+export function readClusterSecurity(cfg: Config): ClusterSecurity {
+  let secret: Buffer | undefined;
+  if (cfg.clusterSecret !== '') secret = Buffer.from(cfg.clusterSecret, 'utf8');
+  if (cfg.clusterSecretFile !== '') {
+    // A trailing newline (echo, an editor) is not part of the secret.
+    const text = readSetting(cfg.clusterSecretFile, 'clusterSecretFile (BROOK_CLUSTER_SECRET_FILE)').toString('utf8').replace(/\r?\n$/, '');
+    if (text.length < clusterSecretLengthMin) {
+      throw new ConfigError(`clusterSecretFile (BROOK_CLUSTER_SECRET_FILE): ${cfg.clusterSecretFile} must hold at least ${clusterSecretLengthMin} characters, e.g. \`openssl rand -hex 32\``);
+    }
+    secret = Buffer.from(text, 'utf8');
+  }
+  let tls: { cert: Buffer; key: Buffer; ca: Buffer } | undefined;
+  if (cfg.tlsCert !== '') {
+    const pem = (file: string, what: string, kind: RegExp) => {
+      const b = readSetting(file, what);
+      if (!kind.test(b.toString('latin1'))) throw new ConfigError(`${what}: ${file} is not a PEM file of the expected kind`);
+      return b;
+    };
+    tls = {
+      cert: pem(cfg.tlsCert, 'tlsCert (BROOK_TLS_CERT)', /-----BEGIN CERTIFICATE-----/),
+      key: pem(cfg.tlsKey, 'tlsKey (BROOK_TLS_KEY)', /-----BEGIN [A-Z ]*PRIVATE KEY-----/),
+      ca: pem(cfg.tlsCa, 'tlsCa (BROOK_TLS_CA)', /-----BEGIN CERTIFICATE-----/),
+    };
+  }
+  if (secret === undefined && tls === undefined) return 'insecure';
+  return { ...(secret === undefined ? {} : { secret }), ...(tls === undefined ? {} : { tls }) };
+}
+
+/** The configuration as it may be logged: the cluster secret's value left out. */
+export function loggableConfig(cfg: Config): Config {
+  return cfg.clusterSecret === '' ? cfg : { ...cfg, clusterSecret: '[redacted]' };
 }
 
 /** The documentation table of settings (used by README generation and --help). */

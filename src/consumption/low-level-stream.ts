@@ -8,7 +8,7 @@
  * read-ahead per partition in memory, never the backlog.
  */
 import type { Offset } from '../core/offset.js';
-import { streamReadAheadBytesMax } from '../core/limits.js';
+import { streamReadAheadBytesMax, timerDelayMsMax } from '../core/limits.js';
 import { StreamBatcher, type OutBatch } from './batcher.js';
 import type { PartitionReader } from './ports.js';
 import type { StreamParams } from './stream-params.js';
@@ -88,7 +88,7 @@ async function waitForWork(
   }
   let timer: NodeJS.Timeout | undefined;
   if (Number.isFinite(delayMs)) {
-    waits.push(new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, delayMs)))));
+    waits.push(new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(timerDelayMsMax, Math.max(0, delayMs))))));
   }
   waits.push(new Promise<void>((resolve) => round.signal.addEventListener('abort', () => resolve(), { once: true })));
   try {

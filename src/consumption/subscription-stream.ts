@@ -20,7 +20,7 @@
  */
 import type { Offset } from '../core/offset.js';
 import { toOffset } from '../core/offset.js';
-import { streamReadAheadBytesMax } from '../core/limits.js';
+import { streamReadAheadBytesMax, timerDelayMsMax } from '../core/limits.js';
 import { partitionKeyOf, type PartitionKey } from '../metadata/assignment.js';
 import { StreamBatcher, type OutBatch } from './batcher.js';
 import type { StreamSink } from './low-level-stream.js';
@@ -292,7 +292,7 @@ export class SubscriptionStream {
       waits.push(this.#d.reader.waitForEvents(pr.p.topic, Number(pr.p.partition), pr.readAfter, round.signal).catch(() => undefined));
     }
     let timer: NodeJS.Timeout | undefined;
-    if (Number.isFinite(delayMs)) waits.push(new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, delayMs)))));
+    if (Number.isFinite(delayMs)) waits.push(new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(timerDelayMsMax, Math.max(0, delayMs))))));
     waits.push(new Promise<void>((resolve) => round.signal.addEventListener('abort', () => resolve(), { once: true })));
     if (also !== undefined) waits.push(also);
     try {

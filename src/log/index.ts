@@ -29,3 +29,4 @@ export {
   type LogErrorCode,
 } from './errors.js';
 export { crc32c } from './crc32c.js';
+export { cellPayloadBytesMax, FileCell, MemoryCell, type CellRead, type DurableCell } from './durable-cell.js';

@@ -3,8 +3,10 @@
  *
  * KEY PREFIXES (first byte of every key; one KV holds several users, each owns its prefixes):
  *   0x01        reserved (held single-node metadata before the Raft group existed; never reuse)
- *   0x02        Raft groups' durable state: [0x02][group u32][kind u8]... -> hard state, snapshot, log entries
- *                (src/broker/raft-log-store.ts; group 0 is the metadata group)
+ *   0x02        Raft groups' durable state: [0x02][group u32][kind u8]... -> hard state, snapshot, log entries,
+ *                damage mark (src/broker/raft-keys.ts; group 0 is the metadata group)
+ *   0x03        the node's own records: identity (node id, disk id, cluster id), raft write sequence
+ *                (src/broker/node-disk.ts)
  *   0x10        partition record batches: [0x10][topic u32][partition u32][last offset u64] -> record batch
  *   0x11        partition low watermark:  [0x11][topic u32][partition u32] -> first available offset
  *                (written by retention so offsets continue after a restart when everything was deleted)

@@ -143,6 +143,14 @@ export class MemoryKv implements OrderedKv {
     return new MemoryKv(this.durable);
   }
 
+  /**
+   * A new store holding what this one holds durably now, which stays usable: an image of the disk at
+   * this moment, for tests that roll a disk back (a write-ahead log that lost its tail).
+   */
+  copyDurable(): MemoryKv {
+    return new MemoryKv(this.durable);
+  }
+
   /** Raw access for tests that corrupt stored values. */
   rawPut(key: Buffer, value: Buffer): void {
     this.live.put(key, value);

@@ -19,6 +19,8 @@
  * (one that no longer exists was deleted after its memtable was flushed into an SST file that RocksDB
  * synced first), then the new WAL, then fsync the directory so the new WAL's directory entry is durable.
  *
+ * Recovery. RocksDB replays the WAL at open in point-in-time mode, set explicitly in openRocksKv.
+ *
  * Failure. A failed native write rejects every write of that commit and applies none of them. A failed
  * fsync rejects the durable writes of that commit and poisons the store: after a failed fsync the
  * kernel may have dropped dirty pages, so no later write may be acknowledged (restart to recover).
@@ -64,6 +66,13 @@ const walNameRe = /^(\d+)\.log$/;
 export async function openRocksKv(dir: string, opts: RocksKvOptions = {}): Promise<RocksKv> {
   const db = new RocksDB(dir, {
     ...(opts.writeBufferSize === undefined ? {} : { writeBufferSize: opts.writeBufferSize }),
+    // Chosen, not inherited (docs/storage.md, "WAL recovery"): replay stops at the first corrupt or
+    // torn record and the database opens with the intact prefix. Absolute consistency would refuse to
+    // open on a torn tail (which a crash during an unacknowledged write can leave), taking every
+    // group and partition of the node down with it; skipping corrupt records would replay writes
+    // after a hole. The prefix that point-in-time recovery keeps may end before writes that were
+    // durable (a corrupt record in the middle): the raft marker (src/broker/node-disk.ts) finds that.
+    walRecoveryMode: RocksDB.constants.walRecoveryMode.POINT_IN_TIME,
   });
   await db.ready();
   let dirFd: FileHandle;

@@ -11,6 +11,7 @@ declare module 'rocksdb-native' {
     bytesPerSync?: number;
     createIfMissing?: boolean;
     avoidFlushDuringShutdown?: boolean;
+    /** RocksDB's WALRecoveryMode (constants.walRecoveryMode); the binding's default is POINT_IN_TIME. */
     walRecoveryMode?: number;
   }
 
@@ -58,7 +59,10 @@ declare module 'rocksdb-native' {
     flush(): Promise<void>;
     currentWalFile(): Promise<WalFile>;
     getProperty(name: string): Promise<string>;
-    static constants: { walRecoveryMode: Record<string, number> };
+    /** lib/constants.js; the values are RocksDB's WALRecoveryMode enum (checked in rocks-kv-recovery.test.ts). */
+    static constants: {
+      walRecoveryMode: { TOLERATE_CORRUPTED_TAIL_RECORDS: 0; ABSOLUTE_CONSISTENCY: 1; POINT_IN_TIME: 2; SKIP_ANY_CORRUPTED_RECORDS: 3 };
+    };
   }
 
   export default RocksDB;

@@ -104,3 +104,16 @@ test('property: the counts match a naive restatement of the rules', () => {
     { numRuns: 300 },
   );
 });
+
+test('facts from a follower (partial): replicas it does not know are not counted as out of sync, a lagging one it knows is', () => {
+  const r = record('a', 1, 1);
+  r.storage.placement = [{ group: 1, replicas: [1, 2, 3] }];
+  const placed = [...placedPartitions([r], 1)];
+  const follower = clusterPartitions(placed, new Map([[1, { leader: 2, term: 4, replicas: new Map([[3, { commit: 10, applied: 10 }]]), partial: true }]]));
+  assert.equal(follower.under_replicated_partitions, 0);
+  assert.equal(follower.partitions[0]!.replica_status.find((r) => r.node === 1)!.in_sync, true);
+  const full = clusterPartitions(placed, new Map([[1, { leader: 2, term: 4, replicas: new Map([[3, { commit: 10, applied: 10 }]]) }]]));
+  assert.equal(full.under_replicated_partitions, 1, 'from the leader, a replica that reported nothing is out of sync');
+  const lagging = clusterPartitions(placed, new Map([[1, { leader: 2, term: 4, replicas: new Map([[3, { commit: 5000, applied: 10 }]]), partial: true }]]));
+  assert.equal(lagging.under_replicated_partitions, 1);
+});

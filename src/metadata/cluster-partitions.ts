@@ -25,6 +25,12 @@ export interface GroupFacts {
   term: number;
   /** What each replica (voter or learner) reported, by node id; absent nodes reported nothing. */
   replicas: ReadonlyMap<number, ReplicaFacts>;
+  /**
+   * The facts come from a node that does not lead the group (it knows only itself): a replica absent
+   * from `replicas` is unknown, not out of sync, and the partition counts as under-replicated only
+   * if a reported one is behind.
+   */
+  partial?: boolean;
 }
 
 export interface ReplicaStatus {
@@ -75,7 +81,8 @@ function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMa
   const replicaStatus = [...replicas.map((node) => ({ node, role: 'voter' as const })), ...learners.map((node) => ({ node, role: 'learner' as const }))].map(({ node, role }): ReplicaStatus => {
     const r = reported.get(node);
     const lag = r === undefined || commit === null ? null : Math.max(0, commit - r.applied);
-    return { node, role, commit_index: r?.commit ?? null, applied_index: r?.applied ?? null, lag, in_sync: lag !== null && lag <= inSyncLagMax };
+    const unknown = r === undefined && facts?.partial === true;
+    return { node, role, commit_index: r?.commit ?? null, applied_index: r?.applied ?? null, lag, in_sync: unknown || (lag !== null && lag <= inSyncLagMax) };
   });
   const voters = replicaStatus.filter((r) => r.role === 'voter');
   const votersApplied = voters.flatMap((r) => (r.applied_index === null ? [] : [r.applied_index]));

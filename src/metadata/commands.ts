@@ -7,6 +7,7 @@ import type { PartitionKey } from './assignment.js';
 import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
 import type { PlacementProposal } from './placement-types.js';
 import type { BlacklistType, EventType, Storage, Subscription } from './types.js';
+import type { MetadataLimits } from './limits.js';
 
 /**
  * The steps of moving one replica of a partition from node `from` to node `to`, each one configuration
@@ -139,6 +140,11 @@ export type MetadataCommand =
       op: 'partition.leader';
       group: number;
       leader: number;
+    }
+  | {
+      /** The metadata bounds every later command is applied against (a node proposes its configured ones). */
+      op: 'limits.set';
+      limits: MetadataLimits;
     };
 
 export type MetadataOp = MetadataCommand['op'];

@@ -11,6 +11,7 @@ import { admitPlacement } from './placement-admission.js';
 import { changePlacement, type PlacementCommand } from './placement-changes.js';
 import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
+import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
 import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type Storage, type Subscription, type TimelineRecord } from './types.js';
 
 export type ApplyResult =
@@ -34,7 +35,7 @@ export type ApplyResult =
       /** After partition.move or partition.leader: the partition's placement as it is now. */
       placement?: PartitionPlacement;
     }
-  | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid'; detail: string };
+  | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid' | 'limit'; detail: string };
 
 export interface MetadataSnapshot {
   eventTypes: EventTypeRecord[];
@@ -49,6 +50,8 @@ export interface MetadataSnapshot {
   blacklist?: Partial<Record<BlacklistType, string[]>>;
   /** Storages created by operators (absent in snapshots written before storages existed). */
   storages?: Storage[];
+  /** Metadata bounds in force (absent in snapshots written before they existed: the defaults). */
+  limits?: MetadataLimits;
   /** The next partition group id to hand out (absent in snapshots written before placement existed: 1). */
   nextGroup?: number;
 }
@@ -69,6 +72,21 @@ export class MetadataStateMachine {
   readonly #blacklist = new Map<BlacklistType, Set<string>>(blacklistTypes.map((t) => [t, new Set<string>()]));
   /** Operator-created storages by id, in creation order (the default storage is implicit). */
   readonly #storages = new Map<string, Storage>();
+  /** Bounds in force (limits.ts); replicated, so every node applies a command against the same ones. */
+  #limits: MetadataLimits = { ...defaultMetadataLimits };
+  /** Bytes held per event type and per subscription, and their sum (the metadataBytesMax bound). */
+  readonly #eventTypeBytes = new Map<string, number>();
+  readonly #subscriptionBytes = new Map<string, number>();
+  #metadataBytes = 0;
+
+  get limits(): Readonly<MetadataLimits> {
+    return this.#limits;
+  }
+
+  /** Bytes held by event types (all schema versions) and subscriptions together. */
+  get metadataBytes(): number {
+    return this.#metadataBytes;
+  }
   /** Partition group ids are handed out at apply time, like topics, so all nodes agree; never reused. */
   #nextGroup = 1;
 
@@ -140,7 +158,29 @@ export class MetadataStateMachine {
       case 'partition.move':
       case 'partition.leader':
         return this.#changePlacement(cmd);
+      case 'limits.set':
+        if (!isMetadataLimits(cmd.limits)) return { ok: false, reason: 'invalid', detail: 'limits.set needs every bound as a positive integer' };
+        this.#limits = Object.fromEntries(Object.keys(defaultMetadataLimits).map((k) => [k, cmd.limits[k as keyof MetadataLimits]])) as unknown as MetadataLimits;
+        return { ok: true };
+      default:
+        // An op this version does not know (a newer member proposed it): refused on every node alike.
+        return { ok: false, reason: 'invalid', detail: `Unknown metadata command ${JSON.stringify((cmd as { op?: unknown }).op)}` };
     }
+  }
+
+  #limit(detail: string): ApplyResult {
+    return { ok: false, reason: 'limit', detail };
+  }
+
+  /** The bound on total bytes, for a change that adds `delta` bytes. */
+  #fitsMetadataBytes(delta: number): boolean {
+    return delta <= 0 || this.#metadataBytes + delta <= this.#limits.metadataBytesMax;
+  }
+
+  #setBytes(map: Map<string, number>, key: string, bytes: number | undefined): void {
+    this.#metadataBytes += (bytes ?? 0) - (map.get(key) ?? 0);
+    if (bytes === undefined) map.delete(key);
+    else map.set(key, bytes);
   }
 
   /**
@@ -227,9 +267,26 @@ export class MetadataStateMachine {
     if (missing.length > 0) {
       return { ok: false, reason: 'not_found', detail: `Event type(s) ${missing.map((n) => `"${n}"`).join(', ')} do not exist` };
     }
+    const limits = this.#limits;
+    if (this.#subscriptions.size >= limits.subscriptionsMax) {
+      return this.#limit(`There are ${this.#subscriptions.size} subscriptions, the most this cluster holds (subscriptionsMax ${limits.subscriptionsMax}); delete unused ones first`);
+    }
+    const partitions = sub.event_types.reduce((n, name) => n + this.#eventTypes.get(name)!.storage.partitions.length, 0);
+    if (partitions > limits.subscriptionPartitionsMax) {
+      return this.#limit(`The event types of a subscription may have at most ${limits.subscriptionPartitionsMax} partitions together; these have ${partitions}`);
+    }
+    const bytes = subscriptionBytes(sub);
+    if (!this.#fitsMetadataBytes(bytes)) return this.#metadataFull(bytes);
     this.#subscriptions.set(sub.id, sub);
     this.#subscriptionKeys.set(key, sub.id);
+    this.#setBytes(this.#subscriptionBytes, sub.id, bytes);
     return { ok: true, subscription: sub, created: true };
+  }
+
+  #metadataFull(bytes: number): ApplyResult {
+    return this.#limit(
+      `The cluster's metadata holds ${this.#metadataBytes} bytes of event types and subscriptions; this change needs ${bytes} more and the bound is ${this.#limits.metadataBytesMax} (metadataBytesMax)`,
+    );
   }
 
   #deleteSubscription(id: string): ApplyResult {
@@ -238,6 +295,7 @@ export class MetadataStateMachine {
     this.#subscriptions.delete(id);
     this.#subscriptionKeys.delete(subscriptionKey(sub));
     this.#runtimes.delete(id);
+    this.#setBytes(this.#subscriptionBytes, id, undefined);
     return { ok: true };
   }
 
@@ -246,15 +304,28 @@ export class MetadataStateMachine {
     if (this.#eventTypes.has(name)) {
       return { ok: false, reason: 'exists', detail: `Event type "${name}" already exists` };
     }
-    assert(cmd.partitionCount >= 1, 'an event type has at least one partition');
-    const admitted = this.#admitPlacement(cmd.placement, cmd.partitionCount);
+    const limits = this.#limits;
+    const n = cmd.partitionCount;
+    if (!Number.isSafeInteger(n) || n < 1) return { ok: false, reason: 'invalid', detail: `An event type has at least one partition, not ${String(n)}` };
+    if (n > limits.partitionsMax) return this.#limit(`An event type has at most ${limits.partitionsMax} partitions (partitionsMax), not ${n}`);
+    if (this.#eventTypes.size >= limits.eventTypesMax) {
+      return this.#limit(`There are ${this.#eventTypes.size} event types, the most this cluster holds (eventTypesMax ${limits.eventTypesMax}); delete unused ones first`);
+    }
+    const schemaBytes = utf8Bytes(cmd.eventType.schema.schema);
+    if (schemaBytes > limits.schemaBytesMax) return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
+    const schemas = [cmd.eventType.schema];
+    const bytes = eventTypeRecordBytes(cmd.eventType, schemas);
+    if (!this.#fitsMetadataBytes(bytes)) return this.#metadataFull(bytes);
+    // Last: admitting a placement hands out group ids, so nothing may refuse the command after it.
+    const admitted = this.#admitPlacement(cmd.placement, n);
     if (!admitted.ok) return admitted;
-    const partitions = Array.from({ length: cmd.partitionCount }, (_, i) => String(i));
+    const partitions = Array.from({ length: n }, (_, i) => String(i));
     this.#eventTypes.set(name, {
       eventType: cmd.eventType,
-      schemas: [cmd.eventType.schema],
+      schemas,
       storage: { topic: this.#nextTopic++, partitions, timeline: 1, ...(admitted.placement === undefined ? {} : { placement: admitted.placement }) },
     });
+    this.#setBytes(this.#eventTypeBytes, name, bytes);
     return { ok: true };
   }
 
@@ -265,8 +336,18 @@ export class MetadataStateMachine {
     if (rec.eventType.updated_at !== cmd.basedOnUpdatedAt) {
       return { ok: false, reason: 'conflict', detail: `Event type "${name}" was changed concurrently; retry` };
     }
+    const limits = this.#limits;
+    if (cmd.schemaChanged && rec.schemas.length >= limits.schemaVersionsMax) {
+      return this.#limit(`Event type "${name}" has ${rec.schemas.length} schema versions, the most one event type keeps (schemaVersionsMax ${limits.schemaVersionsMax}); its schema cannot change any more`);
+    }
+    if (cmd.schemaChanged && utf8Bytes(cmd.eventType.schema.schema) > limits.schemaBytesMax) {
+      return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
+    }
     const schemas = cmd.schemaChanged ? [...rec.schemas, cmd.eventType.schema] : rec.schemas;
+    const bytes = eventTypeRecordBytes(cmd.eventType, schemas);
+    if (!this.#fitsMetadataBytes(bytes - (this.#eventTypeBytes.get(name) ?? 0))) return this.#metadataFull(bytes - (this.#eventTypeBytes.get(name) ?? 0));
     this.#eventTypes.set(name, { eventType: cmd.eventType, schemas, storage: rec.storage });
+    this.#setBytes(this.#eventTypeBytes, name, bytes);
     const readers = (e: typeof cmd.eventType) => JSON.stringify([e.authorization?.readers ?? null, e.read_scopes ?? null]);
     return readers(rec.eventType) === readers(cmd.eventType) ? { ok: true } : { ok: true, readersChanged: true };
   }
@@ -280,6 +361,7 @@ export class MetadataStateMachine {
       return { ok: false, reason: 'in_use', detail: `Event type "${name}" is used by ${users.length} subscription(s) (${ids}${users.length > 10 ? ', ...' : ''}); delete them first` };
     }
     this.#eventTypes.delete(name);
+    this.#setBytes(this.#eventTypeBytes, name, undefined);
     return { ok: true, droppedTopic: rec.storage.topic, droppedLogs: timelinesOf(rec).map((t) => ({ storage_id: t.storage_id, topic: t.topic })) };
   }
 
@@ -299,6 +381,14 @@ export class MetadataStateMachine {
 
   subscription(id: string): Subscription | undefined {
     return this.#subscriptions.get(id);
+  }
+
+  subscriptionCount(): number {
+    return this.#subscriptions.size;
+  }
+
+  eventTypeCount(): number {
+    return this.#eventTypes.size;
   }
 
   /** Subscriptions in creation order. */
@@ -337,6 +427,7 @@ export class MetadataStateMachine {
     return {
       blacklist: this.blacklist(),
       storages: [...this.#storages.values()],
+      limits: { ...this.#limits },
       eventTypes: [...this.#eventTypes.values()],
       nextTopic: this.#nextTopic,
       features: Object.fromEntries(this.#features),
@@ -348,11 +439,16 @@ export class MetadataStateMachine {
 
   static restore(snap: MetadataSnapshot, appliedIndex: number): MetadataStateMachine {
     const sm = new MetadataStateMachine();
-    for (const rec of snap.eventTypes) sm.#eventTypes.set(rec.eventType.name, rec);
+    for (const rec of snap.eventTypes) {
+      sm.#eventTypes.set(rec.eventType.name, rec);
+      sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas));
+    }
+    if (isMetadataLimits(snap.limits)) sm.#limits = { ...snap.limits };
     sm.#nextTopic = snap.nextTopic;
     for (const [k, v] of Object.entries(snap.features ?? {})) sm.#features.set(k, v);
     for (const sub of snap.subscriptions ?? []) {
       sm.#subscriptions.set(sub.id, sub);
+      sm.#setBytes(sm.#subscriptionBytes, sub.id, subscriptionBytes(sub));
       sm.#subscriptionKeys.set(subscriptionKey(sub), sub.id);
     }
     for (const img of snap.runtimes ?? []) sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));

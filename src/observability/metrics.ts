@@ -17,10 +17,33 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } f
 
 /** Figures read when metrics are scraped. */
 export interface MetricsSources {
-  raft(): { term: number; commitIndex: number; appliedIndex: number; isLeader: boolean };
+  raft(): { term: number; commitIndex: number; appliedIndex: number; isLeader: boolean; leaderChanges?: number };
   openStreams(kind: 'low_level' | 'subscription'): number;
   /** Bytes of the node's data directory (RocksDB), or undefined when unknown. */
   storageBytes(): Promise<number | undefined>;
+  /** Unconsumed events per subscription (summed over the partitions whose lag is known); see subscriptionLag. */
+  subscriptionLag?(): { subscription: string; lag: number }[];
+}
+
+/** Subscriptions whose lag is exported at most: the label set stays bounded, and a scrape cheap. */
+export const lagSubscriptionsMax = 1000;
+
+/**
+ * Per subscription, the unconsumed events of the partitions whose lag the broker knows (a partition
+ * no stream has read yet has none: interface.md leaves unconsumed_events out there).
+ */
+export function subscriptionLag(
+  subscriptions: Iterable<{ id: string }>,
+  stats: (id: string) => { partitions: { unconsumed_events?: number }[] }[],
+): { subscription: string; lag: number }[] {
+  const out: { subscription: string; lag: number }[] = [];
+  for (const s of subscriptions) {
+    if (out.length >= lagSubscriptionsMax) break;
+    let lag = 0;
+    for (const et of stats(s.id)) for (const p of et.partitions) lag += p.unconsumed_events ?? 0;
+    out.push({ subscription: s.id, lag });
+  }
+  return out;
 }
 
 const latencyBuckets = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5];
@@ -52,6 +75,8 @@ export class BrokerMetrics {
   readonly #publishMs: Summary;
   readonly #commitMs: Summary;
   readonly #batchEvents: Summary;
+  readonly #fsyncSeconds: Histogram;
+  readonly #fsyncMs: Summary;
   readonly #sources: MetricsSources;
   #storageBytes = 0;
 
@@ -72,6 +97,13 @@ export class BrokerMetrics {
     // Windowed quantiles for the JSON timers; not exported to Prometheus (the histograms are).
     this.#publishMs = new Summary({ name: 'brook_publish_ms', help: 'publish latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
     this.#commitMs = new Summary({ name: 'brook_commit_ms', help: 'commit latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
+    this.#fsyncSeconds = new Histogram({
+      name: 'brook_wal_fsync_duration_seconds',
+      help: 'fdatasync of the RocksDB write-ahead log, one per group commit of durable writes',
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1],
+      registers,
+    });
+    this.#fsyncMs = new Summary({ name: 'brook_wal_fsync_ms', help: 'WAL fsync latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
     this.#batchEvents = new Summary({ name: 'brook_publish_batch_events', help: 'events per publish request', percentiles: quantiles, ...summaryWindow, registers: [] });
 
     const sources = this.#sources;
@@ -91,6 +123,27 @@ export class BrokerMetrics {
     raftGauge('brook_metadata_raft_commit_index', 'Commit index of the metadata group on this node', (r) => r.commitIndex);
     raftGauge('brook_metadata_raft_applied_index', 'Applied index of the metadata group on this node', (r) => r.appliedIndex);
     raftGauge('brook_metadata_raft_is_leader', '1 when this node leads the metadata group', (r) => (r.isLeader ? 1 : 0));
+    let leaderChangesSeen = 0;
+    new Counter({
+      name: 'brook_metadata_raft_leader_changes_total',
+      help: 'Times this node saw the metadata leader change (including to no leader)',
+      registers,
+      collect() {
+        const n = sources.raft().leaderChanges ?? 0;
+        if (n > leaderChangesSeen) this.inc(n - leaderChangesSeen);
+        leaderChangesSeen = Math.max(leaderChangesSeen, n);
+      },
+    });
+    new Gauge({
+      name: 'brook_subscription_unconsumed_events',
+      help: 'Events not yet committed by a subscription, over the partitions whose lag is known',
+      labelNames: ['subscription'],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of sources.subscriptionLag?.() ?? []) this.set({ subscription: s.subscription }, s.lag);
+      },
+    });
     const self = this;
     new Gauge({
       name: 'brook_storage_bytes',
@@ -152,6 +205,12 @@ export class BrokerMetrics {
     this.#commitMs.observe(durationMs);
   }
 
+  /** A WAL fdatasync of a group commit (log/rocks-kv.ts onSync). */
+  fsynced(durationMs: number): void {
+    this.#fsyncSeconds.observe(durationMs / 1000);
+    this.#fsyncMs.observe(durationMs);
+  }
+
   // ---------------------------------------------------------------- views
 
   get contentType(): string {
@@ -195,6 +254,7 @@ export class BrokerMetrics {
     }
     out.timers['brook.publish'] = await this.#timer(this.#publishMs);
     out.timers['brook.commit'] = await this.#timer(this.#commitMs);
+    out.timers['brook.wal.fsync'] = await this.#timer(this.#fsyncMs);
     out.histograms['brook.publish.batch.events'] = await this.#quantiles(this.#batchEvents);
     return out;
   }

@@ -45,3 +45,14 @@ function hasContent(body: Uint8Array, from: number, to: number): boolean {
   }
   return false;
 }
+
+/** The index of the top-level element holding byte `offset` of the body, or -1 (same assumptions as above). */
+export function topLevelElementAt(body: Uint8Array, offset: number): number {
+  const sizes = topLevelElementSizes(body);
+  let start = body.indexOf(0x5b /* [ */) + 1;
+  for (let k = 0; k < sizes.length; k++) {
+    if (offset >= start && offset < start + sizes[k]!) return k;
+    start += sizes[k]! + 1;
+  }
+  return -1;
+}

@@ -142,3 +142,79 @@ test('category undefined: not enriched, partition not written into the event', a
   assert.equal((await publisher.publish('orders', body([{ anything: 1 }]), 'f')).status, 200);
   assert.deepEqual(JSON.parse(appended[0]!.events[0]!.toString()), { anything: 1 });
 });
+
+// Issue 10: validating a large batch must not hold the event loop. Validation pauses (lets other work
+// run) after every chunk of events, and a change of the event type during a pause is never missed: the
+// batch is validated again against the record that is then appended to.
+function pausingSetup(records: (EventTypeRecord | undefined)[], onPause: (n: number) => void = () => undefined) {
+  let current = 0;
+  const appended: PartitionAppend[] = [];
+  let pauses = 0;
+  const validated: string[] = [];
+  const publisher = new Publisher({
+    eventTypes: { eventType: () => records[current] },
+    validators: {
+      validatorFor: (rec) => (e) => {
+        validated.push(rec.eventType.schema.version);
+        return rec.eventType.schema.version === '2.0.0' && (e as { id: string }).id === '1' ? '#/id: refused by 2.0.0' : null;
+      },
+    },
+    writer: { async append(items) { appended.push(...items); return items.map(() => ({ ok: true as const })); } },
+    clock: { nowMs: () => 0, monotonicMs: () => 0 },
+    random: { next: () => 0, int: () => 0, uuid: () => '' },
+    pause: async () => {
+      pauses++;
+      onPause(pauses);
+      if (current < records.length - 1) current++;
+      await new Promise((r) => setImmediate(r));
+    },
+  });
+  return { publisher, appended, pauses: () => pauses, validated };
+}
+
+const many = (n: number) => body(Array.from({ length: n }, (_, i) => ev(String(i + 2))));
+
+test('issue 10: validation pauses after every 500 events and other work runs meanwhile', async () => {
+  const rec = record({}, ['0']);
+  let ranDuringPublish = 0;
+  const { publisher, appended, pauses } = pausingSetup([rec, rec, rec, rec]);
+  const other = setInterval(() => ranDuringPublish++, 0);
+  const r = await publisher.publish('orders', many(1_200), 'f');
+  clearInterval(other);
+  assert.equal(r.status, 200);
+  assert.equal(pauses(), 2, '1,200 events: pauses after 500 and 1,000');
+  assert.equal(appended[0]!.events.length, 1_200);
+  assert.ok(ranDuringPublish > 0, 'a timer ran while the batch was being validated');
+  const small = pausingSetup([rec]);
+  assert.equal((await small.publisher.publish('orders', many(500), 'f')).status, 200);
+  assert.equal(small.pauses(), 0, 'no pause for a batch of one chunk');
+});
+
+test('issue 10: an event type changed during a pause is validated again with its new schema', async () => {
+  const v1 = record({}, ['0']);
+  const v2 = record({ schema: { type: 'json_schema', schema: '{}', version: '2.0.0', created_at: '' } }, ['0']);
+  const batch = body([...Array.from({ length: 600 }, (_, i) => ev(String(i + 2))), ev('1')]);
+  const changed = pausingSetup([v1, v2]);
+  const r = await changed.publisher.publish('orders', batch, 'f');
+  assert.equal(r.status, 422, 'the new schema refuses event 1');
+  assert.equal(changed.appended.length, 0);
+  const deleted = pausingSetup([v1, undefined]);
+  await assert.rejects(deleted.publisher.publish('orders', batch, 'f'), (err: { status?: number }) => err.status === 404);
+  assert.equal(deleted.appended.length, 0);
+});
+
+test('issue 10: an event with invalid UTF-8 is refused at validating (it would make every stream carrying it invalid); nothing is stored', async () => {
+  const { publisher, appended } = setup(record());
+  const good = (id: string) => Buffer.from(JSON.stringify(ev(id)));
+  const bad = Buffer.concat([Buffer.from('{"id":"2","note":"'), Buffer.from([0xc3, 0x28]), Buffer.from('","metadata":{"eid":"00000000-0000-4000-8000-000000000002","occurred_at":"2026-01-01T00:00:00Z"}}')]);
+  for (const [invalid, at] of [[bad, 1], [Buffer.from(bad.toString('latin1').replace('\u00c3(', '\u00ed\u00a0\u0080'), 'latin1'), 1]] as const) {
+    const r = await publisher.publish('orders', Buffer.concat([Buffer.from('[ '), good('1'), Buffer.from(' ,\n'), invalid, Buffer.from(','), good('3'), Buffer.from(']')]), 'f');
+    assert.equal(r.status, 422);
+    const items = (r as { items: { publishing_status: string; detail: string }[] }).items;
+    assert.equal(items[at]!.publishing_status, 'failed');
+    assert.equal(items[at]!.detail, 'The event is not valid UTF-8');
+  }
+  assert.equal(appended.length, 0);
+  const fine = await publisher.publish('orders', Buffer.from(JSON.stringify([ev('1', { note: 'é 😀 \u2028' })])), 'f');
+  assert.equal(fine.status, 200);
+});

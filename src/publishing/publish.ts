@@ -12,8 +12,10 @@
 import { problems } from '../core/problem.js';
 import { eventBytesMax, publishBatchEventsMax } from '../core/limits.js';
 import type { Clock, Random } from '../core/ports.js';
+import type { EventTypeRecord } from '../metadata/types.js';
 import type { BatchItemResponse, PublishingStep } from './batch-item.js';
-import { topLevelElementSizes } from './body-scan.js';
+import { topLevelElementAt, topLevelElementSizes } from './body-scan.js';
+import { firstInvalidUtf8 } from './utf8.js';
 import { enrichMetadata, EnrichmentError } from './enrich.js';
 import { makePartitioner, PartitioningError } from './partitioner.js';
 import { spliceElements } from './splice.js';
@@ -31,7 +33,18 @@ export interface PublisherDeps {
   random: Random;
   /** Feature toggles that change publishing (absent: all off). */
   features?: { isEnabled(name: 'check_partitions_keys'): boolean };
+  /**
+   * Lets other work run (main: setImmediate). Called between chunks of `validationChunkEvents` events,
+   * so validating a large batch against a complex schema never holds the event loop for long. Absent:
+   * validation runs in one go.
+   */
+  pause?: () => Promise<void>;
 }
+
+/** Events validated between two pauses: at the schema bounds' worst (about 50 µs an event), 25 ms. */
+export const validationChunkEvents = 500;
+/** How often validation starts over when the event type changes during its pauses, before 503. */
+const revalidationsMax = 3;
 
 type Phase = 'validating' | 'enriching' | 'partitioning';
 const previousStep: Record<Phase, PublishingStep> = {
@@ -82,9 +95,8 @@ export class Publisher {
    * batch at all (unknown event type 404, malformed JSON 400); answers 422/207 per item otherwise.
    */
   async publish(name: string, body: Buffer, flowId: string): Promise<PublishOutcome> {
-    const rec = this.#deps.eventTypes.eventType(name);
+    let rec = this.#deps.eventTypes.eventType(name);
     if (rec === undefined) throw problems.eventTypeNotFound(`EventType "${name}" does not exist.`);
-    const et = rec.eventType;
 
     let events: unknown;
     try {
@@ -98,27 +110,22 @@ export class Publisher {
       throw problems.payloadTooLarge(`A batch holds at most ${publishBatchEventsMax} events, got ${events.length}`);
     }
 
-    // Phase 1: validating (size on the submitted text, shape, schema).
+    // Phase 1: validating (size on the submitted text, shape, schema). It may pause; if the event type
+    // changed meanwhile (a new schema, deleted), the batch is checked again against what it is now, so
+    // the appends below always follow a validation against the record they use, with no pause between.
     const sizes = body.length > eventBytesMax ? topLevelElementSizes(body) : undefined;
-    const validate = this.#deps.validators.validatorFor(rec);
-    for (let i = 0; i < events.length; i++) {
-      const ev: unknown = events[i];
-      const size = sizes?.[i];
-      if (size !== undefined && size > eventBytesMax) {
-        return rejectBatch(events, i, 'validating', `Event too large: ${size} bytes, the limit is ${eventBytesMax}`);
-      }
-      if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
-        return rejectBatch(events, i, 'validating', 'An event must be a JSON object');
-      }
-      let error: string | null;
-      try {
-        error = validate(ev);
-      } catch (err) {
-        if (!(err instanceof RangeError)) throw err;
-        error = tooDeeplyNested;
-      }
-      if (error !== null) return rejectBatch(events, i, 'validating', error);
+    const invalidAt = firstInvalidUtf8(body);
+    const notUtf8 = invalidAt < 0 ? -1 : topLevelElementAt(body, invalidAt);
+    for (let attempt = 1; ; attempt++) {
+      const refused = await this.#validate(events, sizes, notUtf8, rec);
+      if (refused !== undefined) return refused;
+      const now: EventTypeRecord | undefined = this.#deps.eventTypes.eventType(name);
+      if (now === rec) break;
+      if (now === undefined) throw problems.eventTypeNotFound(`EventType "${name}" does not exist.`);
+      if (attempt >= revalidationsMax) throw problems.unavailable(`EventType "${name}" kept changing while the batch was validated; retry`);
+      rec = now;
     }
+    const et = rec.eventType;
 
     // Phase 2: enriching. `adds[i]` is what enrichment adds to event i's metadata, as JSON text, for
     // the stored copy of the submitted text (phase 4); null: store the re-serialized object instead.
@@ -209,5 +216,32 @@ export class Publisher {
       }
     });
     return { status: 207, items, eventCount: events.length };
+  }
+
+  /** Phase 1 for one record: the 422 outcome of the first invalid event, or undefined when all pass. */
+  async #validate(events: unknown[], sizes: (number | undefined)[] | undefined, notUtf8: number, rec: EventTypeRecord): Promise<PublishOutcome | undefined> {
+    const validate = this.#deps.validators.validatorFor(rec);
+    for (let i = 0; i < events.length; i++) {
+      const ev: unknown = events[i];
+      const size = sizes?.[i];
+      if (size !== undefined && size > eventBytesMax) {
+        return rejectBatch(events, i, 'validating', `Event too large: ${size} bytes, the limit is ${eventBytesMax}`);
+      }
+      // Stored and streamed as sent, so it would make every stream carrying it invalid UTF-8.
+      if (i === notUtf8) return rejectBatch(events, i, 'validating', 'The event is not valid UTF-8');
+      if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
+        return rejectBatch(events, i, 'validating', 'An event must be a JSON object');
+      }
+      let error: string | null;
+      try {
+        error = validate(ev);
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err;
+        error = tooDeeplyNested;
+      }
+      if (error !== null) return rejectBatch(events, i, 'validating', error);
+      if ((i + 1) % validationChunkEvents === 0 && i + 1 < events.length) await this.#deps.pause?.();
+    }
+    return undefined;
   }
 }

@@ -5,7 +5,7 @@
 import { assert } from '../core/assert.js';
 import type { Random } from '../core/ports.js';
 import type { Storage } from './storage.js';
-import type { Index, NodeId } from './types.js';
+import type { Damage, Index, NodeId } from './types.js';
 import { assertIndex, assertNodeId } from './types.js';
 
 export interface RaftConfig {
@@ -51,6 +51,13 @@ export interface RaftConfig {
   readonly pendingReadsMax?: number;
   /** Ticks a follower may stay in snapshot state without answering before the snapshot is resent. */
   readonly snapshotRetryTicks?: number;
+  /**
+   * The host found this member's durable state damaged (null, the default: it is not). Until a
+   * healthy leader has repaired it the member grants no vote or pre-vote and never campaigns (nor
+   * takes leadership in a transfer), but follows a leader and accepts its entries and snapshots. The
+   * Ready in which the repair becomes durable says `repaired`; the host then forgets the damage.
+   */
+  readonly damaged?: Damage | null;
 }
 
 export type ResolvedConfig = Required<RaftConfig>;
@@ -68,6 +75,7 @@ export function withDefaults(c: RaftConfig): ResolvedConfig {
     readyCommittedBytesMax: 64 * 1024 * 1024,
     pendingReadsMax: 4096,
     snapshotRetryTicks: 4 * c.electionTicks,
+    damaged: null,
     ...stripUndefined(c),
   };
 }
@@ -96,4 +104,8 @@ export function validateConfig(c: ResolvedConfig): void {
   }
   assert(c.electionTicks > c.heartbeatTicks, 'electionTicks must exceed heartbeatTicks');
   assert(c.inflightBytesMax >= c.appendBytesMax, 'an append of appendBytesMax must fit the inflight window');
+  if (c.damaged !== null) {
+    assertIndex(c.damaged.term, 'raft config damaged.term');
+    assertIndex(c.damaged.index, 'raft config damaged.index');
+  }
 }

@@ -10,6 +10,7 @@ export type {
   ConfChange,
   ConfChangeType,
   ConfState,
+  Damage,
   Entry,
   EntryType,
   HardState,

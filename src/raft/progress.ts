@@ -69,6 +69,17 @@ export class Progress {
     this.pendingSnapshot = snapshotIndex;
   }
 
+  /**
+   * The follower lost entries it had acknowledged (a damaged member, types.ts damagedReject): `match`
+   * no longer holds. Forget it and probe from the follower's hint, as for a follower never heard from.
+   * Lowering a match never advances the commit index.
+   */
+  forgetMatch(matchHint: Index): void {
+    this.match = 0;
+    this.#resetState('probe');
+    this.next = Math.max(1, matchHint + 1);
+  }
+
   /** The follower acknowledged up to n. Returns whether `match` moved. */
   maybeUpdate(n: Index): boolean {
     let updated = false;

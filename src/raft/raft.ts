@@ -19,6 +19,7 @@ import { ProgressTracker } from './tracker.js';
 import type {
   ConfChange,
   ConfState,
+  Damage,
   Entry,
   EntryType,
   HardState,
@@ -30,7 +31,7 @@ import type {
   StateType,
   Term,
 } from './types.js';
-import { assertIndex, campaignTransfer, entriesBytes, makeMessage, noNode } from './types.js';
+import { assertIndex, campaignTransfer, damagedReject, entriesBytes, makeMessage, noNode } from './types.js';
 
 /** Why a proposal was not appended. None of these is an error of the caller's making except 'invalid'. */
 export type ProposalDropReason =
@@ -79,6 +80,12 @@ export class Raft {
   uncommittedBytes = 0;
   /** Proposals appended since the last Ready: their broadcast is coalesced into as few appends as possible. */
   pendingBroadcast = false;
+  /** Set while this member's durable state is damaged: it neither votes nor campaigns (config.ts). */
+  damaged: Damage | null;
+  /** The damage was repaired since the last Ready (the host records that in the same write). */
+  repaired = false;
+  /** Damage found while running (a leader counts entries this member lacks) since the last Ready. */
+  newlyDamaged: Damage | null = null;
 
   readonly #readOnly: ReadOnly;
   /** Reads that arrived before the leader committed an entry of its term (thesis §6.4 step 1). */
@@ -90,6 +97,7 @@ export class Raft {
     this.log = new RaftLog(cfg.storage);
     this.trk = new ProgressTracker(cfg.inflightAppendsMax, cfg.inflightBytesMax);
     this.#readOnly = new ReadOnly(cfg.pendingReadsMax);
+    this.damaged = cfg.damaged;
     const { hardState, confState } = cfg.storage.initialState();
     this.trk.applyConf(confState, this.log.lastIndex());
     this.#loadState(hardState);
@@ -263,7 +271,8 @@ export class Raft {
   }
 
   #promotable(): boolean {
-    return this.trk.isVoter(this.id) && this.log.unstable.snapshot === undefined;
+    // A damaged member may lack entries it acknowledged: as leader it could lose committed writes.
+    return this.trk.isVoter(this.id) && this.damaged === null && this.log.unstable.snapshot === undefined;
   }
 
   /** Whether (applied, committed] holds a membership change (or a snapshot not yet installed). */
@@ -593,6 +602,12 @@ export class Raft {
   }
 
   #handleVoteRequest(m: Message): void {
+    if (this.damaged !== null) {
+      // Its vote of this term may be lost and its log may lack entries it acknowledged: granting
+      // could elect a second leader in a term, or a leader without a committed entry.
+      this.#send({ type: m.type === 'vote' ? 'voteResp' : 'preVoteResp', to: m.from, reject: true });
+      return;
+    }
     const canVote =
       this.vote === m.from ||
       (this.vote === noNode && this.lead === noNode) ||
@@ -697,6 +712,12 @@ export class Raft {
   }
 
   #handleAppendRejected(m: Message, pr: Progress): void {
+    if (m.context === damagedReject && m.rejectHint < pr.match) {
+      // The follower lost entries it had acknowledged: its match is void, probe from what it holds.
+      pr.forgetMatch(m.rejectHint);
+      this.#sendAppend(m.from, true);
+      return;
+    }
     // Fast backtracking (thesis §5.3 optimisation, as in etcd): the follower says its log may match
     // at rejectHint with term logTerm. Every entry of ours after the last one whose term is <=
     // logTerm cannot match, so probe from there instead of one index per round trip.
@@ -760,6 +781,7 @@ export class Raft {
     }
     const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
     if (lastNew !== undefined) {
+      if (this.damaged !== null) this.#maybeRepaired(m, lastNew);
       this.#send({ type: 'appResp', to: m.from, index: lastNew });
       return;
     }
@@ -768,10 +790,45 @@ export class Raft {
     let hintIndex = Math.min(m.index, this.log.lastIndex());
     hintIndex = this.log.findConflictByTerm(hintIndex, m.logTerm);
     const hintTerm = this.log.term(hintIndex) ?? 0;
-    this.#send({ type: 'appResp', to: m.from, index: m.index, reject: true, rejectHint: hintIndex, logTerm: hintTerm });
+    const context = this.damaged === null ? '' : damagedReject;
+    this.#send({ type: 'appResp', to: m.from, index: m.index, reject: true, rejectHint: hintIndex, logTerm: hintTerm, context });
+  }
+
+  /**
+   * A damaged member is repaired once its log matches the leader's (term m.term) up to lastNew and
+   * that covers: the damage (index, term), every entry the leader knows committed (m.commit), and an
+   * entry of the leader's own term, which (leader completeness) follows every entry committed in an
+   * earlier term. Its log then holds everything committed, as a healthy follower's does. The entries
+   * are in this Ready or an earlier one, so they are durable no later than the `repaired` mark.
+   */
+  #maybeRepaired(m: Message, lastNew: Index): void {
+    const d = this.damaged!;
+    if (m.term < d.term || lastNew < d.index || lastNew < m.commit) return;
+    if (this.log.term(lastNew) !== m.term) return;
+    this.damaged = null;
+    this.repaired = true;
+    // Whatever it voted for in this term before the damage is unknown; the leader of the term is the
+    // one vote that cannot elect anybody else, so it stands for it.
+    if (this.vote === noNode) this.vote = m.from;
   }
 
   #handleHeartbeat(m: Message): void {
+    // A leader never names a commit index beyond what this member acknowledged (min of its match and
+    // the commit). One beyond our log means entries acknowledged before were lost: the member is
+    // damaged (found now if the host did not find it at start), not a reason to stop the node.
+    if (m.commit > this.log.lastIndex()) {
+      if (this.damaged === null) {
+        this.damaged = { term: this.term, index: m.commit };
+        this.newlyDamaged = this.damaged;
+      }
+      const last = this.log.lastIndex();
+      this.log.commitTo(last);
+      // The leader sends no append to a member it counts as up to date: tell it that its match for
+      // us is void (it forgets it, types.ts damagedReject), or the member would never be repaired.
+      this.#send({ type: 'appResp', to: m.from, index: m.commit, reject: true, rejectHint: last, logTerm: this.log.term(last) ?? 0, context: damagedReject });
+      this.#send({ type: 'heartbeatResp', to: m.from, context: m.context });
+      return;
+    }
     this.log.commitTo(m.commit);
     this.#send({ type: 'heartbeatResp', to: m.from, context: m.context });
   }

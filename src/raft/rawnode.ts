@@ -30,6 +30,7 @@ import type { ProgressState } from './progress.js';
 import type {
   ConfChange,
   ConfState,
+  Damage,
   Entry,
   HardState,
   Index,
@@ -60,6 +61,16 @@ export interface Ready {
   readonly messages: readonly Message[];
   /** Whether step 1 needs an fsync (term, vote or entries changed); a commit-only change does not. */
   readonly mustSync: boolean;
+  /**
+   * The member's damage (RaftConfig.damaged) was repaired by what this Ready and earlier ones persist:
+   * the host records that it is no longer damaged in the same write as step 1.
+   */
+  readonly repaired: boolean;
+  /**
+   * Present when the core found this member damaged while running (a leader counts entries it lacks):
+   * the host records the damage in the same write as step 1, so a restart does not forget it.
+   */
+  readonly damaged: Damage | undefined;
 }
 
 export interface ProgressStatus {
@@ -83,6 +94,8 @@ export interface Status {
   readonly confState: ConfState;
   /** Only on the leader: each member's replication progress. */
   readonly progress: ReadonlyMap<NodeId, ProgressStatus> | undefined;
+  /** The damage this member has not been repaired from yet (RaftConfig.damaged), or null. */
+  readonly damaged: Damage | null;
 }
 
 export class RawNode {
@@ -185,6 +198,8 @@ export class RawNode {
       r.pendingBroadcast ||
       r.msgs.length > 0 ||
       r.readStates.length > 0 ||
+      r.repaired ||
+      r.newlyDamaged !== null ||
       r.log.unstable.entries.length > 0 ||
       r.log.unstable.snapshot !== undefined ||
       r.log.hasNextCommittedEntries()
@@ -215,9 +230,15 @@ export class RawNode {
       mustSync:
         entries.length > 0 ||
         r.log.unstable.snapshot !== undefined ||
+        r.repaired ||
+        r.newlyDamaged !== null ||
         hs.term !== this.#prevHardState.term ||
         hs.vote !== this.#prevHardState.vote,
+      repaired: r.repaired,
+      damaged: r.newlyDamaged ?? undefined,
     };
+    r.repaired = false;
+    r.newlyDamaged = null;
     r.msgs = [];
     r.readStates = [];
     this.#prevSoftState = ss;
@@ -276,6 +297,7 @@ export class RawNode {
       leadTransferee: r.leadTransferee,
       confState: r.trk.confState(),
       progress,
+      damaged: r.damaged,
     };
   }
 

@@ -120,7 +120,25 @@ export interface Message {
 /** The context a candidate puts on its votes when a leadership transfer told it to campaign. */
 export const campaignTransfer = 'campaignTransfer';
 
+/**
+ * The context a damaged member puts on its append rejections: its log may be shorter than the
+ * leader's progress says (it lost entries it had acknowledged), so the leader forgets that member's
+ * match and probes from its hint instead of taking the rejection for a stale one.
+ */
+export const damagedReject = 'damaged';
+
 export type StateType = 'follower' | 'preCandidate' | 'candidate' | 'leader';
+
+/**
+ * What a member lost when its durable state was damaged (a corrupt or truncated log found at start, a
+ * wiped data directory): before the damage it may have voted in terms up to `term` and acknowledged
+ * entries up to `index` (0 where the host cannot tell). A damaged member neither votes nor campaigns
+ * until a leader of a term >= `term` has brought its log past `index` (see Raft.#maybeRepaired).
+ */
+export interface Damage {
+  readonly term: Term;
+  readonly index: Index;
+}
 
 /** Volatile state the host may want to observe (not persisted). */
 export interface SoftState {

@@ -78,9 +78,25 @@ export function effectiveSchema(category: Category, submitted: object): object {
   }
 }
 
+/** Where a business schema's own root goes when it refers to itself (`"$ref": "#"`). */
+const submittedRootDefinition = '__brook_submitted_root';
+
 function businessSchema(schema: JsonObject): JsonObject {
   const own = isPlainObject(schema['properties']) ? schema['properties'] : {};
   const required = Array.isArray(schema['required']) ? schema['required'] : [];
+  // A recursive schema ("$ref": "#", e.g. a tree of nodes) means the submitted root, not the event
+  // with its metadata: such references point to a copy of the submitted root kept in definitions.
+  // Its definitions stay at the root, where "#/definitions/..." keeps resolving. A root id starts a
+  // resolution scope of its own, and is left alone (as for data change events).
+  if (typeof schema['id'] !== 'string' && refersToRoot(schema)) {
+    const root = deepCloneJson(schema);
+    delete root['definitions'];
+    const target = `#/definitions/${submittedRootDefinition}`;
+    retargetRootRefs(schema, target);
+    retargetRootRefs(root, target);
+    const definitions = isPlainObject(schema['definitions']) ? schema['definitions'] : {};
+    schema['definitions'] = { ...definitions, [submittedRootDefinition]: root };
+  }
   // metadata first: it is what every reader of a business event looks at before the payload.
   return {
     ...schema,
@@ -110,6 +126,22 @@ function dataChangeSchema(schema: JsonObject): JsonObject {
     },
     required: ['metadata', 'data_op', 'data_type', 'data'],
   };
+}
+
+/** Whether a subschema (outside a nested id's scope) is `"$ref": "#"`. */
+function refersToRoot(node: JsonObject): boolean {
+  let found = node['$ref'] === '#';
+  forEachSubschema(node, (child) => {
+    if (!found && typeof child['id'] !== 'string') found = refersToRoot(child);
+  });
+  return found;
+}
+
+function retargetRootRefs(node: JsonObject, target: string): void {
+  if (node['$ref'] === '#') node['$ref'] = target;
+  forEachSubschema(node, (child) => {
+    if (typeof child['id'] !== 'string') retargetRootRefs(child, target);
+  });
 }
 
 function rebaseLocalRefs(node: JsonObject, base: string): void {

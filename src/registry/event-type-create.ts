@@ -39,7 +39,7 @@ export function validateEventTypeCreate(
   const enrichment = parseEnrichmentStrategies(input['enrichment_strategies'], category, []);
   const partitionStrategy = parsePartitionStrategy(input['partition_strategy'], 'random');
   const mode = parseCompatibilityMode(input['compatibility_mode'], 'forward');
-  const schema = parseSchemaField(input['schema'], 'create');
+  const schema = parseSchemaField(input['schema'], opts);
   checkSubmittedSchema(schema.parsed, category, mode);
   const keyFields = parsePartitionKeyFields(input['partition_key_fields'], partitionStrategy, schema.parsed);
   const statistics = parseStatistics(input['default_statistic']);

@@ -6,7 +6,7 @@
  * for newer versions of the original service send fields Brook does not know.
  */
 import { problems } from '../core/problem.js';
-import { eventTypeNameLengthMax, schemaBytesMax } from '../core/limits.js';
+import { eventTypeNameLengthMax } from '../core/limits.js';
 import {
   categories,
   compatibilityModes,
@@ -23,6 +23,8 @@ import {
 import { closeUndeclaredProperties, effectiveSchema, predefinedFieldConflicts } from './effective-schema.js';
 import { forEachSubschema, isPlainObject, resolveLocalRef, walkSchema, type JsonObject } from './json-schema-walk.js';
 import type { RegistryOptions } from './registry-options.js';
+import { checkSchemaLimits, type SchemaLimits } from './schema-limits.js';
+import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
 import { schemaCompileError } from './schema-compiler.js';
 
 export function unprocessable(detail: string): never {
@@ -116,20 +118,17 @@ export interface SubmittedSchema {
 }
 
 /**
- * EventTypeSchema on input. version and created_at are read-only: on create both are ignored (the
- * registry sets them); on update created_at is rejected ("must not be sent on update") and version is
- * ignored (the registry computes it from the change).
+ * EventTypeSchema on input. version and created_at are read-only and ignored, on create and on update
+ * alike (compatibility.md): clients update an event type by GET, change, PUT, and send them back as
+ * they read them. The registry sets created_at and computes the version from the change.
  */
-export function parseSchemaField(value: unknown, purpose: 'create' | 'update'): SubmittedSchema {
+export function parseSchemaField(value: unknown, limits: SchemaLimits): SubmittedSchema {
   if (isAbsent(value)) unprocessable('Field "schema" is required');
   if (!isPlainObject(value)) unprocessable('Field "schema" must be an object');
   if (value['type'] !== 'json_schema') unprocessable('Field "schema.type" must be json_schema');
-  if (purpose === 'update' && !isAbsent(value['created_at'])) {
-    unprocessable('Field "schema.created_at" is read-only and must not be sent on update');
-  }
   const text = requireString(value['schema'], 'schema.schema');
-  if (Buffer.byteLength(text, 'utf8') > schemaBytesMax) {
-    unprocessable(`Field "schema.schema" must be at most ${schemaBytesMax} bytes`);
+  if (Buffer.byteLength(text, 'utf8') > limits.schemaBytesMax) {
+    unprocessable(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
   }
   let parsed: unknown;
   try {
@@ -138,6 +137,8 @@ export function parseSchemaField(value: unknown, purpose: 'create' | 'update'): 
     unprocessable(`Field "schema.schema" must be valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (!isPlainObject(parsed)) unprocessable('Field "schema.schema" must be a JSON object (a draft-04 schema)');
+  // Before anything else walks or compiles it (schema-limits.ts).
+  checkSchemaLimits(parsed, limits);
   return { text, parsed };
 }
 
@@ -150,9 +151,13 @@ const compatibleForbiddenKeywords = ['not', 'patternProperties', 'additionalProp
  * and an effective validation schema that compiles (so publishing can never meet an uncompilable one).
  */
 export function checkSubmittedSchema(schema: JsonObject, category: Category, mode: CompatibilityMode): void {
+  checkPatterns(schema);
   const compileError = schemaCompileError(schema);
+  if (compileError?.unsupportedPattern === true) {
+    unprocessable(`Field "schema.schema" has a pattern Brook cannot use: ${compileError.reason}`);
+  }
   if (compileError !== null) {
-    unprocessable(`Field "schema.schema" must be a valid JSON Schema draft-04: ${compileError}`);
+    unprocessable(`Field "schema.schema" must be a valid JSON Schema draft-04: ${compileError.reason}`);
   }
   if (category !== 'undefined') {
     const type = schema['type'];
@@ -180,8 +185,30 @@ export function checkSubmittedSchema(schema: JsonObject, category: Category, mod
   const validationSchema = closeUndeclaredProperties(effectiveSchema(category, schema), mode);
   const effectiveError = schemaCompileError(validationSchema);
   if (effectiveError !== null) {
-    unprocessable(`Field "schema.schema" cannot be used for category ${category}: ${effectiveError}`);
+    unprocessable(`Field "schema.schema" cannot be used for category ${category}: ${effectiveError.reason}`);
   }
+}
+
+/**
+ * Every `pattern` and `patternProperties` key must run in linear time (linear-regexp.ts), also where ajv
+ * would skip it (a pattern property whose schema is {}): a later version could start using it. The
+ * compiler refuses them too; this names where they are.
+ */
+function checkPatterns(schema: JsonObject): void {
+  walkSchema(schema, (node, pointer) => {
+    const patterns: [string, string][] = [];
+    if (typeof node['pattern'] === 'string') patterns.push([node['pattern'], `#${pointer}/pattern`]);
+    const props = node['patternProperties'];
+    if (isPlainObject(props)) for (const key of Object.keys(props)) patterns.push([key, `#${pointer}/patternProperties`]);
+    for (const [pattern, where] of patterns) {
+      try {
+        linearRegExp(pattern);
+      } catch (err) {
+        if (!(err instanceof UnsupportedPatternError)) throw err;
+        unprocessable(`Field "schema.schema" has a pattern at ${where} that Brook cannot use: ${err.message}`);
+      }
+    }
+  });
 }
 
 /**

@@ -16,7 +16,7 @@ function service(members: MembersSource | undefined, partitionsDefault = 1, answ
   const sm = new MetadataStateMachine();
   const proposed: MetadataCommand[] = [];
   const svc = new EventTypeService({
-    reader: { eventType: (n) => sm.eventType(n), eventTypes: () => sm.eventTypes() },
+    reader: { eventType: (n) => sm.eventType(n), eventTypes: () => sm.eventTypes(), eventTypeCount: () => sm.eventTypeCount(), limits: () => sm.limits },
     proposer: {
       propose: async (cmd) => {
         proposed.push(JSON.parse(JSON.stringify(cmd)) as MetadataCommand);

@@ -7,12 +7,16 @@ import type { Clock } from '../core/ports.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType, EventTypeRecord, EventTypeSchema } from '../metadata/types.js';
+import type { MetadataLimits } from '../metadata/limits.js';
 import { proposePlacement, type MembersSource } from '../metadata/placement.js';
 import { validateEventTypeCreate, validateEventTypeUpdate, type RegistryOptions } from './index.js';
 
 export interface MetadataReader {
   eventType(name: string): EventTypeRecord | undefined;
   eventTypes(): Iterable<EventTypeRecord>;
+  /** The replicated metadata bounds (the state machine enforces them; checked here to answer early). */
+  limits(): Readonly<MetadataLimits>;
+  eventTypeCount(): number;
 }
 
 export interface Proposer {
@@ -40,9 +44,10 @@ function failIfRejected(r: ApplyResult): void {
       throw problems.conflict(r.detail);
     case 'in_use':
       throw problems.eventTypeHasSubscriptions(r.detail);
+    case 'limit':
     case 'invalid':
     case 'no_slots':
-      // Never a silent success: e.g. a placement the state machine refused.
+      // Never a silent success: a bound of the metadata, or e.g. a placement the state machine refused.
       throw problems.unprocessable(r.detail);
   }
 }
@@ -99,6 +104,10 @@ export class EventTypeService {
     if (this.#reader.eventType(eventType.name) !== undefined) {
       throw problems.eventTypeExists(`EventType "${eventType.name}" already exists.`);
     }
+    const limits = this.#reader.limits();
+    if (this.#reader.eventTypeCount() >= limits.eventTypesMax) {
+      throw problems.unprocessable(`There are ${this.#reader.eventTypeCount()} event types, the most this cluster holds (eventTypesMax ${limits.eventTypesMax}); delete unused ones first`);
+    }
     const cmd: MetadataCommand = { op: 'event_type.create', eventType, partitionCount };
     // Placed over this node's applied state: a lagging view costs balance, never validity (the state
     // machine checks the placement again at apply, and allocates the group ids there).
@@ -113,6 +122,10 @@ export class EventTypeService {
   async update(name: string, body: unknown): Promise<void> {
     const existing = this.record(name);
     const { eventType, schemaChanged } = validateEventTypeUpdate(body, existing, this.#options, this.#now());
+    const versionsMax = this.#reader.limits().schemaVersionsMax;
+    if (schemaChanged && existing.schemas.length >= versionsMax) {
+      throw problems.unprocessable(`Event type "${name}" has ${existing.schemas.length} schema versions, the most one event type keeps (schemaVersionsMax ${versionsMax}); its schema cannot change any more`);
+    }
     failIfRejected(
       await this.#proposer.propose({
         op: 'event_type.update',

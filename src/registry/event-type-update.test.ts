@@ -1,7 +1,7 @@
 /**
  * Goal: PUT /event-types/{name} follows the interface's update conditions (name unchanged, schema change
- * allowed by compatibility_mode, stricter-only mode changes, authorization kept, schema.created_at not
- * sent, default_statistic fixed) and Brook's decisions where it is silent (category fixed, partition
+ * allowed by compatibility_mode, stricter-only mode changes, authorization kept, read-only fields
+ * ignored, default_statistic fixed) and Brook's decisions where it is silent (category fixed, partition
  * strategy only away from random, hash keys fixed, omitted sticky fields kept), and bumps the schema
  * version per the Versioning rules. Method: build an existing record with validateEventTypeCreate,
  * then submit modified bodies to validateEventTypeUpdate.
@@ -119,13 +119,24 @@ describe('schema versions on update', () => {
     }
   });
 
-  test('schema.created_at must not be sent on update; schema.version is ignored', () => {
+  test('issue 10: read-only fields sent back (schema.created_at, schema.version, created_at, updated_at) are ignored, never taken', () => {
     const body = createBody();
     const existing = recordOf(body);
-    assertProblem(() => update({ ...body, schema: { ...schemaField(orderSchema), created_at: createdAt } }, existing), 422, /"schema.created_at" is read-only/);
+    // What GET served, sent back unchanged: accepted, nothing changes but updated_at.
+    const roundTrip = { ...existing.eventType, owning_application: 'other-app' };
+    const same = update(roundTrip, existing);
+    assert.equal(same.schemaChanged, false);
+    assert.equal(same.eventType.schema, existing.eventType.schema);
+    assert.equal(same.eventType.owning_application, 'other-app');
+    assert.equal(same.eventType.updated_at, updatedAt);
+    // Other values in them, even of the wrong type, are not taken either.
     const next = changed((s) => (s.description = 'x'));
-    const { eventType } = update({ ...body, schema: { ...schemaField(next), version: '9.9.9' } }, existing);
+    const bogus = { ...body, created_at: '1999-01-01T00:00:00Z', updated_at: 42, schema: { ...schemaField(next), version: '9.9.9', created_at: { not: 'a date' } } };
+    const { eventType } = update(bogus, existing);
     assert.equal(eventType.schema.version, '1.0.1');
+    assert.equal(eventType.schema.created_at, updatedAt);
+    assert.equal(eventType.created_at, createdAt);
+    assert.equal(eventType.updated_at, updatedAt);
   });
 
   test('the new schema obeys the create rules (compiles, no predefined names)', () => {

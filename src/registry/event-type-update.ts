@@ -3,7 +3,9 @@
  *
  * Rules from the interface: the name cannot change; the schema change must be allowed by
  * compatibility_mode; mode changes only none -> forward -> compatible; an existing authorization
- * section cannot be removed; schema.created_at must not be sent; default_statistic cannot change.
+ * section cannot be removed; default_statistic cannot change. Read-only fields sent back as they were
+ * read (created_at, updated_at, schema.created_at, schema.version) are ignored, never taken from the
+ * request (compatibility.md: clients update by GET, change, PUT, as the original service allowed).
  *
  * Rules Brook decides where the interface is silent (each refuses what would break a promise already
  * made to consumers of the stored events):
@@ -89,7 +91,7 @@ export function validateEventTypeUpdate(
     );
   }
 
-  const submitted = parseSchemaField(input['schema'], 'update');
+  const submitted = parseSchemaField(input['schema'], opts);
   checkSubmittedSchema(submitted.parsed, category, mode);
 
   const keepingHash = strategy === 'hash' && old.partition_strategy === 'hash';

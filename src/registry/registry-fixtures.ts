@@ -14,6 +14,10 @@ export const opts: RegistryOptions = {
   retentionTimeMsDefault: 345_600_000,
   retentionTimeMsMin: 3_600_000,
   retentionTimeMsMax: 3_456_000_000,
+  schemaBytesMax: 1_000_000,
+  schemaDepthMax: 50,
+  schemaObjectsMax: 1000,
+  schemaEnumValuesMax: 10_000,
 };
 
 export const createdAt = '2024-05-01T10:00:00.000Z';

@@ -3,8 +3,9 @@
  * that tests and operators can set them; their internal consistency is asserted once per call site.
  */
 import { assert } from '../core/assert.js';
+import type { SchemaLimits } from './schema-limits.js';
 
-export interface RegistryOptions {
+export interface RegistryOptions extends SchemaLimits {
   /** Partitions of an event type created without default_statistic (compatibility.md: 1 by default). */
   partitionsDefault: number;
   /** Upper bound of the partition count computed from default_statistic. */
@@ -22,4 +23,7 @@ export function assertRegistryOptions(opts: RegistryOptions): void {
   assert(Number.isSafeInteger(opts.retentionTimeMsMax), 'retentionTimeMsMax must be an integer');
   assert(opts.retentionTimeMsMin <= opts.retentionTimeMsDefault, 'retention default below its minimum');
   assert(opts.retentionTimeMsDefault <= opts.retentionTimeMsMax, 'retention default above its maximum');
+  for (const key of ['schemaBytesMax', 'schemaDepthMax', 'schemaObjectsMax', 'schemaEnumValuesMax'] as const) {
+    assert(Number.isSafeInteger(opts[key]) && opts[key] >= 1, `${key} must be an integer >= 1`);
+  }
 }

@@ -10,7 +10,7 @@
  */
 import type { EventType, EventTypeSchema } from '../metadata/types.js';
 import { closeUndeclaredProperties, effectiveSchema } from './effective-schema.js';
-import { createAjv, type Ajv, type CompiledValidator } from './schema-compiler.js';
+import { createAjv, withRootId, type Ajv, type CompiledValidator } from './schema-compiler.js';
 import { assert } from '../core/assert.js';
 
 export type EventValidator = (event: unknown) => string | null;
@@ -58,10 +58,10 @@ export class SchemaValidatorCache {
     // The registry only stores schemas it has compiled, so a failure here is a broken invariant.
     const submitted: unknown = JSON.parse(schema.schema);
     assert(typeof submitted === 'object' && submitted !== null, `stored schema of ${eventType.name} is not an object`);
-    const validationSchema = closeUndeclaredProperties(
+    const validationSchema = withRootId(closeUndeclaredProperties(
       effectiveSchema(eventType.category, submitted),
       eventType.compatibility_mode,
-    );
+    ));
     const compiled = this.#ajv.compile(validationSchema);
     return { validator: eventValidator(compiled), compiledSchema: validationSchema };
   }

@@ -89,7 +89,8 @@ export class Harness {
     return this.raw(id).status();
   }
 
-  start(id: NodeId): void {
+  /** Starts a node that is down; `over` overrides the harness's options for this start only. */
+  start(id: NodeId, over: HarnessOptions = {}): void {
     const n = this.node(id);
     assert(n.raw === undefined, `node ${id} is already up`);
     const snap = n.storage.snapshot();
@@ -100,11 +101,19 @@ export class Harness {
       electionTicks: 10,
       heartbeatTicks: 1,
       ...this.#opts,
+      ...over,
       id,
       storage: n.storage,
       applied: snap.metadata.index,
       random: this.#rng.fork(),
     });
+  }
+
+  /** Replaces a stopped node's disk with an empty one (a wiped data directory). */
+  wipe(id: NodeId): void {
+    const n = this.node(id);
+    assert(n.raw === undefined, `node ${id} must be down to be wiped`);
+    this.nodes.set(id, { id, storage: new MemoryStorage(), raw: undefined, applied: [], restored: [], readStates: [], conf: { voters: [], learners: [] } });
   }
 
   /** Stops a node. Synchronous Readies are persisted at once, so only volatile state is lost. */

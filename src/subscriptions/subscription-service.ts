@@ -26,6 +26,9 @@ export interface SubscriptionReader {
   subscription(id: string): Subscription | undefined;
   /** In creation order. */
   subscriptions(): Iterable<Subscription>;
+  subscriptionCount(): number;
+  /** The replicated bound on subscriptions (the state machine enforces it; checked here to answer early). */
+  subscriptionsMax(): number;
 }
 
 export interface SubscriptionProposer {
@@ -105,10 +108,15 @@ export class SubscriptionService {
     const candidate = this.#validate(body);
     const existing = this.#findByKey(candidate);
     if (existing !== undefined) return { subscription: existing, created: false };
+    const max = this.#reader.subscriptionsMax();
+    if (this.#reader.subscriptionCount() >= max) {
+      throw problems.unprocessable(`There are ${this.#reader.subscriptionCount()} subscriptions, the most this cluster holds (subscriptionsMax ${max}); delete unused ones first`);
+    }
     const r = await this.#proposer.propose({ op: 'subscription.create', subscription: candidate });
     if (!r.ok) {
-      // not_found: an event type was deleted between the check above and the apply.
-      if (r.reason === 'not_found') throw problems.unprocessable(r.detail);
+      // not_found: an event type was deleted between the check above and the apply. limit: a bound of
+      // the metadata (limits.ts), reached meanwhile or checked only where commands are applied.
+      if (r.reason === 'not_found' || r.reason === 'limit' || r.reason === 'invalid') throw problems.unprocessable(r.detail);
       throw problems.conflict(r.detail);
     }
     if (r.subscription === undefined) throw problems.internal('subscription.create applied without a subscription in its result');

@@ -1,6 +1,7 @@
 /**
  * Conversions between the Raft core's values (src/raft/types.ts) and their protobuf form
- * (proto/raft.proto), on the wire and on disk.
+ * (proto/raft.proto), on the wire. (The Raft log on disk has a format of its own, with checksums:
+ * src/broker/raft-records.ts.)
  *
  * Decoding is where untrusted bytes become values the core trusts: the core asserts on malformed
  * input (an assertion is fatal), so every field is checked here first: known enum values, terms,
@@ -216,7 +217,7 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bytes (the on-disk form of the Raft log; also what the tests feed the decoder)
+// Bytes (what the tests feed the decoder; until the checksummed disk format also the Raft log's form on disk)
 
 export function encodeEntry(e: Entry): Buffer {
   return raftProto().Entry.serialize(toWireEntry(e));

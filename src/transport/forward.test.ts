@@ -10,7 +10,8 @@ import * as grpc from '@grpc/grpc-js';
 import { GrpcTransport, TransportError, type AppendRequest } from './index.js';
 import { forwardProto } from './proto.js';
 import { toWireAppendRequest } from './forward-codec.js';
-import { quietLogger, RecordingHandler, startNodes, stopNodes } from './test-support.js';
+import { proveCall } from './auth.js';
+import { quietLogger, RecordingHandler, startNodes, stopNodes, testSecurity } from './test-support.js';
 
 const req: AppendRequest = {
   group: 5,
@@ -76,6 +77,7 @@ test('a malformed append is refused before the handler; so is a call that names 
     new Promise<{ err: grpc.ServiceError | null; reply: { status: string; detail: string } | undefined }>((resolve) => {
       const meta = new grpc.Metadata();
       if (from !== undefined) meta.set('x-brook-from', from);
+      if (from !== undefined && /^\d+$/.test(from)) meta.set('x-brook-auth', proveCall(testSecurity.secret, Number(from), 2, '/brook.forward.v1.Forward/Append', Date.now()));
       client.Append(body, meta, (err, reply) => resolve({ err, reply: reply as never }));
     });
   try {
@@ -89,9 +91,9 @@ test('a malformed append is refused before the handler; so is a call that names 
       const { reply } = await call(body, '1');
       assert.equal(reply?.status, 'APPEND_STATUS_REFUSED', what);
     }
-    assert.equal((await call(good, undefined)).err?.code, grpc.status.INVALID_ARGUMENT);
-    assert.equal((await call(good, '2')).err?.code, grpc.status.INVALID_ARGUMENT, 'the node itself');
-    assert.equal((await call(good, 'x')).err?.code, grpc.status.INVALID_ARGUMENT);
+    assert.equal((await call(good, undefined)).err?.code, grpc.status.UNAUTHENTICATED);
+    assert.equal((await call(good, '2')).err?.code, grpc.status.UNAUTHENTICATED, 'the node itself');
+    assert.equal((await call(good, 'x')).err?.code, grpc.status.UNAUTHENTICATED);
     assert.equal(n2.h.appends.length, 0);
     assert.equal((await call(good, '1')).reply?.status, 'APPEND_STATUS_COMMITTED');
   } finally {
@@ -130,7 +132,7 @@ test('a malformed answer from a peer (a forged server) is never believed', async
     },
   });
   const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-  const t = await GrpcTransport.start({ self: 1, incarnation: 'a', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${port}` }], handler: new RecordingHandler(), logger: quietLogger });
+  const t = await GrpcTransport.start({ self: 1, incarnation: 'a', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${port}` }], handler: new RecordingHandler(), logger: quietLogger, security: testSecurity });
   try {
     assert.equal((await t.forwardAppend(2, req)).status, 'unavailable');
     await assert.rejects(t.bounds(2, { group: 5, topic: 1, partition: 0 }), TransportError);

@@ -44,6 +44,7 @@ export class Peer {
   #queue: Queued[] = [];
   #queuedBytes = 0;
   #draining = true;
+  #refusals = 0;
   dropped = 0;
 
   constructor(owner: PeerOwner, id: NodeId, address: string, raft: RaftTransportClient, forward: ForwardClient) {
@@ -108,7 +109,13 @@ export class Peer {
       this.#queuedBytes = 0;
       if (lost.length > 0) this.#drop(lost, 'stream closed');
       if (err) {
-        this.#owner.logger.debug({ peer: this.id, code: err.code, detail: err.details }, 'raft stream to peer failed');
+        if (err.code === grpc.status.UNAUTHENTICATED || err.code === grpc.status.PERMISSION_DENIED) {
+          // A misconfiguration (another secret, a certificate or member list that does not match) that
+          // only an operator can fix: say so, the first time and then every hundredth.
+          if (this.#refusals++ % 100 === 0) this.#owner.logger.warn({ peer: this.id, code: err.code, detail: err.details, refusals: this.#refusals }, 'the peer refuses this node\'s calls');
+        } else {
+          this.#owner.logger.debug({ peer: this.id, code: err.code, detail: err.details }, 'raft stream to peer failed');
+        }
         this.#owner.handler.unreachable(this.id);
       }
     });

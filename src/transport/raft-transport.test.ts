@@ -12,7 +12,8 @@ import { makeMessage, type Message } from '../raft/index.js';
 import { GroupDispatcher, GrpcTransport, metadataTransport, type GroupMessages, type TransportHandler } from './index.js';
 import { raftProto } from './proto.js';
 import { toWireMessage } from './codec.js';
-import { quietLogger, RecordingHandler, startNodes, stopNodes, until } from './test-support.js';
+import { proveCall } from './auth.js';
+import { quietLogger, RecordingHandler, startNodes, stopNodes, testSecurity, until } from './test-support.js';
 
 /** Bytes as hex (a Buffer and a Uint8Array with the same bytes compare equal), the rest as is. */
 function plain(v: unknown): unknown {
@@ -113,6 +114,7 @@ test('malformed messages are dropped before the handler, good ones in the same b
     const hb = { group: 4, term: '3', commit: '2', context: '' };
     const meta = new grpc.Metadata();
     meta.set('x-brook-from', '1');
+    meta.set('x-brook-auth', proveCall(testSecurity.secret, 1, 2, '/brook.raft.v1.RaftTransport/Stream', Date.now()));
     await new Promise<void>((resolve, reject) => {
       const call = client.Stream(meta, (err) => (err ? reject(err) : resolve()));
       call.write({
@@ -151,9 +153,9 @@ test('malformed messages are dropped before the handler, good ones in the same b
       call.write({ from: '1', messages: [good] });
       call.end();
     });
-    assert.equal(refused?.code, grpc.status.INVALID_ARGUMENT);
+    assert.equal(refused?.code, grpc.status.UNAUTHENTICATED);
     assert.equal(n2.h.received.length, 2);
-    assert.equal(n2.t.decodeFailures(), 9);
+    assert.equal(n2.t.decodeFailures(), 8);
   } finally {
     client.close();
     await stopNodes(nodes);
@@ -163,10 +165,10 @@ test('malformed messages are dropped before the handler, good ones in the same b
 test('a peer that is down is reported unreachable, and a snapshot sent to it as not delivered to its group', async () => {
   const h = new RecordingHandler();
   // A port with nobody listening: start and stop a transport on it.
-  const gone = await GrpcTransport.start({ self: 9, incarnation: 'g', listen: '127.0.0.1:0', peers: [], handler: new RecordingHandler(), logger: quietLogger });
+  const gone = await GrpcTransport.start({ self: 9, incarnation: 'g', listen: '127.0.0.1:0', peers: [], handler: new RecordingHandler(), logger: quietLogger, security: testSecurity });
   const port = gone.port;
   await gone.close();
-  const a = await GrpcTransport.start({ self: 1, incarnation: 'a', listen: '127.0.0.1:0', peers: [{ id: 9, raftAddress: `127.0.0.1:${port}` }], handler: h, logger: quietLogger });
+  const a = await GrpcTransport.start({ self: 1, incarnation: 'a', listen: '127.0.0.1:0', peers: [{ id: 9, raftAddress: `127.0.0.1:${port}` }], handler: h, logger: quietLogger, security: testSecurity });
   try {
     const snap = (group: number) => ({
       group,
@@ -208,8 +210,9 @@ test('the metadata group keeps its single-group transport: group 0 through the d
   const d2 = new GroupDispatcher({ logger: quietLogger });
   d2.register(0, meta);
   d2.register(12, { receive: (m) => other.push(m), unreachable: () => {}, snapshotStatus: () => {} });
-  const b = await GrpcTransport.start({ self: 2, incarnation: 'b', listen: '127.0.0.1:0', peers: [], handler: d2, logger: quietLogger });
-  const a = await GrpcTransport.start({ self: 1, incarnation: 'a', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${b.port}` }], handler: new GroupDispatcher({ logger: quietLogger }), logger: quietLogger });
+  const b = await GrpcTransport.start({ self: 2, incarnation: 'b', listen: '127.0.0.1:0', peers: [], handler: d2, logger: quietLogger, security: testSecurity });
+  const a = await GrpcTransport.start({ self: 1, incarnation: 'a', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${b.port}` }], handler: new GroupDispatcher({ logger: quietLogger }), logger: quietLogger, security: testSecurity });
+  b.addPeer({ id: 1, raftAddress: `127.0.0.1:${a.port}` });
   try {
     const view = metadataTransport(a);
     view.send([makeMessage({ type: 'vote', from: 1, to: 2, term: 4 }), makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 4, commit: 3 })]);

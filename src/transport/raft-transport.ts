@@ -12,6 +12,10 @@
  * never reject: a failure is an `unavailable` answer. Read and FetchLog are server-streaming with
  * backpressure and cancellation (streams.ts); they and Bounds fail with a TransportError.
  *
+ * Identify. A node asks a peer what its data directory is (disk id, cluster id, founders) before it
+ * decides to found a cluster (src/broker/founding.ts); the answer comes from `identify`, which works
+ * before any Raft group is registered.
+ *
  * Every call carries this node's id (x-brook-from). What arrives is checked before the handler sees
  * it (codec.ts, batch-codec.ts, forward-codec.ts, log-codec.ts) and so is every answer before the
  * caller sees it.
@@ -19,6 +23,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { NodeId } from '../raft/index.js';
 import type { ForwardClient } from './generated/brook/forward/v1/Forward.js';
+import type { IdentifyReply__Output } from './generated/brook/raft/v1/IdentifyReply.js';
 import type { ProposeReply__Output } from './generated/brook/raft/v1/ProposeReply.js';
 import { decodeU64 } from './codec.js';
 import { BatchBuilder } from './batch-codec.js';
@@ -27,7 +32,8 @@ import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from
 import { flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
 import { Peer } from './peer.js';
 import { forwardProto, raftProto } from './proto.js';
-import { fromKey, TransportServer } from './server.js';
+import { TransportServer } from './server.js';
+import { authInterceptor, CallAuthenticator, channelCredentials, channelSecurityOptions, identityInterceptor, serverCredentials, type TransportSecurity } from './auth.js';
 import { consumeStream, transportErrorOf } from './streams.js';
 import {
   TransportError,
@@ -40,6 +46,7 @@ import {
   type GroupMessages,
   type LogChunk,
   type NodeHandler,
+  type PeerIdentity,
   type ReadChunk,
   type ReadRequest,
   type TransportLogger,
@@ -60,6 +67,10 @@ export interface TransportOptions {
   readonly peers: readonly PeerAddress[];
   /** What arrives, for every group (a GroupDispatcher). */
   readonly handler: NodeHandler;
+  /** How calls are authenticated both ways (auth.ts); 'insecure' only for local testing. */
+  readonly security: TransportSecurity;
+  /** Whether a (proven) node may call this one; default: it is one of the peers added. */
+  readonly isMember?: (id: NodeId) => boolean;
   readonly logger: TransportLogger;
   /** Batches waiting for one peer's stream to drain before new ones are dropped. */
   readonly queueBatchesMax?: number;
@@ -67,6 +78,8 @@ export interface TransportOptions {
   readonly queueBytesMax?: number;
   /** Largest gRPC message accepted or sent (a snapshot or a forwarded batch travels in one message). */
   readonly messageBytesMax?: number;
+  /** This node's answer to Identify (its data directory's identity); without it Identify is refused. */
+  readonly identify?: () => PeerIdentity;
 }
 
 function channelOptions(messageBytesMax: number): grpc.ChannelOptions {
@@ -100,9 +113,10 @@ export class GrpcTransport {
   readonly #services: TransportServer;
   readonly #peers = new Map<NodeId, Peer>();
   readonly #messageBytesMax: number;
-  readonly #interceptors: grpc.Interceptor[];
+  readonly #security: TransportSecurity;
+  readonly #auth: CallAuthenticator;
 
-  private constructor(opts: TransportOptions, server: grpc.Server, services: TransportServer, port: number) {
+  private constructor(opts: TransportOptions, server: grpc.Server, services: TransportServer, auth: CallAuthenticator, port: number) {
     this.self = opts.self;
     this.incarnation = opts.incarnation;
     this.handler = opts.handler;
@@ -112,50 +126,53 @@ export class GrpcTransport {
     this.#messageBytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
     this.#server = server;
     this.#services = services;
+    this.#security = opts.security;
+    this.#auth = auth;
     this.port = port;
-    const self = String(this.self);
-    // Every call names this node, streams included.
-    this.#interceptors = [
-      (options, nextCall) =>
-        new grpc.InterceptingCall(nextCall(options), {
-          start(metadata, listener, next) {
-            metadata.set(fromKey, self);
-            next(metadata, listener);
-          },
-        }),
-    ];
     for (const p of opts.peers) this.addPeer(p);
   }
 
   static async start(opts: TransportOptions): Promise<GrpcTransport> {
     const bytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
+    // Membership is asked of the transport once it exists (its peers), unless the caller decides.
+    let transport: GrpcTransport | undefined;
+    const auth = new CallAuthenticator({
+      self: opts.self,
+      security: opts.security,
+      isMember: opts.isMember ?? ((id) => transport?.hasPeer(id) ?? false),
+      logger: opts.logger,
+    });
     const server = new grpc.Server({
       'grpc.max_receive_message_length': bytesMax,
       'grpc.max_send_message_length': bytesMax,
       'grpc.keepalive_permit_without_calls': 1,
+      // Every call, streams included, is authenticated before any handler runs.
+      interceptors: [authInterceptor(auth)],
     });
-    const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger });
+    const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger, identify: opts.identify });
     server.addService(raftProto().RaftTransport.service, services.raftService());
     server.addService(forwardProto().Forward.service, services.forwardService());
     const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(opts.listen, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+      server.bindAsync(opts.listen, serverCredentials(opts.security), (err, p) => (err ? reject(err) : resolve(p)));
     });
-    return new GrpcTransport(opts, server, services, port);
+    transport = new GrpcTransport(opts, server, services, auth, port);
+    return transport;
   }
 
   addPeer(p: PeerAddress): void {
     if (p.id === this.self || this.#peers.has(p.id)) return;
-    const raft = new (raftProto().RaftTransport)(p.raftAddress, grpc.credentials.createInsecure(), {
-      ...channelOptions(this.#messageBytesMax),
-      interceptors: this.#interceptors,
-    });
-    const forward = new (forwardProto().Forward)(p.raftAddress, grpc.credentials.createInsecure(), {
-      channelOverride: raft.getChannel(),
-      interceptors: this.#interceptors,
-    }) as ForwardClient;
+    // Every call to the peer names this node and proves it, streams included.
+    const interceptors = [identityInterceptor(this.self, p.id, this.#security)];
+    const credentials = channelCredentials(this.#security, p.id);
+    const raft = new (raftProto().RaftTransport)(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors });
+    const forward = new (forwardProto().Forward)(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors }) as ForwardClient;
     const peer = new Peer(this, p.id, p.raftAddress, raft, forward);
     this.#peers.set(p.id, peer);
     peer.reachable(); // connect now rather than on the first message
+  }
+
+  hasPeer(id: NodeId): boolean {
+    return this.#peers.has(id);
   }
 
   peerIds(): NodeId[] {
@@ -193,6 +210,17 @@ export class GrpcTransport {
       }
       peer.send(b);
     }
+  }
+
+  /** Asks peer `to` what its data directory is; undefined when it does not answer in time. Never rejects. */
+  identify(to: NodeId, diskId: string, timeoutMs: number): Promise<PeerIdentity | undefined> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      peer.raft.Identify({ from: String(this.self), disk_id: diskId }, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, reply) => {
+        resolve(err || reply === undefined ? undefined : decodeIdentifyReply(reply, to, this.logger));
+      });
+    });
   }
 
   /** Forwards a metadata proposal to `to` (the leader as far as the caller knows). Never rejects. */
@@ -313,6 +341,11 @@ export class GrpcTransport {
     return n;
   }
 
+  /** Calls refused for want of a valid proof or membership. */
+  refusedCalls(): number {
+    return this.#auth.refusedCalls();
+  }
+
   /** Message batches received from peers (one per sender per send). */
   receivedBatches(): number {
     return this.#services.batches();
@@ -358,5 +391,19 @@ function decodeProposeReply(reply: ProposeReply__Output): ForwardAnswer {
     }
   } catch (err) {
     return { status: 'unavailable', detail: `malformed propose reply: ${(err as Error).message}` };
+  }
+}
+
+function decodeIdentifyReply(reply: IdentifyReply__Output, from: NodeId, logger: TransportLogger): PeerIdentity | undefined {
+  try {
+    return {
+      nodeId: decodeU64(reply.node_id, 'identify.node_id'),
+      diskId: String(reply.disk_id),
+      clusterId: String(reply.cluster_id),
+      founders: reply.founders.map((f, i) => ({ id: decodeU64(f.id, `identify.founders[${i}].id`), diskId: String(f.disk_id) })),
+    };
+  } catch (err) {
+    logger.warn({ peer: from, err: (err as Error).message }, 'dropped a malformed identify reply');
+    return undefined;
   }
 }

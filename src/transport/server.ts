@@ -1,6 +1,7 @@
 /**
  * The server side of the node-to-node port: the RaftTransport and Forward services. Every call names
- * its caller in the x-brook-from metadata; every request and message is decoded and checked before
+ * its caller in the x-brook-from metadata, which auth.ts's interceptor has checked (proven, a member)
+ * before any handler here runs; every request and message is decoded and checked before
  * the node's handler sees it. A malformed Raft message is dropped and logged (rate limited), a
  * malformed request is refused; neither is ever fatal.
  */
@@ -12,6 +13,7 @@ import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatc
 import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
 import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
 import type { RaftTransportHandlers } from './generated/brook/raft/v1/RaftTransport.js';
+import { fromKey } from './auth.js';
 import { DecodeError, decodeU64 } from './codec.js';
 import { decodeBatch } from './batch-codec.js';
 import {
@@ -25,15 +27,15 @@ import {
 import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
 import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
 import { serveStream, statusOf } from './streams.js';
-import type { AppendAnswer, NodeHandler, TransportLogger } from './types.js';
-
-/** The metadata key naming the calling node on every call. */
-export const fromKey = 'x-brook-from';
+import type { IdentifyReply } from './generated/brook/raft/v1/IdentifyReply.js';
+import type { AppendAnswer, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
 
 export interface ServerOptions {
   readonly self: NodeId;
   readonly handler: NodeHandler;
   readonly logger: TransportLogger;
+  /** This node's answer to Identify (its data directory's identity); without it Identify is refused. */
+  readonly identify?: (() => PeerIdentity) | undefined;
 }
 
 export class TransportServer {
@@ -164,6 +166,16 @@ export class TransportServer {
           (reply) => callback(null, reply),
           (err: unknown) => callback(null, { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: String((err as Error)?.message ?? err) }),
         );
+      },
+      Identify: (call, callback) => {
+        if (this.#caller(call.metadata, (s) => callback(s)) === undefined) return;
+        const id = this.#o.identify?.();
+        if (id === undefined) {
+          callback({ code: grpc.status.UNAVAILABLE, details: 'this node cannot tell its identity' });
+          return;
+        }
+        const reply: IdentifyReply = { node_id: String(id.nodeId), disk_id: id.diskId, cluster_id: id.clusterId, founders: id.founders.map((f) => ({ id: String(f.id), disk_id: f.diskId })) };
+        callback(null, reply);
       },
       FetchLog: (call) => {
         const caller = this.#caller(call.metadata, (s) => call.emit('error', s));

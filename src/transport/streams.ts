@@ -30,7 +30,8 @@ export function statusOf(err: unknown): { code: grpc.status; details: string } {
 
 /**
  * What a failed client call means to its caller. Only the caller's own abort is `cancelled`: a call
- * the server cancelled (it shut down) is `unavailable`, to be retried elsewhere.
+ * the server cancelled (it shut down) is `unavailable`, to be retried elsewhere, and so is a call the
+ * peer refused to authenticate (the request itself may be fine).
  */
 export function transportErrorOf(err: unknown, peer: NodeId, signal?: AbortSignal): TransportError {
   if (signal?.aborted) return new TransportError('cancelled', `call to node ${peer} cancelled`);
@@ -42,9 +43,11 @@ export function transportErrorOf(err: unknown, peer: NodeId, signal?: AbortSigna
     case grpc.status.INVALID_ARGUMENT:
     case grpc.status.FAILED_PRECONDITION:
     case grpc.status.OUT_OF_RANGE:
+      return new TransportError('refused', text);
     case grpc.status.UNAUTHENTICATED:
     case grpc.status.PERMISSION_DENIED:
-      return new TransportError('refused', text);
+      // The peer does not accept this node (credentials or membership): nothing wrong with the request.
+      return new TransportError('unavailable', `node ${peer} refused this node: ${typeof details === 'string' ? details : ''}`);
     default:
       return new TransportError('unavailable', text);
   }

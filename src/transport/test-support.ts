@@ -22,6 +22,9 @@ import {
 
 export const quietLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** The cluster secret test transports prove by default. */
+export const testSecurity = { secret: Buffer.from('a test cluster secret, 32+ bytes long') } as const;
+
 /** A logger that keeps what it was asked to log. */
 export class RecordingLogger {
   lines: { level: string; obj: object; msg: string }[] = [];
@@ -46,6 +49,7 @@ export class RecordingHandler implements NodeHandler {
   appends: { from: NodeId; req: AppendRequest }[] = [];
   reads: { from: NodeId; req: ReadRequest }[] = [];
   fetches: { from: NodeId; req: FetchLogRequest }[] = [];
+  boundsAsked: { from: NodeId; req: BoundsRequest }[] = [];
   unreachables: NodeId[] = [];
   snapshots: [GroupId, NodeId, boolean][] = [];
 
@@ -86,12 +90,18 @@ export class RecordingHandler implements NodeHandler {
     return this.onRead(from, req, signal);
   }
   bounds(from: NodeId, req: BoundsRequest): Promise<BoundsAnswer> {
+    this.boundsAsked.push({ from, req });
     return this.onBounds(from, req);
   }
   fetchLog(from: NodeId, req: FetchLogRequest, signal: AbortSignal): AsyncIterable<LogChunk> {
     this.fetches.push({ from, req });
     return this.onFetchLog(from, req, signal);
   }
+}
+
+/** How many calls of any kind reached the handler. */
+export function callsSeen(h: RecordingHandler): number {
+  return h.received.length + h.proposals.length + h.appends.length + h.reads.length + h.fetches.length + h.boundsAsked.length;
 }
 
 export async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> {
@@ -109,14 +119,14 @@ export interface TestNode {
 }
 
 /**
- * Transports for nodes 1..n on 127.0.0.1 (free ports), each a peer of every other; `extra` adds
- * options per node.
+ * Transports for nodes 1..n on 127.0.0.1 (free ports), each a peer of every other, proving the test
+ * secret; `extra` adds or replaces options per node.
  */
 export async function startNodes(n: number, extra: (id: NodeId) => Partial<TransportOptions> = () => ({})): Promise<TestNode[]> {
   const nodes: TestNode[] = [];
   for (let id = 1; id <= n; id++) {
     const h = new RecordingHandler();
-    const t = await GrpcTransport.start({ self: id, incarnation: `inc-${id}`, listen: '127.0.0.1:0', peers: [], handler: h, logger: quietLogger, ...extra(id) });
+    const t = await GrpcTransport.start({ self: id, incarnation: `inc-${id}`, listen: '127.0.0.1:0', peers: [], handler: h, logger: quietLogger, security: testSecurity, ...extra(id) });
     nodes.push({ id, t, h });
   }
   for (const a of nodes) for (const b of nodes) if (a !== b) a.t.addPeer({ id: b.id, raftAddress: `127.0.0.1:${b.t.port}` });

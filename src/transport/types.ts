@@ -179,6 +179,18 @@ export interface NodeHandler {
   fetchLog(from: NodeId, req: FetchLogRequest, signal: AbortSignal): AsyncIterable<LogChunk>;
 }
 
+/**
+ * What a node's data directory is, as Identify answers it (src/broker/node-disk.ts NodeIdentity): asked
+ * by a node whose directory belongs to no cluster before it founds one (src/broker/founding.ts).
+ */
+export interface PeerIdentity {
+  readonly nodeId: NodeId;
+  readonly diskId: string;
+  /** '' while the node has not founded or joined a cluster. */
+  readonly clusterId: string;
+  readonly founders: readonly { readonly id: NodeId; readonly diskId: string }[];
+}
+
 /** A single group's view of the transport: what RaftMetadataGroup's MetadataTransport asks for (group 0). */
 export interface SingleGroupTransport {
   send(msgs: readonly Message[]): void;

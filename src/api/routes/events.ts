@@ -3,14 +3,13 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { isProblem, problems } from '../../core/problem.js';
-import { publishBodyBytesMax } from '../../core/limits.js';
 import type { Offset } from '../../core/offset.js';
 import { encodeBatchLine, lowLevelCursorJson } from '../../consumption/batch-line.js';
 import { cursorShapeError } from '../../consumption/cursors.js';
 import { runLowLevelStream } from '../../consumption/low-level-stream.js';
 import { parseStreamParams } from '../../consumption/stream-params.js';
 import type { AppDeps } from '../deps.js';
-import { responseSink } from '../stream-sink.js';
+import { acceptsGzip, streamEncodingHeaders, streamResponse } from '../stream-sink.js';
 
 type NameParams = { name: string };
 
@@ -21,7 +20,7 @@ function cursorsHeader(headers: Record<string, string | string[] | undefined>): 
 }
 
 export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<AbortController> }> = async (app, { deps, streams }) => {
-  app.post<{ Params: NameParams }>('/event-types/:name/events', { bodyLimit: publishBodyBytesMax }, async (request, reply) => {
+  app.post<{ Params: NameParams }>('/event-types/:name/events', { bodyLimit: deps.http.publishBodyBytesMax }, async (request, reply) => {
     const started = deps.clock.monotonicMs();
     let outcome: Awaited<ReturnType<typeof deps.publisher.publish>>;
     try {
@@ -85,15 +84,17 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       },
     });
     const raw = reply.raw;
+    const gzip = acceptsGzip(request.headers['accept-encoding']);
     reply.hijack();
-    raw.writeHead(200, { 'Content-Type': 'application/x-json-stream', 'X-Flow-Id': request.id });
+    raw.writeHead(200, { 'Content-Type': 'application/x-json-stream', 'X-Flow-Id': request.id, ...streamEncodingHeaders(gzip) });
     // Send the head now: without it Node holds the 200 until the first line, which on an idle stream is
     // the first keep-alive (batch_flush_timeout, 30 s by default), and the client cannot tell the
     // stream is open.
     raw.flushHeaders();
     deps.observer?.streamOpened();
 
-    const sink = responseSink(raw, abort);
+    const out = streamResponse(raw, abort, gzip);
+    const sink = out.sink;
     let events = 0;
     let bytes = 0;
     // Cursors are formatted with the event type's timelines as they are now (a switch may happen while streaming).
@@ -126,7 +127,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       unregister();
       streams.delete(abort);
       deps.observer?.streamClosed();
-      if (!raw.writableEnded) raw.end();
+      out.end();
     }
   });
 };

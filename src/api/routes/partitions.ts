@@ -101,6 +101,8 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
       const start = cursors.resolve(rec, cur.partition, cur.offset);
       const target = start + shift;
       if (target < -1) throw problems.invalidCursor(`[${i}]: shifting ${cur.offset} by ${shift} goes before the first offset`);
+      // Past 2^53 the sum is no longer exact (and no partition holds that many events): not yet existing.
+      if (!Number.isSafeInteger(target)) throw problems.invalidCursor(`[${i}]: shifting ${cur.offset} by ${shift} goes past the newest offset`);
       cursors.checkInRange(rec, cur.partition, toOffset(target), `${cur.offset} shifted by ${shift}`);
       return { partition: cur.partition, offset: cursors.formatCursor(rec, cur.partition, toOffset(target)) };
     });

@@ -7,7 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { problems } from '../../core/problem.js';
 import type { AppDeps } from '../deps.js';
 import { parseJsonBody } from '../json-body.js';
-import { responseSink } from '../stream-sink.js';
+import { acceptsGzip, streamEncodingHeaders, streamResponse } from '../stream-sink.js';
 import { requireHighLevelApi } from './high-level-api.js';
 
 type IdParams = { id: string };
@@ -48,8 +48,10 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
     }
     streams.add(abort);
     const raw = reply.raw;
+    const gzip = acceptsGzip(request.headers['accept-encoding']);
     reply.hijack();
     raw.writeHead(200, {
+      ...streamEncodingHeaders(gzip),
       'Content-Type': 'application/x-json-stream',
       'X-Flow-Id': request.id,
       'X-Svc-StreamId': opened.id,
@@ -59,16 +61,16 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
     raw.flushHeaders();
     // A client gone while the session was being opened aborts at once (see responseSink): the stream
     // would otherwise hold its session (and partitions) for good, waiting for a drain that never comes.
-    const sink = responseSink(raw, abort);
+    const out = streamResponse(raw, abort, gzip);
     request.log.info({ subscription, stream: opened.id, params: opened.params }, 'subscription stream opened');
     try {
-      await opened.run(sink, abort.signal);
+      await opened.run(out.sink, abort.signal);
     } catch (err) {
       request.log.warn({ err, subscription, stream: opened.id }, 'subscription stream failed');
     } finally {
       unregister();
       streams.delete(abort);
-      if (!raw.writableEnded) raw.end();
+      out.end();
     }
   });
 

@@ -27,6 +27,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../core/ports.js';
 import { KvWriteError, type KvBatch, type OrderedKv } from '../../log/index.js';
 import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/index.js';
+import type { NodeDisk } from '../node-disk.js';
 import type { RaftGroup } from './raft-group.js';
 
 /** One group's messages of a turn. */
@@ -76,6 +77,8 @@ export interface NodeHostOptions {
   readonly logger: Logger;
   /** Groups whose Ready is handled in one turn. */
   readonly groupsPerTurnMax?: number;
+  /** The node's disk: numbers each turn's write once for the lost-tail check (node-disk.ts). */
+  readonly disk?: NodeDisk;
   /** Defaults to the event loop (systemScheduler). */
   readonly scheduler?: HostScheduler;
   /** The disk failed or an invariant broke: the node must stop. */
@@ -104,6 +107,8 @@ export class RaftNodeHost {
   readonly #o: NodeHostOptions;
   readonly #groups = new Map<number, RaftGroup<unknown>>();
   readonly #dirty = new Set<number>();
+  /** Groups whose Readies wait (a follower fetching the log it lacks before it takes a snapshot). */
+  readonly #paused = new Set<number>();
   #rows: ((b: KvBatch) => void)[] = [];
   #flushed: (() => void)[] = [];
   #transport: GroupTransport | undefined;
@@ -146,6 +151,7 @@ export class RaftNodeHost {
     if (g === undefined) return;
     this.#groups.delete(id);
     this.#dirty.delete(id);
+    this.#paused.delete(id);
     g.close();
     await this.#loopDone;
   }
@@ -166,6 +172,20 @@ export class RaftNodeHost {
 
   groups(): IterableIterator<RaftGroup<unknown>> {
     return this.#groups.values();
+  }
+
+  /**
+   * Stops handling a group's Readies (and ticking it) until resume(); resolves once a turn that may
+   * be handling it has finished. Messages still step into it and show in its next Ready.
+   */
+  async pause(id: number): Promise<void> {
+    this.#paused.add(id);
+    await this.#loopDone;
+  }
+
+  resume(id: number): void {
+    this.#paused.delete(id);
+    this.kick(id);
   }
 
   /** A group may have work (a proposal, a received message): handle it in the next turn. */
@@ -231,10 +251,16 @@ export class RaftNodeHost {
 
   async #loop(): Promise<void> {
     try {
-      while (!this.#closed && (this.#dirty.size > 0 || this.#rows.length > 0 || this.#flushed.length > 0)) await this.#turn();
+      while (!this.#closed && (this.#hasWork() || this.#rows.length > 0 || this.#flushed.length > 0)) await this.#turn();
     } finally {
       this.#looping = false;
     }
+  }
+
+  #hasWork(): boolean {
+    if (this.#paused.size === 0) return this.#dirty.size > 0;
+    for (const id of this.#dirty) if (!this.#paused.has(id)) return true;
+    return false;
   }
 
   async #turn(): Promise<void> {
@@ -243,6 +269,7 @@ export class RaftNodeHost {
     const turns: Turn[] = [];
     for (const id of this.#dirty) {
       if (turns.length >= max) break;
+      if (this.#paused.has(id)) continue;
       this.#dirty.delete(id);
       const g = this.#groups.get(id);
       if (g === undefined || !g.raw.hasReady()) continue;
@@ -317,11 +344,15 @@ export class RaftNodeHost {
   async #write(turns: readonly Turn[], rows: readonly ((b: KvBatch) => void)[], durable: boolean): Promise<boolean> {
     this.stats.writes++;
     if (durable) this.stats.durableWrites++;
+    let seq = 0;
     try {
       await this.#o.kv.write((b) => {
         for (const fill of rows) fill(b);
         for (const t of turns) t.group.store.fill(b, t.rd);
+        // One sequence number per turn, whatever the number of groups in it.
+        if (this.#o.disk !== undefined) seq = this.#o.disk.stamp(b);
       }, { durable });
+      if (durable) this.#o.disk?.durable(seq);
     } catch (err) {
       if (!(err instanceof KvWriteError) || this.#closed) throw err;
       if (this.#refusal === undefined) this.#o.logger.error({ err: err.message, groups: turns.length }, 'raft log write refused (writes fail until it succeeds again)');
@@ -345,6 +376,7 @@ export class RaftNodeHost {
     this.#ticks += due;
     try {
       for (const g of this.#groups.values()) {
+        if (this.#paused.has(g.id)) continue;
         for (let i = 0; i < n; i++) g.raw.tick();
         g.expire(now);
         if (g.raw.hasReady()) this.#dirty.add(g.id);
@@ -353,7 +385,7 @@ export class RaftNodeHost {
       this.#fatal(err);
       return;
     }
-    if (this.#dirty.size > 0) this.#schedule();
+    if (this.#hasWork()) this.#schedule();
   }
 
   #fatal(err: unknown): void {

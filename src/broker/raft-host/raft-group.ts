@@ -126,6 +126,9 @@ export class RaftGroup<Outcome> {
       random: this.#o.random,
       preVote: true,
       checkQuorum: true,
+      // A member whose log was found damaged (a lost write-ahead-log tail) neither votes nor leads
+      // until its leader has repaired it (src/raft, `damaged`).
+      damaged: this.store.coreDamage(),
       ...(this.#o.uncommittedBytesMax === undefined ? {} : { uncommittedBytesMax: this.#o.uncommittedBytesMax }),
     });
   }

@@ -4,8 +4,11 @@ import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-load
 import type { ConfState as _brook_raft_v1_ConfState, ConfState__Output as _brook_raft_v1_ConfState__Output } from './brook/raft/v1/ConfState.js';
 import type { Entry as _brook_raft_v1_Entry, Entry__Output as _brook_raft_v1_Entry__Output } from './brook/raft/v1/Entry.js';
 import type { FetchLogRequest as _brook_raft_v1_FetchLogRequest, FetchLogRequest__Output as _brook_raft_v1_FetchLogRequest__Output } from './brook/raft/v1/FetchLogRequest.js';
+import type { FounderIdentity as _brook_raft_v1_FounderIdentity, FounderIdentity__Output as _brook_raft_v1_FounderIdentity__Output } from './brook/raft/v1/FounderIdentity.js';
 import type { GroupHeartbeat as _brook_raft_v1_GroupHeartbeat, GroupHeartbeat__Output as _brook_raft_v1_GroupHeartbeat__Output } from './brook/raft/v1/GroupHeartbeat.js';
 import type { HardState as _brook_raft_v1_HardState, HardState__Output as _brook_raft_v1_HardState__Output } from './brook/raft/v1/HardState.js';
+import type { IdentifyReply as _brook_raft_v1_IdentifyReply, IdentifyReply__Output as _brook_raft_v1_IdentifyReply__Output } from './brook/raft/v1/IdentifyReply.js';
+import type { IdentifyRequest as _brook_raft_v1_IdentifyRequest, IdentifyRequest__Output as _brook_raft_v1_IdentifyRequest__Output } from './brook/raft/v1/IdentifyRequest.js';
 import type { LogChunk as _brook_raft_v1_LogChunk, LogChunk__Output as _brook_raft_v1_LogChunk__Output } from './brook/raft/v1/LogChunk.js';
 import type { Message as _brook_raft_v1_Message, Message__Output as _brook_raft_v1_Message__Output } from './brook/raft/v1/Message.js';
 import type { MessageBatch as _brook_raft_v1_MessageBatch, MessageBatch__Output as _brook_raft_v1_MessageBatch__Output } from './brook/raft/v1/MessageBatch.js';
@@ -28,8 +31,11 @@ export interface ProtoGrpcType {
         Entry: MessageTypeDefinition<_brook_raft_v1_Entry, _brook_raft_v1_Entry__Output>
         EntryType: EnumTypeDefinition
         FetchLogRequest: MessageTypeDefinition<_brook_raft_v1_FetchLogRequest, _brook_raft_v1_FetchLogRequest__Output>
+        FounderIdentity: MessageTypeDefinition<_brook_raft_v1_FounderIdentity, _brook_raft_v1_FounderIdentity__Output>
         GroupHeartbeat: MessageTypeDefinition<_brook_raft_v1_GroupHeartbeat, _brook_raft_v1_GroupHeartbeat__Output>
         HardState: MessageTypeDefinition<_brook_raft_v1_HardState, _brook_raft_v1_HardState__Output>
+        IdentifyReply: MessageTypeDefinition<_brook_raft_v1_IdentifyReply, _brook_raft_v1_IdentifyReply__Output>
+        IdentifyRequest: MessageTypeDefinition<_brook_raft_v1_IdentifyRequest, _brook_raft_v1_IdentifyRequest__Output>
         LogChunk: MessageTypeDefinition<_brook_raft_v1_LogChunk, _brook_raft_v1_LogChunk__Output>
         Message: MessageTypeDefinition<_brook_raft_v1_Message, _brook_raft_v1_Message__Output>
         MessageBatch: MessageTypeDefinition<_brook_raft_v1_MessageBatch, _brook_raft_v1_MessageBatch__Output>

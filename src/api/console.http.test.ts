@@ -1,0 +1,282 @@
+// Goal: the web console (issue 11) shows a person what the API says: the cluster's leader and term,
+// the event types with their partitions and schema versions, the newest events of a partition and a
+// live one as it is published, a validation error per event, a subscription's lag and owning stream,
+// a cursor reset only after a confirmation, settings that change the broker, plots that fill with
+// samples; and with authentication on it asks for a token and says 401 and 403 plainly.
+// Method: Debian's chromium, headless, driven by puppeteer-core against a real broker with data; each
+// check compares what the page shows with the API's answer. Screenshots go to
+// dist/test-output/console/ (git-ignored). Skipped only when no chromium is installed.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { allScopes, tokenFile } from '../testing/auth-fixtures.js';
+import { businessEvent, businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { SubscriptionStreamClient } from '../testing/subscription-client.js';
+
+// The page functions below run in the browser; these names are the browser's (this file compiles without the DOM library).
+declare const document: { getElementById(id: string): { dataset: Record<string, string | undefined>; textContent: string | null } | null; querySelector(s: string): { textContent: string | null; getAttribute(n: string): string | null } | null; querySelectorAll(s: string): ArrayLike<{ textContent: string | null }> & Iterable<{ textContent: string | null }> };
+declare const location: { pathname: string };
+declare const sessionStorage: { getItem(k: string): string | null };
+type HTMLElement = { innerText: string; hidden: boolean };
+type HTMLInputElement = { value: string };
+type HTMLTextAreaElement = { value: string };
+
+const chromium = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const shots = join(dirname(fileURLToPath(import.meta.url)), '..', 'test-output', 'console');
+
+let broker: TestBroker;
+let browser: Browser;
+
+async function openPage(path: string, b: TestBroker = broker): Promise<Page> {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push((e as Error).message));
+  (page as Page & { errors: string[] }).errors = errors;
+  await page.goto(b.url + path);
+  await loaded(page);
+  return page;
+}
+
+/** Waits until the router rendered its page. */
+async function loaded(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.getElementById('view')?.dataset['loading'] === undefined && document.querySelector('#view h1, #view .error') !== null, { timeout: 10_000 });
+}
+
+const text = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).innerText);
+const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, name), fullPage: true });
+
+async function closePage(page: Page): Promise<void> {
+  assert.deepEqual((page as Page & { errors: string[] }).errors, [], 'no script errors on the page');
+  await page.close();
+}
+
+const twoPartitions = { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 } };
+
+describe('the console in a real browser', { skip: chromium === undefined ? 'no chromium installed (apt-get install chromium)' : false }, () => {
+  before(async () => {
+    mkdirSync(shots, { recursive: true });
+    broker = await startTestBroker();
+    browser = await puppeteer.launch({ executablePath: chromium!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    // Data: two event types (one with two schema versions), events on both partitions, a subscription.
+    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.orders', twoPartitions))).status, 201);
+    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.payments'))).status, 201);
+    const et = (await call(broker.url, 'GET', '/event-types/ui.orders')).body as Record<string, unknown> & { schema: { schema: string } };
+    const schema = JSON.parse(et.schema.schema) as { properties: Record<string, unknown> };
+    schema.properties['note'] = { type: 'string' };
+    assert.equal((await call(broker.url, 'PUT', '/event-types/ui.orders', { ...et, schema: { type: 'json_schema', schema: JSON.stringify(schema) } })).status, 200);
+    const events = Array.from({ length: 6 }, (_, i) => businessEvent(`O-${i}`));
+    assert.equal((await call(broker.url, 'POST', '/event-types/ui.orders/events', events)).status, 200);
+  });
+  after(async () => {
+    await browser?.close();
+    await broker?.destroy();
+  });
+
+  test('cluster overview: node, leader and term are those of GET /cluster; / redirects to it', async () => {
+    const page = await openPage('/');
+    assert.equal(new URL(page.url()).pathname, '/console/');
+    const view = (await call(broker.url, 'GET', '/cluster')).body as { id: number; role: string; metadata: { leader: number; term: number }; members: unknown[] };
+    assert.equal(await text(page, '[data-testid=node-id]'), String(view.id));
+    assert.equal(await text(page, '[data-testid=node-role]'), view.role);
+    assert.equal(await text(page, '[data-testid=leader]'), String(view.metadata.leader));
+    assert.equal(await text(page, '[data-testid=term]'), String(view.metadata.term));
+    assert.equal(await page.$$eval('[data-testid=members] tbody tr', (rows) => rows.length), view.members.length);
+    assert.match(await text(page, '[data-testid=members]'), /metadata leader/);
+    await shot(page, 'cluster.png');
+    await closePage(page);
+  });
+
+  test('event types: the list has its own address and a search; the detail shows the partitions, schema versions and their diff', async () => {
+    const page = await openPage('/console/event-types');
+    const names = await page.$$eval('[data-testid=event-types] tbody tr', (rows) => rows.map((r) => r.getAttribute('data-name')));
+    const api = ((await call(broker.url, 'GET', '/event-types')).body as { name: string }[]).map((e) => e.name).sort();
+    assert.deepEqual(names, api);
+    await page.type('[data-testid=search]', 'pay');
+    assert.deepEqual(await page.$$eval('[data-testid=event-types] tbody tr', (rows) => rows.map((r) => r.getAttribute('data-name'))), ['ui.payments']);
+    assert.equal(await text(page, '[data-testid=shown-count]'), `1 of ${api.length}`);
+    await page.click('[data-testid=search]', { clickCount: 3 });
+    await page.keyboard.press('Backspace');
+    await page.click('tr[data-name="ui.orders"] a');
+    await page.waitForFunction(() => location.pathname === '/console/event-types/ui.orders');
+    await loaded(page);
+    const partitions = (await call(broker.url, 'GET', '/event-types/ui.orders/partitions')).body as { partition: string; oldest_available_offset: string; newest_available_offset: string }[];
+    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => td.innerText)));
+    assert.deepEqual(rows, partitions.map((p) => [p.partition, p.oldest_available_offset, p.newest_available_offset]));
+    assert.deepEqual(await page.$$eval('[data-testid=schema-versions] tbody tr td:first-child', (tds) => tds.map((td) => (td as HTMLElement).innerText)), ['1.1.0', '1.0.0']);
+    const diff = await text(page, '[data-testid=schema-diff]');
+    assert.match(diff, /^\+ +"note": \{$/m, 'the added property is a + line');
+    assert.doesNotMatch(diff, /^- /m, 'nothing was removed');
+    assert.match(await text(page, '[data-testid=event-type-fields]'), /schema version\s+1\.1\.0/);
+    await shot(page, 'event-type.png');
+    await closePage(page);
+  });
+
+  test('event browser: the newest events of a partition are the API’s; following live shows an event published meanwhile', async () => {
+    const page = await openPage('/console/browser/ui.orders?partition=0&mode=newest&n=2');
+    await page.waitForFunction(() => /events? read/.test(document.querySelector('[data-testid=browser-status]')?.textContent ?? ''), { timeout: 10_000 });
+    // What the API has at the end of partition 0.
+    const res = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=10&stream_limit=10&stream_timeout=1&batch_flush_timeout=1`, {
+      headers: { 'X-Svc-Cursors': '[{"partition":"0","offset":"BEGIN"}]' },
+    });
+    const all = (await res.text()).trim().split('\n').flatMap((l) => (JSON.parse(l) as { events?: { order_number: string }[] }).events ?? []);
+    const expected = all.slice(-2).map((e) => e.order_number);
+    const shown = await page.$$eval('[data-testid=event] pre', (pres) => pres.map((p) => (JSON.parse(p.textContent ?? '{}') as { order_number: string }).order_number));
+    assert.deepEqual(shown, expected);
+
+    // Follow every partition (the event below may land on either).
+    await page.select('[data-testid=browser-partition]', '*');
+    await page.click('[data-testid=follow]');
+    await page.waitForSelector('[data-testid=events][data-following=true]');
+    // The stream is open when the broker counts it.
+    const deadline = Date.now() + 10_000;
+    while (((await call(broker.url, 'GET', '/metrics')).body as { gauges: Record<string, { value: number }> }).gauges['brook.streams.open.low_level']?.value !== 1) {
+      assert.ok(Date.now() < deadline, 'the page did not open its stream');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const live = `LIVE-${Date.now()}`;
+    assert.equal((await call(broker.url, 'POST', '/event-types/ui.orders/events', [businessEvent(live)])).status, 200);
+    await page.waitForFunction((order) => [...document.querySelectorAll('[data-testid=event].live pre')].some((p) => p.textContent?.includes(order)), { timeout: 10_000 }, live);
+    await shot(page, 'event-browser.png');
+    await page.click('[data-testid=follow]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=events]')?.getAttribute('data-following') === null);
+    await closePage(page);
+  });
+
+  test('publish: a validation error is shown for the event that failed; a valid event is stored', async () => {
+    const page = await openPage('/console/publish/ui.payments');
+    const before = ((await call(broker.url, 'GET', '/event-types/ui.payments/partitions')).body as { newest_available_offset: string }[])[0]!.newest_available_offset;
+    const setBody = (body: unknown) => page.$eval('[data-testid=publish-body]', (el, v) => ((el as HTMLTextAreaElement).value = v), JSON.stringify(body));
+    await setBody([{ order_number: 'P-1' }, { amount: 5 }]);
+    await page.click('[data-testid=publish]');
+    await page.waitForSelector('[data-testid=publish-items]');
+    const items = await page.$$eval('[data-testid=publish-items] li', (lis) => lis.map((li) => ({ cls: li.className, text: (li as HTMLElement).innerText })));
+    assert.equal(items.length, 2);
+    assert.equal(items[0]!.cls, 'aborted');
+    assert.equal(items[1]!.cls, 'failed');
+    assert.match(items[1]!.text, /^failed at validating \([0-9a-f-]{36}\): .*order_number/);
+    await shot(page, 'publish-validation-error.png');
+    const after422 = ((await call(broker.url, 'GET', '/event-types/ui.payments/partitions')).body as { newest_available_offset: string }[])[0]!.newest_available_offset;
+    assert.equal(after422, before, 'nothing stored');
+
+    await setBody([{ order_number: 'P-2' }]);
+    await page.click('[data-testid=publish]');
+    await page.waitForSelector('[data-testid=publish-result] .success');
+    assert.match(await text(page, '[data-testid=publish-result]'), /Published 1 event/);
+    const after = ((await call(broker.url, 'GET', '/event-types/ui.payments/partitions')).body as { newest_available_offset: string }[])[0]!.newest_available_offset;
+    assert.notEqual(after, before, 'one event stored');
+    await closePage(page);
+  });
+
+  test('subscriptions: the lag and owning stream per partition are those of /stats; a reset needs a confirmation and moves the cursors', async () => {
+    const sub = (await call(broker.url, 'POST', '/subscriptions', { owning_application: 'ui-billing', event_types: ['ui.orders'], read_from: 'begin' })).body as { id: string };
+    const s = await SubscriptionStreamClient.open(broker.url, sub.id, 'batch_limit=1&max_uncommitted_events=2&batch_flush_timeout=1');
+    try {
+      await s.waitFor((x) => x.events().length >= 2);
+      const first = s.lines.find((l) => l.events !== undefined)!;
+      assert.equal((await call(broker.url, 'POST', `/subscriptions/${sub.id}/cursors`, { items: [first.cursor] }, { 'X-Svc-StreamId': s.streamId })).status, 204);
+      const list = await openPage('/console/subscriptions');
+      assert.match(await text(list, '[data-testid=subscriptions]'), new RegExp(sub.id));
+      await list.click(`a[href="/console/subscriptions/${sub.id}"]`);
+      await list.waitForFunction((id) => location.pathname === `/console/subscriptions/${id}`, {}, sub.id);
+      await loaded(list);
+      const page = list;
+      const stats = (await call(broker.url, 'GET', `/subscriptions/${sub.id}/stats`)).body as { items: { partitions: { partition: string; state: string; stream_id?: string; unconsumed_events?: number }[] }[] };
+      const committed = ((await call(broker.url, 'GET', `/subscriptions/${sub.id}/cursors`)).body as { items: { partition: string; offset: string }[] }).items;
+      const rows = await page.$$eval('[data-testid=subscription-stats] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 6).map((td) => (td as HTMLElement).innerText)));
+      assert.deepEqual(
+        rows,
+        stats.items[0]!.partitions.map((p) => [p.partition, p.state, p.stream_id ?? '-', committed.find((c) => c.partition === p.partition)?.offset ?? '-', p.unconsumed_events === undefined ? 'unknown' : String(p.unconsumed_events)]),
+      );
+      assert.ok(rows.every((r) => r[2] === s.streamId), 'the open stream owns every partition');
+      await shot(page, 'subscription.png');
+
+      // Reset: nothing happens before the confirmation.
+      for (const p of stats.items[0]!.partitions) {
+        await page.$eval(`[data-testid="reset-ui.orders/${p.partition}"]`, (el) => ((el as HTMLInputElement).value = 'BEGIN'));
+      }
+      await page.click('[data-testid=reset]');
+      await page.waitForSelector('[data-testid=reset-confirmation]');
+      assert.match(await text(page, '[data-testid=reset-confirmation]'), /Reset 2 cursors/);
+      const offsets = (items: { partition: string; offset: string }[]) => items.map((c) => `${c.partition}:${c.offset}`).sort();
+      assert.deepEqual(offsets(((await call(broker.url, 'GET', `/subscriptions/${sub.id}/cursors`)).body as { items: { partition: string; offset: string }[] }).items), offsets(committed), 'not reset yet');
+      await page.click('[data-testid=confirm-reset]');
+      await page.waitForSelector('[data-testid=reset-done]');
+      await s.ended;
+      const reset = ((await call(broker.url, 'GET', `/subscriptions/${sub.id}/cursors`)).body as { items: { partition: string; offset: string }[] }).items;
+      assert.notDeepEqual(offsets(reset), offsets(committed));
+      const shown = await page.$$eval('[data-testid=subscription-stats] tbody tr', (trs) => trs.map((tr) => (tr.querySelectorAll('td')[4] as HTMLElement).innerText));
+      assert.deepEqual(shown, stats.items[0]!.partitions.map((p) => reset.find((c) => c.partition === p.partition)?.offset ?? '-'));
+      await closePage(page);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('settings: a feature toggle and a blacklist entry made on the page are the broker’s', async () => {
+    const page = await openPage('/console/settings');
+    const feature = 'check_owning_application';
+    const state = async () => ((await call(broker.url, 'GET', '/settings/features')).body as { items: { feature: string; enabled: boolean }[] }).items.find((f) => f.feature === feature)!.enabled;
+    const was = await state();
+    assert.equal(await text(page, `[data-testid=feature-${feature}]`), was ? 'on' : 'off');
+    await page.click(`[data-testid=toggle-${feature}]`);
+    await page.waitForFunction((f, v) => document.querySelector(`[data-testid=feature-${f}]`)?.textContent === v, {}, feature, was ? 'off' : 'on');
+    assert.equal(await state(), !was);
+    await page.select('[data-testid=blacklist-type]', 'CONSUMER_APP');
+    await page.type('[data-testid=blacklist-name]', 'greedy-app');
+    await page.click('[data-testid=blacklist-add]');
+    await page.waitForSelector('[data-testid=blacklist]');
+    assert.match(await text(page, '[data-testid=blacklist]'), /CONSUMER_APP\s+greedy-app/);
+    assert.deepEqual(((await call(broker.url, 'GET', '/settings/blacklist')).body as { consumers: { apps: string[] } }).consumers.apps, ['greedy-app']);
+    assert.match(await text(page, '[data-testid=storages]'), /default\s+broker/);
+    await shot(page, 'settings.png');
+    await call(broker.url, 'DELETE', '/settings/blacklist/CONSUMER_APP/greedy-app');
+    await call(broker.url, 'POST', '/settings/features', { feature, enabled: was });
+    await closePage(page);
+  });
+
+  test('metrics: the page samples GET /metrics and plots the publish rate; its totals are the API’s', async () => {
+    const page = await openPage('/console/metrics');
+    await call(broker.url, 'POST', '/event-types/ui.orders/events', [businessEvent('M-1'), businessEvent('M-2')]);
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid=chart-publish]')?.getAttribute('data-points') ?? 0) >= 2, { timeout: 15_000 });
+    assert.match((await page.$eval('[data-testid=chart-publish]', (el) => el.getAttribute('data-series'))) ?? '', /ui\.orders/);
+    assert.ok((await page.$$('[data-testid=chart-publish] canvas')).length > 0, 'uPlot drew the chart');
+    const m = (await call(broker.url, 'GET', '/metrics')).body as { counters: Record<string, { count: number }> };
+    const published = Object.entries(m.counters).filter(([k]) => k.startsWith('brook.events.published.')).reduce((n, [, v]) => n + v.count, 0);
+    await page.waitForFunction((n) => document.querySelector('[data-testid=total-published]')?.textContent === n, { timeout: 5_000 }, published.toLocaleString('en-US'));
+    await shot(page, 'metrics.png');
+    await closePage(page);
+  });
+
+  test('with authentication on: the page asks for a token, says when it is refused (401), and shows 403 where the token does not reach', async () => {
+    const b = await startTestBroker({
+      auth: 'static',
+      authTokensFile: tokenFile({ 'tok-admin': { uid: 'brook-admin', scopes: allScopes }, 'tok-reader': { uid: 'reader', scopes: ['svc.event_stream.read'] } }),
+    });
+    try {
+      await call(b.url, 'POST', '/event-types', businessEventType('auth.orders'), { authorization: 'Bearer tok-admin' });
+      const page = await openPage('/console/event-types', b);
+      assert.match(await text(page, '#banner'), /requires authentication/);
+      assert.match(await text(page, '[data-testid=error]'), /Authentication required/);
+      assert.equal(await page.$eval('#auth', (el) => (el as HTMLElement).hidden), false, 'the token form is shown');
+      await page.type('#token-input', 'wrong-token');
+      await page.click('#token-form button[type=submit]');
+      await page.waitForFunction(() => /did not accept the token/.test(document.getElementById('banner')?.textContent ?? ''));
+      await page.type('#token-input', 'tok-reader');
+      await page.click('#token-form button[type=submit]');
+      await page.waitForSelector('[data-testid=event-types] tr[data-name="auth.orders"]');
+      assert.equal(await page.evaluate(() => sessionStorage.getItem('brook.token')), 'tok-reader', 'kept in session storage');
+      await page.click('a[data-nav=settings]');
+      await loaded(page);
+      await page.waitForSelector('[data-testid=error]');
+      assert.match(await text(page, '#view'), /Forbidden: the token does not allow this\. This operation is restricted to the administrator/);
+      await shot(page, 'auth-forbidden.png');
+      await closePage(page);
+    } finally {
+      await b.destroy();
+    }
+  });
+});

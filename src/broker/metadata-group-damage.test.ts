@@ -1,0 +1,132 @@
+// Goal: the metadata group host with a damaged member (issue 9): a member restarted on a log with a
+// corrupt entry, or started empty without founding, shows `raft_damaged` in its view with what was
+// found, is repaired by the leader and shows it no longer; a single-node cluster whose log is damaged
+// refuses to start, saying what was found and what to do, since nobody could repair it.
+// Method: RaftMetadataGroup over MemoryKv, three members wired by an in-memory transport; damage made
+// by flipping a bit of a stored entry (MemoryKv.rawPut) while the member is down.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { MemoryKv } from '../log/index.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import type { EventType } from '../metadata/types.js';
+import type { Message, NodeId } from '../raft/index.js';
+import type { TransportHandler } from '../transport/index.js';
+import { RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
+import { entryKey } from './raft-keys.js';
+import { systemClock, systemRandom } from './system.js';
+
+const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
+
+function create(name: string): MetadataCommand {
+  const et = { name, owning_application: 'app', category: 'undefined', enrichment_strategies: [], partition_strategy: 'random', compatibility_mode: 'forward', schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: '2026-01-01T00:00:00Z' }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' } as unknown as EventType;
+  return { op: 'event_type.create', eventType: et, partitionCount: 1 };
+}
+
+function open(kv: MemoryKv, self: NodeId, founders: NodeId[], members: NodeId[]): Promise<RaftMetadataGroup> {
+  return RaftMetadataGroup.open({
+    self,
+    incarnation: `inc-${self}-${Math.random()}`,
+    kv,
+    founders,
+    directory: members.map((id) => ({ id })),
+    tickMs: 5,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    snapshotEntries: 1000,
+    proposalTimeoutMs: 2000,
+    clock: systemClock,
+    random: systemRandom,
+    logger,
+  });
+}
+
+async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+class Net {
+  readonly handlers = new Map<NodeId, TransportHandler>();
+  transportFor(): MetadataTransport {
+    return {
+      send: (msgs: readonly Message[]) => {
+        for (const m of msgs) setImmediate(() => this.handlers.get(m.to)?.receive(m));
+      },
+      forward: async (to, req) => this.handlers.get(to)!.propose({ from: 0, command: req.command, flowId: req.flowId, deadlineMs: req.deadlineMs }),
+      reachable: () => true,
+    };
+  }
+  join(g: RaftMetadataGroup): void {
+    this.handlers.set(g.self, g.transportHandler());
+    g.start(this.transportFor());
+  }
+}
+
+function flipEntry(kv: MemoryKv, index: number): Promise<void> {
+  return kv.get(entryKey(0, index)).then((v) => {
+    assert.ok(v !== null, `entry ${index} is stored`);
+    const bad = Buffer.from(v);
+    bad[bad.length - 1]! ^= 0x01;
+    kv.rawPut(entryKey(0, index), bad);
+  });
+}
+
+test('a single-node cluster with a damaged log refuses to start and says why and what to do', async () => {
+  const kv = new MemoryKv();
+  const g = await open(kv, 1, [1], [1]);
+  g.start(undefined);
+  for (const n of ['a', 'b', 'c']) assert.equal((await g.propose(create(n))).ok, true);
+  await g.close();
+  await flipEntry(kv, 3);
+  await assert.rejects(open(kv, 1, [1], [1]), (err: Error) => {
+    assert.match(err.message, /the metadata raft log of this single-node cluster is damaged: .*CRC32C mismatch/);
+    assert.match(err.message, /Restore the data directory from a backup/);
+    return true;
+  });
+});
+
+test('a member restarted on a corrupt entry, and one started empty, show raft_damaged until the leader repairs them', async () => {
+  const ids = [1, 2, 3];
+  const kvs = new Map(ids.map((id) => [id, new MemoryKv()]));
+  const net = new Net();
+  const groups = new Map<NodeId, RaftMetadataGroup>();
+  for (const id of ids) groups.set(id, await open(kvs.get(id)!, id, ids, ids));
+  for (const g of groups.values()) net.join(g);
+  try {
+    await until('a leader', 3000, () => [...groups.values()].some((g) => g.isLeader()));
+    const leader = [...groups.values()].find((g) => g.isLeader())!;
+    for (const n of ['w1', 'w2', 'w3', 'w4']) assert.equal((await leader.propose(create(n))).ok, true);
+    const victim = ids.find((id) => id !== leader.self)!;
+    await until('the victim to apply everything', 3000, () => groups.get(victim)!.view().metadata.applied_index === leader.view().metadata.commit_index);
+    assert.equal(groups.get(victim)!.view().metadata.raft_damaged, false);
+    await groups.get(victim)!.close();
+    const kv = kvs.get(victim)!;
+    await flipEntry(kv, 6);
+    const damaged = await open(kv, victim, ids, ids);
+    const v = damaged.view();
+    assert.equal(v.metadata.raft_damaged, true);
+    assert.match(v.metadata.raft_damage ?? '', /CRC32C mismatch.*the log is cut before index 6/);
+    groups.set(victim, damaged);
+    net.join(damaged);
+    await until('the repair', 3000, () => !damaged.view().metadata.raft_damaged);
+    assert.equal(damaged.view().metadata.raft_damage, null);
+    assert.ok(damaged.state.eventType('w4'), 'the lost entries came back from the leader');
+
+    // The third member starts empty (its data directory wiped) and does not found: damaged, then repaired.
+    const third = ids.find((id) => id !== leader.self && id !== victim)!;
+    await groups.get(third)!.close();
+    const fresh = await open(new MemoryKv(), third, [], ids);
+    assert.equal(fresh.view().metadata.raft_damaged, true);
+    assert.match(fresh.view().metadata.raft_damage ?? '', /started with no metadata raft state/);
+    groups.set(third, fresh);
+    net.join(fresh);
+    await until('the repair of the empty member', 3000, () => !fresh.view().metadata.raft_damaged);
+    assert.ok(fresh.state.eventType('w4'));
+  } finally {
+    await Promise.all([...groups.values()].map((g) => g.close()));
+  }
+});

@@ -1,0 +1,360 @@
+/**
+ * What a node knows about its own data directory: its identity (node id, a random disk id made when
+ * the directory was first initialised, the cluster it belongs to) and whether RocksDB lost raft
+ * writes that were durable once.
+ *
+ * Why. RocksDB replays its write-ahead log at open in point-in-time mode (src/log/rocks-kv.ts): at
+ * the first corrupt record it stops, and everything after it is silently gone. A Raft member that
+ * comes back with an older log or hard state than it had acknowledged could vote twice in a term or
+ * elect a leader that lacks committed entries. So every raft write carries the next value of a
+ * node-wide sequence number (one key, in the same atomic batch), and after a durable write the
+ * highest durable sequence number is written to a small marker outside RocksDB (a DurableCell beside
+ * its files). At start, a stored sequence below the marker's means the log lost its tail. Every raft
+ * group member on the node is then marked damaged (raft-keys.ts, kind 0x04) in one durable write
+ * before the marker moves on, and stays so until a healthy leader has repaired it.
+ *
+ * Cost: one key put per raft write and at most one marker write (plus its fdatasync, off the path of
+ * any acknowledgement) in flight per node, whatever the number of groups: the marker holds one
+ * number. It can lag the latest durable write by one marker write; a tail lost within that lag is not
+ * detected (docs/storage.md).
+ *
+ * Order of initialisation: the marker is written (durably) before the identity. A crash between the
+ * two leaves a directory without identity, which the next start initialises again; so a directory
+ * with an identity always had a marker, and a missing or foreign marker means it was lost.
+ */
+import { assert } from '../core/assert.js';
+import type { DurableCell, KvBatch, OrderedKv } from '../log/index.js';
+import type { NodeId } from '../raft/index.js';
+import {
+  entryKeyIndex,
+  groupKey,
+  groupMax,
+  groupStart,
+  kindDamage,
+  kindEntry,
+  kindHardState,
+  kindSnapshot,
+  nodeIdentityKey,
+  raftEnd,
+  writeSeqKey,
+} from './raft-keys.js';
+import { decodeLegacyEntry, decodeLegacyHardState, decodeLegacySnapshot } from './raft-legacy-records.js';
+import {
+  decodeHardStateRecord,
+  decodeU64Record,
+  encodeDamageRecord,
+  encodeEntryRecord,
+  encodeHardStateRecord,
+  encodeSnapshotRecord,
+  encodeU64Record,
+  frameRecord,
+  RaftRecordCorruptError,
+  unframeRecord,
+} from './raft-records.js';
+
+export interface FounderRecord {
+  readonly id: NodeId;
+  readonly diskId: string;
+}
+
+export interface NodeIdentity {
+  readonly nodeId: NodeId;
+  /** Made when this data directory was first initialised; a wiped directory gets a new one. */
+  readonly diskId: string;
+  /** '' until the node founded a cluster or joined one; legacyClusterId for directories migrated from before. */
+  readonly clusterId: string;
+  /** The founding members of the cluster as recorded by a founder (empty on a node that joined later). */
+  readonly founders: readonly FounderRecord[];
+}
+
+/** The marker's file name in the data directory (beside RocksDB's own files, which it ignores). */
+export const markerFileName = 'raft-marker';
+
+/** The cluster id of directories written before cluster ids existed (all such nodes share it). */
+export const legacyClusterId = 'legacy';
+
+/** The data directory cannot be used as it is; the message says what to do. */
+export class NodeDiskError extends Error {
+  override name = 'NodeDiskError';
+}
+
+export interface NodeDiskLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface NodeDiskOptions {
+  readonly kv: OrderedKv;
+  /** The marker (a FileCell in the data directory in production). */
+  readonly cell: DurableCell;
+  readonly self: NodeId;
+  /** A fresh random id (the disk id). */
+  readonly newId: () => string;
+  readonly logger: NodeDiskLogger;
+}
+
+export type DiskOpening = 'created' | 'migrated' | 'opened';
+
+function encodeIdentity(id: NodeIdentity): Buffer {
+  return frameRecord('nodeIdentity', nodeIdentityKey, Buffer.from(JSON.stringify(id), 'utf8'));
+}
+
+function decodeIdentity(value: Buffer): NodeIdentity {
+  const body = unframeRecord('nodeIdentity', nodeIdentityKey, value);
+  let v: NodeIdentity;
+  try {
+    v = JSON.parse(body.toString('utf8')) as NodeIdentity;
+  } catch (err) {
+    throw new RaftRecordCorruptError(nodeIdentityKey, `identity is not JSON (${(err as Error).message})`);
+  }
+  if (!Number.isSafeInteger(v.nodeId) || typeof v.diskId !== 'string' || typeof v.clusterId !== 'string' || !Array.isArray(v.founders)) {
+    throw new RaftRecordCorruptError(nodeIdentityKey, 'identity lacks a field');
+  }
+  return v;
+}
+
+function encodeMarker(seq: number, diskId: string): Buffer {
+  const id = Buffer.from(diskId, 'utf8');
+  const out = Buffer.alloc(8 + id.length);
+  out.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), 0);
+  out.writeUInt32BE(seq % 0x1_0000_0000, 4);
+  id.copy(out, 8);
+  return out;
+}
+
+function decodeMarker(payload: Buffer): { seq: number; diskId: string } | undefined {
+  if (payload.length < 8) return undefined;
+  const seq = payload.readUInt32BE(0) * 0x1_0000_0000 + payload.readUInt32BE(4);
+  return Number.isSafeInteger(seq) ? { seq, diskId: payload.subarray(8).toString('utf8') } : undefined;
+}
+
+/** The groups that have any record, in order (one seek per group, not a scan of their logs). */
+async function groupsWithState(kv: OrderedKv): Promise<number[]> {
+  const groups: number[] = [];
+  let from = groupStart(0);
+  for (;;) {
+    let found: number | undefined;
+    for await (const [k] of kv.iterate({ gte: from, lt: raftEnd, limit: 1 })) found = k.readUInt32BE(1);
+    if (found === undefined) return groups;
+    groups.push(found);
+    if (found === groupMax) return groups;
+    from = groupStart(found + 1);
+  }
+}
+
+/**
+ * Rewrites every raft record of a pre-checksum directory in the current format. A record that does
+ * not parse is dropped and its group marked damaged (the store then cuts the log at the gap).
+ */
+async function rewriteLegacy(kv: OrderedKv): Promise<{ ops: Array<[Buffer, Buffer | undefined]>; records: number; damaged: number[] }> {
+  const ops: Array<[Buffer, Buffer | undefined]> = [];
+  const b = { put: (k: Buffer, v: Buffer) => void ops.push([k, v]), del: (k: Buffer) => void ops.push([k, undefined]) };
+  let records = 0;
+  const damaged = new Map<number, string>();
+  for await (const [k, v] of kv.iterate({ gte: groupStart(0), lt: raftEnd })) {
+    const group = k.readUInt32BE(1);
+    const kind = k[5];
+    try {
+      if (kind === kindHardState && k.length === 6) b.put(k, encodeHardStateRecord(k, decodeLegacyHardState(k, v)));
+      else if (kind === kindSnapshot && k.length === 6) b.put(k, encodeSnapshotRecord(k, decodeLegacySnapshot(k, v)));
+      else if (kind === kindEntry && k.length === 14) b.put(k, encodeEntryRecord(k, decodeLegacyEntry(k, v)));
+      else throw new RaftRecordCorruptError(k, 'not a key of the pre-checksum format');
+      records++;
+    } catch (err) {
+      if (!(err instanceof RaftRecordCorruptError)) throw err;
+      b.del(k);
+      if (!damaged.has(group)) damaged.set(group, `a record of the pre-checksum format did not decode while rewriting it: ${err.reason}`);
+    }
+  }
+  for (const [group, reason] of damaged) b.put(groupKey(group, kindDamage), encodeDamageRecord(groupKey(group, kindDamage), { term: 0, index: 0, reason }));
+  return { ops, records, damaged: [...damaged.keys()] };
+}
+
+export class NodeDisk {
+  readonly #kv: OrderedKv;
+  readonly #cell: DurableCell;
+  readonly #log: NodeDiskLogger;
+  #identity: NodeIdentity;
+  /** The sequence number of the latest raft write issued. */
+  #seq: number;
+  /** The highest sequence number known durable, and the one the marker holds. */
+  #durable: number;
+  #marked: number;
+  #marking: Promise<void> | undefined;
+  /** Set at open when RocksDB lost raft writes (or the marker is gone): why every group was marked damaged. */
+  readonly lostTail: string | undefined;
+  readonly opening: DiskOpening;
+
+  private constructor(o: NodeDiskOptions, identity: NodeIdentity, seq: number, lostTail: string | undefined, opening: DiskOpening) {
+    this.#kv = o.kv;
+    this.#cell = o.cell;
+    this.#log = o.logger;
+    this.#identity = identity;
+    this.#seq = seq;
+    this.#durable = seq;
+    this.#marked = seq;
+    this.lostTail = lostTail;
+    this.opening = opening;
+  }
+
+  static async open(o: NodeDiskOptions): Promise<NodeDisk> {
+    const raw = await o.kv.get(nodeIdentityKey);
+    if (raw === null) return NodeDisk.#initialise(o);
+    let identity: NodeIdentity;
+    try {
+      identity = decodeIdentity(raw);
+    } catch (err) {
+      throw new NodeDiskError(`${(err as Error).message}. This data directory cannot tell which node and cluster it belongs to; move it aside and start the node with an empty one: it joins its cluster again as a new, empty member.`);
+    }
+    if (identity.nodeId !== o.self) {
+      throw new NodeDiskError(`this data directory belongs to node ${identity.nodeId}, not to node ${o.self}; start node ${identity.nodeId} on it, or give node ${o.self} an empty directory of its own`);
+    }
+    let stored = 0;
+    let lostTail: string | undefined;
+    const seqRaw = await o.kv.get(writeSeqKey);
+    if (seqRaw !== null) {
+      try {
+        stored = decodeU64Record('writeSeq', writeSeqKey, seqRaw);
+      } catch (err) {
+        lostTail = `the raft write sequence record is corrupt (${(err as Error).message})`;
+      }
+    }
+    let markerSeq = 0;
+    const marker = await o.cell.read();
+    const m = marker.state === 'ok' ? decodeMarker(marker.payload) : undefined;
+    if (marker.state === 'missing') lostTail ??= 'the raft marker file is missing (deleted, or lost with the file system): whether raft writes were lost cannot be told';
+    else if (marker.state === 'corrupt') lostTail ??= `the raft marker file is corrupt (${marker.reason})`;
+    else if (m === undefined) lostTail ??= 'the raft marker file holds no sequence number';
+    else if (m.diskId !== identity.diskId) lostTail ??= `the raft marker file belongs to another data directory (disk ${m.diskId}, this one is ${identity.diskId})`;
+    else {
+      markerSeq = m.seq;
+      if (m.seq > stored) {
+        lostTail ??= `RocksDB holds raft writes up to #${stored}, but write #${m.seq} was durable before: the end of its write-ahead log was lost (point-in-time recovery stops at the first corrupt record)`;
+      }
+    }
+    const disk = new NodeDisk(o, identity, Math.max(stored, markerSeq), lostTail, 'opened');
+    if (lostTail !== undefined) await disk.#markAllDamaged(lostTail);
+    return disk;
+  }
+
+  static async #initialise(o: NodeDiskOptions): Promise<NodeDisk> {
+    const legacy = (await groupsWithState(o.kv)).length > 0;
+    const identity: NodeIdentity = { nodeId: o.self, diskId: o.newId(), clusterId: legacy ? legacyClusterId : '', founders: [] };
+    // The marker first (see the header): a directory with an identity always had one.
+    await o.cell.write(encodeMarker(0, identity.diskId));
+    // Collected first (the rewrite reads the KV), written below in one atomic batch with the identity.
+    const rewritten = legacy ? await rewriteLegacy(o.kv) : { ops: [], records: 0, damaged: [] };
+    await o.kv.write((b) => {
+      for (const [k, v] of rewritten.ops) {
+        if (v === undefined) b.del(k);
+        else b.put(k, v);
+      }
+      b.put(writeSeqKey, encodeU64Record('writeSeq', writeSeqKey, 0));
+      b.put(nodeIdentityKey, encodeIdentity(identity));
+    }, { durable: true });
+    if (legacy) {
+      o.logger.info({ diskId: identity.diskId, records: rewritten.records, damagedGroups: rewritten.damaged }, 'rewrote the raft log of a data directory from before record checksums in the checksummed format');
+    } else {
+      o.logger.info({ diskId: identity.diskId }, 'initialised an empty data directory');
+    }
+    return new NodeDisk(o, identity, 0, undefined, legacy ? 'migrated' : 'created');
+  }
+
+  get identity(): NodeIdentity {
+    return this.#identity;
+  }
+
+  /** Records (durably) the cluster this node founded or joined. */
+  async setCluster(clusterId: string, founders: readonly FounderRecord[]): Promise<void> {
+    assert(clusterId !== '', 'an empty cluster id');
+    const next: NodeIdentity = { ...this.#identity, clusterId, founders: [...founders] };
+    await this.#kv.write((b) => b.put(nodeIdentityKey, encodeIdentity(next)), { durable: true });
+    this.#identity = next;
+  }
+
+  /**
+   * Adds the next raft write sequence number to `b` (every raft write does, in its own batch) and
+   * returns it; report it to durable() once the write is durable.
+   */
+  stamp(b: KvBatch): number {
+    const seq = ++this.#seq;
+    b.put(writeSeqKey, encodeU64Record('writeSeq', writeSeqKey, seq));
+    return seq;
+  }
+
+  /** Raft write `seq` is durable: the marker follows (one marker write in flight at a time). */
+  durable(seq: number): void {
+    if (seq <= this.#durable) return;
+    this.#durable = seq;
+    this.#marking ??= this.#mark();
+  }
+
+  async #mark(): Promise<void> {
+    try {
+      while (this.#marked < this.#durable) {
+        const seq = this.#durable;
+        try {
+          await this.#cell.write(encodeMarker(seq, this.#identity.diskId));
+          this.#marked = seq;
+        } catch (err) {
+          // A marker that lags only weakens the check at the next start (it never makes a healthy
+          // log look damaged), so the node goes on; the next durable write tries again.
+          this.#log.error({ err: (err as Error).message, seq }, 'writing the raft marker failed; the lost-tail check at the next start will be weaker');
+          return;
+        }
+      }
+    } finally {
+      this.#marking = undefined;
+    }
+  }
+
+  /** Resolves once the marker holds every sequence number reported durable so far. */
+  async flush(): Promise<void> {
+    while (this.#marking !== undefined) await this.#marking;
+    if (this.#marked < this.#durable) {
+      this.#marking = this.#mark();
+      await this.#marking;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await this.#cell.close();
+  }
+
+  /** Marks every group with state damaged, in one durable write, and moves the marker on. */
+  async #markAllDamaged(reason: string): Promise<void> {
+    const groups = await groupsWithState(this.#kv);
+    const marks: Array<[Buffer, Buffer]> = [];
+    for (const g of groups) {
+      const dk = groupKey(g, kindDamage);
+      if ((await this.#kv.get(dk)) !== null) continue; // already damaged: the first reason stands
+      marks.push([dk, encodeDamageRecord(dk, { term: await this.#storedTerm(g), index: await this.#lastStoredIndex(g), reason })]);
+    }
+    let seq = 0;
+    await this.#kv.write((b) => {
+      for (const [k, v] of marks) b.put(k, v);
+      seq = this.stamp(b);
+    }, { durable: true });
+    this.durable(seq);
+    await this.flush();
+    this.#log.error({ reason, groups }, 'raft state on this node is damaged: its raft groups will not vote or lead until a healthy leader has repaired them');
+  }
+
+  async #storedTerm(group: number): Promise<number> {
+    const k = groupKey(group, kindHardState);
+    const raw = await this.#kv.get(k);
+    if (raw === null) return 0;
+    try {
+      return decodeHardStateRecord(k, raw).term;
+    } catch {
+      return 0;
+    }
+  }
+
+  async #lastStoredIndex(group: number): Promise<number> {
+    for await (const [k] of this.#kv.iterate({ gte: groupKey(group, kindEntry), lt: groupKey(group, kindEntry + 1), reverse: true, limit: 1 })) return entryKeyIndex(k);
+    return 0;
+  }
+}

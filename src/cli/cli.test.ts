@@ -1,0 +1,275 @@
+// Goal: the `brook` command-line tool (issue 11) does what a person and a script expect against a real
+// broker: tables for people, the API's JSON with --json, progress for long publishes, events streamed
+// by tail (old ones with --from begin, new ones as they arrive), and a non-zero exit with the Problem's
+// detail when the broker refuses. `brook start` runs a broker like `npm start`.
+// Method: the real executable (dist/cli/main.js, the file package.json "bin" names; once through npx)
+// as a child process, against a real broker on a temporary RocksDB (in this process, or started by
+// `brook start` itself).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { allScopes, tokenFile } from '../testing/auth-fixtures.js';
+import { businessEvent, businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { freePort } from '../testing/child-broker.js';
+import { SubscriptionStreamClient } from '../testing/subscription-client.js';
+
+const cliJs = join(dirname(fileURLToPath(import.meta.url)), 'main.js');
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function brook(args: string[], o: { env?: Record<string, string>; input?: string; url?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const env: Record<string, string | undefined> = { ...process.env, BROOK_URL: o.url ?? broker.url, ...o.env };
+    delete env['BROOK_TOKEN'];
+    if (o.env?.['BROOK_TOKEN'] !== undefined) env['BROOK_TOKEN'] = o.env['BROOK_TOKEN'];
+    const p = spawn(process.execPath, [cliJs, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+    p.stdin.end(o.input ?? '');
+  });
+}
+
+let broker: TestBroker;
+let dir: string;
+
+before(async () => {
+  broker = await startTestBroker();
+  dir = mkdtempSync(join(tmpdir(), 'brook-cli-'));
+});
+after(async () => {
+  await broker.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function file(name: string, content: unknown): string {
+  const p = join(dir, name);
+  writeFileSync(p, typeof content === 'string' ? content : JSON.stringify(content));
+  return p;
+}
+
+test('event-types create -f, list (table and --json), show with partitions and schema versions; a refusal exits 1 with the detail', async () => {
+  const body = businessEventType('cli.orders', { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: 3, write_parallelism: 3 } });
+  const created = await brook(['event-types', 'create', '-f', file('et.json', body)]);
+  assert.equal(created.code, 0, created.stderr);
+  assert.match(created.stdout, /created event type cli\.orders/);
+  assert.equal((await call(broker.url, 'GET', '/event-types/cli.orders')).status, 200);
+
+  const again = await brook(['event-types', 'create', '-f', file('et.json', body)]);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /^brook: 409 Conflict: .*cli\.orders/m);
+
+  const invalid = await brook(['event-types', 'create', '-f', file('bad.json', businessEventType('cli.bad', { category: 'nope' }))]);
+  assert.equal(invalid.code, 1);
+  assert.match(invalid.stderr, /422 Unprocessable Entity: .*category/);
+
+  const list = await brook(['event-types', 'list']);
+  assert.equal(list.code, 0, list.stderr);
+  const header = list.stdout.split('\n')[0]!;
+  assert.match(header, /^NAME\s+CATEGORY\s+OWNER/);
+  assert.match(list.stdout, /^cli\.orders\s+business\s+test-app\s+random\s+forward\s+1\.0\.0/m);
+  const asJson = JSON.parse((await brook(['--json', 'event-types', 'list', '--search', 'cli.'])).stdout) as { name: string }[];
+  assert.deepEqual(asJson.map((e) => e.name), ['cli.orders']);
+
+  const show = await brook(['event-types', 'show', 'cli.orders']);
+  assert.equal(show.code, 0, show.stderr);
+  assert.match(show.stdout, /^category:\s+business$/m);
+  assert.match(show.stdout, /PARTITIONS\nPARTITION\s+OLDEST OFFSET\s+NEWEST OFFSET\n0\s+BEGIN\s+BEGIN\n1\s+BEGIN\s+BEGIN\n2\s+BEGIN\s+BEGIN\n/);
+  assert.match(show.stdout, /SCHEMA VERSIONS \(newest first\)\nVERSION\s+CREATED\n1\.0\.0\s/);
+
+  const unknown = await brook(['event-types', 'show', 'cli.none']);
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /404 Not Found: .*cli\.none/);
+});
+
+test('publish from standard input (NDJSON) and from a file in batches with progress; a rejected batch exits 1 naming each failed event', async () => {
+  await call(broker.url, 'POST', '/event-types', businessEventType('cli.pub'));
+  const ndjson = ['{"order_number":"N-1"}', '{"order_number":"N-2"}'].join('\n');
+  const fromStdin = await brook(['publish', 'cli.pub', '--add-metadata'], { input: ndjson });
+  assert.equal(fromStdin.code, 0, fromStdin.stderr);
+  assert.match(fromStdin.stdout, /published 2 events to cli\.pub/);
+
+  const events = Array.from({ length: 7 }, (_, i) => businessEvent(`F-${i}`));
+  const fromFile = await brook(['publish', 'cli.pub', '-f', file('events.json', events), '--batch-size', '3', '--progress']);
+  assert.equal(fromFile.code, 0, fromFile.stderr);
+  assert.deepEqual(fromFile.stderr.trim().split('\n'), ['published 3/7 events (42%)', 'published 6/7 events (85%)', 'published 7/7 events (100%)']);
+  const parts = (await call(broker.url, 'GET', '/event-types/cli.pub/partitions')).body as { newest_available_offset: string }[];
+  assert.match(parts[0]!.newest_available_offset, /-000000000000000008$/, 'nine events stored');
+
+  const bad = await brook(['publish', 'cli.pub', '--add-metadata'], { input: JSON.stringify([{ order_number: 'ok' }, { amount: 3 }]) });
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /422: the batch was rejected/);
+  assert.match(bad.stderr, /event 1 \([0-9a-f-]{36}\): failed at validating: .*order_number/);
+  assert.match(bad.stderr, /event 0 \([0-9a-f-]{36}\): aborted/);
+
+  const json = await brook(['--json', 'publish', 'cli.pub'], { input: JSON.stringify(businessEvent('J-1')) });
+  assert.deepEqual(JSON.parse(json.stdout), { published: 1 });
+});
+
+test('tail --from begin prints the stored events; tail (from the end) prints an event published while it runs, and Ctrl-C ends it with 0', async () => {
+  await call(broker.url, 'POST', '/event-types', businessEventType('cli.tail'));
+  await call(broker.url, 'POST', '/event-types/cli.tail/events', [businessEvent('T-1'), businessEvent('T-2')]);
+  const old = await brook(['tail', 'cli.tail', '--from', 'begin', '--limit', '2']);
+  assert.equal(old.code, 0, old.stderr);
+  const lines = old.stdout.trim().split('\n');
+  assert.equal(lines.length, 2);
+  assert.match(lines[0]!, /^\[partition 0\] \{"order_number":"T-1","metadata":\{/);
+  assert.match(lines[1]!, /"order_number":"T-2"/);
+
+  const p = spawn(process.execPath, [cliJs, '--json', 'tail', 'cli.tail'], { env: { ...process.env, BROOK_URL: broker.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => p.on('close', (code) => resolve(code)));
+  // The stream is open once the low-level stream gauge says so.
+  const deadline = Date.now() + 10_000;
+  while (((await call(broker.url, 'GET', '/metrics')).body as { gauges: Record<string, { value: number }> }).gauges['brook.streams.open.low_level']?.value !== 1) {
+    assert.ok(Date.now() < deadline, 'tail did not open its stream');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await call(broker.url, 'POST', '/event-types/cli.tail/events', [businessEvent('LIVE-1')]);
+  while (!out.includes('LIVE-1')) {
+    assert.ok(Date.now() < deadline, `the live event did not appear: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(!out.includes('T-1'), 'from the end: old events are not shown');
+  assert.equal((JSON.parse(out.trim()) as { order_number: string }).order_number, 'LIVE-1', '--json prints the event itself');
+  p.kill('SIGINT');
+  assert.equal(await exited, 0);
+});
+
+test('subscriptions list and lag: per-partition lag, state, owning stream and total', async () => {
+  await call(broker.url, 'POST', '/event-types', businessEventType('cli.sub', { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 } }));
+  await call(broker.url, 'POST', '/event-types/cli.sub/events', [businessEvent('S-1'), businessEvent('S-2'), businessEvent('S-3'), businessEvent('S-4')]);
+  const sub = (await call(broker.url, 'POST', '/subscriptions', { owning_application: 'cli-app', event_types: ['cli.sub'], read_from: 'begin' })).body as { id: string };
+  const list = await brook(['subscriptions', 'list', '--owning-application', 'cli-app']);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, new RegExp(`^${sub.id}\\s+cli-app\\s+cli\\.sub\\s+default\\s+begin`, 'm'));
+
+  // Before a stream read them, the broker does not know the lag: the tool says so instead of printing 0.
+  const before = await brook(['subscriptions', 'lag', sub.id]);
+  assert.match(before.stdout, /total lag: 0 events \(not known for 2 partitions that no stream has read yet\)/);
+
+  // A stream that received one batch and committed nothing: the lag is known, and the stream owns the partitions.
+  const s = await SubscriptionStreamClient.open(broker.url, sub.id, 'batch_limit=1&max_uncommitted_events=1&batch_flush_timeout=1');
+  try {
+    await s.waitFor((x) => x.events().length >= 1);
+    const stats = (await call(broker.url, 'GET', `/subscriptions/${sub.id}/stats`)).body as { items: { partitions: { partition: string; unconsumed_events?: number; stream_id?: string }[] }[] };
+    const lag = await brook(['subscriptions', 'lag', sub.id]);
+    assert.equal(lag.code, 0, lag.stderr);
+    let total = 0;
+    for (const p of stats.items[0]!.partitions) {
+      assert.equal(p.stream_id, s.streamId);
+      total += p.unconsumed_events ?? 0;
+      assert.match(lag.stdout, new RegExp(`^cli\\.sub\\s+${p.partition}\\s+${p.unconsumed_events ?? '-'}\\s+assigned\\s+${s.streamId}$`, 'm'));
+    }
+    assert.equal(total, 4, 'nothing committed: every event is unconsumed');
+    assert.match(lag.stdout, /^total lag: 4 events$/m);
+    assert.deepEqual(JSON.parse((await brook(['--json', 'subscriptions', 'lag', sub.id])).stdout), stats);
+  } finally {
+    await s.close();
+  }
+  assert.match((await brook(['subscriptions', 'lag', '00000000-0000-4000-8000-000000000000'])).stderr, /404 Not Found/);
+});
+
+test('settings: feature toggles, the blacklist, storages and timelines', async () => {
+  const off = await brook(['settings', 'feature', 'check_partitions_keys', 'off']);
+  assert.equal(off.code, 0, off.stderr);
+  assert.match((await brook(['settings', 'features'])).stdout, /^check_partitions_keys\s+off$/m);
+  assert.equal((await brook(['settings', 'feature', 'check_partitions_keys', 'on'])).code, 0);
+  assert.match((await brook(['settings', 'features'])).stdout, /^check_partitions_keys\s+on$/m);
+  const unknownFeature = await brook(['settings', 'feature', 'no_such', 'on']);
+  assert.equal(unknownFeature.code, 1);
+  assert.match(unknownFeature.stderr, /400 Bad Request: .*no_such/);
+
+  assert.equal((await brook(['settings', 'blacklist', 'add', 'PRODUCER_APP', 'noisy-app'])).code, 0);
+  assert.match((await brook(['settings', 'blacklist'])).stdout, /^PRODUCER_APP\s+noisy-app$/m);
+  assert.deepEqual(((await call(broker.url, 'GET', '/settings/blacklist')).body as { producers: { apps: string[] } }).producers.apps, ['noisy-app']);
+  assert.equal((await brook(['settings', 'blacklist', 'remove', 'PRODUCER_APP', 'noisy-app'])).code, 0);
+  assert.doesNotMatch((await brook(['settings', 'blacklist', 'show'])).stdout, /noisy-app/);
+  const badType = await brook(['settings', 'blacklist', 'add', 'NOPE', 'x']);
+  assert.notEqual(badType.code, 0);
+  assert.match(badType.stderr, /Allowed choices are CONSUMER_APP/);
+
+  assert.match((await brook(['settings', 'storages'])).stdout, /^default\s+broker\s+\{\}$/m);
+  await call(broker.url, 'POST', '/event-types', businessEventType('cli.tl'));
+  assert.equal((await brook(['settings', 'timelines', 'cli.tl'])).stdout.trim(), 'ORDER  ID  STORAGE  CREATED  SWITCHED');
+});
+
+test('with authentication on: no token exits 1 with the 401 detail; --token and BROOK_TOKEN are sent', async () => {
+  const b = await startTestBroker({ auth: 'static', authTokensFile: tokenFile({ 'tok-cli': { uid: 'brook-admin', scopes: allScopes } }) });
+  try {
+    const denied = await brook(['event-types', 'list'], { url: b.url });
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /^brook: 401 Unauthorized/);
+    assert.equal((await brook(['--token', 'tok-cli', 'event-types', 'list'], { url: b.url })).code, 0);
+    assert.equal((await brook(['cluster', 'status'], { url: b.url, env: { BROOK_TOKEN: 'tok-cli' } })).code, 0);
+  } finally {
+    await b.destroy();
+  }
+});
+
+test('an unreachable node and a usage error exit non-zero with a message', async () => {
+  const port = await freePort();
+  const down = await brook(['cluster', 'status'], { url: `http://127.0.0.1:${port}` });
+  assert.equal(down.code, 1);
+  assert.match(down.stderr, /cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
+  const usage = await brook(['tail']);
+  assert.notEqual(usage.code, 0);
+  assert.match(usage.stderr, /missing required argument 'event-type'/);
+});
+
+test('brook start runs a broker with the flags of npm start; cluster status shows it; SIGTERM stops it cleanly', async () => {
+  const port = await freePort();
+  const data = mkdtempSync(join(tmpdir(), 'brook-cli-start-'));
+  const p = spawn(process.execPath, [cliJs, 'start', '--port', String(port), '--host', '127.0.0.1', '--data-dir', data, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  p.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  p.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => p.on('close', (code) => resolve(code)));
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const ok = await fetch(url + '/health').then((r) => r.ok, () => false);
+      if (ok) break;
+      assert.ok(Date.now() < deadline && p.exitCode === null, `broker did not start: ${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const status = await brook(['cluster', 'status'], { url });
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /^node:\s+1 \(leader\)$/m);
+    assert.match(status.stdout, /^metadata leader:\s+1$/m);
+    assert.match(status.stdout, /^1\*\s+voter\s+.*yes\s+leader$/m);
+    const view = JSON.parse((await brook(['--json', 'cluster', 'status'], { url })).stdout) as { id: number; metadata: { leader: number } };
+    assert.deepEqual([view.id, view.metadata.leader], [1, 1]);
+  } finally {
+    p.kill('SIGTERM');
+    assert.equal(await exited, 0, output);
+    rmSync(data, { recursive: true, force: true });
+  }
+});
+
+test('npx brook runs the executable package.json names', async () => {
+  const r = await new Promise<Run>((resolve) => {
+    const p = spawn('npx', ['--no-install', 'brook', '--version'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '0.1.0');
+});

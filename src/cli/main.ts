@@ -1,0 +1,428 @@
+#!/usr/bin/env node
+/**
+ * `brook`: the command-line tool (package.json "bin"; `npx brook ...` from a checkout). It talks to
+ * any node over the same HTTP API as every client (`--url` or BROOK_URL, a bearer token from
+ * `--token` or BROOK_TOKEN), prints tables for people and the API's JSON with `--json`, and exits
+ * non-zero with the Problem's detail when the broker refuses. `brook start` runs the broker itself
+ * with the same configuration as `npm start` (flags, BROOK_* environment, --config file).
+ *
+ * The argument parser is commander (docs/decisions.md says why).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Command, Option } from 'commander';
+import { BrookClient, CliError, errorOf } from './client.js';
+import { fields, json, table } from './format.js';
+
+interface GlobalOptions {
+  url: string;
+  token?: string;
+  json?: boolean;
+}
+
+type Out = { write(s: string): unknown };
+
+const enc = encodeURIComponent;
+
+/** Reads a file, or standard input for "-" or no file. */
+function readInput(file: string | undefined): string {
+  return readFileSync(file === undefined || file === '-' ? 0 : file, 'utf8');
+}
+
+/** Events from a JSON array, a single JSON object, or NDJSON (one event per line). */
+export function parseEvents(text: string): unknown[] {
+  const t = text.trim();
+  if (t === '') return [];
+  if (t.startsWith('[')) {
+    const parsed = JSON.parse(t) as unknown;
+    if (!Array.isArray(parsed)) throw new CliError('expected a JSON array of events');
+    return parsed;
+  }
+  try {
+    return [JSON.parse(t)];
+  } catch {
+    return t
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .map((l, i) => {
+        try {
+          return JSON.parse(l) as unknown;
+        } catch (err) {
+          throw new CliError(`line ${i + 1} is not JSON: ${(err as Error).message}`);
+        }
+      });
+  }
+}
+
+/** Adds metadata.eid and metadata.occurred_at where absent (for hand-written test events). */
+function withMetadata(e: unknown): unknown {
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) return e;
+  const o = e as Record<string, unknown>;
+  const m = typeof o['metadata'] === 'object' && o['metadata'] !== null ? { ...(o['metadata'] as Record<string, unknown>) } : {};
+  m['eid'] ??= randomUUID();
+  m['occurred_at'] ??= new Date().toISOString();
+  return { ...o, metadata: m };
+}
+
+export function buildProgram(out: Out = process.stdout, err: Out = process.stderr): Command {
+  const program = new Command('brook');
+  program
+    .description('Brook, a clustered HTTP publish/subscribe event broker: run a node, or talk to one')
+    .version(packageVersion())
+    .addOption(new Option('--url <url>', 'any node of the cluster').env('BROOK_URL').default('http://localhost:8080'))
+    .addOption(new Option('--token <token>', 'bearer token, when authentication is on').env('BROOK_TOKEN'))
+    .option('--json', 'print the API JSON instead of tables (for scripts)')
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });
+
+  const g = (): GlobalOptions => program.opts<GlobalOptions>();
+  const client = () => new BrookClient({ url: g().url, token: g().token });
+  const print = (value: unknown, human: () => string) => out.write(g().json === true ? json(value) : human());
+
+  program
+    .command('start')
+    .description('run a broker node here, configured as `npm start` (flags, BROOK_* environment, --config file)')
+    .allowUnknownOption()
+    .helpOption(false)
+    .argument('[flags...]', 'broker flags, e.g. --port 8080 --data-dir ./data')
+    .action(async (flags: string[]) => {
+      const mainJs = fileURLToPath(new URL('../main.js', import.meta.url));
+      const child = spawn(process.execPath, [mainJs, ...flags], { stdio: 'inherit' });
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
+      const code = await new Promise<number>((resolve) => child.on('exit', (c, s) => resolve(c ?? (s === 'SIGINT' || s === 'SIGTERM' ? 0 : 1))));
+      process.exitCode = code;
+    });
+
+  // ------------------------------------------------------------------ cluster
+  const cluster = program.command('cluster').description('the cluster as the node at --url sees it');
+  cluster
+    .command('status')
+    .description('members, reachability, metadata leader and term')
+    .action(async () => {
+      type View = {
+        id: number;
+        role: string;
+        members: { id: number; self: boolean; suffrage: string; raft_address: string | null; http_address: string | null; reachable: boolean }[];
+        metadata: { leader: number | null; term: number; commit_index: number; applied_index: number };
+      };
+      const v = await client().get<View>('/cluster');
+      print(v, () =>
+        fields([
+          ['node', `${v.id} (${v.role})`],
+          ['metadata leader', v.metadata.leader],
+          ['term', v.metadata.term],
+          ['commit / applied', `${v.metadata.commit_index} / ${v.metadata.applied_index}`],
+        ]) +
+          '\n' +
+          table(
+            ['id', 'suffrage', 'http', 'raft', 'reachable', 'leader'],
+            v.members.map((m) => [m.self ? `${m.id}*` : String(m.id), m.suffrage, m.http_address, m.raft_address, m.reachable ? 'yes' : 'NO', m.id === v.metadata.leader ? 'leader' : '']),
+          ),
+      );
+    });
+
+  // ------------------------------------------------------------------ event types
+  const ets = program.command('event-types').alias('et').description('the event type registry');
+  ets
+    .command('list')
+    .description('every event type')
+    .option('-s, --search <text>', 'only names containing this text')
+    .action(async (o: { search?: string }) => {
+      type Et = { name: string; category: string; owning_application: string; partition_strategy: string; compatibility_mode: string; schema: { version: string }; updated_at: string };
+      const list = (await client().get<Et[]>('/event-types')).filter((e) => o.search === undefined || e.name.includes(o.search));
+      list.sort((a, b) => a.name.localeCompare(b.name));
+      print(list, () =>
+        table(
+          ['name', 'category', 'owner', 'partitioning', 'compatibility', 'version', 'updated'],
+          list.map((e) => [e.name, e.category, e.owning_application, e.partition_strategy, e.compatibility_mode, e.schema.version, e.updated_at]),
+        ),
+      );
+    });
+  ets
+    .command('show')
+    .description('an event type with its partitions and schema versions')
+    .argument('<name>')
+    .action(async (name: string) => {
+      const c = client();
+      type Et = Record<string, unknown> & { schema: { version: string; schema: string }; authorization?: Record<string, { data_type: string; value: string }[]> };
+      const et = await c.get<Et>(`/event-types/${enc(name)}`);
+      const partitions = await c.get<{ partition: string; oldest_available_offset: string; newest_available_offset: string }[]>(`/event-types/${enc(name)}/partitions`).catch((e: unknown) => {
+        // A node that does not serve partitions (a multi-node cluster before replication) still shows the type.
+        if (e instanceof CliError && e.status === 503) return [];
+        throw e;
+      });
+      const schemas = await c.get<{ items: { version: string; created_at: string }[] }>(`/event-types/${enc(name)}/schemas?limit=100`);
+      print({ event_type: et, partitions, schemas: schemas.items }, () => {
+        const auth = et.authorization;
+        const list = (k: string) => (auth?.[k] ?? []).map((a) => `${a.data_type}:${a.value}`).join(', ') || '-';
+        return (
+          fields([
+            ['name', et['name'] as string],
+            ['category', et['category'] as string],
+            ['owner', et['owning_application'] as string],
+            ['partitioning', `${et['partition_strategy'] as string}${Array.isArray(et['partition_key_fields']) ? ` (${(et['partition_key_fields'] as string[]).join(', ')})` : ''}`],
+            ['enrichment', ((et['enrichment_strategies'] as string[] | undefined) ?? []).join(', ') || '-'],
+            ['compatibility', et['compatibility_mode'] as string],
+            ['schema version', et.schema.version],
+            ['retention (ms)', (et['options'] as { retention_time?: number } | undefined)?.retention_time],
+            ['authorization', auth === undefined ? 'none (everyone with the scopes)' : `admins ${list('admins')}; readers ${list('readers')}; writers ${list('writers')}`],
+            ['created', et['created_at'] as string],
+            ['updated', et['updated_at'] as string],
+          ]) +
+          '\nPARTITIONS\n' +
+          table(['partition', 'oldest offset', 'newest offset'], partitions.map((p) => [p.partition, p.oldest_available_offset, p.newest_available_offset])) +
+          '\nSCHEMA VERSIONS (newest first)\n' +
+          table(['version', 'created'], schemas.items.map((s) => [s.version, s.created_at]))
+        );
+      });
+    });
+  ets
+    .command('create')
+    .description('create an event type from a JSON file (the body of POST /event-types)')
+    .requiredOption('-f, --file <file>', 'JSON file, "-" for standard input')
+    .action(async (o: { file: string }) => {
+      const body = readInput(o.file);
+      let name: unknown;
+      try {
+        name = (JSON.parse(body) as { name?: unknown }).name;
+      } catch (e) {
+        throw new CliError(`${o.file} is not JSON: ${(e as Error).message}`);
+      }
+      await client().request('POST', '/event-types', body);
+      print({ created: name }, () => `created event type ${String(name)}\n`);
+    });
+
+  // ------------------------------------------------------------------ publishing and reading
+  program
+    .command('publish')
+    .description('publish events: a JSON array, one JSON object, or one event per line (NDJSON)')
+    .argument('<event-type>')
+    .option('-f, --file <file>', 'file to read, "-" or none for standard input')
+    .option('-b, --batch-size <n>', 'events per request', (v) => positiveInt(v, '--batch-size'), 500)
+    .option('--add-metadata', 'add metadata.eid and metadata.occurred_at where absent')
+    .option('--progress', 'report progress on stderr even when it is not a terminal')
+    .action(async (name: string, o: { file?: string; batchSize: number; addMetadata?: boolean; progress?: boolean }) => {
+      let events = parseEvents(readInput(o.file));
+      if (o.addMetadata === true) events = events.map(withMetadata);
+      if (events.length === 0) throw new CliError('no events to publish');
+      const c = client();
+      const showProgress = o.progress === true || process.stderr.isTTY === true;
+      const tty = process.stderr.isTTY === true;
+      let sent = 0;
+      for (let i = 0; i < events.length; i += o.batchSize) {
+        const batch = events.slice(i, i + o.batchSize);
+        try {
+          await c.request('POST', `/event-types/${enc(name)}/events`, batch);
+        } catch (e) {
+          if (e instanceof CliError && Array.isArray(e.body)) {
+            // Item numbers count from the first event of the input, not of the batch.
+            const failed = errorOf(e.status ?? 422, e.body, i);
+            throw new CliError(sent === 0 ? failed.message : `${failed.message}\n(${sent} events before this batch were published)`, failed.status, failed.body);
+          }
+          throw e;
+        }
+        sent += batch.length;
+        if (showProgress && events.length > o.batchSize) {
+          const pct = Math.floor((sent * 100) / events.length);
+          err.write(`${tty ? '\r' : ''}published ${sent}/${events.length} events (${pct}%)${tty ? '' : '\n'}`);
+        }
+      }
+      if (showProgress && tty && events.length > o.batchSize) err.write('\n');
+      print({ published: sent }, () => `published ${sent} event${sent === 1 ? '' : 's'} to ${name}\n`);
+    });
+
+  program
+    .command('tail')
+    .description('stream the events of an event type to the terminal (Ctrl-C stops)')
+    .argument('<event-type>')
+    .addOption(new Option('--from <where>', 'begin: every stored event; end: only new ones').choices(['begin', 'end']).default('end'))
+    .option('-n, --limit <n>', 'stop after this many events', (v) => positiveInt(v, '--limit'))
+    .action(async (name: string, o: { from: 'begin' | 'end'; limit?: number }) => {
+      const c = client();
+      const headers: Record<string, string> = {};
+      if (o.from === 'begin') {
+        const partitions = await c.get<{ partition: string }[]>(`/event-types/${enc(name)}/partitions`);
+        headers['X-Svc-Cursors'] = JSON.stringify(partitions.map((p) => ({ partition: p.partition, offset: 'BEGIN' })));
+      }
+      const query = new URLSearchParams({ batch_limit: '100', batch_flush_timeout: '1' });
+      if (o.limit !== undefined) {
+        query.set('stream_limit', String(o.limit));
+        query.set('batch_limit', String(Math.min(100, o.limit)));
+      }
+      const abort = new AbortController();
+      const stop = () => abort.abort();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        const res = await c.fetch(`/event-types/${enc(name)}/events?${query}`, { headers: c.headers(headers), signal: abort.signal });
+        if (res.status >= 400) {
+          const text = await res.text();
+          throw errorOf(res.status, text === '' ? undefined : (JSON.parse(text) as unknown));
+        }
+        if (g().json !== true) err.write(`tailing ${name} from the ${o.from === 'begin' ? 'oldest event' : 'newest event'} (Ctrl-C stops)\n`);
+        let buf = '';
+        const decoder = new TextDecoder();
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+          buf += decoder.decode(chunk, { stream: true });
+          let nl: number;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, nl);
+            buf = buf.slice(nl + 1);
+            if (line.trim() === '') continue;
+            const batch = JSON.parse(line) as { cursor: { partition: string; offset: string }; events?: unknown[] };
+            for (const e of batch.events ?? []) {
+              out.write(g().json === true ? JSON.stringify(e) + '\n' : `[partition ${batch.cursor.partition}] ${JSON.stringify(e)}\n`);
+            }
+          }
+        }
+      } catch (e) {
+        if (abort.signal.aborted) return;
+        throw e;
+      } finally {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+      }
+    });
+
+  // ------------------------------------------------------------------ subscriptions
+  const subs = program.command('subscriptions').alias('subs').description('subscriptions (the high-level API)');
+  subs
+    .command('list')
+    .description('subscriptions, newest first')
+    .option('-e, --event-type <name>', 'only those reading this event type')
+    .option('-o, --owning-application <app>', 'only those of this application')
+    .action(async (o: { eventType?: string; owningApplication?: string }) => {
+      type Sub = { id: string; owning_application: string; event_types: string[]; consumer_group: string; read_from: string; created_at: string };
+      const c = client();
+      const items: Sub[] = [];
+      // Follow the pages to the end: a person wants the whole list.
+      let next: string | undefined = `/subscriptions?limit=100${o.eventType === undefined ? '' : `&event_type=${enc(o.eventType)}`}${o.owningApplication === undefined ? '' : `&owning_application=${enc(o.owningApplication)}`}`;
+      while (next !== undefined) {
+        const page: { items: Sub[]; _links: { next?: { href: string } } } = await c.get(next);
+        items.push(...page.items);
+        next = page.items.length === 0 ? undefined : page._links.next?.href;
+      }
+      print(items, () =>
+        table(
+          ['id', 'owner', 'event types', 'group', 'read from', 'created'],
+          items.map((s) => [s.id, s.owning_application, s.event_types.join(','), s.consumer_group, s.read_from, s.created_at]),
+        ),
+      );
+    });
+  subs
+    .command('lag')
+    .description('per partition: unconsumed events, state and the stream that owns it')
+    .argument('<id>')
+    .action(async (id: string) => {
+      type Stats = { items: { event_type: string; partitions: { partition: string; state: string; stream_id?: string; unconsumed_events?: number }[] }[] };
+      const stats = await client().get<Stats>(`/subscriptions/${enc(id)}/stats`);
+      const rows = stats.items.flatMap((et) => et.partitions.map((p) => [et.event_type, p.partition, p.unconsumed_events, p.state, p.stream_id] as const));
+      const total = rows.reduce((s, r) => s + (r[2] ?? 0), 0);
+      // The broker leaves the lag out for a partition no stream has read yet (read_from begin or end).
+      const unknown = rows.filter((r) => r[2] === undefined).length;
+      const note = unknown === 0 ? '' : ` (not known for ${unknown} partition${unknown === 1 ? '' : 's'} that no stream has read yet)`;
+      print(stats, () => table(['event type', 'partition', 'lag', 'state', 'stream'], rows.map((r) => [...r])) + `total lag: ${total} events${note}\n`);
+    });
+
+  // ------------------------------------------------------------------ settings (administrator)
+  const settings = program.command('settings').description('administration: feature toggles, blacklist, storages, timelines');
+  settings
+    .command('features')
+    .description('feature toggles')
+    .action(async () => {
+      const f = await client().get<{ items: { feature: string; enabled: boolean }[] }>('/settings/features');
+      print(f, () => table(['feature', 'enabled'], f.items.map((x) => [x.feature, x.enabled ? 'on' : 'off'])));
+    });
+  settings
+    .command('feature')
+    .description('turn a feature toggle on or off')
+    .argument('<name>')
+    .addArgument(new Command().createArgument('<state>', 'on or off').choices(['on', 'off']))
+    .action(async (name: string, state: 'on' | 'off') => {
+      await client().request('POST', '/settings/features', { feature: name, enabled: state === 'on' });
+      print({ feature: name, enabled: state === 'on' }, () => `${name}: ${state}\n`);
+    });
+  const blacklist = settings.command('blacklist').description('blocked producers and consumers');
+  blacklist
+    .command('show', { isDefault: true })
+    .description('the blacklist')
+    .action(async () => {
+      type Lists = { apps?: string[]; event_types?: string[] };
+      const b = await client().get<{ consumers?: Lists; producers?: Lists }>('/settings/blacklist');
+      const rows: string[][] = [];
+      for (const [side, l] of [['CONSUMER', b.consumers], ['PRODUCER', b.producers]] as const) {
+        for (const a of l?.apps ?? []) rows.push([`${side}_APP`, a]);
+        for (const e of l?.event_types ?? []) rows.push([`${side}_ET`, e]);
+      }
+      print(b, () => table(['type', 'name'], rows));
+    });
+  const blacklistTypes = ['CONSUMER_APP', 'CONSUMER_ET', 'PRODUCER_APP', 'PRODUCER_ET'];
+  for (const [verb, method] of [['add', 'PUT'], ['remove', 'DELETE']] as const) {
+    blacklist
+      .command(verb)
+      .description(`${verb === 'add' ? 'block' : 'unblock'} an application or event type`)
+      .addArgument(new Command().createArgument('<type>').choices(blacklistTypes))
+      .argument('<name>')
+      .action(async (type: string, name: string) => {
+        await client().request(method, `/settings/blacklist/${type}/${enc(name)}`);
+        print({ type, name, blacklisted: verb === 'add' }, () => `${verb === 'add' ? 'blacklisted' : 'removed from the blacklist'}: ${type} ${name}\n`);
+      });
+  }
+  settings
+    .command('storages')
+    .description('storages')
+    .action(async () => {
+      const s = await client().get<{ id: string; storage_type: string; broker_configuration: Record<string, string> }[]>('/storages');
+      print(s, () => table(['id', 'type', 'configuration'], s.map((x) => [x.id, x.storage_type, JSON.stringify(x.broker_configuration)])));
+    });
+  settings
+    .command('timelines')
+    .description('the timelines of an event type')
+    .argument('<event-type>')
+    .action(async (name: string) => {
+      const t = await client().get<{ id: string; order: number; storage_id: string; created_at: string; switched_at: string }[]>(`/event-types/${enc(name)}/timelines`);
+      print(t, () => table(['order', 'id', 'storage', 'created', 'switched'], t.map((x) => [x.order, x.id, x.storage_id, x.created_at, x.switched_at])));
+    });
+
+  return program;
+}
+
+function positiveInt(v: string, name: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 1) throw new CliError(`${name} must be a positive integer`);
+  return n;
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Runs the tool; resolves with the exit code (errors are printed, never thrown). */
+export async function run(argv: string[], out: Out = process.stdout, err: Out = process.stderr): Promise<number> {
+  const program = buildProgram(out, err);
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (e) {
+    const code = (e as { code?: string; exitCode?: number }).code;
+    if (typeof code === 'string' && code.startsWith('commander.')) {
+      // Help and version exit 0; usage errors were printed by commander.
+      return (e as { exitCode: number }).exitCode;
+    }
+    err.write(`brook: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && fileURLToPath(import.meta.url) === (await import('node:fs')).realpathSync(entry)) {
+  process.exitCode = await run(process.argv.slice(2));
+}

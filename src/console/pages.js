@@ -1,0 +1,430 @@
+// The cluster overview, the event types (list, detail with partitions, schema versions and a diff,
+// authorization), the event browser and the publish page.
+import { api, enc, get, stream } from './api.js';
+import { card, errorBox, fields, fmtNumber, h, link, table, uuid } from './dom.js';
+
+// ---------------------------------------------------------------- cluster overview
+
+export async function overviewPage() {
+  const view = await get('/cluster');
+  const eventTypes = await get('/event-types').catch(() => undefined);
+  const m = view.metadata;
+  const leader = view.members.find((x) => x.id === m.leader);
+  const out = h(
+    'div',
+    {},
+    h('h1', {}, 'Cluster'),
+    h(
+      'div',
+      { class: 'cards' },
+      card('this node', `${view.id}`, 'node-id'),
+      card('role', view.role, 'node-role'),
+      card('metadata leader', m.leader === null ? 'none' : `${m.leader}`, 'leader'),
+      card('term', fmtNumber(m.term), 'term'),
+      card('commit / applied', `${fmtNumber(m.commit_index)} / ${fmtNumber(m.applied_index)}`, 'indexes'),
+      card('members', `${view.members.length}`, 'member-count'),
+      eventTypes === undefined ? null : card('event types', `${eventTypes.length}`, 'event-type-count'),
+    ),
+    h('h2', {}, 'Members'),
+    table(
+      ['id', 'suffrage', 'HTTP', 'Raft', 'reachable', 'role'],
+      view.members.map((x) => [
+        x.self ? `${x.id} (this node)` : `${x.id}`,
+        x.suffrage,
+        x.http_address && !x.self ? h('a', { href: `http://${x.http_address}/console/` }, x.http_address) : x.http_address,
+        x.raft_address,
+        h('span', { class: `badge ${x.reachable ? 'ok' : 'bad'}` }, x.reachable ? 'reachable' : 'unreachable'),
+        x.id === m.leader ? h('span', { class: 'badge ok' }, 'metadata leader') : 'follower',
+      ]),
+      { 'data-testid': 'members' },
+    ),
+    h('p', { class: 'muted' }, leader === undefined ? 'No metadata leader is known to this node: metadata writes and reads wait or fail with 503.' : ''),
+    h('h2', {}, 'Partitions'),
+    Array.isArray(view.partitions)
+      ? table(
+          ['event type', 'partition', 'leader', 'replicas', 'in sync'],
+          view.partitions.map((p) => [p.event_type, p.partition, p.leader, (p.replicas ?? []).join(', '), (p.in_sync ?? p.isr ?? []).join(', ')]),
+        )
+      : h('p', { class: 'muted' }, 'Partition leaders and replicas show here once partition replication exposes them; today every partition lives on the node that serves it.'),
+  );
+  return out;
+}
+
+// ---------------------------------------------------------------- event types
+
+export async function eventTypesPage(_params, ctx) {
+  const list = (await get('/event-types')).sort((a, b) => a.name.localeCompare(b.name));
+  const q = ctx.query.get('q') ?? '';
+  const body = h('tbody');
+  const count = h('span', { class: 'muted', 'data-testid': 'shown-count' });
+  const render = (text) => {
+    const shown = list.filter((e) => text === '' || e.name.toLowerCase().includes(text.toLowerCase()) || e.owning_application.toLowerCase().includes(text.toLowerCase()));
+    count.textContent = `${shown.length} of ${list.length}`;
+    body.replaceChildren(
+      ...shown.map((e) =>
+        h(
+          'tr',
+          { 'data-name': e.name },
+          h('td', {}, link(`/console/event-types/${enc(e.name)}`, e.name)),
+          h('td', {}, e.category),
+          h('td', {}, e.owning_application),
+          h('td', {}, e.partition_strategy),
+          h('td', {}, e.compatibility_mode),
+          h('td', {}, e.schema.version),
+          h('td', {}, e.authorization ? 'yes' : ''),
+          h('td', {}, e.updated_at),
+        ),
+      ),
+    );
+  };
+  const search = h('input', {
+    type: 'search',
+    placeholder: 'search names and owners',
+    value: q,
+    'data-testid': 'search',
+    oninput: (ev) => {
+      render(ev.target.value);
+      history.replaceState(null, '', ev.target.value === '' ? location.pathname : `${location.pathname}?q=${enc(ev.target.value)}`);
+    },
+  });
+  render(q);
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Event types'),
+    h('div', { class: 'toolbar' }, search, count),
+    h(
+      'table',
+      { 'data-testid': 'event-types' },
+      h('thead', {}, h('tr', {}, ['name', 'category', 'owner', 'partitioning', 'compatibility', 'version', 'authorization', 'updated'].map((t) => h('th', {}, t)))),
+      body,
+    ),
+  );
+}
+
+/** Line diff (longest common subsequence) of two texts: [{op: ' ' | '+' | '-', line}]. */
+export function diffLines(a, b) {
+  const x = a.split('\n');
+  const y = b.split('\n');
+  const n = x.length;
+  const m = y.length;
+  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  const out = [];
+  let i = 0;
+  let j = 0;
+  while (i < n && j < m) {
+    if (x[i] === y[j]) {
+      out.push({ op: ' ', line: x[i] });
+      i++;
+      j++;
+    } else if (lcs[i + 1][j] >= lcs[i][j + 1]) out.push({ op: '-', line: x[i++] });
+    else out.push({ op: '+', line: y[j++] });
+  }
+  while (i < n) out.push({ op: '-', line: x[i++] });
+  while (j < m) out.push({ op: '+', line: y[j++] });
+  return out;
+}
+
+function pretty(schemaText) {
+  try {
+    return JSON.stringify(JSON.parse(schemaText), null, 2);
+  } catch {
+    return schemaText;
+  }
+}
+
+function authorizationView(auth) {
+  if (auth === undefined) return h('p', { class: 'muted' }, 'No authorization section: every caller with the scopes may read and write.');
+  const attrs = (list) => (list.length === 0 ? '-' : list.map((a) => (a.data_type === '*' && a.value === '*' ? 'everyone (*)' : `${a.data_type}: ${a.value}`)).join(', '));
+  return fields([
+    ['admins', attrs(auth.admins)],
+    ['readers', attrs(auth.readers)],
+    ['writers', attrs(auth.writers)],
+  ], { 'data-testid': 'authorization' });
+}
+
+export async function eventTypePage({ name }) {
+  const et = await get(`/event-types/${enc(name)}`);
+  const schemas = (await get(`/event-types/${enc(name)}/schemas?limit=1000`)).items;
+  let partitions;
+  let partitionError;
+  try {
+    partitions = await get(`/event-types/${enc(name)}/partitions`);
+  } catch (err) {
+    partitionError = err;
+  }
+  const versions = schemas.map((s) => s.version);
+  const pickA = h('select', { 'data-testid': 'diff-a' }, versions.map((v) => h('option', { value: v }, v)));
+  const pickB = h('select', { 'data-testid': 'diff-b' }, versions.map((v) => h('option', { value: v }, v)));
+  pickB.value = versions[0];
+  pickA.value = versions[1] ?? versions[0];
+  const diffBox = h('div', { class: 'diff', 'data-testid': 'schema-diff' });
+  const showDiff = () => {
+    const a = schemas.find((s) => s.version === pickA.value);
+    const b = schemas.find((s) => s.version === pickB.value);
+    diffBox.replaceChildren(
+      ...diffLines(pretty(a.schema), pretty(b.schema)).map((d) => h('div', { class: d.op === '+' ? 'add' : d.op === '-' ? 'del' : '' }, `${d.op} ${d.line}`)),
+    );
+  };
+  pickA.addEventListener('change', showDiff);
+  pickB.addEventListener('change', showDiff);
+  showDiff();
+
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Event type ', h('code', {}, et.name)),
+    h('div', { class: 'toolbar' }, link(`/console/browser/${enc(et.name)}`, 'Browse events'), ' · ', link(`/console/publish/${enc(et.name)}`, 'Publish a test event'), ' · ', link(`/console/subscriptions?event_type=${enc(et.name)}`, 'Subscriptions')),
+    fields([
+      ['category', et.category],
+      ['owning application', et.owning_application],
+      ['partition strategy', `${et.partition_strategy}${et.partition_key_fields ? ` (${et.partition_key_fields.join(', ')})` : ''}`],
+      ['enrichment', (et.enrichment_strategies ?? []).join(', ') || '-'],
+      ['compatibility mode', et.compatibility_mode],
+      ['schema version', et.schema.version],
+      ['retention', et.options?.retention_time === undefined ? '-' : `${fmtNumber(et.options.retention_time)} ms (${(et.options.retention_time / 3_600_000).toFixed(1)} h)`],
+      ['default statistic', et.default_statistic ? JSON.stringify(et.default_statistic) : '-'],
+      ['created', et.created_at],
+      ['updated', et.updated_at],
+    ], { 'data-testid': 'event-type-fields' }),
+    h('h2', {}, 'Partitions'),
+    partitions === undefined
+      ? errorBox(partitionError)
+      : table(
+          ['partition', 'oldest offset', 'newest offset', ''],
+          partitions.map((p) => [p.partition, h('code', {}, p.oldest_available_offset), h('code', {}, p.newest_available_offset), link(`/console/browser/${enc(et.name)}?partition=${enc(p.partition)}`, 'browse')]),
+          { 'data-testid': 'partitions' },
+        ),
+    h('h2', {}, 'Authorization'),
+    authorizationView(et.authorization),
+    h('h2', {}, 'Schema versions'),
+    table(['version', 'created'], schemas.map((s) => [s.version, s.created_at]), { 'data-testid': 'schema-versions' }),
+    h('h2', {}, 'Schema diff'),
+    h('div', { class: 'toolbar' }, 'from ', pickA, ' to ', pickB),
+    diffBox,
+  );
+}
+
+// ---------------------------------------------------------------- event browser
+
+function eventView(e, partition, offset, live) {
+  const md = e.metadata ?? {};
+  return h(
+    'div',
+    { class: `event${live ? ' live' : ''}`, 'data-testid': 'event' },
+    h(
+      'div',
+      { class: 'meta' },
+      h('span', {}, 'partition ', h('b', {}, partition)),
+      h('span', {}, 'offset ', h('code', {}, offset)),
+      md.eid ? h('span', {}, 'eid ', h('code', {}, md.eid)) : null,
+      md.occurred_at ? h('span', {}, 'occurred ', md.occurred_at) : null,
+      md.received_at ? h('span', {}, 'received ', md.received_at) : null,
+      md.version ? h('span', {}, 'schema ', md.version) : null,
+      md.flow_id ? h('span', {}, 'flow ', h('code', {}, md.flow_id)) : null,
+    ),
+    h('pre', {}, JSON.stringify(e, null, 2)),
+  );
+}
+
+async function eventTypeSelect(current, onChange, testid) {
+  const names = (await get('/event-types')).map((e) => e.name).sort();
+  const sel = h('select', { 'data-testid': testid, onchange: (ev) => onChange(ev.target.value) }, h('option', { value: '' }, 'choose an event type'), names.map((n) => h('option', { value: n }, n)));
+  sel.value = current ?? '';
+  return sel;
+}
+
+export async function browserPage({ name }, ctx) {
+  const select = await eventTypeSelect(name, (n) => ctx.navigate(`/console/browser/${enc(n)}`), 'browser-event-type');
+  if (name === undefined) return h('div', {}, h('h1', {}, 'Event browser'), h('div', { class: 'toolbar' }, select));
+  const partitions = await get(`/event-types/${enc(name)}/partitions`);
+  const q = ctx.query;
+  const partSel = h('select', { 'data-testid': 'browser-partition' }, h('option', { value: '*' }, 'all partitions'), partitions.map((p) => h('option', { value: p.partition }, `partition ${p.partition}`)));
+  partSel.value = q.get('partition') ?? '*';
+  const mode = h('select', { 'data-testid': 'browser-mode' }, h('option', { value: 'newest' }, 'newest events'), h('option', { value: 'cursor' }, 'events after offset'));
+  mode.value = q.get('mode') ?? 'newest';
+  const count = h('input', { type: 'number', min: '1', max: '1000', value: q.get('n') ?? '20', style: 'width:6em', 'data-testid': 'browser-count' });
+  const offset = h('input', { type: 'text', placeholder: 'BEGIN or an offset', value: q.get('offset') ?? 'BEGIN', style: 'width:20em', 'data-testid': 'browser-offset' });
+  const status = h('span', { class: 'muted', 'data-testid': 'browser-status' });
+  const list = h('div', { 'data-testid': 'events' });
+  let follow;
+
+  const chosen = () => (partSel.value === '*' ? partitions.map((p) => p.partition) : [partSel.value]);
+
+  const read = async () => {
+    list.replaceChildren();
+    const n = Math.max(1, Math.min(1000, Number(count.value) || 20));
+    let starts;
+    let total;
+    if (mode.value === 'newest') {
+      // How many events each partition holds, then a cursor n events before its newest.
+      const lag = await api('POST', `/event-types/${enc(name)}/cursors-lag`, chosen().map((p) => ({ partition: p, offset: 'BEGIN' }))).then((r) => r.body);
+      starts = [];
+      total = 0;
+      for (const p of lag) {
+        const k = Math.min(n, p.unconsumed_events ?? 0);
+        if (k === 0) continue;
+        total += k;
+        const start = k === p.unconsumed_events ? 'BEGIN' : (await api('POST', `/event-types/${enc(name)}/shifted-cursors`, [{ partition: p.partition, offset: p.newest_available_offset, shift: -k }])).body[0].offset;
+        starts.push({ partition: p.partition, offset: start });
+      }
+    } else {
+      starts = chosen().map((p) => ({ partition: p, offset: offset.value.trim() || 'BEGIN' }));
+      total = n * starts.length;
+    }
+    if (starts.length === 0) {
+      status.textContent = 'No events in the chosen partitions.';
+      return;
+    }
+    status.textContent = 'Reading...';
+    let got = 0;
+    const query = `batch_limit=1&stream_limit=${total}&batch_flush_timeout=1&stream_timeout=3`;
+    const perPartition = new Map();
+    await stream(`/event-types/${enc(name)}/events?${query}`, {
+      headers: { 'X-Svc-Cursors': JSON.stringify(starts) },
+      signal: ctx.signal,
+      onLine: (line) => {
+        for (const e of line.events ?? []) {
+          const seen = perPartition.get(line.cursor.partition) ?? 0;
+          if (mode.value === 'cursor' && seen >= n) continue;
+          perPartition.set(line.cursor.partition, seen + 1);
+          list.append(eventView(e, line.cursor.partition, line.cursor.offset, false));
+          got++;
+        }
+      },
+    });
+    status.textContent = `${got} event${got === 1 ? '' : 's'} read.`;
+  };
+
+  const followButton = h('button', { type: 'button', 'data-testid': 'follow' }, 'Follow live');
+  followButton.addEventListener('click', () => {
+    if (follow !== undefined) {
+      follow.abort();
+      return;
+    }
+    follow = new AbortController();
+    const stop = () => follow?.abort();
+    ctx.signal.addEventListener('abort', stop);
+    followButton.textContent = 'Stop following';
+    status.textContent = 'Following: new events appear at the top.';
+    list.dataset.following = 'true';
+    const query = 'batch_limit=1&batch_flush_timeout=5';
+    // Without X-Svc-Cursors the stream starts at the newest event of every partition; for one partition, its newest.
+    const headers = partSel.value === '*' ? {} : { 'X-Svc-Cursors': JSON.stringify([{ partition: partSel.value, offset: partitions.find((p) => p.partition === partSel.value).newest_available_offset }]) };
+    stream(`/event-types/${enc(name)}/events?${query}`, {
+      headers,
+      signal: follow.signal,
+      onLine: (line) => {
+        for (const e of line.events ?? []) list.prepend(eventView(e, line.cursor.partition, line.cursor.offset, true));
+      },
+    })
+      .catch((err) => list.prepend(errorBox(err)))
+      .finally(() => {
+        follow = undefined;
+        followButton.textContent = 'Follow live';
+        delete list.dataset.following;
+        if (!ctx.signal.aborted) status.textContent = 'Stopped following.';
+      });
+  });
+
+  const readButton = h('button', { type: 'button', class: 'primary', 'data-testid': 'read' }, 'Read');
+  readButton.addEventListener('click', () => read().catch((err) => list.replaceChildren(errorBox(err))));
+  const out = h(
+    'div',
+    {},
+    h('h1', {}, 'Event browser'),
+    h('div', { class: 'toolbar' }, select, partSel, mode, count, offset, readButton, followButton),
+    h('p', { class: 'hint' }, 'Newest events: the last N of each chosen partition, in log order. After offset: N events per partition after the given offset (offsets are exclusive; BEGIN is before the oldest).'),
+    status,
+    list,
+  );
+  if (q.get('partition') !== null || q.get('mode') !== null) void read().catch((err) => list.replaceChildren(errorBox(err)));
+  return out;
+}
+
+// ---------------------------------------------------------------- publish a test event
+
+/** An example event from the event type's schema: required properties with placeholder values. */
+export function exampleEvent(et) {
+  let schema = {};
+  try {
+    schema = JSON.parse(et.schema.schema);
+  } catch {
+    // an unparsable schema gets an empty example
+  }
+  const sample = (s, depth = 0) => {
+    if (s === undefined || depth > 4) return null;
+    if (s.enum) return s.enum[0];
+    const type = Array.isArray(s.type) ? s.type[0] : s.type;
+    if (type === 'object' || s.properties) {
+      const o = {};
+      for (const k of s.required ?? Object.keys(s.properties ?? {}).slice(0, 3)) o[k] = sample(s.properties?.[k], depth + 1);
+      return o;
+    }
+    if (type === 'array') return [];
+    if (type === 'integer' || type === 'number') return 0;
+    if (type === 'boolean') return false;
+    if (s.format === 'date-time') return new Date().toISOString();
+    return 'text';
+  };
+  const metadata = { eid: uuid(), occurred_at: new Date().toISOString() };
+  if (et.category === 'data') return { metadata, data_op: 'C', data_type: et.name, data: sample(schema) ?? {} };
+  if (et.category === 'business') return { ...(sample(schema) ?? {}), metadata };
+  return sample(schema) ?? {};
+}
+
+export async function publishPage({ name }, ctx) {
+  const select = await eventTypeSelect(name, (n) => ctx.navigate(`/console/publish/${enc(n)}`), 'publish-event-type');
+  if (name === undefined) return h('div', {}, h('h1', {}, 'Publish a test event'), h('div', { class: 'toolbar' }, select));
+  const et = await get(`/event-types/${enc(name)}`);
+  const text = h('textarea', { 'data-testid': 'publish-body', spellcheck: 'false' });
+  text.value = JSON.stringify([exampleEvent(et)], null, 2);
+  const fill = h('input', { type: 'checkbox', checked: true, 'data-testid': 'publish-fill' });
+  const result = h('div', { 'data-testid': 'publish-result' });
+  const button = h('button', { type: 'button', class: 'primary', 'data-testid': 'publish' }, 'Publish');
+  button.addEventListener('click', async () => {
+    result.replaceChildren();
+    let events;
+    try {
+      events = JSON.parse(text.value);
+    } catch (err) {
+      result.append(h('div', { class: 'error' }, 'Not JSON: ', err.message));
+      return;
+    }
+    if (!Array.isArray(events)) events = [events];
+    if (fill.checked && et.category !== 'undefined') {
+      events = events.map((e) => (e && typeof e === 'object' ? { ...e, metadata: { eid: uuid(), occurred_at: new Date().toISOString(), ...(e.metadata ?? {}) } } : e));
+    }
+    button.disabled = true;
+    try {
+      await api('POST', `/event-types/${enc(name)}/events`, events);
+      result.append(h('div', { class: 'success' }, `Published ${events.length} event${events.length === 1 ? '' : 's'}: every event is durably stored. `, link(`/console/browser/${enc(name)}?mode=newest&n=${events.length}`, 'See them')));
+    } catch (err) {
+      if (Array.isArray(err.problem)) {
+        result.append(
+          h('div', { class: 'error' }, h('strong', {}, err.status === 422 ? 'Nothing was published: ' : 'Some events were not published: '), 'each event with what failed.'),
+          h(
+            'ol',
+            { class: 'items', start: '0', 'data-testid': 'publish-items' },
+            err.problem.map((item) =>
+              h('li', { class: item.publishing_status }, h('b', {}, item.publishing_status), item.step ? ` at ${item.step}` : '', item.eid ? ` (${item.eid})` : '', item.detail ? `: ${item.detail}` : ''),
+            ),
+          ),
+        );
+      } else result.append(errorBox(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return h(
+    'div',
+    {},
+    h('h1', {}, 'Publish a test event'),
+    h('div', { class: 'toolbar' }, select, link(`/console/event-types/${enc(name)}`, 'event type details')),
+    h('p', { class: 'hint' }, `A JSON array of events (or one event) of ${et.category} event type ${et.name}. A validation failure rejects the whole batch and shows what failed, per event.`),
+    text,
+    h('div', { class: 'toolbar' }, h('label', {}, fill, ' fill in metadata.eid and occurred_at where absent'), button),
+    result,
+  );
+}
