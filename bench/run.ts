@@ -17,11 +17,14 @@
  *   npm run bench -- --only a,b,c,d                # a subset of the phases
  *   npm run bench -- --no-build    # do not rebuild dist/ first (the broker is dist/main.js)
  *   npm run bench -- --broker-node-args "--trace-gc" --broker-log FILE  # extra node flags, broker output to FILE.<run>
+ *   npm run bench -- --ab DIR --runs 2   # A/B: each run measures this build and the build in DIR
+ *                                        # (DIR/dist/main.js, e.g. an older commit unpacked with git archive,
+ *                                        # npm ci && npm run build), in alternating order; ratios new/old
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import type { EventType } from '../src/metadata/types.js';
-import { buildBroker, CpuMeter, RssSampler, rssBytes, startBroker, type BrokerProcess } from './lib/broker.js';
+import { brokerEntryOf, buildBroker, CpuMeter, RssSampler, rssBytes, startBroker, type BrokerProcess } from './lib/broker.js';
 import { beginCursors, countingStream, stalledStream } from './lib/consume.js';
 import { batchBodies, eventTypeBody } from './lib/events.js';
 import { measureFloor } from './lib/floor.js';
@@ -41,6 +44,7 @@ const brokerNodeArgs = argValue('--broker-node-args')?.split(' ').filter((a) => 
 const brokerLog = argValue('--broker-log');
 const only = argValue('--only')?.split(',');
 const want = (phase: string) => only === undefined || only.includes(phase);
+const abRoot = argValue('--ab');
 
 const cfg = quick
   ? { warmupMs: 500, durationMs: 3000, latencyWarmupMs: 500, latencyMs: 4000, backlog: 100_000, stallMs: 3000, floorWarmupMs: 300, floorMs: 1000 }
@@ -52,6 +56,8 @@ const latencyRate = 500; // requests/s of 10 events = 5,000 events/s
 const consumeBatchLimit = 1000;
 
 const mb = (b: number) => (b / 1e6).toFixed(1);
+/** The monotonic clock in microseconds, V8's profile clock (for profile-summary --window). */
+const mono = () => String(process.hrtime.bigint() / 1000n);
 const smb = (b: number) => (b >= 0 ? '+' : '') + mb(b);
 const log = (s: string) => process.stdout.write(s + '\n');
 
@@ -67,6 +73,9 @@ async function createEventType(broker: BrokerProcess, name: string, strategy: 'h
 }
 
 interface RunResult {
+  /** 'new' (this checkout's dist/) or 'old' (the --ab build). */
+  label: 'new' | 'old';
+  load: number[];
   eventBytes: number;
   floor1000: number;
   floor10: number;
@@ -74,7 +83,7 @@ interface RunResult {
   pub1000?: PublishResult & { brokerCores: number; benchCores: number; rssMax: number };
   pub10?: PublishResult & { brokerCores: number; benchCores: number; rssMax: number };
   latency?: Awaited<ReturnType<typeof openLoop>> & { brokerCores: number; benchCores: number };
-  preload?: { events: number; seconds: number; eventsPerS: number };
+  preload?: { events: number; seconds: number; eventsPerS: number; failed: number };
   consume?: Awaited<ReturnType<typeof countingStream>> & { brokerCores: number; benchCores: number; backlogBytes: number };
   stall?: {
     backlogEvents: number;
@@ -87,10 +96,15 @@ interface RunResult {
   };
 }
 
-async function oneRun(runNo: number): Promise<RunResult> {
+async function oneRun(runNo: number, label: 'new' | 'old'): Promise<RunResult> {
   const nodeArgs = [...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])];
-  const broker = await startBroker(brokerLog === undefined ? { nodeArgs } : { nodeArgs, logFile: `${brokerLog}.${runNo}` });
-  log(`\n=== run ${runNo}: broker pid ${broker.pid} on ${broker.url}, data ${broker.dataDir}, RSS at start ${mb(rssBytes(broker.pid))} MB`);
+  const entry = label === 'old' ? brokerEntryOf(abRoot!) : undefined;
+  const broker = await startBroker({ nodeArgs, ...(brokerLog === undefined ? {} : { logFile: `${brokerLog}.${runNo}.${label}` }), ...(entry === undefined ? {} : { entry }) });
+  const load = loadavg();
+  log(
+    `\n=== run ${runNo}${abRoot === undefined ? '' : ` (${label}: ${entry ?? 'dist/main.js of this checkout'})`}: broker pid ${broker.pid} on ${broker.url}, data ${broker.dataDir}, ` +
+      `RSS at start ${mb(rssBytes(broker.pid))} MB; load average ${load.map((l) => l.toFixed(2)).join(' ')}`,
+  );
   try {
     const pubType = await createEventType(broker, 'bench.order-placed', 'hash');
     const backlogType = await createEventType(broker, 'bench.order-backlog', 'random');
@@ -108,7 +122,7 @@ async function oneRun(runNo: number): Promise<RunResult> {
       return { f1000: f1000.eventsPerS, f10: f10.eventsPerS };
     };
     const floorStart = floorOnce('before load');
-    const r: RunResult = { eventBytes, floor1000: floorStart.f1000, floor10: floorStart.f10, floorRuns };
+    const r: RunResult = { label, load, eventBytes, floor1000: floorStart.f1000, floor10: floorStart.f10, floorRuns };
 
     const pubPath = `/event-types/${pubType.name}/events`;
     if (want('a')) {
@@ -119,7 +133,9 @@ async function oneRun(runNo: number): Promise<RunResult> {
         const pool = publishPool(broker.url, producers);
         const rss = new RssSampler(broker.pid, 250).start();
         const cpu = new CpuMeter(broker.pid);
+        const from = mono();
         const res = await closedLoop({ pool, path: pubPath, bodies, eventsPerBody: size, producers, warmupMs: cfg.warmupMs, durationMs: cfg.durationMs });
+        log(`(a) batch ${size} window on the monotonic clock: ${from} ${mono()} us`);
         const c = cpu.read();
         const m = rss.stop();
         await pool.close();
@@ -137,7 +153,9 @@ async function oneRun(runNo: number): Promise<RunResult> {
     if (want('b')) {
       const pool = publishPool(broker.url, 32);
       const cpu = new CpuMeter(broker.pid);
+      const from = mono();
       const res = await openLoop({ pool, path: pubPath, bodies: bodies10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
+      log(`(b) window on the monotonic clock: ${from} ${mono()} us`);
       const c = cpu.read();
       await pool.close();
       r.latency = { ...res, ...c };
@@ -157,20 +175,33 @@ async function oneRun(runNo: number): Promise<RunResult> {
       const batches = cfg.backlog / 1000;
       let next = 0;
       const t0 = performance.now();
+      // A batch not answered 200 is counted and sent again (the backlog must still hold cfg.backlog
+      // acknowledged events; one that failed "and may still commit" can add events beyond them, which
+      // the stream_limit of (c) leaves out). More than 100 failures end the run.
+      let failed = 0;
+      let firstFailure: string | undefined;
       await Promise.all(
         Array.from({ length: producers1000 }, async () => {
           while (next < batches) {
             const b = next++;
-            const res = await pool.request({ method: 'POST', path: backlogPath, headers: { 'content-type': 'application/json' }, body: preloadBodies[b % preloadBodies.length]! });
-            const text = await res.body.text();
-            if (res.statusCode !== 200) throw new Error(`preload: ${res.statusCode} ${text.slice(0, 300)}`);
+            for (;;) {
+              const res = await pool.request({ method: 'POST', path: backlogPath, headers: { 'content-type': 'application/json' }, body: preloadBodies[b % preloadBodies.length]! });
+              const text = await res.body.text();
+              if (res.statusCode === 200) break;
+              failed++;
+              firstFailure ??= `${res.statusCode} ${text.slice(0, 300)}`;
+              if (failed > 100) throw new Error(`preload: more than 100 batches failed; first: ${firstFailure}`);
+            }
           }
         }),
       );
       const seconds = (performance.now() - t0) / 1000;
       await pool.close();
-      r.preload = { events: cfg.backlog, seconds, eventsPerS: cfg.backlog / seconds };
-      log(`preload: ${fmtInt(cfg.backlog)} events into ${backlogType.name} in ${seconds.toFixed(1)} s (${fmtInt(cfg.backlog / seconds)} ev/s, batch 1000 x 4)`);
+      r.preload = { events: cfg.backlog, seconds, eventsPerS: cfg.backlog / seconds, failed };
+      log(
+        `preload: ${fmtInt(cfg.backlog)} events into ${backlogType.name} in ${seconds.toFixed(1)} s (${fmtInt(cfg.backlog / seconds)} ev/s, batch 1000 x 4)` +
+          (failed > 0 ? `; ${failed} batch(es) NOT acknowledged and sent again, first: ${firstFailure}` : ''),
+      );
       await sleep(500);
 
       const cursors = beginCursors(partitions);
@@ -197,8 +228,10 @@ async function oneRun(runNo: number): Promise<RunResult> {
         const stallPath = `/event-types/${backlogType.name}/events?batch_limit=${consumeBatchLimit}`;
         const stalled = await stalledStream(broker.port, stallPath, cursors);
         const idle = new RssSampler(broker.pid, 200).start();
+        const idleFrom = mono();
         await sleep(cfg.stallMs);
         const idleM = idle.stop();
+        log(`(d) stalled idle window on the monotonic clock: ${idleFrom} ${mono()} us; RSS samples ${idle.samples.map((x) => mb(x.rss)).join(' ')} MB`);
         // Keep the consumer stalled while producers publish to the same event type (batch 1000 x 4).
         const pool = publishPool(broker.url, producers1000);
         const busy = new RssSampler(broker.pid, 200).start();
@@ -307,6 +340,42 @@ function summary(results: RunResult[]): void {
   }
 }
 
+/** Per round, new against old: each figure's ratio, and whether it got worse by more than 10 %. */
+function abSummary(results: RunResult[]): void {
+  log(`\n=== A/B: new / old per round (same run, alternating order); "worse" = more than 10 % worse`);
+  const rows: { name: string; f: (r: RunResult) => number | undefined; higherIsBetter: boolean; fmt: (n: number) => string }[] = [
+    { name: '(a) batch 1000 broker/floor', f: (r) => (r.pub1000 ? r.pub1000.eventsPerS / r.floor1000 : undefined), higherIsBetter: true, fmt: (n) => `${(n * 100).toFixed(0)}%` },
+    { name: '(a) batch 1000 ev/s', f: (r) => r.pub1000?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
+    { name: '(a) batch 10 broker/floor', f: (r) => (r.pub10 ? r.pub10.eventsPerS / r.floor10 : undefined), higherIsBetter: true, fmt: (n) => `${(n * 100).toFixed(0)}%` },
+    { name: '(a) batch 10 ev/s', f: (r) => r.pub10?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
+    { name: '(b) p50 at 5,000 ev/s (ms)', f: (r) => r.latency?.latency.p50, higherIsBetter: false, fmt: fmtMs },
+    { name: '(b) p99 at 5,000 ev/s (ms)', f: (r) => r.latency?.latency.p99, higherIsBetter: false, fmt: fmtMs },
+    { name: '(c) consumption ev/s', f: (r) => r.consume?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
+    { name: '(d) RSS growth stalled (MB)', f: (r) => (r.stall ? (r.stall.idle.max - r.stall.rssBefore) / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
+    { name: '(d) RSS growth stalled+publishing (MB)', f: (r) => (r.stall ? (r.stall.publishing.max - r.stall.rssBefore) / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
+  ];
+  const roundsOf = [...new Set(results.map((_, k) => Math.floor(k / 2)))];
+  for (const row of rows) {
+    const cells: string[] = [];
+    const ratios: number[] = [];
+    for (const k of roundsOf) {
+      const pair = results.slice(2 * k, 2 * k + 2);
+      const o = pair.find((r) => r.label === 'old');
+      const n = pair.find((r) => r.label === 'new');
+      const ov = o === undefined ? undefined : row.f(o);
+      const nv = n === undefined ? undefined : row.f(n);
+      if (ov === undefined || nv === undefined) continue;
+      const ratio = nv / ov;
+      ratios.push(ratio);
+      cells.push(`old ${row.fmt(ov)} new ${row.fmt(nv)} = ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'}`);
+    }
+    if (cells.length === 0) continue;
+    const m = median(ratios);
+    const worse = row.higherIsBetter ? m < 0.9 : m > 1.1;
+    log(`${row.name.padEnd(40)} ${cells.join('; ')}; median ratio ${m.toFixed(2)}${worse ? ' WORSE by more than 10 %' : ''}`);
+  }
+}
+
 async function main(): Promise<void> {
   log(`brook bench ${quick ? '(quick)' : ''} ${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? '?'}; Node ${process.version}`);
   if (cpuProfDir !== undefined) mkdirSync(cpuProfDir, { recursive: true });
@@ -316,8 +385,24 @@ async function main(): Promise<void> {
   }
   const started = performance.now();
   const results: RunResult[] = [];
-  for (let n = 1; n <= runs; n++) results.push(await oneRun(n));
-  summary(results);
+  log(`load average at start ${loadavg().map((l) => l.toFixed(2)).join(' ')} (the machine is shared: other work may run on the same cores)`);
+  for (let n = 1; n <= runs; n++) {
+    if (abRoot === undefined) {
+      results.push(await oneRun(n, 'new'));
+      continue;
+    }
+    // Alternate the order (old, new / new, old / ...) so a drift of the machine's load hits both alike.
+    for (const label of n % 2 === 1 ? (['old', 'new'] as const) : (['new', 'old'] as const)) results.push(await oneRun(n, label));
+  }
+  if (abRoot === undefined) summary(results);
+  else {
+    for (const label of ['old', 'new'] as const) {
+      log(`\n##### ${label}: ${label === 'old' ? brokerEntryOf(abRoot) : 'this checkout'}`);
+      summary(results.filter((r) => r.label === label));
+    }
+    abSummary(results);
+  }
+  log(`load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
   if (jsonOut !== undefined) writeFileSync(jsonOut, JSON.stringify({ quick, runs: results }, null, 2));
 }

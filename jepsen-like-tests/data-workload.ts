@@ -140,7 +140,11 @@ function resultsOf(status: number, text: string, count: number, op: PublishOp): 
     const items = body as { publishing_status?: unknown; detail?: unknown }[];
     const bad = items.find((i) => i.publishing_status !== 'submitted');
     if (bad !== undefined) op.detail = String(bad.detail ?? '');
-    return items.map((i): EventResult => (i.publishing_status === 'submitted' ? 'acked' : i.publishing_status === 'failed' ? 'failed' : i.publishing_status === 'aborted' ? 'aborted' : 'unknown'));
+    // A failed item whose detail says its outcome is unknown (its leader did not answer in time; the
+    // broker says "may have been stored" / "may still commit") is indeterminate, like a 5xx: the broker
+    // told the client it does not know. Every other failed item must never be stored.
+    const unknownOutcome = (d: unknown) => /outcome is unknown|may have been stored|may still commit/.test(String(d ?? ''));
+    return items.map((i): EventResult => (i.publishing_status === 'submitted' ? 'acked' : i.publishing_status === 'failed' ? (unknownOutcome(i.detail) ? 'unknown' : 'failed') : i.publishing_status === 'aborted' ? 'aborted' : 'unknown'));
   }
   op.detail = typeof body === 'object' && body !== null && 'detail' in body ? String((body as { detail: unknown }).detail) : text.slice(0, 200);
   // Other client errors refuse the request before anything is published; 5xx may follow a commit.

@@ -419,6 +419,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       }),
       readBarrier: () => metadata.readBarrier(),
       switchesTimelines: () => metadata.isSingleNode(),
+      cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),
     },
   });
   // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).

@@ -48,10 +48,18 @@ export async function freePort(): Promise<number> {
   throw new Error('no free port found');
 }
 
-export async function startBroker(opts: { nodeArgs?: string[]; env?: Record<string, string>; logFile?: string } = {}): Promise<BrokerProcess> {
+/**
+ * The entry of another build of the broker: `<root>/dist/main.js` of a checkout built with `npm ci &&
+ * npm run build` (e.g. an older commit unpacked with `git archive` into a temp dir), for A/B runs.
+ */
+export function brokerEntryOf(root: string): string {
+  return join(root, 'dist', 'main.js');
+}
+
+export async function startBroker(opts: { nodeArgs?: string[]; env?: Record<string, string>; logFile?: string; entry?: string } = {}): Promise<BrokerProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'brook-bench-data-'));
   const port = await freePort();
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), brokerEntry], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), opts.entry ?? brokerEntry], {
     env: { ...process.env, BROOK_PORT: String(port), BROOK_HOST: '127.0.0.1', BROOK_DATA_DIR: dataDir, BROOK_LOG_LEVEL: 'warn', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -16,12 +16,13 @@ import { sleep } from './stats.js';
 export interface ClusterMember {
   readonly id: number;
   readonly url: string;
-  readonly pid: number;
+  /** The member's current pid (a Brook member restarted with restart() gets a new one). */
+  pid: number;
   readonly logFile: string;
 }
 
 export interface LocalCluster {
-  readonly kind: 'brook' | 'etcd';
+  readonly kind: 'brook' | 'etcd' | 'nats';
   readonly dir: string;
   readonly members: readonly ClusterMember[];
   /** The member that is leader now (waits until the members agree on one). */
@@ -81,8 +82,20 @@ async function distinctFreePorts(n: number): Promise<number[]> {
   return [...ports];
 }
 
-/** Three (or n) Brook nodes, as cluster/up starts them; resolves once every node names the same leader. */
-export async function startBrookCluster(opts: { n?: number; nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<LocalCluster> {
+/** A Brook cluster whose members can be killed and started again on the same data dir. */
+export interface BrookCluster extends LocalCluster {
+  /** Sends the signal (default SIGKILL) to member id; resolves once it has exited. */
+  kill(id: number, signal?: NodeJS.Signals): Promise<void>;
+  /** Starts member id again (same id, ports, data dir, peers); does not wait for it to answer. */
+  restart(id: number): void;
+  isDead(id: number): boolean;
+}
+
+/**
+ * Three (or n) Brook nodes, as cluster/up starts them; resolves once every node names the same leader.
+ * `entry` runs another build (default dist/main.js of this checkout).
+ */
+export async function startBrookCluster(opts: { n?: number; nodeArgs?: string[]; env?: Record<string, string>; entry?: string } = {}): Promise<BrookCluster> {
   const n = opts.n ?? 3;
   const dir = mkdtempSync(join(tmpdir(), 'brook-bench-cluster-'));
   const ports = await distinctFreePorts(2 * n);
@@ -90,17 +103,17 @@ export async function startBrookCluster(opts: { n?: number; nodeArgs?: string[];
   const raft = (i: number) => ports[n + i - 1]!;
   const peers = Array.from({ length: n }, (_, k) => `${k + 1}=127.0.0.1:${raft(k + 1)}/${http(k + 1)}`).join(',');
   const children: Child[] = [];
-  const members: ClusterMember[] = [];
   // Node-to-node calls are authenticated, as cluster/up sets them up: one random secret for all nodes.
   const secretFile = join(dir, 'cluster-secret');
   writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
-  for (let i = 1; i <= n; i++) {
+  const members: ClusterMember[] = [];
+  const spawnNode = (i: number): Child => {
     const nodeDir = join(dir, `node${i}`);
     mkdirSync(join(nodeDir, 'data'), { recursive: true });
     const logFile = join(nodeDir, 'node.log');
-    const c = spawnLogged(
+    return spawnLogged(
       process.execPath,
-      [...(opts.nodeArgs ?? []), brokerEntry],
+      [...(opts.nodeArgs ?? []), opts.entry ?? brokerEntry],
       {
         ...process.env,
         BROOK_LOG_LEVEL: 'warn',
@@ -115,13 +128,31 @@ export async function startBrookCluster(opts: { n?: number; nodeArgs?: string[];
       },
       logFile,
     );
+  };
+  for (let i = 1; i <= n; i++) {
+    const c = spawnNode(i);
     children.push(c);
-    members.push({ id: i, url: `http://127.0.0.1:${http(i)}`, pid: c.child.pid!, logFile });
+    members.push({ id: i, url: `http://127.0.0.1:${http(i)}`, pid: c.child.pid!, logFile: join(dir, `node${i}`, 'node.log') });
   }
-  const cluster: LocalCluster = {
+  const cluster: BrookCluster = {
     kind: 'brook',
     dir,
     members,
+    async kill(id, signal = 'SIGKILL') {
+      const c = children[id - 1]!;
+      if (c.dead) return;
+      c.child.kill(signal);
+      await c.exited;
+    },
+    restart(id) {
+      if (!children[id - 1]!.dead) throw new Error(`brook node ${id} is still running`);
+      const c = spawnNode(id);
+      children[id - 1] = c;
+      members[id - 1]!.pid = c.child.pid!;
+    },
+    isDead(id) {
+      return children[id - 1]!.dead;
+    },
     async leader(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -216,6 +247,92 @@ export async function startEtcdCluster(opts: { n?: number; bin?: string; extraAr
         }
         if (Date.now() > deadline) throw new Error(`no etcd leader agreed on within ${timeoutMs} ms`);
         await sleep(100);
+      }
+    },
+    async stop(keepDir = false) {
+      await stopAll(children);
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await cluster.leader();
+  } catch (err) {
+    await cluster.stop(true);
+    throw err;
+  }
+  return cluster;
+}
+
+/** `nats-server --version`, or undefined when nats-server is not installed. */
+export function natsServerVersion(bin = 'nats-server'): string | undefined {
+  try {
+    return execFileSync(bin, ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A NATS member: `url` is its monitoring endpoint (HTTP), `natsUrl` the client URL. */
+export interface NatsMember extends ClusterMember {
+  readonly natsUrl: string;
+}
+
+export interface NatsCluster extends LocalCluster {
+  readonly members: readonly NatsMember[];
+}
+
+/**
+ * Three (or n) nats-servers with JetStream on loopback: client, cluster (route) and monitoring ports
+ * free, one store dir each, a static route list, everything else default (in 2.9: file store synced
+ * to disk every 2 minutes, not per message). Resolves once every server names the same JetStream meta
+ * leader (GET /jsz on the monitoring port); `leader()` returns that member.
+ */
+export async function startNatsCluster(opts: { n?: number; bin?: string } = {}): Promise<NatsCluster> {
+  const n = opts.n ?? 3;
+  const dir = mkdtempSync(join(tmpdir(), 'nats-bench-cluster-'));
+  const ports = await distinctFreePorts(3 * n);
+  const client = (i: number) => ports[i - 1]!;
+  const route = (i: number) => ports[n + i - 1]!;
+  const monitor = (i: number) => ports[2 * n + i - 1]!;
+  const routes = Array.from({ length: n }, (_, k) => `nats://127.0.0.1:${route(k + 1)}`).join(',');
+  const children: Child[] = [];
+  const members: NatsMember[] = [];
+  for (let i = 1; i <= n; i++) {
+    const logFile = join(dir, `n${i}.log`);
+    const c = spawnLogged(
+      opts.bin ?? 'nats-server',
+      [
+        '-a', '127.0.0.1',
+        '-p', String(client(i)),
+        '-m', String(monitor(i)),
+        '-n', `n${i}`,
+        '-js',
+        '-sd', join(dir, `n${i}`),
+        '--cluster_name', 'brook-bench',
+        '--cluster', `nats://127.0.0.1:${route(i)}`,
+        '--routes', routes,
+      ],
+      process.env,
+      logFile,
+    );
+    children.push(c);
+    members.push({ id: i, url: `http://127.0.0.1:${monitor(i)}`, natsUrl: `nats://127.0.0.1:${client(i)}`, pid: c.child.pid!, logFile });
+  }
+  const cluster: NatsCluster = {
+    kind: 'nats',
+    dir,
+    members,
+    async leader(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const dead = members.filter((_, k) => children[k]!.dead);
+        if (dead.length > 0) throw new Error(`nats-server(s) ${dead.map((m) => m.id).join(', ')} exited:\n${dead.map((m) => tail(m.logFile)).join('\n')}`);
+        const jsz = (await Promise.all(members.map((m) => getJson(`${m.url}/jsz`)))) as ({ meta_cluster?: { leader?: string } } | undefined)[];
+        const leaders = jsz.map((j) => j?.meta_cluster?.leader);
+        const l = leaders[0];
+        if (l !== undefined && l !== '' && leaders.every((x) => x === l)) return members.find((m) => `n${m.id}` === l)!;
+        if (Date.now() > deadline) throw new Error(`no JetStream meta leader agreed on within ${timeoutMs} ms (views: ${JSON.stringify(leaders)})`);
+        await sleep(200);
       }
     },
     async stop(keepDir = false) {

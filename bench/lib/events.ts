@@ -54,7 +54,7 @@ export const orderSchema = {
   required: ['order_number', 'customer', 'items', 'total_cents', 'currency'],
 };
 
-export function eventTypeBody(name: string, strategy: 'hash' | 'random'): object {
+export function eventTypeBody(name: string, strategy: 'hash' | 'random' | 'user_defined', partitions = 8): object {
   return {
     name,
     owning_application: 'bench',
@@ -62,7 +62,7 @@ export function eventTypeBody(name: string, strategy: 'hash' | 'random'): object
     enrichment_strategies: ['metadata_enrichment'],
     partition_strategy: strategy,
     ...(strategy === 'hash' ? { partition_key_fields: ['order_number'] } : {}),
-    default_statistic: { messages_per_minute: 6_000_000, message_size: 500, read_parallelism: 8, write_parallelism: 8 },
+    default_statistic: { messages_per_minute: 6_000_000, message_size: 500, read_parallelism: partitions, write_parallelism: partitions },
     schema: { type: 'json_schema', schema: JSON.stringify(orderSchema) },
   };
 }

@@ -7,6 +7,19 @@
 import { Pool } from 'undici';
 import { percentile } from './stats.js';
 
+/** What the loops need of a pool: `request`. A Pool, or a RoundRobin over pools of several nodes. */
+export type Requester = Pick<Pool, 'request'>;
+
+/** Spreads requests over the pools of several nodes, one after the other. */
+export class RoundRobin implements Requester {
+  #next = 0;
+  constructor(readonly pools: readonly Pool[]) {}
+  request: Pool['request'] = ((opts: Parameters<Pool['request']>[0]) => this.pools[this.#next++ % this.pools.length]!.request(opts)) as Pool['request'];
+  async close(): Promise<void> {
+    await Promise.all(this.pools.map((p) => p.close()));
+  }
+}
+
 export function publishPool(url: string, connections: number): Pool {
   return new Pool(url, {
     connections,
@@ -54,7 +67,7 @@ export interface PublishResult {
 }
 
 /** POSTs one body; `okStatus` is the success status (200 for publishing, 204 for a settings write). */
-async function send(pool: Pool, path: string, body: Buffer, okStatus = 200): Promise<{ status: number; text?: string }> {
+async function send(pool: Requester, path: string, body: Buffer, okStatus = 200): Promise<{ status: number; text?: string }> {
   const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body });
   if (res.statusCode === okStatus) {
     await res.body.dump();
@@ -65,7 +78,7 @@ async function send(pool: Pool, path: string, body: Buffer, okStatus = 200): Pro
 
 /** Closed loop: counts batches answered 200 whose answer arrived within [warm-up end, end]. */
 export async function closedLoop(opts: {
-  pool: Pool;
+  pool: Requester;
   path: string;
   bodies: readonly Buffer[];
   eventsPerBody: number;
@@ -132,7 +145,7 @@ export async function closedLoop(opts: {
  * measured from the due time to the end of the response.
  */
 export async function openLoop(opts: {
-  pool: Pool;
+  pool: Requester;
   path: string;
   bodies: readonly Buffer[];
   requestsPerS: number;

@@ -169,6 +169,7 @@ export class PartitionReplica {
   // ------------------------------------------------------------------ apply
 
   #apply(e: Entry): ReplicaOutcome {
+    this.tailBytes += e.data.byteLength;
     const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
     let head;
     try {
@@ -231,7 +232,11 @@ export class PartitionReplica {
   }
 
   /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
+  /** Bytes of entries applied since memory was last compacted (about what the memory tail holds). */
+  tailBytes = 0;
+
   forgetBefore(raftIndex: number): void {
+    this.tailBytes = 0;
     let n = 0;
     while (n < this.#recent.length && this.#recent[n]!.raftIndex < raftIndex) n++;
     if (n > 0) this.#recent = this.#recent.slice(n);

@@ -2,6 +2,7 @@
 // (RaftNodeHost, PartitionReplicas) over in-memory KVs and an in-memory network that can cut a node
 // off: forwarded publishes, identical replicas, leadership handed back to the preferred leader, and a
 // follower that lagged behind its leader's memory tail catching up by log shipping.
+import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
@@ -15,9 +16,7 @@ import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
 const clock = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
 let seed = 1;
-// Request ids come from the Random port: each must be unique, or appends are de-duplicated as retries.
-let ids = 0;
-const random = { next: () => ((seed = (seed * 16807) % 2147483647) / 2147483647), int: (n: number) => Math.floor(random.next() * n), uuid: () => `u${ids++}` };
+const random = { next: () => ((seed = (seed * 16807) % 2147483647) / 2147483647), int: (n: number) => Math.floor(random.next() * n), uuid: () => randomUUID() };
 
 interface SimNode {
   id: NodeId;

@@ -60,7 +60,7 @@ export type AppendAnswer =
 export interface AppendForwarder {
   forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
   /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
-  fetchLog(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
+  fetchLog?(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
   /** Remote read from a replica on another node (a node holding no replica of the partition). */
   read?(to: NodeId, req: RemoteReadRequest, signal?: AbortSignal): AsyncIterable<RemoteReadChunk>;
   bounds?(to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }>;
@@ -118,6 +118,8 @@ const prefixGroupDirectory = 0x16;
  * sixteen times as many, beyond which that follower is sent a snapshot and fetches the log.
  */
 const memoryEntriesDefault = 1024;
+/** Bytes of a partition's log kept in memory before the oldest applied entries are dropped from it. */
+const memoryBytesMax = 16 * 1024 * 1024;
 /** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
 const uncommittedBytesMax = 16 * 1024 * 1024;
 /** Bytes per chunk of log shipping. */
@@ -430,7 +432,7 @@ export class PartitionReplicas {
     const snap = m.snapshot;
     if (snap === undefined || this.#catchingUp.has(id)) return;
     const target = snap.metadata.index;
-    if (r.applied >= target || this.#forwarder === undefined) {
+    if (r.applied >= target || this.#forwarder?.fetchLog === undefined) {
       this.#o.host.receive(id, m);
       return;
     }
@@ -443,7 +445,7 @@ export class PartitionReplicas {
       const from = r.applied + 1;
       log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
       const signal = AbortSignal.timeout(60_000);
-      for await (const chunk of this.#forwarder.fetchLog(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+      for await (const chunk of this.#forwarder!.fetchLog!(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
         const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
         if (!r.storeFetched(entries)) {
           log.error({ leader: m.from, applied: r.applied, first: entries[0]?.index }, 'the leader no longer holds the entries this replica lacks (retention removed them); it cannot catch up by log shipping');
@@ -532,6 +534,7 @@ export class PartitionReplicas {
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
     const requestId = this.#o.random.uuid();
     const data = encodeBatchEntry(this.#o.clock.nowMs(), requestId, item.events);
+    let inDoubt: string | undefined;
     for (;;) {
       const g = replica.group;
       if (g.isLeader()) {
@@ -556,9 +559,15 @@ export class PartitionReplicas {
           events: item.events,
         });
         if (answer.status === 'committed') return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
-        if (answer.status === 'unavailable' || answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
+        if (answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
+        // Unavailable: the leader did not answer (a lost connection, its deadline); the batch may be
+        // stored. Asking again with the same request id is safe (the state machine stores it once)
+        // and turns an unknown outcome into a known one when the leader (or its successor) answers.
+        if (answer.status === 'unavailable') inDoubt = `leader ${g.leader}: ${answer.detail}`;
       }
-      if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, 'no leader could take the batch in time');
+      if (this.#o.clock.monotonicMs() >= deadlineMs) {
+        throw unavailable(item, inDoubt === undefined ? 'no leader could take the batch in time' : `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
+      }
       await (this.#o.sleep ?? sleep)(retryMs);
     }
   }
@@ -698,16 +707,25 @@ export class PartitionReplicas {
     const g = r.group;
     const mem = g.store.storage;
     const max = this.#o.memoryEntries ?? memoryEntriesDefault;
-    if (mem.lastIndex() - mem.firstIndex() < max) return;
-    let compactTo = g.applied - Math.floor(max / 4);
+    const entries = mem.lastIndex() - mem.firstIndex();
+    // Bounded by entries and by bytes: an entry holds a whole batch, so 1024 entries of 1000 events
+    // would be half a gigabyte per partition.
+    const byBytes = r.tailBytes >= memoryBytesMax;
+    if (entries < max && !byBytes) return;
+    let compactTo = g.applied - (byBytes ? Math.min(16, Math.floor(max / 4)) : Math.floor(max / 4));
     // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
     const progress = g.raw.status().progress;
-    if (progress !== undefined && mem.lastIndex() - mem.firstIndex() < 16 * max) {
+    if (progress !== undefined && entries < 16 * max && r.tailBytes < 8 * memoryBytesMax) {
       for (const [peer, pr] of progress) if (peer !== this.#o.self) compactTo = Math.min(compactTo, pr.match);
     }
-    if (compactTo < mem.firstIndex()) return;
-    this.#compactMemory(r, compactTo).catch((err: unknown) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'));
+    if (compactTo < mem.firstIndex() || this.#compacting.has(g.id)) return;
+    this.#compacting.add(g.id);
+    this.#compactMemory(r, compactTo)
+      .catch((err: unknown) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'))
+      .finally(() => this.#compacting.delete(g.id));
   }
+
+  readonly #compacting = new Set<number>();
 
   /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
   async #compactMemory(r: PartitionReplica, compactTo: number): Promise<void> {

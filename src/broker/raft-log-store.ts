@@ -231,7 +231,10 @@ export class RaftLogStore {
    * group's older log), each checked against its CRC. The caller stops iterating when it has enough.
    */
   async *readStored(from: Index, to: Index = Number.MAX_SAFE_INTEGER): AsyncIterable<Entry> {
-    for await (const [key, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to) })) yield decodeEntryRecord(key, value);
+    // A few entries per native round trip: a partition entry may hold a whole batch (up to megabytes),
+    // and the iterator's default prefetch of hundreds of them made reads of a backlog written in large
+    // batches copy hundreds of megabytes per read call (12 times slower, RSS +600 MB).
+    for await (const [key, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to), capacity: 16 })) yield decodeEntryRecord(key, value);
   }
 
   /** Deletes every key of a group (its log, hard state, snapshot and damage mark): the group left this node. */

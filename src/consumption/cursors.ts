@@ -61,6 +61,24 @@ export class CursorResolver {
     return after;
   }
 
+  /**
+   * resolve(), but a cursor a little ahead of this node's copy of the partition (another node handed it
+   * out and this replica has not applied that far yet: it trails its leader by a heartbeat or is
+   * catching up after a restart) waits up to `waitMs` for the copy to get there before it is refused.
+   */
+  async resolveCatchingUp(rec: EventTypeRecord, partition: string, offset: string, waitMs: number): Promise<Offset> {
+    const after = this.decode(rec, partition, offset);
+    if (after > this.bounds(rec, partition).newest && waitMs > 0) {
+      const index = this.partitionIndex(rec, partition);
+      const deadline = AbortSignal.timeout(waitMs);
+      while (!deadline.aborted && after > this.bounds(rec, partition).newest) {
+        await this.#reader.waitForEvents(rec.storage.topic, index, this.bounds(rec, partition).newest, deadline);
+      }
+    }
+    this.checkInRange(rec, partition, after, offset);
+    return after;
+  }
+
   checkInRange(rec: EventTypeRecord, partition: string, after: Offset, shownAs: string): void {
     const b = this.bounds(rec, partition);
     if (after < b.oldest - 1) {

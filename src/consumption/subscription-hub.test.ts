@@ -29,7 +29,8 @@ function memoryReader(counts: number[]): PartitionReader {
   };
 }
 
-function setup(opts: { partitions: number; events: number[]; incarnation?: string; sm?: MetadataStateMachine }) {
+function setup(opts: { partitions: number; events: number[]; incarnation?: string; sm?: MetadataStateMachine; failCloses?: number }) {
+  let failCloses = opts.failCloses ?? 0;
   const sm = opts.sm ?? new MetadataStateMachine();
   if (opts.sm === undefined) {
     sm.apply(1, { op: 'event_type.create', eventType: et('orders'), partitionCount: opts.partitions });
@@ -40,6 +41,10 @@ function setup(opts: { partitions: number; events: number[]; incarnation?: strin
   const propose = async (cmd: MetadataCommand): Promise<ApplyResult> => {
     proposed.push(cmd);
     if (hold !== undefined) await hold;
+    if (cmd.op === 'stream.close' && failCloses > 0) {
+      failCloses--;
+      throw new Error('no metadata leader (test)');
+    }
     const r = sm.apply(sm.appliedIndex + 1, cmd);
     hub.applied(cmd);
     return r;
@@ -212,4 +217,14 @@ test('a stream whose client stopped reading with uncommitted events is closed at
   const t = await stuckStream(hub, { batch_limit: '1', max_uncommitted_events: '100', batch_flush_timeout: '1' }, 1);
   t.abort.abort(); // the service closes it (e.g. a blacklisted consumer), the socket still full
   assert.equal(await within(t.ended, 1000, 'the end after abort'), 'client_closed');
+});
+
+test('a stream session whose close could not be proposed (no metadata quorum) is closed by a retry', async () => {
+  const { hub, sm, proposed } = setup({ partitions: 1, events: [5], failCloses: 2 });
+  const s = await streamLines(hub, { batch_limit: '1', batch_flush_timeout: '1' }, 1);
+  s.abort.abort();
+  await s.ended;
+  for (let i = 0; i < 100 && sm.runtime('sub')!.sessions.length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the session was closed in the end');
+  assert.equal(proposed.filter((c) => c.op === 'stream.close').length, 3, 'two failures, then the retry that worked');
 });

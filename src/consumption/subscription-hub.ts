@@ -262,14 +262,37 @@ export class SubscriptionHub {
     // Keep it for commits within the window after closing; forget it afterwards.
     setTimeout(() => this.#streams.delete(stream.id), local.commitTimeoutMs + 1000).unref();
     if (end === 'closed_by_service') return; // the session is already gone from the replicated state
-    local.closing = this.#propose({ op: 'stream.close', subscription, session: stream.id, atMs: local.closedAtMs ?? this.#clock.nowMs() }).then(
+    const atMs = local.closedAtMs ?? this.#clock.nowMs();
+    const close = () => this.#propose({ op: 'stream.close', subscription, session: stream.id, atMs });
+    local.closing = close().then(
       () => undefined,
       (err: unknown) => {
-        // The session stays until this node restarts (stream.close_stale); its partitions stay with it.
-        this.#log.warn({ err, subscription, stream: stream.id }, 'closing the stream session failed');
+        // Without this close the session would keep its partitions for as long as this node runs (a
+        // metadata group without quorum at that moment, say): it is asked again until it is applied or
+        // the session is gone. The shutdown does not wait for the retries (a restart closes stale sessions).
+        this.#log.warn({ err, subscription, stream: stream.id }, 'closing the stream session failed; retrying');
+        void this.#retryClose(subscription, stream.id, close);
       },
     );
   }
+
+  /** Retries a stream.close with backoff while the session still holds a place in the replicated state. */
+  async #retryClose(subscription: string, session: string, close: () => Promise<unknown>): Promise<void> {
+    for (let attempt = 0; !this.#draining; attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 5))).unref());
+      const rt = this.#state().runtime(subscription);
+      if (this.#draining || rt === undefined || !rt.sessions.some((x) => x.id === session)) return;
+      try {
+        await close();
+        this.#log.info({ subscription, stream: session, attempts: attempt + 2 }, 'stream session closed after retrying');
+        return;
+      } catch {
+        // asked again after the next wait
+      }
+    }
+  }
+
+  #draining = false;
 
   // ------------------------------------------------------------------ cursors
 
@@ -422,6 +445,7 @@ export class SubscriptionHub {
 
   /** Waits for the streams of this node to end (the HTTP layer aborts them) and their sessions to close (shutdown). */
   async drain(): Promise<void> {
+    this.#draining = true;
     const all = [...this.#streams.values()];
     await Promise.all(all.map((s) => s.ended));
     await Promise.all(all.map((s) => s.closing));

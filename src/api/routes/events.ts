@@ -60,14 +60,16 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
         throw problems.invalidCursorsHeader('X-Svc-Cursors must be a non-empty JSON array of cursors');
       }
       const seen = new Set<string>();
-      starts = parsed.map((c, i) => {
+      const wanted = parsed.map((c, i) => {
         const shape = cursorShapeError(c, `X-Svc-Cursors[${i}]`);
         if (shape !== null) throw problems.invalidCursorsHeader(shape);
         const { partition, offset } = c as { partition: string; offset: string };
         if (seen.has(partition)) throw problems.invalidCursor(`Partition "${partition}" appears twice in X-Svc-Cursors`);
         seen.add(partition);
-        return { partition, after: deps.cursors.resolve(rec, partition, offset) };
+        return { partition, offset };
       });
+      // A cursor another node handed out may be a little ahead of this node's copy: wait for it briefly.
+      starts = await Promise.all(wanted.map(async ({ partition, offset }) => ({ partition, after: await deps.cursors.resolveCatchingUp(rec, partition, offset, deps.cluster?.cursorCatchUpMs() ?? 0) })));
     }
 
     // limit_consumers_number: the per-partition connection limit (429) applies (on by default).
