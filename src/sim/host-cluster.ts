@@ -41,8 +41,8 @@ export interface HostSimOptions {
   /** Virtual milliseconds of chaos per round. */
   readonly chaosMs?: number;
   /**
-   * Let disks lose fsynced writes (a minority at a time). Raft cannot survive that unless a member
-   * that lost data neither votes nor leads until repaired, which partition groups do not do yet.
+   * Let disks lose fsynced writes (default true): one member of a group at a time, where its marker
+   * file can tell (NodeDisk marks its groups damaged; they neither vote nor lead until repaired).
    */
   readonly lostTail?: boolean;
   /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm) as well as their consequences (default). */
@@ -108,7 +108,7 @@ export class HostSimulation implements HostSimContext {
     this.seed = opts.seed;
     this.#opts = opts;
     this.#tracing = opts.trace === true;
-    this.lostTail = opts.lostTail === true;
+    this.lostTail = opts.lostTail ?? true;
     const r = (this.rng = new Prng(opts.seed));
     const electionTicks = r.between(8, 15);
     // A small memory tail makes leaders compact often: followers behind it get a snapshot and fetch
