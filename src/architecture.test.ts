@@ -50,9 +50,10 @@ const allowed: Record<string, string[]> = {
   api: ['core', 'metadata', 'registry', 'publishing', 'consumption', 'settings', 'subscriptions', 'observability', 'auth'],
   broker: ['core', 'metadata', 'log', 'replication', 'registry', 'publishing', 'consumption', 'observability', 'raft', 'config', 'transport', 'settings', 'subscriptions'],
   // The simulator runs the production node host and partition replicas (broker) over simulated disks
-  // (log's KV port and in-memory map), so that the code it checks is the code that ships; it stays
-  // test-only (never imported by non-test code, checked below).
-  sim: ['core', 'raft', 'metadata', 'replication', 'log', 'broker'],
+  // (log's KV port and in-memory map) and plays the transport (its group-handler types), so that the
+  // code it checks is the code that ships; it stays test-only (never imported by non-test code,
+  // checked below).
+  sim: ['core', 'raft', 'metadata', 'replication', 'log', 'broker', 'transport'],
   // The command-line tool is an HTTP client: it shares nothing with the broker but the core.
   cli: ['core'],
   testing: ['*'],

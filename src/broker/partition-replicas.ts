@@ -304,7 +304,10 @@ export class PartitionReplicas {
     return {
       receive: (m) => {
         if (m.type === 'snap') void this.#catchUp(r, m);
-        else this.#o.host.receive(id, m);
+        // While the replica applies fetched entries by itself, nothing may move the group's log or
+        // commit index: an append that let the group commit those entries too would apply them twice
+        // (a damaged member's leader probes it while its snapshot is pending). Raft resends.
+        else if (!this.#catchingUp.has(id)) this.#o.host.receive(id, m);
       },
       unreachable: (peer) => r.group.raw.reportUnreachable(peer),
       snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
@@ -432,7 +435,10 @@ export class PartitionReplicas {
     const snap = m.snapshot;
     if (snap === undefined || this.#catchingUp.has(id)) return;
     const target = snap.metadata.index;
-    if (r.applied >= target || this.#forwarder?.fetchLog === undefined) {
+    // A log that already holds the snapshot's last entry holds everything before it (Log Matching):
+    // the group fast-forwards its commit index and applies those entries itself; fetching and
+    // applying them here too would apply them twice.
+    if (r.applied >= target || r.group.raw.termAt(target) === snap.metadata.term || this.#forwarder?.fetchLog === undefined) {
       this.#o.host.receive(id, m);
       return;
     }
@@ -602,7 +608,7 @@ export class PartitionReplicas {
         lastDetail = answer.status === 'unavailable' ? `node ${to}: ${answer.detail}` : `node ${to} does not lead it`;
       }
       if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
-      if (round > 0) await sleep(retryMs);
+      if (round > 0) await (this.#o.sleep ?? sleep)(retryMs);
     }
   }
 
@@ -676,7 +682,7 @@ export class PartitionReplicas {
       try {
         await this.#remoteRead(topic, partition, after, 1, 1, remoteWaitMs);
       } catch {
-        await sleep(Math.min(remoteWaitMs, 200));
+        await (this.#o.sleep ?? sleep)(Math.min(remoteWaitMs, 200));
       }
       return;
     }

@@ -816,15 +816,18 @@ export class Raft {
     // A leader never names a commit index beyond what this member acknowledged (min of its match and
     // the commit). One beyond our log means entries acknowledged before were lost: the member is
     // damaged (found now if the host did not find it at start), not a reason to stop the node.
-    if (m.commit > this.log.lastIndex()) {
-      if (this.damaged === null) {
-        this.damaged = { term: this.term, index: m.commit };
-        this.newlyDamaged = this.damaged;
-      }
-      const last = this.log.lastIndex();
-      this.log.commitTo(last);
-      // The leader sends no append to a member it counts as up to date: tell it that its match for
-      // us is void (it forgets it, types.ts damagedReject), or the member would never be repaired.
+    if (m.commit > this.log.lastIndex() && this.damaged === null) {
+      this.damaged = { term: this.term, index: m.commit };
+      this.newlyDamaged = this.damaged;
+    }
+    if (this.damaged !== null && m.commit > this.log.committed) {
+      // The leader's match for a damaged member may be from before the loss, and what it holds after
+      // its commit index may be older versions of the entries it acknowledged (a lost write-ahead-log
+      // tail brings back what those writes replaced): take no commit index from a heartbeat, only
+      // from appends, which show what matches. The leader sends no append to a member it counts as
+      // up to date: tell it that its match for us is void (it forgets it, types.ts damagedReject), or
+      // the member would never be repaired.
+      const last = this.log.committed;
       this.#send({ type: 'appResp', to: m.from, index: m.commit, reject: true, rejectHint: last, logTerm: this.log.term(last) ?? 0, context: damagedReject });
       this.#send({ type: 'heartbeatResp', to: m.from, context: m.context });
       return;

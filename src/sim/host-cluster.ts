@@ -18,7 +18,8 @@ import type { AppendAnswer, AppendForwarder, ForwardedAppend } from '../broker/p
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
-import type { Message, NodeId } from '../raft/index.js';
+import type { Entry, Message, NodeId } from '../raft/index.js';
+import type { FetchLogRequest } from '../transport/index.js';
 import { GroupWatch } from './group-watch.js';
 import { MinHeap } from './heap.js';
 import { Clients } from './host-clients.js';
@@ -40,8 +41,8 @@ export interface HostSimOptions {
   /** Virtual milliseconds of chaos per round. */
   readonly chaosMs?: number;
   /**
-   * Let disks lose fsynced writes (a minority at a time). Raft cannot survive that unless a member
-   * that lost data neither votes nor leads until repaired, which partition groups do not do yet.
+   * Let disks lose fsynced writes (default true): one member of a group at a time, where its marker
+   * file can tell (NodeDisk marks its groups damaged; they neither vote nor lead until repaired).
    */
   readonly lostTail?: boolean;
   /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm) as well as their consequences (default). */
@@ -82,6 +83,7 @@ export class HostSimulation implements HostSimContext {
   readonly ledger: PartitionLedger;
   readonly lostTail: boolean;
   chaos = true;
+  readonly damaged = new Set<NodeId>();
   readonly #opts: HostSimOptions;
   readonly #queue = new MinHeap<Scheduled>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
   readonly #nodes = new Map<NodeId, SimHostNode>();
@@ -106,10 +108,12 @@ export class HostSimulation implements HostSimContext {
     this.seed = opts.seed;
     this.#opts = opts;
     this.#tracing = opts.trace === true;
-    this.lostTail = opts.lostTail === true;
+    this.lostTail = opts.lostTail ?? true;
     const r = (this.rng = new Prng(opts.seed));
     const electionTicks = r.between(8, 15);
-    this.#tuning = { tickMs: 10, electionTicks, heartbeatTicks: r.between(1, 3), appendTimeoutMs: r.pick([300, 1000]) };
+    // A small memory tail makes leaders compact often: followers behind it get a snapshot and fetch
+    // the entries they lack from the leader's log (log shipping).
+    this.#tuning = { tickMs: 10, electionTicks, heartbeatTicks: r.between(1, 3), appendTimeoutMs: r.pick([300, 1000]), memoryEntries: r.pick([1024, 4, 8, 16]) };
     this.#flapRate = r.pick([0, 0.2, 0.5]);
     const ids = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];
     // Three nodes: two partitions of three replicas. Five: two of three and one of five replicas.
@@ -137,8 +141,8 @@ export class HostSimulation implements HostSimContext {
     return this.#now;
   }
 
-  at(delayMs: number, fn: () => void, node?: SimHostNode): void {
-    this.#queue.push({ at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, node, inc: node?.incarnation ?? 0 });
+  at(delayMs: number, fn: () => void, node?: SimHostNode, inc?: number): void {
+    this.#queue.push({ at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, node, inc: inc ?? node?.incarnation ?? 0 });
   }
 
   log(line: string): void {
@@ -188,7 +192,10 @@ export class HostSimulation implements HostSimContext {
     this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
     this.stats.refusedWrites += node.disk.stats.refused;
     node.crash(node.disk.crash(how));
-    if (how.kind === 'lostTail') for (const w of this.#watch.values()) w.lostData(node.id);
+    if (how.kind === 'lostTail') {
+      this.damaged.add(node.id);
+      for (const w of this.#watch.values()) w.lostData(node.id);
+    }
     this.#clients.nodeCrashed(node);
     for (const p of this.partitions) this.#reading.delete(`${node.id}:${p.index}`);
     if (restartAfterMs !== undefined) {
@@ -202,7 +209,17 @@ export class HostSimulation implements HostSimContext {
   #start(node: SimHostNode): void {
     for (const p of this.partitions) this.#seen.set(`${node.id}:${p.index}`, -1);
     this.log(`n${node.id} START`);
-    node.start().catch((err: unknown) => this.fail(err));
+    const inc = node.incarnation + 1;
+    node.start().catch((err: unknown) => {
+      if (!(err instanceof Error) || (err.name !== 'KvWriteError' && err.name !== 'DurabilityLostError') || node.incarnation !== inc) {
+        this.fail(err);
+        return;
+      }
+      // The disk refused a write of the start (the identity, a damage mark, a new group; a full disk or
+      // a failed fsync): the process exits, and is started again later, as a supervisor would.
+      this.log(`n${node.id} START failed: ${err.message}`);
+      this.crash(node, { kind: 'unsynced' }, this.rng.between(50, 300));
+    });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -219,7 +236,8 @@ export class HostSimulation implements HostSimContext {
   #env(): HostNodeEnv {
     return {
       nowMs: () => this.#now,
-      at: (delayMs, node, fn) => this.at(delayMs, fn, node),
+      at: (delayMs, node, inc, fn) => this.at(delayMs, fn, node, inc),
+      syncMs: (id) => this.#nemesis.syncMs(id),
       tuning: this.#tuning,
       placement: (t, partition) => {
         const p = this.partitions[partition];
@@ -230,8 +248,18 @@ export class HostSimulation implements HostSimContext {
       forwarder: (node) => this.#forwarder(node),
       fatal: (node, inc, err) => this.#fatal(node, inc, err),
       opened: (node, r) => this.#opened(node, r),
-      persisted: (node, g, rd) => this.#watch.get(g.id)?.persisted(node.id, g, rd),
-      applied: (node, g, e) => this.#watch.get(g.id)?.applied(node.id, e),
+      persisted: (node, g, rd) => {
+        if (this.#tracing) {
+          const f = rd.entries[0];
+          const l = rd.entries[rd.entries.length - 1];
+          this.log(`n${node.id} g${g.id} stored${rd.snapshot === undefined ? '' : ` snapshot ${rd.snapshot.metadata.index}@${rd.snapshot.metadata.term}`}${f === undefined ? '' : ` ${f.index}@${f.term}..${l!.index}@${l!.term}`}${rd.hardState === undefined ? '' : ` ${JSON.stringify(rd.hardState)}`}`);
+        }
+        this.#watch.get(g.id)?.persisted(node.id, g, rd);
+      },
+      applied: (node, g, e) => {
+        if (this.#tracing) this.log(`n${node.id} g${g.id} applied ${e.index}@${e.term}`);
+        this.#watch.get(g.id)?.applied(node.id, e);
+      },
       woke: (node, r) => this.#read(node, r),
     };
   }
@@ -249,20 +277,22 @@ export class HostSimulation implements HostSimContext {
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
     const delays = this.net.delays(this.rng, from.id);
-    if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.host?.snapshotStatus(group, m.to, false), from);
+    if (m.type === 'snap') this.stats.snapshots++;
+    if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.handlers.get(group)?.snapshotStatus(m.to, false), from);
     for (const d of delays) {
       this.at(d, () => {
         const to = this.#nodes.get(m.to);
         if (to === undefined || !this.net.canDeliver(m.from, m.to)) return;
-        if (!to.running || to.host === undefined) {
+        const handler = to.handlers.get(group);
+        if (!to.running || handler === undefined) {
           // The connection is refused: the sender's transport says so.
           if (this.rng.chance(0.5)) this.at(1, () => from.host?.unreachable(m.to), from);
           return;
         }
         if (this.#tracing) this.log(`n${m.to} <- n${m.from} g${group} ${describeMessage(m)}`);
         if (m.type === 'voteResp' && !m.reject) this.#watch.get(group)?.voteGranted(m.to, m.from, m.term);
-        to.host.receive(group, m);
-        if (m.type === 'snap') this.at(d, () => from.host?.snapshotStatus(group, m.to, true), from);
+        handler.receive(m);
+        if (m.type === 'snap') this.at(d, () => from.handlers.get(group)?.snapshotStatus(m.to, true), from);
       });
     }
   }
@@ -306,7 +336,39 @@ export class HostSimulation implements HostSimContext {
             });
           }
         }),
+      fetchLog: (to: NodeId, req: FetchLogRequest, signal?: AbortSignal) => this.#fetchLog(from, inc, to, req, signal),
     };
+  }
+
+  /**
+   * Log shipping over the simulated network: a stream (reliable while it lasts, as over TCP) whose
+   * chunks each take a link delay; it breaks when the link is cut or either end crashes.
+   */
+  async *#fetchLog(from: SimHostNode, inc: number, to: NodeId, req: FetchLogRequest, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }> {
+    const y = this.node(to);
+    const yInc = y.incarnation;
+    const hop = (a: NodeId, b: NodeId): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const f = this.net.faults;
+        this.at(this.rng.between(f.delayMsMin, f.delayMsMax), () => {
+          if (!this.net.canDeliver(a, b) || !y.running || y.incarnation !== yInc) reject(new Error(`fetch from node ${to}: connection lost`));
+          else resolve();
+        }, from, inc);
+      });
+    this.stats.logFetches++;
+    await hop(from.id, to);
+    const handler = y.handlers.get(req.group);
+    if (handler?.fetchLog === undefined) throw new Error(`fetch from node ${to}: group ${req.group} is not hosted there`);
+    const ac = new AbortController();
+    signal?.addEventListener('abort', () => ac.abort(), { once: true });
+    try {
+      for await (const chunk of handler.fetchLog(from.id, req, ac.signal)) {
+        await hop(to, from.id);
+        yield chunk;
+      }
+    } finally {
+      ac.abort();
+    }
   }
 
   #fatal(node: SimHostNode, inc: number, err: unknown): void {
@@ -322,6 +384,11 @@ export class HostSimulation implements HostSimContext {
   }
 
   #opened(node: SimHostNode, r: PartitionReplica): void {
+    if (this.#tracing) {
+      const st = r.group.store.storage;
+      const rs = r.group.raw.status();
+      this.log(`n${node.id} opened g${r.groupId}: applied ${r.applied}, offsets ${JSON.stringify(r.bounds())}, log ${st.firstIndex()}..${st.lastIndex()} snapshot ${st.snapshot().metadata.index}, ${JSON.stringify(st.hardState())}${rs.damaged === null ? '' : ` DAMAGED ${JSON.stringify(rs.damaged)}`}`);
+    }
     this.#watch.get(r.groupId)?.opened(node.id, r.group as RaftGroup<unknown>);
     this.#read(node, r);
   }
@@ -410,6 +477,17 @@ export class HostSimulation implements HostSimContext {
 
   /** The Raft checks of every running member of every group. */
   #check(): void {
+    for (const id of this.damaged) {
+      const n = this.node(id);
+      if (!n.running || n.replicas === undefined) continue;
+      const groups = this.partitions.filter((p) => p.replicas.includes(id)).map((p) => this.#group(n, p));
+      // Repaired for good once the mark is gone from the disk too (the Ready that repairs is written
+      // durably; a crash before that keeps the member damaged).
+      if (groups.every((g) => g !== undefined && g.raw.status().damaged === null && g.store.damage === undefined)) {
+        this.damaged.delete(id);
+        this.log(`n${id} repaired`);
+      }
+    }
     for (const p of this.partitions) {
       const w = this.#watch.get(p.group)!;
       for (const id of p.replicas) {

@@ -22,6 +22,8 @@ export interface SimPartition {
 export interface HostSimStats {
   events: number;
   messages: number;
+  snapshots: number;
+  logFetches: number;
   forwards: number;
   elections: number;
   batchesAcked: number;
@@ -48,6 +50,8 @@ export function emptyStats(): HostSimStats {
   return {
     events: 0,
     messages: 0,
+    snapshots: 0,
+    logFetches: 0,
     forwards: 0,
     elections: 0,
     batchesAcked: 0,
@@ -82,7 +86,7 @@ export interface HostSimContext {
   readonly lostTail: boolean;
   nowMs(): number;
   /** Schedules `fn`; with `node`, void if that node crashed meanwhile. */
-  at(delayMs: number, fn: () => void, node?: SimHostNode): void;
+  at(delayMs: number, fn: () => void, node?: SimHostNode, inc?: number): void;
   log(line: string): void;
   node(id: NodeId): SimHostNode;
   nodes(): readonly SimHostNode[];
@@ -90,6 +94,8 @@ export interface HostSimContext {
   /** The member of `p`'s group that leads it with the highest term, among running nodes. */
   leaderOf(p: SimPartition): SimHostNode | undefined;
   crash(node: SimHostNode, how: CrashKind, restartAfterMs: number | undefined): void;
+  /** Nodes that lost fsynced writes and whose groups are not all repaired yet. */
+  readonly damaged: ReadonlySet<NodeId>;
   /** A check failed inside an asynchronous callback: the run stops after the current event. */
   fail(err: unknown): void;
 }

@@ -10,13 +10,16 @@
  */
 import pino from 'pino';
 import type { Clock } from '../core/ports.js';
+import { NodeDisk } from '../broker/node-disk.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import { RaftNodeHost, type GroupTransport, type HostScheduler, type TickSource } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, NodeId } from '../raft/index.js';
 import type { PersistRequest } from '../broker/raft-log-store.js';
+import type { GroupHandler } from '../transport/index.js';
 import type { Prng } from './prng.js';
+import { SimCell } from './sim-cell.js';
 import type { SimDisk } from './sim-disk.js';
 
 const silent = pino({ level: 'silent' });
@@ -27,13 +30,17 @@ export interface HostTuning {
   readonly electionTicks: number;
   readonly heartbeatTicks: number;
   readonly appendTimeoutMs: number;
+  /** Raft entries a partition keeps in memory (small: followers behind it get a snapshot and fetch the log). */
+  readonly memoryEntries: number;
 }
 
 /** What a node needs from the simulation. */
 export interface HostNodeEnv {
   nowMs(): number;
-  /** Schedules `fn` after `delayMs` of virtual time; void if `node` crashed meanwhile. */
-  at(delayMs: number, node: SimHostNode, fn: () => void): void;
+  /** Schedules `fn` after `delayMs` of virtual time; void unless `node` is still incarnation `inc`. */
+  at(delayMs: number, node: SimHostNode, inc: number, fn: () => void): void;
+  /** The virtual time an fsync of the node's marker file takes. */
+  syncMs(node: NodeId): number;
   readonly tuning: HostTuning;
   readonly placement: PlacementLookup;
   /** The partitions (topic, partition) this node holds a replica of. */
@@ -54,6 +61,11 @@ export class SimHostNode {
   readonly #env: HostNodeEnv;
   readonly #rng: Prng;
   disk: SimDisk;
+  /** The marker file of NodeDisk: outside the KV, it survives a lost write-ahead-log tail. */
+  #cell: SimCell | undefined;
+  nodeDisk: NodeDisk | undefined;
+  /** What the transport delivers to each group this incarnation hosts (the GroupDispatcher's map). */
+  readonly handlers = new Map<number, GroupHandler>();
   incarnation = 0;
   running = false;
   host: RaftNodeHost | undefined;
@@ -92,15 +104,21 @@ export class SimHostNode {
     return ms / this.#rate;
   }
 
-  /** Starts a process over the disk: the host, the replicas, then every partition placed here. */
+  /** Starts a process over the disk: its identity and marker, the host, the replicas, then every partition placed here. */
   async start(): Promise<void> {
     this.incarnation++;
     this.running = true;
+    this.handlers.clear();
     const env = this.#env;
     const inc = this.incarnation;
+    // Everything this process schedules is void once it has crashed, also what its leftover code
+    // schedules after the crash.
+    const at = (delayMs: number, fn: () => void): void => env.at(delayMs, this, inc, fn);
+    const later = (fn: () => void): void => at(env.syncMs(this.id), fn);
+    this.#cell = this.#cell === undefined ? new SimCell(later) : this.#cell.reopen(later);
     const scheduler: HostScheduler = {
-      soon: (fn) => env.at(0, this, fn),
-      sleep: (ms) => new Promise<void>((resolve) => env.at(this.simMs(ms), this, resolve)),
+      soon: (fn) => at(0, fn),
+      sleep: (ms) => new Promise<void>((resolve) => at(this.simMs(ms), resolve)),
     };
     const ticks: TickSource = {
       every: (ms, fn) => {
@@ -108,15 +126,18 @@ export class SimHostNode {
         const fire = (): void => {
           if (stopped) return;
           fn();
-          env.at(this.simMs(ms), this, fire);
+          at(this.simMs(ms), fire);
         };
         // Nodes do not tick in phase: the first tick comes at a random point of the interval.
-        env.at(this.simMs(1 + this.#rng.int(ms)), this, fire);
+        at(this.simMs(1 + this.#rng.int(ms)), fire);
         return () => {
           stopped = true;
         };
       },
     };
+    const nodeDisk = await NodeDisk.open({ kv: this.disk, cell: this.#cell, self: this.id, newId: () => this.#rng.uuid(), logger: silent });
+    if (this.incarnation !== inc) return;
+    this.nodeDisk = nodeDisk;
     const t = env.tuning;
     const host = new RaftNodeHost({
       self: this.id,
@@ -125,6 +146,7 @@ export class SimHostNode {
       clock: this.clock,
       ticks,
       scheduler,
+      disk: nodeDisk,
       logger: silent,
       onFatal: (err) => env.fatal(this, inc, err),
     });
@@ -139,7 +161,13 @@ export class SimHostNode {
       electionTicks: t.electionTicks,
       heartbeatTicks: t.heartbeatTicks,
       appendTimeoutMs: t.appendTimeoutMs,
+      memoryEntries: t.memoryEntries,
+      disk: nodeDisk,
       sleep: scheduler.sleep,
+      groups: {
+        register: (group, handler) => this.handlers.set(group, handler),
+        unregister: (group) => this.handlers.delete(group),
+      },
     });
     replicas.setForwarder(env.forwarder(this));
     this.host = host;
@@ -175,12 +203,19 @@ export class SimHostNode {
     };
   }
 
+  /** The raft write sequence number the marker file holds (-1: none yet). */
+  get markedSeq(): number {
+    return this.#cell?.seq ?? -1;
+  }
+
   /** The process dies at once: nothing is closed or flushed, and the disk keeps what `disk` says. */
   crash(next: SimDisk): void {
     this.running = false;
     this.incarnation++;
     this.host = undefined;
     this.replicas = undefined;
+    this.nodeDisk = undefined;
+    this.handlers.clear();
     this.disk = next;
   }
 }

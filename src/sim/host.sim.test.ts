@@ -9,9 +9,8 @@
  *   SEEDS=<n>      run seeds 1..n (default 40: 10 to 30 s on one core; CI runs the default)
  *   SEED=<n>       run exactly seed n (and on failure write its trace)
  *   SEED_FROM=<n>  with SEEDS: run seeds n..n+SEEDS-1
- *   LOST_TAIL=1    disks may also lose fsynced writes (a minority at a time). Off by default: partition
- *                  groups do not yet keep a member that lost data out of elections, and without that
- *                  rule Raft loses committed entries (docs/testing.md).
+ *   LOST_TAIL=0    disks never lose fsynced writes (by default they may: a member of a group at a time,
+ *                  where its marker file can tell; docs/testing.md)
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -22,7 +21,7 @@ import { runHostSimulation, type HostSimResult } from './host-cluster.js';
 import type { HostSimStats } from './host-context.js';
 import { seedsFromEnv } from './seeds.js';
 
-const lostTail = process.env['LOST_TAIL'] === '1';
+const lostTail = process.env['LOST_TAIL'] !== '0';
 
 async function report(failed: HostSimResult): Promise<string> {
   const replay = await runHostSimulation({ seed: failed.seed, trace: true, lostTail });
@@ -30,7 +29,7 @@ async function report(failed: HostSimResult): Promise<string> {
   writeFileSync(file, replay.trace.join('\n') + '\n');
   return [
     `seed ${failed.seed} failed: ${failed.error}`,
-    `replay: ${lostTail ? 'LOST_TAIL=1 ' : ''}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
+    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
     replay.error === failed.error ? '' : `(the traced replay ended differently: ${replay.error ?? 'ok'} — determinism bug)`,
     '--- last events ---',
     replay.trace.slice(-120).join('\n'),
@@ -76,4 +75,19 @@ test('the same seed replays to the same run', async () => {
   assert.ok(a.trace.length > 100);
   assert.deepEqual(a.trace, b.trace);
   assert.deepEqual(a.stats, b.stats);
+});
+
+test('seeds that found bugs stay fixed', async () => {
+  // Found by longer runs; each fails without its fix (checked when it was added; docs/testing.md,
+  // "Bugs the host simulation found"). The simulation may change under them, so they stand beside
+  // the seed range, not for it; the fixes have unit tests where one could be written.
+  const found = [
+    { seed: 124, bug: 'a damaged member committed from a heartbeat an older version of an entry' },
+    { seed: 197, bug: 'log shipping applied entries that appends let the group commit meanwhile' },
+    { seed: 296, bug: 'log shipping for a snapshot whose last entry the log already held' },
+  ];
+  for (const { seed, bug } of found) {
+    const r = await runHostSimulation({ seed, lostTail: true });
+    assert.ok(r.ok, `seed ${seed} (${bug}): ${r.error}`);
+  }
 });

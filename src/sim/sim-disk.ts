@@ -178,6 +178,21 @@ export class SimDisk implements OrderedKv {
     }
   }
 
+  /** The durable value of `key` if the writes of the last `syncs` fsyncs were lost. */
+  durableAfterLosing(key: Buffer, syncs: number): Buffer | undefined {
+    for (let i = this.#synced.length - 1 - syncs; i >= 0; i--) {
+      const group = this.#synced[i]!;
+      for (let w = group.length - 1; w >= 0; w--) {
+        for (let k = group[w]!.length - 1; k >= 0; k--) {
+          const op = group[w]![k]!;
+          if (op.kind === 'put' && op.key.equals(key)) return op.value;
+          if (op.kind === 'del' && op.key.equals(key)) return undefined;
+        }
+      }
+    }
+    return this.#base.get(key);
+  }
+
   get unsyncedWrites(): number {
     return this.#unsynced.length;
   }
