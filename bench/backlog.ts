@@ -64,22 +64,36 @@ interface Figure {
   mismatches: number;
 }
 
-/** Publishes `total` events as batches of `size` with `producers` in a closed loop; ev/s. */
+/**
+ * Publishes `total` events as batches of `size` with `producers` in a closed loop; ev/s. A batch not
+ * answered 200 is counted, its first failure printed, and sent again (more than 200 failures end the run).
+ */
 async function write(pool: Requester, path: string, size: number, producers: number, total: number, seed: number): Promise<number> {
   const bodies = batchBodies(size, size === 1000 ? 24 : 500, seed);
   const batches = total / size;
   let next = 0;
+  let failed = 0;
+  let first: string | undefined;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: producers }, async () => {
       while (next < batches) {
         const b = next++;
-        const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: bodies[b % bodies.length]! });
-        const text = await res.body.text();
-        if (res.statusCode !== 200) throw new Error(`writing: ${res.statusCode} ${text.slice(0, 300)}`);
+        for (;;) {
+          const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json' }, body: bodies[b % bodies.length]! });
+          const text = await res.body.text();
+          if (res.statusCode === 200) break;
+          failed++;
+          if (first === undefined) {
+            const failedItem = /\{[^{}]*"publishing_status":"(?:failed|aborted)"[^{}]*\}/.exec(text)?.[0];
+            first = `${res.statusCode} ${failedItem ?? text.slice(0, 300)}`;
+          }
+          if (failed > 200) throw new Error(`writing: more than 200 batches not acknowledged; first: ${first}`);
+        }
       }
     }),
   );
+  if (failed > 0) log(`    writing batches of ${size}: ${failed} batch(es) NOT acknowledged and sent again; first: ${first}`);
   return total / ((performance.now() - t0) / 1000);
 }
 
