@@ -54,6 +54,12 @@ async function closePage(page: Page): Promise<void> {
   await page.close();
 }
 
+type ClusterPartitions = {
+  partitions: { event_type: string; partition: string; leader: number | null; replicas: number[]; under_replicated: boolean; replica_status: { node: number; in_sync: boolean; lag: number | null }[] }[];
+  under_replicated_partitions: number;
+  leaderless_partitions: number;
+};
+
 const twoPartitions = { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 } };
 
 describe('the console in a real browser', { skip: chromium === undefined ? 'no chromium installed (apt-get install chromium)' : false }, () => {
@@ -86,6 +92,30 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     assert.equal(await text(page, '[data-testid=term]'), String(view.metadata.term));
     assert.equal(await page.$$eval('[data-testid=members] tbody tr', (rows) => rows.length), view.members.length);
     assert.match(await text(page, '[data-testid=members]'), /metadata leader/);
+    // Partitions: leader, replicas, each replica's state and the counts, as GET /cluster lists them.
+    const full = (await call(broker.url, 'GET', '/cluster')).body as ClusterPartitions;
+    assert.ok(full.partitions.length >= 3, 'the event types of the data have partitions');
+    assert.equal(await text(page, '[data-testid=partition-count]'), String(full.partitions.length));
+    assert.equal(await text(page, '[data-testid=under-replicated]'), String(full.under_replicated_partitions));
+    assert.equal(await text(page, '[data-testid=leaderless]'), String(full.leaderless_partitions));
+    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
+      trs.map((tr) => {
+        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
+        return [td[0], td[1], td[2], td[4], td[5], td[7]];
+      }),
+    );
+    assert.deepEqual(
+      rows,
+      full.partitions.map((p) => [
+        p.event_type,
+        p.partition,
+        p.leader === null ? 'none' : String(p.leader),
+        p.replicas.join(', '),
+        // One broker: its replica is the leader and reports itself in sync.
+        p.replica_status.map((r) => `${r.node}${r.node === p.leader ? '★: leader, ' : ': '}${r.in_sync ? 'in sync' : `behind by ${r.lag}`}`).join('\n'),
+        p.leader === null ? 'leaderless' : p.under_replicated ? 'under-replicated' : 'ok',
+      ]),
+    );
     await shot(page, 'cluster.png');
     await closePage(page);
   });

@@ -26,6 +26,23 @@ let doc: Doc;
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats.default(ajv);
 const compiled = new Map<object, ValidateFunction>();
+const compiledClosed = new Map<object, ValidateFunction>();
+
+/**
+ * The document with every described object closed (additionalProperties: false where it lists
+ * properties and says nothing of others). The document itself stays open, so that a field added later
+ * does not make it lie to clients; but a field a real answer carries today and the document does not
+ * describe is a gap in the document, which this finds. Objects without listed properties (events) stay open.
+ */
+function closed<T>(schema: T): T {
+  if (Array.isArray(schema)) return schema.map(closed) as T;
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, closed(s)])) : closed(v);
+  const props = out['properties'] as object | undefined;
+  if (props !== undefined && Object.keys(props).length > 0 && !('additionalProperties' in out)) out['additionalProperties'] = false;
+  return out as T;
+}
 /** Operations ("get /event-types/{name}") whose answers were checked. */
 const exercised = new Set<string>();
 
@@ -64,8 +81,15 @@ function conforms(method: string, path: string, status: number, contentType: str
     validate = ajv.compile({ allOf: [media.schema], components: doc.components });
     compiled.set(media.schema, validate);
   }
+  let complete = compiledClosed.get(media.schema);
+  if (complete === undefined) {
+    complete = ajv.compile({ allOf: [closed(media.schema)], components: closed(doc.components) });
+    compiledClosed.set(media.schema, complete);
+  }
   for (const item of lines ?? [body]) {
     assert.ok(validate(item), `${where}: ${JSON.stringify(item).slice(0, 300)} does not match: ${ajv.errorsText(validate.errors)}`);
+    const extra: string[] = complete(item) ? [] : (complete.errors ?? []).filter((e) => e.keyword === 'additionalProperties').map((e) => `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`);
+    assert.deepEqual(extra, [], `${where}: fields the document does not describe`);
   }
 }
 
