@@ -60,6 +60,12 @@ type ClusterPartitions = {
   leaderless_partitions: number;
 };
 
+const paymentsAuthorization = {
+  admins: [{ data_type: 'user', value: 'alice' }],
+  readers: [{ data_type: '*', value: '*' }],
+  writers: [{ data_type: 'service', value: 'payments' }],
+};
+
 const twoPartitions = { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 } };
 
 describe('the console in a real browser', { skip: chromium === undefined ? 'no chromium installed (apt-get install chromium)' : false }, () => {
@@ -69,7 +75,7 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     browser = await puppeteer.launch({ executablePath: chromium!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
     // Data: two event types (one with two schema versions), events on both partitions, a subscription.
     assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.orders', twoPartitions))).status, 201);
-    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.payments'))).status, 201);
+    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.payments', { authorization: paymentsAuthorization }))).status, 201);
     const et = (await call(broker.url, 'GET', '/event-types/ui.orders')).body as Record<string, unknown> & { schema: { schema: string } };
     const schema = JSON.parse(et.schema.schema) as { properties: Record<string, unknown> };
     schema.properties['note'] = { type: 'string' };
@@ -141,26 +147,50 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     assert.match(diff, /^\+ +"note": \{$/m, 'the added property is a + line');
     assert.doesNotMatch(diff, /^- /m, 'nothing was removed');
     assert.match(await text(page, '[data-testid=event-type-fields]'), /schema version\s+1\.1\.0/);
+    const current = (await call(broker.url, 'GET', '/event-types/ui.orders')).body as { schema: { schema: string } };
+    assert.deepEqual(JSON.parse(await text(page, '[data-testid=schema-current]')), JSON.parse(current.schema.schema), 'the current schema, pretty-printed');
+    assert.match(await text(page, '#view'), /No authorization section/);
     await shot(page, 'event-type.png');
     await closePage(page);
+
+    // An event type with an authorization section shows who may administer, read and write it.
+    const payments = await openPage('/console/event-types/ui.payments');
+    assert.equal(await text(payments, '[data-testid=authorization]'), 'admins\nuser: alice\nreaders\neveryone (*)\nwriters\nservice: payments');
+    await closePage(payments);
   });
 
-  test('event browser: the newest events of a partition are the API’s; following live shows an event published meanwhile', async () => {
+  test('event browser: the newest events of a partition and the events after an offset are the API’s; following live shows an event published meanwhile', async () => {
     const page = await openPage('/console/browser/ui.orders?partition=0&mode=newest&n=2');
     await page.waitForFunction(() => /events? read/.test(document.querySelector('[data-testid=browser-status]')?.textContent ?? ''), { timeout: 10_000 });
     // What the API has at the end of partition 0.
-    const res = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=10&stream_limit=10&stream_timeout=1&batch_flush_timeout=1`, {
+    // One event per batch, so each line's cursor is that event's offset.
+    const res = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=1&stream_limit=10&stream_timeout=1&batch_flush_timeout=1`, {
       headers: { 'X-Svc-Cursors': '[{"partition":"0","offset":"BEGIN"}]' },
     });
-    const all = (await res.text()).trim().split('\n').flatMap((l) => (JSON.parse(l) as { events?: { order_number: string }[] }).events ?? []);
-    const expected = all.slice(-2).map((e) => e.order_number);
-    const shown = await page.$$eval('[data-testid=event] pre', (pres) => pres.map((p) => (JSON.parse(p.textContent ?? '{}') as { order_number: string }).order_number));
-    assert.deepEqual(shown, expected);
+    const all = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { cursor: { offset: string }; events?: { order_number: string }[] })
+      .flatMap((l) => (l.events ?? []).map((e) => ({ order: e.order_number, offset: l.cursor.offset })));
+    assert.ok(all.length >= 3, 'partition 0 holds at least three events');
+    const shownEvents = (p: Page) =>
+      p.$$eval('[data-testid=event]', (divs) => divs.map((d) => ({ order: (JSON.parse(d.querySelector('pre')?.textContent ?? '{}') as { order_number: string }).order_number, offset: d.querySelector('.meta code')?.textContent ?? '' })));
+    assert.deepEqual(await shownEvents(page), all.slice(-2));
+    await shot(page, 'event-browser-newest.png');
+    await closePage(page);
+
+    // From a cursor: the N events after an offset (exclusive), as the API streams them.
+    const fromCursor = await openPage(`/console/browser/ui.orders?partition=0&mode=cursor&offset=${all[0]!.offset}&n=2`);
+    await fromCursor.waitForFunction(() => /events? read/.test(document.querySelector('[data-testid=browser-status]')?.textContent ?? ''), { timeout: 10_000 });
+    assert.deepEqual(await shownEvents(fromCursor), all.slice(1, 3));
+    assert.equal(await fromCursor.$eval('[data-testid=browser-offset]', (el) => (el as HTMLInputElement).value), all[0]!.offset);
+    await closePage(fromCursor);
 
     // Follow every partition (the event below may land on either).
-    await page.select('[data-testid=browser-partition]', '*');
-    await page.click('[data-testid=follow]');
-    await page.waitForSelector('[data-testid=events][data-following=true]');
+    const follow = await openPage('/console/browser/ui.orders');
+    await follow.select('[data-testid=browser-partition]', '*');
+    await follow.click('[data-testid=follow]');
+    await follow.waitForSelector('[data-testid=events][data-following=true]');
     // The stream is open when the broker counts it.
     const deadline = Date.now() + 10_000;
     while (((await call(broker.url, 'GET', '/metrics')).body as { gauges: Record<string, { value: number }> }).gauges['brook.streams.open.low_level']?.value !== 1) {
@@ -169,11 +199,11 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     }
     const live = `LIVE-${Date.now()}`;
     assert.equal((await call(broker.url, 'POST', '/event-types/ui.orders/events', [businessEvent(live)])).status, 200);
-    await page.waitForFunction((order) => [...document.querySelectorAll('[data-testid=event].live pre')].some((p) => p.textContent?.includes(order)), { timeout: 10_000 }, live);
-    await shot(page, 'event-browser.png');
-    await page.click('[data-testid=follow]');
-    await page.waitForFunction(() => document.querySelector('[data-testid=events]')?.getAttribute('data-following') === null);
-    await closePage(page);
+    await follow.waitForFunction((order) => [...document.querySelectorAll('[data-testid=event].live pre')].some((p) => p.textContent?.includes(order)), { timeout: 10_000 }, live);
+    await shot(follow, 'event-browser-live.png');
+    await follow.click('[data-testid=follow]');
+    await follow.waitForFunction(() => document.querySelector('[data-testid=events]')?.getAttribute('data-following') === null);
+    await closePage(follow);
   });
 
   test('publish: a validation error is shown for the event that failed; a valid event is stored', async () => {
@@ -262,18 +292,56 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     assert.match(await text(page, '[data-testid=blacklist]'), /CONSUMER_APP\s+greedy-app/);
     assert.deepEqual(((await call(broker.url, 'GET', '/settings/blacklist')).body as { consumers: { apps: string[] } }).consumers.apps, ['greedy-app']);
     assert.match(await text(page, '[data-testid=storages]'), /default\s+broker/);
+    // Timelines: an event type switched to a new storage shows its timeline.
+    assert.equal((await call(broker.url, 'POST', '/storages', { id: 'ui-second', storage_type: 'broker', broker_configuration: {} })).status, 201);
+    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.archive'))).status, 201);
+    assert.equal((await call(broker.url, 'POST', '/event-types/ui.archive/timelines', { storage_id: 'ui-second' })).status, 201);
+    const timelines = (await call(broker.url, 'GET', '/event-types/ui.archive/timelines')).body as { id: string; order: number; storage_id: string }[];
+    await page.reload();
+    await loaded(page);
+    assert.match(await text(page, '[data-testid=storages]'), /ui-second\s+broker/);
+    await page.select('[data-testid=timelines-event-type]', 'ui.archive');
+    await page.waitForSelector('[data-testid=timelines] table');
+    const rows = await page.$$eval('[data-testid=timelines] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => (td as HTMLElement).innerText)));
+    assert.deepEqual(rows, timelines.map((t) => [String(t.order), t.id, t.storage_id]));
+    assert.ok(rows.some((r) => r[2] === 'ui-second'));
     await shot(page, 'settings.png');
     await call(broker.url, 'DELETE', '/settings/blacklist/CONSUMER_APP/greedy-app');
     await call(broker.url, 'POST', '/settings/features', { feature, enabled: was });
     await closePage(page);
   });
 
-  test('metrics: the page samples GET /metrics and plots the publish rate; its totals are the API’s', async () => {
+  test('metrics: the page samples GET /metrics and /stats and plots publish and consume rates, publish latency per event type and subscription lag; its totals are the API’s', async () => {
+    const sub = (await call(broker.url, 'POST', '/subscriptions', { owning_application: 'ui-metrics', event_types: ['ui.payments'], read_from: 'begin' })).body as { id: string };
     const page = await openPage('/console/metrics');
+    type Summary = Record<string, { last: number; max: number }>;
+    const summary = async (chart: string) => JSON.parse((await page.$eval(`[data-testid=${chart}]`, (el) => el.getAttribute('data-summary'))) ?? '{}') as Summary;
+    const until = async (what: string, ok: () => Promise<boolean>) => {
+      const deadline = Date.now() + 20_000;
+      while (!(await ok())) {
+        assert.ok(Date.now() < deadline, `the page did not plot ${what}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    // Traffic while the page samples: publishing, a low-level stream reading ui.orders, a subscription stream.
     await call(broker.url, 'POST', '/event-types/ui.orders/events', [businessEvent('M-1'), businessEvent('M-2')]);
-    await page.waitForFunction(() => Number(document.querySelector('[data-testid=chart-publish]')?.getAttribute('data-points') ?? 0) >= 2, { timeout: 15_000 });
-    assert.match((await page.$eval('[data-testid=chart-publish]', (el) => el.getAttribute('data-series'))) ?? '', /ui\.orders/);
-    assert.ok((await page.$$('[data-testid=chart-publish] canvas')).length > 0, 'uPlot drew the chart');
+    const low = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=5&stream_limit=5&batch_flush_timeout=1`, { headers: { 'X-Svc-Cursors': '[{"partition":"0","offset":"BEGIN"}]' } });
+    await low.text();
+    const s = await SubscriptionStreamClient.open(broker.url, sub.id, 'batch_limit=1&max_uncommitted_events=1&batch_flush_timeout=1');
+    try {
+      await s.waitFor((x) => x.events().length >= 1);
+      await until('the publish rate of ui.orders', async () => ((await summary('chart-publish'))['ui.orders']?.max ?? 0) > 0);
+      await until('the consume rate of ui.orders', async () => ((await summary('chart-consume'))['ui.orders']?.max ?? 0) > 0);
+      await until('the publish latency of ui.orders', async () => ((await summary('chart-latency'))['ui.orders']?.max ?? 0) > 0);
+      assert.ok((await page.$$('[data-testid=chart-publish] canvas')).length > 0, 'uPlot drew the chart');
+      // Lag: the subscription's unconsumed events, as its stats say.
+      const stats = (await call(broker.url, 'GET', `/subscriptions/${sub.id}/stats`)).body as { items: { partitions: { unconsumed_events?: number }[] }[] };
+      const lag = stats.items.flatMap((i) => i.partitions).reduce((n, p) => n + (p.unconsumed_events ?? 0), 0);
+      assert.ok(lag > 0, 'nothing committed: the subscription lags');
+      await until(`the lag of ${sub.id}`, async () => (await summary('chart-lag'))[`ui-metrics ${sub.id.slice(0, 8)}`]?.last === lag);
+    } finally {
+      await s.close();
+    }
     const m = (await call(broker.url, 'GET', '/metrics')).body as { counters: Record<string, { count: number }> };
     const published = Object.entries(m.counters).filter(([k]) => k.startsWith('brook.events.published.')).reduce((n, [, v]) => n + v.count, 0);
     await page.waitForFunction((n) => document.querySelector('[data-testid=total-published]')?.textContent === n, { timeout: 5_000 }, published.toLocaleString('en-US'));

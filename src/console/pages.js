@@ -289,6 +289,8 @@ export async function eventTypePage({ name }) {
         ),
     h('h2', {}, 'Authorization'),
     authorizationView(et.authorization),
+    h('h2', {}, 'Schema ', h('span', { class: 'muted' }, `version ${et.schema.version}`)),
+    h('pre', { class: 'schema', 'data-testid': 'schema-current' }, pretty(et.schema.schema)),
     h('h2', {}, 'Schema versions'),
     table(['version', 'created'], schemas.map((s) => [s.version, s.created_at]), { 'data-testid': 'schema-versions' }),
     h('h2', {}, 'Schema diff'),
