@@ -89,6 +89,22 @@ test('event-types create -f, list (table and --json), show with partitions and s
   assert.match(show.stdout, /PARTITIONS\nPARTITION\s+OLDEST OFFSET\s+NEWEST OFFSET\n0\s+BEGIN\s+BEGIN\n1\s+BEGIN\s+BEGIN\n2\s+BEGIN\s+BEGIN\n/);
   assert.match(show.stdout, /SCHEMA VERSIONS \(newest first\)\nVERSION\s+CREATED\n1\.0\.0\s/);
 
+  // Its partitions in the cluster view: leader, term, replicas, which are in sync, state; and the counts.
+  type Part = { event_type: string; partition: string; leader: number | null; term: number | null; replicas: number[]; under_replicated: boolean };
+  const view = (await call(broker.url, 'GET', '/cluster')).body as { partitions: Part[]; under_replicated_partitions: number; leaderless_partitions: number };
+  const mine = view.partitions.filter((p) => p.event_type === 'cli.orders');
+  assert.equal(mine.length, 3);
+  const parts = await brook(['cluster', 'partitions', '--event-type', 'cli.orders']);
+  assert.equal(parts.code, 0, parts.stderr);
+  assert.match(parts.stdout, /^EVENT TYPE\s+PARTITION\s+LEADER\s+TERM\s+REPLICAS\s+IN SYNC\s+STATE$/m);
+  for (const p of mine) {
+    const state = p.leader === null ? 'leaderless' : p.under_replicated ? 'under-replicated' : 'ok';
+    assert.match(parts.stdout, new RegExp(`^cli\\.orders\\s+${p.partition}\\s+${p.leader ?? 'none'}\\s+${p.term}\\s+${p.replicas.join(',')}\\s+${p.replicas.join(',')}\\s+${state}$`, 'm'));
+  }
+  assert.match(parts.stdout, new RegExp(`^3 of ${view.partitions.length} partitions; node 1 counts ${view.under_replicated_partitions} under-replicated and ${view.leaderless_partitions} leaderless$`, 'm'));
+  assert.deepEqual((JSON.parse((await brook(['--json', 'cluster', 'partitions', '-e', 'cli.orders'])).stdout) as Part[]).map((p) => p.partition), mine.map((p) => p.partition));
+  assert.match((await brook(['cluster', 'status'])).stdout, new RegExp(`^partitions:\\s+${view.partitions.length} \\(${view.under_replicated_partitions} under-replicated, ${view.leaderless_partitions} leaderless\\)$`, 'm'));
+
   const unknown = await brook(['event-types', 'show', 'cli.none']);
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /404 Not Found: .*cli\.none/);
