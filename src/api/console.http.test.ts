@@ -36,6 +36,12 @@ async function openPage(path: string, b: TestBroker = broker): Promise<Page> {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push((e as Error).message));
   (page as Page & { errors: string[] }).errors = errors;
+  // Nothing from another host (no CDN): every request goes to the broker, or is inline data.
+  const foreign: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(b.url + '/') && !r.url().startsWith('data:')) foreign.push(r.url());
+  });
+  (page as Page & { foreign: string[] }).foreign = foreign;
   await page.goto(b.url + path);
   await loaded(page);
   return page;
@@ -51,6 +57,7 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, n
 
 async function closePage(page: Page): Promise<void> {
   assert.deepEqual((page as Page & { errors: string[] }).errors, [], 'no script errors on the page');
+  assert.deepEqual((page as Page & { foreign: string[] }).foreign, [], 'nothing loaded from another host');
   await page.close();
 }
 
@@ -347,6 +354,25 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     await page.waitForFunction((n) => document.querySelector('[data-testid=total-published]')?.textContent === n, { timeout: 5_000 }, published.toLocaleString('en-US'));
     await shot(page, 'metrics.png');
     await closePage(page);
+  });
+
+  test('the API page at /docs/ lists every operation of /openapi.json, and loads nothing from another host', async () => {
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(broker.url + '/') && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+    await page.goto(broker.url + '/docs/');
+    const doc = (await call(broker.url, 'GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort();
+    await page.waitForFunction((n) => document.querySelectorAll('.opblock').length >= n, { timeout: 15_000 }, operations.length);
+    const shown = await page.$$eval('.opblock', (blocks) =>
+      blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent ?? ''} ${(b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? '').replace(/\u200b/g, '')}`),
+    );
+    assert.deepEqual(shown.sort(), operations);
+    await shot(page, 'api-docs.png');
+    assert.deepEqual(foreign, [], 'nothing loaded from another host');
+    await page.close();
   });
 
   test('with authentication on: the page asks for a token, says when it is refused (401), and shows 403 where the token does not reach', async () => {
