@@ -133,6 +133,62 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     await closePage(page);
   });
 
+  test('cluster overview of three nodes, one unreachable: leaderless, under-replicated and unreachable replicas are flagged as GET /cluster says', async () => {
+    // A cluster's troubles cannot be made on one broker: the page gets this node's real answer with
+    // members and partitions of a three-node cluster in trouble put in (the request is intercepted).
+    const real = (await call(broker.url, 'GET', '/cluster')).body as Record<string, unknown> & { id: number; members: { id: number }[] };
+    const rs = (node: number, applied: number | null, lag: number | null, inSync: boolean) => ({ node, role: 'voter', commit_index: applied, applied_index: applied, lag, in_sync: inSync });
+    const part = (partition: string, leader: number | null, replicas: number[], status: ReturnType<typeof rs>[], underReplicated: boolean) => ({
+      event_type: 'c3.orders', partition, topic: 9, group: 90 + Number(partition), leader, term: leader === null ? 4 : 3, preferred_leader: replicas[0], replicas, learners: [],
+      commit_index: 120, applied_index: 100, lag: 20, under_replicated: underReplicated, replica_status: status,
+    });
+    const view = {
+      ...real,
+      members: [
+        { ...real.members[0], id: 1, self: true, reachable: true },
+        { id: 2, self: false, suffrage: 'voter', raft_address: '10.0.0.2:9080', http_address: '10.0.0.2:8080', reachable: true },
+        { id: 3, self: false, suffrage: 'voter', raft_address: '10.0.0.3:9080', http_address: '10.0.0.3:8080', reachable: false },
+      ],
+      partitions: [
+        part('0', 1, [1, 2, 3], [rs(1, 120, 0, true), rs(2, 120, 0, true), rs(3, 100, 20, true)], false), // 3 unreachable, not yet out of sync
+        part('1', 1, [1, 2], [rs(1, 120, 0, true), rs(2, 10, 1110, false)], true), // 2 behind by more than the limit
+        part('2', null, [2, 3], [rs(2, null, null, true), rs(3, null, null, true)], false), // no leader known
+        part('3', 2, [2, 1], [rs(2, null, null, true), rs(1, 120, 0, true)], false), // led elsewhere: 2 is not known here
+      ],
+      under_replicated_partitions: 1,
+      leaderless_partitions: 1,
+    };
+    const page = await browser.newPage();
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
+      else void r.continue();
+    });
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(broker.url + '/console/');
+    await loaded(page);
+    assert.equal(await text(page, '[data-testid=member-count]'), '2 of 3 reachable');
+    assert.equal(await text(page, '[data-testid=under-replicated]'), '1');
+    assert.equal(await text(page, '[data-testid=leaderless]'), '1');
+    assert.equal(await text(page, '[data-testid=on-unreachable]'), '2', 'partitions 0 and 2 have a replica on node 3');
+    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
+      trs.map((tr) => {
+        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
+        return { partition: td[1], leader: td[2], replicas: td[5]!.split('\n'), state: td[7], problem: tr.className === 'problem' };
+      }),
+    );
+    assert.deepEqual(rows, [
+      { partition: '0', leader: '1', replicas: ['1★: leader, in sync', '2: in sync', '3: in sync (20 behind), node unreachable'], state: 'replica unreachable', problem: true },
+      { partition: '1', leader: '1', replicas: ['1★: leader, in sync', '2: behind by 1110'], state: 'under-replicated', problem: true },
+      { partition: '2', leader: 'none', replicas: ['2: not known here', '3: not known here, node unreachable'], state: 'leaderless', problem: true },
+      { partition: '3', leader: '2', replicas: ['2★: leader, not known here', '1: in sync'], state: 'ok', problem: false },
+    ]);
+    await page.click('[data-testid=only-problems]');
+    assert.deepEqual(await page.$$eval('[data-testid=partitions] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-key'))), ['c3.orders/0', 'c3.orders/1', 'c3.orders/2']);
+    await shot(page, 'cluster-three-nodes.png');
+    await page.close();
+  });
+
   test('event types: the list has its own address and a search; the detail shows the partitions, schema versions and their diff', async () => {
     const page = await openPage('/console/event-types');
     const names = await page.$$eval('[data-testid=event-types] tbody tr', (rows) => rows.map((r) => r.getAttribute('data-name')));

@@ -13,7 +13,7 @@ function replicaBadge(r, leader, members) {
     r.applied_index === null
       ? { cls: '', text: 'not known here' }
       : r.in_sync
-        ? { cls: 'ok', text: r.lag ? `in sync, ${r.lag} behind` : 'in sync' }
+        ? { cls: 'ok', text: r.lag ? `in sync (${r.lag} behind)` : 'in sync' }
         : { cls: 'bad', text: `behind by ${r.lag}` };
   const parts = [r.role === 'learner' ? 'learner' : null, r.node === leader ? 'leader' : null, state.text, unreachable ? 'node unreachable' : null].filter((x) => x !== null);
   return h('span', { class: `badge ${unreachable ? 'bad' : state.cls}`, 'data-node': String(r.node), title: parts.join(', ') }, `${r.node}${r.node === leader ? '★' : ''}: ${parts.join(', ')}`);
@@ -37,7 +37,7 @@ function partitionsView(view) {
       ...shown.map((p) =>
         h(
           'tr',
-          { 'data-key': `${p.event_type}/${p.partition}`, class: p.under_replicated || p.leader === null ? 'problem' : undefined },
+          { 'data-key': `${p.event_type}/${p.partition}`, class: p.under_replicated || p.leader === null || onUnreachable(p) ? 'problem' : undefined },
           h('td', {}, link(`/console/event-types/${enc(p.event_type)}`, p.event_type)),
           h('td', {}, p.partition),
           h('td', { 'data-testid': 'partition-leader' }, p.leader === null ? h('span', { class: 'badge bad' }, 'none') : String(p.leader)),
