@@ -75,7 +75,8 @@ const paymentsAuthorization = {
 
 const twoPartitions = { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 } };
 
-describe('the console in a real browser', { skip: chromium === undefined ? 'no chromium installed (apt-get install chromium)' : false }, () => {
+// A page that waits forever (a stream never closing) fails the suite instead of holding the test run.
+describe('the console in a real browser', { skip: chromium === undefined ? 'no chromium installed (apt-get install chromium)' : false, timeout: 600_000 }, () => {
   before(async () => {
     mkdirSync(shots, { recursive: true });
     broker = await startTestBroker();
