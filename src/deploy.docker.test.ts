@@ -37,7 +37,7 @@ async function json(url: string, init?: RequestInit): Promise<{ status: number; 
 /** Every event of every partition through one node: partition -> event ids in offset order. */
 async function readAll(base: string, expected: number): Promise<Map<string, string[]>> {
   const cursors = JSON.stringify(Array.from({ length: partitions }, (_, p) => ({ partition: String(p), offset: 'BEGIN' })));
-  const r = await fetch(`${base}/event-types/${eventType}/events?batch_limit=10&stream_limit=${expected}&stream_timeout=20`, {
+  const r = await fetch(`${base}/event-types/${eventType}/events?batch_limit=10&batch_flush_timeout=1&stream_limit=${expected}&stream_timeout=20`, {
     headers: { 'X-Nakadi-Cursors': cursors },
   });
   assert.equal(r.status, 200, await r.clone().text());
