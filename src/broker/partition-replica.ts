@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
-import { batchEvents, decodeEntryHead, PartitionEntryError } from '../log/partition-entry.js';
+import { batchEvents, decodeEntryHead, isEncodedHere, PartitionEntryError } from '../log/partition-entry.js';
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
@@ -173,7 +173,9 @@ export class PartitionReplica {
     const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
     let head;
     try {
-      head = decodeEntryHead(data);
+      // An entry from another node or from the disk is checked here; one this node encoded (its own
+      // proposal, still the same buffer) was never stored or sent before this point.
+      head = decodeEntryHead(data, isEncodedHere(e.data));
     } catch (err) {
       // A committed entry that does not decode is corruption of the replicated log: stop applying
       // rather than assign offsets that may differ from the other replicas'.
@@ -201,11 +203,22 @@ export class PartitionReplica {
     return outcome;
   }
 
-  /** The applied index and offsets, written with the index rows of the entries up to it. */
+  /**
+   * The applied index and offsets, written with the index rows of the entries up to it: once per
+   * write whatever the number of entries applied since the last one, encoded when the write is
+   * filled. The rows of every entry applied by then were asked for before (apply asks first), so
+   * they are in the same write or an earlier one.
+   */
   #writeApplied(): void {
-    const v = encodeApplied(this.#state);
-    this.#host.writeRows((b) => b.put(groupKey(prefixApplied, this.groupId), v));
+    if (this.#appliedAsked) return;
+    this.#appliedAsked = true;
+    this.#host.writeRows((b) => {
+      this.#appliedAsked = false;
+      b.put(groupKey(prefixApplied, this.groupId), encodeApplied(this.#state));
+    });
   }
+
+  #appliedAsked = false;
 
   /**
    * Applies a committed entry while the group is being opened (before its Raft node exists): the
@@ -227,8 +240,7 @@ export class PartitionReplica {
   #restore(s: Snapshot): void {
     this.#state = new PartitionState(decodeImage(s.data));
     this.#recent = [];
-    const applied = encodeApplied(this.#state);
-    this.#host.writeRows((b) => b.put(groupKey(prefixApplied, this.groupId), applied));
+    this.#writeApplied();
   }
 
   /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
@@ -263,7 +275,8 @@ export class PartitionReplica {
       const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
       let events: Buffer[];
       try {
-        const head = decodeEntryHead(data);
+        // Checked once already: at apply (an entry in memory) or by its record's CRC (read from the KV).
+        const head = decodeEntryHead(data, isEncodedHere(e.data));
         if (head.kind !== 'batch' || head.count !== row.last - row.first + 1) throw new PartitionEntryError(`entry does not hold the batch ${row.first}..${row.last}`);
         events = batchEvents(data);
       } catch (err) {

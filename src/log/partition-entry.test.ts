@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { batchEvents, batchPayloadBytes, decodeEntryHead, encodeBaseEntry, encodeBatchEntry, PartitionEntryError, requestIdBytesMax } from './partition-entry.js';
+import { batchEvents, batchPayloadBytes, decodeEntryHead, encodeBaseEntry, encodeBatchEntry, isEncodedHere, PartitionEntryError, requestIdBytesMax } from './partition-entry.js';
 
 const ev = (s: string) => Buffer.from(s);
 
@@ -34,4 +34,16 @@ test('unknown kinds, empty batches and oversized request ids are refused', () =>
   assert.throws(() => decodeEntryHead(unknown), /unknown partition entry kind|checksum/);
   assert.throws(() => encodeBatchEntry(1, '', []), /at least one event/);
   assert.throws(() => encodeBatchEntry(1, 'x'.repeat(requestIdBytesMax + 1), [ev('a')]), /request id/);
+});
+
+test('only the very buffers this process encoded count as encoded here; a copy of one is checked again', () => {
+  const data = encodeBatchEntry(5, 'id', [ev('hello')]);
+  assert.equal(isEncodedHere(data), true);
+  assert.equal(isEncodedHere(encodeBaseEntry(7)), true);
+  const copy = Buffer.from(data);
+  assert.equal(isEncodedHere(copy), false);
+  copy[copy.length - 1]! ^= 1;
+  assert.throws(() => decodeEntryHead(copy, isEncodedHere(copy)), PartitionEntryError);
+  // Without the checksum the structure is still checked.
+  assert.throws(() => decodeEntryHead(Buffer.from([1, 0, 0]), true), /entry of 3 bytes/);
 });

@@ -38,6 +38,19 @@ function entryCrc(data: Buffer): number {
 /** Request ids are bounded so a hostile or buggy forwarder cannot bloat every entry. */
 export const requestIdBytesMax = 128;
 
+/**
+ * Entries this process encoded (its own proposals). Their bytes went from the encoder to apply in
+ * memory, unstored and unsent, so apply need not check their checksum again (an entry that came
+ * from another node or from the disk is a different buffer and is checked). Weak: an entry leaves
+ * the set when its last copy in memory is gone.
+ */
+const encodedHere = new WeakSet<Uint8Array>();
+
+/** Whether `data` is the very buffer an encoder of this process returned. */
+export function isEncodedHere(data: Uint8Array): boolean {
+  return encodedHere.has(data);
+}
+
 export class PartitionEntryError extends Error {
   override name = 'PartitionEntryError';
 }
@@ -67,6 +80,7 @@ export function encodeBatchEntry(appendTimeMs: number, requestId: string, events
     at += e.length;
   }
   out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
   return out;
 }
 
@@ -75,6 +89,7 @@ export function encodeBaseEntry(base: number): Buffer {
   out[0] = kindBase;
   writeU64(out, 5, base);
   out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
   return out;
 }
 
@@ -91,10 +106,16 @@ function checkCrc(data: Buffer): void {
   if (stored !== actual) throw new PartitionEntryError(`checksum mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`);
 }
 
-/** Verifies the checksum and reads the head of an entry. Throws PartitionEntryError on any damage. */
-export function decodeEntryHead(data: Buffer): EntryHead {
+/**
+ * Verifies the checksum and reads the head of an entry. Throws PartitionEntryError on any damage.
+ * `verified`: the checksum was checked already, or the bytes never left this process (isEncodedHere);
+ * the structure is still checked.
+ */
+export function decodeEntryHead(data: Buffer, verified = false): EntryHead {
   if (data.length === 0) return { kind: 'noop' };
-  checkCrc(data);
+  if (verified) {
+    if (data.length < crcStart) throw new PartitionEntryError(`entry of ${data.length} bytes`);
+  } else checkCrc(data);
   switch (data[0]) {
     case kindBatch: {
       if (data.length < batchFixedBytes + 4) throw new PartitionEntryError('truncated batch header');
