@@ -260,9 +260,15 @@ export class RaftGroup<Outcome> {
     }
   }
 
-  /** Fails proposals whose deadline passed (the node host calls this on its ticks). */
+  /**
+   * Fails proposals whose deadline passed (the node host calls this on its ticks). Not in a group of
+   * one: its entries commit as soon as its own write completes, so a proposal there can only wait for
+   * the node's disk, and failing it would tell a client "failed" about a batch that is then stored (a
+   * retry stores it twice). It waits for the write instead, which either stores it (applied,
+   * answered) or is refused (reset fails it with the reason, nothing stored).
+   */
   expire(nowMs: number): void {
-    if (this.#pending.size === 0) return;
+    if (this.#pending.size === 0 || this.isSingleton()) return;
     for (const [index, ps] of this.#pending) {
       const late = ps.filter((p) => p.deadlineMs <= nowMs);
       if (late.length === 0) continue;
