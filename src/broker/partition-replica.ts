@@ -276,7 +276,7 @@ export class PartitionReplica {
       let events: Buffer[];
       try {
         // Checked once already: at apply (an entry in memory) or by its record's CRC (read from the KV).
-        const head = decodeEntryHead(data, isEncodedHere(e.data));
+        const head = decodeEntryHead(data, true);
         if (head.kind !== 'batch' || head.count !== row.last - row.first + 1) throw new PartitionEntryError(`entry does not hold the batch ${row.first}..${row.last}`);
         events = batchEvents(data);
       } catch (err) {
