@@ -43,6 +43,7 @@ console.log(`wrote ${total} events in ${((performance.now() - t) / 1000).toFixed
 const rss0 = process.memoryUsage().rss; let rssMax = rss0;
 t = performance.now();
 const readFrom = process.hrtime.bigint() / 1000n;
+const cpu0 = process.cpuUsage();
 const after = new Array(P).fill(-1);
 let read = 0, calls = 0;
 for (let busy = true; busy; ) {
@@ -57,6 +58,7 @@ for (let busy = true; busy; ) {
 }
 const s = (performance.now() - t) / 1000;
 console.log(`read window on the monotonic clock: ${readFrom} ${process.hrtime.bigint() / 1000n} us`);
-console.log(`read ${read} events in ${s.toFixed(2)} s: ${(read / s).toFixed(0)} ev/s, ${calls} read calls; RSS ${(rss0 / 1e6).toFixed(0)} -> max ${(rssMax / 1e6).toFixed(0)} MB`);
+const cpu = process.cpuUsage(cpu0);
+console.log(`read ${read} events in ${s.toFixed(2)} s: ${(read / s).toFixed(0)} ev/s, CPU ${((cpu.user + cpu.system) / read).toFixed(2)} us/event (${(read / ((cpu.user + cpu.system) / 1e6)).toFixed(0)} ev per CPU-s), ${calls} read calls; RSS ${(rss0 / 1e6).toFixed(0)} -> max ${(rssMax / 1e6).toFixed(0)} MB`);
 await replicas.close(); await host.close(); await kv.close();
 rmSync(dir, { recursive: true, force: true });

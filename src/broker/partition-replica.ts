@@ -13,8 +13,9 @@
  *
  * Reads serve applied (hence committed) events only. The batch holding the first wanted offset is
  * found in the in-memory index of recent batches or by one seek in the offset index; from there the
- * Raft log is read in order (from memory for the tail, from the KV before it), counting offsets, so a
- * backlog reads at the same speed whatever the size of the batches it was written in.
+ * rows holding the wanted events are read, then their entries (from memory for the tail, from the KV
+ * before it, in one bounded iterator), counting offsets, so a backlog reads at the same speed whatever
+ * the size of the batches it was written in.
  */
 import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
@@ -31,6 +32,9 @@ export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
 
 export type ReplicaOutcome = BatchOutcome | undefined;
+
+/** Index rows (and entries) fetched by one read from the KV at most. */
+const rowsPerReadMax = 1024;
 
 export interface StoredEventView {
   offset: Offset;
@@ -110,6 +114,8 @@ export class PartitionReplica {
   #recent: IndexRow[] = [];
   #waiters = new Set<() => void>();
   #corrupt: Error | undefined;
+  /** About how many events an index row of this partition held in recent reads (sizes the next read's iterator). */
+  #eventsPerRow = 64;
 
   private constructor(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger, state: PartitionState) {
     this.topic = topic;
@@ -294,20 +300,35 @@ export class PartitionReplica {
     const mem = this.#group.store.storage;
     const memEntry = (i: number): Entry | undefined => (i >= mem.firstIndex() && i <= mem.lastIndex() ? mem.entries(i, i + 1, Number.MAX_SAFE_INTEGER)[0] : undefined);
     if (next > newest) return out;
-    // 1. Batches older than the in-memory index: the offset index and the Raft log, both read in
-    //    order from the KV (one seek each), entries between indexed batches skipped (no-ops,
-    //    configuration changes, refused duplicates).
+    // 1. Batches older than the in-memory index: the offset index rows holding the wanted events (one
+    //    iterator, sized by how many events a row held so far), then their entries: those still in
+    //    the memory tail from there, the others in one bounded iterator over the Raft log (entries
+    //    between indexed batches are skipped: no-ops, configuration changes, refused duplicates).
     const recentFirst = this.#recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
     if (next < recentFirst) {
-      const rows = this.#kv.iterate({ gte: indexKey(this.groupId, next), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 });
+      const rows: IndexRow[] = [];
+      let events = 0;
+      const capacity = Math.min(rowsPerReadMax, Math.max(4, Math.ceil(maxEvents / this.#eventsPerRow) + 1));
+      for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, next), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity })) {
+        const row = decodeIndexRow(k, v);
+        if (row.first >= recentFirst) break;
+        rows.push(row);
+        events += row.last - Math.max(row.first, next) + 1;
+        if (events >= maxEvents || rows.length >= rowsPerReadMax) break;
+      }
+      if (rows.length > 1) this.#eventsPerRow = Math.max(1, (this.#eventsPerRow + (rows[rows.length - 1]!.last - rows[0]!.first + 1) / rows.length) / 2);
+      const memFirst = mem.firstIndex();
+      const stored = rows.filter((row) => row.raftIndex < memFirst);
       let entries: AsyncIterator<Entry> | undefined;
+      if (stored.length > 0) {
+        const from = stored[0]!.raftIndex;
+        const to = stored[stored.length - 1]!.raftIndex;
+        entries = this.#group.store.readStored(from, to + 1, Math.min(rowsPerReadMax, to - from + 1))[Symbol.asyncIterator]();
+      }
       try {
-        for await (const [k, v] of rows) {
-          const row = decodeIndexRow(k, v);
-          if (row.first >= recentFirst) break;
-          let e = memEntry(row.raftIndex);
-          if (e === undefined) {
-            entries ??= this.#group.store.readStored(row.raftIndex)[Symbol.asyncIterator]();
+        for (const row of rows) {
+          let e = row.raftIndex >= memFirst ? memEntry(row.raftIndex) : undefined;
+          if (e === undefined && entries !== undefined) {
             for (;;) {
               const r = await entries.next();
               if (r.done === true) break;
@@ -322,6 +343,8 @@ export class PartitionReplica {
       } finally {
         await entries?.return?.();
       }
+      // As many rows as one read takes, and room left: the caller reads on from here.
+      if (rows.length >= rowsPerReadMax) return out;
       if (next < recentFirst && next <= newest) {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
         if (this.#recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');

@@ -74,6 +74,23 @@ test('a single node appends through its one-member groups: dense offsets, one du
   await n.close();
 });
 
+test('a read from the KV takes at most 1024 batches; the next read goes on from there, into the memory tail', async () => {
+  const kv = new MemoryKv();
+  const n = await node(kv);
+  const batches = 3000;
+  for (let i = 0; i < batches; i++) {
+    const [res] = await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]);
+    assert.ok(res?.ok);
+  }
+  const mem = n.replicas.replica(7, 0)!.group.store.storage;
+  assert.ok(mem.firstIndex() > 1500, `most entries left the memory tail (first in memory ${mem.firstIndex()})`);
+  const first = await n.replicas.read(7, 0, -1 as Offset, 5000, 1 << 20);
+  assert.equal(first.length, 1024, 'one read stops after 1024 batches from the KV');
+  const all = [...first.map((e) => e.offset), ...(await readAll(n.replicas, 1023, 5000)).map((e) => e.offset)];
+  assert.deepEqual(all, Array.from({ length: batches }, (_, i) => i));
+  await n.close();
+});
+
 test('concurrent appends to many partitions share one write and one fsync per turn', async () => {
   const kv = new MemoryKv();
   const n = await node(kv);
