@@ -31,7 +31,8 @@ import { entryKey } from './raft-log-store.js';
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
 
-export type ReplicaOutcome = BatchOutcome | undefined;
+/** What applying an entry gave: one outcome per batch of a batches entry, nothing for other entries. */
+export type ReplicaOutcome = readonly BatchOutcome[] | undefined;
 
 /** Index rows (and entries) fetched by one read from the KV at most. */
 const rowsPerReadMax = 1024;
@@ -62,20 +63,35 @@ interface IndexRow {
   readonly last: number;
   readonly appendTimeMs: number;
   readonly requestId: string;
+  /** Where the batch's events start among the entry's (an entry may hold several batches). */
+  readonly position: number;
 }
 
+/**
+ * Row values: [0x01][raft index u64][first offset u64][append time u64][position u32][request id].
+ * Rows written before entries held several batches have no format byte and no position:
+ * [raft index u64][first offset u64][append time u64][request id] (a raft index is below 2^53, so
+ * their first byte is always 0).
+ */
+const indexRowFormat = 1;
+
 function encodeIndexRow(r: IndexRow): Buffer {
-  const id = Buffer.from(r.requestId, 'utf8');
-  const v = Buffer.allocUnsafe(24 + id.length);
-  writeU64(v, 0, r.raftIndex);
-  writeU64(v, 8, r.first);
-  writeU64(v, 16, r.appendTimeMs);
-  id.copy(v, 24);
+  const idBytes = Buffer.byteLength(r.requestId, 'utf8');
+  const v = Buffer.allocUnsafe(29 + idBytes);
+  v[0] = indexRowFormat;
+  writeU64(v, 1, r.raftIndex);
+  writeU64(v, 9, r.first);
+  writeU64(v, 17, r.appendTimeMs);
+  v.writeUInt32BE(r.position, 25);
+  v.write(r.requestId, 29, 'utf8');
   return v;
 }
 
 function decodeIndexRow(k: Buffer, v: Buffer): IndexRow {
-  return { last: readU64(k, 5), raftIndex: readU64(v, 0), first: readU64(v, 8), appendTimeMs: readU64(v, 16), requestId: v.toString('utf8', 24) };
+  if (v[0] === indexRowFormat) {
+    return { last: readU64(k, 5), raftIndex: readU64(v, 1), first: readU64(v, 9), appendTimeMs: readU64(v, 17), position: v.readUInt32BE(25), requestId: v.toString('utf8', 29) };
+  }
+  return { last: readU64(k, 5), raftIndex: readU64(v, 0), first: readU64(v, 8), appendTimeMs: readU64(v, 16), position: 0, requestId: v.toString('utf8', 24) };
 }
 
 function encodeApplied(s: PartitionState): Buffer {
@@ -195,13 +211,26 @@ export class PartitionReplica {
       case 'base':
         this.#state.applyBase(e.index, head.base);
         break;
-      case 'batch': {
-        outcome = this.#state.applyBatch(e.index, head.requestId, head.count);
-        if (outcome.kind === 'appended') {
-          const row: IndexRow = { raftIndex: e.index, first: outcome.first, last: outcome.last, appendTimeMs: head.appendTimeMs, requestId: head.requestId };
-          this.#recent.push(row);
-          this.#host.writeRows((b) => b.put(indexKey(this.groupId, row.last), encodeIndexRow(row)));
+      case 'batches': {
+        // Each batch of the entry is de-duplicated on its own; those appended get an index row that
+        // says where their events start in the entry.
+        const outcomes = this.#state.applyBatches(e.index, head.batches);
+        const rows: IndexRow[] = [];
+        let position = 0;
+        for (let i = 0; i < outcomes.length; i++) {
+          const o = outcomes[i]!;
+          const b = head.batches[i]!;
+          if (o.kind === 'appended') rows.push({ raftIndex: e.index, first: o.first, last: o.last, appendTimeMs: head.appendTimeMs, requestId: b.requestId, position });
+          position += b.count;
         }
+        if (rows.length > 0) {
+          for (const row of rows) this.#recent.push(row);
+          const g = this.groupId;
+          this.#host.writeRows((b) => {
+            for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
+          });
+        }
+        outcome = outcomes;
         break;
       }
     }
@@ -271,6 +300,8 @@ export class PartitionReplica {
     const out: StoredEventView[] = [];
     let next = after + 1;
     let bytes = 0;
+    /** The events of the entry decoded last (consecutive rows often share an entry). */
+    let decoded: { index: number; events: Buffer[] } | undefined;
     /** Takes the events of one indexed batch; false once the read is full. */
     const take = (row: IndexRow, e: Entry | undefined): boolean => {
       if (e === undefined || e.index !== row.raftIndex) throw this.#damaged(next, `raft entry ${row.raftIndex} of the batch ${row.first}..${row.last} is missing`);
@@ -278,19 +309,22 @@ export class PartitionReplica {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
         throw this.#damaged(next, `offsets ${next}..${row.first - 1} are missing`);
       }
-      const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
-      let events: Buffer[];
-      try {
-        // Checked once already: at apply (an entry in memory) or by its record's CRC (read from the KV).
-        const head = decodeEntryHead(data, true);
-        if (head.kind !== 'batch' || head.count !== row.last - row.first + 1) throw new PartitionEntryError(`entry does not hold the batch ${row.first}..${row.last}`);
-        events = batchEvents(data);
-      } catch (err) {
-        throw this.#damaged(next, `raft entry ${e.index}: ${(err as Error).message}`);
+      if (decoded?.index !== e.index) {
+        const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+        try {
+          // Checked once already: at apply (an entry in memory) or by its record's CRC (read from the KV).
+          if (decodeEntryHead(data, true).kind !== 'batches') throw new PartitionEntryError('entry holds no events');
+          decoded = { index: e.index, events: batchEvents(data) };
+        } catch (err) {
+          throw this.#damaged(next, `raft entry ${e.index}: ${(err as Error).message}`);
+        }
       }
+      const events = decoded.events;
+      if (row.position + row.last - row.first + 1 > events.length) throw this.#damaged(next, `raft entry ${e.index} does not hold the batch ${row.first}..${row.last}`);
+      const at = row.position - row.first;
       for (let o = next; o <= row.last; o++) {
         if (o > newest || out.length >= maxEvents || bytes >= maxBytes) return false;
-        const ev = events[o - row.first]!;
+        const ev = events[at + o]!;
         out.push({ offset: o as Offset, bytes: ev });
         bytes += ev.length;
         next = o + 1;
@@ -325,9 +359,10 @@ export class PartitionReplica {
         const to = stored[stored.length - 1]!.raftIndex;
         entries = this.#group.store.readStored(from, to + 1, Math.min(rowsPerReadMax, to - from + 1))[Symbol.asyncIterator]();
       }
+      let last: Entry | undefined;
       try {
         for (const row of rows) {
-          let e = row.raftIndex >= memFirst ? memEntry(row.raftIndex) : undefined;
+          let e = last?.index === row.raftIndex ? last : row.raftIndex >= memFirst ? memEntry(row.raftIndex) : undefined;
           if (e === undefined && entries !== undefined) {
             for (;;) {
               const r = await entries.next();
@@ -338,6 +373,7 @@ export class PartitionReplica {
               }
             }
           }
+          last = e;
           if (!take(row, e)) return out;
         }
       } finally {
@@ -359,10 +395,12 @@ export class PartitionReplica {
       if (r[mid]!.last < next) lo = mid + 1;
       else hi = mid;
     }
+    let prev: Entry | undefined;
     for (let i = lo; i < r.length && next <= newest; i++) {
       const row = r[i]!;
-      let e = memEntry(row.raftIndex);
+      let e = prev?.index === row.raftIndex ? prev : memEntry(row.raftIndex);
       if (e === undefined) for await (const x of this.#group.store.readStored(row.raftIndex, row.raftIndex + 1)) e = x;
+      prev = e;
       if (!take(row, e)) return out;
     }
     return out;

@@ -19,7 +19,8 @@ import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
-import { encodeBaseEntry, encodeBatchEntry } from '../log/partition-entry.js';
+import { encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
+import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
@@ -161,6 +162,8 @@ export class PartitionReplicas {
   readonly #o: PartitionReplicasOptions;
   readonly #byKey = new Map<string, PartitionReplica>();
   readonly #opening = new Map<string, Promise<PartitionReplica>>();
+  /** Per group: the publish batches that wait for the next turn, to be proposed as one entry. */
+  readonly #coalescers = new Map<number, BatchCoalescer>();
   #forwarder: AppendForwarder | undefined;
   #closed = false;
 
@@ -258,6 +261,9 @@ export class PartitionReplicas {
       uncommittedBytesMax: uncommittedBytesMax,
     });
     replica.attach(group);
+    const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
+    group.beforeReady = () => coalescer.flush();
+    this.#coalescers.set(placement.group, coalescer);
     const previousOnApplied = group.onApplied;
     group.onApplied = () => {
       previousOnApplied?.();
@@ -539,14 +545,12 @@ export class PartitionReplicas {
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
     const requestId = this.#o.random.uuid();
-    const data = encodeBatchEntry(this.#o.clock.nowMs(), requestId, item.events);
     let inDoubt: string | undefined;
     for (;;) {
       const g = replica.group;
       if (g.isLeader()) {
         try {
-          const out = (await g.propose(data, deadlineMs)).outcome;
-          assert(out !== undefined, 'a batch entry applied without an outcome');
+          const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;
           return { ok: true, first: out.first as Offset, last: out.last as Offset };
         } catch (err) {
           if (!(err instanceof ProposalFailedError)) throw err;
@@ -612,6 +616,12 @@ export class PartitionReplicas {
     }
   }
 
+  #coalescer(r: PartitionReplica): BatchCoalescer {
+    const c = this.#coalescers.get(r.groupId);
+    assert(c !== undefined, `group ${r.groupId} has no coalescer`);
+    return c;
+  }
+
   /** The leader that last took a batch of a partition held elsewhere. */
   readonly #remoteLeaders = new Map<string, NodeId>();
 
@@ -621,18 +631,11 @@ export class PartitionReplicas {
     if (replica === undefined || replica.groupId !== req.group) return { status: 'notLeader', leaderHint: noNode, epoch: 0 };
     const g = replica.group;
     if (!g.isLeader()) return { status: 'notLeader', leaderHint: g.leader, epoch: g.term };
-    let data: Buffer;
     try {
-      data = encodeBatchEntry(this.#o.clock.nowMs(), req.requestId, req.events);
+      const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
+      return { status: 'committed', epoch: applied.term, firstOffset: applied.outcome.first, lastOffset: applied.outcome.last };
     } catch (err) {
-      return { status: 'refused', detail: (err as Error).message };
-    }
-    try {
-      const applied = await g.propose(data, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
-      const out = applied.outcome;
-      if (out === undefined) return { status: 'unavailable', detail: 'the entry held no batch' };
-      return { status: 'committed', epoch: applied.term, firstOffset: out.first, lastOffset: out.last };
-    } catch (err) {
+      if (err instanceof PartitionEntryError) return { status: 'refused', detail: err.message };
       if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: err.leader, epoch: err.term };
       return { status: 'unavailable', detail: (err as Error).message };
     }
@@ -778,6 +781,8 @@ export class PartitionReplicas {
     for (const r of [...this.#byKey.values()].filter((x) => x.topic === topic)) {
       this.#byKey.delete(PartitionReplicas.key(r.topic, r.partition));
       this.#o.groups?.unregister(r.groupId);
+      this.#coalescers.get(r.groupId)?.fail(new PartitionUnavailableError(r.topic, r.partition, new Error('the event type is being deleted')));
+      this.#coalescers.delete(r.groupId);
       await this.#o.host.remove(r.groupId);
       r.release();
       if (!groups.includes(r.groupId)) groups.push(r.groupId);
@@ -790,6 +795,7 @@ export class PartitionReplicas {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const c of this.#coalescers.values()) c.fail(new ProposalFailedError('closed', 'the node is shutting down'));
     for (const r of this.#byKey.values()) r.release();
     await Promise.allSettled([...this.#opening.values()]);
   }

@@ -20,6 +20,19 @@
  *   base (kind 2): u8 kind, u32 CRC32C (as above), u64 base offset — sets where offsets start on an
  *   empty log (a timeline's first offset, or the end of data migrated from the pre-Raft store).
  *
+ *   event batches (kind 3): the publish batches a leader took for the partition between two turns of
+ *   its node, in one entry (one proposal, one record, one write for all of them, as the store before
+ *   Raft merged the appends of one commit); each keeps its own request id, so each is de-duplicated
+ *   on its own at apply:
+ *     0   u8   kind = 3
+ *     1   u32  CRC32C of the kind byte and bytes [5, end)
+ *     5   u64  append time
+ *     13  u16  number of batches m (>= 1)
+ *     15  m ×  { u16 request id length r, r bytes request id (UTF-8), u32 count n (>= 1) }
+ *     ..  u32 × (sum of n)  event lengths
+ *     ..  event bytes, concatenated
+ *   Kind 1 is what kind 3 is with one batch; it is still read (entries written before kind 3).
+ *
  * An empty payload is Raft's own no-op (a new leader's first entry). Unknown kinds are refused when
  * decoded, so a newer node's entry is never misread as events.
  */
@@ -28,6 +41,7 @@ import { readU64, writeU64 } from './keys.js';
 
 export const kindBatch = 1;
 export const kindBase = 2;
+export const kindBatches = 3;
 const crcStart = 5;
 const batchFixedBytes = 15;
 
@@ -93,10 +107,65 @@ export function encodeBaseEntry(base: number): Buffer {
   return out;
 }
 
+/** One publish batch of a kind-3 entry. */
+export interface EntryBatch {
+  readonly requestId: string;
+  readonly events: readonly Buffer[];
+}
+
+/** Publish batches (at least one) in one entry, in order: kind 3. */
+export function encodeBatchesEntry(appendTimeMs: number, batches: readonly EntryBatch[]): Buffer {
+  if (batches.length === 0 || batches.length > 0xffff) throw new PartitionEntryError(`an entry holds 1 to 65535 batches, not ${batches.length}`);
+  const ids: Buffer[] = [];
+  let size = batchFixedBytes;
+  for (const b of batches) {
+    if (b.events.length === 0) throw new PartitionEntryError('a batch holds at least one event');
+    const id = Buffer.from(b.requestId, 'utf8');
+    if (id.length > requestIdBytesMax) throw new PartitionEntryError(`request id of ${id.length} bytes (at most ${requestIdBytesMax})`);
+    ids.push(id);
+    size += 6 + id.length + 4 * b.events.length;
+    for (const e of b.events) size += e.length;
+  }
+  const out = Buffer.allocUnsafe(size);
+  out[0] = kindBatches;
+  writeU64(out, 5, appendTimeMs);
+  out.writeUInt16BE(batches.length, 13);
+  let at = batchFixedBytes;
+  for (let i = 0; i < batches.length; i++) {
+    const id = ids[i]!;
+    out.writeUInt16BE(id.length, at);
+    id.copy(out, at + 2);
+    at += 2 + id.length;
+    out.writeUInt32BE(batches[i]!.events.length, at);
+    at += 4;
+  }
+  for (const b of batches) {
+    for (const e of b.events) {
+      out.writeUInt32BE(e.length, at);
+      at += 4;
+    }
+  }
+  for (const b of batches) {
+    for (const e of b.events) {
+      e.copy(out, at);
+      at += e.length;
+    }
+  }
+  out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
+  return out;
+}
+
+/** One batch of an entry as apply sees it: its request id and how many events it holds. */
+export interface BatchHead {
+  readonly requestId: string;
+  readonly count: number;
+}
+
 /** What apply needs of an entry, read without touching the events (no per-event work on apply). */
 export type EntryHead =
   | { readonly kind: 'noop' }
-  | { readonly kind: 'batch'; readonly requestId: string; readonly count: number; readonly appendTimeMs: number }
+  | { readonly kind: 'batches'; readonly batches: readonly BatchHead[]; readonly count: number; readonly appendTimeMs: number }
   | { readonly kind: 'base'; readonly base: number };
 
 function checkCrc(data: Buffer): void {
@@ -117,14 +186,10 @@ export function decodeEntryHead(data: Buffer, verified = false): EntryHead {
     if (data.length < crcStart) throw new PartitionEntryError(`entry of ${data.length} bytes`);
   } else checkCrc(data);
   switch (data[0]) {
-    case kindBatch: {
-      if (data.length < batchFixedBytes + 4) throw new PartitionEntryError('truncated batch header');
-      const idLen = data.readUInt16BE(13);
-      const countAt = batchFixedBytes + idLen;
-      if (countAt + 4 > data.length) throw new PartitionEntryError('truncated request id');
-      const count = data.readUInt32BE(countAt);
-      if (count === 0) throw new PartitionEntryError('empty batch');
-      return { kind: 'batch', requestId: data.toString('utf8', batchFixedBytes, countAt), count, appendTimeMs: readU64(data, 5) };
+    case kindBatch:
+    case kindBatches: {
+      const { batches, count } = readBatchHeads(data);
+      return { kind: 'batches', batches, count, appendTimeMs: readU64(data, 5) };
     }
     case kindBase:
       if (data.length !== 13) throw new PartitionEntryError('malformed base entry');
@@ -134,15 +199,44 @@ export function decodeEntryHead(data: Buffer, verified = false): EntryHead {
   }
 }
 
+/** The batches of a kind 1 or 3 entry, their total count and where the event lengths start. */
+function readBatchHeads(data: Buffer): { batches: BatchHead[]; count: number; lengthsAt: number } {
+  if (data.length < batchFixedBytes) throw new PartitionEntryError('truncated batch header');
+  if (data[0] === kindBatch) {
+    const idLen = data.readUInt16BE(13);
+    const countAt = batchFixedBytes + idLen;
+    if (countAt + 4 > data.length) throw new PartitionEntryError('truncated request id');
+    const count = data.readUInt32BE(countAt);
+    if (count === 0) throw new PartitionEntryError('empty batch');
+    return { batches: [{ requestId: data.toString('utf8', batchFixedBytes, countAt), count }], count, lengthsAt: countAt + 4 };
+  }
+  const m = data.readUInt16BE(13);
+  if (m === 0) throw new PartitionEntryError('an entry of no batches');
+  const batches: BatchHead[] = new Array(m);
+  let at = batchFixedBytes;
+  let count = 0;
+  for (let i = 0; i < m; i++) {
+    if (at + 2 > data.length) throw new PartitionEntryError(`truncated head of batch ${i}`);
+    const idLen = data.readUInt16BE(at);
+    const countAt = at + 2 + idLen;
+    if (countAt + 4 > data.length) throw new PartitionEntryError(`truncated head of batch ${i}`);
+    const n = data.readUInt32BE(countAt);
+    if (n === 0) throw new PartitionEntryError(`batch ${i} is empty`);
+    batches[i] = { requestId: data.toString('utf8', at + 2, countAt), count: n };
+    count += n;
+    at = countAt + 4;
+  }
+  return { batches, count, lengthsAt: at };
+}
+
 /**
- * The events of a batch entry whose checksum was verified (decodeEntryHead), as views into `data`
- * (no copy). Lengths are checked against the entry's size.
+ * The events of a batches entry (kind 1 or 3) whose checksum was verified (decodeEntryHead), as views
+ * into `data` (no copy), the batches' events one after the other. Lengths are checked against the
+ * entry's size.
  */
 export function batchEvents(data: Buffer): Buffer[] {
-  const idLen = data.readUInt16BE(13);
-  let at = batchFixedBytes + idLen;
-  const count = data.readUInt32BE(at);
-  at += 4;
+  const { count, lengthsAt } = readBatchHeads(data);
+  const at = lengthsAt;
   let body = at + 4 * count;
   if (body > data.length) throw new PartitionEntryError(`${count} lengths do not fit in ${data.length} bytes`);
   const events: Buffer[] = new Array(count);
@@ -158,7 +252,6 @@ export function batchEvents(data: Buffer): Buffer[] {
 
 /** Bytes of the events alone (for read limits), without decoding them. */
 export function batchPayloadBytes(data: Buffer): number {
-  const idLen = data.readUInt16BE(13);
-  const count = data.readUInt32BE(batchFixedBytes + idLen);
-  return data.length - (batchFixedBytes + idLen + 4 + 4 * count);
+  const { count, lengthsAt } = readBatchHeads(data);
+  return data.length - (lengthsAt + 4 * count);
 }

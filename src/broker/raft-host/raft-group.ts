@@ -84,6 +84,11 @@ export class RaftGroup<Outcome> {
   onLeaderChange: ((lead: NodeId, term: Term) => void) | undefined;
   /** Set by the node host: the group has new work for its Ready loop (a proposal). */
   onWork: (() => void) | undefined;
+  /**
+   * Called by the node host at the start of a turn that takes this group's Ready, so that what was
+   * gathered since the last turn is proposed now, as one entry (a partition's batch coalescer).
+   */
+  beforeReady: (() => void) | undefined;
   /** Called after entries were applied (readers wake up). */
   onApplied: (() => void) | undefined;
 
