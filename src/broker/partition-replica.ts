@@ -192,6 +192,7 @@ export class PartitionReplica {
 
   #apply(e: Entry): ReplicaOutcome {
     this.tailBytes += e.data.byteLength;
+    this.onTailBytes?.(e.data.byteLength);
     const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
     let head;
     try {
@@ -278,11 +279,14 @@ export class PartitionReplica {
     this.#writeApplied();
   }
 
-  /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
   /** Bytes of entries applied since memory was last compacted (about what the memory tail holds). */
   tailBytes = 0;
+  /** Told every change of tailBytes (the node's budget for all memory tails). */
+  onTailBytes: ((delta: number) => void) | undefined;
 
+  /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
   forgetBefore(raftIndex: number): void {
+    this.onTailBytes?.(-this.tailBytes);
     this.tailBytes = 0;
     let n = 0;
     while (n < this.#recent.length && this.#recent[n]!.raftIndex < raftIndex) n++;

@@ -20,7 +20,7 @@ function manualTicks(): TickSource & { fire(): void } {
 // de-duplicated as a retry of an earlier one.
 let ids = 0;
 
-async function node(kv: MemoryKv, clock = { t: 0 }) {
+async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number) {
   const c = { nowMs: () => 1_700_000_000_000 + clock.t, monotonicMs: () => clock.t };
   const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock: c, ticks: manualTicks(), logger, onFatal: (err) => { throw err; } });
   const replicas = new PartitionReplicas({
@@ -34,6 +34,7 @@ async function node(kv: MemoryKv, clock = { t: 0 }) {
     electionTicks: 10,
     heartbeatTicks: 1,
     appendTimeoutMs: 5000,
+    ...(memoryBytesTotal === undefined ? {} : { memoryBytesTotal }),
   });
   host.start(undefined);
   return { host, replicas, close: async () => { await replicas.close(); await host.close(); } };
@@ -229,4 +230,30 @@ test('entries of one batch (kind 1) and index rows without a format byte, as wri
   await m.replicas.ensure(7, 0);
   assert.deepEqual((await readAll(m.replicas, -1)).map((e) => e.n), [0, 1, 10, 11, 20, 21]);
   await m.close();
+});
+
+test('the memory tails of all partitions stay within the node budget, idle partitions included', async () => {
+  const kv = new MemoryKv();
+  const budget = 64 * 1024;
+  const n = await node(kv, { t: 0 }, budget);
+  const big = (i: number) => Array.from({ length: 4 }, (_, k) => Buffer.from(JSON.stringify({ n: i * 4 + k, pad: 'x'.repeat(1000) })));
+  const held = () => {
+    let bytes = 0;
+    for (let p = 0; p < 8; p++) {
+      const mem = n.replicas.replica(7, p)!.group.store.storage;
+      for (const e of mem.entries(mem.firstIndex(), mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER)) bytes += e.data.byteLength;
+    }
+    return bytes;
+  };
+  // Partitions 0-3 fill up first and then go idle; 4-7 publish after them.
+  for (let i = 0; i < 40; i++) for (let p = 0; p < 4; p++) assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0]!.ok);
+  for (let i = 0; i < 40; i++) for (let p = 4; p < 8; p++) assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0]!.ok);
+  await new Promise((r) => setTimeout(r, 20));
+  const total = held();
+  // Each partition wrote ~160 KB; the eight hold the budget and a few entries each at most.
+  assert.ok(total < budget + 8 * 20 * 4200, `${total} bytes held in memory for a budget of ${budget}`);
+  assert.ok(total < 8 * 40 * 4 * 1000 / 2, `most of the ${8 * 40 * 4 * 1000} bytes written left memory (${total} held)`);
+  const all = await readAll(n.replicas, -1);
+  assert.deepEqual(all.map((e) => e.n), Array.from({ length: 160 }, (_, i) => i));
+  await n.close();
 });

@@ -121,6 +121,8 @@ const prefixGroupDirectory = 0x16;
 const memoryEntriesDefault = 1024;
 /** Bytes of a partition's log kept in memory before the oldest applied entries are dropped from it. */
 const memoryBytesMax = 16 * 1024 * 1024;
+/** Bytes of all partitions' logs kept in memory on a node (the default of `memoryBytesTotal`). */
+const memoryBytesTotalDefault = 64 * 1024 * 1024;
 /** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
 const uncommittedBytesMax = 16 * 1024 * 1024;
 /** Bytes per chunk of log shipping. */
@@ -150,6 +152,12 @@ export interface PartitionReplicasOptions {
   readonly legacy?: PartitionStore;
   /** Raft entries of a partition kept in memory (see memoryEntriesDefault). */
   readonly memoryEntries?: number;
+  /**
+   * Bytes of applied entries all partitions of the node keep in memory together (the memory tails
+   * that serve live consumers without reading the KV): past it, partitions holding more than their
+   * share drop their oldest applied entries from memory. Defaults to 64 MiB.
+   */
+  readonly memoryBytesTotal?: number;
   /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
   readonly sleep?: (ms: number) => Promise<void>;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
@@ -261,6 +269,7 @@ export class PartitionReplicas {
       uncommittedBytesMax: uncommittedBytesMax,
     });
     replica.attach(group);
+    replica.onTailBytes = (delta) => (this.#tailBytes += delta);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
     this.#coalescers.set(placement.group, coalescer);
@@ -268,6 +277,7 @@ export class PartitionReplicas {
     group.onApplied = () => {
       previousOnApplied?.();
       this.#maybeCompact(replica);
+      this.#overBudget();
     };
     group.onLeaderChange = (lead, term) => log.info({ leader: lead === noNode ? null : lead, term }, 'partition leader changed');
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
@@ -712,14 +722,14 @@ export class PartitionReplicas {
    * partition log), keeping enough behind for followers that lag a little. A follower behind what the
    * leader keeps in memory is sent a snapshot and fetches the entries it lacks (log shipping).
    */
-  #maybeCompact(r: PartitionReplica): void {
+  #maybeCompact(r: PartitionReplica, overNodeBudget = false): void {
     const g = r.group;
     const mem = g.store.storage;
     const max = this.#o.memoryEntries ?? memoryEntriesDefault;
     const entries = mem.lastIndex() - mem.firstIndex();
-    // Bounded by entries and by bytes: an entry holds a whole batch, so 1024 entries of 1000 events
-    // would be half a gigabyte per partition.
-    const byBytes = r.tailBytes >= memoryBytesMax;
+    // Bounded by entries and by bytes, per partition and for the node: an entry holds whole batches,
+    // so 1024 entries of 1000 events would be half a gigabyte per partition.
+    const byBytes = overNodeBudget || r.tailBytes >= memoryBytesMax;
     if (entries < max && !byBytes) return;
     let compactTo = g.applied - (byBytes ? Math.min(16, Math.floor(max / 4)) : Math.floor(max / 4));
     // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
@@ -735,6 +745,16 @@ export class PartitionReplicas {
   }
 
   readonly #compacting = new Set<number>();
+  /** Bytes of applied entries in the memory tails of all partitions (PartitionReplica.tailBytes summed). */
+  #tailBytes = 0;
+
+  /** Over the node's budget: partitions holding more than their share drop their tail (idle ones too). */
+  #overBudget(): void {
+    const budget = this.#o.memoryBytesTotal ?? memoryBytesTotalDefault;
+    if (this.#tailBytes <= budget) return;
+    const share = budget / Math.max(1, this.#byKey.size);
+    for (const r of this.#byKey.values()) if (r.tailBytes > share) this.#maybeCompact(r, true);
+  }
 
   /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
   async #compactMemory(r: PartitionReplica, compactTo: number): Promise<void> {
