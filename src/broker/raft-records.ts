@@ -26,6 +26,8 @@
  * the version named), so an older binary never misreads a newer directory.
  */
 import { crc32c } from '../log/index.js';
+import { crc32cCombine } from '../log/crc32c.js';
+import { knownCrc32c } from '../log/partition-entry.js';
 import { decodeConfChange } from '../raft/index.js';
 import type { ConfState, Entry, HardState, Index, NodeId, Snapshot, Term } from '../raft/index.js';
 
@@ -142,7 +144,11 @@ export function encodeEntryRecord(key: Buffer, e: Entry): Buffer {
   putU64(out, headerBytes + 8, e.index);
   out[headerBytes + 16] = entryTypeCodes[e.type];
   out.set(e.data, headerBytes + 17);
-  out.writeUInt32BE(crc32c(out, crc32c(key), 5), 1);
+  // A partition entry this node encoded knows its own CRC32C: the record's is derived from it
+  // instead of reading the events a second time.
+  const known = knownCrc32c(e.data);
+  const crc = known === undefined ? crc32c(out, crc32c(key), 5) : crc32cCombine(crc32c(out, crc32c(key), 5, headerBytes + 17), known, e.data.byteLength);
+  out.writeUInt32BE(crc, 1);
   return out;
 }
 

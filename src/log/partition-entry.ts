@@ -36,7 +36,7 @@
  * An empty payload is Raft's own no-op (a new leader's first entry). Unknown kinds are refused when
  * decoded, so a newer node's entry is never misread as events.
  */
-import { crc32c } from './crc32c.js';
+import { crc32c, crc32cCombine, crc32cUncombine } from './crc32c.js';
 import { readU64, writeU64 } from './keys.js';
 
 export const kindBatch = 1;
@@ -63,6 +63,21 @@ const encodedHere = new WeakSet<Uint8Array>();
 /** Whether `data` is the very buffer an encoder of this process returned. */
 export function isEncodedHere(data: Uint8Array): boolean {
   return encodedHere.has(data);
+}
+
+/**
+ * The plain CRC32C of all the bytes of an entry this process encoded, derived from the checksum it
+ * holds without reading its events again (a log record around it checksums it once more: this spares
+ * that pass); undefined for any other buffer.
+ */
+export function knownCrc32c(data: Uint8Array): number | undefined {
+  if (!encodedHere.has(data) || data.length < crcStart) return undefined;
+  const b = Buffer.from(data.buffer, data.byteOffset, data.length);
+  const rest = data.length - crcStart;
+  // The entry's checksum covers the kind byte and the rest: take the kind byte out, put the whole
+  // head (kind and checksum) back in front.
+  const ofRest = crc32cUncombine(b.readUInt32BE(1), crc32c(b, 0, 0, 1), rest);
+  return crc32cCombine(crc32c(b, 0, 0, crcStart), ofRest, rest);
 }
 
 export class PartitionEntryError extends Error {
