@@ -49,6 +49,7 @@ interface Overrides {
   tickMs?: number;
   electionTicks?: number;
   clock?: Clock;
+  sleep?: (ms: number) => Promise<void>;
   onFatal?: (err: unknown) => void;
 }
 
@@ -68,6 +69,7 @@ function open(kv: OrderedKv, self: NodeId, founders: NodeId[], over: Overrides =
     random: systemRandom,
     logger,
     ...(over.onFatal === undefined ? {} : { onFatal: over.onFatal }),
+    ...(over.sleep === undefined ? {} : { sleep: over.sleep }),
   });
 }
 
@@ -394,6 +396,30 @@ test('a compaction the KV refuses (a full disk) leaves the log uncompacted and i
     assert.equal(fatal.length, 1, 'the node stopped');
     assert.ok(fatal[0] instanceof DurabilityLostError);
     assert.equal(g.view().metadata.snapshot_index, before);
+  } finally {
+    await closeMember(g);
+  }
+});
+
+test('a proposal with less than a millisecond left fails instead of waiting a fraction of one (a virtual clock would not move)', async () => {
+  // Found by the host simulation (seed 4): a follower that knew no leader waited min(50 ms, what was
+  // left) again and again; 3e-13 ms left, added to a clock at 4789.33 ms, did not move it, and the
+  // simulation looped forever at that instant. Here the clock moves exactly by what is slept, from a
+  // start where a fraction of a millisecond remains after the 50 ms waits.
+  let now = 0;
+  const slept: number[] = [];
+  const clock: Clock = { monotonicMs: () => now, nowMs: () => now };
+  const sleep = (ms: number): Promise<void> => {
+    slept.push(ms);
+    now += ms;
+    return Promise.resolve();
+  };
+  // A member of three whose peers never start: it never learns of a leader.
+  const g = await open(new MemoryKv(), 1, [1, 2, 3], { clock, sleep, timeoutMs: 100.5 });
+  startMember(g, undefined);
+  try {
+    assert.equal(await outcome(g.propose(create('w.none'))), 503);
+    assert.deepEqual(slept, [50, 50], 'no wait shorter than a millisecond');
   } finally {
     await closeMember(g);
   }

@@ -218,6 +218,11 @@ export class RaftMetadataGroup implements MetadataProposer {
     return this.#o.self;
   }
 
+  /** The generic group under this one (for observation: the simulator checks its Raft properties). */
+  get raftGroup(): RaftGroup<unknown> {
+    return this.#group as RaftGroup<unknown>;
+  }
+
   isLeader(): boolean {
     return this.#group.isLeader();
   }
@@ -252,7 +257,9 @@ export class RaftMetadataGroup implements MetadataProposer {
     for (;;) {
       if (this.#closed) throw problems.unavailable('The node is shutting down; retry on another node.');
       const remainingMs = deadlineMs - this.#now();
-      if (remainingMs <= 0) throw problems.unavailable('No metadata leader could take the write in time; retry later.');
+      // Below a millisecond is no time left: a timer waits at least that long (and a virtual clock
+      // would not move for a fraction of a microsecond, looping here forever).
+      if (remainingMs < 1) throw problems.unavailable('No metadata leader could take the write in time; retry later.');
       if (this.#group.isLeader()) {
         try {
           return (await this.#proposeLocal(data, deadlineMs)).result;
