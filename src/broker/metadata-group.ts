@@ -41,7 +41,7 @@ import { currentFlowId } from '../observability/flow-context.js';
 import { applyConfChangeToState, decodeConfChange, noNode, RawNode } from '../raft/index.js';
 import type { ConfState, Entry, Index, Message, NodeId, Ready, ReadState, SoftState, Snapshot, Storage, Term } from '../raft/index.js';
 import type { ForwardAnswer, ForwardedProposal, TransportHandler } from '../transport/index.js';
-import { checkForwardedCommand, decodeCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult } from './metadata-codec.js';
+import { checkForwardedCommand, decodeCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult, imageProblem } from './metadata-codec.js';
 import type { NodeDisk } from './node-disk.js';
 import { RaftLogStore } from './raft-log-store.js';
 
@@ -188,6 +188,8 @@ export class RaftMetadataGroup implements MetadataProposer {
   #compacting = false;
   /** Compaction writes the KV refused in a row (a full disk), and the earliest time to try again. */
   #compactRefusals = 0;
+  /** Snapshots from peers that did not decode (dropped before the core saw them). */
+  #droppedSnapshots = 0;
   #compactRetryAtMs = 0;
 
   private constructor(o: MetadataGroupOptions, store: RaftLogStore, sm: MetadataStateMachine, conf: ConfState, applied: Index) {
@@ -254,10 +256,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     for (const e of tail.filter((x) => x.index <= applied)) {
       if (e.type === 'confChange') conf = applyConfChangeToState(conf, decodeConfChange(e.data));
       else if (e.data.byteLength > 0) {
-        const cmd = decodeCommand(e.data);
-        // Not inside `onApplied?.(...)`: an optional call skips evaluating its arguments.
-        const result = sm.apply(sm.appliedIndex + 1, cmd);
-        o.onApplied?.(cmd, result);
+        applyCommand(sm, e, o);
       }
     }
     log.info({ raftId: o.self, snapshotIndex: snap.metadata.index, applied, lastIndex: storage.lastIndex(), term: storage.hardState().term, voters: conf.voters, learners: conf.learners }, 'metadata raft group restored');
@@ -461,6 +460,18 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   receive(m: Message): void {
     if (this.#closed) return;
+    // A snapshot is checked whole before the core sees it: once stepped, it is stored before it is
+    // applied, and one that cannot be restored would stop this node at every start.
+    if (m.type === 'snap' && m.snapshot !== undefined) {
+      const problem = imageProblem(m.snapshot.data);
+      if (problem !== undefined) {
+        this.#droppedSnapshots++;
+        if (this.#droppedSnapshots <= 10 || this.#droppedSnapshots % 100 === 0) {
+          this.#o.logger.warn({ raftId: this.#o.self, from: m.from, term: m.term, index: m.snapshot.metadata.index, problem, dropped: this.#droppedSnapshots }, 'dropped a malformed metadata snapshot from a peer');
+        }
+        return;
+      }
+    }
     try {
       this.#raw.step(m);
     } catch (err) {
@@ -609,9 +620,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#conf = this.#raw.applyConfChange(e);
       this.#o.logger.info({ raftId: this.#o.self, index: e.index, voters: this.#conf.voters, learners: this.#conf.learners }, 'metadata configuration changed');
     } else if (e.data.byteLength > 0) {
-      const cmd = decodeCommand(e.data);
-      result = this.#sm.apply(this.#sm.appliedIndex + 1, cmd);
-      this.#o.onApplied?.(cmd, result);
+      result = applyCommand(this.#sm, e, this.#o);
     }
     this.#applied = e.index;
     const atIndex = this.#pending.get(e.index);
@@ -783,6 +792,22 @@ export class RaftMetadataGroup implements MetadataProposer {
  * Logs what was found on a damaged member, and refuses to start one that no other member could repair
  * (the only voter of its group): serving from it would hide the loss of acknowledged writes.
  */
+/**
+ * Applies the command of a committed entry. A malformed one (the state machine checks every command:
+ * metadata/shapes.ts) is refused alike on every node, logged, and not passed on: the rest of the node
+ * reads commands as the state machine accepted them.
+ */
+function applyCommand(sm: MetadataStateMachine, e: Entry, o: MetadataGroupOptions): ApplyResult {
+  const cmd = decodeCommand(e.data);
+  const result = sm.apply(sm.appliedIndex + 1, cmd);
+  if (!result.ok && result.malformed === true) {
+    o.logger.warn({ raftId: o.self, index: e.index, term: e.term, problem: result.detail }, 'dropped a malformed metadata command (refused on every node)');
+    return result;
+  }
+  o.onApplied?.(cmd, result);
+  return result;
+}
+
 function checkDamage(o: MetadataGroupOptions, store: RaftLogStore): void {
   const d = store.damage;
   if (d === undefined) return;

@@ -23,7 +23,7 @@ import { batchEvents, decodeEntryHead, PartitionEntryError } from '../log/partit
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
-import { dedupWindow, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
+import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 import { entryKey } from './raft-log-store.js';
 
@@ -92,6 +92,17 @@ export function decodeImage(data: Uint8Array): PartitionImage {
   return img;
 }
 
+/** Why a snapshot from a peer cannot be installed (checked before anything of it is stored), or undefined. */
+export function snapshotProblem(s: Snapshot): string | undefined {
+  let img: unknown;
+  try {
+    img = JSON.parse(Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength).toString('utf8'));
+  } catch (err) {
+    return `not JSON (${(err as Error).message})`;
+  }
+  return partitionImageProblem(img, s.metadata.index);
+}
+
 /** What the replica needs from the node: where to write its rows, and its Raft group. */
 export interface ReplicaHost {
   writeRows(fill: (b: KvBatch) => void): void;
@@ -150,6 +161,7 @@ export class PartitionReplica {
         this.#writeApplied();
       },
       restore: (s) => this.#restore(s),
+      snapshotProblem,
     });
     group.onApplied = () => this.#wake();
   }

@@ -11,6 +11,7 @@ import { admitPlacement } from './placement-admission.js';
 import { changePlacement, type PlacementCommand } from './placement-changes.js';
 import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
+import { commandProblem, snapshotProblem } from './shapes.js';
 import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
 import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type Storage, type Subscription, type TimelineRecord } from './types.js';
 
@@ -35,7 +36,13 @@ export type ApplyResult =
       /** After partition.move or partition.leader: the partition's placement as it is now. */
       placement?: PartitionPlacement;
     }
-  | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid' | 'limit'; detail: string };
+  | {
+      ok: false;
+      reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid' | 'limit';
+      detail: string;
+      /** The command was malformed (shapes.ts) and was not applied: a member wrote something it should not have. */
+      malformed?: true;
+    };
 
 export interface MetadataSnapshot {
   eventTypes: EventTypeRecord[];
@@ -97,6 +104,9 @@ export class MetadataStateMachine {
   apply(index: number, cmd: MetadataCommand): ApplyResult {
     assert(index === this.#appliedIndex + 1, `metadata apply out of order: ${index} after ${this.#appliedIndex}`);
     this.#appliedIndex = index;
+    // Checked here, where every node applies it: a malformed command is refused alike everywhere.
+    const malformed = commandProblem(cmd);
+    if (malformed !== undefined) return { ok: false, reason: 'invalid', detail: `Malformed metadata command: ${malformed}`, malformed: true };
     switch (cmd.op) {
       case 'event_type.create':
         return this.#createEventType(cmd);
@@ -437,7 +447,16 @@ export class MetadataStateMachine {
     };
   }
 
+  /** Why a snapshot's state cannot be restored (shapes.ts), or undefined. */
+  static snapshotProblem(snap: unknown): string | undefined {
+    return snapshotProblem(snap);
+  }
+
+  /** Restores a snapshot's state; throws when it is malformed (check it with snapshotProblem first). */
   static restore(snap: MetadataSnapshot, appliedIndex: number): MetadataStateMachine {
+    const problem = snapshotProblem(snap);
+    if (problem !== undefined) throw new Error(`malformed metadata snapshot: ${problem}`);
+    assert(Number.isSafeInteger(appliedIndex) && appliedIndex >= 0, `metadata snapshot at command ${appliedIndex}`);
     const sm = new MetadataStateMachine();
     for (const rec of snap.eventTypes) {
       sm.#eventTypes.set(rec.eventType.name, rec);

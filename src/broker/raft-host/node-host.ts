@@ -121,6 +121,8 @@ export class RaftNodeHost {
   /** Set while the KV refuses the node's writes (a full disk): the reason, for those who must fail. */
   #refusal: KvWriteError | undefined;
   #refusedAtMs = 0;
+  /** Snapshots from peers that failed their state machine's check (dropped before the core saw them). */
+  #droppedSnapshots = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
   readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0 };
 
@@ -213,6 +215,16 @@ export class RaftNodeHost {
     if (this.#closed) return true;
     const g = this.#groups.get(group);
     if (g === undefined) return false;
+    if (m.type === 'snap' && m.snapshot !== undefined) {
+      const problem = g.snapshotProblem(m.snapshot);
+      if (problem !== undefined) {
+        this.#droppedSnapshots++;
+        if (this.#droppedSnapshots <= 10 || this.#droppedSnapshots % 100 === 0) {
+          this.#o.logger.warn({ group, from: m.from, term: m.term, index: m.snapshot.metadata.index, problem, dropped: this.#droppedSnapshots }, 'dropped a malformed snapshot from a peer');
+        }
+        return true;
+      }
+    }
     try {
       g.step(m);
     } catch (err) {
