@@ -54,6 +54,7 @@ const commands: MetadataCommand[] = [
   { op: 'feature.set', feature: 'high_level_api', enabled: false },
   { op: 'subscription.create', subscription: { ...sub, id: 's2', consumer_group: 'other' } },
   { op: 'subscription.delete', id: 's2' },
+  { op: 'subscription.update', id: 's1', authorization: { admins: [{ data_type: 'user', value: 'a' }], readers: [{ data_type: 'user', value: 'r' }] } },
   { op: 'stream.open', subscription: 's1', session: { ...session, id: 'st2' }, starts: [] },
   { op: 'stream.close', subscription: 's1', session: 'st1', atMs: 20 },
   { op: 'stream.close_stale', node: 1, incarnation: 'i0', atMs: 20 },

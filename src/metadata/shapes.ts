@@ -69,6 +69,7 @@ function checkEventType(et: unknown, what: string): void {
   );
 }
 
+const isSubscriptionAuthorization = (v: unknown): boolean => isObject(v) && isAttributeList(v['admins']) && isAttributeList(v['readers']);
 const isCursor = (c: unknown): boolean => isObject(c) && nonEmptyString(c['event_type']) && isString(c['partition']) && isString(c['offset']);
 
 function checkSubscription(s: unknown, what: string): void {
@@ -79,7 +80,7 @@ function checkSubscription(s: unknown, what: string): void {
   need(oneOf(readFromValues)(o['read_from']), `${what}.read_from is not begin, end or cursors`);
   need(listOf(o['event_types'], nonEmptyString) && (o['event_types'] as unknown[]).length > 0, `${what}.event_types is not a non-empty list of names`);
   need(opt(o['initial_cursors'], (v) => listOf(v, isCursor)), `${what}.initial_cursors is not a list of cursors`);
-  need(opt(o['authorization'], (v) => isObject(v) && isAttributeList(v['admins']) && isAttributeList(v['readers'])), `${what}.authorization must hold lists of attributes (admins, readers)`);
+  need(opt(o['authorization'], isSubscriptionAuthorization), `${what}.authorization must hold lists of attributes (admins, readers)`);
 }
 
 const isPartitionKey = (p: unknown): boolean => isObject(p) && nonEmptyString(p['event_type']) && isString(p['partition']);
@@ -99,6 +100,7 @@ export const metadataOps: ReadonlySet<string> = new Set([
   'feature.set',
   'subscription.create',
   'subscription.delete',
+  'subscription.update',
   'stream.open',
   'stream.close',
   'stream.close_stale',
@@ -139,6 +141,9 @@ function checkCommandShape(cmd: unknown): void {
       return;
     case 'subscription.create':
       checkSubscription(c['subscription'], 'subscription');
+      return;
+    case 'subscription.update':
+      need(nonEmptyString(c['id']) && isSubscriptionAuthorization(c['authorization']), 'subscription.update needs an id and an authorization with admins and readers');
       return;
     case 'stream.open':
       need(nonEmptyString(c['subscription']) && isSession(c['session']) && listOf(c['starts'], isCommittedCursor), 'stream.open needs a subscription, a session and start cursors');

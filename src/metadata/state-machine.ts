@@ -13,7 +13,7 @@ import type { PartitionPlacement, PlacementProposal } from './placement-types.js
 import { timelinesOf } from './timelines.js';
 import { commandProblem, snapshotProblem } from './shapes.js';
 import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
-import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type Storage, type Subscription, type TimelineRecord } from './types.js';
+import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
 
 export type ApplyResult =
   /**
@@ -121,6 +121,8 @@ export class MetadataStateMachine {
         return this.#createSubscription(cmd.subscription);
       case 'subscription.delete':
         return this.#deleteSubscription(cmd.id);
+      case 'subscription.update':
+        return this.#updateSubscription(cmd.id, cmd.authorization);
       case 'stream.open': {
         const rt = this.#runtimeFor(cmd.subscription);
         if (rt === undefined) return this.#noSubscription(cmd.subscription);
@@ -297,6 +299,19 @@ export class MetadataStateMachine {
     return this.#limit(
       `The cluster's metadata holds ${this.#metadataBytes} bytes of event types and subscriptions; this change needs ${bytes} more and the bound is ${this.#limits.metadataBytesMax} (metadataBytesMax)`,
     );
+  }
+
+  #updateSubscription(id: string, authorization: SubscriptionAuthorization): ApplyResult {
+    const sub = this.#subscriptions.get(id);
+    if (sub === undefined) return this.#noSubscription(id);
+    const updated: Subscription = { ...sub, authorization };
+    const bytes = subscriptionBytes(updated);
+    const delta = bytes - (this.#subscriptionBytes.get(id) ?? 0);
+    if (!this.#fitsMetadataBytes(delta)) return this.#metadataFull(delta);
+    this.#subscriptions.set(id, updated);
+    this.#setBytes(this.#subscriptionBytes, id, bytes);
+    const readers = (s: Subscription) => JSON.stringify(s.authorization?.readers ?? null);
+    return readers(sub) === readers(updated) ? { ok: true, subscription: updated } : { ok: true, subscription: updated, readersChanged: true };
   }
 
   #deleteSubscription(id: string): ApplyResult {
