@@ -85,8 +85,10 @@ function checkSubscription(s: unknown, what: string): void {
 
 const isPartitionKey = (p: unknown): boolean => isObject(p) && nonEmptyString(p['event_type']) && isString(p['partition']);
 const isCommittedCursor = (c: unknown): boolean => isPartitionKey(c) && isInt((c as Obj)['offset'], -1);
+/** Session ids and incarnations: what limits.ts counts a subscription's runtime with. */
+const isSessionId = (v: unknown): boolean => nonEmptyString(v) && v.length <= 128;
 const isSession = (s: unknown): boolean =>
-  isObject(s) && nonEmptyString(s['id']) && isInt(s['node']) && isString(s['incarnation']) && isInt(s['openedAtMs']) && isInt(s['commitTimeoutMs']);
+  isObject(s) && isSessionId(s['id']) && isInt(s['node']) && isString(s['incarnation']) && s['incarnation'].length <= 128 && isInt(s['openedAtMs']) && isInt(s['commitTimeoutMs']);
 const isNodeList = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every(isNodeId);
 const isPlacementProposal = (v: unknown): boolean => isObject(v) && isNodeList(v['members']) && listOf(v['replicas'], isNodeList);
 const isPlacement = (p: unknown): boolean =>

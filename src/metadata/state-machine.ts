@@ -248,6 +248,11 @@ export class MetadataStateMachine {
     return { ok: true, timeline };
   }
 
+  /** Every partition of a subscription's event types (they exist: they cannot be deleted while it does). */
+  #partitionsOf(sub: Subscription): PartitionKey[] {
+    return sub.event_types.flatMap((name) => (this.#eventTypes.get(name)?.storage.partitions ?? []).map((partition) => ({ event_type: name, partition })));
+  }
+
   #noSubscription(id: string): ApplyResult {
     return { ok: false, reason: 'not_found', detail: `Subscription "${id}" does not exist` };
   }
@@ -287,7 +292,7 @@ export class MetadataStateMachine {
     if (partitions > limits.subscriptionPartitionsMax) {
       return this.#limit(`The event types of a subscription may have at most ${limits.subscriptionPartitionsMax} partitions together; these have ${partitions}`);
     }
-    const bytes = subscriptionBytes(sub);
+    const bytes = subscriptionBytes(sub, this.#partitionsOf(sub));
     if (!this.#fitsMetadataBytes(bytes)) return this.#metadataFull(bytes);
     this.#subscriptions.set(sub.id, sub);
     this.#subscriptionKeys.set(key, sub.id);
@@ -305,7 +310,7 @@ export class MetadataStateMachine {
     const sub = this.#subscriptions.get(id);
     if (sub === undefined) return this.#noSubscription(id);
     const updated: Subscription = { ...sub, authorization };
-    const bytes = subscriptionBytes(updated);
+    const bytes = subscriptionBytes(updated, this.#partitionsOf(updated));
     const delta = bytes - (this.#subscriptionBytes.get(id) ?? 0);
     if (!this.#fitsMetadataBytes(delta)) return this.#metadataFull(delta);
     this.#subscriptions.set(id, updated);
@@ -339,7 +344,7 @@ export class MetadataStateMachine {
     const schemaBytes = utf8Bytes(cmd.eventType.schema.schema);
     if (schemaBytes > limits.schemaBytesMax) return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
     const schemas = [cmd.eventType.schema];
-    const bytes = eventTypeRecordBytes(cmd.eventType, schemas);
+    const bytes = eventTypeRecordBytes(cmd.eventType, schemas, n);
     if (!this.#fitsMetadataBytes(bytes)) return this.#metadataFull(bytes);
     // Last: admitting a placement hands out group ids, so nothing may refuse the command after it.
     const admitted = this.#admitPlacement(cmd.placement, n);
@@ -369,7 +374,7 @@ export class MetadataStateMachine {
       return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
     }
     const schemas = cmd.schemaChanged ? [...rec.schemas, cmd.eventType.schema] : rec.schemas;
-    const bytes = eventTypeRecordBytes(cmd.eventType, schemas);
+    const bytes = eventTypeRecordBytes(cmd.eventType, schemas, rec.storage.partitions.length);
     if (!this.#fitsMetadataBytes(bytes - (this.#eventTypeBytes.get(name) ?? 0))) return this.#metadataFull(bytes - (this.#eventTypeBytes.get(name) ?? 0));
     this.#eventTypes.set(name, { eventType: cmd.eventType, schemas, storage: rec.storage });
     this.#setBytes(this.#eventTypeBytes, name, bytes);
@@ -475,14 +480,14 @@ export class MetadataStateMachine {
     const sm = new MetadataStateMachine();
     for (const rec of snap.eventTypes) {
       sm.#eventTypes.set(rec.eventType.name, rec);
-      sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas));
+      sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas, rec.storage.partitions.length));
     }
     if (isMetadataLimits(snap.limits)) sm.#limits = { ...snap.limits };
     sm.#nextTopic = snap.nextTopic;
     for (const [k, v] of Object.entries(snap.features ?? {})) sm.#features.set(k, v);
     for (const sub of snap.subscriptions ?? []) {
       sm.#subscriptions.set(sub.id, sub);
-      sm.#setBytes(sm.#subscriptionBytes, sub.id, subscriptionBytes(sub));
+      sm.#setBytes(sm.#subscriptionBytes, sub.id, subscriptionBytes(sub, sm.#partitionsOf(sub)));
       sm.#subscriptionKeys.set(subscriptionKey(sub), sub.id);
     }
     for (const img of snap.runtimes ?? []) sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));
