@@ -5,6 +5,9 @@
 // - A snapshot from a peer is decoded and checked whole before anything of it is stored: a malformed
 //   one (not JSON, unknown format, or a state that cannot be restored) is dropped with a log line and
 //   leaves no trace, so the node does not stop now nor at its next start; a good one is installed.
+// - A message whose term is far ahead of the receiver's (a buggy peer's heartbeat at the highest term
+//   the transport lets through) is dropped: taken, every node would follow it to a term after which no
+//   election could succeed, since the next one's messages would be refused for their term.
 // Method: RaftMetadataGroup over MemoryKv. Malformed commands go through the leader's own propose()
 // (which trusts its callers: only forwarded proposals are checked before proposing), so they are
 // committed and reach apply as a buggy leader's would. Snapshots are `snap` messages handed to the
@@ -19,6 +22,7 @@ import { MetadataStateMachine } from '../metadata/state-machine.js';
 import type { EventType } from '../metadata/types.js';
 import { makeMessage, type Message, type NodeId } from '../raft/index.js';
 import { encodeImage } from './metadata-codec.js';
+import { termMax } from '../transport/limits.js';
 import { RaftMetadataGroup } from './metadata-group.js';
 import { systemClock, systemRandom } from './system.js';
 
@@ -162,5 +166,49 @@ test('a malformed snapshot from a peer is dropped before anything of it is store
     assert.ok(g.state.eventType('from.snapshot'));
   } finally {
     await g.close();
+  }
+});
+
+test('a heartbeat with the highest term the transport lets through does not leave the group unable to elect a leader', async () => {
+  const ids = [1, 2, 3];
+  const w = watched();
+  const handlers = new Map<NodeId, ReturnType<RaftMetadataGroup['transportHandler']>>();
+  const cut = new Set<NodeId>();
+  // Delivers as the transport does: a message with a term above termMax is refused at decoding.
+  const deliver = (m: Message) => {
+    if (m.term > termMax || cut.has(m.from) || cut.has(m.to)) return;
+    setImmediate(() => handlers.get(m.to)?.receive(m));
+  };
+  const transportFor = (self: NodeId) => ({
+    send: (msgs: readonly Message[]) => msgs.forEach(deliver),
+    forward: async (to: NodeId, req: { command: Buffer; flowId: string; deadlineMs: number }) => handlers.get(to)!.propose({ from: self, ...req }),
+    reachable: (id: NodeId) => !cut.has(id) && !cut.has(self),
+  });
+  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, w)));
+  groups.forEach((g, i) => handlers.set(ids[i]!, g.transportHandler()));
+  groups.forEach((g, i) => g.start(transportFor(ids[i]!)));
+  const leader = async () => {
+    for (let i = 0; i < 300; i++) {
+      const l = groups.find((g) => g.isLeader() && !cut.has(g.self));
+      if (l !== undefined) return l;
+      await sleep(10);
+    }
+    return undefined;
+  };
+  try {
+    const first = await leader();
+    assert.ok(first !== undefined, 'a first leader');
+    // A buggy member (here: whichever is not the leader) sends heartbeats at the top term to the others.
+    const liar = groups.find((g) => g !== first)!.self;
+    for (const to of ids.filter((id) => id !== liar)) deliver(makeMessage({ type: 'heartbeat', from: liar, to, term: termMax }));
+    await sleep(100);
+    // The group still has a leader, elects a new one when that one is cut off, and takes writes.
+    cut.add(first.self);
+    const second = await leader();
+    assert.ok(second !== undefined, 'a leader is elected after the top-term heartbeat');
+    assert.equal((await second.propose(create('after.liar'))).ok, true);
+    assert.ok(w.lines.some((l) => l.msg === 'dropped a message whose term is implausibly far ahead'));
+  } finally {
+    await Promise.all(groups.map((g) => g.close()));
   }
 });

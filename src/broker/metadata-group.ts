@@ -40,7 +40,7 @@ import { MetadataStateMachine, type ApplyResult } from '../metadata/state-machin
 import { currentFlowId } from '../observability/flow-context.js';
 import { applyConfChangeToState, decodeConfChange, noNode, RawNode } from '../raft/index.js';
 import type { ConfState, Entry, Index, Message, NodeId, Ready, ReadState, SoftState, Snapshot, Storage, Term } from '../raft/index.js';
-import type { ForwardAnswer, ForwardedProposal, TransportHandler } from '../transport/index.js';
+import { termJumpMax, type ForwardAnswer, type ForwardedProposal, type TransportHandler } from '../transport/index.js';
 import { checkForwardedCommand, decodeCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult, imageProblem } from './metadata-codec.js';
 import type { NodeDisk } from './node-disk.js';
 import { RaftLogStore } from './raft-log-store.js';
@@ -190,6 +190,8 @@ export class RaftMetadataGroup implements MetadataProposer {
   #compactRefusals = 0;
   /** Snapshots from peers that did not decode (dropped before the core saw them). */
   #droppedSnapshots = 0;
+  /** Messages whose term was more than termJumpMax ahead of this member's. */
+  #droppedTerms = 0;
   #compactRetryAtMs = 0;
 
   private constructor(o: MetadataGroupOptions, store: RaftLogStore, sm: MetadataStateMachine, conf: ConfState, applied: Index) {
@@ -460,6 +462,14 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   receive(m: Message): void {
     if (this.#closed) return;
+    // A term far ahead of ours is a buggy peer's: taken, it could leave no term to elect a leader with.
+    if (m.term > this.#term + termJumpMax) {
+      this.#droppedTerms++;
+      if (this.#droppedTerms <= 10 || this.#droppedTerms % 100 === 0) {
+        this.#o.logger.warn({ raftId: this.#o.self, from: m.from, type: m.type, term: m.term, ownTerm: this.#term, dropped: this.#droppedTerms }, 'dropped a message whose term is implausibly far ahead');
+      }
+      return;
+    }
     // A snapshot is checked whole before the core sees it: once stepped, it is stored before it is
     // applied, and one that cannot be restored would stop this node at every start.
     if (m.type === 'snap' && m.snapshot !== undefined) {

@@ -15,6 +15,7 @@ import { encodeBatchEntry } from '../log/partition-entry.js';
 import type { Offset } from '../core/offset.js';
 import { makeMessage, type Message } from '../raft/index.js';
 import { encodeImage } from './partition-replica.js';
+import { termJumpMax } from '../transport/limits.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
 
@@ -118,6 +119,32 @@ test('a committed partition entry that is malformed is dropped with a log line: 
     await n.close();
     n = await node(kv, logger, fatal, [1]);
     assert.deepEqual(await read(), [[0, '{"n":"before"}'], [1, '{"n":"after"}']]);
+    assert.deepEqual(fatal, []);
+  } finally {
+    await n.close();
+  }
+});
+
+test('a message whose term is more than 2^32 ahead of a partition group\'s is dropped with a log line; a nearer one is taken', async () => {
+  const lines: { msg: string }[] = [];
+  const logger = pino({ level: 'info' }, new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString().split('\n')) if (l !== '') lines.push(JSON.parse(l) as { msg: string });
+      done();
+    },
+  }));
+  const fatal: unknown[] = [];
+  const n = await node(new MemoryKv(), logger, fatal);
+  try {
+    const g = n.replicas.replica(7, 0)!.group;
+    const before = g.term;
+    n.host.receive(group, makeMessage({ type: 'heartbeat', from: 2, to: 1, term: before + termJumpMax + 1 }));
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(g.term, before, 'not taken');
+    assert.ok(lines.some((l) => l.msg === 'dropped a message whose term is implausibly far ahead'));
+    n.host.receive(group, makeMessage({ type: 'heartbeat', from: 2, to: 1, term: before + 5 }));
+    for (let i = 0; i < 100 && g.term !== before + 5; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(g.term, before + 5, 'a term a few elections ahead is taken');
     assert.deepEqual(fatal, []);
   } finally {
     await n.close();

@@ -45,6 +45,7 @@ export {
   readEventsMax,
   readWaitMsMax,
   termMax,
+  termJumpMax,
 } from './limits.js';
 export {
   DecodeError,
