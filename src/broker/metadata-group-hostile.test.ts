@@ -23,7 +23,8 @@ import type { EventType } from '../metadata/types.js';
 import { makeMessage, type Message, type NodeId } from '../raft/index.js';
 import { encodeImage } from './metadata-codec.js';
 import { termMax } from '../transport/limits.js';
-import { RaftMetadataGroup } from './metadata-group.js';
+import type { RaftMetadataGroup } from './metadata-group.js';
+import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
 import { systemClock, systemRandom } from './system.js';
 
 function eventType(name: string): EventType {
@@ -56,7 +57,7 @@ function watched(): { logger: pino.Logger; lines: { msg: string }[]; fatal: unkn
 }
 
 function open(kv: OrderedKv, self: NodeId, founders: NodeId[], w: ReturnType<typeof watched>): Promise<RaftMetadataGroup> {
-  return RaftMetadataGroup.open({
+  return openMember({
     self,
     incarnation: `inc-${self}-${Math.random()}`,
     kv,
@@ -95,7 +96,7 @@ test('malformed commands committed by a buggy leader are refused where they are 
   const kv = new MemoryKv();
   const w = watched();
   let g = await open(kv, 1, [1], w);
-  g.start(undefined);
+  startMember(g, undefined);
   try {
     assert.equal((await g.propose(create('m.good'))).ok, true);
     for (const bad of malformed) {
@@ -108,17 +109,17 @@ test('malformed commands committed by a buggy leader are refused where they are 
     assert.equal((await g.propose(create('m.after'))).ok, true, 'the node goes on');
     assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['m.good', 'm.after']);
   } finally {
-    await g.close();
+    await closeMember(g);
   }
   // The restart replays the same log: the same refusals, the same state, nothing fatal.
   g = await open(kv, 1, [1], w);
-  g.start(undefined);
+  startMember(g, undefined);
   try {
     assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['m.good', 'm.after']);
     assert.equal((await g.propose(create('m.restarted'))).ok, true);
     assert.deepEqual(w.fatal, []);
   } finally {
-    await g.close();
+    await closeMember(g);
   }
 });
 
@@ -130,9 +131,9 @@ test('a malformed snapshot from a peer is dropped before anything of it is store
   const kv = new MemoryKv();
   const w = watched();
   const sent: Message[] = [];
-  const transport = { send: (msgs: readonly Message[]) => void sent.push(...msgs), forward: async () => ({ status: 'unavailable' as const, detail: 'none' }), reachable: () => false };
+  const transport: MemberTransport = { send: (groups) => void sent.push(...groups.flatMap((x) => x.messages)), forward: async () => ({ status: 'unavailable' as const, detail: 'none' }), reachable: () => false };
   let g = await open(kv, 2, [1, 2], w);
-  g.start(transport);
+  startMember(g, transport);
   const goodState = new MetadataStateMachine();
   goodState.apply(1, create('from.snapshot'));
   const badImages: [string, Uint8Array][] = [
@@ -150,14 +151,14 @@ test('a malformed snapshot from a peer is dropped before anything of it is store
       assert.equal(g.view().metadata.snapshot_index, 0, `${what}: nothing stored`);
       assert.ok(g.view().metadata.term < 40, `${what}: not even the term was taken`);
     }
-    assert.equal(w.lines.filter((l) => l.msg === 'dropped a malformed metadata snapshot from a peer').length, badImages.length);
+    assert.equal(w.lines.filter((l) => l.msg === 'dropped a malformed snapshot from a peer').length, badImages.length);
     // A good image is installed: the checks do not refuse what a leader really sends.
     g.transportHandler().receive(snapFrom(1, 2, 50, 100, encodeImage(goodState)));
     for (let i = 0; i < 100 && g.state.eventType('from.snapshot') === undefined; i++) await sleep(10);
     assert.ok(g.state.eventType('from.snapshot'), 'the good snapshot was installed');
     assert.equal(g.view().metadata.snapshot_index, 100);
   } finally {
-    await g.close();
+    await closeMember(g);
   }
   assert.deepEqual(w.fatal, []);
   // Nothing of the dropped ones was stored: the node starts from the good one.
@@ -165,7 +166,7 @@ test('a malformed snapshot from a peer is dropped before anything of it is store
   try {
     assert.ok(g.state.eventType('from.snapshot'));
   } finally {
-    await g.close();
+    await closeMember(g);
   }
 });
 
@@ -179,14 +180,14 @@ test('a heartbeat with the highest term the transport lets through does not leav
     if (m.term > termMax || cut.has(m.from) || cut.has(m.to)) return;
     setImmediate(() => handlers.get(m.to)?.receive(m));
   };
-  const transportFor = (self: NodeId) => ({
-    send: (msgs: readonly Message[]) => msgs.forEach(deliver),
+  const transportFor = (self: NodeId): MemberTransport => ({
+    send: (groups) => groups.forEach((x) => x.messages.forEach(deliver)),
     forward: async (to: NodeId, req: { command: Buffer; flowId: string; deadlineMs: number }) => handlers.get(to)!.propose({ from: self, ...req }),
     reachable: (id: NodeId) => !cut.has(id) && !cut.has(self),
   });
   const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, w)));
   groups.forEach((g, i) => handlers.set(ids[i]!, g.transportHandler()));
-  groups.forEach((g, i) => g.start(transportFor(ids[i]!)));
+  groups.forEach((g, i) => startMember(g, transportFor(ids[i]!)));
   const leader = async () => {
     for (let i = 0; i < 300; i++) {
       const l = groups.find((g) => g.isLeader() && !cut.has(g.self));
@@ -209,6 +210,6 @@ test('a heartbeat with the highest term the transport lets through does not leav
     assert.equal((await second.propose(create('after.liar'))).ok, true);
     assert.ok(w.lines.some((l) => l.msg === 'dropped a message whose term is implausibly far ahead'));
   } finally {
-    await Promise.all(groups.map((g) => g.close()));
+    await Promise.all(groups.map((g) => closeMember(g)));
   }
 });
