@@ -217,10 +217,9 @@ test('a node holding no replica publishes through the leader and reads, waits an
 });
 
 // A leader's own entries are applied without checking their checksum again (the bytes never left its
-// memory); every entry that came over the network still is. A follower handed a damaged entry stops
-// rather than give it offsets, and never serves it.
-test('a follower refuses to apply an entry damaged on the way: its host stops; the leader and the other follower go on', async () => {
-  const fatal: { node: NodeId; err: unknown }[] = [];
+// memory); every entry that came over the network still is. A follower handed a damaged entry gives
+// it no offsets (it drops it as malformed) and never serves its events.
+test('a follower checks the checksum of an entry that came over the network: one damaged on the way gets no offsets there', async () => {
   const tamper = (m: Message): Message => {
     if (m.to !== 3 || m.type !== 'app' || m.entries.every((e) => e.data.byteLength < 40)) return m;
     return {
@@ -233,16 +232,14 @@ test('a follower refuses to apply an entry damaged on the way: its host stops; t
       }),
     };
   };
-  const c = await cluster(1024, [1, 2, 3], { tamper, onFatal: (node, err) => fatal.push({ node, err }) });
+  const c = await cluster(1024, [1, 2, 3], { tamper });
   try {
     for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
     const leader = await until('node 1 leads', () => (c.node(1).replicas.replica(1, 0)?.group.isLeader() ? c.node(1) : undefined));
     const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('intact-on-1-and-2')] }]);
     assert.ok(r?.ok, 'committed by nodes 1 and 2');
-    await until('node 3 stopped', () => fatal.length > 0);
-    assert.deepEqual(fatal.map((f) => f.node), [3]);
-    assert.ok(fatal[0]!.err instanceof CorruptBatchError, String(fatal[0]!.err));
-    assert.match(String(fatal[0]!.err), /checksum mismatch/);
+    const index = leader.replicas.replica(1, 0)!.group.applied;
+    await until('node 3 applied up to the entry', () => c.node(3).replicas.replica(1, 0)!.group.applied >= index);
     assert.equal(c.node(3).replicas.bounds(1, 0).newest, -1, 'node 3 gave the damaged entry no offsets');
     assert.deepEqual(await readAll(c.node(2).replicas, 0), ['intact-on-1-and-2']);
   } finally {
