@@ -42,6 +42,10 @@ export interface HostSimStats {
   skews: number;
   storms: number;
   transfers: number;
+  /** Metadata registers: writes and reads asked, writes acknowledged. */
+  metadataWrites: number;
+  metadataReads: number;
+  metadataAcked: number;
   recoveryMsMax: number;
   virtualMs: number;
 }
@@ -69,6 +73,9 @@ export function emptyStats(): HostSimStats {
     skews: 0,
     storms: 0,
     transfers: 0,
+    metadataWrites: 0,
+    metadataReads: 0,
+    metadataAcked: 0,
     recoveryMsMax: 0,
     virtualMs: 0,
   };
