@@ -218,6 +218,11 @@ export class HostSimulation implements HostSimContext {
     return best;
   }
 
+  #countHost(node: SimHostNode): void {
+    this.stats.quiesced += node.host?.stats.quiesced ?? 0;
+    this.stats.woken += node.host?.stats.woken ?? 0;
+  }
+
   fail(err: unknown): void {
     this.#failure ??= err;
   }
@@ -227,6 +232,7 @@ export class HostSimulation implements HostSimContext {
     this.stats.crashes++;
     this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
     this.stats.refusedWrites += node.disk.stats.refused;
+    this.#countHost(node);
     node.crash(node.disk.crash(how));
     if (how.kind === 'lostTail') {
       this.damaged.add(node.id);
@@ -309,10 +315,33 @@ export class HostSimulation implements HostSimContext {
 
   #transport(from: SimHostNode): GroupTransport {
     const inc = from.incarnation;
+    /** When this node last sent anything to each peer (its own clock). */
+    const lastSent = new Map<NodeId, number>();
     return {
       send: (groups: readonly GroupMessages[]) => {
         if (from.incarnation !== inc) return;
-        for (const { group, messages } of groups) for (const m of messages) this.#sendRaft(from, group, m);
+        for (const { group, messages } of groups) {
+          for (const m of messages) {
+            lastSent.set(m.to, from.clock.monotonicMs());
+            this.#sendRaft(from, group, m);
+          }
+        }
+      },
+      // The node-level heartbeat: an empty batch, through the same faulty network.
+      ping: (quietMs: number) => {
+        if (from.incarnation !== inc) return;
+        const now = from.clock.monotonicMs();
+        for (const id of this.#nodes.keys()) {
+          if (id === from.id || now - (lastSent.get(id) ?? -Infinity) < quietMs) continue;
+          lastSent.set(id, now);
+          this.stats.pings++;
+          for (const d of this.net.delays(this.rng, from.id)) {
+            this.at(d, () => {
+              const to = this.#nodes.get(id);
+              if (to?.running === true && this.net.canDeliver(from.id, id)) to.host?.heard(from.id);
+            });
+          }
+        }
       },
     };
   }
@@ -539,6 +568,7 @@ export class HostSimulation implements HostSimContext {
       }
       this.stats.virtualMs = this.#now;
       for (const n of this.#nodes.values()) this.stats.refusedWrites += n.disk.stats.refused;
+      for (const n of this.running()) this.#countHost(n);
       this.#metadataClients.check();
       return { seed: this.seed, ok: true, trace: this.#trace, stats: this.stats };
     } catch (e) {

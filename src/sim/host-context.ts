@@ -46,6 +46,10 @@ export interface HostSimStats {
   metadataWrites: number;
   metadataReads: number;
   metadataAcked: number;
+  /** Node-level heartbeats sent, and groups that quiesced and woke (host statistics summed at the end). */
+  pings: number;
+  quiesced: number;
+  woken: number;
   recoveryMsMax: number;
   virtualMs: number;
 }
@@ -76,6 +80,9 @@ export function emptyStats(): HostSimStats {
     metadataWrites: 0,
     metadataReads: 0,
     metadataAcked: 0,
+    pings: 0,
+    quiesced: 0,
+    woken: 0,
     recoveryMsMax: 0,
     virtualMs: 0,
   };

@@ -65,7 +65,7 @@ test('partition groups on the production host keep every acknowledged batch, onc
   assert.ok((totals.metadataAcked ?? 0) > n * 5, 'too few acknowledged metadata writes');
   assert.ok((totals.metadataReads ?? 0) > n * 5, 'too few metadata reads');
   if (n >= 20) {
-    for (const k of ['midWriteCrashes', 'prefixCrashes', 'refusedWrites', 'failedSyncs', 'batchesFailed', 'retries', 'forwards', 'storms', 'skews', 'transfers'] as const) {
+    for (const k of ['midWriteCrashes', 'prefixCrashes', 'refusedWrites', 'failedSyncs', 'batchesFailed', 'retries', 'forwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken'] as const) {
       assert.ok((totals[k] ?? 0) > 0, `no ${k} in ${n} seeds`);
     }
   }
@@ -103,6 +103,7 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 124, bug: 'a damaged member committed from a heartbeat an older version of an entry' },
     { seed: 197, bug: 'log shipping applied entries that appends let the group commit meanwhile' },
     { seed: 296, bug: 'log shipping for a snapshot whose last entry the log already held' },
+    { seed: 34, bug: 'a quiesced follower never expired a proposal left from its leadership' },
   ];
   for (const { seed, bug } of found) {
     const r = await runHostSimulation({ seed, lostTail: true });
