@@ -564,6 +564,9 @@ function closeStreamsAfterRuleChange(cmd: MetadataCommand, result: ApplyResult, 
   if (cmd.op === 'event_type.update' && result.ok && result.readersChanged === true) {
     why = `the readers of event type ${cmd.eventType.name} changed`;
     closed = open.closeWhere((s) => s.eventTypes.includes(cmd.eventType.name), why);
+  } else if (cmd.op === 'subscription.update' && result.ok && result.readersChanged === true) {
+    why = `the readers of subscription ${cmd.id} changed`;
+    closed = open.closeWhere((s) => s.subscription === cmd.id, why);
   } else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_APP') {
     why = `application ${cmd.name} was blacklisted (CONSUMER_APP)`;
     closed = open.closeWhere((s) => s.app === cmd.name, why);

@@ -43,6 +43,7 @@ export {
   readEventsMax,
   readWaitMsMax,
   termMax,
+  termJumpMax,
 } from './limits.js';
 export {
   DecodeError,

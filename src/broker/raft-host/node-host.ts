@@ -29,6 +29,7 @@ import { KvWriteError, type KvBatch, type OrderedKv } from '../../log/index.js';
 import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/index.js';
 import type { NodeDisk } from '../node-disk.js';
 import type { RaftGroup } from './raft-group.js';
+import { termJumpMax } from '../../transport/limits.js';
 
 /** One group's messages of a turn. */
 export interface GroupMessages {
@@ -123,6 +124,10 @@ export class RaftNodeHost {
   /** Set while the KV refuses the node's writes (a full disk): the reason, for those who must fail. */
   #refusal: KvWriteError | undefined;
   #refusedAtMs = 0;
+  /** Snapshots from peers that failed their state machine's check (dropped before the core saw them). */
+  #droppedSnapshots = 0;
+  /** Messages whose term was more than termJumpMax ahead of their group's. */
+  #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
   readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0 };
 
@@ -215,6 +220,24 @@ export class RaftNodeHost {
     if (this.#closed) return true;
     const g = this.#groups.get(group);
     if (g === undefined) return false;
+    // A term far ahead of the group's is a buggy peer's: taken, it could leave no term to elect with.
+    if (m.term > g.term + termJumpMax) {
+      this.#droppedTerms++;
+      if (this.#droppedTerms <= 10 || this.#droppedTerms % 100 === 0) {
+        this.#o.logger.warn({ group, from: m.from, type: m.type, term: m.term, ownTerm: g.term, dropped: this.#droppedTerms }, 'dropped a message whose term is implausibly far ahead');
+      }
+      return true;
+    }
+    if (m.type === 'snap' && m.snapshot !== undefined) {
+      const problem = g.snapshotProblem(m.snapshot);
+      if (problem !== undefined) {
+        this.#droppedSnapshots++;
+        if (this.#droppedSnapshots <= 10 || this.#droppedSnapshots % 100 === 0) {
+          this.#o.logger.warn({ group, from: m.from, term: m.term, index: m.snapshot.metadata.index, problem, dropped: this.#droppedSnapshots }, 'dropped a malformed snapshot from a peer');
+        }
+        return true;
+      }
+    }
     try {
       g.step(m);
     } catch (err) {

@@ -24,6 +24,11 @@ export interface GroupApplier<Outcome> {
   applied(index: Index): void;
   /** The state was replaced by a snapshot from the leader (installed durably already). */
   restore(snapshot: Snapshot): void;
+  /**
+   * Why a snapshot from a peer could not be restored, or undefined: checked when it arrives, before the
+   * core takes it (it would be stored before it is restored, and a bad one would stop the node at every start).
+   */
+  snapshotProblem?(snapshot: Snapshot): string | undefined;
 }
 
 /** Why a proposal did not commit. `leader` is the node to try instead (noNode: unknown). */
@@ -260,6 +265,11 @@ export class RaftGroup<Outcome> {
       if (p.term === e.term && applied) p.resolve({ index: e.index, term: e.term, outcome: outcome as Outcome });
       else p.reject(new ProposalFailedError('overwritten', `group ${this.id}: leadership changed before entry ${p.index} of term ${p.term} committed`, this.#lead, this.#term));
     }
+  }
+
+  /** Why a snapshot from a peer cannot be installed (the state machine's check), or undefined. */
+  snapshotProblem(s: Snapshot): string | undefined {
+    return this.#applier?.snapshotProblem?.(s);
   }
 
   installSnapshot(s: Snapshot): void {
