@@ -43,8 +43,12 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   const log = o.logger;
   const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk });
   if (store.isEmpty) {
-    await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
-    if (o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
+    // A node that lost raft state cannot tell whether it held this group (node-disk.ts): founding it
+    // again (term 1, no vote) could vote twice in a term. It starts empty and damaged instead.
+    const lost = o.disk?.identity.lostRaftState;
+    if (lost !== undefined) await store.startEmpty([], `this node started with no metadata raft state after losing raft writes (${lost})`);
+    else await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
+    if (lost === undefined && o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
   }
   checkDamage(o, store);
   const storage = store.storage;
