@@ -125,11 +125,6 @@ export class BatchCoalescer {
     );
   }
 
-  /** Whether batches wait for the next turn (the group must not quiesce meanwhile). */
-  get waiting(): boolean {
-    return this.#queue.length > 0;
-  }
-
   /** Fails what waits (the replica is closing or leaving this node). */
   fail(err: Error): void {
     const queue = this.#queue;

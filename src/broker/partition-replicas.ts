@@ -280,8 +280,6 @@ export class PartitionReplicas {
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
-    // Batches waiting for the next turn keep the group awake (a proposal wakes it anyway).
-    group.busy = () => coalescer.waiting;
     this.#coalescers.set(placement.group, coalescer);
     const previousOnApplied = group.onApplied;
     group.onApplied = () => {
