@@ -20,7 +20,7 @@ import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
 import { markerFileName, NodeDisk } from './broker/node-disk.js';
 import { clusterIdOf, decideFounding } from './broker/founding.js';
-import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
 import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
@@ -96,13 +96,15 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     tickMs: config.raftTickMs,
     clock,
     ticks: systemTicks,
-    logger: logger.child({ component: 'partitions' }),
+    logger: logger.child({ component: 'raft' }),
+    // A quiesced follower wakes when its leader's node has been silent (no message, no ping) this long.
+    livenessMs: config.raftElectionTicks * config.raftTickMs,
     onFatal: (err) => fatalRef?.(err),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
   // single node has no transport and no dispatcher.
-  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }) }) : undefined;
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer) => raftHost.heard(peer) }) : undefined;
   // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
@@ -129,6 +131,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
     memoryEntries: config.partitionMemoryEntries,
+    // The memory tails of all partitions together, within the budget the tail cache had before.
+    memoryBytesTotal: config.tailCacheBytesMax,
     ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
@@ -205,11 +209,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     if (clusterSecurity === 'insecure') logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
     logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
   }
+  // The node's Raft host runs every group of the node, the metadata group (group 0) included: one
+  // turn writes and fsyncs them all. It starts (ticks, sends) before any group joins it.
+  if (transport !== undefined) {
+    const t = transport;
+    raftHost.start({ send: (msgs) => t.send(msgs), ping: (quietMs) => t.ping(quietMs) });
+  } else raftHost.start(undefined);
   const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
+    host: raftHost,
     disk,
     founders,
     directory,
@@ -251,7 +262,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadataRef = metadata;
   metadataForPlacement = metadata;
   if (transport !== undefined) groups!.register(metadataGroup, metadata.transportHandler());
-  metadata.start(transport === undefined ? undefined : metadataTransport(transport));
+  metadata.start(transport);
   if (transport !== undefined) {
     const t = transport;
     replicas.setForwarder({
@@ -260,8 +271,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       read: (to, req, signal) => t.read(to, req, signal),
       bounds: (to, req) => t.bounds(to, req),
     });
-    raftHost.start({ send: (msgs) => t.send(msgs) });
-  } else raftHost.start(undefined);
+  }
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
@@ -558,6 +568,9 @@ function closeStreamsAfterRuleChange(cmd: MetadataCommand, result: ApplyResult, 
   if (cmd.op === 'event_type.update' && result.ok && result.readersChanged === true) {
     why = `the readers of event type ${cmd.eventType.name} changed`;
     closed = open.closeWhere((s) => s.eventTypes.includes(cmd.eventType.name), why);
+  } else if (cmd.op === 'subscription.update' && result.ok && result.readersChanged === true) {
+    why = `the readers of subscription ${cmd.id} changed`;
+    closed = open.closeWhere((s) => s.subscription === cmd.id, why);
   } else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_APP') {
     why = `application ${cmd.name} was blacklisted (CONSUMER_APP)`;
     closed = open.closeWhere((s) => s.app === cmd.name, why);

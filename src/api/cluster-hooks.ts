@@ -12,6 +12,10 @@
  *   client that created an event type on one node sees it at once on every other node. On a single
  *   node this costs nothing. A feature toggle write (POST /settings/features) reads nothing first and
  *   skips the round.
+ *
+ * Every decision is made on the route fastify matched (its pattern), never on the raw URL: the router
+ * decodes percent-escapes, so `POST /event-types/x/%74imelines` reaches the timelines route while its
+ * raw URL matches no pattern written for `/timelines`, and `/%65vent-types/x` is an event type route.
  */
 import type { FastifyInstance } from 'fastify';
 import { problems } from '../core/problem.js';
@@ -20,10 +24,13 @@ import type { AppDeps } from './deps.js';
 import { sendProblem } from './problem-reply.js';
 
 /** A timeline switch moves partition logs (listing timelines reads only metadata). */
-const timelinePaths = /^\/event-types\/[^/?]+\/timelines(\/|\?|$)/;
+function switchesTimeline(method: string, route: string | undefined): boolean {
+  return (route === '/event-types/:name/timelines' || route === '/event-types/:name/timelines/:id') && method !== 'GET';
+}
 
-function switchesTimeline(method: string, url: string): boolean {
-  return timelinePaths.test(url) && method !== 'GET';
+/** Routes whose handlers read replicated metadata and so wait for the read barrier. */
+function readsMetadata(route: string | undefined): boolean {
+  return route !== undefined && (route === '/event-types' || route.startsWith('/event-types/') || route.startsWith('/settings/') || route === '/subscriptions' || route.startsWith('/subscriptions/'));
 }
 
 export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
@@ -33,7 +40,7 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   const cluster = deps.cluster;
   if (cluster === undefined) return;
   app.addHook('onRequest', (request, reply, done) => {
-    if (!cluster.switchesTimelines() && switchesTimeline(request.method, request.url)) {
+    if (!cluster.switchesTimelines() && switchesTimeline(request.method, request.routeOptions.url)) {
       reply.header('X-Flow-Id', request.id);
       sendProblem(
         reply,
@@ -44,11 +51,12 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
     done();
   });
   app.addHook('preHandler', (request, _reply, done) => {
-    if (!request.url.startsWith('/event-types') && !request.url.startsWith('/settings') && !request.url.startsWith('/subscriptions')) {
+    const route = request.routeOptions.url;
+    if (!readsMetadata(route)) {
       done();
       return;
     }
-    if (request.method === 'POST' && request.url.startsWith('/settings/features')) {
+    if (request.method === 'POST' && route === '/settings/features') {
       // A blind write: setting a toggle reads no state first, and its own commit orders it after
       // every write acknowledged before it. (Event type writes check the current state first, so
       // they keep the barrier.)

@@ -169,6 +169,8 @@ export interface TransportHandler extends GroupHandler {
  */
 export interface NodeHandler {
   receive(group: GroupId, m: Message): void;
+  /** A batch (maybe empty: a ping) came from `peer`: its node is alive. */
+  heard?(peer: NodeId): void;
   /** Sending to `peer` failed: affects every group. */
   unreachable(peer: NodeId): void;
   snapshotStatus(group: GroupId, peer: NodeId, delivered: boolean): void;
@@ -189,11 +191,4 @@ export interface PeerIdentity {
   /** '' while the node has not founded or joined a cluster. */
   readonly clusterId: string;
   readonly founders: readonly { readonly id: NodeId; readonly diskId: string }[];
-}
-
-/** A single group's view of the transport: what RaftMetadataGroup's MetadataTransport asks for (group 0). */
-export interface SingleGroupTransport {
-  send(msgs: readonly Message[]): void;
-  forward(to: NodeId, req: { command: Buffer; flowId: string; deadlineMs: number }): Promise<ForwardAnswer>;
-  reachable(id: NodeId): boolean;
 }

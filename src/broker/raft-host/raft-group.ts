@@ -13,7 +13,7 @@
  */
 import { assert } from '../../core/assert.js';
 import { noNode, RawNode } from '../../raft/index.js';
-import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, Term } from '../../raft/index.js';
+import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, StateType, Term } from '../../raft/index.js';
 import type { RaftLogStore } from '../raft-log-store.js';
 
 /** The state machine a group applies its committed entries to. */
@@ -24,6 +24,11 @@ export interface GroupApplier<Outcome> {
   applied(index: Index): void;
   /** The state was replaced by a snapshot from the leader (installed durably already). */
   restore(snapshot: Snapshot): void;
+  /**
+   * Why a snapshot from a peer could not be restored, or undefined: checked when it arrives, before the
+   * core takes it (it would be stored before it is restored, and a bad one would stop the node at every start).
+   */
+  snapshotProblem?(snapshot: Snapshot): string | undefined;
 }
 
 /** Why a proposal did not commit. `leader` is the node to try instead (noNode: unknown). */
@@ -55,6 +60,13 @@ export interface Applied<Outcome> {
   readonly outcome: Outcome;
 }
 
+/** What a member is, as its last Ready said. */
+export interface GroupState {
+  readonly role: StateType;
+  readonly lead: NodeId;
+  readonly term: Term;
+}
+
 export interface RaftGroupOptions {
   readonly id: number;
   readonly self: NodeId;
@@ -77,6 +89,7 @@ export class RaftGroup<Outcome> {
   #conf: ConfState;
   #applied: Index;
   #lead: NodeId = noNode;
+  #role: StateType = 'follower';
   #term: Term;
   /** index -> the proposals waiting for the entry at that index (one per term that proposed there). */
   readonly #pending = new Map<Index, Pending<Outcome>[]>();
@@ -84,8 +97,29 @@ export class RaftGroup<Outcome> {
   onLeaderChange: ((lead: NodeId, term: Term) => void) | undefined;
   /** Set by the node host: the group has new work for its Ready loop (a proposal). */
   onWork: (() => void) | undefined;
+  /**
+   * Called by the node host at the start of a turn that takes this group's Ready, so that what was
+   * gathered since the last turn is proposed now, as one entry (a partition's batch coalescer).
+   */
+  beforeReady: (() => void) | undefined;
   /** Called after entries were applied (readers wake up). */
   onApplied: (() => void) | undefined;
+  /** Called when the role, the leader or the term changed (after the Ready that says so), with what it was before. */
+  onChange: ((now: GroupState, before: GroupState) => void) | undefined;
+  /**
+   * Called by the node host once a Ready is written and its committed entries applied, before
+   * advance: what a Ready says beyond entries (answers to readIndex, damage found, damage repaired).
+   */
+  onReadyDone: ((rd: Ready) => void) | undefined;
+  /** Called on every tick of the node host that reaches this group (after its Raft ticks). */
+  onTick: ((nowMs: number) => void) | undefined;
+  /**
+   * The owner has work under way that needs the group awake and ticking (reads waiting for a
+   * ReadIndex round or for entries to apply): it neither quiesces nor stays quiesced meanwhile.
+   */
+  busy: (() => boolean) | undefined;
+  /** Ticks since the group last had entries to write or apply (quiescence waits for a few). */
+  #idleTicks = 0;
 
   constructor(o: RaftGroupOptions) {
     this.id = o.id;
@@ -145,9 +179,14 @@ export class RaftGroup<Outcome> {
    */
   reset(reason: Error, mayCommitUpTo = 0): void {
     this.close(reason, mayCommitUpTo);
+    const before: GroupState = { role: this.#role, lead: this.#lead, term: this.#term };
     this.#lead = noNode;
+    this.#role = 'follower';
     this.raw = this.#newRawNode();
     this.#term = this.store.storage.hardState().term;
+    // Its owner hears of it like of any change (a read sent to the former leader is asked again).
+    if (before.lead !== noNode) this.onLeaderChange?.(noNode, this.#term);
+    if (before.role !== 'follower' || before.lead !== noNode || before.term !== this.#term) this.onChange?.({ role: 'follower', lead: noNode, term: this.#term }, before);
     if (this.isSingleton()) this.raw.campaign();
   }
 
@@ -240,6 +279,11 @@ export class RaftGroup<Outcome> {
     }
   }
 
+  /** Why a snapshot from a peer cannot be installed (the state machine's check), or undefined. */
+  snapshotProblem(s: Snapshot): string | undefined {
+    return this.#applier?.snapshotProblem?.(s);
+  }
+
   installSnapshot(s: Snapshot): void {
     this.#conf = s.metadata.confState;
     this.#applied = s.metadata.index;
@@ -253,16 +297,48 @@ export class RaftGroup<Outcome> {
 
   /** Observes a Ready's soft and hard state before it is handled. */
   observe(rd: Ready): void {
+    if (rd.entries.length > 0 || rd.committedEntries.length > 0 || rd.snapshot !== undefined) this.#idleTicks = 0;
+    const before: GroupState = { role: this.#role, lead: this.#lead, term: this.#term };
     if (rd.hardState !== undefined) this.#term = rd.hardState.term;
+    if (rd.softState !== undefined) this.#role = rd.softState.state;
     if (rd.softState !== undefined && rd.softState.lead !== this.#lead) {
       this.#lead = rd.softState.lead;
       this.onLeaderChange?.(this.#lead, this.#term);
     }
+    if (this.onChange !== undefined && (before.role !== this.#role || before.lead !== this.#lead || before.term !== this.#term)) {
+      this.onChange({ role: this.#role, lead: this.#lead, term: this.#term }, before);
+    }
   }
 
-  /** Fails proposals whose deadline passed (the node host calls this on its ticks). */
+  /** A tick of the node host: `n` Raft ticks (0 when the host runs late), expiry of proposals, the owner's hook. */
+  tick(n: number, nowMs: number): void {
+    this.#idleTicks += n;
+    for (let i = 0; i < n; i++) this.raw.tick();
+    this.expire(nowMs);
+    this.onTick?.(nowMs);
+  }
+
+  /**
+   * Quiesces this group if it leads it and it is idle: no entry written or applied for a few heartbeat
+   * periods (followers have heard the last commit index), no proposal waiting, everything committed
+   * applied here, the owner not busy; the core checks the rest (src/raft, Raft.quiesce).
+   */
+  maybeQuiesce(): boolean {
+    if (this.raw.quiesced) return true;
+    if (!this.raw.isLeader() || this.#pending.size > 0 || this.#idleTicks < 2 * this.#o.heartbeatTicks + 1) return false;
+    if (this.#applied < this.raw.status().commit || this.busy?.() === true) return false;
+    return this.raw.quiesce();
+  }
+
+  /**
+   * Fails proposals whose deadline passed (the node host calls this on its ticks). Not in a group of
+   * one: its entries commit as soon as its own write completes, so a proposal there can only wait for
+   * the node's disk, and failing it would tell a client "failed" about a batch that is then stored (a
+   * retry stores it twice). It waits for the write instead, which either stores it (applied,
+   * answered) or is refused (reset fails it with the reason, nothing stored).
+   */
   expire(nowMs: number): void {
-    if (this.#pending.size === 0) return;
+    if (this.#pending.size === 0 || this.isSingleton()) return;
     for (const [index, ps] of this.#pending) {
       const late = ps.filter((p) => p.deadlineMs <= nowMs);
       if (late.length === 0) continue;
