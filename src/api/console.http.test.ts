@@ -211,8 +211,22 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     assert.match(diff, /^\+ +"note": \{$/m, 'the added property is a + line');
     assert.doesNotMatch(diff, /^- /m, 'nothing was removed');
     assert.match(await text(page, '[data-testid=event-type-fields]'), /schema version\s+1\.1\.0/);
-    const current = (await call(broker.url, 'GET', '/event-types/ui.orders')).body as { schema: { schema: string } };
+    const current = (await call(broker.url, 'GET', '/event-types/ui.orders')).body as {
+      schema: { schema: string };
+      category: string;
+      owning_application: string;
+      partition_strategy: string;
+      enrichment_strategies: string[];
+      compatibility_mode: string;
+    };
     assert.deepEqual(JSON.parse(await text(page, '[data-testid=schema-current]')), JSON.parse(current.schema.schema), 'the current schema, pretty-printed');
+    // Category and strategies, as the API has them.
+    const shownFields = await page.$$eval('[data-testid=event-type-fields] dt', (dts) => Object.fromEntries(dts.map((dt) => [(dt as HTMLElement).innerText, (dt.nextElementSibling as HTMLElement | null)?.innerText])));
+    assert.equal(shownFields['category'], current.category);
+    assert.equal(shownFields['owning application'], current.owning_application);
+    assert.equal(shownFields['partition strategy'], current.partition_strategy);
+    assert.equal(shownFields['enrichment'], current.enrichment_strategies.join(', '));
+    assert.equal(shownFields['compatibility mode'], current.compatibility_mode);
     assert.match(await text(page, '#view'), /No authorization section/);
     await shot(page, 'event-type.png');
     await closePage(page);
@@ -390,8 +404,14 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
         await new Promise((r) => setTimeout(r, 200));
       }
     };
+    // Rates are differences between two samples: the traffic must come after the page's first sample
+    // (on a loaded machine the first GET /metrics can be answered after a publish made at once, and the
+    // rate then stays 0).
+    await page.waitForFunction(() => /^[1-9]\d* samples of GET \/metrics/.test(document.querySelector('[data-testid=sample-status]')?.textContent ?? ''), { timeout: 10_000 });
     // Traffic while the page samples: publishing, a low-level stream reading ui.orders, a subscription stream.
     await call(broker.url, 'POST', '/event-types/ui.orders/events', [businessEvent('M-1'), businessEvent('M-2')]);
+    // The subscription's own event (the test does not rely on what the publish test stored).
+    await call(broker.url, 'POST', '/event-types/ui.payments/events', [businessEvent('M-3')]);
     // Every partition from BEGIN, ended by its timeout (a stream_limit could wait forever on a partition with fewer events).
     const low = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=5&batch_flush_timeout=1&stream_timeout=1`, {
       headers: { 'X-Svc-Cursors': JSON.stringify([{ partition: '0', offset: 'BEGIN' }, { partition: '1', offset: 'BEGIN' }]) },
