@@ -62,7 +62,8 @@ test('partition groups on the production host keep every acknowledged batch, onc
   assert.ok((totals.elections ?? 0) > n * 3, 'too few elections');
   assert.ok((totals.crashes ?? 0) > n, 'too few crashes');
   if (n >= 20) {
-    for (const k of ['midWriteCrashes', 'prefixCrashes', 'refusedWrites', 'failedSyncs', 'batchesFailed', 'retries', 'forwards', 'storms', 'skews', 'transfers'] as const) {
+    // staleGrants and oldTermQuorums are the chances a broken vote or commit rule gets to show.
+    for (const k of ['midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'storms', 'skews', 'transfers', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums'] as const) {
       assert.ok((totals[k] ?? 0) > 0, `no ${k} in ${n} seeds`);
     }
   }
