@@ -87,6 +87,7 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 197, bug: 'log shipping applied entries that appends let the group commit meanwhile' },
     { seed: 296, bug: 'log shipping for a snapshot whose last entry the log already held' },
     { seed: 1193, bug: 'a node whose lost WAL tail took its identity and every record of its groups founded them again' },
+    { seed: 285, bug: 'a Ready that only repaired a member was not written: damaged again after a restart' },
   ];
   for (const { seed, bug } of found) {
     const r = await runHostSimulation({ seed, lostTail: true });
