@@ -97,12 +97,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     ticks: systemTicks,
     logger: logger.child({ component: 'raft' }),
+    // A quiesced follower wakes when its leader's node has been silent (no message, no ping) this long.
+    livenessMs: config.raftElectionTicks * config.raftTickMs,
     onFatal: (err) => fatalRef?.(err),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
   // single node has no transport and no dispatcher.
-  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }) }) : undefined;
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer) => raftHost.heard(peer) }) : undefined;
   // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
@@ -129,6 +131,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
     memoryEntries: config.partitionMemoryEntries,
+    // The memory tails of all partitions together, within the budget the tail cache had before.
+    memoryBytesTotal: config.tailCacheBytesMax,
     ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();
@@ -209,7 +213,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // turn writes and fsyncs them all. It starts (ticks, sends) before any group joins it.
   if (transport !== undefined) {
     const t = transport;
-    raftHost.start({ send: (msgs) => t.send(msgs) });
+    raftHost.start({ send: (msgs) => t.send(msgs), ping: (quietMs) => t.ping(quietMs) });
   } else raftHost.start(undefined);
   const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({

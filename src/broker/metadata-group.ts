@@ -201,6 +201,8 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#compaction.maybe();
     };
     group.onTick = (now) => this.#reads.tick(now);
+    // Reads waiting for a round or for entries need the group awake (its ticks retry and expire them).
+    group.busy = () => this.#reads.busy();
   }
 
   /** Joins the node host (which ticks it from now on); a group of one campaigns at once. */

@@ -97,6 +97,11 @@ export class RaftGroup<Outcome> {
   onLeaderChange: ((lead: NodeId, term: Term) => void) | undefined;
   /** Set by the node host: the group has new work for its Ready loop (a proposal). */
   onWork: (() => void) | undefined;
+  /**
+   * Called by the node host at the start of a turn that takes this group's Ready, so that what was
+   * gathered since the last turn is proposed now, as one entry (a partition's batch coalescer).
+   */
+  beforeReady: (() => void) | undefined;
   /** Called after entries were applied (readers wake up). */
   onApplied: (() => void) | undefined;
   /** Called when the role, the leader or the term changed (after the Ready that says so), with what it was before. */
@@ -108,6 +113,13 @@ export class RaftGroup<Outcome> {
   onReadyDone: ((rd: Ready) => void) | undefined;
   /** Called on every tick of the node host that reaches this group (after its Raft ticks). */
   onTick: ((nowMs: number) => void) | undefined;
+  /**
+   * The owner has work under way that needs the group awake and ticking (reads waiting for a
+   * ReadIndex round or for entries to apply): it neither quiesces nor stays quiesced meanwhile.
+   */
+  busy: (() => boolean) | undefined;
+  /** Ticks since the group last had entries to write or apply (quiescence waits for a few). */
+  #idleTicks = 0;
 
   constructor(o: RaftGroupOptions) {
     this.id = o.id;
@@ -285,6 +297,7 @@ export class RaftGroup<Outcome> {
 
   /** Observes a Ready's soft and hard state before it is handled. */
   observe(rd: Ready): void {
+    if (rd.entries.length > 0 || rd.committedEntries.length > 0 || rd.snapshot !== undefined) this.#idleTicks = 0;
     const before: GroupState = { role: this.#role, lead: this.#lead, term: this.#term };
     if (rd.hardState !== undefined) this.#term = rd.hardState.term;
     if (rd.softState !== undefined) this.#role = rd.softState.state;
@@ -299,14 +312,33 @@ export class RaftGroup<Outcome> {
 
   /** A tick of the node host: `n` Raft ticks (0 when the host runs late), expiry of proposals, the owner's hook. */
   tick(n: number, nowMs: number): void {
+    this.#idleTicks += n;
     for (let i = 0; i < n; i++) this.raw.tick();
     this.expire(nowMs);
     this.onTick?.(nowMs);
   }
 
-  /** Fails proposals whose deadline passed (the node host calls this on its ticks). */
+  /**
+   * Quiesces this group if it leads it and it is idle: no entry written or applied for a few heartbeat
+   * periods (followers have heard the last commit index), no proposal waiting, everything committed
+   * applied here, the owner not busy; the core checks the rest (src/raft, Raft.quiesce).
+   */
+  maybeQuiesce(): boolean {
+    if (this.raw.quiesced) return true;
+    if (!this.raw.isLeader() || this.#pending.size > 0 || this.#idleTicks < 2 * this.#o.heartbeatTicks + 1) return false;
+    if (this.#applied < this.raw.status().commit || this.busy?.() === true) return false;
+    return this.raw.quiesce();
+  }
+
+  /**
+   * Fails proposals whose deadline passed (the node host calls this on its ticks). Not in a group of
+   * one: its entries commit as soon as its own write completes, so a proposal there can only wait for
+   * the node's disk, and failing it would tell a client "failed" about a batch that is then stored (a
+   * retry stores it twice). It waits for the write instead, which either stores it (applied,
+   * answered) or is refused (reset fails it with the reason, nothing stored).
+   */
   expire(nowMs: number): void {
-    if (this.#pending.size === 0) return;
+    if (this.#pending.size === 0 || this.isSingleton()) return;
     for (const [index, ps] of this.#pending) {
       const late = ps.filter((p) => p.deadlineMs <= nowMs);
       if (late.length === 0) continue;
