@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { MemoryKv } from '../log/index.js';
 import type { Offset } from '../core/offset.js';
-import type { NodeId } from '../raft/index.js';
+import type { Message, NodeId } from '../raft/index.js';
+import { CorruptBatchError } from '../log/index.js';
 import type { GroupHandler } from '../transport/index.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
@@ -26,7 +27,14 @@ interface SimNode {
 }
 
 /** Three nodes; `down` holds the ids cut off from everyone (messages to and from them are dropped). */
-async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
+interface ClusterOptions {
+  /** Called instead of failing the test when a node's host stops on an error. */
+  onFatal?: (node: NodeId, err: unknown) => void;
+  /** Rewrites a message on the wire (what a faulty network or a buggy sender would deliver). */
+  tamper?: (m: Message) => Message;
+}
+
+async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: ClusterOptions = {}) {
   const down = new Set<NodeId>();
   const nodes = new Map<NodeId, SimNode>();
   const placement = (topic: number, partition: number) => ({ group: 100 + topic * 8 + partition, replicas: [1, 2, 3] });
@@ -34,7 +42,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
   for (const id of ids) {
     const kv = new MemoryKv();
     const handlers = new Map<number, GroupHandler>();
-    const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: logger.child({ node: id }), onFatal: (err) => assert.fail(String(err)) });
+    const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: logger.child({ node: id }), onFatal: (err) => (opts.onFatal === undefined ? assert.fail(String(err)) : opts.onFatal(id, err)) });
     const replicas = new PartitionReplicas({
       self: id,
       kv,
@@ -76,7 +84,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
         for (const { group, messages } of groups) {
           for (const m of messages) {
             setImmediate(() => {
-              if (linked(m.from, m.to)) nodes.get(m.to)?.handlers.get(group)?.receive(m);
+              if (linked(m.from, m.to)) nodes.get(m.to)?.handlers.get(group)?.receive(opts.tamper?.(m) ?? m);
             });
           }
         }
@@ -203,6 +211,37 @@ test('a node holding no replica publishes through the leader and reads, waits an
     // With every replica cut off, node 4 answers a retriable error, not a wrong answer.
     for (const id of [1, 2, 3]) c.down.add(id);
     await assert.rejects(four.read(1, 0, -1 as Offset, 10, 1000), /no replica could be read/);
+  } finally {
+    await c.close();
+  }
+});
+
+// A leader's own entries are applied without checking their checksum again (the bytes never left its
+// memory); every entry that came over the network still is. A follower handed a damaged entry gives
+// it no offsets (it drops it as malformed) and never serves its events.
+test('a follower checks the checksum of an entry that came over the network: one damaged on the way gets no offsets there', async () => {
+  const tamper = (m: Message): Message => {
+    if (m.to !== 3 || m.type !== 'app' || m.entries.every((e) => e.data.byteLength < 40)) return m;
+    return {
+      ...m,
+      entries: m.entries.map((e) => {
+        if (e.data.byteLength < 40) return e;
+        const bad = Buffer.from(e.data);
+        bad[bad.length - 3]! ^= 0x04;
+        return { ...e, data: bad };
+      }),
+    };
+  };
+  const c = await cluster(1024, [1, 2, 3], { tamper });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('node 1 leads', () => (c.node(1).replicas.replica(1, 0)?.group.isLeader() ? c.node(1) : undefined));
+    const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('intact-on-1-and-2')] }]);
+    assert.ok(r?.ok, 'committed by nodes 1 and 2');
+    const index = leader.replicas.replica(1, 0)!.group.applied;
+    await until('node 3 applied up to the entry', () => c.node(3).replicas.replica(1, 0)!.group.applied >= index);
+    assert.equal(c.node(3).replicas.bounds(1, 0).newest, -1, 'node 3 gave the damaged entry no offsets');
+    assert.deepEqual(await readAll(c.node(2).replicas, 0), ['intact-on-1-and-2']);
   } finally {
     await c.close();
   }
