@@ -423,7 +423,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       // this data directory's cluster and disk ids.
       view: () => ({
         ...metadata.view(),
-        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        // A follower the transport cannot reach reported nothing: its partitions are under-replicated.
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts((peer) => transport?.reachable(peer) ?? true)),
         cluster_id: disk.identity.clusterId,
         disk_id: disk.identity.diskId,
       }),

@@ -532,13 +532,18 @@ export class PartitionReplicas {
    * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
    * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
    * leader does not learn a follower's applied index, so match stands for both).
+   *
+   * `reachable` is the transport's word on a peer. A follower it cannot reach reports nothing (and
+   * so counts as not in sync): the leader's progress of a dead follower keeps the match it had, and a
+   * new leader starts every follower at match 0; either way an idle group would call a follower
+   * that was killed "in sync" for as long as it stays down.
    */
-  facts(): Map<number, GroupFacts> {
+  facts(reachable: (node: NodeId) => boolean = () => true): Map<number, GroupFacts> {
     const out = new Map<number, GroupFacts>();
     for (const r of this.#byKey.values()) {
       const st = r.group.raw.status();
       const replicas = new Map<number, { commit: number; applied: number }>([[this.#o.self, { commit: st.commit, applied: r.group.applied }]]);
-      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self) replicas.set(peer, { commit: pr.match, applied: pr.match });
+      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self && reachable(peer)) replicas.set(peer, { commit: pr.match, applied: pr.match });
       out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
     }
     // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.

@@ -24,12 +24,14 @@ function unreachableIds(view) {
   return new Set(view.members.filter((x) => !x.reachable).map((x) => x.id));
 }
 
-function partitionsView(view) {
+/** `filter.onlyProblems` outlives the page's redraws: the refresh must not untick what the person ticked. */
+function partitionsView(view, filter) {
   if (!Array.isArray(view.partitions)) return h('p', { class: 'muted' }, 'This node does not list partitions.');
   if (view.partitions.length === 0) return h('p', { class: 'muted' }, 'No partitions yet: create an event type.');
   const down = unreachableIds(view);
   const onUnreachable = (p) => p.replicas.some((n) => down.has(n));
   const onlyProblems = h('input', { type: 'checkbox', 'data-testid': 'only-problems' });
+  onlyProblems.checked = filter.onlyProblems;
   const body = h('tbody');
   const render = () => {
     const shown = view.partitions.filter((p) => !onlyProblems.checked || p.under_replicated || p.leader === null || onUnreachable(p));
@@ -60,7 +62,10 @@ function partitionsView(view) {
       ),
     );
   };
-  onlyProblems.addEventListener('change', render);
+  onlyProblems.addEventListener('change', () => {
+    filter.onlyProblems = onlyProblems.checked;
+    render();
+  });
   render();
   return h(
     'div',
@@ -83,11 +88,15 @@ function partitionsView(view) {
 }
 
 export async function overviewPage(_params, ctx) {
-  const box = h('div');
+  const box = h('div', { 'data-testid': 'cluster-overview' });
+  const filter = { onlyProblems: false };
+  let draws = 0;
   const draw = async () => {
     const view = await get('/cluster');
     const eventTypes = await get('/event-types').catch(() => undefined);
-    box.replaceChildren(overviewBody(view, eventTypes));
+    box.replaceChildren(overviewBody(view, eventTypes, filter));
+    // How many answers of GET /cluster the page has shown (tests wait for the next one).
+    box.dataset.draws = String(++draws);
   };
   await draw();
   // Reachability and leaders change: the page follows them while it is open.
@@ -96,7 +105,7 @@ export async function overviewPage(_params, ctx) {
   return box;
 }
 
-function overviewBody(view, eventTypes) {
+function overviewBody(view, eventTypes, filter) {
   const m = view.metadata;
   const leader = view.members.find((x) => x.id === m.leader);
   const hasPartitions = Array.isArray(view.partitions);
@@ -137,7 +146,7 @@ function overviewBody(view, eventTypes) {
     ),
     h('p', { class: 'muted' }, leader === undefined ? 'No metadata leader is known to this node: metadata writes and reads wait or fail with 503.' : ''),
     h('h2', {}, 'Partitions'),
-    partitionsView(view),
+    partitionsView(view, filter),
   );
 }
 
