@@ -11,6 +11,7 @@ import type { Offset } from '../core/offset.js';
 import type { Message, NodeId } from '../raft/index.js';
 import { CorruptBatchError } from '../log/index.js';
 import type { GroupHandler } from '../transport/index.js';
+import { clusterPartitions } from '../metadata/cluster-partitions.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
 
@@ -143,6 +144,31 @@ test('three nodes: a publish on any node is forwarded to the leader, acknowledge
     }
     await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 59));
     for (const n of c.nodes.values()) assert.deepEqual(await readAll(n.replicas, 0), sent, `node ${n.id} (leader ${leader.id})`);
+  } finally {
+    await c.close();
+  }
+});
+
+test('GET /cluster\'s facts: a follower the leader cannot reach reported nothing (under-replicated), though Raft\'s progress still holds its old match', async () => {
+  const c = await cluster();
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('a')] }]);
+    assert.ok(r?.ok);
+    const group = leader.replicas.replica(1, 0)!.group.id;
+    const placed = [{ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { group, replicas: [1, 2, 3] } }];
+    const status = (reachable?: (n: NodeId) => boolean) => clusterPartitions(placed, leader.replicas.facts(reachable)).partitions[0]!;
+    await until('every follower acknowledged', () => status().replica_status.every((s) => s.lag === 0));
+    assert.equal(status().under_replicated, false);
+    const gone = [1, 2, 3].find((id) => id !== leader.id)!;
+    c.down.add(gone);
+    // An idle group: the dead follower's match stays where it was, so its lag says nothing.
+    assert.equal(status().replica_status.find((s) => s.node === gone)?.lag, 0, 'Raft\'s progress alone calls it in sync');
+    const cut = status((n) => !c.down.has(n));
+    assert.equal(cut.under_replicated, true);
+    assert.deepEqual(cut.replica_status.find((s) => s.node === gone), { node: gone, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false });
+    assert.deepEqual(cut.replica_status.filter((s) => s.node !== gone).map((s) => s.in_sync), [true, true]);
   } finally {
     await c.close();
   }

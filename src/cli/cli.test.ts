@@ -116,6 +116,7 @@ test('cluster status and partitions of three nodes, one unreachable (reached wit
   // A cluster's troubles cannot be made on one broker: a stand-in node answers GET /cluster with the
   // real broker's answer, members and partitions of a three-node cluster in trouble put in (as the
   // console's browser test does). BROOK_URL still names the real broker, where every partition is fine.
+  // A real node killed in a real cluster: console.cluster.test.ts (this one also has a leaderless partition).
   const real = (await call(broker.url, 'GET', '/cluster')).body as Record<string, unknown> & { members: Record<string, unknown>[] };
   const rs = (node: number, applied: number | null, lag: number | null, inSync: boolean) => ({ node, role: 'voter', commit_index: applied, applied_index: applied, lag, in_sync: inSync });
   const part = (partition: string, leader: number | null, replicas: number[], status: ReturnType<typeof rs>[], underReplicated: boolean) => ({

@@ -55,7 +55,7 @@ function partitionsView(view, filter) {
               : p.under_replicated
                 ? h('span', { class: 'badge bad' }, 'under-replicated')
                 : onUnreachable(p)
-                  ? h('span', { class: 'badge warn', title: 'The broker still counts the replica in sync: it has not fallen behind by more than its limit yet' }, 'replica unreachable')
+                  ? h('span', { class: 'badge warn', title: 'This node cannot reach a node holding a replica; the node leading the partition says whether it is under-replicated' }, 'replica unreachable')
                   : h('span', { class: 'badge ok' }, 'ok'),
           ),
         ),
@@ -82,7 +82,7 @@ function partitionsView(view, filter) {
       { class: 'hint' },
       'As node ',
       String(view.id),
-      ' knows them: the leader of a partition knows how far each replica acknowledged; another node knows only its own replica ("not known here": open the console of the leader\'s node). A replica is in sync unless it trails the commit index by more than the broker\'s limit.',
+      ' knows them: the leader of a partition knows how far each replica acknowledged; another node knows only its own replica ("not known here": open the console of the leader\'s node). A replica is in sync unless it trails the commit index by more than the broker\'s limit or the leader cannot reach its node.',
     ),
   );
 }

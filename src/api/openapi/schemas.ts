@@ -228,7 +228,7 @@ const PartitionStatus = named('PartitionStatus', Type.Object(
     commit_index: nullable('integer', 'The group commit index, null when no replica reported'),
     applied_index: nullable('integer', 'The lowest applied index among the voters that reported'),
     lag: nullable('integer', 'How far the slowest voter trails the commit index'),
-    under_replicated: Type.Boolean({ description: 'A voter reported nothing or trails the commit index by more than the in-sync limit' }),
+    under_replicated: Type.Boolean({ description: 'A voter reported nothing (down, or its node unreachable from the leader) or trails the commit index by more than the in-sync limit' }),
     replica_status: Type.Array(ReplicaStatus),
   },
   { description: "One partition, as this node knows it: the leader of a group knows every replica's progress, another node only its own" },
