@@ -38,6 +38,7 @@ interface Partition {
   term: number | null;
   replicas: number[];
   under_replicated: boolean;
+  replica_status: { node: number; applied_index: number | null; lag: number | null; in_sync: boolean }[];
 }
 interface View {
   id: number;
@@ -54,6 +55,8 @@ interface Row {
   leader: string;
   term: string;
   replicas: string;
+  /** One line per replica: "3: not reporting, node unreachable". */
+  replicaStatus: string;
   state: string;
   problem: boolean;
 }
@@ -95,7 +98,15 @@ function expected(v: View, onlyProblems: boolean): Shown {
     .filter((p) => p.event_type === eventType)
     .map((p) => {
       const state = stateOf(p, v);
-      return { key: `${p.event_type}/${p.partition}`, leader: p.leader === null ? 'none' : String(p.leader), term: p.term === null ? '-' : String(p.term), replicas: p.replicas.join(', '), state, problem: state !== 'ok' };
+      const down = new Set(v.members.filter((m) => !m.reachable).map((m) => m.id));
+      const replicaStatus = p.replica_status
+        .map((r) => {
+          const known = r.applied_index === null ? (r.in_sync ? 'not known here' : 'not reporting') : r.in_sync ? (r.lag ? `in sync (${r.lag} behind)` : 'in sync') : `behind by ${r.lag}`;
+          const parts = [r.node === p.leader ? 'leader' : null, known, down.has(r.node) ? 'node unreachable' : null].filter((x) => x !== null);
+          return `${r.node}${r.node === p.leader ? '★' : ''}: ${parts.join(', ')}`;
+        })
+        .join('\n');
+      return { key: `${p.event_type}/${p.partition}`, leader: p.leader === null ? 'none' : String(p.leader), term: p.term === null ? '-' : String(p.term), replicas: p.replicas.join(', '), replicaStatus, state, problem: state !== 'ok' };
     });
   return {
     rows: onlyProblems ? rows.filter((r) => r.problem) : rows,
@@ -116,7 +127,7 @@ async function shown(page: Page): Promise<Shown> {
     rows: await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
       trs.map((tr) => {
         const td = [...(tr as unknown as HTMLElement).querySelectorAll('td')].map((x) => x.innerText);
-        return { key: tr.getAttribute('data-key') ?? '', leader: td[2]!, term: td[3]!, replicas: td[4]!, state: td[7]!, problem: tr.className === 'problem' };
+        return { key: tr.getAttribute('data-key') ?? '', leader: td[2]!, term: td[3]!, replicas: td[4]!, replicaStatus: td[5]!, state: td[7]!, problem: tr.className === 'problem' };
       }),
     ),
     nodeId: await text('[data-testid=node-id]'),
@@ -190,13 +201,13 @@ function brook(args: string[]): Promise<{ code: number | null; stdout: string; s
 }
 
 /** `brook --url <node i> cluster partitions --problems`, as rows [event type, partition, state], and its summary line. */
-async function cliProblems(cluster: LocalCluster, i: number): Promise<{ rows: string[][]; summary: string }> {
+async function cliProblems(cluster: LocalCluster, i: number): Promise<{ rows: string[][]; inSync: string[]; summary: string }> {
   const r = await brook(['--url', cluster.url(i), 'cluster', 'partitions', '--problems']);
   assert.equal(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
   assert.match(lines[0]!, /^EVENT TYPE\s+PARTITION\s+LEADER\s+TERM\s+REPLICAS\s+IN SYNC\s+STATE$/);
   const rows = lines.slice(1).filter((l) => l.startsWith(eventType)).map((l) => l.split(/\s{2,}/));
-  return { rows: rows.map((c) => [c[0]!, c[1]!, c[6]!]), summary: lines.find((l) => / partitions; node /.test(l)) ?? r.stdout };
+  return { rows: rows.map((c) => [c[0]!, c[1]!, c[6]!]), inSync: rows.map((c) => c[5]!), summary: lines.find((l) => / partitions; node /.test(l)) ?? r.stdout };
 }
 
 test('the cluster overview of three real nodes: rows as GET /cluster says; a killed node unreachable, its partitions under-replicated and the only problems, as brook cluster partitions --problems lists them; all clear once it is back', { skip: noChromium, timeout: 150_000 }, async (t) => {
@@ -248,7 +259,11 @@ test('the cluster overview of three real nodes: rows as GET /cluster says; a kil
     'under-replicated: the partitions node 1 leads; the others show the unreachable replica',
   );
   assert.equal(down.under_replicated_partitions, ledBy1.length);
-  assert.match(await page.$eval('[data-testid=partitions] tbody tr', (tr) => (tr as unknown as HTMLElement).innerText), /3: .*node unreachable/);
+  // Each replica on node 3: the leader's page says it reports nothing; elsewhere it is not known here.
+  for (const p of lost(down)) {
+    const badge = onPage.rows.find((r) => r.key === `${eventType}/${p.partition}`)!.replicaStatus.split('\n').find((l) => l.startsWith('3'));
+    assert.equal(badge, p.leader === 1 ? '3: not reporting, node unreachable' : '3: not known here, node unreachable', `partition ${p.partition}`);
+  }
   await screenshot(page, 'cluster-real-node-down.png');
   // The page shows every partition again with the filter off, as the API lists them.
   await page.click('[data-testid=only-problems]');
@@ -286,6 +301,8 @@ test('the cluster overview of three real nodes: rows as GET /cluster says; a kil
     const onPage = (await shown(page)).rows.map((r) => [eventType, r.key.split('/')[1]!, r.state]);
     if (JSON.stringify(cli.rows) === JSON.stringify(onPage)) {
       assert.equal(cli.rows.length, partitionCount);
+      // In sync: node 3 never, where node 1 leads (it reported nothing); "3?" (no figures here) elsewhere.
+      cli.rows.forEach((r, k) => assert.equal(cli.inSync[k]!.split(',').includes('3'), false, `${r[1]}: ${cli.inSync[k]}`));
       assert.match(cli.summary, new RegExp(`^${partitionCount} of ${partitionCount} partitions; node 1 counts \\d+ under-replicated and 0 leaderless$`));
       break;
     }

@@ -88,11 +88,12 @@ function partitionState(p: PartitionStatus, members: Member[]): string {
 }
 
 function partitionTable(list: PartitionStatus[], members: Member[]): string {
-  // A replica this node has no figures for (it does not lead the group) is "?" rather than in sync.
+  // A replica this node has no figures for (it does not lead the group) is "?" rather than in sync; one
+  // that reported nothing to the leader (down, unreachable) is not in sync and not listed.
   const replica = (r: PartitionStatus['replica_status'][number]) => (r.applied_index === null ? `${r.node}?` : r.in_sync ? `${r.node}` : `${r.node}(-${r.lag})`);
   return table(
     ['event type', 'partition', 'leader', 'term', 'replicas', 'in sync', 'state'],
-    list.map((p) => [p.event_type, p.partition, p.leader ?? 'none', p.term, p.replicas.join(','), p.replica_status.filter((r) => r.in_sync || r.applied_index === null).map(replica).join(','), partitionState(p, members)]),
+    list.map((p) => [p.event_type, p.partition, p.leader ?? 'none', p.term, p.replicas.join(','), p.replica_status.filter((r) => r.in_sync).map(replica).join(','), partitionState(p, members)]),
   );
 }
 

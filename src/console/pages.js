@@ -9,9 +9,13 @@ import { card, errorBox, fields, fmtNumber, h, link, table, uuid } from './dom.j
 function replicaBadge(r, leader, members) {
   const member = members.find((x) => x.id === r.node);
   const unreachable = member !== undefined && !member.reachable;
+  // No figures: this node does not lead the group (it cannot know), or it leads it and the replica's
+  // node reported nothing (down, unreachable: not in sync).
   const state =
     r.applied_index === null
-      ? { cls: '', text: 'not known here' }
+      ? r.in_sync
+        ? { cls: '', text: 'not known here' }
+        : { cls: 'bad', text: 'not reporting' }
       : r.in_sync
         ? { cls: 'ok', text: r.lag ? `in sync (${r.lag} behind)` : 'in sync' }
         : { cls: 'bad', text: `behind by ${r.lag}` };
