@@ -28,6 +28,7 @@ import type { Entry, Snapshot } from '../raft/index.js';
 import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 import { entryKey } from './raft-log-store.js';
+import { entryKeyIndex } from './raft-keys.js';
 
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
@@ -196,7 +197,7 @@ export class PartitionReplica {
   }
 
   bounds(): { oldest: Offset; newest: Offset } {
-    return { oldest: this.#state.oldest as Offset, newest: this.#state.newest as Offset };
+    return { oldest: Math.min(this.#state.oldest, this.historyFrom ?? Number.MAX_SAFE_INTEGER) as Offset, newest: this.#state.newest as Offset };
   }
 
   image(): PartitionImage {
@@ -208,28 +209,10 @@ export class PartitionReplica {
   #apply(e: Entry): ReplicaOutcome {
     this.tailBytes += e.data.byteLength;
     this.onTailBytes?.(e.data.byteLength);
-    const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
-    let head;
-    try {
-      // An entry from another node or from the disk is checked here; one this node encoded (its own
-      // proposal, still the same buffer) was never stored or sent before this point.
-      head = decodeEntryHead(data, isEncodedHere(e.data));
-      const next = this.#state.newest + 1;
-      if (head.kind === 'batches' && (head.batches.some((b) => b.count > publishBatchEventsMax) || next + head.count > Number.MAX_SAFE_INTEGER)) {
-        throw new PartitionEntryError(`a batch of ${Math.max(...head.batches.map((b) => b.count))} events (${head.count} in the entry) after offset ${next - 1}`);
-      }
-      if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
-    } catch (err) {
-      // A committed entry that does not decode, or would take offsets past exact integers, came from
-      // a buggy member: this node's own entries always decode, and Raft gives every replica the same
-      // bytes (with mutual TLS nothing can alter them on the way; the stored copy is checksummed). It
-      // is dropped with a log line and assigns no offsets, alike on every replica and at every replay.
-      // Stopping here instead would stop the node again at every start, the entry staying in the log.
-      if (!(err instanceof PartitionEntryError)) throw err;
-      this.#malformedEntries++;
-      if (this.#malformedEntries <= 10 || this.#malformedEntries % 100 === 0) {
-        this.#logger.error({ topic: this.topic, partition: this.partition, group: this.groupId, index: e.index, err: err.message, dropped: this.#malformedEntries }, 'dropped a malformed committed partition entry (it assigns no offsets)');
-      }
+    // An entry from another node or from the disk is checked here; one this node encoded (its own
+    // proposal, still the same buffer) was never stored or sent before this point.
+    const head = this.#checkedHead(e, this.#state.newest + 1, !isEncodedHere(e.data));
+    if (head === undefined) {
       this.#state.applyOther(e.index);
       this.#writeApplied();
       return undefined;
@@ -270,6 +253,33 @@ export class PartitionReplica {
   }
 
   /**
+   * The head of a committed entry, or undefined for one that does not decode or would take offsets
+   * past exact integers. Such an entry came from a buggy member: this node's own entries always
+   * decode, and Raft gives every replica the same bytes (with mutual TLS nothing can alter them on the
+   * way; the stored copy is checksummed). It is dropped with a log line and assigns no offsets, alike
+   * on every replica and at every replay. Stopping instead would stop the node again at every start,
+   * the entry staying in the log.
+   */
+  #checkedHead(e: Entry, next: number, check: boolean): ReturnType<typeof decodeEntryHead> | undefined {
+    const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+    try {
+      const head = decodeEntryHead(data, !check);
+      if (head.kind === 'batches' && (head.batches.some((b) => b.count > publishBatchEventsMax) || next + head.count > Number.MAX_SAFE_INTEGER)) {
+        throw new PartitionEntryError(`a batch of ${Math.max(...head.batches.map((b) => b.count))} events (${head.count} in the entry) after offset ${next - 1}`);
+      }
+      if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
+      return head;
+    } catch (err) {
+      if (!(err instanceof PartitionEntryError)) throw err;
+      this.#malformedEntries++;
+      if (this.#malformedEntries <= 10 || this.#malformedEntries % 100 === 0) {
+        this.#logger.error({ topic: this.topic, partition: this.partition, group: this.groupId, index: e.index, err: err.message, dropped: this.#malformedEntries }, 'dropped a malformed committed partition entry (it assigns no offsets)');
+      }
+      return undefined;
+    }
+  }
+
+  /**
    * The applied index and offsets, written with the index rows of the entries up to it: once per
    * write whatever the number of entries applied since the last one, encoded when the write is
    * filled. The rows of every entry applied by then were asked for before (apply asks first), so
@@ -297,16 +307,134 @@ export class PartitionReplica {
     } else this.#apply(e);
   }
 
-  /** Starts from an image (a stored snapshot newer than the stored applied rows). */
+  /**
+   * Starts from a stored snapshot newer than the stored applied rows: the snapshot was installed from
+   * the leader without the log before it (see #restore), and the crash came before the rows saying
+   * so were written.
+   */
   restoreImage(img: PartitionImage): void {
     this.#state = new PartitionState(img);
-    this.#recent = [];
+    this.#withoutLogBefore(img.applied);
   }
 
+  /**
+   * A snapshot from the leader. A replica that fetched the log up to it (log shipping, see
+   * PartitionReplicas) holds every event before it: it keeps its own oldest offset (retention is a
+   * local decision; the leader's image may name an older one than this replica still holds). One that
+   * did not (the leader no longer held those entries) holds no event before the snapshot: it forgets
+   * its own older rows and entries, and reads nothing before the snapshot's next offset until that log
+   * is fetched back (`onRestoredWithoutLog`), never a hole.
+   */
   #restore(s: Snapshot): void {
-    this.#state = new PartitionState(decodeImage(s.data));
+    const before = this.#state;
+    const img = decodeImage(s.data);
+    if (before.applied >= s.metadata.index) {
+      this.#state = new PartitionState({ ...img, oldest: Math.min(before.oldest, img.next) });
+      this.#recent = [];
+      this.#writeApplied();
+      return;
+    }
+    this.#state = new PartitionState(img);
+    this.#withoutLogBefore(s.metadata.index);
+    this.onRestoredWithoutLog?.(s.metadata.index, img);
+  }
+
+  /**
+   * The state stands at `index` and this replica holds none of the log up to it: no event is readable
+   * before the next offset, and the rows and entries it held before (some possibly never committed)
+   * are removed, so that nothing of them is read or shipped to another replica.
+   */
+  #withoutLogBefore(index: number): void {
+    this.#state.forgetAll();
     this.#recent = [];
+    this.historyFrom = undefined;
+    const g = this.groupId;
+    this.#host.writeRows((b) => {
+      b.delRange(indexKey(g, 0), groupKey(prefixOffsetIndex, g + 1));
+      b.delRange(entryKey(g, 0), entryKey(g, index + 1));
+    });
     this.#writeApplied();
+  }
+
+  /** Told when a snapshot was installed without the log before it (the caller fetches that log back). */
+  onRestoredWithoutLog: ((index: number, image: PartitionImage) => void) | undefined;
+
+  /**
+   * While the log before an installed snapshot is being fetched back: the offset it starts at. Those
+   * events count as held (bounds say so) but are read from another replica until they are here.
+   */
+  historyFrom: number | undefined;
+
+  /** The oldest offset this replica reads itself (bounds() also counts the history being fetched). */
+  get localOldest(): number {
+    return this.#state.oldest;
+  }
+
+  /**
+   * Where this replica holds its log from, as an image's `start` (partition-state.ts): the first raft
+   * entry it stores (retention removed those before) and the offset the first event after it takes.
+   * Entries between it and the batch holding the oldest offset took no offsets (no-ops, configuration
+   * changes; retention cuts at a batch).
+   */
+  async logStart(): Promise<readonly [number, number]> {
+    const s = this.#state;
+    const oldest = s.oldest;
+    const next = s.newest + 1;
+    const g = this.groupId;
+    let first: number | undefined;
+    for await (const [k] of this.#kv.iterate({ gte: entryKey(g, 0), lt: entryKey(g, Number.MAX_SAFE_INTEGER), limit: 1 })) first = entryKeyIndex(k);
+    first ??= this.#group.store.storage.lastIndex() + 1;
+    let row: IndexRow | undefined;
+    for await (const [k, v] of this.#kv.iterate({ gte: indexKey(g, oldest), lt: groupKey(prefixOffsetIndex, g + 1), limit: 1 })) row = decodeIndexRow(k, v);
+    row ??= this.#recent.find((r) => r.last >= oldest);
+    return [first, row === undefined ? next : row.first];
+  }
+
+  /**
+   * Stores entries of the log before the snapshot this replica started from, fetched from another
+   * replica (history, oldest first, contiguous), with the index rows that applying them from
+   * `scratch` gives (the same rules as apply, so the same offsets as on the replica they came from).
+   * The live state does not change; `extendBack` makes them readable once all are here.
+   */
+  async storeHistory(entries: readonly Entry[], scratch: PartitionState): Promise<void> {
+    const rows: IndexRow[] = [];
+    for (const e of entries) {
+      if (e.type === 'confChange') {
+        scratch.applyOther(e.index);
+        continue;
+      }
+      const head = this.#checkedHead(e, scratch.newest + 1, true);
+      if (head === undefined || head.kind === 'noop') scratch.applyOther(e.index);
+      else if (head.kind === 'base') scratch.applyBase(e.index, head.base);
+      else {
+        const outcomes = scratch.applyBatches(e.index, head.batches);
+        let position = 0;
+        for (let i = 0; i < outcomes.length; i++) {
+          const o = outcomes[i]!;
+          if (o.kind === 'appended') rows.push({ raftIndex: e.index, first: o.first, last: o.last, appendTimeMs: head.appendTimeMs, requestId: head.batches[i]!.requestId, position });
+          position += head.batches[i]!.count;
+        }
+      }
+    }
+    const g = this.groupId;
+    await this.#group.store.storeHistory(entries, (b) => {
+      for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
+    });
+  }
+
+  /** The fetched history (from `oldest`) is all here: it is readable. */
+  extendBack(oldest: number): void {
+    this.#state.extendBack(oldest);
+    this.historyFrom = undefined;
+    this.#writeApplied();
+  }
+
+  /** Removes what a failed fetch of history stored (rows for offsets [from, to), entries [fromIndex, toIndex]). */
+  dropHistory(from: number, to: number, fromIndex: number, toIndex: number): void {
+    this.historyFrom = undefined;
+    const g = this.groupId;
+    if (to > from) this.#host.writeRows((b) => b.delRange(indexKey(g, from), indexKey(g, to)));
+    if (toIndex >= fromIndex) this.#host.writeRows((b) => b.delRange(entryKey(g, fromIndex), entryKey(g, toIndex + 1)));
   }
 
   /** Bytes of entries applied since memory was last compacted (about what the memory tail holds). */

@@ -23,6 +23,7 @@ import { encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js'
 import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
+import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
 import { RaftLogStore } from './raft-log-store.js';
@@ -278,6 +279,7 @@ export class PartitionReplicas {
     });
     replica.attach(group);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
+    replica.onRestoredWithoutLog = (index, image) => this.#fetchHistory(replica, index, image);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
     this.#coalescers.set(placement.group, coalescer);
@@ -342,7 +344,9 @@ export class PartitionReplicas {
         return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: r.group.leader };
       },
       fetchLog: (_from, req, signal) => {
-        const chunks = r.readLog(req.fromIndex, req.toIndex, Math.min(req.maxBytes, logChunkBytes), signal);
+        // Committed entries only (applied ones): those are the same on every replica that holds them,
+        // so a replica may fetch them from any other, not only from its leader.
+        const chunks = r.readLog(req.fromIndex, Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
           for await (const entries of chunks) yield { entries };
         })();
@@ -466,6 +470,20 @@ export class PartitionReplicas {
       this.#o.host.receive(id, m);
       return;
     }
+    let start: readonly [number, number] | undefined;
+    try {
+      start = decodeImage(snap.data).start;
+    } catch {
+      // a malformed image: the core refuses the snapshot (snapshotProblem)
+    }
+    if (start !== undefined && r.applied + 1 < start[0]) {
+      // Retention removed the entries this replica lacks from the leader's log: it takes the snapshot
+      // without them (it then reads nothing before the snapshot) and fetches the log the leader still
+      // holds, up to the snapshot, afterwards (#fetchHistory).
+      this.#o.logger.info({ topic: r.topic, partition: r.partition, group: id, leader: m.from, applied: r.applied, leaderLogStart: start[0], snapshot: target }, 'partition replica behind its leader\'s retained log: installing the snapshot, then fetching the retained log before it');
+      this.#o.host.receive(id, m);
+      return;
+    }
     this.#catchingUp.add(id);
     const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: id });
     const started = this.#o.clock.monotonicMs();
@@ -498,6 +516,67 @@ export class PartitionReplicas {
   }
 
   readonly #catchingUp = new Set<number>();
+
+  /**
+   * After a snapshot was installed without the log before it (the leader's retention had removed the
+   * entries this replica lacked), fetches the log the leader still holds up to the snapshot, from
+   * where the image says it starts: in bounded chunks, each stored with the index rows that applying
+   * it gives (the same offsets as the leader's: the same entries applied by the same rules from the
+   * same offset), checked at the end to arrive exactly at the snapshot's next offset. Then those
+   * events are readable here; until then reads of them go to another replica. On failure what was
+   * stored is removed and the replica reads from the snapshot on (as after more retention).
+   */
+  #fetchHistory(r: PartitionReplica, index: number, image: PartitionImage): void {
+    const start = image.start;
+    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: r.groupId });
+    if (start === undefined || fetchLog === undefined) {
+      log.warn({ snapshot: index, next: image.next }, 'partition replica installed a snapshot without the log before it: it reads from the snapshot on');
+      return;
+    }
+    const [fromIndex, fromOffset] = start;
+    if (fromIndex > index || fromOffset >= image.next) return;
+    const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+    r.historyFrom = fromOffset;
+    this.#historyFetching.add(r.groupId);
+    const started = this.#o.clock.monotonicMs();
+    void (async () => {
+      let lastErr = 'no replica to fetch from';
+      for (let attempt = 0; attempt < 3 * Math.max(1, peers.length); attempt++) {
+        const from = peers[attempt % Math.max(1, peers.length)];
+        if (from === undefined || this.#closed) break;
+        const scratch = new PartitionState({ applied: fromIndex - 1, next: fromOffset, oldest: fromOffset, recent: [] });
+        let chunks = 0;
+        try {
+          const signal = AbortSignal.timeout(120_000);
+          for await (const chunk of fetchLog(from, { group: r.groupId, fromIndex, toIndex: index, maxBytes: logChunkBytes }, signal)) {
+            if (chunk.entries[0]?.index !== scratch.applied + 1) throw new Error(`chunk starts at ${chunk.entries[0]?.index}, expected ${scratch.applied + 1}`);
+            await r.storeHistory(chunk.entries, scratch);
+            chunks++;
+          }
+          if (scratch.applied !== index || scratch.newest + 1 !== image.next) {
+            throw new Error(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${image.next - 1}`);
+          }
+          r.extendBack(fromOffset);
+          log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
+          this.#historyFetching.delete(r.groupId);
+          return;
+        } catch (err) {
+          lastErr = `node ${from}: ${(err as Error).message}`;
+          log.warn({ from, err: (err as Error).message, chunks }, 'fetching the retained log before the snapshot failed; trying again');
+          r.dropHistory(fromOffset, image.next, fromIndex, index);
+          r.historyFrom = fromOffset;
+          await (this.#o.sleep ?? sleep)(200);
+        }
+      }
+      r.historyFrom = undefined;
+      this.#historyFetching.delete(r.groupId);
+      log.error({ err: lastErr, oldest: image.next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
+    })();
+  }
+
+  /** Groups fetching their history (retention waits: it would remove what is being fetched). */
+  readonly #historyFetching = new Set<number>();
 
   /**
    * Leadership goes back to each partition's preferred leader (the first replica of its placement,
@@ -687,6 +766,8 @@ export class PartitionReplicas {
     if (this.#isRemote(topic, partition)) return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
     const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
     const b = r.bounds();
+    // The log before an installed snapshot is still being fetched: those events are read from another replica.
+    if (r.historyFrom !== undefined && after >= r.historyFrom - 1 && after < r.localOldest - 1) return this.#remoteRead(topic, partition, after, Math.min(maxEvents, r.localOldest - 1 - after), maxBytes, 0);
     if (after < b.oldest - 1 && this.#o.legacy !== undefined) {
       const lb = this.#o.legacy.bounds(topic, partition);
       if (lb.newest >= lb.oldest && after >= lb.oldest - 1) return this.#o.legacy.read(topic, partition, after, maxEvents, maxBytes);
@@ -765,10 +846,11 @@ export class PartitionReplicas {
   }
 
   /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
-  async #compactMemory(r: PartitionReplica, compactTo: number): Promise<void> {
+  async #compactMemory(r: PartitionReplica, compactTo: number, refresh = false): Promise<void> {
     const g = r.group;
-    if (compactTo < g.store.storage.firstIndex()) return;
-    const image = encodeImage(r.image());
+    if (compactTo < g.store.storage.firstIndex() && !refresh) return;
+    const start = await r.logStart();
+    const image = encodeImage({ ...r.image(), start });
     const applied = g.applied;
     const conf = g.conf;
     assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
@@ -778,11 +860,18 @@ export class PartitionReplicas {
     r.forgetBefore(compactTo + 1);
   }
 
-  /** Retention: removes batches appended before `cutoffMs` (never the in-memory tail). */
+  /**
+   * Retention: removes batches appended before `cutoffMs`. The snapshot is taken again after it, so
+   * that a follower sent it learns where the log now starts (the image's `start`).
+   */
   async applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number> {
     let removed = (await this.#o.legacy?.applyRetention(topic, partition, cutoffMs)) ?? 0;
     const r = this.replica(topic, partition);
-    if (r !== undefined) removed += await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
+    if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
+      const n = await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
+      if (n > 0) await this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true);
+      removed += n;
+    }
     return removed;
   }
 

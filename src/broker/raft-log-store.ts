@@ -382,6 +382,24 @@ export class RaftLogStore {
     if (last !== undefined && last.index > this.storage.lastIndex()) this.#beyondMirror = Math.max(this.#beyondMirror, last.index);
   }
 
+  /**
+   * Stores entries before the snapshot the member started from (a partition's history, fetched from
+   * another replica after its snapshot was installed without the log before it), with the caller's
+   * rows, in one write. They are below the snapshot: the core never reads them; reads and log
+   * shipping do.
+   */
+  async storeHistory(entries: readonly Entry[], fill: (b: KvBatch) => void): Promise<void> {
+    const first = entries[0];
+    assert(first === undefined || entries[entries.length - 1]!.index <= this.storage.snapshot().metadata.index, 'history must lie before the snapshot');
+    await RaftLogStore.#write(this.#kv, this.#disk, (b) => {
+      for (const e of entries) {
+        const k = entryKey(this.#group, e.index);
+        b.put(k, encodeEntryRecord(k, e));
+      }
+      fill(b);
+    }, false);
+  }
+
   /** Updates the core's view once the write holding `fill(rd)` is durable (or, commit-only, issued). */
   persisted(rd: PersistRequest): void {
     if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
@@ -413,7 +431,8 @@ export class RaftLogStore {
       if (!this.#keepCompacted) b.delRange(entryKey(g, 0), entryKey(g, firstKept));
     }, false);
     // The snapshot is the newest durable-enough image: entries it covers stay in the log until the
-    // write lands, and losing this write (no fsync) only loses the compaction, never data.
+    // write lands, and losing this write (no fsync) only loses the compaction, never data. One at the
+    // same index replaces the image (retention moved where the log starts; followers are told so).
     this.storage.createSnapshot(index, conf, data);
     this.storage.compact(firstKept - 1);
     return snapshot;
