@@ -169,7 +169,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   /** Opens this node's replicas of every default-storage partition of an event type. */
   const openReplicas = async (r: EventTypeRecord): Promise<void> => {
     for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
-      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+      // One partition that cannot open (a corrupt log waiting for its repair) does not keep the others closed.
+      for (let p = 0; p < r.storage.partitions.length; p++) {
+        await replicas.ensure(t.topic, p).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name, partition: p }, 'opening a partition replica failed'));
+      }
     }
   };
   const openReplicasOf = (name: string): void => {

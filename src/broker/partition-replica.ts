@@ -22,7 +22,8 @@ import { assert } from '../core/assert.js';
 import { publishBatchEventsMax } from '../core/limits.js';
 import type { Offset } from '../core/offset.js';
 import { batchEvents, decodeEntryHead, isEncodedHere, PartitionEntryError } from '../log/partition-entry.js';
-import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
+import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, PartitionUnavailableError, type KvBatch, type OrderedKv } from '../log/index.js';
+import { RaftRecordCorruptError } from './raft-records.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
 import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
@@ -38,6 +39,8 @@ export type ReplicaOutcome = readonly BatchOutcome[] | undefined;
 
 /** Index rows (and entries) fetched by one read from the KV at most. */
 const rowsPerReadMax = 1024;
+/** Corrupt stored entries one read repairs at most before it gives up (the next read goes on). */
+const repairsPerReadMax = 16;
 
 export interface StoredEventView {
   offset: Offset;
@@ -453,7 +456,54 @@ export class PartitionReplica {
 
   // ------------------------------------------------------------------ reads
 
+  /**
+   * How a stored entry that fails its checks is replaced by the same committed entry of another
+   * replica (PartitionReplicas): 'alone' when this node holds the only replica. Absent: no repair.
+   */
+  repairEntries: ((from: number, to: number) => Promise<'repaired' | 'alone'>) | undefined;
+  /** Repairs under way, by entry index (reads that meet the same corrupt entry wait for one repair). */
+  readonly #repairs = new Map<number, Promise<void>>();
+
   async read(after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
+    for (let repairs = 0; ; repairs++) {
+      try {
+        return await this.#read(after, maxEvents, maxBytes);
+      } catch (err) {
+        if (!(err instanceof RaftRecordCorruptError) || repairs >= repairsPerReadMax) throw err;
+        await this.#repairStored(err, after + 1);
+      }
+    }
+  }
+
+  /**
+   * A stored entry failed its record's checks (its CRC32C) when read from the KV. It is committed
+   * (reads and log shipping only take applied entries), so every replica that holds it holds the same
+   * bytes: it is fetched from another one, checked, and written over the corrupt record; the read
+   * then goes on. A node holding the only replica has nothing to repair it from: the partition
+   * refuses reads with a message saying so. A repair that fails for now (no replica answered) fails
+   * this read as unavailable (retriable); the next read tries again. Never a corrupt or skipped event.
+   */
+  async #repairStored(err: RaftRecordCorruptError, offset: number): Promise<void> {
+    const index = entryKeyIndex(err.key);
+    let p = this.#repairs.get(index);
+    if (p === undefined) {
+      p = (async () => {
+        const where = { topic: this.topic, partition: this.partition, group: this.groupId, index };
+        const outcome = this.repairEntries === undefined ? 'alone' : await this.repairEntries(index, index).catch((e: unknown) => e as Error);
+        if (outcome === 'repaired') {
+          this.#logger.warn({ ...where, err: err.reason }, 'repaired a corrupt partition raft entry from another replica');
+          return;
+        }
+        if (outcome === 'alone') throw this.#damaged(offset, `raft entry ${index}: ${err.reason}; this node holds the only replica of the partition, there is none to repair it from`);
+        this.#logger.error({ ...where, err: err.reason, repair: outcome.message }, 'a corrupt partition raft entry could not be repaired from another replica yet; reads of it fail until it is');
+        throw new PartitionUnavailableError(this.topic, this.partition, new Error(`raft entry ${index} is corrupt on this node and no other replica could replace it yet (${outcome.message})`));
+      })().finally(() => this.#repairs.delete(index));
+      this.#repairs.set(index, p);
+    }
+    await p;
+  }
+
+  async #read(after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
     if (this.#corrupt !== undefined) throw this.#corrupt;
     const s = this.#state;
     if (after < s.oldest - 1) throw new OffsetExpiredError(this.topic, this.partition, after, s.oldest);
@@ -636,17 +686,24 @@ export class PartitionReplica {
     let bytes = 0;
     let next = from;
     const full = () => chunk.length > 0 && bytes >= maxBytes;
-    if (next < mem.firstIndex()) {
-      for await (const e of this.#group.store.readStored(next, Math.min(to + 1, mem.firstIndex()))) {
-        if (signal.aborted) return;
-        chunk.push(e);
-        bytes += e.data.byteLength;
-        next = e.index + 1;
-        if (full()) {
-          yield chunk;
-          chunk = [];
-          bytes = 0;
+    for (let repairs = 0; next < mem.firstIndex(); repairs++) {
+      try {
+        for await (const e of this.#group.store.readStored(next, Math.min(to + 1, mem.firstIndex()))) {
+          if (signal.aborted) return;
+          chunk.push(e);
+          bytes += e.data.byteLength;
+          next = e.index + 1;
+          if (full()) {
+            yield chunk;
+            chunk = [];
+            bytes = 0;
+          }
         }
+      } catch (err) {
+        // A corrupt stored entry is replaced from another replica before it is shipped (never skipped).
+        if (!(err instanceof RaftRecordCorruptError) || repairs >= repairsPerReadMax) throw err;
+        await this.#repairStored(err, -1);
+        continue;
       }
       next = Math.max(next, mem.firstIndex());
     }

@@ -19,14 +19,14 @@ import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
-import { encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
+import { decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
 import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
-import { RaftLogStore } from './raft-log-store.js';
+import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
@@ -129,6 +129,21 @@ const uncommittedBytesMax = 16 * 1024 * 1024;
 /** Bytes per chunk of log shipping. */
 const logChunkBytes = 1 << 20;
 const retryMs = 25;
+/** How long after a failed repair a partition whose log is corrupt is opened again. */
+const retryOpenMs = 5000;
+/** How long one replica may take to send the entries that repair a corrupt log. */
+const repairFetchMs = 30_000;
+
+/** Why an entry sent to repair a corrupt one cannot be stored, or undefined. */
+function committedEntryProblem(e: Entry): string | undefined {
+  try {
+    if (e.type === 'confChange') decodeConfChange(e.data);
+    else if (e.data.byteLength > 0) decodeEntryHead(Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength), false);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
 
 function directoryKey(group: number): Buffer {
   const k = Buffer.allocUnsafe(5);
@@ -215,7 +230,8 @@ export class PartitionReplicas {
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
     const log = o.logger.child({ topic, partition, group: placement.group });
-    const store = await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk });
+    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log);
+    const store = await this.#openStore(replica, placement, log);
     if (store.damage !== undefined) log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
     const fresh = store.isEmpty;
     if (fresh) {
@@ -235,7 +251,6 @@ export class PartitionReplicas {
         b.put(directoryKey(placement.group), v);
       }, { durable: false });
     }
-    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log);
     const storage = store.storage;
     const snap = storage.snapshot();
     if (snap.metadata.index > replica.applied) {
@@ -280,6 +295,7 @@ export class PartitionReplicas {
     replica.attach(group);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
     replica.onRestoredWithoutLog = (index, image) => this.#fetchHistory(replica, index, image);
+    replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
     this.#coalescers.set(placement.group, coalescer);
@@ -302,6 +318,81 @@ export class PartitionReplicas {
     if (o.legacy !== undefined && fresh) await this.#continueLegacy(replica);
     log.debug({ applied, fresh }, 'partition replica opened');
     return replica;
+  }
+
+  /**
+   * Opens the group's log. Committed entries that fail their checks (entries the replica applied:
+   * its offset index points into them) are replaced by the same entries of a healthy replica, then
+   * the log is opened again; corrupt entries past the applied index are cut and the member is marked
+   * damaged (raft-log-store.ts): it neither votes nor leads until its leader has sent them again.
+   * With no other replica (a single node), or none that answers, the partition stays closed with a
+   * message saying why; a replica that is not repaired yet is tried again every few seconds.
+   */
+  async #openStore(replica: PartitionReplica, placement: GroupPlacement, log: Logger): Promise<RaftLogStore> {
+    const o = this.#o;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied });
+      } catch (err) {
+        if (!(err instanceof RaftGroupCorruptError) || err.committed === undefined || attempt > 0) throw err;
+        const { from, to } = err.committed;
+        log.error({ found: err.found, from, to }, 'partition raft log corrupt: replacing its committed entries from another replica before it opens');
+        let outcome: 'repaired' | 'alone' | Error;
+        try {
+          outcome = await this.#repairEntries(replica.topic, replica.partition, placement.group, from, to);
+        } catch (e) {
+          outcome = e as Error;
+        }
+        if (outcome === 'alone') throw new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from');
+        if (outcome !== 'repaired') {
+          this.#retryOpen(replica.topic, replica.partition);
+          throw new PartitionUnavailableError(replica.topic, replica.partition, new Error(`its raft log is corrupt (${err.found.join('; ')}) and no other replica could replace the entries ${from}..${to} yet (${outcome.message}); tried again in ${retryOpenMs / 1000} s`));
+        }
+        log.warn({ from, to }, 'partition raft log repaired from another replica');
+      }
+    }
+  }
+
+  #retryOpen(topic: number, partition: number): void {
+    if (this.#closed) return;
+    setTimeout(() => {
+      if (!this.#closed) this.ensure(topic, partition).catch(() => undefined);
+    }, retryOpenMs).unref();
+  }
+
+  /**
+   * Replaces the stored entries [from, to] of a group with the same committed entries of another
+   * replica (fetched with FetchLog, which serves applied entries only, in bounded chunks), each checked
+   * before it is written (the partition entry's own CRC32C, a configuration change's encoding), in
+   * one durable write per chunk. 'alone' when no other replica exists to ask.
+   */
+  async #repairEntries(topic: number, partition: number, group: number, from: number, to: number): Promise<'repaired' | 'alone'> {
+    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const p = this.#o.placement(topic, partition);
+    const leader = this.replica(topic, partition)?.group.leader;
+    const peers = [leader ?? noNode, ...(p?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+    if (peers.length === 0 || fetchLog === undefined) return 'alone';
+    let next = from;
+    const failures: string[] = [];
+    for (const peer of peers) {
+      try {
+        const signal = AbortSignal.timeout(repairFetchMs);
+        for await (const chunk of fetchLog(peer, { group, fromIndex: next, toIndex: to, maxBytes: logChunkBytes }, signal)) {
+          for (const e of chunk.entries) {
+            const problem = committedEntryProblem(e);
+            if (problem !== undefined) throw new Error(`its entry ${e.index} fails its check too: ${problem}`);
+          }
+          if (chunk.entries[0]?.index !== next) throw new Error(`it sent entry ${chunk.entries[0]?.index}, not ${next}`);
+          await RaftLogStore.replaceEntries(this.#o.kv, group, chunk.entries, this.#o.disk);
+          next = chunk.entries[chunk.entries.length - 1]!.index + 1;
+        }
+        if (next > to) return 'repaired';
+        failures.push(`node ${peer} holds the entries up to ${next - 1} only`);
+      } catch (err) {
+        failures.push(`node ${peer}: ${(err as Error).message}`);
+      }
+    }
+    throw new Error(failures.join('; '));
   }
 
   /** A partition with data in the former store continues its offsets after it. */
