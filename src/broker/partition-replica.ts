@@ -432,12 +432,18 @@ export class PartitionReplica {
     this.#writeApplied();
   }
 
-  /** Removes what a failed fetch of history stored (rows for offsets [from, to), entries [fromIndex, toIndex]). */
-  dropHistory(from: number, to: number, fromIndex: number, toIndex: number): void {
+  /**
+   * Removes what a failed fetch of history stored (rows for offsets [from, to), entries [fromIndex,
+   * toIndex]), in a write of its own that is done before the fetch is tried again (a removal queued
+   * for the node's next write could land after the next try's entries).
+   */
+  async dropHistory(from: number, to: number, fromIndex: number, toIndex: number): Promise<void> {
     this.historyFrom = undefined;
     const g = this.groupId;
-    if (to > from) this.#host.writeRows((b) => b.delRange(indexKey(g, from), indexKey(g, to)));
-    if (toIndex >= fromIndex) this.#host.writeRows((b) => b.delRange(entryKey(g, fromIndex), entryKey(g, toIndex + 1)));
+    await this.#kv.write((b) => {
+      if (to > from) b.delRange(indexKey(g, from), indexKey(g, to));
+      if (toIndex >= fromIndex) b.delRange(entryKey(g, fromIndex), entryKey(g, toIndex + 1));
+    }, { durable: false });
   }
 
   /** Bytes of entries applied since memory was last compacted (about what the memory tail holds). */

@@ -632,6 +632,9 @@ export class PartitionReplicas {
     this.#historyFetching.add(r.groupId);
     const started = this.#o.clock.monotonicMs();
     void (async () => {
+      // The removal of what the replica held before the snapshot is queued for the node's next write:
+      // it must be done before fetched entries are stored, or it would remove them.
+      await this.#o.host.flushRows();
       let lastErr = 'no replica to fetch from';
       for (let attempt = 0; attempt < 3 * Math.max(1, peers.length); attempt++) {
         const from = peers[attempt % Math.max(1, peers.length)];
@@ -655,7 +658,7 @@ export class PartitionReplicas {
         } catch (err) {
           lastErr = `node ${from}: ${(err as Error).message}`;
           log.warn({ from, err: (err as Error).message, chunks }, 'fetching the retained log before the snapshot failed; trying again');
-          r.dropHistory(fromOffset, image.next, fromIndex, index);
+          await r.dropHistory(fromOffset, image.next, fromIndex, index).catch(() => undefined);
           r.historyFrom = fromOffset;
           await (this.#o.sleep ?? sleep)(200);
         }
@@ -947,8 +950,10 @@ export class PartitionReplicas {
     assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
     // The index rows of everything applied must be in the KV before memory forgets those batches.
     await this.#o.host.flushRows();
+    const firstBefore = g.store.storage.firstIndex();
     await g.store.compact(applied, conf, image, compactTo);
-    r.forgetBefore(compactTo + 1);
+    // A refresh that dropped nothing from memory leaves the tail (and its byte count) as it was.
+    if (compactTo >= firstBefore) r.forgetBefore(compactTo + 1);
   }
 
   /**
