@@ -21,7 +21,7 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import { publishBatchEventsMax } from '../core/limits.js';
 import type { Offset } from '../core/offset.js';
-import { batchEvents, decodeEntryHead, isEncodedHere, PartitionEntryError } from '../log/partition-entry.js';
+import { batchEvents, decodeEntryHead, isChecked, PartitionEntryError } from '../log/partition-entry.js';
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, PartitionUnavailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { RaftRecordCorruptError } from './raft-records.js';
 import { readU64, writeU64 } from '../log/keys.js';
@@ -214,7 +214,7 @@ export class PartitionReplica {
     this.onTailBytes?.(e.data.byteLength);
     // An entry from another node or from the disk is checked here; one this node encoded (its own
     // proposal, still the same buffer) was never stored or sent before this point.
-    const head = this.#checkedHead(e, this.#state.newest + 1, !isEncodedHere(e.data));
+    const head = this.#checkedHead(e, this.#state.newest + 1, !isChecked(e.data));
     if (head === undefined) {
       this.#state.applyOther(e.index);
       this.#writeApplied();

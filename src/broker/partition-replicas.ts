@@ -19,7 +19,7 @@ import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
-import { decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
+import { checkArrived, decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
 import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
@@ -421,6 +421,11 @@ export class PartitionReplicas {
     return {
       receive: (m) => {
         if (m.type === 'snap') void this.#catchUp(r, m);
+        // An entry whose checksum fails arrived damaged: the whole append is dropped (Raft takes it as
+        // lost and the leader sends it again). Taken, it would commit with the intact copies of the
+        // others and then get no offsets here (apply drops what does not decode): this replica's
+        // offsets would differ from theirs from there on.
+        else if (m.type === 'app' && !this.#arrivedIntact(r, m)) return;
         // While the replica applies fetched entries by itself, nothing may move the group's log or
         // commit index: an append that let the group commit those entries too would apply them twice
         // (a damaged member's leader probes it while its snapshot is pending). Raft resends.
@@ -444,6 +449,24 @@ export class PartitionReplicas {
       },
     };
   }
+
+  #arrivedIntact(r: PartitionReplica, m: Message): boolean {
+    for (const e of m.entries) {
+      if (e.type !== 'normal') continue;
+      try {
+        checkArrived(e.data);
+      } catch (err) {
+        this.#damagedArrivals++;
+        if (this.#damagedArrivals <= 10 || this.#damagedArrivals % 100 === 0) {
+          this.#o.logger.warn({ topic: r.topic, partition: r.partition, group: r.groupId, from: m.from, index: e.index, err: (err as Error).message, dropped: this.#damagedArrivals }, 'dropped an append whose entry arrived damaged; its leader sends it again');
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  #damagedArrivals = 0;
 
   /**
    * A read for a node that holds no replica: waits up to `waitMs` for events after the cursor, then
