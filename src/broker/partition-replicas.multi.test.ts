@@ -15,7 +15,7 @@ import { entryKey } from './raft-log-store.js';
 import { decodeEntryRecord, RaftRecordCorruptError } from './raft-records.js';
 import type { Offset } from '../core/offset.js';
 import type { Message, NodeId } from '../raft/index.js';
-import { CorruptBatchError, OffsetExpiredError } from '../log/index.js';
+import { CorruptBatchError, OffsetExpiredError, PartitionUnavailableError } from '../log/index.js';
 import type { GroupHandler } from '../transport/index.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
@@ -359,7 +359,11 @@ async function storedBatchEntries(kv: OrderedKv, group: number, below: number): 
   const out: number[] = [];
   for (let i = 1; i < below; i++) {
     const v = await kv.get(entryKey(group, i));
-    if (v !== null && decodeEntryRecord(entryKey(group, i), v).data.byteLength > 40) out.push(i);
+    try {
+      if (v !== null && decodeEntryRecord(entryKey(group, i), v).data.byteLength > 40) out.push(i);
+    } catch {
+      // already corrupt
+    }
   }
   return out;
 }
@@ -427,6 +431,11 @@ test('a single node with a corrupt stored entry refuses reads of the partition w
       await assert.rejects(readAll(one.replicas, 0), (err: unknown) => err instanceof CorruptBatchError && /only replica of the partition, there is none to repair it from/.test(err.message), `read ${k}`);
     }
     assert.ok(lines.some((l) => l.msg === 'partition replica refuses reads: corrupt raft entry'));
+    // The same at a start: the log after the snapshot is checked, and nothing can replace the entry.
+    const again = await c.restart(1, async (kv) => {
+      await corruptEntry(kv, group10, (await storedBatchEntries(kv, group10, 1_000)).at(-1)!);
+    });
+    await assert.rejects(again.replicas.ensure(1, 0), (err: unknown) => err instanceof PartitionUnavailableError && /this node holds the only replica of the partition, there is none to repair it from: .*CRC32C mismatch/.test(err.message));
   } finally {
     await c.close();
   }

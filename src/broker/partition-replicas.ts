@@ -334,7 +334,9 @@ export class PartitionReplicas {
       try {
         return await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied });
       } catch (err) {
-        if (!(err instanceof RaftGroupCorruptError) || err.committed === undefined || attempt > 0) throw err;
+        if (!(err instanceof RaftGroupCorruptError)) throw err;
+        // Answered to clients as the partition being unavailable here (503, with what was found).
+        if (err.committed === undefined || attempt > 0) throw new PartitionUnavailableError(replica.topic, replica.partition, err);
         const { from, to } = err.committed;
         log.error({ found: err.found, from, to }, 'partition raft log corrupt: replacing its committed entries from another replica before it opens');
         let outcome: 'repaired' | 'alone' | Error;
@@ -343,7 +345,7 @@ export class PartitionReplicas {
         } catch (e) {
           outcome = e as Error;
         }
-        if (outcome === 'alone') throw new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from');
+        if (outcome === 'alone') throw new PartitionUnavailableError(replica.topic, replica.partition, new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from'));
         if (outcome !== 'repaired') {
           this.#retryOpen(replica.topic, replica.partition);
           throw new PartitionUnavailableError(replica.topic, replica.partition, new Error(`its raft log is corrupt (${err.found.join('; ')}) and no other replica could replace the entries ${from}..${to} yet (${outcome.message}); tried again in ${retryOpenMs / 1000} s`));
