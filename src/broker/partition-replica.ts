@@ -351,6 +351,7 @@ export class PartitionReplica {
     this.#state.forgetAll();
     this.#recent = [];
     this.historyFrom = undefined;
+    this.#logFloor = index + 1;
     const g = this.groupId;
     this.#host.writeRows((b) => {
       b.delRange(indexKey(g, 0), groupKey(prefixOffsetIndex, g + 1));
@@ -358,6 +359,13 @@ export class PartitionReplica {
     });
     this.#writeApplied();
   }
+
+  /**
+   * The first entry of the log this replica holds while the log before its snapshot is not all here
+   * (history being fetched, or given up): entries below it in the KV are not yet (or no longer) part
+   * of its log.
+   */
+  #logFloor: number | undefined;
 
   /** Told when a snapshot was installed without the log before it (the caller fetches that log back). */
   onRestoredWithoutLog: ((index: number, image: PartitionImage) => void) | undefined;
@@ -384,6 +392,7 @@ export class PartitionReplica {
     const oldest = s.oldest;
     const next = s.newest + 1;
     const g = this.groupId;
+    if (this.#logFloor !== undefined) return [this.#logFloor, oldest];
     let first: number | undefined;
     for await (const [k] of this.#kv.iterate({ gte: entryKey(g, 0), lt: entryKey(g, Number.MAX_SAFE_INTEGER), limit: 1 })) first = entryKeyIndex(k);
     first ??= this.#group.store.storage.lastIndex() + 1;
@@ -429,6 +438,7 @@ export class PartitionReplica {
   extendBack(oldest: number): void {
     this.#state.extendBack(oldest);
     this.historyFrom = undefined;
+    this.#logFloor = undefined;
     this.#writeApplied();
   }
 
@@ -656,6 +666,7 @@ export class PartitionReplica {
       b.delRange(entryKey(this.groupId, 0), entryKey(this.groupId, last.raftIndex + 1));
     }, { durable: false });
     this.#state.truncateBefore(last.last + 1);
+    if (this.#logFloor !== undefined && this.#logFloor <= last.raftIndex) this.#logFloor = undefined;
     this.forgetBefore(last.raftIndex + 1);
     this.#writeApplied();
     return Math.max(0, last.last + 1 - before);
