@@ -653,7 +653,10 @@ export class PartitionReplicas {
       return;
     }
     const [fromIndex, fromOffset] = start;
-    if (fromIndex > index || fromOffset >= image.next) return;
+    if (fromIndex > index || fromOffset >= image.next) {
+      log.info({ snapshot: index, oldest: image.next }, 'partition replica installed a snapshot at its leader\'s retained start: there is no log before it to fetch');
+      return;
+    }
     const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
     r.historyFrom = fromOffset;
     this.#historyFetching.add(r.groupId);
