@@ -995,7 +995,15 @@ export class PartitionReplicas {
     const r = this.replica(topic, partition);
     if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
       const n = await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
-      if (n > 0) await this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true);
+      if (n > 0 && !this.#compacting.has(r.groupId)) {
+        // One compaction of a group at a time (a later one taken first would make this one's older).
+        this.#compacting.add(r.groupId);
+        try {
+          await this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true);
+        } finally {
+          this.#compacting.delete(r.groupId);
+        }
+      }
       removed += n;
     }
     return removed;
