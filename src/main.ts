@@ -119,7 +119,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       const name = logIndex.get(topic);
       const rec = name === undefined ? undefined : state.eventType(name);
       if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
-      return placementOf(rec, topic, partition, legacyReplica);
+      // A group that never applied anything starts at its timeline's first offset (partition-replicas.ts).
+      const start = timelinesOf(rec).find((t) => t.topic === topic)?.starts[partition] ?? 0;
+      return { ...placementOf(rec, topic, partition, legacyReplica), start };
     },
     clock,
     random: systemRandom,
@@ -259,6 +261,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
       read: (to, req, signal) => t.read(to, req, signal),
       bounds: (to, req) => t.bounds(to, req),
+      forwardControl: (to, req) => t.forwardControl(to, req),
     });
     raftHost.start({ send: (msgs) => t.send(msgs) });
   } else raftHost.start(undefined);

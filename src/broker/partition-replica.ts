@@ -6,7 +6,8 @@
  *   [0x14][group u32][last offset u64] -> [raft index u64][first offset u64][append time u64][request id]
  *        one row per applied event batch: "the batch holding offset o" is the first key >= o; the
  *        request ids of the newest rows rebuild the de-duplication window at start
- *   [0x15][group u32]                  -> [applied u64][next offset u64][oldest offset u64]
+ *   [0x15][group u32]                  -> [applied u64][next offset u64][oldest offset u64][sealed]
+ *        `sealed`: the id (UTF-8) of the timeline switch that sealed the log, absent while it is open
  * Both are written (without fsync) in the node's next write after the entry is applied, so the
  * applied index is always stored atomically with the rows of the entries up to it. Losing them in a
  * crash loses nothing: the entries are durable in the Raft log and are applied again at start.
@@ -23,14 +24,14 @@ import { batchEvents, decodeEntryHead, PartitionEntryError } from '../log/partit
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
-import { dedupWindow, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
+import { dedupWindow, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 import { encodeStoredEntry, entryKey } from './raft-log-store.js';
 
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
 
-export type ReplicaOutcome = BatchOutcome | undefined;
+export type ReplicaOutcome = BatchOutcome | SealOutcome | undefined;
 
 export interface StoredEventView {
   offset: Offset;
@@ -75,10 +76,12 @@ function decodeIndexRow(k: Buffer, v: Buffer): IndexRow {
 }
 
 function encodeApplied(s: PartitionState): Buffer {
-  const v = Buffer.allocUnsafe(24);
+  const sealed = s.sealed === undefined ? undefined : Buffer.from(s.sealed, 'utf8');
+  const v = Buffer.allocUnsafe(24 + (sealed?.length ?? 0));
   writeU64(v, 0, s.applied);
   writeU64(v, 8, s.newest + 1);
   writeU64(v, 16, s.oldest);
+  sealed?.copy(v, 24);
   return v;
 }
 
@@ -89,6 +92,7 @@ export function encodeImage(img: PartitionImage): Uint8Array {
 export function decodeImage(data: Uint8Array): PartitionImage {
   const img = JSON.parse(Buffer.from(data).toString('utf8')) as PartitionImage;
   assert(Number.isSafeInteger(img.applied) && Number.isSafeInteger(img.next) && Number.isSafeInteger(img.oldest) && Array.isArray(img.recent), 'malformed partition image');
+  assert(img.sealed === undefined || (typeof img.sealed === 'string' && img.sealed !== ''), 'malformed partition image: sealed');
   return img;
 }
 
@@ -121,10 +125,13 @@ export class PartitionReplica {
     this.#state = state;
   }
 
-  /** Reads the stored applied state and the de-duplication window. */
-  static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger): Promise<PartitionReplica> {
+  /**
+   * Reads the stored applied state and the de-duplication window. A group that never applied anything
+   * starts at `start`, its timeline's first offset (every replica reads the same from metadata).
+   */
+  static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger, start = 0): Promise<PartitionReplica> {
     const raw = await kv.get(groupKey(prefixApplied, groupId));
-    let image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] };
+    let image: PartitionImage = { applied: 0, next: start, oldest: start, recent: [] };
     if (raw !== null) {
       const recent: [string, number, number][] = [];
       for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), reverse: true, limit: dedupWindow })) {
@@ -132,6 +139,7 @@ export class PartitionReplica {
         if (r.requestId !== '') recent.unshift([r.requestId, r.first, r.last]);
       }
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
+      if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
     }
     return new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
   }
@@ -166,6 +174,11 @@ export class PartitionReplica {
     return this.#state.image();
   }
 
+  /** The timeline switch this log was sealed for (undefined: it takes events). */
+  get sealed(): string | undefined {
+    return this.#state.sealed;
+  }
+
   // ------------------------------------------------------------------ apply
 
   #apply(e: Entry): ReplicaOutcome {
@@ -186,6 +199,9 @@ export class PartitionReplica {
         break;
       case 'base':
         this.#state.applyBase(e.index, head.base);
+        break;
+      case 'seal':
+        outcome = this.#state.applySeal(e.index, head.timeline, head.floor);
         break;
       case 'batch': {
         outcome = this.#state.applyBatch(e.index, head.requestId, head.count);

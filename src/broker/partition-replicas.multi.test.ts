@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { MemoryKv } from '../log/index.js';
+import { MemoryKv, PartitionSealedError } from '../log/index.js';
 import type { Offset } from '../core/offset.js';
 import type { NodeId } from '../raft/index.js';
 import type { GroupHandler } from '../transport/index.js';
@@ -69,6 +69,11 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
         const h = nodes.get(to)!.handlers.get(req.group);
         if (!linked(id, to) || h?.bounds === undefined) throw new Error('unreachable');
         return h.bounds(id, req);
+      },
+      forwardControl: async (to, req) => {
+        if (!linked(id, to)) return { status: 'unavailable', detail: 'unreachable' };
+        const h = nodes.get(to)!.handlers.get(req.group);
+        return h?.control === undefined ? { status: 'notLeader', leaderHint: 0, epoch: 0 } : h.control(id, req);
       },
     });
     host.start({
@@ -203,6 +208,31 @@ test('a node holding no replica publishes through the leader and reads, waits an
     // With every replica cut off, node 4 answers a retriable error, not a wrong answer.
     for (const id of [1, 2, 3]) c.down.add(id);
     await assert.rejects(four.read(1, 0, -1 as Offset, 10, 1000), /no replica could be read/);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a seal sent from any node, replica or not, is applied once through the leader: every node learns the same start, later publishes are refused as sealed everywhere', async () => {
+  const c = await cluster(1024, [1, 2, 3, 4]);
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [1, 2, 3].map((id) => c.node(id)).find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    for (let i = 0; i < 6; i++) {
+      const [r] = await c.node(((i % 4) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`p${i}`)] }]);
+      assert.ok(r?.ok, `publish ${i}`);
+    }
+    // From every node at once, the leader's follower and the non-replica included.
+    const starts = await Promise.all([1, 2, 3, 4].map((id) => c.node(id).replicas.control(1, 0, { kind: 'seal', timeline: 'T', floor: 0 })));
+    assert.deepEqual(starts, [6, 6, 6, 6]);
+    for (const id of [1, 2, 3, 4]) {
+      const [r] = await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`late${id}`)] }]);
+      assert.ok(r !== undefined && !r.ok && r.error instanceof PartitionSealedError, `node ${id}: ${JSON.stringify(r)}`);
+    }
+    await until('every replica applied the seal', () => [1, 2, 3].every((id) => c.node(id).replicas.replica(1, 0)!.sealed === 'T'));
+    for (const id of [1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, 0), ['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
+    // A seal for another switch is refused on every node.
+    await assert.rejects(c.node(4).replicas.control(1, 0, { kind: 'seal', timeline: 'U', floor: 0 }), /sealed for timeline T/);
   } finally {
     await c.close();
   }

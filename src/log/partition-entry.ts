@@ -20,6 +20,10 @@
  *   base (kind 2): u8 kind, u32 CRC32C (as above), u64 base offset — sets where offsets start on an
  *   empty log (a timeline's first offset, or the end of data migrated from the pre-Raft store).
  *
+ *   seal (kind 3): u8 kind, u32 CRC32C (as above), u64 floor, u16 timeline id length t, t timeline id
+ *   (UTF-8) — closes the log for the timeline switch to that timeline (src/replication/partition-state.ts
+ *   applySeal); `floor` is where this log's own timeline starts.
+ *
  * An empty payload is Raft's own no-op (a new leader's first entry). Unknown kinds are refused when
  * decoded, so a newer node's entry is never misread as events.
  */
@@ -28,6 +32,9 @@ import { readU64, writeU64 } from './keys.js';
 
 export const kindBatch = 1;
 export const kindBase = 2;
+export const kindSeal = 3;
+/** Timeline ids are UUIDs; bounded so a malformed one cannot bloat an entry. */
+export const timelineIdBytesMax = 64;
 const crcStart = 5;
 const batchFixedBytes = 15;
 
@@ -78,11 +85,24 @@ export function encodeBaseEntry(base: number): Buffer {
   return out;
 }
 
+export function encodeSealEntry(timeline: string, floor: number): Buffer {
+  const id = Buffer.from(timeline, 'utf8');
+  if (id.length === 0 || id.length > timelineIdBytesMax) throw new PartitionEntryError(`timeline id of ${id.length} bytes (1 to ${timelineIdBytesMax})`);
+  const out = Buffer.allocUnsafe(15 + id.length);
+  out[0] = kindSeal;
+  writeU64(out, 5, floor);
+  out.writeUInt16BE(id.length, 13);
+  id.copy(out, 15);
+  out.writeUInt32BE(entryCrc(out), 1);
+  return out;
+}
+
 /** What apply needs of an entry, read without touching the events (no per-event work on apply). */
 export type EntryHead =
   | { readonly kind: 'noop' }
   | { readonly kind: 'batch'; readonly requestId: string; readonly count: number; readonly appendTimeMs: number }
-  | { readonly kind: 'base'; readonly base: number };
+  | { readonly kind: 'base'; readonly base: number }
+  | { readonly kind: 'seal'; readonly timeline: string; readonly floor: number };
 
 function checkCrc(data: Buffer): void {
   if (data.length < crcStart) throw new PartitionEntryError(`entry of ${data.length} bytes`);
@@ -108,6 +128,12 @@ export function decodeEntryHead(data: Buffer): EntryHead {
     case kindBase:
       if (data.length !== 13) throw new PartitionEntryError('malformed base entry');
       return { kind: 'base', base: readU64(data, 5) };
+    case kindSeal: {
+      if (data.length < 15) throw new PartitionEntryError('truncated seal entry');
+      const len = data.readUInt16BE(13);
+      if (len === 0 || len > timelineIdBytesMax || data.length !== 15 + len) throw new PartitionEntryError('malformed seal entry');
+      return { kind: 'seal', timeline: data.toString('utf8', 15), floor: readU64(data, 5) };
+    }
     default:
       throw new PartitionEntryError(`unknown partition entry kind ${data[0]}`);
   }
