@@ -112,6 +112,16 @@ export function checkForwardedCommand(data: Uint8Array): string | undefined {
         ? undefined
         : 'malformed timeline.create';
     }
+    case 'timeline.prepare':
+      return nonEmptyString(cmd['eventType']) && nonEmptyString(cmd['id']) && nonEmptyString(cmd['storage_id']) && typeof cmd['at'] === 'string' && isPlacementField(cmd['placement'])
+        ? undefined
+        : 'malformed timeline.prepare';
+    case 'timeline.commit': {
+      const starts = cmd['starts'];
+      return nonEmptyString(cmd['eventType']) && nonEmptyString(cmd['id']) && typeof cmd['at'] === 'string' && Array.isArray(starts) && starts.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+        ? undefined
+        : 'malformed timeline.commit';
+    }
     case 'blacklist.set':
       return ['CONSUMER_APP', 'CONSUMER_ET', 'PRODUCER_APP', 'PRODUCER_ET'].includes(cmd['type'] as string) && nonEmptyString(cmd['name']) && typeof cmd['blocked'] === 'boolean'
         ? undefined
