@@ -26,7 +26,7 @@ import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
 import { dedupWindow, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
-import { encodeStoredEntry, entryKey } from './raft-log-store.js';
+import { entryKey } from './raft-log-store.js';
 
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
@@ -455,14 +455,8 @@ export class PartitionReplica {
     const first = entries[0];
     if (first === undefined) return true;
     if (first.index !== this.#state.applied + 1) return false;
-    const g = this.groupId;
-    this.#host.writeRows((b) => {
-      b.delRange(entryKey(g, first.index), entryKey(g, first.index + entries.length));
-      for (const e of entries) {
-        const k = entryKey(g, e.index);
-        b.put(k, encodeStoredEntry(k, e));
-      }
-    });
+    const store = this.#group.store;
+    this.#host.writeRows((b) => store.fillFetched(b, entries));
     for (const e of entries) this.replay(e);
     return true;
   }

@@ -8,7 +8,8 @@
 // the disk to roll back to), with a NodeDisk over a MemoryCell where the marker matters.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryCell, MemoryKv } from '../log/index.js';
+import { MemoryCell, MemoryKv, type OrderedKv } from '../log/index.js';
+import { recordOps, type KvOp } from '../log/kv.js';
 import type { Entry } from '../raft/index.js';
 import { NodeDisk } from './node-disk.js';
 import { entryKey, groupKey, kindDamage, kindHardState, kindSnapshot } from './raft-keys.js';
@@ -192,4 +193,79 @@ test('a group whose log is its data (a partition) with a corrupt record is not o
   });
   assert.notEqual(await kv.get(entryKey(5, 4)), null, 'nothing was deleted');
   assert.equal(await kv.get(groupKey(5, kindDamage)), null, 'nor marked');
+});
+
+/** Records the kinds of the operations of every write (the KV itself is a MemoryKv). */
+function recording(kv: MemoryKv): { kv: OrderedKv; ops: KvOp['kind'][][] } {
+  const ops: KvOp['kind'][][] = [];
+  return {
+    ops,
+    kv: {
+      write: (fill, o) => {
+        const recorded = recordOps(fill);
+        ops.push(recorded.map((op) => op.kind));
+        return kv.write((b) => {
+          for (const op of recorded) {
+            if (op.kind === 'put') b.put(op.key, op.value);
+            else if (op.kind === 'del') b.del(op.key);
+            else b.delRange(op.start, op.end);
+          }
+        }, o);
+      },
+      get: (k) => kv.get(k),
+      iterate: (r) => kv.iterate(r),
+      sizeBytes: () => kv.sizeBytes(),
+      close: () => kv.close(),
+    },
+  };
+}
+
+async function storedIndexes(kv: MemoryKv, group: number): Promise<number[]> {
+  const out: number[] = [];
+  for await (const [k] of kv.iterate({ gte: entryKey(group, 0), lt: entryKey(group, Number.MAX_SAFE_INTEGER) })) out.push(k.readUInt32BE(10));
+  return out;
+}
+
+// Every append used to carry a range deletion "from its first index to the end of the log": RocksDB
+// keeps such tombstones in the memtable until it is flushed, and tens of thousands of them (one per
+// group per turn) made reads and the flush itself take seconds and gigabytes (docs/benchmarks.md).
+test('appending after the last stored entry writes no deletion at all; an overwrite deletes exactly the stale suffix', async () => {
+  const mem = new MemoryKv();
+  const { kv, ops } = recording(mem);
+  const s = await RaftLogStore.open(kv, 7, { keepCompacted: true });
+  await s.startEmpty([1], 'unused');
+  for (let i = 2; i <= 40; i += 2) {
+    await s.persist({ snapshot: undefined, entries: [entry(i, 2), entry(i + 1, 2)], hardState: { term: 2, vote: 1, commit: i }, mustSync: true });
+  }
+  for (const w of ops) assert.deepEqual(w.filter((k) => k !== 'put'), [], 'appends only put');
+  assert.deepEqual(await storedIndexes(mem, 7), Array.from({ length: 41 }, (_, i) => i + 1));
+  // A new leader's shorter log replaces 30..41 with 30..31: 32..41 are deleted one by one.
+  ops.length = 0;
+  await s.persist({ snapshot: undefined, entries: [entry(30, 3), entry(31, 3)], hardState: { term: 3, vote: 1, commit: 29 }, mustSync: true });
+  assert.deepEqual(ops[0]!.filter((k) => k === 'del').length, 10);
+  assert.deepEqual(ops[0]!.filter((k) => k === 'delRange').length, 0);
+  const back = await RaftLogStore.open(mem, 7, { keepCompacted: true });
+  assert.equal(back.storage.lastIndex(), 31);
+  assert.equal(back.storage.term(31), 3);
+  assert.deepEqual(await storedIndexes(mem, 7), Array.from({ length: 31 }, (_, i) => i + 1));
+});
+
+test('a long stale suffix goes in one bounded range deletion; entries stored by log shipping beyond the log are removed too', async () => {
+  const mem = new MemoryKv();
+  const s = await RaftLogStore.open(mem, 8, { keepCompacted: true });
+  await s.startEmpty([1], 'unused');
+  const many: Entry[] = [];
+  for (let i = 2; i <= 1500; i++) many.push(entry(i, 2));
+  await s.persist({ snapshot: undefined, entries: many, hardState: { term: 2, vote: 1, commit: 1 }, mustSync: true });
+  await s.persist({ snapshot: undefined, entries: [entry(5, 3)], hardState: { term: 3, vote: 1, commit: 1 }, mustSync: true });
+  assert.deepEqual(await storedIndexes(mem, 8), [1, 2, 3, 4, 5]);
+  // Log shipping stores committed entries beyond the mirror's log (6..9); a later append of 6 alone
+  // must not leave 7..9 behind.
+  await mem.write((b) => s.fillFetched(b, [entry(6, 3), entry(7, 3), entry(8, 3), entry(9, 3)]), { durable: true });
+  assert.deepEqual(await storedIndexes(mem, 8), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  await s.persist({ snapshot: undefined, entries: [entry(6, 4)], hardState: { term: 4, vote: 1, commit: 1 }, mustSync: true });
+  assert.deepEqual(await storedIndexes(mem, 8), [1, 2, 3, 4, 5, 6]);
+  const back = await RaftLogStore.open(mem, 8, { keepCompacted: true });
+  assert.equal(back.storage.lastIndex(), 6);
+  assert.equal(back.storage.term(6), 4);
 });

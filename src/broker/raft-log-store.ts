@@ -48,14 +48,6 @@ import {
 export type { DamageRecord } from './raft-records.js';
 export { entryKey, prefixRaft } from './raft-keys.js';
 
-/**
- * The stored form of the entry at `key` (what `fill` writes), for entries written outside a Ready
- * (log shipping). The key is part of the record's checksum.
- */
-export function encodeStoredEntry(key: Buffer, e: Entry): Buffer {
-  return encodeEntryRecord(key, e);
-}
-
 /** What one Ready asks to make durable. */
 export interface PersistRequest {
   readonly snapshot: Snapshot | undefined;
@@ -72,6 +64,8 @@ export interface PersistRequest {
 export const damageFoundRunning = 'a leader counts entries this member does not hold: entries it had acknowledged were lost';
 
 const entriesEnd = (g: number) => entryKey(g, Number.MAX_SAFE_INTEGER);
+/** Stale entries removed one by one rather than by one range deletion (see fill). */
+const removeOneByOneMax = 1024;
 
 /** A group whose log is its data (a partition's) has corrupt records: it is not opened. */
 export class RaftGroupCorruptError extends Error {
@@ -98,8 +92,17 @@ export class RaftLogStore {
    * the memory copy (the metadata group, whose snapshot holds the state).
    */
   readonly #keepCompacted: boolean;
+  /**
+   * The highest entry index that may be in the KV beyond the mirror's last index (0: none): entries
+   * found at open after a corrupt snapshot, entries stored by log shipping (`fillFetched`). Every
+   * other stored entry is in the mirror or below it, so a write that appends after the mirror's last
+   * index has nothing to remove.
+   */
+  #beyondMirror: Index;
+  /** What the pending `fill` removed up to (see persisted). */
+  #clearedTo: Index = 0;
 
-  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean) {
+  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean, beyondMirror: Index) {
     this.#kv = kv;
     this.#group = group;
     this.#disk = disk;
@@ -107,6 +110,7 @@ export class RaftLogStore {
     this.#empty = empty;
     this.#damage = damage;
     this.#keepCompacted = keepCompacted;
+    this.#beyondMirror = beyondMirror > storage.lastIndex() ? beyondMirror : 0;
   }
 
   get group(): number {
@@ -223,7 +227,7 @@ export class RaftLogStore {
         b.put(dk, encodeDamageRecord(dk, d));
       }, true);
     }
-    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted);
+    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted, highest);
   }
 
   /**
@@ -318,20 +322,30 @@ export class RaftLogStore {
   fill(b: KvBatch, rd: PersistRequest): void {
     const g = this.#group;
     const snapIndex = rd.snapshot?.metadata.index ?? this.storage.snapshot().metadata.index;
+    /** The last entry index stored before this write (the mirror is what is durable: turns are sequential). */
+    const storedTo = Math.max(this.storage.lastIndex(), this.#beyondMirror);
+    this.#clearedTo = 0;
     if (rd.snapshot !== undefined) {
       const sk = groupKey(g, kindSnapshot);
       b.put(sk, encodeSnapshotRecord(sk, rd.snapshot));
       // A snapshot from the leader replaces the whole log: everything at or before its index is
       // covered by it; a group whose log is its data keeps the entries before it (they are the same as
       // the leader's: they were fetched from it before the snapshot was stepped in).
-      if (this.#keepCompacted) b.delRange(entryKey(g, snapIndex + 1), entriesEnd(g));
+      if (this.#keepCompacted) this.#removeEntries(b, snapIndex + 1, storedTo);
       else b.delRange(entryKey(g, 0), entriesEnd(g));
+      this.#clearedTo = storedTo;
     }
     const ents = rd.entries.filter((e) => e.index > snapIndex);
     const first = ents[0];
     if (first !== undefined) {
-      // Appending at i discards every stored entry at i or later (a new leader's overwrite).
-      b.delRange(entryKey(g, first.index), entriesEnd(g));
+      // Appending at i discards every stored entry at i or later (a new leader's overwrite): the puts
+      // replace those up to the last new one, and the ones after it are removed. An append after the
+      // last stored entry (every leader's append, almost every follower's) removes nothing: no range
+      // deletion per write, whose tombstones RocksDB would keep in the memtable until it is flushed
+      // (tens of thousands made every read and the flush itself take seconds and gigabytes).
+      const lastNew = ents[ents.length - 1]!.index;
+      this.#removeEntries(b, lastNew + 1, storedTo);
+      this.#clearedTo = storedTo;
       for (const e of ents) {
         const k = entryKey(g, e.index);
         b.put(k, encodeEntryRecord(k, e));
@@ -346,10 +360,35 @@ export class RaftLogStore {
     if (rd.repaired === true) b.del(dk);
   }
 
+  /** Removes stored entries [from, to]: one delete each when few (the usual overwrite), else one bounded range. */
+  #removeEntries(b: KvBatch, from: Index, to: Index): void {
+    if (to < from) return;
+    const g = this.#group;
+    if (to - from < removeOneByOneMax) for (let i = from; i <= to; i++) b.del(entryKey(g, i));
+    else b.delRange(entryKey(g, from), entryKey(g, to + 1));
+  }
+
+  /**
+   * Adds entries fetched from the leader (log shipping, outside any Ready: they are committed and
+   * applied at once, the mirror learns of them with the snapshot that follows) to a KV batch.
+   */
+  fillFetched(b: KvBatch, entries: readonly Entry[]): void {
+    for (const e of entries) {
+      const k = entryKey(this.#group, e.index);
+      b.put(k, encodeEntryRecord(k, e));
+    }
+    const last = entries[entries.length - 1];
+    if (last !== undefined && last.index > this.storage.lastIndex()) this.#beyondMirror = Math.max(this.#beyondMirror, last.index);
+  }
+
   /** Updates the core's view once the write holding `fill(rd)` is durable (or, commit-only, issued). */
   persisted(rd: PersistRequest): void {
     if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
     this.storage.append(rd.entries);
+    // The write removed every stored entry after its own up to what `fill` knew of; entries fetched
+    // since (beyond that) are still there.
+    if (this.#clearedTo > 0 && this.#beyondMirror <= this.#clearedTo) this.#beyondMirror = 0;
+    this.#clearedTo = 0;
     if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
     if (rd.damaged !== undefined) this.#damage = { ...rd.damaged, reason: damageFoundRunning };
     if (rd.repaired === true) this.#damage = undefined;
