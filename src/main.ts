@@ -8,7 +8,7 @@
  * (flushes its queue) and then RocksDB.
  */
 import { fileURLToPath } from 'node:url';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +28,8 @@ import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
-import { PartitionReplicas } from './broker/partition-replicas.js';
+import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
+import { openStorageReplicas } from './broker/storage-replicas.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
@@ -107,12 +108,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
   const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
-  const replicas = new PartitionReplicas({
-    self: config.nodeId,
-    kv,
-    disk,
-    host: raftHost,
-    placement: (topic, partition) => {
+  const placement: PlacementLookup = (topic, partition) => {
       const state = metadataForPlacement?.state;
       if (state === undefined) return undefined;
       logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
@@ -122,7 +118,13 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       // A group that never applied anything starts at its timeline's first offset (partition-replicas.ts).
       const start = timelinesOf(rec).find((t) => t.topic === topic)?.starts[partition] ?? 0;
       return { ...placementOf(rec, topic, partition, legacyReplica), start };
-    },
+  };
+  const replicas = new PartitionReplicas({
+    self: config.nodeId,
+    kv,
+    disk,
+    host: raftHost,
+    placement,
     clock,
     random: systemRandom,
     logger: logger.child({ component: 'partitions' }),
@@ -155,19 +157,40 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       const name = topicIndex.get(topic);
       return name === undefined ? undefined : state.eventType(name);
     },
+    // An operator-created storage: partition groups like the default storage's, in its own directory
+    // with its own node host (storage-replicas.ts), on the node's transport.
     async (id) => {
-      const dir = join(config.dataDir, 'storages', id);
-      mkdirSync(dir, { recursive: true });
-      const extraKv = await openRocksKv(dir);
-      const extra = await PartitionStore.open(extraKv, { clock, logger: logger.child({ component: 'log', storage: id }), tailCacheBytesMax: config.tailCacheBytesMax });
-      logger.info({ storage: id, dir }, 'storage opened');
-      return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
+      const t = transport;
+      const opened = await openStorageReplicas({
+        id,
+        dataDir: config.dataDir,
+        self,
+        placement,
+        clock,
+        random: systemRandom,
+        logger,
+        tickMs: config.raftTickMs,
+        electionTicks: config.raftElectionTicks,
+        heartbeatTicks: config.raftHeartbeatTicks,
+        appendTimeoutMs: config.metadataTimeoutMs,
+        memoryEntries: config.partitionMemoryEntries,
+        tailCacheBytesMax: config.tailCacheBytesMax,
+        ...(groups === undefined ? {} : { groups }),
+        ...(t === undefined ? {} : { transport: { send: (msgs) => t.send(msgs), forwarder: forwarderOf(t) } }),
+        onFatal: (err) => fatalRef?.(err),
+      });
+      storageReplicas.set(id, opened.replicas);
+      return { store: opened.replicas, close: async () => { storageReplicas.delete(id); await opened.close(); } };
     },
   );
-  /** Opens this node's replicas of every default-storage partition of an event type. */
+  /** The partition groups of every open storage, the default one's first. */
+  const storageReplicas = new Map<string, PartitionReplicas>([[defaultStorageId, replicas]]);
+  /** Opens this node's replicas of every partition of an event type, on every storage of its timelines. */
   const openReplicas = async (r: EventTypeRecord): Promise<void> => {
-    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
-      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+    for (const t of timelinesOf(r)) {
+      await router.ensureStorage(t.storage_id);
+      const logs = storageReplicas.get(t.storage_id);
+      for (let p = 0; p < r.storage.partitions.length; p++) await logs?.ensure(t.topic, p);
     }
   };
   const openReplicasOf = (name: string): void => {
@@ -256,13 +279,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadata.start(transport === undefined ? undefined : metadataTransport(transport));
   if (transport !== undefined) {
     const t = transport;
-    replicas.setForwarder({
-      forwardAppend: (to, req) => t.forwardAppend(to, req),
-      fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
-      read: (to, req, signal) => t.read(to, req, signal),
-      bounds: (to, req) => t.bounds(to, req),
-      forwardControl: (to, req) => t.forwardControl(to, req),
-    });
+    replicas.setForwarder(forwarderOf(t));
     raftHost.start({ send: (msgs) => t.send(msgs) });
   } else raftHost.start(undefined);
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
@@ -416,7 +433,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       // this data directory's cluster and disk ids.
       view: () => ({
         ...metadata.view(),
-        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), new Map([...storageReplicas.values()].flatMap((r) => [...r.facts()]))),
         cluster_id: disk.identity.clusterId,
         disk_id: disk.identity.diskId,
       }),
@@ -426,7 +443,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     },
   });
   // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
-  const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+  const balancer = setInterval(() => {
+    for (const r of storageReplicas.values()) r.balanceLeaders();
+  }, 5000);
   balancer.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
   const t0 = transport;
@@ -444,7 +463,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const reaperTimer = setInterval(() => void reaper?.check().catch((err: unknown) => logger.warn({ err }, 'closing the sessions of an unreachable node failed; retried')), 5000);
   reaperTimer.unref();
   // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
-  const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
+  const remoteBounds = setInterval(() => {
+    for (const r of storageReplicas.values()) r.refreshRemoteBounds();
+  }, 1000);
   remoteBounds.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
@@ -638,3 +659,14 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) void run();
+
+/** How the partition groups of a storage reach those on other nodes: the node's transport. */
+function forwarderOf(t: GrpcTransport): AppendForwarder {
+  return {
+    forwardAppend: (to, req) => t.forwardAppend(to, req),
+    fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
+    read: (to, req, signal) => t.read(to, req, signal),
+    bounds: (to, req) => t.bounds(to, req),
+    forwardControl: (to, req) => t.forwardControl(to, req),
+  };
+}
