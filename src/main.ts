@@ -33,6 +33,7 @@ import { openStorageReplicas } from './broker/storage-replicas.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
+import { TimelineSwitcher } from './broker/timeline-switch.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
 import type { MembersSource } from './metadata/placement.js';
@@ -182,7 +183,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       storageReplicas.set(id, opened.replicas);
       return { store: opened.replicas, close: async () => { storageReplicas.delete(id); await opened.close(); } };
     },
+    // A batch turned away by a log sealed for a timeline switch waits for the switch's commit, as long
+    // as an append may wait; past 2 s the switch is finished from here (its node may be gone).
+    { switchWaitMs: config.metadataTimeoutMs, stuckAfterMs: 2000, onSwitchStuck: (topic, timeline) => switcherRef?.finishStuck(topic, timeline), monotonicMs: () => clock.monotonicMs() },
   );
+  let switcherRef: TimelineSwitcher | undefined;
   /** The partition groups of every open storage, the default one's first. */
   const storageReplicas = new Map<string, PartitionReplicas>([[defaultStorageId, replicas]]);
   /** Opens this node's replicas of every partition of an event type, on every storage of its timelines. */
@@ -249,10 +254,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
-      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create') logIndex = undefined;
+      const newTimeline = cmd.op === 'timeline.create' || cmd.op === 'timeline.commit';
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || newTimeline) logIndex = undefined;
       // The replicas of new partitions start at once on every node that holds one, so the group can
       // elect a leader before the first publish.
-      if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
+      if (result.ok && (cmd.op === 'event_type.create' || newTimeline)) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
+      // The storage of a prepared switch opens now, so it is open when the switch commits.
+      if (result.ok && cmd.op === 'timeline.prepare') router.ensureStorage(cmd.storage_id).catch((err: unknown) => logger.error({ err, storage: cmd.storage_id }, 'opening a storage failed'));
+      // Batches waiting for this switch go to the new timeline; streams waiting on the old log wake.
+      if (result.ok && newTimeline) {
+        const topic = metadataRef?.state.eventType(cmd.eventType)?.storage.topic;
+        if (topic !== undefined) router.timelineChanged(topic);
+      }
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
@@ -350,6 +363,17 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     },
     clock,
   });
+  // Timeline switches from any node: prepare, seal every partition, commit (timeline-switch.ts).
+  const switcher = new TimelineSwitcher({
+    state: () => metadata.state,
+    propose: (cmd) => metadata.propose(cmd),
+    seal: (t, partition, to, deadlineMs) => router.sealLog(t, partition, to, deadlineMs),
+    clock,
+    logger: logger.child({ component: 'timelines' }),
+    sealTimeoutMs: config.metadataTimeoutMs,
+    staleAfterMs: 10_000,
+  });
+  switcherRef = switcher;
   const cursors = new CursorResolver(router);
   const subscriptions = new SubscriptionService({
     reader: {
@@ -422,7 +446,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
-    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), switcher, members }),
     publisher,
     reader: router,
     cursors,
@@ -438,13 +462,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         disk_id: disk.identity.diskId,
       }),
       readBarrier: () => metadata.readBarrier(),
-      switchesTimelines: () => metadata.isSingleNode(),
       cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),
     },
   });
-  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
+  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts); and the
+  // metadata leader finishes timeline switches left pending by a node that stopped in the middle.
   const balancer = setInterval(() => {
     for (const r of storageReplicas.values()) r.balanceLeaders();
+    if (metadata.isLeader()) switcher.finishPending();
   }, 5000);
   balancer.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
