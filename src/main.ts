@@ -20,7 +20,7 @@ import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
 import { markerFileName, NodeDisk } from './broker/node-disk.js';
 import { clusterIdOf, decideFounding } from './broker/founding.js';
-import { GroupDispatcher, GrpcTransport, metadataGroup, metadataTransport } from './transport/index.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
 import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
@@ -98,7 +98,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     tickMs: config.raftTickMs,
     clock,
     ticks: systemTicks,
-    logger: logger.child({ component: 'partitions' }),
+    logger: logger.child({ component: 'raft' }),
     onFatal: (err) => fatalRef?.(err),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
@@ -235,11 +235,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     if (clusterSecurity === 'insecure') logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
     logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
   }
+  // The node's Raft host runs every group of the node, the metadata group (group 0) included: one
+  // turn writes and fsyncs them all. It starts (ticks, sends) before any group joins it.
+  if (transport !== undefined) {
+    const t = transport;
+    raftHost.start({ send: (msgs) => t.send(msgs) });
+  } else raftHost.start(undefined);
   const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
     self,
     incarnation,
     kv,
+    host: raftHost,
     disk,
     founders,
     directory,
@@ -289,12 +296,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadataRef = metadata;
   metadataForPlacement = metadata;
   if (transport !== undefined) groups!.register(metadataGroup, metadata.transportHandler());
-  metadata.start(transport === undefined ? undefined : metadataTransport(transport));
+  metadata.start(transport);
   if (transport !== undefined) {
     const t = transport;
     replicas.setForwarder(forwarderOf(t));
-    raftHost.start({ send: (msgs) => t.send(msgs) });
-  } else raftHost.start(undefined);
+  }
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
   // higher id belongs to an event type this node has not applied yet (a follower behind its leader).

@@ -2,7 +2,7 @@
 // corrupt entry, or started empty without founding, shows `raft_damaged` in its view with what was
 // found, is repaired by the leader and shows it no longer; a single-node cluster whose log is damaged
 // refuses to start, saying what was found and what to do, since nobody could repair it.
-// Method: RaftMetadataGroup over MemoryKv, three members wired by an in-memory transport; damage made
+// Method: RaftMetadataGroup on its node host over MemoryKv, three members wired by an in-memory transport; damage made
 // by flipping a bit of a stored entry (MemoryKv.rawPut) while the member is down.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,9 +10,10 @@ import { pino } from 'pino';
 import { MemoryKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
-import type { Message, NodeId } from '../raft/index.js';
+import type { NodeId } from '../raft/index.js';
 import type { TransportHandler } from '../transport/index.js';
-import { RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
+import type { RaftMetadataGroup } from './metadata-group.js';
+import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
 import { entryKey } from './raft-keys.js';
 import { systemClock, systemRandom } from './system.js';
 
@@ -24,7 +25,7 @@ function create(name: string): MetadataCommand {
 }
 
 function open(kv: MemoryKv, self: NodeId, founders: NodeId[], members: NodeId[]): Promise<RaftMetadataGroup> {
-  return RaftMetadataGroup.open({
+  return openMember({
     self,
     incarnation: `inc-${self}-${Math.random()}`,
     kv,
@@ -51,10 +52,10 @@ async function until(what: string, ms: number, ok: () => boolean): Promise<void>
 
 class Net {
   readonly handlers = new Map<NodeId, TransportHandler>();
-  transportFor(): MetadataTransport {
+  transportFor(): MemberTransport {
     return {
-      send: (msgs: readonly Message[]) => {
-        for (const m of msgs) setImmediate(() => this.handlers.get(m.to)?.receive(m));
+      send: (groups) => {
+        for (const m of groups.flatMap((g) => g.messages)) setImmediate(() => this.handlers.get(m.to)?.receive(m));
       },
       forward: async (to, req) => this.handlers.get(to)!.propose({ from: 0, command: req.command, flowId: req.flowId, deadlineMs: req.deadlineMs }),
       reachable: () => true,
@@ -62,7 +63,7 @@ class Net {
   }
   join(g: RaftMetadataGroup): void {
     this.handlers.set(g.self, g.transportHandler());
-    g.start(this.transportFor());
+    startMember(g, this.transportFor());
   }
 }
 
@@ -78,9 +79,9 @@ function flipEntry(kv: MemoryKv, index: number): Promise<void> {
 test('a single-node cluster with a damaged log refuses to start and says why and what to do', async () => {
   const kv = new MemoryKv();
   const g = await open(kv, 1, [1], [1]);
-  g.start(undefined);
+  startMember(g, undefined);
   for (const n of ['a', 'b', 'c']) assert.equal((await g.propose(create(n))).ok, true);
-  await g.close();
+  await closeMember(g);
   await flipEntry(kv, 3);
   await assert.rejects(open(kv, 1, [1], [1]), (err: Error) => {
     assert.match(err.message, /the metadata raft log of this single-node cluster is damaged: .*CRC32C mismatch/);
@@ -103,7 +104,7 @@ test('a member restarted on a corrupt entry, and one started empty, show raft_da
     const victim = ids.find((id) => id !== leader.self)!;
     await until('the victim to apply everything', 3000, () => groups.get(victim)!.view().metadata.applied_index === leader.view().metadata.commit_index);
     assert.equal(groups.get(victim)!.view().metadata.raft_damaged, false);
-    await groups.get(victim)!.close();
+    await closeMember(groups.get(victim)!);
     const kv = kvs.get(victim)!;
     await flipEntry(kv, 6);
     const damaged = await open(kv, victim, ids, ids);
@@ -118,7 +119,7 @@ test('a member restarted on a corrupt entry, and one started empty, show raft_da
 
     // The third member starts empty (its data directory wiped) and does not found: damaged, then repaired.
     const third = ids.find((id) => id !== leader.self && id !== victim)!;
-    await groups.get(third)!.close();
+    await closeMember(groups.get(third)!);
     const fresh = await open(new MemoryKv(), third, [], ids);
     assert.equal(fresh.view().metadata.raft_damaged, true);
     assert.match(fresh.view().metadata.raft_damage ?? '', /started with no metadata raft state/);
@@ -127,6 +128,6 @@ test('a member restarted on a corrupt entry, and one started empty, show raft_da
     await until('the repair of the empty member', 3000, () => !fresh.view().metadata.raft_damaged);
     assert.ok(fresh.state.eventType('w4'));
   } finally {
-    await Promise.all([...groups.values()].map((g) => g.close()));
+    await Promise.all([...groups.values()].map(closeMember));
   }
 });

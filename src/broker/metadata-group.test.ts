@@ -5,11 +5,11 @@
 // fixed: a proposal during a leadership transfer must not block the event loop; proposals are matched
 // to their entry by (term, index); a read queued during a ReadIndex round does not wait for a tick; a
 // compaction the KV refuses (a full disk) does not stop the node.
-// Method: RaftMetadataGroup over MemoryKv; three members joined by an in-memory transport that
+// Method: RaftMetadataGroup on its node host (src/testing/metadata-member.ts) over MemoryKv; three members joined by an in-memory transport that
 // delivers asynchronously and can cut a member off or drop chosen messages; fast ticks (5 ms) so
 // elections take tens of ms. "The event loop was not blocked" is seen as a 1 ms timer that fired
 // before the proposal settled. "Without a tick" is seen with node:test's mock setInterval (the
-// group's ticker), which the test stops firing. A full disk is a KV wrapper that refuses the writes
+// node host's ticker), which the test stops firing. A full disk is a KV wrapper that refuses the writes
 // that store a snapshot with KvWriteError, as RocksKv reports ENOSPC.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +21,8 @@ import type { EventType } from '../metadata/types.js';
 import type { Clock } from '../core/ports.js';
 import type { Message, NodeId } from '../raft/index.js';
 import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
-import { metadataGroupId, RaftMetadataGroup, type MetadataTransport } from './metadata-group.js';
+import { metadataGroupId, type RaftMetadataGroup } from './metadata-group.js';
+import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
 import { prefixRaft } from './raft-log-store.js';
 import { systemClock, systemRandom } from './system.js';
 
@@ -48,11 +49,12 @@ interface Overrides {
   tickMs?: number;
   electionTicks?: number;
   clock?: Clock;
+  sleep?: (ms: number) => Promise<void>;
   onFatal?: (err: unknown) => void;
 }
 
 function open(kv: OrderedKv, self: NodeId, founders: NodeId[], over: Overrides = {}): Promise<RaftMetadataGroup> {
-  return RaftMetadataGroup.open({
+  return openMember({
     self,
     incarnation: `inc-${self}-${Math.random()}`,
     kv,
@@ -67,6 +69,7 @@ function open(kv: OrderedKv, self: NodeId, founders: NodeId[], over: Overrides =
     random: systemRandom,
     logger,
     ...(over.onFatal === undefined ? {} : { onFatal: over.onFatal }),
+    ...(over.sleep === undefined ? {} : { sleep: over.sleep }),
   });
 }
 
@@ -91,38 +94,38 @@ async function until(what: string, ms: number, ok: () => boolean): Promise<void>
 test('a single node is a group of one: writes apply, reads need no round, state survives restarts', async () => {
   const kv = new MemoryKv();
   let g = await open(kv, 1, [1]);
-  g.start(undefined);
+  startMember(g, undefined);
   const results = await Promise.all([create('a.one'), create('a.two'), create('a.one')].map((c) => g.propose(c)));
   assert.deepEqual(results.map((r) => r.ok), [true, true, false]);
   assert.equal(g.readBarrier(), undefined, 'the leader of a group of one reads locally');
   assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['a.one', 'a.two']);
-  await g.close();
+  await closeMember(g);
 
   g = await open(kv, 1, [1]);
   assert.deepEqual([...g.state.eventTypes()].map((r) => r.eventType.name), ['a.one', 'a.two'], 'restored before it starts');
-  g.start(undefined);
+  startMember(g, undefined);
   assert.equal((await g.propose(create('a.three'))).ok, true);
   const v = g.view();
   assert.equal(v.metadata.leader, 1);
   assert.equal(v.role, 'leader');
   assert.ok(v.metadata.term >= 3, 'each start campaigns in a new term');
-  await g.close();
+  await closeMember(g);
 });
 
 test('compaction: snapshots bound the log, and a restart after a crash (unsynced writes lost) restores everything acknowledged', async () => {
   const kv = new MemoryKv();
   const g = await open(kv, 1, [1], { snapshotEntries: 8 });
-  g.start(undefined);
+  startMember(g, undefined);
   for (let k = 0; k < 40; k++) assert.equal((await g.propose(create(`c.n${k}`))).ok, true);
   await until('a snapshot', 1000, () => g.view().metadata.snapshot_index > 0);
-  await g.close();
+  await closeMember(g);
   const crashed = kv.crash();
   const again = await open(crashed, 1, [1], { snapshotEntries: 8 });
   const names = [...again.state.eventTypes()].map((r) => r.eventType.name);
   for (let k = 0; k < 40; k++) assert.ok(names.includes(`c.n${k}`), `c.n${k} survived`);
-  again.start(undefined);
+  startMember(again, undefined);
   assert.equal((await again.propose(create('c.after'))).ok, true);
-  await again.close();
+  await closeMember(again);
 });
 
 /**
@@ -133,10 +136,10 @@ class Net {
   readonly handlers = new Map<NodeId, TransportHandler>();
   readonly cut = new Set<NodeId>();
   drop: ((from: NodeId, m: Message) => boolean) | undefined;
-  transportFor(self: NodeId): MetadataTransport {
+  transportFor(self: NodeId): MemberTransport {
     return {
-      send: (msgs: readonly Message[]) => {
-        for (const m of msgs) {
+      send: (groups) => {
+        for (const m of groups.flatMap((g) => g.messages)) {
           if (this.cut.has(self) || this.cut.has(m.to) || this.drop?.(self, m) === true) continue;
           setImmediate(() => this.handlers.get(m.to)?.receive(m));
         }
@@ -158,7 +161,7 @@ test('three members: writes through followers are forwarded, reads are lineariza
   const ids = [1, 2, 3];
   const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs: 500 })));
   groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
-  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  groups.forEach((g, i) => startMember(g, net.transportFor(ids[i]!)));
   try {
     await until('a leader', 3000, () => groups.some((g) => g.isLeader()));
     const leader = groups.find((g) => g.isLeader())!;
@@ -182,7 +185,7 @@ test('three members: writes through followers are forwarded, reads are lineariza
     assert.equal(leader.state.eventType('cut.write'), undefined, 'the refused write never applied');
     for (const g of groups) assert.equal(g.state.eventType('cut.write'), undefined);
   } finally {
-    await Promise.all(groups.map((g) => g.close()));
+    await Promise.all(groups.map(closeMember));
   }
 });
 
@@ -193,7 +196,7 @@ test('a proposal made during a leadership transfer waits without blocking the ev
   // 500 ms), longer than a proposal may take (300 ms).
   const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs: 300, tickMs: 20, electionTicks: 25 })));
   groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
-  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  groups.forEach((g, i) => startMember(g, net.transportFor(ids[i]!)));
   try {
     await until('a leader', 5000, () => groups.some((g) => g.isLeader()));
     const leader = groups.find((g) => g.isLeader())!;
@@ -227,7 +230,7 @@ test('a proposal made during a leadership transfer waits without blocking the ev
     assert.ok(leader.state.eventType('t.transferred'));
     assert.equal(leader.state.eventType('t.during'), undefined);
   } finally {
-    await Promise.all(groups.map((g) => g.close()));
+    await Promise.all(groups.map(closeMember));
   }
 });
 
@@ -237,7 +240,7 @@ test('proposals are matched to entries by term and index: an older proposal at t
   const timeoutMs = 1500;
   const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs })));
   groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
-  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  groups.forEach((g, i) => startMember(g, net.transportFor(ids[i]!)));
   try {
     await until('a leader', 3000, () => groups.some((g) => g.isLeader()));
     const a = groups.find((g) => g.isLeader())!;
@@ -281,7 +284,7 @@ test('proposals are matched to entries by term and index: an older proposal at t
     assert.ok(a.state.eventType('k.new'));
     for (let k = 1; k <= 5; k++) assert.equal(a.state.eventType(`k.old${k}`), undefined);
   } finally {
-    await Promise.all(groups.map((g) => g.close()));
+    await Promise.all(groups.map(closeMember));
   }
 });
 
@@ -293,7 +296,7 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 test('a read that arrives during a ReadIndex round gets the next round as soon as that one is answered, not at the next tick', async (t) => {
-  // The group's ticker (its only setInterval) fires only when the test says so: while the test pumps
+  // The node host's ticker (its only setInterval) fires only when the test says so: while the test pumps
   // it, the group ticks with real time; once it stops, no tick happens at all and only messages move
   // the group.
   t.mock.timers.enable({ apis: ['setInterval'] });
@@ -307,7 +310,7 @@ test('a read that arrives during a ReadIndex round gets the next round as soon a
   const ids = [1, 2, 3];
   const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids)));
   groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
-  groups.forEach((g, i) => g.start(net.transportFor(ids[i]!)));
+  groups.forEach((g, i) => startMember(g, net.transportFor(ids[i]!)));
   pump();
   try {
     await until('a leader', 3000, () => groups.some((g) => g.isLeader()));
@@ -325,7 +328,7 @@ test('a read that arrives during a ReadIndex round gets the next round as soon a
     assert.ok(follower.state.eventType('r.one'));
   } finally {
     pumping = false;
-    await Promise.all(groups.map((g) => g.close()));
+    await Promise.all(groups.map(closeMember));
   }
 });
 
@@ -362,7 +365,7 @@ test('a compaction the KV refuses (a full disk) leaves the log uncompacted and i
   const kv = new CompactionRefusingKv(new MemoryKv());
   const fatal: unknown[] = [];
   const g = await open(kv, 1, [1], { snapshotEntries: 8, onFatal: (err) => fatal.push(err) });
-  g.start(undefined);
+  startMember(g, undefined);
   try {
     kv.refusal = new KvWriteError(new Error('IO error: No space left on device: While appending to file: 000012.log'));
     for (let k = 0; k < 20; k++) assert.equal((await g.propose(create(`d.n${k}`))).ok, true, `write ${k}`);
@@ -394,6 +397,30 @@ test('a compaction the KV refuses (a full disk) leaves the log uncompacted and i
     assert.ok(fatal[0] instanceof DurabilityLostError);
     assert.equal(g.view().metadata.snapshot_index, before);
   } finally {
-    await g.close();
+    await closeMember(g);
+  }
+});
+
+test('a proposal with less than a millisecond left fails instead of waiting a fraction of one (a virtual clock would not move)', async () => {
+  // Found by the host simulation (seed 4): a follower that knew no leader waited min(50 ms, what was
+  // left) again and again; 3e-13 ms left, added to a clock at 4789.33 ms, did not move it, and the
+  // simulation looped forever at that instant. Here the clock moves exactly by what is slept, from a
+  // start where a fraction of a millisecond remains after the 50 ms waits.
+  let now = 0;
+  const slept: number[] = [];
+  const clock: Clock = { monotonicMs: () => now, nowMs: () => now };
+  const sleep = (ms: number): Promise<void> => {
+    slept.push(ms);
+    now += ms;
+    return Promise.resolve();
+  };
+  // A member of three whose peers never start: it never learns of a leader.
+  const g = await open(new MemoryKv(), 1, [1, 2, 3], { clock, sleep, timeoutMs: 100.5 });
+  startMember(g, undefined);
+  try {
+    assert.equal(await outcome(g.propose(create('w.none'))), 503);
+    assert.deepEqual(slept, [50, 50], 'no wait shorter than a millisecond');
+  } finally {
+    await closeMember(g);
   }
 });

@@ -8,7 +8,6 @@
 export { GrpcTransport, type PeerAddress, type TransportOptions } from './raft-transport.js';
 export { type ClusterCredentials, type TransportSecurity } from './auth.js';
 export { GroupDispatcher, type DispatcherOptions } from './dispatcher.js';
-export { metadataTransport } from './group-view.js';
 export {
   metadataGroup,
   TransportError,
@@ -31,7 +30,6 @@ export {
   type ReadChunk,
   type ReadEvent,
   type ReadRequest,
-  type SingleGroupTransport,
   type TransportErrorKind,
   type TransportHandler,
   type TransportLogger,

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { makeMessage, type Message } from '../raft/index.js';
-import { GroupDispatcher, GrpcTransport, metadataTransport, type GroupMessages, type TransportHandler } from './index.js';
+import { GroupDispatcher, GrpcTransport, type GroupMessages, type TransportHandler } from './index.js';
 import { raftProto } from './proto.js';
 import { toWireMessage } from './codec.js';
 import { proveCall } from './auth.js';
@@ -198,7 +198,7 @@ test('a peer that is down is reported unreachable, and a snapshot sent to it as 
   }
 });
 
-test('the metadata group keeps its single-group transport: group 0 through the dispatcher, other groups elsewhere', async () => {
+test('the metadata group is group 0: its messages and forwarded proposals go through the dispatcher, other groups elsewhere', async () => {
   const got: Message[] = [];
   const meta: TransportHandler = {
     receive: (m) => got.push(m),
@@ -214,14 +214,13 @@ test('the metadata group keeps its single-group transport: group 0 through the d
   const a = await GrpcTransport.start({ self: 1, incarnation: 'a', listen: '127.0.0.1:0', peers: [{ id: 2, raftAddress: `127.0.0.1:${b.port}` }], handler: new GroupDispatcher({ logger: quietLogger }), logger: quietLogger, security: testSecurity });
   b.addPeer({ id: 1, raftAddress: `127.0.0.1:${a.port}` });
   try {
-    const view = metadataTransport(a);
-    view.send([makeMessage({ type: 'vote', from: 1, to: 2, term: 4 }), makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 4, commit: 3 })]);
+    a.send([{ group: 0, messages: [makeMessage({ type: 'vote', from: 1, to: 2, term: 4 }), makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 4, commit: 3 })] }]);
     a.send([{ group: 12, messages: [makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 9 })] }]);
     await until('both groups', () => got.length === 2 && other.length === 1);
     assert.deepEqual(got.map((m) => m.type), ['vote', 'heartbeat']);
     assert.equal(other[0]!.term, 9);
-    assert.deepEqual(await view.forward(2, { command: Buffer.from('{}'), flowId: 'f', deadlineMs: 1000 }), { status: 'applied', index: 7, result: Buffer.from('{}') });
-    assert.ok(view.reachable(2));
+    assert.deepEqual(await a.forward(2, { command: Buffer.from('{}'), flowId: 'f', deadlineMs: 1000 }), { status: 'applied', index: 7, result: Buffer.from('{}') });
+    assert.ok(a.reachable(2));
   } finally {
     await a.close();
     await b.close();

@@ -221,10 +221,3 @@ export interface PeerIdentity {
   readonly clusterId: string;
   readonly founders: readonly { readonly id: NodeId; readonly diskId: string }[];
 }
-
-/** A single group's view of the transport: what RaftMetadataGroup's MetadataTransport asks for (group 0). */
-export interface SingleGroupTransport {
-  send(msgs: readonly Message[]): void;
-  forward(to: NodeId, req: { command: Buffer; flowId: string; deadlineMs: number }): Promise<ForwardAnswer>;
-  reachable(id: NodeId): boolean;
-}

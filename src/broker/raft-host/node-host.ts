@@ -114,6 +114,8 @@ export class RaftNodeHost {
   #transport: GroupTransport | undefined;
   #looping = false;
   #loopDone: Promise<void> = Promise.resolve();
+  /** Resolves when the turn under way (if any) has finished: a busy loop may go on for long after it. */
+  #turnDone: Promise<void> = Promise.resolve();
   #stopTicks: (() => void) | undefined;
   #tickOriginMs = 0;
   #ticks = 0;
@@ -153,7 +155,7 @@ export class RaftNodeHost {
     this.#dirty.delete(id);
     this.#paused.delete(id);
     g.close();
-    await this.#loopDone;
+    await this.#turnDone;
   }
 
   /**
@@ -180,7 +182,7 @@ export class RaftNodeHost {
    */
   async pause(id: number): Promise<void> {
     this.#paused.add(id);
-    await this.#loopDone;
+    await this.#turnDone;
   }
 
   resume(id: number): void {
@@ -251,7 +253,14 @@ export class RaftNodeHost {
 
   async #loop(): Promise<void> {
     try {
-      while (!this.#closed && (this.#hasWork() || this.#rows.length > 0 || this.#flushed.length > 0)) await this.#turn();
+      while (!this.#closed && (this.#hasWork() || this.#rows.length > 0 || this.#flushed.length > 0)) {
+        const turn = this.#turn();
+        this.#turnDone = turn.then(
+          () => undefined,
+          () => undefined,
+        );
+        await turn;
+      }
     } finally {
       this.#looping = false;
     }
@@ -329,6 +338,7 @@ export class RaftNodeHost {
       if (t.rd.snapshot !== undefined) g.installSnapshot(t.rd.snapshot);
       const ce: readonly Entry[] = t.rd.committedEntries;
       for (let i = t.early; i < ce.length; i++) g.applyEntry(ce[i]!);
+      g.onReadyDone?.(t.rd);
       g.raw.advance(t.rd);
       if (ce.length > 0 || t.rd.snapshot !== undefined) g.onApplied?.();
       if (this.#groups.get(g.id) === g && g.raw.hasReady()) this.#dirty.add(g.id);
@@ -377,8 +387,7 @@ export class RaftNodeHost {
     try {
       for (const g of this.#groups.values()) {
         if (this.#paused.has(g.id)) continue;
-        for (let i = 0; i < n; i++) g.raw.tick();
-        g.expire(now);
+        g.tick(n, now);
         if (g.raw.hasReady()) this.#dirty.add(g.id);
       }
     } catch (err) {

@@ -13,7 +13,7 @@
  */
 import { assert } from '../../core/assert.js';
 import { noNode, RawNode } from '../../raft/index.js';
-import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, Term } from '../../raft/index.js';
+import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, StateType, Term } from '../../raft/index.js';
 import type { RaftLogStore } from '../raft-log-store.js';
 
 /** The state machine a group applies its committed entries to. */
@@ -55,6 +55,13 @@ export interface Applied<Outcome> {
   readonly outcome: Outcome;
 }
 
+/** What a member is, as its last Ready said. */
+export interface GroupState {
+  readonly role: StateType;
+  readonly lead: NodeId;
+  readonly term: Term;
+}
+
 export interface RaftGroupOptions {
   readonly id: number;
   readonly self: NodeId;
@@ -77,6 +84,7 @@ export class RaftGroup<Outcome> {
   #conf: ConfState;
   #applied: Index;
   #lead: NodeId = noNode;
+  #role: StateType = 'follower';
   #term: Term;
   /** index -> the proposals waiting for the entry at that index (one per term that proposed there). */
   readonly #pending = new Map<Index, Pending<Outcome>[]>();
@@ -86,6 +94,15 @@ export class RaftGroup<Outcome> {
   onWork: (() => void) | undefined;
   /** Called after entries were applied (readers wake up). */
   onApplied: (() => void) | undefined;
+  /** Called when the role, the leader or the term changed (after the Ready that says so), with what it was before. */
+  onChange: ((now: GroupState, before: GroupState) => void) | undefined;
+  /**
+   * Called by the node host once a Ready is written and its committed entries applied, before
+   * advance: what a Ready says beyond entries (answers to readIndex, damage found, damage repaired).
+   */
+  onReadyDone: ((rd: Ready) => void) | undefined;
+  /** Called on every tick of the node host that reaches this group (after its Raft ticks). */
+  onTick: ((nowMs: number) => void) | undefined;
 
   constructor(o: RaftGroupOptions) {
     this.id = o.id;
@@ -145,9 +162,14 @@ export class RaftGroup<Outcome> {
    */
   reset(reason: Error, mayCommitUpTo = 0): void {
     this.close(reason, mayCommitUpTo);
+    const before: GroupState = { role: this.#role, lead: this.#lead, term: this.#term };
     this.#lead = noNode;
+    this.#role = 'follower';
     this.raw = this.#newRawNode();
     this.#term = this.store.storage.hardState().term;
+    // Its owner hears of it like of any change (a read sent to the former leader is asked again).
+    if (before.lead !== noNode) this.onLeaderChange?.(noNode, this.#term);
+    if (before.role !== 'follower' || before.lead !== noNode || before.term !== this.#term) this.onChange?.({ role: 'follower', lead: noNode, term: this.#term }, before);
     if (this.isSingleton()) this.raw.campaign();
   }
 
@@ -253,11 +275,23 @@ export class RaftGroup<Outcome> {
 
   /** Observes a Ready's soft and hard state before it is handled. */
   observe(rd: Ready): void {
+    const before: GroupState = { role: this.#role, lead: this.#lead, term: this.#term };
     if (rd.hardState !== undefined) this.#term = rd.hardState.term;
+    if (rd.softState !== undefined) this.#role = rd.softState.state;
     if (rd.softState !== undefined && rd.softState.lead !== this.#lead) {
       this.#lead = rd.softState.lead;
       this.onLeaderChange?.(this.#lead, this.#term);
     }
+    if (this.onChange !== undefined && (before.role !== this.#role || before.lead !== this.#lead || before.term !== this.#term)) {
+      this.onChange({ role: this.#role, lead: this.#lead, term: this.#term }, before);
+    }
+  }
+
+  /** A tick of the node host: `n` Raft ticks (0 when the host runs late), expiry of proposals, the owner's hook. */
+  tick(n: number, nowMs: number): void {
+    for (let i = 0; i < n; i++) this.raw.tick();
+    this.expire(nowMs);
+    this.onTick?.(nowMs);
   }
 
   /** Fails proposals whose deadline passed (the node host calls this on its ticks). */
