@@ -184,8 +184,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       return { store: opened.replicas, close: async () => { storageReplicas.delete(id); await opened.close(); } };
     },
     // A batch turned away by a log sealed for a timeline switch waits for the switch's commit, as long
-    // as an append may wait; past 2 s the switch is finished from here (its node may be gone).
-    { switchWaitMs: config.metadataTimeoutMs, stuckAfterMs: 2000, onSwitchStuck: (topic, timeline) => switcherRef?.finishStuck(topic, timeline), monotonicMs: () => clock.monotonicMs() },
+    // as an append may wait; past 2 s (or half that wait) the switch is finished from here (its node
+    // may be gone).
+    { switchWaitMs: config.metadataTimeoutMs, stuckAfterMs: Math.min(2000, config.metadataTimeoutMs / 2), onSwitchStuck: (topic, timeline) => switcherRef?.finishStuck(topic, timeline), monotonicMs: () => clock.monotonicMs() },
   );
   let switcherRef: TimelineSwitcher | undefined;
   /** The partition groups of every open storage, the default one's first. */
