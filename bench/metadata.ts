@@ -24,11 +24,13 @@
  *   npm run bench:metadata -- --cpu-prof DIR    # Brook nodes run with --cpu-prof (profiles per pid in DIR)
  *   npm run bench:metadata -- --json FILE       # every figure as JSON
  *   npm run bench:metadata -- --no-build        # do not rebuild dist/ first
+ *   npm run bench:metadata -- --ab DIR --runs 2 # A/B: this build and the build in DIR (DIR/dist/main.js),
+ *                                               # alternating which goes first; no etcd
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { resolve } from 'node:path';
-import { buildBroker, cpuSeconds } from './lib/broker.js';
+import { brokerEntryOf, buildBroker, cpuSeconds } from './lib/broker.js';
 import { etcdVersion, startBrookCluster, startEtcdCluster, type ClusterMember, type LocalCluster } from './lib/clusters.js';
 import { closedLoop, openLoop, publishPool, type LatencySummary } from './lib/load.js';
 import { fmtInt, fmtMs, median, sleep } from './lib/stats.js';
@@ -46,13 +48,15 @@ const withFollower = !process.argv.includes('--no-follower');
 const cpuProfDir = argValue('--cpu-prof');
 const jsonOut = argValue('--json');
 const etcdBin = argValue('--etcd') ?? 'etcd';
+const abRoot = argValue('--ab');
 const cfg = quick ? { warmupMs: 1000, durationMs: 3000 } : { warmupMs: 2000, durationMs: 10_000 };
 const targetCommitsPerS = 5000;
 const targetP99Ms = 20;
 
 const log = (s: string) => process.stdout.write(s + '\n');
 
-type System = 'brook' | 'etcd';
+/** 'old' is Brook built in the --ab directory. */
+type System = 'brook' | 'old' | 'etcd';
 type Via = 'leader' | 'follower';
 
 interface Workload {
@@ -61,12 +65,15 @@ interface Workload {
   okStatus: number;
 }
 
+const brookWorkload: Workload = {
+  path: '/settings/features',
+  bodies: [true, false].map((enabled) => Buffer.from(JSON.stringify({ feature: 'check_owning_application', enabled }))),
+  okStatus: 204,
+};
+
 const workloads: Record<System, Workload> = {
-  brook: {
-    path: '/settings/features',
-    bodies: [true, false].map((enabled) => Buffer.from(JSON.stringify({ feature: 'check_owning_application', enabled }))),
-    okStatus: 204,
-  },
+  brook: brookWorkload,
+  old: brookWorkload,
   etcd: {
     path: '/v3/kv/put',
     bodies: ['true', 'false'].map((v) =>
@@ -140,7 +147,7 @@ async function measure(system: System, cluster: LocalCluster, via: Via, entry: C
       ...(o.firstError === undefined ? {} : { firstError: o.firstError }),
     },
   };
-  const name = `${system === 'brook' ? 'Brook' : 'etcd'} via ${via} (node ${entry.id})`;
+  const name = `${systemName(system)} via ${via} (node ${entry.id})`;
   log(
     `  ${name}: (1) closed loop x ${concurrency}: ${fmtInt(f.closed.commitsPerS)} commits/s, latency p50 ${fmtMs(c.latency.p50)} ms p99 ${fmtMs(c.latency.p99)} ms, ` +
       `errors ${c.errors}${c.firstError ? ` (${c.firstError})` : ''}; CPU cluster ${cc.clusterCores.toFixed(2)} cores (entry node ${cc.entryCores.toFixed(2)}), bench ${cc.benchCores.toFixed(2)}`,
@@ -153,11 +160,18 @@ async function measure(system: System, cluster: LocalCluster, via: Via, entry: C
   return f;
 }
 
+function systemName(s: System): string {
+  return s === 'brook' ? (abRoot === undefined ? 'Brook' : 'Brook (this build)') : s === 'old' ? 'Brook (old build)' : 'etcd';
+}
+
 async function runSystem(system: System, runNo: number): Promise<Figures[]> {
+  const prof = cpuProfDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfDir, `run${runNo}-${system}`)}`] };
   const cluster =
     system === 'brook'
-      ? await startBrookCluster(cpuProfDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${resolve(cpuProfDir, `run${runNo}`)}`] })
-      : await startEtcdCluster({ bin: etcdBin });
+      ? await startBrookCluster(prof)
+      : system === 'old'
+        ? await startBrookCluster({ ...prof, entry: brokerEntryOf(abRoot!) })
+        : await startEtcdCluster({ bin: etcdBin });
   try {
     const leader = await cluster.leader();
     const follower = cluster.members.find((m) => m.id !== leader.id)!;
@@ -180,6 +194,8 @@ function range(values: number[], f: (n: number) => string): string {
 
 function summary(all: Figures[][]): void {
   const flat = all.flat();
+  // Two columns: Brook and etcd, or this build and the old one.
+  const [colA, colB]: [System, System] = abRoot === undefined ? ['brook', 'etcd'] : ['brook', 'old'];
   const pick = (s: System, v: Via, f: (x: Figures) => number) => flat.filter((x) => x.system === s && x.via === v).map(f);
   const i = (n: number) => fmtInt(n);
   const ms = (n: number) => fmtMs(n);
@@ -196,10 +212,10 @@ function summary(all: Figures[][]): void {
   const vias: Via[] = withFollower ? ['leader', 'follower'] : ['leader'];
   for (const via of vias) {
     log(`\nvia the ${via}:`);
-    log(`${''.padEnd(44)}${'Brook'.padEnd(28)}${'etcd'.padEnd(28)}Brook/etcd`);
+    log(abRoot === undefined ? `${''.padEnd(44)}${'Brook'.padEnd(28)}${'etcd'.padEnd(28)}Brook/etcd` : `${''.padEnd(44)}${'this build'.padEnd(28)}${'old build'.padEnd(28)}this/old`);
     for (const [label, f, fmt] of rows) {
-      const b = pick('brook', via, f);
-      const e = pick('etcd', via, f);
+      const b = pick(colA, via, f);
+      const e = pick(colB, via, f);
       const ratio = b.length > 0 && e.length > 0 ? (median(b) / median(e)).toFixed(2) : '-';
       log(`${label.padEnd(44)}${range(b, fmt).padEnd(28)}${range(e, fmt).padEnd(28)}${ratio}`);
     }
@@ -216,7 +232,7 @@ function summary(all: Figures[][]): void {
 
 async function main(): Promise<void> {
   log(`brook metadata-commit bench ${quick ? '(quick) ' : ''}${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? '?'}; Node ${process.version}`);
-  const systems: System[] = only === undefined ? ['brook', 'etcd'] : [only as System];
+  const systems: System[] = abRoot !== undefined ? ['brook', 'old'] : only === undefined ? ['brook', 'etcd'] : [only as System];
   if (systems.includes('etcd') && etcdVersion(etcdBin) === undefined) throw new Error(`no etcd binary (${etcdBin}); apt-get install -y etcd-server etcd-client`);
   if (cpuProfDir !== undefined) mkdirSync(cpuProfDir, { recursive: true });
   if (!process.argv.includes('--no-build')) {
@@ -228,12 +244,14 @@ async function main(): Promise<void> {
   for (let n = 1; n <= runs; n++) {
     log(`\n=== run ${n}`);
     const figs: Figures[] = [];
-    for (const s of systems) figs.push(...(await runSystem(s, n)));
+    // A/B: the order alternates between runs, so neither build always runs on a warmer machine.
+    const order = abRoot !== undefined && n % 2 === 0 ? [...systems].reverse() : systems;
+    for (const s of order) figs.push(...(await runSystem(s, n)));
     all.push(figs);
   }
   summary(all);
   log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  if (jsonOut !== undefined) writeFileSync(jsonOut, JSON.stringify({ quick, concurrency, rate, etcd: etcdVersion(etcdBin), runs: all }, null, 2));
+  if (jsonOut !== undefined) writeFileSync(jsonOut, JSON.stringify({ quick, concurrency, rate, etcd: etcdVersion(etcdBin), ab: abRoot ?? null, runs: all }, null, 2));
 }
 
 main().catch((err: unknown) => {

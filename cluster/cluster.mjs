@@ -14,6 +14,10 @@
 // BROOK_CLUSTER_SECRET_FILE. With BROOK_CLUSTER_TLS=1 it also makes a cluster CA and a certificate per
 // node (openssl, under BROOK_CLUSTER_DIR/tls/) for mutual TLS. Credentials already in the environment
 // (BROOK_CLUSTER_SECRET[_FILE], BROOK_TLS_*, BROOK_INSECURE_CLUSTER) are used as they are instead.
+//
+// With authentication on (BROOK_AUTH), the scripts read GET /cluster with a bearer token: BROOK_TOKEN
+// (as the brook tool), else with BROOK_AUTH=static the first token of BROOK_AUTH_TOKENS_FILE (any
+// authenticated caller may read /cluster). A node that refuses the token is reported at once.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
@@ -58,9 +62,34 @@ function livePid(i) {
   }
 }
 
+/** The bearer token for the scripts' own requests, when authentication is on; undefined when off. */
+function scriptToken() {
+  const given = process.env.BROOK_TOKEN ?? '';
+  if (given !== '') return given;
+  const mode = process.env.BROOK_AUTH ?? 'off';
+  if (mode === 'off') return undefined;
+  const file = process.env.BROOK_AUTH_TOKENS_FILE ?? '';
+  if (mode === 'static' && file !== '') {
+    try {
+      const first = Object.keys(JSON.parse(readFileSync(file, 'utf8')).tokens ?? {})[0];
+      if (first !== undefined) return first;
+    } catch (err) {
+      die(`cannot read a token from BROOK_AUTH_TOKENS_FILE ${file}: ${err.message}`);
+    }
+  }
+  die(`authentication is on (BROOK_AUTH=${mode}): set BROOK_TOKEN to a token the nodes accept, so the scripts can read GET /cluster`);
+}
+
+let tokenRefused = false;
+
 async function clusterView(i, timeoutMs = 1000) {
+  const token = scriptToken();
   try {
-    const res = await fetch(`http://127.0.0.1:${httpPort(i)}/cluster`, { signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetch(`http://127.0.0.1:${httpPort(i)}/cluster`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (res.status === 401 || res.status === 403) tokenRefused = true;
     if (!res.ok) return undefined;
     return await res.json();
   } catch {
@@ -136,6 +165,7 @@ async function up(n) {
   if (!Number.isInteger(n) || n < 1 || n > 9) die('usage: cluster/up N (1 <= N <= 9)');
   const size = readSize();
   if (size !== 0 && size !== n) die(`the cluster in ${root} has ${size} nodes; run cluster/down and remove it to change its size`);
+  scriptToken(); // a missing token is reported before any node starts
   mkdirSync(root, { recursive: true });
   writeFileSync(join(root, 'size'), String(n));
   if (process.env.BROOK_CLUSTER_NO_BUILD !== '1') {
@@ -164,6 +194,7 @@ async function up(n) {
       console.log(`leader: node ${leaders[0]} (term ${views[0].metadata.term})`);
       return;
     }
+    if (tokenRefused) die('a node refused the token for GET /cluster (401/403): set BROOK_TOKEN to a token it accepts');
     if (Date.now() > deadline) die(`no leader agreed on by all ${n} nodes within ${leaderWaitMs} ms; see the node.log files in ${root}`);
     await sleep(100);
   }

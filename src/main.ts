@@ -99,12 +99,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     ticks: systemTicks,
     logger: logger.child({ component: 'raft' }),
+    // A quiesced follower wakes when its leader's node has been silent (no message, no ping) this long.
+    livenessMs: config.raftElectionTicks * config.raftTickMs,
     onFatal: (err) => fatalRef?.(err),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
   // single node has no transport and no dispatcher.
-  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }) }) : undefined;
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer) => raftHost.heard(peer) }) : undefined;
   // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
@@ -240,7 +242,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // turn writes and fsyncs them all. It starts (ticks, sends) before any group joins it.
   if (transport !== undefined) {
     const t = transport;
-    raftHost.start({ send: (msgs) => t.send(msgs) });
+    raftHost.start({ send: (msgs) => t.send(msgs), ping: (quietMs) => t.ping(quietMs) });
   } else raftHost.start(undefined);
   const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
@@ -614,6 +616,9 @@ function closeStreamsAfterRuleChange(cmd: MetadataCommand, result: ApplyResult, 
   if (cmd.op === 'event_type.update' && result.ok && result.readersChanged === true) {
     why = `the readers of event type ${cmd.eventType.name} changed`;
     closed = open.closeWhere((s) => s.eventTypes.includes(cmd.eventType.name), why);
+  } else if (cmd.op === 'subscription.update' && result.ok && result.readersChanged === true) {
+    why = `the readers of subscription ${cmd.id} changed`;
+    closed = open.closeWhere((s) => s.subscription === cmd.id, why);
   } else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_APP') {
     why = `application ${cmd.name} was blacklisted (CONSUMER_APP)`;
     closed = open.closeWhere((s) => s.app === cmd.name, why);

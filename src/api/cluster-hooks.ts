@@ -11,10 +11,19 @@
  *   client that created an event type on one node sees it at once on every other node. On a single
  *   node this costs nothing. A feature toggle write (POST /settings/features) reads nothing first and
  *   skips the round.
+ *
+ * Every decision is made on the route fastify matched (its pattern), never on the raw URL: the router
+ * decodes percent-escapes, so `POST /event-types/x/%74imelines` reaches the timelines route while its
+ * raw URL matches no pattern written for `/timelines`, and `/%65vent-types/x` is an event type route.
  */
 import type { FastifyInstance } from 'fastify';
 import { runInFlow } from '../observability/flow-context.js';
 import type { AppDeps } from './deps.js';
+
+/** Routes whose handlers read replicated metadata and so wait for the read barrier. */
+function readsMetadata(route: string | undefined): boolean {
+  return route !== undefined && (route === '/event-types' || route.startsWith('/event-types/') || route.startsWith('/settings/') || route === '/subscriptions' || route.startsWith('/subscriptions/'));
+}
 
 export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   app.addHook('onRequest', (request, _reply, done) => {
@@ -23,11 +32,12 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   const cluster = deps.cluster;
   if (cluster === undefined) return;
   app.addHook('preHandler', (request, _reply, done) => {
-    if (!request.url.startsWith('/event-types') && !request.url.startsWith('/settings') && !request.url.startsWith('/subscriptions')) {
+    const route = request.routeOptions.url;
+    if (!readsMetadata(route)) {
       done();
       return;
     }
-    if (request.method === 'POST' && request.url.startsWith('/settings/features')) {
+    if (request.method === 'POST' && route === '/settings/features') {
       // A blind write: setting a toggle reads no state first, and its own commit orders it after
       // every write acknowledged before it. (Event type writes check the current state first, so
       // they keep the barrier.)

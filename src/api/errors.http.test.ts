@@ -379,7 +379,7 @@ describe('no request crashes the broker or stores half a batch', () => {
     assertProblem(await call(base, 'POST', '/event-types', rawRetention), 422, 'retention_time');
   });
 
-  test('wrong types in events and metadata get a per-item 422, never a 500, and store nothing', async () => {
+  test('wrong types in events and metadata get a per-item 422 (an element that is not an object: 400), never a 500, and store nothing', async () => {
     const before = await partitions(name);
     const md = (over: Obj) => ({ eid: '00000000-0000-4000-8000-0000000000e1', occurred_at: '2026-11-22T10:00:00Z', ...over });
     const events: unknown[] = [
@@ -398,10 +398,6 @@ describe('no request crashes the broker or stores half a batch', () => {
       { order_number: 'x', metadata: [] },
       { order_number: 'x', metadata: null },
       { order_number: 'x' },
-      42,
-      'x',
-      null,
-      [],
     ];
     for (const event of events) {
       const r = await call(base, 'POST', `/event-types/${name}/events`, [{ order_number: 'fine', metadata: md({}) }, event]);
@@ -410,6 +406,12 @@ describe('no request crashes the broker or stores half a batch', () => {
       assert.equal(items.length, 2);
       assert.equal(items[1]!['publishing_status'], 'failed');
       assert.equal(items[0]!['publishing_status'], 'aborted');
+    }
+    // An element that is not an object: the batch is not a batch of events (400, one Problem).
+    for (const notAnEvent of [42, 'x', null, []]) {
+      const r = await call(base, 'POST', `/event-types/${name}/events`, [{ order_number: 'fine', metadata: md({}) }, notAnEvent]);
+      assert.equal(r.status, 400, `${JSON.stringify(notAnEvent)}: ${r.status} ${r.text}`);
+      assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
     }
     // A declared number beyond the double range (parsed as Infinity), sent as raw text.
     const rawInf = `[{"order_number":"x","amount":1e400,"metadata":${JSON.stringify(md({}))}}]`;

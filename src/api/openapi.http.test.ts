@@ -193,6 +193,10 @@ test('real answers of every operation conform to the document', async () => {
   await check('GET', '/subscriptions/:id/stats', `/subscriptions/${id}/stats`);
   const items = (committed.body as { items: { event_type: string; partition: string }[] }).items.map((c) => ({ event_type: c.event_type, partition: c.partition, offset: 'BEGIN' }));
   assert.equal((await check('PATCH', '/subscriptions/:id/cursors', `/subscriptions/${id}/cursors`, { items })).status, 204);
+  const subAuth = { admins: [{ data_type: 'user', value: 'a' }], readers: [{ data_type: '*', value: '*' }] };
+  assert.equal((await check('PUT', '/subscriptions/:id', `/subscriptions/${id}`, { authorization: subAuth })).status, 204);
+  assert.equal((await check('PUT', '/subscriptions/:id', `/subscriptions/${id}`, { consumer_group: 'changed', authorization: subAuth })).status, 422);
+  await check('GET', '/subscriptions/:id', `/subscriptions/${id}`);
   assert.equal((await check('DELETE', '/subscriptions/:id', `/subscriptions/${id}`)).status, 204);
 
   // Administration.

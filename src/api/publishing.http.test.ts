@@ -113,10 +113,12 @@ function assertItems(r: JsonResponse, expected: Partial<Item>[]): Item[] {
   assert.equal(items.length, expected.length, r.text);
   expected.forEach((e, i) => {
     for (const [k, v] of Object.entries(e)) assert.equal((items[i] as unknown as Obj)[k], v, `item ${i}.${k} in ${r.text}`);
-    if (items[i]!.publishing_status !== 'submitted') {
+    if (items[i]!.publishing_status === 'failed') {
       assert.equal(typeof items[i]!.detail, 'string', `item ${i} carries a detail`);
       assert.ok(items[i]!.detail!.length > 0);
     }
+    // Aborted items say nothing more than their status (a reply must not be many times the batch).
+    if (items[i]!.publishing_status === 'aborted') assert.equal(items[i]!.detail, undefined, `item ${i} carries no detail`);
   });
   return items;
 }
@@ -228,7 +230,7 @@ describe('whole-batch 422 with one BatchItemResponse per item; nothing stored', 
     assert.equal(await count(), 1);
   });
 
-  test('validation failures: missing required field, missing metadata, bad eid, bad occurred_at, non-object event', async () => {
+  test('validation failures: missing required field, missing metadata, bad eid, bad occurred_at', async () => {
     const count = await createAndCount('pub.rejected.shapes');
     const noOrder = businessEvent('x');
     delete noOrder['order_number'];
@@ -239,9 +241,6 @@ describe('whole-batch 422 with one BatchItemResponse per item; nothing stored', 
       [businessEvent('x', { metadata: { eid: eid(), occurred_at: 'yesterday' } }), /occurred_at/],
       [businessEvent('x', { metadata: { occurred_at: '2026-11-22T10:00:00Z' } }), /eid/],
       [businessEvent('x', { metadata: 'md' }), /metadata/],
-      ['just a string', /object/],
-      [[businessEvent('nested')], /object/],
-      [null, /object/],
     ];
     for (const [bad, detail] of cases) {
       const items = assertItems(await publish('pub.rejected.shapes', [businessEvent('ok'), bad]), [
@@ -251,6 +250,57 @@ describe('whole-batch 422 with one BatchItemResponse per item; nothing stored', 
       assert.match(items[1]!.detail!, detail, JSON.stringify(bad));
     }
     assert.equal(await count(), 0);
+  });
+
+  test('issue 10: an element that is not an object makes the batch 400 (a Problem, not one item per event), storing nothing', async () => {
+    const count = await createAndCount('pub.rejected.nonobject');
+    for (const [bad, what] of [['just a string', /element 1 is a string/], [[businessEvent('nested')], /element 1 is an array/], [null, /element 1 is null/], [7, /element 1 is a number/]] as const) {
+      const r = await publish('pub.rejected.nonobject', [businessEvent('ok'), bad]);
+      assert.equal(r.status, 400, r.text);
+      assert.match(r.headers.get('content-type') ?? '', /^application\/problem\+json/);
+      assert.match(String((r.body as Obj)['detail']), what);
+    }
+    // 200 KB of numbers: a short Problem, not 100,000 items (10 MB before).
+    const numbers = '[' + Array(100_000).fill('1').join(',') + ']';
+    const r = await call(base, 'POST', '/event-types/pub.rejected.nonobject/events', numbers);
+    assert.equal(r.status, 400);
+    assert.ok(r.text.length < 1000, `${r.text.length} bytes`);
+    assert.equal(await count(), 0);
+  });
+
+  test('issue 10: a batch of 100,000 tiny invalid events gets one short item per event: aborted items carry no detail', async () => {
+    const count = await createAndCount('pub.rejected.tiny');
+    const body = '[' + Array(100_000).fill('{}').join(',') + ']';
+    const r = await call(base, 'POST', '/event-types/pub.rejected.tiny/events', body);
+    const items = r.body as Item[];
+    assert.equal(r.status, 422);
+    assert.equal(items.length, 100_000);
+    assert.deepEqual(items[1], { publishing_status: 'aborted', step: 'none' });
+    assert.match(items[0]!.detail ?? '', /metadata/);
+    assert.ok(r.text.length <= 50 * 100_000, `${r.text.length} bytes for a body of ${body.length}`);
+    assert.equal(await count(), 0);
+  });
+
+  test('issue 10: an event that repeats a key in any of its objects is refused at validating, naming the key; nothing is stored', async () => {
+    const count = await createAndCount('pub.rejected.repeated');
+    const good = JSON.stringify(businessEvent('ok'));
+    const cases: [string, RegExp][] = [
+      [good.replace('{', '{"order_number":"first",'), /#: "order_number"/],
+      [good.replace('"metadata":{', '"metadata":{"occurred_at":"2026-01-01T00:00:00Z",'), /#\/metadata: "occurred_at"/],
+      [good.replace('{', '{"x":{"a":1,"b":[{"c":1,"c":2}]},'), /#\/x\/b\/0: "c"/],
+      [good.replace('{', '{"a":1,"\\u0061":2,'), /#: "a"/],
+      [good.replace('"metadata":{', '"metadata":{}, "metadata":{'), /#: "metadata"/],
+    ];
+    for (const [text, key] of cases) {
+      const r = await call(base, 'POST', '/event-types/pub.rejected.repeated/events', `[${good},${text}]`);
+      const items = assertItems(r, [{ publishing_status: 'aborted', step: 'validating' }, { publishing_status: 'failed', step: 'validating' }]);
+      assert.match(items[1]!.detail!, /repeats a key/, text);
+      assert.match(items[1]!.detail!, key, text);
+    }
+    assert.equal(await count(), 0);
+    // The same keys in different objects, or in an array, are no repetition.
+    await publishOk('pub.rejected.repeated', [businessEvent('ok', { x: { order_number: 1, y: { order_number: 2 } }, z: [{ a: 1 }, { a: 2 }] })]);
+    assert.equal(await count(), 1);
   });
 
   test('an item has no eid when the event has none', async () => {
@@ -496,10 +546,9 @@ describe('validation per category and compatibility mode', () => {
 
   test('category undefined: an event must still be a JSON object', async () => {
     await createEventType({ name: 'pub.undef.obj', owning_application: 'test-app', category: 'undefined', schema: jsonSchema({}) });
-    assertItems(await publish('pub.undef.obj', [{}, 5]), [
-      { publishing_status: 'aborted', step: 'validating' },
-      { publishing_status: 'failed', step: 'validating' },
-    ]);
+    const r = await publish('pub.undef.obj', [{}, 5]);
+    assert.equal(r.status, 400, r.text);
+    assert.match(String((r.body as Obj)['detail']), /element 1 is a number/);
   });
 
   test('category data: data_op, data_type and data are validated; the schema applies to data', async () => {

@@ -624,16 +624,28 @@ test('backpressure: a consumer that stops reading stalls the server before the e
     assert.ok(written < eventCount * 0.6, `the server wrote ${written} of ${eventCount} events to a consumer that stopped reading`);
     assert.ok(written > 0);
 
-    // Resume: every event arrives, in order, with dense offsets.
-    res.on('data', (c: Buffer) => chunks.push(c));
+    // Resume: every event arrives, in order, with dense offsets. Complete lines are parsed as they
+    // arrive (re-parsing the whole ~100 MB received so far at every poll made this wait quadratic,
+    // and on a loaded machine it timed out while the server was streaming fine).
+    const lines: StreamLine[] = [];
+    let pending: Buffer = Buffer.concat(chunks);
+    const takeLines = (c: Buffer) => {
+      pending = pending.length === 0 ? c : Buffer.concat([pending, c]);
+      let nl: number;
+      while ((nl = pending.indexOf(0x0a)) !== -1) {
+        if (nl > 0) lines.push(JSON.parse(pending.toString('utf8', 0, nl)) as StreamLine);
+        pending = pending.subarray(nl + 1);
+      }
+    };
+    takeLines(Buffer.alloc(0));
+    let streamed = countEvents(lines);
+    res.on('data', (c: Buffer) => {
+      const before = lines.length;
+      takeLines(c);
+      for (let k = before; k < lines.length; k++) streamed += lines[k]!.events?.length ?? 0;
+    });
     res.resume();
-    let lines: StreamLine[] = [];
-    await eventually(() => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const complete = text.slice(0, text.lastIndexOf('\n') + 1);
-      lines = complete.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as StreamLine);
-      return countEvents(lines) >= eventCount;
-    }, 30_000, 'the whole backlog after resuming');
+    await eventually(() => streamed >= eventCount, 60_000, 'the whole backlog after resuming');
     req.destroy();
     const orders = flatEvents(lines).map((e) => Number(e.order));
     assert.equal(orders.length, eventCount);

@@ -70,6 +70,7 @@ export const routePermissions: Readonly<Record<string, Permission>> = {
   'POST /subscriptions': read,
   'GET /subscriptions': read,
   'GET /subscriptions/:id': read,
+  'PUT /subscriptions/:id': read,
   'DELETE /subscriptions/:id': read,
   'GET /subscriptions/:id/events': read,
   'POST /subscriptions/:id/cursors': read,

@@ -11,7 +11,7 @@
  *   type. It applies to the administrator too (it is an operational brake, not a permission).
  */
 import { problems } from '../core/problem.js';
-import type { AuthorizationAttribute, BlacklistType, EventType } from '../metadata/types.js';
+import type { AuthorizationAttribute, BlacklistType, EventType, Subscription } from '../metadata/types.js';
 import { subjectOf, type Principal, type Subject } from './principal.js';
 
 export const wildcard: AuthorizationAttribute = { data_type: '*', value: '*' };
@@ -57,6 +57,27 @@ export class ResourceAccess {
     if (p.admin || et.authorization === undefined) return;
     if (!matches(subjectOf(p), et.authorization.admins)) {
       throw problems.forbidden(`Administration of event type "${et.name}" is denied for ${describe(p)}`);
+    }
+  }
+
+  /**
+   * An operation on a subscription (interface.md has subscriptions "planned"; this follows the
+   * original service's later versions). Every operation needs read access to each of the
+   * subscription's event types: a caller who may not read an event type learns nothing of a
+   * subscription on it (stats name stream ids, which commit). With an authorization section, `admin`
+   * operations (update, cursor reset, delete) need a match in `admins`, `consume` (stream, commit) one
+   * in `readers`, and `view` (get, cursors, stats) one in either. The administrator passes.
+   */
+  checkSubscription(p: Principal, sub: Subscription, eventTypes: readonly EventType[], op: 'view' | 'consume' | 'admin'): void {
+    if (p.admin) return;
+    for (const et of eventTypes) this.checkRead(p, et);
+    const auth = sub.authorization;
+    if (auth === undefined) return;
+    const subject = subjectOf(p);
+    const allowed = op === 'admin' ? matches(subject, auth.admins) : op === 'consume' ? matches(subject, auth.readers) : matches(subject, auth.readers) || matches(subject, auth.admins);
+    if (!allowed) {
+      const what = op === 'admin' ? 'Administration of' : op === 'consume' ? 'Consuming from' : 'Access to';
+      throw problems.forbidden(`${what} subscription "${sub.id}" is denied for ${describe(p)} (its authorization section)`);
     }
   }
 

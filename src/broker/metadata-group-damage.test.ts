@@ -7,25 +7,28 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { MemoryKv } from '../log/index.js';
+import { MemoryCell, MemoryKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
 import type { NodeId } from '../raft/index.js';
 import type { TransportHandler } from '../transport/index.js';
 import type { RaftMetadataGroup } from './metadata-group.js';
 import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
+import { NodeDisk } from './node-disk.js';
 import { entryKey } from './raft-keys.js';
 import { systemClock, systemRandom } from './system.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function create(name: string): MetadataCommand {
   const et = { name, owning_application: 'app', category: 'undefined', enrichment_strategies: [], partition_strategy: 'random', compatibility_mode: 'forward', schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: '2026-01-01T00:00:00Z' }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' } as unknown as EventType;
   return { op: 'event_type.create', eventType: et, partitionCount: 1 };
 }
 
-function open(kv: MemoryKv, self: NodeId, founders: NodeId[], members: NodeId[]): Promise<RaftMetadataGroup> {
+function open(kv: MemoryKv, self: NodeId, founders: NodeId[], members: NodeId[], disk?: NodeDisk): Promise<RaftMetadataGroup> {
   return openMember({
+    ...(disk === undefined ? {} : { disk }),
     self,
     incarnation: `inc-${self}-${Math.random()}`,
     kv,
@@ -127,6 +130,25 @@ test('a member restarted on a corrupt entry, and one started empty, show raft_da
     net.join(fresh);
     await until('the repair of the empty member', 3000, () => !fresh.view().metadata.raft_damaged);
     assert.ok(fresh.state.eventType('w4'));
+
+    // The same member, named a founder, on a node that lost its raft state with the identity (the
+    // marker names a durable write, the KV is empty): it may have voted and acknowledged in this group,
+    // so it does not found it again (term 1, no vote) but starts empty and damaged.
+    await closeMember(fresh);
+    const cell = new MemoryCell();
+    const before = await NodeDisk.open({ kv: new MemoryKv(), cell, self: third, newId: () => 'disk-a', logger: quiet });
+    before.durable(before.stamp({ put: () => undefined, del: () => undefined, delRange: () => undefined }));
+    await before.flush();
+    const wipedKv = new MemoryKv();
+    const disk = await NodeDisk.open({ kv: wipedKv, cell, self: third, newId: () => 'disk-b', logger: quiet });
+    assert.notEqual(disk.identity.lostRaftState, undefined);
+    const refounded = await open(wipedKv, third, ids, ids, disk);
+    assert.equal(refounded.view().metadata.raft_damaged, true);
+    assert.match(refounded.view().metadata.raft_damage ?? '', /started with no metadata raft state after losing raft writes/);
+    groups.set(third, refounded);
+    net.join(refounded);
+    await until('the repair of the member that lost its raft state', 3000, () => !refounded.view().metadata.raft_damaged);
+    assert.ok(refounded.state.eventType('w4'));
   } finally {
     await Promise.all([...groups.values()].map(closeMember));
   }

@@ -29,10 +29,10 @@ import { currentFlowId } from '../observability/flow-context.js';
 import { noNode } from '../raft/index.js';
 import type { Entry, Index, NodeId, Ready, Snapshot, Term } from '../raft/index.js';
 import type { ForwardAnswer, ForwardedProposal, TransportHandler } from '../transport/index.js';
-import { checkForwardedCommand, decodeCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult } from './metadata-codec.js';
+import { checkForwardedCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult, imageProblem } from './metadata-codec.js';
 import { MetadataCompaction } from './metadata-compaction.js';
 import { MetadataReads } from './metadata-reads.js';
-import { metadataGroupId, restoreMetadata } from './metadata-restore.js';
+import { applyCommand, metadataGroupId, restoreMetadata } from './metadata-restore.js';
 import type { NodeDisk } from './node-disk.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import { ProposalFailedError, RaftGroup, type GroupState } from './raft-host/raft-group.js';
@@ -168,6 +168,9 @@ export class RaftMetadataGroup implements MetadataProposer {
       apply: (e) => this.#apply(e),
       applied: (index) => this.#confApplied(index),
       restore: (s) => this.#restore(s),
+      // A snapshot from a peer is checked whole when it arrives, before the core takes it (the node
+      // host drops a malformed one with a log line): once taken it is stored before it is restored.
+      snapshotProblem: (s) => imageProblem(s.data),
     });
     this.#reads = new MetadataReads({
       raw: () => group.raw,
@@ -198,6 +201,8 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#compaction.maybe();
     };
     group.onTick = (now) => this.#reads.tick(now);
+    // Reads waiting for a round or for entries need the group awake (its ticks retry and expire them).
+    group.busy = () => this.#reads.busy();
   }
 
   /** Joins the node host (which ticks it from now on); a group of one campaigns at once. */
@@ -356,10 +361,7 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   #apply(e: Entry): Outcome {
     if (e.data.byteLength === 0) return undefined; // a new leader's no-op
-    const cmd = decodeCommand(e.data);
-    const result = this.#sm.apply(this.#sm.appliedIndex + 1, cmd);
-    this.#o.onApplied?.(cmd, result);
-    return result;
+    return applyCommand(this.#sm, e, this.#o);
   }
 
   #confApplied(index: Index): void {

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { OrderedKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import { MetadataStateMachine, type ApplyResult } from '../metadata/state-machine.js';
-import type { ConfState, Index, NodeId } from '../raft/index.js';
+import type { ConfState, Entry, Index, NodeId } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange } from '../raft/index.js';
 import { decodeCommand, decodeImage } from './metadata-codec.js';
 import type { NodeDisk } from './node-disk.js';
@@ -43,8 +43,12 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   const log = o.logger;
   const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk });
   if (store.isEmpty) {
-    await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
-    if (o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
+    // A node that lost raft state cannot tell whether it held this group (node-disk.ts): founding it
+    // again (term 1, no vote) could vote twice in a term. It starts empty and damaged instead.
+    const lost = o.disk?.identity.lostRaftState;
+    if (lost !== undefined) await store.startEmpty([], `this node started with no metadata raft state after losing raft writes (${lost})`);
+    else await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
+    if (lost === undefined && o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
   }
   checkDamage(o, store);
   const storage = store.storage;
@@ -71,15 +75,31 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   const applied = commit;
   for (const e of tail.filter((x) => x.index <= applied)) {
     if (e.type === 'confChange') conf = applyConfChangeToState(conf, decodeConfChange(e.data));
-    else if (e.data.byteLength > 0) {
-      const cmd = decodeCommand(e.data);
-      // Not inside `onApplied?.(...)`: an optional call skips evaluating its arguments.
-      const result = sm.apply(sm.appliedIndex + 1, cmd);
-      o.onApplied?.(cmd, result);
-    }
+    else if (e.data.byteLength > 0) applyCommand(sm, e, o);
   }
   log.info({ raftId: o.self, snapshotIndex: snap.metadata.index, applied, lastIndex: storage.lastIndex(), term: storage.hardState().term, voters: conf.voters, learners: conf.learners }, 'metadata raft group restored');
   return { store, sm, conf, applied };
+}
+
+/**
+ * Applies the command of a committed entry. A malformed one (the state machine checks every command:
+ * metadata/shapes.ts) is refused alike on every node, logged, and not passed on: the rest of the node
+ * reads commands as the state machine accepted them.
+ */
+export function applyCommand(
+  sm: MetadataStateMachine,
+  e: Entry,
+  o: { readonly self: NodeId; readonly logger: Logger; readonly onApplied?: ((cmd: MetadataCommand, result: ApplyResult) => void) | undefined },
+): ApplyResult {
+  const cmd = decodeCommand(e.data);
+  const result = sm.apply(sm.appliedIndex + 1, cmd);
+  if (!result.ok && result.malformed === true) {
+    o.logger.warn({ raftId: o.self, index: e.index, term: e.term, problem: result.detail }, 'dropped a malformed metadata command (refused on every node)');
+    return result;
+  }
+  // Not inside `onApplied?.(...)`: an optional call skips evaluating its arguments.
+  o.onApplied?.(cmd, result);
+  return result;
 }
 
 /**

@@ -134,3 +134,47 @@ test('an old-format record that does not parse is dropped while rewriting, and i
   assert.match(s.damage?.reason ?? '', /the log has a gap/);
   assert.equal(s.storage.lastIndex(), 1);
 });
+
+test('a marker that names a durable raft write beside a KV without identity: initialised again, knowing it lost raft state, also after a crash before the identity', async () => {
+  const cell = new MemoryCell();
+  const first = new MemoryKv();
+  const disk = await NodeDisk.open({ kv: first, cell, self: 1, newId, logger: quiet });
+  await founded(first, disk);
+  await disk.flush();
+  // RocksDB lost its write-ahead log from the start: the KV is empty, the marker names write #1 or later.
+  const r = await cell.read();
+  const markedSeq = r.state === 'ok' ? r.payload.readUInt32BE(4) : 0;
+  assert.ok(markedSeq > 0);
+  // A crash right after the new marker is written, before the identity: the next start still knows.
+  const failing = new MemoryKv();
+  failing.write = () => Promise.reject(new Error('power lost'));
+  await assert.rejects(NodeDisk.open({ kv: failing, cell, self: 1, newId, logger: quiet }), /power lost/);
+  const kv = new MemoryKv();
+  const again = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+  assert.equal(again.opening, 'created');
+  assert.match(again.lostTail ?? '', /no identity, but its raft marker says raft write #\d+ was durable/);
+  assert.match(again.identity.lostRaftState ?? '', /no identity/);
+  assert.notEqual(again.identity.diskId, disk.identity.diskId, 'a new disk id: it joins as a new member');
+  // Numbering goes on above the lost writes, so later starts do not take the new writes for a loss.
+  await founded(kv, again);
+  await again.flush();
+  const later = await NodeDisk.open({ kv: kv.crash(), cell, self: 1, newId, logger: quiet });
+  assert.equal(later.lostTail, undefined);
+  assert.match(later.identity.lostRaftState ?? '', /no identity/, 'the record stays');
+});
+
+test('a lost tail is recorded in the identity too (for groups that lost every record)', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+  await disk.setCluster('c1', []);
+  const before = kv.copyDurable();
+  await founded(kv, disk);
+  await disk.flush();
+  const again = await NodeDisk.open({ kv: before, cell, self: 1, newId, logger: quiet });
+  assert.match(again.identity.lostRaftState ?? '', /was durable before/);
+  assert.equal(again.identity.clusterId, 'c1');
+  const reopened = await NodeDisk.open({ kv: before.crash(), cell, self: 1, newId, logger: quiet });
+  assert.equal(reopened.lostTail, undefined);
+  assert.match(reopened.identity.lostRaftState ?? '', /was durable before/);
+});

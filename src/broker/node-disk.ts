@@ -20,7 +20,21 @@
  *
  * Order of initialisation: the marker is written (durably) before the identity. A crash between the
  * two leaves a directory without identity, which the next start initialises again; so a directory
- * with an identity always had a marker, and a missing or foreign marker means it was lost.
+ * with an identity always had a marker, and a missing or foreign marker means it was lost. The other
+ * way round, a marker that names a durable raft write (a sequence number above 0) beside a KV without
+ * identity means the KV lost everything from its first write on (a write-ahead log lost from its
+ * start): the directory is initialised again, as a wiped one, but knows that it lost raft state.
+ *
+ * Groups that lost everything. The damage marks go to groups that still have a record. A group whose
+ * every record was in the lost tail (or a directory that lost its identity too) looks like a group
+ * never hosted here, and a partition replica that finds no state founds its group afresh: term 1, no
+ * vote, no entries it had acknowledged, so it could vote twice in a term and elect a leader without
+ * a committed entry. So a loss is also recorded in the identity (`lostRaftState`), and a node with
+ * that record does not found a group it holds no state for: the member starts empty and damaged and
+ * is repaired by the leader (partition-replicas.ts). The record stays (a group created later is
+ * founded damaged on this node too, and repaired by the first leader of its other members):
+ * telling the groups created before the loss from those created after needs the metadata that
+ * created them (docs/metadata-raft.md, "What remains").
  */
 import { assert } from '../core/assert.js';
 import type { DurableCell, KvBatch, OrderedKv } from '../log/index.js';
@@ -65,6 +79,11 @@ export interface NodeIdentity {
   readonly clusterId: string;
   /** The founding members of the cluster as recorded by a founder (empty on a node that joined later). */
   readonly founders: readonly FounderRecord[];
+  /**
+   * Why this directory is known to have lost raft writes that were durable (the first loss found), or
+   * absent. A node with it founds no raft group it holds no state for (see the header).
+   */
+  readonly lostRaftState?: string;
 }
 
 /** The marker's file name in the data directory (beside RocksDB's own files, which it ignores). */
@@ -111,6 +130,7 @@ function decodeIdentity(value: Buffer): NodeIdentity {
   if (!Number.isSafeInteger(v.nodeId) || typeof v.diskId !== 'string' || typeof v.clusterId !== 'string' || !Array.isArray(v.founders)) {
     throw new RaftRecordCorruptError(nodeIdentityKey, 'identity lacks a field');
   }
+  if (v.lostRaftState !== undefined && typeof v.lostRaftState !== 'string') throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a lostRaftState that is not a string');
   return v;
 }
 
@@ -240,9 +260,23 @@ export class NodeDisk {
 
   static async #initialise(o: NodeDiskOptions): Promise<NodeDisk> {
     const legacy = (await groupsWithState(o.kv)).length > 0;
-    const identity: NodeIdentity = { nodeId: o.self, diskId: o.newId(), clusterId: legacy ? legacyClusterId : '', founders: [] };
+    // A marker naming a durable raft write, with no identity in the KV: the KV lost its identity and
+    // every raft write after it (see the header). 0 is what an initialisation that stopped before
+    // writing the identity leaves.
+    const before = await o.cell.read();
+    const marked = before.state === 'ok' ? decodeMarker(before.payload) : undefined;
+    const lost =
+      marked !== undefined && marked.seq > 0
+        ? `the data directory has no identity, but its raft marker says raft write #${marked.seq} was durable: RocksDB lost its write-ahead log from its start (point-in-time recovery stops at the first corrupt record)`
+        : before.state === 'corrupt'
+          ? `the data directory has no identity, and its raft marker is corrupt (${before.reason}): raft writes may have been lost with the identity`
+          : undefined;
+    const identity: NodeIdentity = { nodeId: o.self, diskId: o.newId(), clusterId: legacy ? legacyClusterId : '', founders: [], ...(lost === undefined ? {} : { lostRaftState: lost }) };
+    // Numbering goes on above the lost writes, and the marker keeps their number until the identity
+    // that records the loss is written: a crash in between finds the loss again.
+    const seq = lost === undefined ? 0 : (marked?.seq ?? 0);
     // The marker first (see the header): a directory with an identity always had one.
-    await o.cell.write(encodeMarker(0, identity.diskId));
+    await o.cell.write(encodeMarker(seq, identity.diskId));
     // Collected first (the rewrite reads the KV), written below in one atomic batch with the identity.
     const rewritten = legacy ? await rewriteLegacy(o.kv) : { ops: [], records: 0, damaged: [] };
     await o.kv.write((b) => {
@@ -250,15 +284,17 @@ export class NodeDisk {
         if (v === undefined) b.del(k);
         else b.put(k, v);
       }
-      b.put(writeSeqKey, encodeU64Record('writeSeq', writeSeqKey, 0));
+      b.put(writeSeqKey, encodeU64Record('writeSeq', writeSeqKey, seq));
       b.put(nodeIdentityKey, encodeIdentity(identity));
     }, { durable: true });
-    if (legacy) {
+    if (lost !== undefined) {
+      o.logger.error({ diskId: identity.diskId, reason: lost }, 'raft state on this node was lost with the data directory\'s identity: it joins its cluster as a new, empty member, and its raft groups will not vote or lead until a healthy leader has repaired them');
+    } else if (legacy) {
       o.logger.info({ diskId: identity.diskId, records: rewritten.records, damagedGroups: rewritten.damaged }, 'rewrote the raft log of a data directory from before record checksums in the checksummed format');
     } else {
       o.logger.info({ diskId: identity.diskId }, 'initialised an empty data directory');
     }
-    return new NodeDisk(o, identity, 0, undefined, legacy ? 'migrated' : 'created');
+    return new NodeDisk(o, identity, seq, lost, legacy ? 'migrated' : 'created');
   }
 
   get identity(): NodeIdentity {
@@ -323,7 +359,10 @@ export class NodeDisk {
     await this.#cell.close();
   }
 
-  /** Marks every group with state damaged, in one durable write, and moves the marker on. */
+  /**
+   * Marks every group with state damaged, and records the loss in the identity (for groups that lost
+   * every record), in one durable write, and moves the marker on.
+   */
   async #markAllDamaged(reason: string): Promise<void> {
     const groups = await groupsWithState(this.#kv);
     const marks: Array<[Buffer, Buffer]> = [];
@@ -332,11 +371,14 @@ export class NodeDisk {
       if ((await this.#kv.get(dk)) !== null) continue; // already damaged: the first reason stands
       marks.push([dk, encodeDamageRecord(dk, { term: await this.#storedTerm(g), index: await this.#lastStoredIndex(g), reason })]);
     }
+    const identity: NodeIdentity = { ...this.#identity, lostRaftState: this.#identity.lostRaftState ?? reason };
     let seq = 0;
     await this.#kv.write((b) => {
       for (const [k, v] of marks) b.put(k, v);
+      b.put(nodeIdentityKey, encodeIdentity(identity));
       seq = this.stamp(b);
     }, { durable: true });
+    this.#identity = identity;
     this.durable(seq);
     await this.flush();
     this.#log.error({ reason, groups }, 'raft state on this node is damaged: its raft groups will not vote or lead until a healthy leader has repaired them');

@@ -20,7 +20,7 @@ const quiet = { info: () => undefined, warn: () => undefined, error: () => undef
 const noTicks: TickSource = { every: () => () => undefined };
 const groupOf = (p: number) => 1000 + p;
 
-async function node(kv: MemoryKv, disk: NodeDisk) {
+async function node(kv: MemoryKv, disk: NodeDisk, replicaSet: number[] = [1]) {
   const c = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
   const host = new RaftNodeHost({ self: 1, kv, disk, tickMs: 100, clock: c, ticks: noTicks, logger, onFatal: (err) => { throw err; } });
   const replicas = new PartitionReplicas({
@@ -28,7 +28,7 @@ async function node(kv: MemoryKv, disk: NodeDisk) {
     kv,
     disk,
     host,
-    placement: (_topic, partition) => ({ group: groupOf(partition), replicas: [1] }),
+    placement: (_topic, partition) => ({ group: groupOf(partition), replicas: replicaSet }),
     clock: c,
     random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
     logger,
@@ -68,5 +68,34 @@ test('partition writes are numbered once per turn; a lost tail marks the partiti
   for (let p = 0; p < 8; p++) {
     const s = await RaftLogStore.open(before, groupOf(p), { keepCompacted: true, disk: disk2 });
     assert.match(s.damage?.reason ?? '', /end of its write-ahead log was lost/, `partition ${p}`);
+  }
+});
+
+test('a node that lost raft state does not found a group it holds no state for: the replica starts empty and damaged', async () => {
+  // Partition 0's replica is opened before the image is taken, partition 1's after: the lost tail takes
+  // every record of group 1 (and in the second case the identity too), which then looks like a group
+  // never hosted here. Founding it afresh (term 1, no vote) could vote twice in a term and elect a
+  // leader that lacks a committed entry (host simulation, seed 1193).
+  for (const lose of ['group', 'everything'] as const) {
+    const cell = new MemoryCell();
+    const kv = new MemoryKv();
+    const empty = kv.copyDurable();
+    const disk = await NodeDisk.open({ kv, cell, self: 1, newId: () => 'disk-1', logger: quiet });
+    const n = await node(kv, disk, [1, 2, 3]);
+    await n.replicas.ensure(7, 0);
+    const before = lose === 'group' ? kv.copyDurable() : empty;
+    await n.replicas.ensure(7, 1);
+    await disk.flush();
+    await n.close();
+    const disk2 = await NodeDisk.open({ kv: before, cell, self: 1, newId: () => 'disk-2', logger: quiet });
+    assert.notEqual(disk2.identity.lostRaftState, undefined, lose);
+    const m = await node(before, disk2, [1, 2, 3]);
+    for (const p of lose === 'group' ? [0, 1] : [0, 1, 2]) {
+      const r = (await m.replicas.ensure(7, p))!;
+      assert.notEqual(r.group.store.damage, undefined, `${lose}: partition ${p} is damaged`);
+      assert.notEqual(r.group.raw.status().damaged, null, `${lose}: partition ${p}: the core knows`);
+      assert.equal(r.group.store.storage.lastIndex(), lose === 'group' && p === 0 ? 3 : 0, `${lose}: partition ${p} was not founded again`);
+    }
+    await m.close();
   }
 });

@@ -19,12 +19,13 @@
  */
 import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
+import { publishBatchEventsMax } from '../core/limits.js';
 import type { Offset } from '../core/offset.js';
 import { batchEvents, decodeEntryHead, PartitionEntryError } from '../log/partition-entry.js';
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
-import { dedupWindow, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
+import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 import { entryKey } from './raft-log-store.js';
 
@@ -96,6 +97,17 @@ export function decodeImage(data: Uint8Array): PartitionImage {
   return img;
 }
 
+/** Why a snapshot from a peer cannot be installed (checked before anything of it is stored), or undefined. */
+export function snapshotProblem(s: Snapshot): string | undefined {
+  let img: unknown;
+  try {
+    img = JSON.parse(Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength).toString('utf8'));
+  } catch (err) {
+    return `not JSON (${(err as Error).message})`;
+  }
+  return partitionImageProblem(img, s.metadata.index);
+}
+
 /** What the replica needs from the node: where to write its rows, and its Raft group. */
 export interface ReplicaHost {
   writeRows(fill: (b: KvBatch) => void): void;
@@ -114,6 +126,8 @@ export class PartitionReplica {
   #recent: IndexRow[] = [];
   #waiters = new Set<() => void>();
   #corrupt: Error | undefined;
+  /** Committed entries that did not decode (dropped: they assign no offsets). */
+  #malformedEntries = 0;
 
   private constructor(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger, state: PartitionState) {
     this.topic = topic;
@@ -158,6 +172,7 @@ export class PartitionReplica {
         this.#writeApplied();
       },
       restore: (s) => this.#restore(s),
+      snapshotProblem,
     });
     group.onApplied = () => this.#wake();
   }
@@ -187,10 +202,23 @@ export class PartitionReplica {
     let head;
     try {
       head = decodeEntryHead(data);
+      const next = this.#state.newest + 1;
+      if (head.kind === 'batch' && (head.count > publishBatchEventsMax || next + head.count > Number.MAX_SAFE_INTEGER)) throw new PartitionEntryError(`a batch of ${head.count} events after offset ${next - 1}`);
+      if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
     } catch (err) {
-      // A committed entry that does not decode is corruption of the replicated log: stop applying
-      // rather than assign offsets that may differ from the other replicas'.
-      throw new CorruptBatchError(this.topic, this.partition, this.#state.newest + 1, `raft entry ${e.index}: ${(err as Error).message}`);
+      // A committed entry that does not decode, or would take offsets past exact integers, came from
+      // a buggy member: this node's own entries always decode, and Raft gives every replica the same
+      // bytes (with mutual TLS nothing can alter them on the way; the stored copy is checksummed). It
+      // is dropped with a log line and assigns no offsets, alike on every replica and at every replay.
+      // Stopping here instead would stop the node again at every start, the entry staying in the log.
+      if (!(err instanceof PartitionEntryError)) throw err;
+      this.#malformedEntries++;
+      if (this.#malformedEntries <= 10 || this.#malformedEntries % 100 === 0) {
+        this.#logger.error({ topic: this.topic, partition: this.partition, group: this.groupId, index: e.index, err: err.message, dropped: this.#malformedEntries }, 'dropped a malformed committed partition entry (it assigns no offsets)');
+      }
+      this.#state.applyOther(e.index);
+      this.#writeApplied();
+      return undefined;
     }
     let outcome: ReplicaOutcome;
     switch (head.kind) {

@@ -217,7 +217,15 @@ export class PartitionReplicas {
     if (store.damage !== undefined) log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
     const fresh = store.isEmpty;
     if (fresh) {
-      await store.bootstrap([...placement.replicas].sort((a, b) => a - b));
+      // A node that lost raft state cannot tell a group whose every record it lost from a new one
+      // (node-disk.ts): founding afresh could vote twice in a term. It starts the member empty and
+      // damaged instead; the leader of the other members repairs it. A group of one has nobody to
+      // repair it and founds (a single node that lost its data has lost it).
+      const lost = o.disk?.identity.lostRaftState;
+      if (lost !== undefined && placement.replicas.length > 1) {
+        await store.startEmpty([], `this node lost raft state (${lost}); it holds none for this group, which it may have held before`);
+        log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
+      } else await store.bootstrap([...placement.replicas].sort((a, b) => a - b));
       await o.kv.write((b) => {
         const v = Buffer.allocUnsafe(8);
         v.writeUInt32BE(topic, 0);

@@ -86,3 +86,27 @@ test('a torn write after the last raft write is no damage: the raft log is whole
     await t.remove();
   }
 });
+
+test('a WAL corrupt from its first record loses the identity too: the directory starts again as a new one that knows it lost raft state', async () => {
+  const t = await tempDir('raft-wal-lost-all');
+  try {
+    await fill(t.dir);
+    // The first record of the WAL is the identity's (written when the directory was initialised):
+    // point-in-time recovery keeps nothing.
+    damageWal(t.dir, (wal) => {
+      wal[12]! ^= 0xff;
+      return wal;
+    });
+    const { disk, store, close } = await open(t.dir);
+    try {
+      assert.equal(disk.opening, 'created', 'the identity was lost');
+      assert.match(disk.lostTail ?? '', /no identity, but its raft marker says raft write #\d+ was durable/);
+      assert.notEqual(disk.identity.lostRaftState, undefined);
+      assert.equal(store.isEmpty, true);
+    } finally {
+      await close();
+    }
+  } finally {
+    await t.remove();
+  }
+});

@@ -76,8 +76,9 @@ export function errorOf(status: number, body: unknown, firstIndex = 0): CliError
   if (Array.isArray(body)) {
     const failed = body
       .map((item, i) => ({ i, item: item as { publishing_status?: string; step?: string; detail?: string; eid?: string } }))
-      .filter((x) => x.item.publishing_status !== 'submitted' && x.item.detail !== undefined);
-    const lines = failed.map((x) => `  event ${firstIndex + x.i}${x.item.eid === undefined ? '' : ` (${x.item.eid})`}: ${x.item.publishing_status} at ${x.item.step}: ${x.item.detail}`);
+      .filter((x) => x.item.publishing_status !== 'submitted');
+    // Aborted items carry no detail: their status says it.
+    const lines = failed.map((x) => `  event ${firstIndex + x.i}${x.item.eid === undefined ? '' : ` (${x.item.eid})`}: ${x.item.publishing_status} at ${x.item.step}${x.item.detail === undefined || x.item.detail === '' ? '' : `: ${x.item.detail}`}`);
     return new CliError(`${status}: ${status === 207 ? 'some events were not stored' : 'the batch was rejected'}\n${lines.join('\n')}`, status, body);
   }
   if (typeof body === 'object' && body !== null) {

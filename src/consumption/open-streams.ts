@@ -6,6 +6,8 @@
  */
 export interface OpenStream {
   kind: 'low_level' | 'subscription';
+  /** The subscription a subscription stream reads. */
+  subscription?: string;
   /** Event types the stream reads. */
   eventTypes: readonly string[];
   /** The consuming application (the caller's uid). */

@@ -6,7 +6,7 @@
 import type { PartitionKey } from './assignment.js';
 import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
 import type { PlacementProposal } from './placement-types.js';
-import type { BlacklistType, EventType, Storage, Subscription } from './types.js';
+import type { BlacklistType, EventType, Storage, Subscription, SubscriptionAuthorization } from './types.js';
 import type { MetadataLimits } from './limits.js';
 
 /**
@@ -53,6 +53,12 @@ export type MetadataCommand =
   | {
       op: 'subscription.delete';
       id: string;
+    }
+  | {
+      /** PUT /subscriptions/{id}: only the authorization section changes (the rest is the key). */
+      op: 'subscription.update';
+      id: string;
+      authorization: SubscriptionAuthorization;
     }
   | {
       /**

@@ -68,13 +68,32 @@ export function utf8Bytes(text: string): number {
   return encoder.encode(text).length;
 }
 
-/** What an event type holds in metadata: its fields, and the text of every schema version it keeps. */
-export function eventTypeRecordBytes(eventType: EventType, schemas: readonly EventTypeRecord['schemas'][number][]): number {
-  let bytes = utf8Bytes(JSON.stringify({ ...eventType, schema: { ...eventType.schema, schema: '' } }));
-  for (const s of schemas) bytes += utf8Bytes(s.schema) + 64;
-  return bytes;
+/**
+ * Bytes of storage facts (partition id, placement with its learners and a move) allowed per
+ * partition of an event type, and of subscription runtime per partition of a subscription: its slot,
+ * committed cursor, its share of live sessions and closed ones (at most as many closed sessions as
+ * partitions, listing at most twice the partitions: subscription-runtime.ts), with session ids and
+ * incarnations of at most 128 characters (metadata/shapes.ts). The event type's and the partition's
+ * names come on top, four times (slot, cursor, closed lists).
+ */
+const storageBytesPerPartition = 160;
+const runtimeBytesPerPartition = 1600;
+
+/**
+ * What an event type holds in the metadata image: its record as the image writes it (the schema
+ * texts escaped as JSON strings, where quotes and line breaks double; the current schema twice, in the
+ * event type and among the versions), with room for its storage per partition. Counting the image's
+ * bytes, not the texts', is what keeps the snapshot within one message between nodes.
+ */
+export function eventTypeRecordBytes(eventType: EventType, schemas: readonly EventTypeRecord['schemas'][number][], partitions: number): number {
+  let bytes = utf8Bytes(JSON.stringify(eventType)) + 64;
+  for (const s of schemas) bytes += utf8Bytes(JSON.stringify(s)) + 1;
+  return bytes + partitions * storageBytesPerPartition;
 }
 
-export function subscriptionBytes(sub: Subscription): number {
-  return utf8Bytes(JSON.stringify(sub));
+/** What a subscription holds in the metadata image: itself, and room for its runtime on `partitions`. */
+export function subscriptionBytes(sub: Subscription, partitions: readonly { event_type: string; partition: string }[]): number {
+  let bytes = utf8Bytes(JSON.stringify(sub));
+  for (const p of partitions) bytes += runtimeBytesPerPartition + 4 * (utf8Bytes(p.event_type) + utf8Bytes(p.partition));
+  return bytes;
 }

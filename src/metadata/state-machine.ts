@@ -11,8 +11,9 @@ import { admitPlacement } from './placement-admission.js';
 import { changePlacement, type PlacementCommand } from './placement-changes.js';
 import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
+import { commandProblem, snapshotProblem } from './shapes.js';
 import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
-import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type PendingTimeline, type Storage, type Subscription, type TimelineRecord } from './types.js';
+import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type PendingTimeline, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
 
 export type ApplyResult =
   /**
@@ -37,7 +38,13 @@ export type ApplyResult =
       /** After partition.move or partition.leader: the partition's placement as it is now. */
       placement?: PartitionPlacement;
     }
-  | { ok: false; reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid' | 'limit'; detail: string };
+  | {
+      ok: false;
+      reason: 'exists' | 'not_found' | 'conflict' | 'in_use' | 'no_slots' | 'invalid' | 'limit';
+      detail: string;
+      /** The command was malformed (shapes.ts) and was not applied: a member wrote something it should not have. */
+      malformed?: true;
+    };
 
 export interface MetadataSnapshot {
   eventTypes: EventTypeRecord[];
@@ -99,6 +106,9 @@ export class MetadataStateMachine {
   apply(index: number, cmd: MetadataCommand): ApplyResult {
     assert(index === this.#appliedIndex + 1, `metadata apply out of order: ${index} after ${this.#appliedIndex}`);
     this.#appliedIndex = index;
+    // Checked here, where every node applies it: a malformed command is refused alike everywhere.
+    const malformed = commandProblem(cmd);
+    if (malformed !== undefined) return { ok: false, reason: 'invalid', detail: `Malformed metadata command: ${malformed}`, malformed: true };
     switch (cmd.op) {
       case 'event_type.create':
         return this.#createEventType(cmd);
@@ -113,6 +123,8 @@ export class MetadataStateMachine {
         return this.#createSubscription(cmd.subscription);
       case 'subscription.delete':
         return this.#deleteSubscription(cmd.id);
+      case 'subscription.update':
+        return this.#updateSubscription(cmd.id, cmd.authorization);
       case 'stream.open': {
         const rt = this.#runtimeFor(cmd.subscription);
         if (rt === undefined) return this.#noSubscription(cmd.subscription);
@@ -287,6 +299,11 @@ export class MetadataStateMachine {
     return { ok: true, timeline };
   }
 
+  /** Every partition of a subscription's event types (they exist: they cannot be deleted while it does). */
+  #partitionsOf(sub: Subscription): PartitionKey[] {
+    return sub.event_types.flatMap((name) => (this.#eventTypes.get(name)?.storage.partitions ?? []).map((partition) => ({ event_type: name, partition })));
+  }
+
   #noSubscription(id: string): ApplyResult {
     return { ok: false, reason: 'not_found', detail: `Subscription "${id}" does not exist` };
   }
@@ -326,7 +343,7 @@ export class MetadataStateMachine {
     if (partitions > limits.subscriptionPartitionsMax) {
       return this.#limit(`The event types of a subscription may have at most ${limits.subscriptionPartitionsMax} partitions together; these have ${partitions}`);
     }
-    const bytes = subscriptionBytes(sub);
+    const bytes = subscriptionBytes(sub, this.#partitionsOf(sub));
     if (!this.#fitsMetadataBytes(bytes)) return this.#metadataFull(bytes);
     this.#subscriptions.set(sub.id, sub);
     this.#subscriptionKeys.set(key, sub.id);
@@ -338,6 +355,19 @@ export class MetadataStateMachine {
     return this.#limit(
       `The cluster's metadata holds ${this.#metadataBytes} bytes of event types and subscriptions; this change needs ${bytes} more and the bound is ${this.#limits.metadataBytesMax} (metadataBytesMax)`,
     );
+  }
+
+  #updateSubscription(id: string, authorization: SubscriptionAuthorization): ApplyResult {
+    const sub = this.#subscriptions.get(id);
+    if (sub === undefined) return this.#noSubscription(id);
+    const updated: Subscription = { ...sub, authorization };
+    const bytes = subscriptionBytes(updated, this.#partitionsOf(updated));
+    const delta = bytes - (this.#subscriptionBytes.get(id) ?? 0);
+    if (!this.#fitsMetadataBytes(delta)) return this.#metadataFull(delta);
+    this.#subscriptions.set(id, updated);
+    this.#setBytes(this.#subscriptionBytes, id, bytes);
+    const readers = (s: Subscription) => JSON.stringify(s.authorization?.readers ?? null);
+    return readers(sub) === readers(updated) ? { ok: true, subscription: updated } : { ok: true, subscription: updated, readersChanged: true };
   }
 
   #deleteSubscription(id: string): ApplyResult {
@@ -365,7 +395,7 @@ export class MetadataStateMachine {
     const schemaBytes = utf8Bytes(cmd.eventType.schema.schema);
     if (schemaBytes > limits.schemaBytesMax) return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
     const schemas = [cmd.eventType.schema];
-    const bytes = eventTypeRecordBytes(cmd.eventType, schemas);
+    const bytes = eventTypeRecordBytes(cmd.eventType, schemas, n);
     if (!this.#fitsMetadataBytes(bytes)) return this.#metadataFull(bytes);
     // Last: admitting a placement hands out group ids, so nothing may refuse the command after it.
     const admitted = this.#admitPlacement(cmd.placement, n);
@@ -395,7 +425,7 @@ export class MetadataStateMachine {
       return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
     }
     const schemas = cmd.schemaChanged ? [...rec.schemas, cmd.eventType.schema] : rec.schemas;
-    const bytes = eventTypeRecordBytes(cmd.eventType, schemas);
+    const bytes = eventTypeRecordBytes(cmd.eventType, schemas, rec.storage.partitions.length);
     if (!this.#fitsMetadataBytes(bytes - (this.#eventTypeBytes.get(name) ?? 0))) return this.#metadataFull(bytes - (this.#eventTypeBytes.get(name) ?? 0));
     this.#eventTypes.set(name, { eventType: cmd.eventType, schemas, storage: rec.storage });
     this.#setBytes(this.#eventTypeBytes, name, bytes);
@@ -488,18 +518,27 @@ export class MetadataStateMachine {
     };
   }
 
+  /** Why a snapshot's state cannot be restored (shapes.ts), or undefined. */
+  static snapshotProblem(snap: unknown): string | undefined {
+    return snapshotProblem(snap);
+  }
+
+  /** Restores a snapshot's state; throws when it is malformed (check it with snapshotProblem first). */
   static restore(snap: MetadataSnapshot, appliedIndex: number): MetadataStateMachine {
+    const problem = snapshotProblem(snap);
+    if (problem !== undefined) throw new Error(`malformed metadata snapshot: ${problem}`);
+    assert(Number.isSafeInteger(appliedIndex) && appliedIndex >= 0, `metadata snapshot at command ${appliedIndex}`);
     const sm = new MetadataStateMachine();
     for (const rec of snap.eventTypes) {
       sm.#eventTypes.set(rec.eventType.name, rec);
-      sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas));
+      sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas, rec.storage.partitions.length));
     }
     if (isMetadataLimits(snap.limits)) sm.#limits = { ...snap.limits };
     sm.#nextTopic = snap.nextTopic;
     for (const [k, v] of Object.entries(snap.features ?? {})) sm.#features.set(k, v);
     for (const sub of snap.subscriptions ?? []) {
       sm.#subscriptions.set(sub.id, sub);
-      sm.#setBytes(sm.#subscriptionBytes, sub.id, subscriptionBytes(sub));
+      sm.#setBytes(sm.#subscriptionBytes, sub.id, subscriptionBytes(sub, sm.#partitionsOf(sub)));
       sm.#subscriptionKeys.set(subscriptionKey(sub), sub.id);
     }
     for (const img of snap.runtimes ?? []) sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));

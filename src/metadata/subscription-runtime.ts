@@ -116,6 +116,11 @@ export class SubscriptionRuntime {
     // Closed sessions past their window can never commit again: drop them as new ones close.
     this.closed = this.closed.filter((c) => c.closedAtMs + c.commitTimeoutMs >= atMs);
     this.closed.push({ id, closedAtMs: atMs, commitTimeoutMs: s.commitTimeoutMs, partitions: held });
+    // Streams that reconnect quickly leave many closed sessions: keep at most as many as there are
+    // partitions, listing at most twice the partitions (the oldest go first, and can no longer commit),
+    // so what a subscription holds stays within what limits.ts counts for it.
+    let listed = this.closed.reduce((n, c) => n + c.partitions.length, 0);
+    while (this.closed.length > 1 && (this.closed.length > this.slots.length || listed > 2 * this.slots.length)) listed -= this.closed.shift()!.partitions.length;
     this.#rebalance();
     return true;
   }

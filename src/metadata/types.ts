@@ -146,6 +146,16 @@ export interface SubscriptionCursorWithoutToken {
   offset: string;
 }
 
+/**
+ * Who may do what with a subscription (the original service's later versions): `admins` may change it
+ * (its authorization), reset its cursors and delete it; `readers` may stream and commit; either may read
+ * it, its cursors and its stats. Absent: every caller with read access to its event types may.
+ */
+export interface SubscriptionAuthorization {
+  admins: AuthorizationAttribute[];
+  readers: AuthorizationAttribute[];
+}
+
 /** A subscription as stored and served (interface.md, "Subscription"). */
 export interface Subscription {
   id: string;
@@ -157,6 +167,7 @@ export interface Subscription {
   /** Present only when read_from is cursors: one cursor per partition of every event type. */
   initial_cursors?: SubscriptionCursorWithoutToken[];
   created_at: string;
+  authorization?: SubscriptionAuthorization;
 }
 
 /** The key triple (owning_application, event_types in any order, consumer_group) as one string. */

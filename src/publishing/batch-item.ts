@@ -6,5 +6,6 @@ export interface BatchItemResponse {
   eid?: string;
   publishing_status: PublishingStatus;
   step: PublishingStep;
-  detail: string;
+  /** Absent on aborted items: their status says why. */
+  detail?: string;
 }

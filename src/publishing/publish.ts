@@ -10,7 +10,7 @@
  * fails exactly that partition's items (207) and never half of one.
  */
 import { problems } from '../core/problem.js';
-import { eventBytesMax, publishBatchEventsMax } from '../core/limits.js';
+import { eventBytesMax, eventNestingDepthMax, publishBatchEventsMax } from '../core/limits.js';
 import type { Clock, Random } from '../core/ports.js';
 import type { EventTypeRecord } from '../metadata/types.js';
 import type { BatchItemResponse, PublishingStep } from './batch-item.js';
@@ -19,6 +19,7 @@ import { firstInvalidUtf8 } from './utf8.js';
 import { enrichMetadata, EnrichmentError } from './enrich.js';
 import { makePartitioner, PartitioningError } from './partitioner.js';
 import { spliceElements } from './splice.js';
+import { firstRepeatedKey, keyCount } from './repeated-keys.js';
 import type { EventTypeLookup, PartitionAppend, PartitionWriter, ValidatorSource } from './ports.js';
 
 export type PublishOutcome =
@@ -60,6 +61,15 @@ const previousStep: Record<Phase, PublishingStep> = {
  */
 const tooDeeplyNested = 'The event is nested too deeply to be processed';
 
+/** Why event `i` of the body is refused for a repeated key, naming the key when it can be found. */
+function repeatedKeyDetail(body: Buffer, i: number): string {
+  const sizes = topLevelElementSizes(body);
+  let start = body.indexOf(0x5b /* [ */) + 1;
+  for (let k = 0; k < i; k++) start += sizes[k]! + 1;
+  const key = sizes[i] === undefined ? undefined : firstRepeatedKey(body.subarray(start, start + sizes[i]!));
+  return `The event repeats a key in one object${key === undefined ? '' : ` (${key})`}: JSON parsers differ on which value they keep`;
+}
+
 function eidOf(event: unknown): string | undefined {
   if (event === null || typeof event !== 'object') return undefined;
   const md = (event as Record<string, unknown>)['metadata'];
@@ -68,9 +78,9 @@ function eidOf(event: unknown): string | undefined {
   return typeof eid === 'string' ? eid : undefined;
 }
 
-function item(event: unknown, status: BatchItemResponse['publishing_status'], step: PublishingStep, detail: string): BatchItemResponse {
+function item(event: unknown, status: BatchItemResponse['publishing_status'], step: PublishingStep, detail?: string): BatchItemResponse {
   const eid = eidOf(event);
-  const r: BatchItemResponse = { publishing_status: status, step, detail };
+  const r: BatchItemResponse = detail === undefined ? { publishing_status: status, step } : { publishing_status: status, step, detail };
   if (eid !== undefined) r.eid = eid;
   return r;
 }
@@ -78,7 +88,9 @@ function item(event: unknown, status: BatchItemResponse['publishing_status'], st
 function rejectBatch(events: unknown[], failedAt: number, phase: Phase, detail: string): PublishOutcome {
   const items = events.map((ev, i) => {
     if (i === failedAt) return item(ev, 'failed', phase, detail);
-    return item(ev, 'aborted', i < failedAt ? phase : previousStep[phase], 'aborted: another event of the batch failed');
+    // No detail: the status says it, and a batch of 100,000 tiny events must not get a reply many
+    // times its size.
+    return item(ev, 'aborted', i < failedAt ? phase : previousStep[phase]);
   });
   return { status: 422, items, eventCount: events.length };
 }
@@ -109,6 +121,13 @@ export class Publisher {
     if (events.length > publishBatchEventsMax) {
       throw problems.payloadTooLarge(`A batch holds at most ${publishBatchEventsMax} events, got ${events.length}`);
     }
+    // A batch is an array of event objects (the original service answered anything else 400 too);
+    // refused whole, so a batch of 100,000 numbers does not get 100,000 items back.
+    const notObject = events.findIndex((e) => e === null || typeof e !== 'object' || Array.isArray(e));
+    if (notObject >= 0) {
+      const e: unknown = events[notObject];
+      throw problems.badRequest(`The body must be a JSON array of event objects; element ${notObject} is ${e === null ? 'null' : Array.isArray(e) ? 'an array' : `a ${typeof e}`}`);
+    }
 
     // Phase 1: validating (size on the submitted text, shape, schema). It may pause; if the event type
     // changed meanwhile (a new schema, deleted), the batch is checked again against what it is now, so
@@ -126,6 +145,8 @@ export class Publisher {
       rec = now;
     }
     const et = rec.eventType;
+    // Keys as parsed, before enrichment adds any (compared with the members written, phase 4).
+    const keys = events.map(keyCount);
 
     // Phase 2: enriching. `adds[i]` is what enrichment adds to event i's metadata, as JSON text, for
     // the stored copy of the submitted text (phase 4); null: store the re-serialized object instead.
@@ -177,9 +198,12 @@ export class Publisher {
 
     // Phase 4: publishing, one atomic append per partition. Events are stored as submitted (compacted,
     // enrichment spliced in, every digit kept); those that cannot be spliced are re-serialized.
-    const spliced = spliceElements(body, adds.map((a) => (a === null ? undefined : a)));
+    const members: number[] = [];
+    const spliced = spliceElements(body, adds.map((a) => (a === null ? undefined : a)), eventNestingDepthMax, members);
     const tooDeep = spliced.indexOf('too_deep');
     if (tooDeep >= 0) return rejectBatch(events, tooDeep, 'validating', tooDeeplyNested);
+    const repeated = keys.findIndex((n, i) => members[i] !== n);
+    if (repeated >= 0) return rejectBatch(events, repeated, 'validating', repeatedKeyDetail(body, repeated));
     const order = [...groups.entries()];
     const appends: PartitionAppend[] = [];
     for (const [p, idx] of order) {

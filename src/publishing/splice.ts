@@ -35,8 +35,10 @@ function isSpace(c: number): boolean {
  * the end of element i's metadata object (e.g. `"event_type":"x","version":"1.0.0"`), or undefined to
  * insert nothing. Returns one Buffer per element (views into one allocation), 'unspliceable' for an
  * element whose metadata is absent, repeated, escaped or not an object, 'too_deep' past the depth limit.
+ * `members`, when given, receives per element the number of object members written in it (at any
+ * depth): more than its parsed value holds means a key is repeated in some object.
  */
-export function spliceElements(body: Uint8Array, adds: readonly (string | undefined)[], depthMax = eventNestingDepthMax): SplicedElement[] {
+export function spliceElements(body: Uint8Array, adds: readonly (string | undefined)[], depthMax = eventNestingDepthMax, members?: number[]): SplicedElement[] {
   const addBufs = adds.map((a) => (a === undefined || a === '' ? undefined : Buffer.from(a)));
   let extra = 0;
   for (const a of addBufs) if (a !== undefined) extra += a.length + 1;
@@ -51,6 +53,7 @@ export function spliceElements(body: Uint8Array, adds: readonly (string | undefi
     while (i < n && isSpace(body[i]!)) i++;
     if (i >= n || body[i] === closeBracket) break;
     const r = spliceOne(body, i, addBufs[out.length], buf, w, depthMax);
+    members?.push(r.members);
     out.push(r.tooDeep ? 'too_deep' : r.ok ? buf.subarray(w, r.w) : 'unspliceable');
     w = r.w;
     i = r.end;
@@ -61,7 +64,7 @@ export function spliceElements(body: Uint8Array, adds: readonly (string | undefi
 }
 
 /** Copies one element starting at `from` into `buf` at `w0` (compacted, with `add` inserted). */
-function spliceOne(body: Uint8Array, from: number, add: Buffer | undefined, buf: Buffer, w0: number, depthMax: number): { ok: boolean; tooDeep: boolean; w: number; end: number } {
+function spliceOne(body: Uint8Array, from: number, add: Buffer | undefined, buf: Buffer, w0: number, depthMax: number): { ok: boolean; tooDeep: boolean; w: number; end: number; members: number } {
   const n = body.length;
   let w = w0;
   let depth = 0;
@@ -73,6 +76,8 @@ function spliceOne(body: Uint8Array, from: number, add: Buffer | undefined, buf:
   let metadataEmpty = true;
   let inserted = false;
   let tooDeep = false;
+  // Object members as written: every colon outside strings is one.
+  let members = 0;
   let i = from;
   for (; i < n; i++) {
     const c = body[i]!;
@@ -127,7 +132,8 @@ function spliceOne(body: Uint8Array, from: number, add: Buffer | undefined, buf:
       }
       continue;
     }
-    if (c !== colon && c !== comma) {
+    if (c === colon) members++;
+    else if (c !== comma) {
       // A scalar token (number, true, false, null): for the key's value this means metadata is not an object.
       afterMetadataKey = false;
       if (metadataDepth === depth) metadataEmpty = false;
@@ -141,7 +147,7 @@ function spliceOne(body: Uint8Array, from: number, add: Buffer | undefined, buf:
     }
   }
   const ok = add === undefined ? metadataSeen <= 1 : metadataSeen === 1 && inserted;
-  return { ok, tooDeep, w, end: i };
+  return { ok, tooDeep, w, end: i, members };
 }
 
 function matchesAt(body: Uint8Array, at: number, word: Buffer): boolean {

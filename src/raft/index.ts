@@ -25,7 +25,7 @@ export type {
   StateType,
   Term,
 } from './types.js';
-export { campaignTransfer, emptyHardState, emptySnapshot, isEmptySnapshot, makeMessage, noNode } from './types.js';
+export { campaignTransfer, emptyHardState, emptySnapshot, isEmptySnapshot, makeMessage, noNode, quiesceContext } from './types.js';
 export type { RaftConfig } from './config.js';
 export type { ProposalDropReason, ProposeResult } from './raft.js';
 export { RawNode } from './rawnode.js';

@@ -31,7 +31,7 @@ import type {
   StateType,
   Term,
 } from './types.js';
-import { assertIndex, campaignTransfer, damagedReject, entriesBytes, makeMessage, noNode } from './types.js';
+import { assertIndex, campaignTransfer, damagedReject, entriesBytes, makeMessage, noNode, quiesceContext } from './types.js';
 
 /** Why a proposal was not appended. None of these is an error of the caller's making except 'invalid'. */
 export type ProposalDropReason =
@@ -86,6 +86,15 @@ export class Raft {
   repaired = false;
   /** Damage found while running (a leader counts entries this member lacks) since the last Ready. */
   newlyDamaged: Damage | null = null;
+  /**
+   * Quiesced: an idle group's member that neither ticks nor heartbeats (CockroachDB's quiescence,
+   * TiKV's hibernation). A leader quiesces when nothing is under way and every member holds and has
+   * committed its whole log, and tells them so (heartbeats with quiesceContext); a follower quiesces
+   * on such a heartbeat from its leader if it holds and has committed the whole log too. Any message
+   * (but a heartbeat answer on the leader) or local request wakes it. A quiesced follower never times
+   * out: its host must wake it when the leader's node is no longer heard from (wake()).
+   */
+  quiesced = false;
 
   readonly #readOnly: ReadOnly;
   /** Reads that arrived before the leader committed an entry of its term (thesis §6.4 step 1). */
@@ -216,6 +225,7 @@ export class Raft {
       this.vote = noNode;
     }
     this.lead = noNode;
+    this.quiesced = false;
     this.electionElapsed = 0;
     this.heartbeatElapsed = 0;
     this.randomizedElectionTimeout = this.cfg.electionTicks + this.cfg.random.int(this.cfg.electionTicks);
@@ -294,6 +304,7 @@ export class Raft {
   /** Starts an election (or a pre-election) if this node may. */
   hup(transfer: boolean): void {
     if (this.state === 'leader') return;
+    this.quiesced = false;
     if (!this.#promotable()) return;
     // A node that has not yet applied a committed membership change might campaign under a
     // configuration two steps old, whose majorities need not overlap the newest one's.
@@ -341,6 +352,7 @@ export class Raft {
   // Ticks
 
   tick(): void {
+    if (this.quiesced) return;
     if (this.state === 'leader') this.#tickHeartbeat();
     else this.#tickElection();
   }
@@ -406,6 +418,7 @@ export class Raft {
   propose(datas: readonly Uint8Array[]): ProposeResult {
     assert(datas.length > 0, 'proposing nothing');
     if (this.state !== 'leader') return { ok: false, reason: 'notLeader' };
+    this.wake(0);
     if (this.leadTransferee !== noNode) return { ok: false, reason: 'leadershipTransfer' };
     return this.#proposeEntries(datas.map((data) => ({ type: 'normal' as const, data })));
   }
@@ -421,6 +434,7 @@ export class Raft {
 
   proposeConfChange(cc: ConfChange): ProposeResult {
     if (this.state !== 'leader') return { ok: false, reason: 'notLeader' };
+    this.wake(0);
     if (this.leadTransferee !== noNode) return { ok: false, reason: 'leadershipTransfer' };
     if (this.pendingConfIndex > this.log.applied) return { ok: false, reason: 'confChangePending' };
     const cur = this.trk.confState();
@@ -462,6 +476,7 @@ export class Raft {
 
   transferLeadership(to: NodeId): boolean {
     if (this.state !== 'leader') return false;
+    this.wake(0);
     if (to === this.id || !this.trk.isVoter(to)) return false;
     if (this.leadTransferee === to) return true;
     this.#abortLeaderTransfer();
@@ -484,6 +499,7 @@ export class Raft {
    * many pending): the host retries.
    */
   readIndex(context: string): boolean {
+    this.wake(0);
     if (this.state === 'leader') return this.#leaderReadIndex(this.id, context);
     if (this.lead === noNode) return false;
     if (this.state !== 'follower') return false;
@@ -551,6 +567,9 @@ export class Raft {
     assertIndex(m.commit, 'message commit');
     assert(m.to === this.id, `message for ${m.to} delivered to ${this.id}`);
     if (m.from === this.id) return;
+    // Any message wakes a quiesced member, but the answers to the heartbeats of a leader's own term
+    // (among them those to the heartbeats that told its followers it quiesces).
+    if (this.quiesced && !(this.state === 'leader' && m.type === 'heartbeatResp' && m.term === this.term)) this.wake(0);
 
     if (m.term > this.term) {
       if (m.type === 'vote' || m.type === 'preVote') {
@@ -834,6 +853,9 @@ export class Raft {
     }
     this.log.commitTo(m.commit);
     this.#send({ type: 'heartbeatResp', to: m.from, context: m.context });
+    // The leader quiesces: so does this member if it holds and has committed the whole log (else it
+    // goes on ticking: it will hear from the leader again, or time out and wake it with a pre-vote).
+    if (m.context === quiesceContext && this.state === 'follower' && this.lead === m.from && this.log.committed === this.log.lastIndex()) this.quiesced = true;
   }
 
   #handleSnapshot(m: Message): void {
@@ -864,11 +886,53 @@ export class Raft {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Quiescence
+
+  /**
+   * Quiesces this leader if nothing is under way: no proposal, transfer or read in flight, its own
+   * log durable and committed, and every member (learners too) holding all of it and replicating;
+   * then tells every member so with a heartbeat (quiesceContext) that names the commit index. Returns
+   * whether it is quiesced. It stops ticking and heartbeating until a message or a request wakes it.
+   */
+  quiesce(): boolean {
+    if (this.quiesced) return true;
+    if (this.state !== 'leader' || this.damaged !== null) return false;
+    if (this.leadTransferee !== noNode || this.pendingBroadcast || this.#pendingReads.length > 0 || this.#readOnly.lastPendingContext() !== undefined) return false;
+    const last = this.log.lastIndex();
+    if (this.log.committed !== last || this.log.lastStableIndex() !== last) return false;
+    for (const [id, pr] of this.trk.progress) {
+      if (id !== this.id && (pr.match !== last || pr.state !== 'replicate')) return false;
+    }
+    this.quiesced = true;
+    this.#bcastHeartbeat(quiesceContext);
+    return true;
+  }
+
+  /**
+   * Wakes a quiesced member. `electionElapsed` is how many ticks ago its leader was last heard from
+   * (the host knows it from the leader's node): a follower woken because that node went silent
+   * campaigns (and grants votes, its leader lease being over) as soon as a follower that had kept
+   * ticking would have. A leader starts a fresh CheckQuorum period.
+   */
+  wake(electionElapsed: number): void {
+    if (!this.quiesced) return;
+    this.quiesced = false;
+    if (this.state === 'leader') {
+      this.electionElapsed = 0;
+      this.heartbeatElapsed = 0;
+      for (const [id, pr] of this.trk.progress) pr.recentActive = id === this.id;
+    } else {
+      this.electionElapsed = Math.max(this.electionElapsed, electionElapsed);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Host feedback
 
   /** The transport could not reach `id`: probe it again instead of streaming into the void. */
   reportUnreachable(id: NodeId): void {
-    if (this.state !== 'leader') return;
+    // A quiesced leader sends nothing: no reason to probe (nor to wake for it).
+    if (this.state !== 'leader' || this.quiesced) return;
     const pr = this.trk.progress.get(id);
     if (pr !== undefined && pr.state === 'replicate') pr.becomeProbe();
   }

@@ -170,6 +170,27 @@ export class RawNode {
     return this.#raft.transferLeadership(to);
   }
 
+  /**
+   * Quiesces this leader if its group is idle (see Raft.quiesce): it stops ticking and heartbeating,
+   * and tells its followers so in the next Ready. Returns whether it is quiesced.
+   */
+  quiesce(): boolean {
+    return this.#raft.quiesce();
+  }
+
+  /**
+   * Wakes a quiesced member; `electionElapsed`: ticks since its leader was last heard from (its host
+   * knows that from the leader's node). Messages and requests wake it by themselves.
+   */
+  wake(electionElapsed = 0): void {
+    this.#raft.wake(electionElapsed);
+  }
+
+  /** Whether this member is quiesced (its ticks do nothing until it wakes). */
+  get quiesced(): boolean {
+    return this.#raft.quiesced;
+  }
+
   /** Requests a linearizable read; see Raft.readIndex. `context` must be unique cluster-wide. */
   readIndex(context: string): boolean {
     return this.#raft.readIndex(context);

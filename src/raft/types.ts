@@ -121,6 +121,13 @@ export interface Message {
 export const campaignTransfer = 'campaignTransfer';
 
 /**
+ * The context of the heartbeats by which a leader tells its followers that it quiesces: nothing is
+ * under way, every member holds and has committed the whole log, and it sends no more heartbeats
+ * until something wakes it (Raft.quiesce).
+ */
+export const quiesceContext = 'quiesce';
+
+/**
  * The context a damaged member puts on its append rejections: its log may be shorter than the
  * leader's progress says (it lost entries it had acknowledged), so the leader forgets that member's
  * match and probes from its hint instead of taking the rejection for a stale one.

@@ -40,6 +40,30 @@ export interface PartitionImage {
   readonly sealed?: string;
 }
 
+/**
+ * Why a value is not an image a replica can start from at Raft index `index` (a snapshot from the
+ * leader), or undefined. Checked before anything of the snapshot is stored: the state asserts these
+ * (offsets exact and in order, applied at the snapshot's index), so an image that breaks them would stop
+ * the node when installed and again at every start.
+ */
+export function partitionImageProblem(img: unknown, index: number): string | undefined {
+  if (typeof img !== 'object' || img === null || Array.isArray(img)) return 'not an object';
+  const o = img as Record<string, unknown>;
+  const offset = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  if (o['applied'] !== index) return `applied ${String(o['applied'])} is not the snapshot's index ${index}`;
+  if (!offset(o['next']) || !offset(o['oldest'])) return 'next and oldest must be offsets';
+  if ((o['oldest'] as number) > (o['next'] as number)) return `oldest ${String(o['oldest'])} beyond next ${String(o['next'])}`;
+  const recent = o['recent'];
+  if (!Array.isArray(recent) || recent.length > dedupWindow) return `recent must be a list of at most ${dedupWindow} request ids`;
+  for (const r of recent) {
+    if (!Array.isArray(r) || r.length !== 3 || typeof r[0] !== 'string' || !offset(r[1]) || !offset(r[2]) || r[1] > r[2] || r[2] >= (o['next'] as number)) {
+      return 'recent holds an entry that is not [request id, first, last] below next';
+    }
+  }
+  if (o['sealed'] !== undefined && (typeof o['sealed'] !== 'string' || o['sealed'] === '' || o['sealed'].length > 64)) return 'sealed must name a timeline';
+  return undefined;
+}
+
 export type BatchOutcome =
   | { readonly kind: 'appended'; readonly first: number; readonly last: number }
   | { readonly kind: 'duplicate'; readonly first: number; readonly last: number }

@@ -1,11 +1,14 @@
 /**
- * The deterministic simulation of partition groups on the production Raft host (issue 9): three or
- * five simulated nodes, each a real RaftNodeHost with PartitionReplicas over its own simulated disk,
- * joined by an in-memory transport (Raft messages and forwarded appends) through a seeded faulty
- * network, on virtual time. Clients publish batches to random nodes; faults (host-nemesis.ts) come
- * and go; after every event the partition checks (partition-ledger.ts) and the Raft checks
- * (group-watch.ts) run. Each round of chaos ends in calm: faults heal, every node runs, and within a
- * bound every group must elect, take a new batch on every partition and converge on every replica.
+ * The deterministic simulation of the production Raft host (issue 9): three or five simulated nodes,
+ * each a real RaftNodeHost running the metadata group (RaftMetadataGroup, group 0, every node a
+ * voter) beside PartitionReplicas over its own simulated disk, joined by an in-memory transport (Raft
+ * messages, forwarded appends and forwarded metadata proposals) through a seeded faulty network, on
+ * virtual time. Clients publish batches to random nodes and read and write metadata registers
+ * (host-metadata.ts); faults (host-nemesis.ts) come and go; after every event the partition checks
+ * (partition-ledger.ts) and the Raft checks of every group (group-watch.ts) run; at the end the
+ * metadata history must be linearizable. Each round of chaos ends in calm: faults heal, every node
+ * runs, and within a bound every group must elect, take a new batch on every partition (a new write
+ * on the metadata group) and converge on every replica.
  *
  * Determinism. The production code is asynchronous, but it reaches time only through the ports the
  * simulator fills (clock, ticks, scheduler, disk, network): none of it runs on a real timer. So the
@@ -15,14 +18,17 @@
  */
 import { InvariantError } from '../core/assert.js';
 import type { AppendAnswer, AppendForwarder, ForwardedAppend } from '../broker/partition-replicas.js';
+import { encodeImage } from '../broker/metadata-codec.js';
+import type { MetadataTransport } from '../broker/metadata-group.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, Message, NodeId } from '../raft/index.js';
-import type { FetchLogRequest } from '../transport/index.js';
+import type { FetchLogRequest, ForwardAnswer } from '../transport/index.js';
 import { GroupWatch } from './group-watch.js';
 import { MinHeap } from './heap.js';
 import { Clients } from './host-clients.js';
+import { MetadataClients } from './host-metadata.js';
 import { emptyStats, type HostSimContext, type HostSimStats, type SimPartition } from './host-context.js';
 import { SimHostNode, type HostNodeEnv, type HostTuning } from './host-node.js';
 import { Nemesis, shuffle } from './host-nemesis.js';
@@ -47,6 +53,8 @@ export interface HostSimOptions {
   readonly lostTail?: boolean;
   /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm) as well as their consequences (default). */
   readonly ruleChecks?: boolean;
+  /** Metadata reads skip the ReadIndex barrier: a broken rule the linearizability check must catch. */
+  readonly staleMetadataReads?: boolean;
 }
 
 export interface HostSimResult {
@@ -66,6 +74,8 @@ interface Scheduled {
 }
 
 const topic = 7;
+/** The metadata group's id (every node is a voter of it). */
+const metadataGroup = 0;
 /** Liveness bound after faults heal (virtual ms): leaders, a new batch everywhere, converged replicas. */
 export const recoveryMsMax = 6000;
 
@@ -96,6 +106,8 @@ export class HostSimulation implements HostSimContext {
   readonly #tuning: HostTuning;
   readonly #nemesis: Nemesis;
   readonly #clients: Clients;
+  readonly #metadataClients: MetadataClients;
+  readonly #ids: readonly NodeId[];
   #now = 0;
   #seq = 0;
   #markers = 0;
@@ -113,9 +125,20 @@ export class HostSimulation implements HostSimContext {
     const electionTicks = r.between(8, 15);
     // A small memory tail makes leaders compact often: followers behind it get a snapshot and fetch
     // the entries they lack from the leader's log (log shipping).
-    this.#tuning = { tickMs: 10, electionTicks, heartbeatTicks: r.between(1, 3), appendTimeoutMs: r.pick([300, 1000]), memoryEntries: r.pick([1024, 4, 8, 16]) };
+    this.#tuning = {
+      tickMs: 10,
+      electionTicks,
+      heartbeatTicks: r.between(1, 3),
+      appendTimeoutMs: r.pick([300, 1000]),
+      memoryEntries: r.pick([1024, 4, 8, 16]),
+      // Often small: the metadata group compacts and lagging members install its snapshots.
+      metadataSnapshotEntries: r.pick([8, 32, 1000]),
+      metadataTimeoutMs: 1000,
+    };
     this.#flapRate = r.pick([0, 0.2, 0.5]);
     const ids = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];
+    this.#ids = ids;
+    this.#watch.set(metadataGroup, new GroupWatch(metadataGroup, ids, opts.ruleChecks ?? true));
     // Three nodes: two partitions of three replicas. Five: two of three and one of five replicas.
     const layouts = ids.length === 3 ? [3, 3] : [3, 3, 5];
     layouts.forEach((rf, index) => {
@@ -126,6 +149,7 @@ export class HostSimulation implements HostSimContext {
     this.ledger = new PartitionLedger(this.partitions.length);
     this.#nemesis = new Nemesis(this);
     this.#clients = new Clients(this, r.between(2, 4));
+    this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true);
     const env = this.#env();
     for (const id of ids) {
       const disk = new SimDisk(this.#diskEnv(id));
@@ -167,6 +191,18 @@ export class HostSimulation implements HostSimContext {
     return n.replicas?.replica(p.topic, p.partition)?.group as RaftGroup<unknown> | undefined;
   }
 
+  metadataLeader(): SimHostNode | undefined {
+    let best: SimHostNode | undefined;
+    let term = -1;
+    for (const n of this.running()) {
+      const g = n.metadata?.raftGroup;
+      if (g === undefined || !g.isLeader() || g.term <= term) continue;
+      best = n;
+      term = g.term;
+    }
+    return best;
+  }
+
   leaderOf(p: SimPartition): SimHostNode | undefined {
     let best: SimHostNode | undefined;
     let term = -1;
@@ -182,6 +218,11 @@ export class HostSimulation implements HostSimContext {
     return best;
   }
 
+  #countHost(node: SimHostNode): void {
+    this.stats.quiesced += node.host?.stats.quiesced ?? 0;
+    this.stats.woken += node.host?.stats.woken ?? 0;
+  }
+
   fail(err: unknown): void {
     this.#failure ??= err;
   }
@@ -191,12 +232,14 @@ export class HostSimulation implements HostSimContext {
     this.stats.crashes++;
     this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
     this.stats.refusedWrites += node.disk.stats.refused;
+    this.#countHost(node);
     node.crash(node.disk.crash(how));
     if (how.kind === 'lostTail') {
       this.damaged.add(node.id);
       for (const w of this.#watch.values()) w.lostData(node.id);
     }
     this.#clients.nodeCrashed(node);
+    this.#metadataClients.nodeCrashed(node);
     for (const p of this.partitions) this.#reading.delete(`${node.id}:${p.index}`);
     if (restartAfterMs !== undefined) {
       const inc = node.incarnation;
@@ -239,6 +282,12 @@ export class HostSimulation implements HostSimContext {
       at: (delayMs, node, inc, fn) => this.at(delayMs, fn, node, inc),
       syncMs: (id) => this.#nemesis.syncMs(id),
       tuning: this.#tuning,
+      founders: this.#ids,
+      metadataTransport: (node) => this.#metadataTransport(node),
+      metadataOpened: (node, md) => {
+        if (this.#tracing) this.log(`n${node.id} opened metadata: applied ${md.raftGroup.applied}, ${JSON.stringify(md.view().metadata)}`);
+        this.#watch.get(metadataGroup)!.opened(node.id, md.raftGroup);
+      },
       placement: (t, partition) => {
         const p = this.partitions[partition];
         return t === topic && p !== undefined ? { group: p.group, replicas: p.replicas } : undefined;
@@ -266,10 +315,33 @@ export class HostSimulation implements HostSimContext {
 
   #transport(from: SimHostNode): GroupTransport {
     const inc = from.incarnation;
+    /** When this node last sent anything to each peer (its own clock). */
+    const lastSent = new Map<NodeId, number>();
     return {
       send: (groups: readonly GroupMessages[]) => {
         if (from.incarnation !== inc) return;
-        for (const { group, messages } of groups) for (const m of messages) this.#sendRaft(from, group, m);
+        for (const { group, messages } of groups) {
+          for (const m of messages) {
+            lastSent.set(m.to, from.clock.monotonicMs());
+            this.#sendRaft(from, group, m);
+          }
+        }
+      },
+      // The node-level heartbeat: an empty batch, through the same faulty network.
+      ping: (quietMs: number) => {
+        if (from.incarnation !== inc) return;
+        const now = from.clock.monotonicMs();
+        for (const id of this.#nodes.keys()) {
+          if (id === from.id || now - (lastSent.get(id) ?? -Infinity) < quietMs) continue;
+          lastSent.set(id, now);
+          this.stats.pings++;
+          for (const d of this.net.delays(this.rng, from.id)) {
+            this.at(d, () => {
+              const to = this.#nodes.get(id);
+              if (to?.running === true && this.net.canDeliver(from.id, id)) to.host?.heard(from.id);
+            });
+          }
+        }
       },
     };
   }
@@ -341,6 +413,54 @@ export class HostSimulation implements HostSimContext {
   }
 
   /**
+   * A follower's metadata proposal to the leader travels the same faulty network, but is delivered at
+   * most once (a gRPC call is not duplicated; unlike a forwarded append, a metadata command carries no
+   * request id, and a second copy would be applied again); a call that gets no answer ends at its
+   * deadline, as a gRPC call does.
+   */
+  #metadataTransport(from: SimHostNode): MetadataTransport {
+    const inc = from.incarnation;
+    return {
+      reachable: (id) => this.net.canDeliver(from.id, id) && this.node(id).running,
+      forward: (to, req) =>
+        new Promise<ForwardAnswer>((resolve) => {
+          if (from.incarnation !== inc) return;
+          let done = false;
+          const finish = (a: ForwardAnswer): void => {
+            if (done) return;
+            done = true;
+            resolve(a);
+          };
+          this.log(`n${from.id} forwards a metadata proposal (${req.flowId}) to n${to}`);
+          this.at(from.simMs(req.deadlineMs), () => finish({ status: 'unavailable', detail: `forward to node ${to}: deadline exceeded` }), from);
+          for (const d of this.net.delays(this.rng).slice(0, 1)) {
+            this.at(d, () => {
+              const y = this.#nodes.get(to);
+              if (y === undefined || !this.net.canDeliver(from.id, to)) return;
+              const handler = y.handlers.get(metadataGroup);
+              if (!y.running || handler?.propose === undefined) {
+                this.at(1, () => finish({ status: 'unavailable', detail: `forward to node ${to}: connection refused` }), from);
+                return;
+              }
+              const yInc = y.incarnation;
+              handler
+                .propose({ from: from.id, command: req.command, flowId: req.flowId, deadlineMs: req.deadlineMs })
+                .then((answer) => {
+                  if (y.incarnation !== yInc) return;
+                  for (const back of this.net.delays(this.rng).slice(0, 1)) {
+                    this.at(back, () => {
+                      if (this.net.canDeliver(to, from.id)) finish(answer);
+                    }, from);
+                  }
+                })
+                .catch((err: unknown) => this.fail(err));
+            });
+          }
+        }),
+    };
+  }
+
+  /**
    * Log shipping over the simulated network: a stream (reliable while it lasts, as over TCP) whose
    * chunks each take a link delay; it breaks when the link is cut or either end crashes.
    */
@@ -387,7 +507,7 @@ export class HostSimulation implements HostSimContext {
     if (this.#tracing) {
       const st = r.group.store.storage;
       const rs = r.group.raw.status();
-      this.log(`n${node.id} opened g${r.groupId}: applied ${r.applied}, offsets ${JSON.stringify(r.bounds())}, log ${st.firstIndex()}..${st.lastIndex()} snapshot ${st.snapshot().metadata.index}, ${JSON.stringify(st.hardState())}${rs.damaged === null ? '' : ` DAMAGED ${JSON.stringify(rs.damaged)}`}`);
+      this.log(`n${node.id} opened g${r.groupId}: applied ${r.applied}, offsets ${JSON.stringify(r.bounds())}, log ${st.firstIndex()}..${st.lastIndex()} snapshot ${st.snapshot().metadata.index}, ${JSON.stringify(st.hardState())}${rs.damaged === null ? '' : ` DAMAGED ${JSON.stringify(rs.damaged)}`}; disk ${node.nodeDisk?.opening}${node.nodeDisk?.lostTail === undefined ? '' : ` LOST TAIL: ${node.nodeDisk.lostTail}`}`);
     }
     this.#watch.get(r.groupId)?.opened(node.id, r.group as RaftGroup<unknown>);
     this.#read(node, r);
@@ -434,6 +554,7 @@ export class HostSimulation implements HostSimContext {
     try {
       for (const n of this.#nodes.values()) this.#start(n);
       this.#clients.start();
+      this.#metadataClients.start();
       for (let round = 0; round < rounds; round++) {
         this.chaos = true;
         const nemesis = (): void => {
@@ -447,6 +568,8 @@ export class HostSimulation implements HostSimContext {
       }
       this.stats.virtualMs = this.#now;
       for (const n of this.#nodes.values()) this.stats.refusedWrites += n.disk.stats.refused;
+      for (const n of this.running()) this.#countHost(n);
+      this.#metadataClients.check();
       return { seed: this.seed, ok: true, trace: this.#trace, stats: this.stats };
     } catch (e) {
       if (!(e instanceof InvariantViolation) && !(e instanceof InvariantError)) throw e;
@@ -480,13 +603,18 @@ export class HostSimulation implements HostSimContext {
     for (const id of this.damaged) {
       const n = this.node(id);
       if (!n.running || n.replicas === undefined) continue;
-      const groups = this.partitions.filter((p) => p.replicas.includes(id)).map((p) => this.#group(n, p));
+      const groups = [n.metadata?.raftGroup, ...this.partitions.filter((p) => p.replicas.includes(id)).map((p) => this.#group(n, p))];
       // Repaired for good once the mark is gone from the disk too (the Ready that repairs is written
       // durably; a crash before that keeps the member damaged).
       if (groups.every((g) => g !== undefined && g.raw.status().damaged === null && g.store.damage === undefined)) {
         this.damaged.delete(id);
         this.log(`n${id} repaired`);
       }
+    }
+    const mw = this.#watch.get(metadataGroup)!;
+    for (const n of this.#nodes.values()) {
+      const g = n.running ? n.metadata?.raftGroup : undefined;
+      if (g !== undefined && mw.observe(n.id, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
     }
     for (const p of this.partitions) {
       const w = this.#watch.get(p.group)!;
@@ -526,15 +654,18 @@ export class HostSimulation implements HostSimContext {
     const since = this.#now;
     this.log(`CALM round ${round}`);
     const markers = this.partitions.map(() => false);
+    const metadataMarker = { acked: false, probing: false };
     const probe = (): void => {
       if (this.chaos) return;
       this.#probe(markers);
+      this.#probeMetadata(round, metadataMarker);
       this.at(20, probe);
     };
     this.at(20, probe);
-    await this.#runUntil(since + recoveryMsMax, () => this.#converged(markers));
-    if (!this.#converged(markers)) {
-      throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}`);
+    const recovered = () => this.#converged(markers) && metadataMarker.acked && this.#metadataConverged();
+    await this.#runUntil(since + recoveryMsMax, recovered);
+    if (!recovered()) {
+      throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}; metadata marker ${metadataMarker.acked ? 'acked' : 'pending'}: ${this.#describeMetadata()}`);
     }
     const took = this.#now - since;
     this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);
@@ -567,6 +698,50 @@ export class HostSimulation implements HostSimContext {
         })
         .catch((err: unknown) => this.fail(err));
     }
+  }
+
+  /** In calm, writes one metadata marker through the metadata leader until acknowledged. */
+  #probeMetadata(round: number, marker: { acked: boolean; probing: boolean }): void {
+    if (marker.acked || marker.probing) return;
+    const l = this.metadataLeader();
+    const md = l?.metadata;
+    if (l === undefined || md === undefined) return;
+    marker.probing = true;
+    const inc = l.incarnation;
+    this.log(`CALM metadata marker via n${l.id}`);
+    md.propose({ op: 'feature.set', feature: `calm-${round}`, enabled: true }).then(
+      (r) => {
+        marker.probing = false;
+        if (l.incarnation === inc && r.ok) marker.acked = true;
+      },
+      () => (marker.probing = false),
+    );
+  }
+
+  /** Every node runs the metadata group, has applied what its leader committed, and holds the same state. */
+  #metadataConverged(): boolean {
+    if (this.#metadataClients.busy) return false;
+    const l = this.metadataLeader();
+    const commit = l?.metadata?.raftGroup.raw.status().commit;
+    if (commit === undefined) return false;
+    let image: string | undefined;
+    for (const n of this.#nodes.values()) {
+      const md = n.running ? n.metadata : undefined;
+      if (md === undefined || md.raftGroup.applied !== commit) return false;
+      const mine = Buffer.from(encodeImage(md.state)).toString('base64');
+      if (image !== undefined && mine !== image) throw new InvariantViolation('MetadataConverged', `node ${n.id} applied ${commit} like the leader but holds another metadata state`);
+      image = mine;
+    }
+    return true;
+  }
+
+  #describeMetadata(): string {
+    return [...this.#nodes.values()]
+      .map((n) => {
+        const st = n.metadata?.raftGroup.raw.status();
+        return `n${n.id}${n.running ? '' : '(down)'}:${st === undefined ? '-' : `${st.state[0]}${st.term}/c${st.commit}/a${n.metadata!.raftGroup.applied}${st.damaged === null ? '' : '/damaged'}`}`;
+      })
+      .join(' ');
   }
 
   #converged(markers: readonly boolean[]): boolean {

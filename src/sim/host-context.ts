@@ -42,6 +42,14 @@ export interface HostSimStats {
   skews: number;
   storms: number;
   transfers: number;
+  /** Metadata registers: writes and reads asked, writes acknowledged. */
+  metadataWrites: number;
+  metadataReads: number;
+  metadataAcked: number;
+  /** Node-level heartbeats sent, and groups that quiesced and woke (host statistics summed at the end). */
+  pings: number;
+  quiesced: number;
+  woken: number;
   recoveryMsMax: number;
   virtualMs: number;
 }
@@ -69,6 +77,12 @@ export function emptyStats(): HostSimStats {
     skews: 0,
     storms: 0,
     transfers: 0,
+    metadataWrites: 0,
+    metadataReads: 0,
+    metadataAcked: 0,
+    pings: 0,
+    quiesced: 0,
+    woken: 0,
     recoveryMsMax: 0,
     virtualMs: 0,
   };

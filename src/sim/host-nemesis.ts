@@ -194,6 +194,19 @@ export class Nemesis {
       }
       case 'storm': {
         // Every member of a group campaigns at once; one of them keeps a racing clock for a while.
+        if (r.chance(1 / (ctx.partitions.length + 1))) {
+          ctx.stats.storms++;
+          for (const n of all) {
+            const g = n.metadata?.raftGroup;
+            if (g === undefined || n.host === undefined || g.isLeader()) continue;
+            g.raw.campaign();
+            n.host.kick(g.id);
+          }
+          const racer = r.pick(all);
+          racer.setRate(r.pick([4, 6]));
+          detail = `metadata, n${racer.id} x${racer.rate}`;
+          break;
+        }
         const p = r.pick(ctx.partitions);
         ctx.stats.storms++;
         for (const id of p.replicas) {
@@ -209,6 +222,17 @@ export class Nemesis {
         break;
       }
       case 'transfer': {
+        if (r.chance(1 / (ctx.partitions.length + 1))) {
+          const l = ctx.running().find((n) => n.metadata?.isLeader() === true);
+          const md = l?.metadata;
+          if (l === undefined || md === undefined) break;
+          const to = r.pick(md.raftGroup.raw.status().confState.voters);
+          if (to !== l.id && md.transferLeadership(to)) {
+            ctx.stats.transfers++;
+            detail = `metadata n${l.id} -> n${to}`;
+          }
+          break;
+        }
         const p = r.pick(ctx.partitions);
         const l = ctx.leaderOf(p);
         const g = l?.replicas?.replica(p.topic, p.partition)?.group;
@@ -244,9 +268,9 @@ export class Nemesis {
     const n = ctx.node(ctx.rng.pick(p.replicas));
     if (!n.running) return;
     // A minority at a time: no group may have two members that lost data and are not repaired yet
-    // (they vote for no one, so a group with a majority of them could never elect again).
-    const peers = ctx.partitions.filter((q) => q.replicas.includes(n.id)).flatMap((q) => q.replicas);
-    if (peers.some((id) => id !== n.id && ctx.damaged.has(id))) return;
+    // (they vote for no one, so a group with a majority of them could never elect again). Every node
+    // is a member of the metadata group, so one node at a time.
+    if ([...ctx.damaged].some((id) => id !== n.id)) return;
     const marked = n.markedSeq;
     const options: number[] = [];
     for (let syncs = 1; syncs <= n.disk.syncsKept; syncs++) {

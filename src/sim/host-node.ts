@@ -1,6 +1,7 @@
 /**
  * One simulated server running the production code: a RaftNodeHost (one Ready loop, one write per
- * turn for every group) and PartitionReplicas (partitions as Raft groups) over a SimDisk, with a
+ * turn for every group), the metadata group on it (RaftMetadataGroup, group 0) and PartitionReplicas
+ * (partitions as Raft groups) over a SimDisk, with a
  * clock, timers and a scheduler that are all events of the simulator's queue. A crash abandons the
  * whole object graph (as kill -9 abandons a process) and the next start builds a new one over what
  * the disk kept; events scheduled by an older incarnation are void.
@@ -10,6 +11,7 @@
  */
 import pino from 'pino';
 import type { Clock } from '../core/ports.js';
+import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-group.js';
 import { NodeDisk } from '../broker/node-disk.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
@@ -32,6 +34,10 @@ export interface HostTuning {
   readonly appendTimeoutMs: number;
   /** Raft entries a partition keeps in memory (small: followers behind it get a snapshot and fetch the log). */
   readonly memoryEntries: number;
+  /** Applied metadata entries between snapshots (small: compaction and snapshot installs happen often). */
+  readonly metadataSnapshotEntries: number;
+  /** How long a metadata write or read may take (node ms). */
+  readonly metadataTimeoutMs: number;
 }
 
 /** What a node needs from the simulation. */
@@ -43,6 +49,12 @@ export interface HostNodeEnv {
   syncMs(node: NodeId): number;
   readonly tuning: HostTuning;
   readonly placement: PlacementLookup;
+  /** Every node: the metadata group's founding voters. */
+  readonly founders: readonly NodeId[];
+  /** How the metadata group forwards a follower's proposal to its leader. */
+  metadataTransport(node: SimHostNode): MetadataTransport;
+  /** The metadata group opened (before it starts), for the invariant checks. */
+  metadataOpened(node: SimHostNode, md: RaftMetadataGroup): void;
   /** The partitions (topic, partition) this node holds a replica of. */
   partitionsOf(node: NodeId): readonly { topic: number; partition: number }[];
   transport(node: SimHostNode): GroupTransport;
@@ -69,6 +81,7 @@ export class SimHostNode {
   incarnation = 0;
   running = false;
   host: RaftNodeHost | undefined;
+  metadata: RaftMetadataGroup | undefined;
   replicas: PartitionReplicas | undefined;
   /** Virtual clock: node milliseconds per simulated millisecond. */
   #rate = 1;
@@ -173,6 +186,31 @@ export class SimHostNode {
     this.host = host;
     this.replicas = replicas;
     host.start(env.transport(this));
+    const metadata = await RaftMetadataGroup.open({
+      self: this.id,
+      incarnation: `n${this.id}.${inc}`,
+      kv: this.disk,
+      host,
+      founders: env.founders,
+      disk: nodeDisk,
+      directory: env.founders.map((id) => ({ id })),
+      tickMs: t.tickMs,
+      electionTicks: t.electionTicks,
+      heartbeatTicks: t.heartbeatTicks,
+      snapshotEntries: t.metadataSnapshotEntries,
+      proposalTimeoutMs: t.metadataTimeoutMs,
+      clock: this.clock,
+      random: this.#rng,
+      logger: silent,
+      sleep: scheduler.sleep,
+      onFatal: (err) => env.fatal(this, inc, err),
+    });
+    if (this.incarnation !== inc) return;
+    this.metadata = metadata;
+    this.handlers.set(metadata.raftGroup.id, metadata.transportHandler());
+    this.#observe(metadata.raftGroup);
+    env.metadataOpened(this, metadata);
+    metadata.start(env.metadataTransport(this));
     for (const { topic, partition } of env.partitionsOf(this.id)) {
       const r = await replicas.ensure(topic, partition);
       if (r === undefined || this.incarnation !== inc) return;
@@ -181,10 +219,20 @@ export class SimHostNode {
     }
   }
 
-  /** Observes what the group persists and applies, and when its replica applied something. */
+  /** Observes a partition group, and wakes the reader when its replica applied something. */
   #hook(r: PartitionReplica): void {
     const env = this.#env;
-    const g = r.group as RaftGroup<unknown>;
+    this.#observe(r.group as RaftGroup<unknown>);
+    const onApplied = r.group.onApplied;
+    r.group.onApplied = () => {
+      onApplied?.();
+      env.woke(this, r);
+    };
+  }
+
+  /** Observes what a group persists and applies. */
+  #observe(g: RaftGroup<unknown>): void {
+    const env = this.#env;
     const store = g.store;
     const persisted = store.persisted.bind(store);
     store.persisted = (rd) => {
@@ -195,11 +243,6 @@ export class SimHostNode {
     g.applyEntry = (e) => {
       applyEntry(e);
       env.applied(this, g, e);
-    };
-    const onApplied = g.onApplied;
-    g.onApplied = () => {
-      onApplied?.();
-      env.woke(this, r);
     };
   }
 
@@ -213,6 +256,7 @@ export class SimHostNode {
     this.running = false;
     this.incarnation++;
     this.host = undefined;
+    this.metadata = undefined;
     this.replicas = undefined;
     this.nodeDisk = undefined;
     this.handlers.clear();

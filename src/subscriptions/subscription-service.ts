@@ -15,9 +15,11 @@ import type { ApplyResult } from '../metadata/state-machine.js';
 import {
   readFromValues,
   subscriptionKey,
+  type AuthorizationAttribute,
   type EventTypeRecord,
   type ReadFrom,
   type Subscription,
+  type SubscriptionAuthorization,
   type SubscriptionCursorWithoutToken,
 } from '../metadata/types.js';
 
@@ -70,6 +72,31 @@ function nonEmptyString(body: Record<string, unknown>, field: string, required: 
   }
   if (typeof v !== 'string' || v.length === 0) throw problems.unprocessable(`Field "${field}" must be a non-empty string`);
   return v;
+}
+
+/**
+ * A subscription's authorization section: `admins` and `readers`, each a non-empty list of
+ * {data_type, value} with non-empty strings (as for event types; any data_type is accepted).
+ */
+export function parseSubscriptionAuthorization(value: unknown): SubscriptionAuthorization | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isObject(value)) throw problems.unprocessable('Field "authorization" must be an object with admins and readers');
+  const extra = Object.keys(value).filter((k) => k !== 'admins' && k !== 'readers');
+  if (extra.length > 0) throw problems.unprocessable(`Field "authorization.${extra[0]}" is not known: a subscription's authorization has admins and readers`);
+  const list = (name: 'admins' | 'readers'): AuthorizationAttribute[] => {
+    const items = value[name];
+    if (items === undefined || items === null) throw problems.unprocessable(`Field "authorization.${name}" is required`);
+    if (!Array.isArray(items) || items.length === 0) throw problems.unprocessable(`Field "authorization.${name}" must be a non-empty array`);
+    return items.map((item: unknown, i) => {
+      const field = `authorization.${name}[${i}]`;
+      if (!isObject(item)) throw problems.unprocessable(`Field "${field}" must be an object with data_type and value`);
+      const { data_type: dataType, value: v } = item;
+      if (typeof dataType !== 'string' || dataType === '') throw problems.unprocessable(`Field "${field}.data_type" must be a non-empty string`);
+      if (typeof v !== 'string' || v === '') throw problems.unprocessable(`Field "${field}.value" must be a non-empty string`);
+      return { data_type: dataType, value: v };
+    });
+  };
+  return { admins: list('admins'), readers: list('readers') };
 }
 
 export class SubscriptionService {
@@ -174,7 +201,43 @@ export class SubscriptionService {
       created_at: new Date(this.#clock.nowMs()).toISOString(),
     };
     if (read_from === 'cursors') subscription.initial_cursors = this.#initialCursors(optional(body, 'initial_cursors'), records);
+    const authorization = parseSubscriptionAuthorization(optional(body, 'authorization'));
+    if (authorization !== undefined) subscription.authorization = authorization;
     return subscription;
+  }
+
+  /**
+   * PUT /subscriptions/{id}: only the authorization section may change (as in the original service);
+   * every other field sent must be what the subscription has. An existing section cannot be removed.
+   */
+  async update(id: string, body: unknown): Promise<Subscription> {
+    const current = this.get(id);
+    if (!isObject(body)) throw problems.badRequest('The body must be a JSON object (a Subscription)');
+    const same = (field: keyof Subscription, sent: unknown, stored: unknown) => {
+      if (sent !== undefined && JSON.stringify(sent) !== JSON.stringify(stored)) {
+        throw problems.unprocessable(`Field "${field}" cannot be changed; only "authorization" can`);
+      }
+    };
+    same('id', optional(body, 'id'), current.id);
+    same('owning_application', optional(body, 'owning_application'), current.owning_application);
+    same('consumer_group', optional(body, 'consumer_group'), current.consumer_group);
+    same('read_from', optional(body, 'read_from'), current.read_from);
+    same('initial_cursors', optional(body, 'initial_cursors'), current.initial_cursors);
+    const types = optional(body, 'event_types');
+    if (types !== undefined && (!Array.isArray(types) || subscriptionKey({ ...current, event_types: types as string[] }) !== subscriptionKey(current))) {
+      throw problems.unprocessable('Field "event_types" cannot be changed; only "authorization" can');
+    }
+    const authorization = parseSubscriptionAuthorization(optional(body, 'authorization'));
+    if (authorization === undefined) {
+      if (current.authorization !== undefined) throw problems.unprocessable('Field "authorization" cannot be removed once set');
+      return current;
+    }
+    const r = await this.#proposer.propose({ op: 'subscription.update', id, authorization });
+    if (!r.ok) {
+      if (r.reason === 'not_found') throw problems.subscriptionNotFound(`Subscription with id "${id}" does not exist`);
+      throw problems.unprocessable(r.detail);
+    }
+    return r.subscription ?? { ...current, authorization };
   }
 
   /** initial_cursors for read_from=cursors: exactly one valid cursor per partition of every event type. */

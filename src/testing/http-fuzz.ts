@@ -130,6 +130,7 @@ function routeBody(route: string, f: FuzzFixtures, nameArb: fc.Arbitrary<string>
     case 'POST /event-types/:name/shifted-cursors':
       return fc.array(cursor(anyEventType), { maxLength: 4 });
     case 'POST /subscriptions':
+    case 'PUT /subscriptions/:id':
       return fc.record(
         {
           owning_application: fc.oneof(fc.constant('fuzz-app'), junk),
@@ -137,6 +138,11 @@ function routeBody(route: string, f: FuzzFixtures, nameArb: fc.Arbitrary<string>
           consumer_group: fc.oneof(fc.constant('g'), junk),
           read_from: fc.constantFrom('begin', 'end', 'cursors', 'x'),
           initial_cursors: fc.array(cursor(anyEventType), { maxLength: 3 }),
+          authorization: fc.oneof(
+            fc.constant({ admins: [{ data_type: '*', value: '*' }], readers: [{ data_type: '*', value: '*' }] }),
+            fc.record({ admins: fc.array(fc.record({ data_type: fc.oneof(fc.constant('user'), junk), value: junk }, { requiredKeys: [] }), { maxLength: 2 }), readers: fc.oneof(fc.constant([]), junk) }, { requiredKeys: [] }),
+            fc.jsonValue({ maxDepth: 2 }),
+          ),
         },
         { requiredKeys: [] },
       );

@@ -1,5 +1,5 @@
 // Goal: the node-to-node port serves only members that prove themselves, on every RPC (the Raft
-// stream, Propose, FetchLog, Append, Read, Bounds), before any handler runs: a client with no proof,
+// stream, Propose, Identify, FetchLog, Append, Read, Bounds), before any handler runs: a client with no proof,
 // with a wrong cluster secret, with a proof made for another node, method or time, or replaying one,
 // is refused with UNAUTHENTICATED; a proven node that is not a member with PERMISSION_DENIED. With
 // mutual TLS, a client without a certificate from the cluster CA does not get through the handshake, a
@@ -82,7 +82,7 @@ test('a replay is refused also after its nonce was forgotten for room: proofs no
 const append: AppendRequest = { group: 5, topic: 1, partition: 0, epoch: 0, requestId: 'r1', flowId: '', deadlineMs: 2000, events: [Buffer.from('{}')] };
 const read = { group: 5, topic: 1, partition: 0, afterOffset: -1, maxEvents: 10, maxBytes: 1000, waitMs: 0, follow: false, flowId: '' };
 
-/** Calls each of the seven RPCs of the node at `port` once, with `meta(path)`; the gRPC status of each. */
+/** Calls each of the eight RPCs of the node at `port` once, with `meta(path)`; the gRPC status of each. */
 async function callEach(port: number, creds: grpc.ChannelCredentials, meta: (path: string) => grpc.Metadata): Promise<Record<string, number>> {
   // A host name as TLS server name (the certificates carry DNS:localhost; an IP address is not allowed).
   const raft = new (raftProto().RaftTransport)(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': 'localhost' });
@@ -104,6 +104,7 @@ async function callEach(port: number, creds: grpc.ChannelCredentials, meta: (pat
         call.end();
       }),
       Propose: await unary((cb) => raft.Propose({ from: '1', command: Buffer.from('{}'), deadline_ms: 1000 }, meta('/brook.raft.v1.RaftTransport/Propose'), deadline(), cb)),
+      Identify: await unary((cb) => raft.Identify({ from: '1', disk_id: 'disk-1' }, meta('/brook.raft.v1.RaftTransport/Identify'), deadline(), cb)),
       FetchLog: await streamed(raft.FetchLog({ group: 5, from_index: '1', to_index: '2' }, meta('/brook.raft.v1.RaftTransport/FetchLog'), deadline())),
       Append: await unary((cb) => fwd.Append(toWireAppendRequest(append), meta('/brook.forward.v1.Forward/Append'), deadline(), cb)),
       Read: await streamed(fwd.Read(toWireReadRequest(read), meta('/brook.forward.v1.Forward/Read'), deadline())),
@@ -115,7 +116,16 @@ async function callEach(port: number, creds: grpc.ChannelCredentials, meta: (pat
   }
 }
 
-const every = (code: number) => ({ Stream: code, Propose: code, FetchLog: code, Append: code, Read: code, Bounds: code, Control: code });
+const every = (code: number) => ({ Stream: code, Propose: code, Identify: code, FetchLog: code, Append: code, Read: code, Bounds: code, Control: code });
+
+/** Identify answers come from the transport's `identify` option, not the handler: counted here. */
+let identifyCalls = 0;
+const identifying = () => ({
+  identify: () => {
+    identifyCalls++;
+    return { nodeId: 2, diskId: 'disk-2', clusterId: '', founders: [] };
+  },
+});
 
 function serveEverything(h: RecordingHandler): void {
   h.onRead = async function* () {};
@@ -123,7 +133,8 @@ function serveEverything(h: RecordingHandler): void {
 }
 
 test('every RPC refuses a client with no proof, a wrong secret, or a proof for another node; and a proven node that is not a member', async () => {
-  const nodes = await startNodes(2);
+  const nodes = await startNodes(2, identifying);
+  identifyCalls = 0;
   const n2 = nodes[1]!;
   serveEverything(n2.h);
   const insecure = grpc.credentials.createInsecure();
@@ -140,18 +151,20 @@ test('every RPC refuses a client with no proof, a wrong secret, or a proof for a
     assert.deepEqual(await callEach(n2.t.port, insecure, from(1, (p) => proveCall(secret, 1, 3, p, Date.now()))), every(grpc.status.UNAUTHENTICATED), 'made for node 3');
     assert.deepEqual(await callEach(n2.t.port, insecure, from(7, (p) => proveCall(secret, 7, 2, p, Date.now()))), every(grpc.status.PERMISSION_DENIED), 'node 7 is not a member');
     assert.equal(callsSeen(n2.h), 0, 'no handler saw any of them');
-    assert.equal(n2.t.refusedCalls(), 28);
+    assert.equal(identifyCalls, 0, 'no identity was given out');
+    assert.equal(n2.t.refusedCalls(), 32);
     // The control: the same calls with a good proof from a member reach the handler.
     assert.deepEqual(await callEach(n2.t.port, insecure, from(1, (p) => proveCall(secret, 1, 2, p, Date.now()))), every(grpc.status.OK));
     await until('the heartbeat', () => n2.h.received.length === 1);
-    assert.deepEqual([n2.h.proposals.length, n2.h.appends.length, n2.h.reads.length, n2.h.fetches.length, n2.h.boundsAsked.length, n2.h.controls.length], [1, 1, 1, 1, 1, 1]);
+    assert.deepEqual([n2.h.proposals.length, n2.h.appends.length, n2.h.reads.length, n2.h.fetches.length, n2.h.boundsAsked.length, identifyCalls, n2.h.controls.length], [1, 1, 1, 1, 1, 1, 1]);
   } finally {
     await stopNodes(nodes);
   }
 });
 
 test('a node with another secret or outside the member list gets nothing through the transport API either', async () => {
-  const nodes = await startNodes(2);
+  const nodes = await startNodes(2, identifying);
+  identifyCalls = 0;
   const n2 = nodes[1]!;
   serveEverything(n2.h);
   const outsiders: [string, TransportSecurity, number][] = [
@@ -174,11 +187,13 @@ test('a node with another secret or outside the member list gets nothing through
         await assert.rejects(t.bounds(2, { group: 5, topic: 1, partition: 0 }), (e: TransportError) => e.kind === 'unavailable');
         await assert.rejects(t.read(2, read)[Symbol.asyncIterator]().next(), (e: TransportError) => e.kind === 'unavailable');
         await assert.rejects(t.fetchLog(2, { group: 5, fromIndex: 1, toIndex: 2, maxBytes: 0 })[Symbol.asyncIterator]().next(), (e: TransportError) => e.kind === 'unavailable');
+        assert.equal(await t.identify(2, 'disk-x', 2000), undefined, `${what}: no identity`);
       } finally {
         await t.close();
       }
     }
     assert.equal(callsSeen(n2.h), 0);
+    assert.equal(identifyCalls, 0);
   } finally {
     await stopNodes(nodes);
   }

@@ -29,6 +29,8 @@ import {
 
 export interface DispatcherOptions {
   readonly logger: TransportLogger;
+  /** Told of every batch from a peer (the node's Raft host: node liveness for quiesced groups). */
+  readonly heard?: (peer: NodeId) => void;
   /** At most one log line per this interval about traffic for unknown groups. */
   readonly unknownLogIntervalMs?: number;
   readonly nowMs?: () => number;
@@ -39,6 +41,7 @@ export class GroupDispatcher implements NodeHandler {
   readonly #logger: TransportLogger;
   readonly #intervalMs: number;
   readonly #nowMs: () => number;
+  readonly #heard: ((peer: NodeId) => void) | undefined;
   #unknownTotal = 0;
   #unknownSinceLog = 0;
   #lastLogMs = -Infinity;
@@ -47,6 +50,11 @@ export class GroupDispatcher implements NodeHandler {
     this.#logger = opts.logger;
     this.#intervalMs = opts.unknownLogIntervalMs ?? 10_000;
     this.#nowMs = opts.nowMs ?? Date.now;
+    this.#heard = opts.heard;
+  }
+
+  heard(peer: NodeId): void {
+    this.#heard?.(peer);
   }
 
   register(group: GroupId, handler: GroupHandler): void {

@@ -3,7 +3,8 @@
 // handler is within the documented limits, and the node serves correctly afterwards.
 // Method: fast-check (seeded, bounded) over random bytes and single-byte mutations of valid requests,
 // sent as raw bytes (an identity serializer) with a valid proof to a real transport; invariant checks on
-// everything the recording handler received; a valid exchange at the end.
+// everything the recording handler received; a valid exchange at the end, and the process's memory.
+// `npm test` runs 300 cases; `npm run fuzz` (BROOK_FUZZ_RUNS, BROOK_FUZZ_SEED) many more.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
@@ -19,8 +20,10 @@ import { startNodes, stopNodes, testSecurity, until } from './test-support.js';
 
 const bytes = (b: Buffer) => b;
 
-test('random and mutated bytes on every RPC never crash the node or reach a handler out of bounds', async () => {
-  const nodes = await startNodes(2);
+test('random and mutated bytes on every RPC never crash the node or reach a handler out of bounds', { timeout: Math.max(120_000, Number(process.env['BROOK_FUZZ_RUNS'] ?? 300) * 200) }, async () => {
+  const rssBefore = process.memoryUsage().rss;
+  let identities = 0;
+  const nodes = await startNodes(2, () => ({ identify: () => (identities++, { nodeId: 2, diskId: 'disk-2', clusterId: '', founders: [] }) }));
   const n2 = nodes[1]!;
   n2.h.onRead = async function* () {};
   n2.h.onFetchLog = async function* () {};
@@ -37,6 +40,7 @@ test('random and mutated bytes on every RPC never crash the node or reach a hand
   const valid: Record<string, Buffer> = {
     '/brook.raft.v1.RaftTransport/Stream': R.MessageBatch.serialize({ from: '1', messages: [{ ...hb, group: 7 }], heartbeats: [{ group: 9, term: '3', commit: '1', context: 'c' }] }),
     '/brook.raft.v1.RaftTransport/Propose': R.ProposeRequest.serialize({ from: '1', command: Buffer.from('{"op":"x"}'), flow_id: 'f', deadline_ms: 100 }),
+    '/brook.raft.v1.RaftTransport/Identify': R.IdentifyRequest.serialize({ from: '1', disk_id: 'disk-1' }),
     '/brook.raft.v1.RaftTransport/FetchLog': R.FetchLogRequest.serialize(toWireFetchLogRequest({ group: 5, fromIndex: 1, toIndex: 9, maxBytes: 100 })),
     '/brook.forward.v1.Forward/Append': F.AppendRequest.serialize(toWireAppendRequest({ group: 5, topic: 1, partition: 0, epoch: 2, requestId: 'r', flowId: 'f', deadlineMs: 100, events: [Buffer.from('{}')] })),
     '/brook.forward.v1.Forward/Read': F.ReadRequest.serialize(toWireReadRequest({ group: 5, topic: 1, partition: 0, afterOffset: -1, maxEvents: 5, maxBytes: 100, waitMs: 0, follow: false, flowId: 'f' })),
@@ -76,7 +80,7 @@ test('random and mutated bytes on every RPC never crash the node or reach a hand
           await send(path, body);
         },
       ),
-      { numRuns: 300, seed: 42 },
+      { numRuns: Number(process.env['BROOK_FUZZ_RUNS'] ?? 300), seed: Number(process.env['BROOK_FUZZ_SEED'] ?? 42) },
     );
     // Some of it got through the checks (mutations that stay valid), and all of that is within bounds.
     assert.ok(n2.h.received.length > 0 && n2.h.appends.length > 0 && n2.h.reads.length > 0, 'some mutations pass the checks');
@@ -96,6 +100,10 @@ test('random and mutated bytes on every RPC never crash the node or reach a hand
     nodes[0]!.t.send([{ group: 3, messages: [makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 8, commit: 2 })] }]);
     await until('a heartbeat after the fuzzing', () => n2.h.received.length === before + 1);
     assert.equal((await nodes[0]!.t.forwardAppend(2, { group: 5, topic: 1, partition: 0, epoch: 0, requestId: 'after', flowId: '', deadlineMs: 2000, events: [Buffer.from('{}')] })).status, 'committed');
+    assert.ok(identities > 0, 'some Identify calls got through');
+    assert.equal((await nodes[0]!.t.identify(2, 'disk-1', 2000))?.nodeId, 2);
+    const grownMiB = (process.memoryUsage().rss - rssBefore) / 1048576;
+    assert.ok(grownMiB < 512, `RSS grew by ${Math.round(grownMiB)} MiB`);
   } finally {
     client.close();
     await stopNodes(nodes);

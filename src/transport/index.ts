@@ -46,6 +46,7 @@ export {
   readEventsMax,
   readWaitMsMax,
   termMax,
+  termJumpMax,
 } from './limits.js';
 export {
   DecodeError,

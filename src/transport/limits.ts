@@ -14,6 +14,14 @@ import { eventBytesMax, publishBatchEventsMax, publishBodyBytesMax, streamBatchL
  */
 export const termMax = 2 ** 48;
 /**
+ * Furthest a peer's message may move a group's term ahead of the receiver's own. A term only grows, so
+ * without this one message with a term at `termMax` would leave every node unable to elect a leader
+ * (the next election's messages would carry termMax + 1, refused above). A real term gap is a few
+ * elections; 2^32 still lets a wiped node at term 0 join any real cluster, and leaves 2^16 such jumps
+ * between a term of 0 and termMax. Checked by each group's host before its Raft core sees the message.
+ */
+export const termJumpMax = 2 ** 32;
+/**
  * Highest log index accepted from a peer: 2^48 entries is 8.9 years of a million entries a second in
  * one group, while a partition writes at most a few thousand entries (batches) a second.
  */

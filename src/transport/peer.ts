@@ -46,6 +46,8 @@ export class Peer {
   #draining = true;
   #refusals = 0;
   dropped = 0;
+  /** When the last batch was written or queued (Date.now()), to skip pings right after real traffic. */
+  lastSentMs = 0;
 
   constructor(owner: PeerOwner, id: NodeId, address: string, raft: RaftTransportClient, forward: ForwardClient) {
     this.#owner = owner;
@@ -76,6 +78,7 @@ export class Peer {
       snapshotGroups = [];
       if (b.count(false) === 0) return;
     }
+    this.lastSentMs = Date.now();
     const withSnapshots = snapshotGroups.length > 0;
     const q: Queued = { batch: b.toWire(this.#owner.self, this.#owner.incarnation, withSnapshots), snapshotGroups, bytes: b.bytes, count: b.count(withSnapshots) };
     if (this.#call === undefined) this.#open();

@@ -214,6 +214,16 @@ export class GrpcTransport {
     }
   }
 
+  /**
+   * The node-level heartbeat: an empty batch to every peer that got no batch in the last
+   * `quietMs`, so each knows this node is alive even when all the groups they share are quiesced
+   * (NodeHandler.heard on the receiving side). Never blocks.
+   */
+  ping(quietMs: number): void {
+    const now = Date.now();
+    for (const peer of this.#peers.values()) if (now - peer.lastSentMs >= quietMs) peer.send(new BatchBuilder());
+  }
+
   /** Asks peer `to` what its data directory is; undefined when it does not answer in time. Never rejects. */
   identify(to: NodeId, diskId: string, timeoutMs: number): Promise<PeerIdentity | undefined> {
     const peer = this.#peers.get(to);

@@ -87,6 +87,8 @@ export class TransportServer {
       this.#decodeFailed(err, caller);
       return;
     }
+    // Every batch, an empty one too (a ping), says the sending node is alive (quiesced groups rely on it).
+    this.#o.handler.heard?.(caller);
     for (const err of decoded.failures) this.#decodeFailed(err, caller);
     for (const { group, message } of decoded.messages) this.#o.handler.receive(group, message);
   }

@@ -199,6 +199,8 @@ export interface TransportHandler extends GroupHandler {
  */
 export interface NodeHandler {
   receive(group: GroupId, m: Message): void;
+  /** A batch (maybe empty: a ping) came from `peer`: its node is alive. */
+  heard?(peer: NodeId): void;
   /** Sending to `peer` failed: affects every group. */
   unreachable(peer: NodeId): void;
   snapshotStatus(group: GroupId, peer: NodeId, delivered: boolean): void;

@@ -193,6 +193,13 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     response: { 200: ok('A page of subscriptions', S.SubscriptionPage), 400: problem('Invalid filter or paging'), ...common },
   },
   'GET /subscriptions/:id': { summary: 'Get a subscription', tags: subs, params: idParam, response: { 200: ok('The subscription', S.Subscription), ...common, 404: problem('No such subscription') } },
+  'PUT /subscriptions/:id': {
+    summary: "Change a subscription's authorization section (every other field must be as stored)",
+    tags: subs,
+    params: idParam,
+    body: S.Subscription,
+    response: { 204: empty('Updated'), ...badJson, ...common, 404: problem('No such subscription'), ...unprocessable('A field other than authorization changed, or the section was removed') },
+  },
   'DELETE /subscriptions/:id': { summary: 'Delete a subscription', tags: subs, params: idParam, response: { 204: empty('Deleted'), ...common, 404: problem('No such subscription') } },
   'GET /subscriptions/:id/events': {
     summary: 'Subscription stream: one JSON batch per line; the stream id is in X-Svc-StreamId',

@@ -118,6 +118,11 @@ export const EventStreamBatch = named('EventStreamBatch', Type.Object(
   { description: 'One line of the stream (application/x-json-stream), ended by a line feed' },
 ));
 
+export const SubscriptionAuthorization = named('SubscriptionAuthorization', Type.Object(
+  { admins: Type.Array(AuthorizationAttribute, { minItems: 1 }), readers: Type.Array(AuthorizationAttribute, { minItems: 1 }) },
+  { description: 'admins may change (PUT) and delete the subscription and reset its cursors; readers may stream and commit; either may read it, its cursors and stats. Every operation also needs read access to each of its event types' },
+));
+
 const SubscriptionCursorWithoutToken = named('SubscriptionCursorWithoutToken', Type.Object({ event_type: str(), partition: str(), offset: str() }));
 export const SubscriptionCursor = named('SubscriptionCursor', Type.Object(
   { event_type: str(), partition: str(), offset: str(), cursor_token: str() },
@@ -133,6 +138,7 @@ export const Subscription = named('Subscription', Type.Object(
     read_from: Type.Optional(strEnum(['begin', 'end', 'cursors'], 'Default end')),
     initial_cursors: Type.Optional(Type.Array(SubscriptionCursorWithoutToken)),
     created_at: Type.Optional(dateTime('Generated')),
+    authorization: Type.Optional(SubscriptionAuthorization),
   },
 ));
 

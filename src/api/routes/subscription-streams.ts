@@ -9,6 +9,7 @@ import type { AppDeps } from '../deps.js';
 import { parseJsonBody } from '../json-body.js';
 import { acceptsGzip, streamEncodingHeaders, streamResponse } from '../stream-sink.js';
 import { requireHighLevelApi } from './high-level-api.js';
+import { authorizedSubscription } from './subscriptions.js';
 
 type IdParams = { id: string };
 
@@ -24,14 +25,16 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
 
   app.get<{ Params: IdParams; Querystring: Record<string, unknown> }>('/subscriptions/:id/events', async (request, reply) => {
     const subscription = request.params.id;
-    // A consumer that lost read access to any of the event types, or is blacklisted, cannot consume.
-    const eventTypes = deps.subscriptions.get(subscription).event_types;
+    // A consumer that lost read access to any of the event types or to the subscription, or is
+    // blacklisted, cannot consume.
+    const eventTypes = authorizedSubscription(deps, request, subscription, 'consume').event_types;
     for (const name of eventTypes) deps.access.checkConsume(request.principal, deps.eventTypes.get(name));
     // Registered before stream.open goes through Raft: a readers change or a blacklist entry applied
     // meanwhile was not seen by the check above, and must still close this stream (it then ends at once).
     const abort = new AbortController();
     const unregister = deps.openStreams.add({
       kind: 'subscription',
+      subscription,
       eventTypes,
       app: request.principal.uid,
       close: (reason) => {
@@ -77,17 +80,25 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
   app.post<{ Params: IdParams }>('/subscriptions/:id/cursors', async (request, reply) => {
     const streamId = streamIdHeader(request.headers);
     if (streamId === undefined || streamId === '') throw problems.missingHeader('Header X-Svc-StreamId is required to commit cursors');
+    authorizedSubscription(deps, request, request.params.id, 'consume');
     const results = await hub.commit(request.params.id, streamId, parseJsonBody(request.body));
     if (results === undefined) return reply.code(204).send();
     return reply.code(200).send({ items: results });
   });
 
-  app.get<{ Params: IdParams }>('/subscriptions/:id/cursors', async (request) => ({ items: hub.committed(request.params.id) }));
+  app.get<{ Params: IdParams }>('/subscriptions/:id/cursors', async (request) => {
+    authorizedSubscription(deps, request, request.params.id, 'view');
+    return { items: hub.committed(request.params.id) };
+  });
 
   app.patch<{ Params: IdParams }>('/subscriptions/:id/cursors', async (request, reply) => {
+    authorizedSubscription(deps, request, request.params.id, 'admin');
     await hub.reset(request.params.id, parseJsonBody(request.body));
     return reply.code(204).send();
   });
 
-  app.get<{ Params: IdParams }>('/subscriptions/:id/stats', async (request) => ({ items: hub.stats(request.params.id) }));
+  app.get<{ Params: IdParams }>('/subscriptions/:id/stats', async (request) => {
+    authorizedSubscription(deps, request, request.params.id, 'view');
+    return { items: hub.stats(request.params.id) };
+  });
 };

@@ -1,11 +1,12 @@
-/** POST/GET /subscriptions, GET/DELETE /subscriptions/{id}. (Streaming, cursors and stats: later slices of issue 4.) */
-import type { FastifyPluginAsync } from 'fastify';
+/** POST/GET /subscriptions, GET/PUT/DELETE /subscriptions/{id}. (Streaming, cursors and stats: subscription-streams.ts.) */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { parsePaging } from '../../core/paging.js';
 import { problems } from '../../core/problem.js';
 import type { AppDeps } from '../deps.js';
 import { checkOwningApplication } from './event-types.js';
 import { requireHighLevelApi } from './high-level-api.js';
 import { parseJsonBody } from '../json-body.js';
+import type { Subscription } from '../../metadata/types.js';
 
 type IdParams = { id: string };
 
@@ -17,6 +18,16 @@ function listFilter(query: Record<string, unknown>): { eventTypes: string[]; own
   if (Array.isArray(owner)) throw problems.badRequest('Query parameter owning_application may be given once');
   if (owner === '') throw problems.badRequest('Query parameter owning_application must not be empty');
   return { eventTypes, owningApplication: owner === undefined ? undefined : String(owner) };
+}
+
+/**
+ * The subscription `id`, once the caller may do `op` with it (auth/resource-access.ts): read access to
+ * each of its event types, and its authorization section. 404 for an unknown id.
+ */
+export function authorizedSubscription(deps: AppDeps, request: FastifyRequest, id: string, op: 'view' | 'consume' | 'admin'): Subscription {
+  const sub = deps.subscriptions.get(id);
+  deps.access.checkSubscription(request.principal, sub, sub.event_types.map((name) => deps.eventTypes.get(name)), op);
+  return sub;
 }
 
 export const subscriptionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
@@ -51,9 +62,17 @@ export const subscriptionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     return svc.list(filter, limit, offset);
   });
 
-  app.get<{ Params: IdParams }>('/subscriptions/:id', async (request) => svc.get(request.params.id));
+  app.get<{ Params: IdParams }>('/subscriptions/:id', async (request) => authorizedSubscription(deps, request, request.params.id, 'view'));
+
+  app.put<{ Params: IdParams }>('/subscriptions/:id', async (request, reply) => {
+    authorizedSubscription(deps, request, request.params.id, 'admin');
+    const updated = await svc.update(request.params.id, parseJsonBody(request.body));
+    request.log.info({ subscription: updated.id }, 'subscription authorization updated');
+    return reply.code(204).send();
+  });
 
   app.delete<{ Params: IdParams }>('/subscriptions/:id', async (request, reply) => {
+    authorizedSubscription(deps, request, request.params.id, 'admin');
     await svc.delete(request.params.id);
     request.log.info({ subscription: request.params.id }, 'subscription deleted');
     return reply.code(204).send();

@@ -26,9 +26,11 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../core/ports.js';
 import { KvWriteError, type KvBatch, type OrderedKv } from '../../log/index.js';
+import { noNode } from '../../raft/index.js';
 import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/index.js';
 import type { NodeDisk } from '../node-disk.js';
 import type { RaftGroup } from './raft-group.js';
+import { termJumpMax } from '../../transport/limits.js';
 
 /** One group's messages of a turn. */
 export interface GroupMessages {
@@ -39,6 +41,11 @@ export interface GroupMessages {
 /** How the host reaches peers (the gRPC transport, which writes once per peer per call; the simulator's network). */
 export interface GroupTransport {
   send(groups: readonly GroupMessages[]): void;
+  /**
+   * Tells every peer that sent nothing to for `quietMs` that this node is alive: the node-level
+   * heartbeat by which the peers' hosts see this node live while its groups are quiesced.
+   */
+  ping?(quietMs: number): void;
 }
 
 /** A repeating timer (setInterval in production, virtual time in the simulator). */
@@ -79,6 +86,14 @@ export interface NodeHostOptions {
   readonly groupsPerTurnMax?: number;
   /** The node's disk: numbers each turn's write once for the lost-tail check (node-disk.ts). */
   readonly disk?: NodeDisk;
+  /**
+   * Idle groups quiesce (no ticks, no heartbeats) unless this is false. A quiesced follower is woken
+   * when its leader's node has not been heard from (a message or a ping) for `livenessMs`; a quiesced
+   * leader when fewer than a majority of its voters' nodes have been.
+   */
+  readonly quiescence?: boolean;
+  /** Defaults to ten tick periods (an election timeout with the default ticks). */
+  readonly livenessMs?: number;
   /** Defaults to the event loop (systemScheduler). */
   readonly scheduler?: HostScheduler;
   /** The disk failed or an invariant broke: the node must stop. */
@@ -123,8 +138,14 @@ export class RaftNodeHost {
   /** Set while the KV refuses the node's writes (a full disk): the reason, for those who must fail. */
   #refusal: KvWriteError | undefined;
   #refusedAtMs = 0;
+  /** When each peer's node was last heard from (a message of any group, or a ping), monotonic ms. */
+  readonly #heardMs = new Map<NodeId, number>();
+  /** Snapshots from peers that failed their state machine's check (dropped before the core saw them). */
+  #droppedSnapshots = 0;
+  /** Messages whose term was more than termJumpMax ahead of their group's. */
+  #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0 };
 
   constructor(o: NodeHostOptions) {
     this.#o = o;
@@ -211,11 +232,38 @@ export class RaftNodeHost {
     });
   }
 
+  /** A batch or a message came from `peer`: its node is alive. */
+  heard(peer: NodeId): void {
+    this.#heardMs.set(peer, this.#o.clock.monotonicMs());
+  }
+
   receive(group: number, m: Message): boolean {
     if (this.#closed) return true;
+    this.heard(m.from);
     const g = this.#groups.get(group);
     if (g === undefined) return false;
+    // A term far ahead of the group's is a buggy peer's: taken, it could leave no term to elect with.
+    if (m.term > g.term + termJumpMax) {
+      this.#droppedTerms++;
+      if (this.#droppedTerms <= 10 || this.#droppedTerms % 100 === 0) {
+        this.#o.logger.warn({ group, from: m.from, type: m.type, term: m.term, ownTerm: g.term, dropped: this.#droppedTerms }, 'dropped a message whose term is implausibly far ahead');
+      }
+      return true;
+    }
+    if (m.type === 'snap' && m.snapshot !== undefined) {
+      const problem = g.snapshotProblem(m.snapshot);
+      if (problem !== undefined) {
+        this.#droppedSnapshots++;
+        if (this.#droppedSnapshots <= 10 || this.#droppedSnapshots % 100 === 0) {
+          this.#o.logger.warn({ group, from: m.from, term: m.term, index: m.snapshot.metadata.index, problem, dropped: this.#droppedSnapshots }, 'dropped a malformed snapshot from a peer');
+        }
+        return true;
+      }
+    }
     try {
+      // A message wakes a quiesced follower (the core does that itself), which must count how long
+      // ago its leader was heard from; a leader decides itself (an answer to its heartbeat does not wake it).
+      if (g.raw.quiesced && !g.raw.isLeader()) this.#wake(g);
       g.step(m);
     } catch (err) {
       this.#fatal(err);
@@ -384,17 +432,57 @@ export class RaftNodeHost {
     const due = Math.floor((now - this.#tickOriginMs) / this.#o.tickMs) - this.#ticks;
     const n = Math.min(due, catchUpTicksMax);
     this.#ticks += due;
+    const quiescence = this.#o.quiescence !== false;
     try {
       for (const g of this.#groups.values()) {
         if (this.#paused.has(g.id)) continue;
+        if (g.raw.quiesced) {
+          // Asleep: costs nothing, unless its leader (or, on a leader, a majority) went silent or its
+          // owner needs it ticking. Proposals still expire (a follower's, made while it led in an
+          // earlier term, whose entries a newer leader replaced: nothing else will answer them).
+          g.expire(now);
+          if (!this.#mustWake(g, now)) continue;
+          this.#wake(g);
+        }
         g.tick(n, now);
+        if (quiescence && g.maybeQuiesce()) this.stats.quiesced++;
         if (g.raw.hasReady()) this.#dirty.add(g.id);
       }
     } catch (err) {
       this.#fatal(err);
       return;
     }
+    // The node-level heartbeat: peers see this node alive while the groups they share are quiesced.
+    if (quiescence) this.#transport?.ping?.(this.#o.tickMs);
     if (this.#hasWork()) this.#schedule();
+  }
+
+  #livenessMs(): number {
+    return this.#o.livenessMs ?? 10 * this.#o.tickMs;
+  }
+
+  #live(peer: NodeId, now: number): boolean {
+    if (peer === this.#o.self) return true;
+    const at = this.#heardMs.get(peer);
+    return at !== undefined && now - at <= this.#livenessMs();
+  }
+
+  #mustWake(g: RaftGroup<unknown>, now: number): boolean {
+    if (g.busy?.() === true) return true;
+    if (!g.raw.isLeader()) return g.leader === noNode || !this.#live(g.leader, now);
+    const voters = g.conf.voters;
+    let live = 0;
+    for (const v of voters) if (this.#live(v, now)) live++;
+    return 2 * live <= voters.length;
+  }
+
+  /** Wakes a quiesced group; a follower counts the ticks since its leader's node was last heard from. */
+  #wake(g: RaftGroup<unknown>): void {
+    this.stats.woken++;
+    const lead = g.leader;
+    const at = lead === noNode || lead === this.#o.self ? undefined : this.#heardMs.get(lead);
+    const now = this.#o.clock.monotonicMs();
+    g.raw.wake(at === undefined ? 0 : Math.floor((now - at) / this.#o.tickMs));
   }
 
   #fatal(err: unknown): void {

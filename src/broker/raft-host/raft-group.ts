@@ -24,6 +24,11 @@ export interface GroupApplier<Outcome> {
   applied(index: Index): void;
   /** The state was replaced by a snapshot from the leader (installed durably already). */
   restore(snapshot: Snapshot): void;
+  /**
+   * Why a snapshot from a peer could not be restored, or undefined: checked when it arrives, before the
+   * core takes it (it would be stored before it is restored, and a bad one would stop the node at every start).
+   */
+  snapshotProblem?(snapshot: Snapshot): string | undefined;
 }
 
 /** Why a proposal did not commit. `leader` is the node to try instead (noNode: unknown). */
@@ -103,6 +108,13 @@ export class RaftGroup<Outcome> {
   onReadyDone: ((rd: Ready) => void) | undefined;
   /** Called on every tick of the node host that reaches this group (after its Raft ticks). */
   onTick: ((nowMs: number) => void) | undefined;
+  /**
+   * The owner has work under way that needs the group awake and ticking (reads waiting for a
+   * ReadIndex round or for entries to apply): it neither quiesces nor stays quiesced meanwhile.
+   */
+  busy: (() => boolean) | undefined;
+  /** Ticks since the group last had entries to write or apply (quiescence waits for a few). */
+  #idleTicks = 0;
 
   constructor(o: RaftGroupOptions) {
     this.id = o.id;
@@ -262,6 +274,11 @@ export class RaftGroup<Outcome> {
     }
   }
 
+  /** Why a snapshot from a peer cannot be installed (the state machine's check), or undefined. */
+  snapshotProblem(s: Snapshot): string | undefined {
+    return this.#applier?.snapshotProblem?.(s);
+  }
+
   installSnapshot(s: Snapshot): void {
     this.#conf = s.metadata.confState;
     this.#applied = s.metadata.index;
@@ -275,6 +292,7 @@ export class RaftGroup<Outcome> {
 
   /** Observes a Ready's soft and hard state before it is handled. */
   observe(rd: Ready): void {
+    if (rd.entries.length > 0 || rd.committedEntries.length > 0 || rd.snapshot !== undefined) this.#idleTicks = 0;
     const before: GroupState = { role: this.#role, lead: this.#lead, term: this.#term };
     if (rd.hardState !== undefined) this.#term = rd.hardState.term;
     if (rd.softState !== undefined) this.#role = rd.softState.state;
@@ -289,9 +307,22 @@ export class RaftGroup<Outcome> {
 
   /** A tick of the node host: `n` Raft ticks (0 when the host runs late), expiry of proposals, the owner's hook. */
   tick(n: number, nowMs: number): void {
+    this.#idleTicks += n;
     for (let i = 0; i < n; i++) this.raw.tick();
     this.expire(nowMs);
     this.onTick?.(nowMs);
+  }
+
+  /**
+   * Quiesces this group if it leads it and it is idle: no entry written or applied for a few heartbeat
+   * periods (followers have heard the last commit index), no proposal waiting, everything committed
+   * applied here, the owner not busy; the core checks the rest (src/raft, Raft.quiesce).
+   */
+  maybeQuiesce(): boolean {
+    if (this.raw.quiesced) return true;
+    if (!this.raw.isLeader() || this.#pending.size > 0 || this.#idleTicks < 2 * this.#o.heartbeatTicks + 1) return false;
+    if (this.#applied < this.raw.status().commit || this.busy?.() === true) return false;
+    return this.raw.quiesce();
   }
 
   /** Fails proposals whose deadline passed (the node host calls this on its ticks). */
