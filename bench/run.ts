@@ -353,6 +353,13 @@ function abSummary(results: RunResult[]): void {
     { name: '(c) consumption ev/s', f: (r) => r.consume?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
     { name: '(d) RSS growth stalled (MB)', f: (r) => (r.stall ? (r.stall.idle.max - r.stall.rssBefore) / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
     { name: '(d) RSS growth stalled+publishing (MB)', f: (r) => (r.stall ? (r.stall.publishing.max - r.stall.rssBefore) / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
+    // Beyond the figures: what the broker holds after (a)-(c), what it costs per request, and
+    // batches it failed to acknowledge (the old build never failed one).
+    { name: 'broker RSS max during (a) batch 1000 (MB)', f: (r) => (r.pub1000 ? r.pub1000.rssMax / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(0) },
+    { name: 'broker RSS before (d), after (a)-(c) (MB)', f: (r) => (r.stall ? r.stall.rssBefore / 1e6 : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(0) },
+    { name: '(a) batch 10 broker CPU per request (ms)', f: (r) => (r.pub10 ? (r.pub10.brokerCores * r.pub10.seconds * 1000) / r.pub10.requests : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(3) },
+    { name: '(a) batch 1000 broker CPU per event (us)', f: (r) => (r.pub1000 ? (r.pub1000.brokerCores * r.pub1000.seconds * 1e6) / r.pub1000.events : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
+    { name: 'preload batches not acknowledged (207)', f: (r) => r.preload?.failed, higherIsBetter: false, fmt: (n) => String(n) },
   ];
   const roundsOf = [...new Set(results.map((_, k) => Math.floor(k / 2)))];
   for (const row of rows) {

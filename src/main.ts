@@ -136,6 +136,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     appendTimeoutMs: config.metadataTimeoutMs,
     legacy: store,
     memoryEntries: config.partitionMemoryEntries,
+    // The memory tails of all partitions together, within the budget the tail cache had before.
+    memoryBytesTotal: config.tailCacheBytesMax,
     ...(groups === undefined ? {} : { groups }),
   });
   const validators = new SchemaValidatorCache();

@@ -67,7 +67,8 @@ export async function serveControl(r: PartitionReplica, req: ControlRequest, clo
   }
   try {
     const applied = await g.propose(data, clock.monotonicMs() + req.deadlineMs, req.epoch);
-    const out = applied.outcome;
+    // A seal's outcome (never a batches entry's: a seal is an entry of its own, not coalesced).
+    const out = applied.outcome === undefined || !('kind' in applied.outcome) ? undefined : applied.outcome;
     if (req.command.kind === 'seal') {
       if (out?.kind === 'seal') return { status: 'applied', epoch: applied.term, next: out.next };
       if (out?.kind === 'sealRefused') return { status: 'refused', detail: `the log was sealed for timeline ${out.sealedFor}, not ${req.command.timeline}`, sealedFor: out.sealedFor };

@@ -14,14 +14,15 @@
  *
  * Reads serve applied (hence committed) events only. The batch holding the first wanted offset is
  * found in the in-memory index of recent batches or by one seek in the offset index; from there the
- * Raft log is read in order (from memory for the tail, from the KV before it), counting offsets, so a
- * backlog reads at the same speed whatever the size of the batches it was written in.
+ * rows holding the wanted events are read, then their entries (from memory for the tail, from the KV
+ * before it, in one bounded iterator), counting offsets, so a backlog reads at the same speed whatever
+ * the size of the batches it was written in.
  */
 import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import { publishBatchEventsMax } from '../core/limits.js';
 import type { Offset } from '../core/offset.js';
-import { batchEvents, decodeEntryHead, PartitionEntryError } from '../log/partition-entry.js';
+import { batchEvents, decodeEntryHead, isEncodedHere, PartitionEntryError } from '../log/partition-entry.js';
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
@@ -32,7 +33,14 @@ import { entryKey } from './raft-log-store.js';
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
 
-export type ReplicaOutcome = BatchOutcome | SealOutcome | undefined;
+/**
+ * What applying an entry gave: one outcome per batch of a batches entry, the seal's outcome for a
+ * seal, nothing for other entries.
+ */
+export type ReplicaOutcome = readonly BatchOutcome[] | SealOutcome | undefined;
+
+/** Index rows (and entries) fetched by one read from the KV at most. */
+const rowsPerReadMax = 1024;
 
 export interface StoredEventView {
   offset: Offset;
@@ -60,20 +68,35 @@ interface IndexRow {
   readonly last: number;
   readonly appendTimeMs: number;
   readonly requestId: string;
+  /** Where the batch's events start among the entry's (an entry may hold several batches). */
+  readonly position: number;
 }
 
+/**
+ * Row values: [0x01][raft index u64][first offset u64][append time u64][position u32][request id].
+ * Rows written before entries held several batches have no format byte and no position:
+ * [raft index u64][first offset u64][append time u64][request id] (a raft index is below 2^53, so
+ * their first byte is always 0).
+ */
+const indexRowFormat = 1;
+
 function encodeIndexRow(r: IndexRow): Buffer {
-  const id = Buffer.from(r.requestId, 'utf8');
-  const v = Buffer.allocUnsafe(24 + id.length);
-  writeU64(v, 0, r.raftIndex);
-  writeU64(v, 8, r.first);
-  writeU64(v, 16, r.appendTimeMs);
-  id.copy(v, 24);
+  const idBytes = Buffer.byteLength(r.requestId, 'utf8');
+  const v = Buffer.allocUnsafe(29 + idBytes);
+  v[0] = indexRowFormat;
+  writeU64(v, 1, r.raftIndex);
+  writeU64(v, 9, r.first);
+  writeU64(v, 17, r.appendTimeMs);
+  v.writeUInt32BE(r.position, 25);
+  v.write(r.requestId, 29, 'utf8');
   return v;
 }
 
 function decodeIndexRow(k: Buffer, v: Buffer): IndexRow {
-  return { last: readU64(k, 5), raftIndex: readU64(v, 0), first: readU64(v, 8), appendTimeMs: readU64(v, 16), requestId: v.toString('utf8', 24) };
+  if (v[0] === indexRowFormat) {
+    return { last: readU64(k, 5), raftIndex: readU64(v, 1), first: readU64(v, 9), appendTimeMs: readU64(v, 17), position: v.readUInt32BE(25), requestId: v.toString('utf8', 29) };
+  }
+  return { last: readU64(k, 5), raftIndex: readU64(v, 0), first: readU64(v, 8), appendTimeMs: readU64(v, 16), position: 0, requestId: v.toString('utf8', 24) };
 }
 
 function encodeApplied(s: PartitionState): Buffer {
@@ -126,6 +149,8 @@ export class PartitionReplica {
   #recent: IndexRow[] = [];
   #waiters = new Set<() => void>();
   #corrupt: Error | undefined;
+  /** About how many events an index row of this partition held in recent reads (sizes the next read's iterator). */
+  #eventsPerRow = 64;
   /** Committed entries that did not decode (dropped: they assign no offsets). */
   #malformedEntries = 0;
 
@@ -198,13 +223,19 @@ export class PartitionReplica {
 
   #apply(e: Entry): ReplicaOutcome {
     this.tailBytes += e.data.byteLength;
+    this.onTailBytes?.(e.data.byteLength);
     const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
     let head;
     try {
-      head = decodeEntryHead(data);
+      // An entry from another node or from the disk is checked here; one this node encoded (its own
+      // proposal, still the same buffer) was never stored or sent before this point.
+      head = decodeEntryHead(data, isEncodedHere(e.data));
       const next = this.#state.newest + 1;
-      if (head.kind === 'batch' && (head.count > publishBatchEventsMax || next + head.count > Number.MAX_SAFE_INTEGER)) throw new PartitionEntryError(`a batch of ${head.count} events after offset ${next - 1}`);
+      if (head.kind === 'batches' && (head.batches.some((b) => b.count > publishBatchEventsMax) || next + head.count > Number.MAX_SAFE_INTEGER)) {
+        throw new PartitionEntryError(`a batch of ${Math.max(...head.batches.map((b) => b.count))} events (${head.count} in the entry) after offset ${next - 1}`);
+      }
       if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
+      if (head.kind === 'seal' && !Number.isSafeInteger(head.floor)) throw new PartitionEntryError(`seal floor ${head.floor} is not exact`);
     } catch (err) {
       // A committed entry that does not decode, or would take offsets past exact integers, came from
       // a buggy member: this node's own entries always decode, and Raft gives every replica the same
@@ -231,13 +262,26 @@ export class PartitionReplica {
       case 'seal':
         outcome = this.#state.applySeal(e.index, head.timeline, head.floor);
         break;
-      case 'batch': {
-        outcome = this.#state.applyBatch(e.index, head.requestId, head.count);
-        if (outcome.kind === 'appended') {
-          const row: IndexRow = { raftIndex: e.index, first: outcome.first, last: outcome.last, appendTimeMs: head.appendTimeMs, requestId: head.requestId };
-          this.#recent.push(row);
-          this.#host.writeRows((b) => b.put(indexKey(this.groupId, row.last), encodeIndexRow(row)));
+      case 'batches': {
+        // Each batch of the entry is de-duplicated on its own; those appended get an index row that
+        // says where their events start in the entry.
+        const outcomes = this.#state.applyBatches(e.index, head.batches);
+        const rows: IndexRow[] = [];
+        let position = 0;
+        for (let i = 0; i < outcomes.length; i++) {
+          const o = outcomes[i]!;
+          const b = head.batches[i]!;
+          if (o.kind === 'appended') rows.push({ raftIndex: e.index, first: o.first, last: o.last, appendTimeMs: head.appendTimeMs, requestId: b.requestId, position });
+          position += b.count;
         }
+        if (rows.length > 0) {
+          for (const row of rows) this.#recent.push(row);
+          const g = this.groupId;
+          this.#host.writeRows((b) => {
+            for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
+          });
+        }
+        outcome = outcomes;
         break;
       }
     }
@@ -245,11 +289,22 @@ export class PartitionReplica {
     return outcome;
   }
 
-  /** The applied index and offsets, written with the index rows of the entries up to it. */
+  /**
+   * The applied index and offsets, written with the index rows of the entries up to it: once per
+   * write whatever the number of entries applied since the last one, encoded when the write is
+   * filled. The rows of every entry applied by then were asked for before (apply asks first), so
+   * they are in the same write or an earlier one.
+   */
   #writeApplied(): void {
-    const v = encodeApplied(this.#state);
-    this.#host.writeRows((b) => b.put(groupKey(prefixApplied, this.groupId), v));
+    if (this.#appliedAsked) return;
+    this.#appliedAsked = true;
+    this.#host.writeRows((b) => {
+      this.#appliedAsked = false;
+      b.put(groupKey(prefixApplied, this.groupId), encodeApplied(this.#state));
+    });
   }
+
+  #appliedAsked = false;
 
   /**
    * Applies a committed entry while the group is being opened (before its Raft node exists): the
@@ -271,15 +326,17 @@ export class PartitionReplica {
   #restore(s: Snapshot): void {
     this.#state = new PartitionState(decodeImage(s.data));
     this.#recent = [];
-    const applied = encodeApplied(this.#state);
-    this.#host.writeRows((b) => b.put(groupKey(prefixApplied, this.groupId), applied));
+    this.#writeApplied();
   }
 
-  /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
   /** Bytes of entries applied since memory was last compacted (about what the memory tail holds). */
   tailBytes = 0;
+  /** Told every change of tailBytes (the node's budget for all memory tails). */
+  onTailBytes: ((delta: number) => void) | undefined;
 
+  /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
   forgetBefore(raftIndex: number): void {
+    this.onTailBytes?.(-this.tailBytes);
     this.tailBytes = 0;
     let n = 0;
     while (n < this.#recent.length && this.#recent[n]!.raftIndex < raftIndex) n++;
@@ -297,6 +354,8 @@ export class PartitionReplica {
     const out: StoredEventView[] = [];
     let next = after + 1;
     let bytes = 0;
+    /** The events of the entry decoded last (consecutive rows often share an entry). */
+    let decoded: { index: number; events: Buffer[] } | undefined;
     /** Takes the events of one indexed batch; false once the read is full. */
     const take = (row: IndexRow, e: Entry | undefined): boolean => {
       if (e === undefined || e.index !== row.raftIndex) throw this.#damaged(next, `raft entry ${row.raftIndex} of the batch ${row.first}..${row.last} is missing`);
@@ -304,18 +363,22 @@ export class PartitionReplica {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
         throw this.#damaged(next, `offsets ${next}..${row.first - 1} are missing`);
       }
-      const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
-      let events: Buffer[];
-      try {
-        const head = decodeEntryHead(data);
-        if (head.kind !== 'batch' || head.count !== row.last - row.first + 1) throw new PartitionEntryError(`entry does not hold the batch ${row.first}..${row.last}`);
-        events = batchEvents(data);
-      } catch (err) {
-        throw this.#damaged(next, `raft entry ${e.index}: ${(err as Error).message}`);
+      if (decoded?.index !== e.index) {
+        const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+        try {
+          // Checked once already: at apply (an entry in memory) or by its record's CRC (read from the KV).
+          if (decodeEntryHead(data, true).kind !== 'batches') throw new PartitionEntryError('entry holds no events');
+          decoded = { index: e.index, events: batchEvents(data) };
+        } catch (err) {
+          throw this.#damaged(next, `raft entry ${e.index}: ${(err as Error).message}`);
+        }
       }
+      const events = decoded.events;
+      if (row.position + row.last - row.first + 1 > events.length) throw this.#damaged(next, `raft entry ${e.index} does not hold the batch ${row.first}..${row.last}`);
+      const at = row.position - row.first;
       for (let o = next; o <= row.last; o++) {
         if (o > newest || out.length >= maxEvents || bytes >= maxBytes) return false;
-        const ev = events[o - row.first]!;
+        const ev = events[at + o]!;
         out.push({ offset: o as Offset, bytes: ev });
         bytes += ev.length;
         next = o + 1;
@@ -325,20 +388,36 @@ export class PartitionReplica {
     const mem = this.#group.store.storage;
     const memEntry = (i: number): Entry | undefined => (i >= mem.firstIndex() && i <= mem.lastIndex() ? mem.entries(i, i + 1, Number.MAX_SAFE_INTEGER)[0] : undefined);
     if (next > newest) return out;
-    // 1. Batches older than the in-memory index: the offset index and the Raft log, both read in
-    //    order from the KV (one seek each), entries between indexed batches skipped (no-ops,
-    //    configuration changes, refused duplicates).
+    // 1. Batches older than the in-memory index: the offset index rows holding the wanted events (one
+    //    iterator, sized by how many events a row held so far), then their entries: those still in
+    //    the memory tail from there, the others in one bounded iterator over the Raft log (entries
+    //    between indexed batches are skipped: no-ops, configuration changes, refused duplicates).
     const recentFirst = this.#recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
     if (next < recentFirst) {
-      const rows = this.#kv.iterate({ gte: indexKey(this.groupId, next), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 });
+      const rows: IndexRow[] = [];
+      let events = 0;
+      const capacity = Math.min(rowsPerReadMax, Math.max(4, Math.ceil(maxEvents / this.#eventsPerRow) + 1));
+      for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, next), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity })) {
+        const row = decodeIndexRow(k, v);
+        if (row.first >= recentFirst) break;
+        rows.push(row);
+        events += row.last - Math.max(row.first, next) + 1;
+        if (events >= maxEvents || rows.length >= rowsPerReadMax) break;
+      }
+      if (rows.length > 1) this.#eventsPerRow = Math.max(1, (this.#eventsPerRow + (rows[rows.length - 1]!.last - rows[0]!.first + 1) / rows.length) / 2);
+      const memFirst = mem.firstIndex();
+      const stored = rows.filter((row) => row.raftIndex < memFirst);
       let entries: AsyncIterator<Entry> | undefined;
+      if (stored.length > 0) {
+        const from = stored[0]!.raftIndex;
+        const to = stored[stored.length - 1]!.raftIndex;
+        entries = this.#group.store.readStored(from, to + 1, Math.min(rowsPerReadMax, to - from + 1))[Symbol.asyncIterator]();
+      }
+      let last: Entry | undefined;
       try {
-        for await (const [k, v] of rows) {
-          const row = decodeIndexRow(k, v);
-          if (row.first >= recentFirst) break;
-          let e = memEntry(row.raftIndex);
-          if (e === undefined) {
-            entries ??= this.#group.store.readStored(row.raftIndex)[Symbol.asyncIterator]();
+        for (const row of rows) {
+          let e = last?.index === row.raftIndex ? last : row.raftIndex >= memFirst ? memEntry(row.raftIndex) : undefined;
+          if (e === undefined && entries !== undefined) {
             for (;;) {
               const r = await entries.next();
               if (r.done === true) break;
@@ -348,11 +427,14 @@ export class PartitionReplica {
               }
             }
           }
+          last = e;
           if (!take(row, e)) return out;
         }
       } finally {
         await entries?.return?.();
       }
+      // As many rows as one read takes, and room left: the caller reads on from here.
+      if (rows.length >= rowsPerReadMax) return out;
       if (next < recentFirst && next <= newest) {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
         if (this.#recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
@@ -367,10 +449,12 @@ export class PartitionReplica {
       if (r[mid]!.last < next) lo = mid + 1;
       else hi = mid;
     }
+    let prev: Entry | undefined;
     for (let i = lo; i < r.length && next <= newest; i++) {
       const row = r[i]!;
-      let e = memEntry(row.raftIndex);
+      let e = prev?.index === row.raftIndex ? prev : memEntry(row.raftIndex);
       if (e === undefined) for await (const x of this.#group.store.readStored(row.raftIndex, row.raftIndex + 1)) e = x;
+      prev = e;
       if (!take(row, e)) return out;
     }
     return out;

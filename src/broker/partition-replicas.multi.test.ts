@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { MemoryKv, PartitionSealedError } from '../log/index.js';
 import type { Offset } from '../core/offset.js';
-import type { NodeId } from '../raft/index.js';
+import type { Message, NodeId } from '../raft/index.js';
+import { CorruptBatchError } from '../log/index.js';
+import { decodeEntryHead } from '../log/partition-entry.js';
 import type { GroupHandler } from '../transport/index.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
@@ -26,7 +28,14 @@ interface SimNode {
 }
 
 /** Three nodes; `down` holds the ids cut off from everyone (messages to and from them are dropped). */
-async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
+interface ClusterOptions {
+  /** Called instead of failing the test when a node's host stops on an error. */
+  onFatal?: (node: NodeId, err: unknown) => void;
+  /** Rewrites a message on the wire (what a faulty network or a buggy sender would deliver). */
+  tamper?: (m: Message) => Message;
+}
+
+async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: ClusterOptions = {}) {
   const down = new Set<NodeId>();
   const nodes = new Map<NodeId, SimNode>();
   const placement = (topic: number, partition: number) => ({ group: 100 + topic * 8 + partition, replicas: [1, 2, 3] });
@@ -34,7 +43,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
   for (const id of ids) {
     const kv = new MemoryKv();
     const handlers = new Map<number, GroupHandler>();
-    const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: logger.child({ node: id }), onFatal: (err) => assert.fail(String(err)) });
+    const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: logger.child({ node: id }), onFatal: (err) => (opts.onFatal === undefined ? assert.fail(String(err)) : opts.onFatal(id, err)) });
     const replicas = new PartitionReplicas({
       self: id,
       kv,
@@ -81,9 +90,18 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3]) {
         for (const { group, messages } of groups) {
           for (const m of messages) {
             setImmediate(() => {
-              if (linked(m.from, m.to)) nodes.get(m.to)?.handlers.get(group)?.receive(m);
+              if (linked(m.from, m.to)) nodes.get(m.to)?.handlers.get(group)?.receive(opts.tamper?.(m) ?? m);
             });
           }
+        }
+      },
+      // The node-level heartbeat: quiesced followers see their leader's node alive and stay quiesced.
+      ping: () => {
+        for (const to of nodes.keys()) {
+          if (to === id) continue;
+          setImmediate(() => {
+            if (linked(id, to)) nodes.get(to)?.host.heard(id);
+          });
         }
       },
     });
@@ -233,6 +251,71 @@ test('a seal sent from any node, replica or not, is applied once through the lea
     for (const id of [1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, 0), ['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
     // A seal for another switch is refused on every node.
     await assert.rejects(c.node(4).replicas.control(1, 0, { kind: 'seal', timeline: 'U', floor: 0 }), /sealed for timeline T/);
+  } finally {
+    await c.close();
+  }
+});
+
+// A seal is a command of the group like a batch, so a quiesced group wakes for it; it is proposed on its
+// own (never inside a coalesced entry), so batches racing it are either stored before it or refused.
+test('a seal wakes a quiesced group and is an entry of its own: batches racing it are stored before it or refused as sealed', async () => {
+  const c = await cluster();
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('first')] }]);
+    assert.ok(r?.ok);
+    await until('the group quiesced on every node', () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.group.raw.quiesced));
+    const follower = [...c.nodes.values()].find((n) => n !== leader)!;
+    // Batches queued in the leader's coalescer and through a follower in the same turn as the seal.
+    const racing = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? leader : follower).replicas.append([{ topic: 1, partition: 0, events: [ev(`r${i}`), ev(`r${i}'`)] }]));
+    const start = await follower.replicas.control(1, 0, { kind: 'seal', timeline: 'T', floor: 0 });
+    const results = (await Promise.all(racing)).map((x) => x[0]!);
+    let stored = 0;
+    for (const res of results) {
+      if (res.ok) {
+        assert.ok(res.last < start, `a stored batch (${res.first}-${res.last}) lies before the new timeline's start ${start}`);
+        stored += 2;
+      } else assert.ok(res.error instanceof PartitionSealedError, res.error.message);
+    }
+    assert.equal(start, 1 + stored, 'the new timeline starts right after the batches stored before the seal');
+    await until('every replica applied the seal', () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.sealed === 'T'));
+    // In the leader's log the seal is an entry holding nothing else.
+    const mem = leader.replicas.replica(1, 0)!.group.store.storage;
+    const heads = mem.entries(mem.firstIndex(), mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER).filter((e) => e.type !== 'confChange' && e.data.byteLength > 0).map((e) => decodeEntryHead(Buffer.from(e.data)));
+    assert.equal(heads.filter((h) => h.kind === 'seal').length, 1);
+    for (const n of c.nodes.values()) assert.equal((await readAll(n.replicas, 0)).length, 1 + stored, `node ${n.id}`);
+  } finally {
+    await c.close();
+  }
+});
+
+// A leader's own entries are applied without checking their checksum again (the bytes never left its
+// memory); every entry that came over the network still is. A follower handed a damaged entry gives
+// it no offsets (it drops it as malformed) and never serves its events.
+test('a follower checks the checksum of an entry that came over the network: one damaged on the way gets no offsets there', async () => {
+  const tamper = (m: Message): Message => {
+    if (m.to !== 3 || m.type !== 'app' || m.entries.every((e) => e.data.byteLength < 40)) return m;
+    return {
+      ...m,
+      entries: m.entries.map((e) => {
+        if (e.data.byteLength < 40) return e;
+        const bad = Buffer.from(e.data);
+        bad[bad.length - 3]! ^= 0x04;
+        return { ...e, data: bad };
+      }),
+    };
+  };
+  const c = await cluster(1024, [1, 2, 3], { tamper });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('node 1 leads', () => (c.node(1).replicas.replica(1, 0)?.group.isLeader() ? c.node(1) : undefined));
+    const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('intact-on-1-and-2')] }]);
+    assert.ok(r?.ok, 'committed by nodes 1 and 2');
+    const index = leader.replicas.replica(1, 0)!.group.applied;
+    await until('node 3 applied up to the entry', () => c.node(3).replicas.replica(1, 0)!.group.applied >= index);
+    assert.equal(c.node(3).replicas.bounds(1, 0).newest, -1, 'node 3 gave the damaged entry no offsets');
+    assert.deepEqual(await readAll(c.node(2).replicas, 0), ['intact-on-1-and-2']);
   } finally {
     await c.close();
   }

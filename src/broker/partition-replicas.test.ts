@@ -6,6 +6,7 @@ import { MemoryKv, PartitionSealedError } from '../log/index.js';
 import { SealConflictError } from './partition-control.js';
 import type { Offset } from '../core/offset.js';
 import { PartitionReplicas } from './partition-replicas.js';
+import { encodeBatchEntry } from '../log/partition-entry.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
 
 const logger = pino({ level: 'silent' });
@@ -20,7 +21,7 @@ function manualTicks(): TickSource & { fire(): void } {
 // de-duplicated as a retry of an earlier one.
 let ids = 0;
 
-async function node(kv: MemoryKv, clock = { t: 0 }, start = 0) {
+async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, start = 0) {
   const c = { nowMs: () => 1_700_000_000_000 + clock.t, monotonicMs: () => clock.t };
   const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock: c, ticks: manualTicks(), logger, onFatal: (err) => { throw err; } });
   const replicas = new PartitionReplicas({
@@ -34,6 +35,7 @@ async function node(kv: MemoryKv, clock = { t: 0 }, start = 0) {
     electionTicks: 10,
     heartbeatTicks: 1,
     appendTimeoutMs: 5000,
+    ...(memoryBytesTotal === undefined ? {} : { memoryBytesTotal }),
   });
   host.start(undefined);
   return { host, replicas, close: async () => { await replicas.close(); await host.close(); } };
@@ -72,6 +74,23 @@ test('a single node appends through its one-member groups: dense offsets, one du
   assert.deepEqual((await n.replicas.read(7, 0, 24 as Offset, 3, 1 << 20)).map((e) => e.offset), [25, 26, 27]);
   assert.deepEqual((await n.replicas.read(7, 0, (written - 3) as Offset, 10, 1 << 20)).map((e) => e.offset), [written - 2, written - 1]);
   assert.ok(kv.stats.durableWrites <= 1400 + 5, `${kv.stats.durableWrites} durable writes for 1400 appends`);
+  await n.close();
+});
+
+test('a read from the KV takes at most 1024 batches; the next read goes on from there, into the memory tail', async () => {
+  const kv = new MemoryKv();
+  const n = await node(kv);
+  const batches = 3000;
+  for (let i = 0; i < batches; i++) {
+    const [res] = await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]);
+    assert.ok(res?.ok);
+  }
+  const mem = n.replicas.replica(7, 0)!.group.store.storage;
+  assert.ok(mem.firstIndex() > 1500, `most entries left the memory tail (first in memory ${mem.firstIndex()})`);
+  const first = await n.replicas.read(7, 0, -1 as Offset, 5000, 1 << 20);
+  assert.equal(first.length, 1024, 'one read stops after 1024 batches from the KV');
+  const all = [...first.map((e) => e.offset), ...(await readAll(n.replicas, 1023, 5000)).map((e) => e.offset)];
+  assert.deepEqual(all, Array.from({ length: batches }, (_, i) => i));
   await n.close();
 });
 
@@ -174,10 +193,104 @@ test('a seal ends a partition log: later batches fail as sealed, a retried reque
 });
 
 test('a group of a later timeline starts at its timeline\'s first offset without a base; sealing it untouched answers that start', async () => {
-  const n = await node(new MemoryKv(), { t: 0 }, 40);
+  const n = await node(new MemoryKv(), { t: 0 }, undefined, 40);
   assert.equal(await n.replicas.control(7, 1, { kind: 'seal', timeline: 'T9', floor: 40 }), 40);
   const [a] = await n.replicas.append([{ topic: 7, partition: 0, events: events(0, 2) }]);
   assert.ok(a !== undefined && a.ok && a.first === 40 && a.last === 41, JSON.stringify(a));
   assert.deepEqual(n.replicas.bounds(7, 0), { oldest: 40, newest: 41 });
+  await n.close();
+});
+
+// Batches that wait for the same turn of a partition's group go into one Raft entry (kind 3); each
+// keeps its request id, its own offsets and its own outcome; an index row per batch says where its
+// events start in the entry.
+test('batches published between two turns share one raft entry: offsets dense per batch, a retry in the same entry stored once, reads exact across restarts', async () => {
+  const kv = new MemoryKv();
+  const n = await node(kv);
+  const r = (await n.replicas.ensure(7, 0))!;
+  // Leading, with its first entry (the new leader's no-op) applied.
+  for (let i = 0; i < 40 && !(r.group.isLeader() && r.group.applied === r.group.store.storage.lastIndex() && r.group.applied > 1); i++) await new Promise((res) => setTimeout(res, 5));
+  const lastBefore = r.group.store.storage.lastIndex();
+  // Twenty local batches and a forwarded one sent twice (its retry), all before the next turn.
+  const local = Array.from({ length: 20 }, (_, i) => n.replicas.append([{ topic: 7, partition: 0, events: events(100 * i, 1 + (i % 3)) }]));
+  const fwd = { group: r.groupId, topic: 7, partition: 0, epoch: 0, requestId: 'forwarded-twice', flowId: 'f', deadlineMs: 2000, events: events(9000, 2) };
+  const first = n.replicas.appendForwarded(fwd);
+  const retry = n.replicas.appendForwarded(fwd);
+  const results = (await Promise.all(local)).map((x) => x[0]!);
+  const [a, b] = await Promise.all([first, retry]);
+  assert.equal(r.group.store.storage.lastIndex() - lastBefore, 1, 'one entry for all of them');
+  let next = 0;
+  results.forEach((res, i) => {
+    assert.ok(res.ok);
+    assert.deepEqual([res.first, res.last], [next, next + (i % 3)], `batch ${i}`);
+    next += 1 + (i % 3);
+  });
+  assert.equal(a.status, 'committed');
+  assert.deepEqual(b, a, 'the retry got the offsets of the first attempt');
+  assert.deepEqual(a.status === 'committed' ? [a.firstOffset, a.lastOffset] : [], [next, next + 1]);
+  const expected = [...Array.from({ length: 20 }, (_, i) => Array.from({ length: 1 + (i % 3) }, (_, k) => 100 * i + k)).flat(), 9000, 9001];
+  assert.deepEqual((await readAll(n.replicas, -1)).map((e) => e.n), expected);
+  // From the middle of a batch in the middle of the entry.
+  assert.deepEqual((await n.replicas.read(7, 0, 2 as Offset, 3, 1 << 20)).map((e) => JSON.parse(e.bytes.toString()).n), [200, 201, 202]);
+  // After a restart the entry is read through its index rows from the KV, and the window still
+  // knows the forwarded request id.
+  await n.close();
+  const m = await node(kv);
+  const r2 = (await m.replicas.ensure(7, 0))!;
+  for (let i = 0; i < 20 && !r2.group.isLeader(); i++) await new Promise((res) => setTimeout(res, 5));
+  assert.deepEqual((await readAll(m.replicas, -1)).map((e) => e.n), expected);
+  const again = await m.replicas.appendForwarded({ ...fwd, epoch: 0 });
+  assert.deepEqual(again.status === 'committed' ? [again.firstOffset, again.lastOffset] : again, [next, next + 1]);
+  await m.close();
+});
+
+test('entries of one batch (kind 1) and index rows without a format byte, as written before kind 3, are still read', async () => {
+  const kv = new MemoryKv();
+  const n = await node(kv);
+  const r = (await n.replicas.ensure(7, 0))!;
+  for (let i = 0; i < 20 && !r.group.isLeader(); i++) await new Promise((res) => setTimeout(res, 5));
+  for (let i = 0; i < 3; i++) await r.group.propose(encodeBatchEntry(1_700_000_000_000, `old-${i}`, events(10 * i, 2)), 5000);
+  await n.host.flushRows();
+  // Rewrite the rows as the version before wrote them: raft index, first offset, append time, id.
+  const rows: [Buffer, Buffer][] = [];
+  for await (const [k, v] of kv.iterate({ gte: Buffer.from([0x14]), lt: Buffer.from([0x15]) })) rows.push([k, v]);
+  assert.equal(rows.length, 3);
+  await kv.write((b) => {
+    for (const [k, v] of rows) {
+      assert.equal(v[0], 1, 'rows are written with their format byte');
+      const old = Buffer.concat([v.subarray(1, 25), v.subarray(29)]);
+      b.put(k, old);
+    }
+  }, { durable: true });
+  await n.close();
+  const m = await node(kv);
+  await m.replicas.ensure(7, 0);
+  assert.deepEqual((await readAll(m.replicas, -1)).map((e) => e.n), [0, 1, 10, 11, 20, 21]);
+  await m.close();
+});
+
+test('the memory tails of all partitions stay within the node budget, idle partitions included', async () => {
+  const kv = new MemoryKv();
+  const budget = 64 * 1024;
+  const n = await node(kv, { t: 0 }, budget);
+  const big = (i: number) => Array.from({ length: 4 }, (_, k) => Buffer.from(JSON.stringify({ n: i * 4 + k, pad: 'x'.repeat(1000) })));
+  const held = () => {
+    let bytes = 0;
+    for (let p = 0; p < 8; p++) {
+      const mem = n.replicas.replica(7, p)!.group.store.storage;
+      for (const e of mem.entries(mem.firstIndex(), mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER)) bytes += e.data.byteLength;
+    }
+    return bytes;
+  };
+  // Partitions 0-3 fill up first and then go idle; 4-7 publish after them.
+  for (let i = 0; i < 40; i++) for (let p = 0; p < 4; p++) assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0]!.ok);
+  for (let i = 0; i < 40; i++) for (let p = 4; p < 8; p++) assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0]!.ok);
+  await new Promise((r) => setTimeout(r, 20));
+  const total = held();
+  // Each partition wrote ~160 KB; the eight hold the budget and a few entries each at most.
+  assert.ok(total < budget + 8 * 20 * 4200, `${total} bytes held in memory for a budget of ${budget}`);
+  assert.ok(total < 8 * 40 * 4 * 1000 / 2, `most of the ${8 * 40 * 4 * 1000} bytes written left memory (${total} held)`);
+  const all = await readAll(n.replicas, -1);
+  assert.deepEqual(all.map((e) => e.n), Array.from({ length: 160 }, (_, i) => i));
   await n.close();
 });

@@ -19,7 +19,8 @@ import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
-import { encodeBaseEntry, encodeBatchEntry } from '../log/partition-entry.js';
+import { encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
+import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
@@ -130,6 +131,8 @@ const prefixGroupDirectory = 0x16;
 const memoryEntriesDefault = 1024;
 /** Bytes of a partition's log kept in memory before the oldest applied entries are dropped from it. */
 const memoryBytesMax = 16 * 1024 * 1024;
+/** Bytes of all partitions' logs kept in memory on a node (the default of `memoryBytesTotal`). */
+const memoryBytesTotalDefault = 64 * 1024 * 1024;
 /** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
 const uncommittedBytesMax = 16 * 1024 * 1024;
 /** Bytes per chunk of log shipping. */
@@ -159,6 +162,12 @@ export interface PartitionReplicasOptions {
   readonly legacy?: PartitionStore;
   /** Raft entries of a partition kept in memory (see memoryEntriesDefault). */
   readonly memoryEntries?: number;
+  /**
+   * Bytes of applied entries all partitions of the node keep in memory together (the memory tails
+   * that serve live consumers without reading the KV): past it, partitions holding more than their
+   * share drop their oldest applied entries from memory. Defaults to 64 MiB.
+   */
+  readonly memoryBytesTotal?: number;
   /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
   readonly sleep?: (ms: number) => Promise<void>;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
@@ -171,6 +180,8 @@ export class PartitionReplicas {
   readonly #o: PartitionReplicasOptions;
   readonly #byKey = new Map<string, PartitionReplica>();
   readonly #opening = new Map<string, Promise<PartitionReplica>>();
+  /** Per group: the publish batches that wait for the next turn, to be proposed as one entry. */
+  readonly #coalescers = new Map<number, BatchCoalescer>();
   #forwarder: AppendForwarder | undefined;
   #closed = false;
 
@@ -276,10 +287,15 @@ export class PartitionReplicas {
       uncommittedBytesMax: uncommittedBytesMax,
     });
     replica.attach(group);
+    replica.onTailBytes = (delta) => (this.#tailBytes += delta);
+    const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
+    group.beforeReady = () => coalescer.flush();
+    this.#coalescers.set(placement.group, coalescer);
     const previousOnApplied = group.onApplied;
     group.onApplied = () => {
       previousOnApplied?.();
       this.#maybeCompact(replica);
+      this.#overBudget();
     };
     group.onLeaderChange = (lead, term) => log.info({ leader: lead === noNode ? null : lead, term }, 'partition leader changed');
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
@@ -558,14 +574,12 @@ export class PartitionReplicas {
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
     const requestId = this.#o.random.uuid();
-    const data = encodeBatchEntry(this.#o.clock.nowMs(), requestId, item.events);
     let inDoubt: string | undefined;
     for (;;) {
       const g = replica.group;
       if (g.isLeader()) {
         try {
-          const out = (await g.propose(data, deadlineMs)).outcome;
-          assert(out !== undefined && (out.kind === 'appended' || out.kind === 'duplicate' || out.kind === 'sealed'), 'a batch entry applied without a batch outcome');
+          const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;
           if (out.kind === 'sealed') throw new PartitionSealedError(item.topic, item.partition, out.timeline);
           return { ok: true, first: out.first as Offset, last: out.last as Offset };
         } catch (err) {
@@ -634,6 +648,12 @@ export class PartitionReplicas {
     }
   }
 
+  #coalescer(r: PartitionReplica): BatchCoalescer {
+    const c = this.#coalescers.get(r.groupId);
+    assert(c !== undefined, `group ${r.groupId} has no coalescer`);
+    return c;
+  }
+
   /** The leader that last took a batch of a partition held elsewhere. */
   readonly #remoteLeaders = new Map<string, NodeId>();
 
@@ -643,19 +663,13 @@ export class PartitionReplicas {
     if (replica === undefined || replica.groupId !== req.group) return { status: 'notLeader', leaderHint: noNode, epoch: 0 };
     const g = replica.group;
     if (!g.isLeader()) return { status: 'notLeader', leaderHint: g.leader, epoch: g.term };
-    let data: Buffer;
     try {
-      data = encodeBatchEntry(this.#o.clock.nowMs(), req.requestId, req.events);
-    } catch (err) {
-      return { status: 'refused', detail: (err as Error).message };
-    }
-    try {
-      const applied = await g.propose(data, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
+      const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
       const out = applied.outcome;
-      if (out === undefined || (out.kind !== 'appended' && out.kind !== 'duplicate' && out.kind !== 'sealed')) return { status: 'unavailable', detail: 'the entry held no batch' };
       if (out.kind === 'sealed') return { status: 'sealed', timeline: out.timeline };
       return { status: 'committed', epoch: applied.term, firstOffset: out.first, lastOffset: out.last };
     } catch (err) {
+      if (err instanceof PartitionEntryError) return { status: 'refused', detail: err.message };
       if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: err.leader, epoch: err.term };
       return { status: 'unavailable', detail: (err as Error).message };
     }
@@ -745,14 +759,14 @@ export class PartitionReplicas {
    * partition log), keeping enough behind for followers that lag a little. A follower behind what the
    * leader keeps in memory is sent a snapshot and fetches the entries it lacks (log shipping).
    */
-  #maybeCompact(r: PartitionReplica): void {
+  #maybeCompact(r: PartitionReplica, overNodeBudget = false): void {
     const g = r.group;
     const mem = g.store.storage;
     const max = this.#o.memoryEntries ?? memoryEntriesDefault;
     const entries = mem.lastIndex() - mem.firstIndex();
-    // Bounded by entries and by bytes: an entry holds a whole batch, so 1024 entries of 1000 events
-    // would be half a gigabyte per partition.
-    const byBytes = r.tailBytes >= memoryBytesMax;
+    // Bounded by entries and by bytes, per partition and for the node: an entry holds whole batches,
+    // so 1024 entries of 1000 events would be half a gigabyte per partition.
+    const byBytes = overNodeBudget || r.tailBytes >= memoryBytesMax;
     if (entries < max && !byBytes) return;
     let compactTo = g.applied - (byBytes ? Math.min(16, Math.floor(max / 4)) : Math.floor(max / 4));
     // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
@@ -768,6 +782,16 @@ export class PartitionReplicas {
   }
 
   readonly #compacting = new Set<number>();
+  /** Bytes of applied entries in the memory tails of all partitions (PartitionReplica.tailBytes summed). */
+  #tailBytes = 0;
+
+  /** Over the node's budget: partitions holding more than their share drop their tail (idle ones too). */
+  #overBudget(): void {
+    const budget = this.#o.memoryBytesTotal ?? memoryBytesTotalDefault;
+    if (this.#tailBytes <= budget) return;
+    const share = budget / Math.max(1, this.#byKey.size);
+    for (const r of this.#byKey.values()) if (r.tailBytes > share) this.#maybeCompact(r, true);
+  }
 
   /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
   async #compactMemory(r: PartitionReplica, compactTo: number): Promise<void> {
@@ -814,6 +838,8 @@ export class PartitionReplicas {
     for (const r of [...this.#byKey.values()].filter((x) => x.topic === topic)) {
       this.#byKey.delete(PartitionReplicas.key(r.topic, r.partition));
       this.#o.groups?.unregister(r.groupId);
+      this.#coalescers.get(r.groupId)?.fail(new PartitionUnavailableError(r.topic, r.partition, new Error('the event type is being deleted')));
+      this.#coalescers.delete(r.groupId);
       await this.#o.host.remove(r.groupId);
       r.release();
       if (!groups.includes(r.groupId)) groups.push(r.groupId);
@@ -826,6 +852,7 @@ export class PartitionReplicas {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const c of this.#coalescers.values()) c.fail(new ProposalFailedError('closed', 'the node is shutting down'));
     for (const r of this.#byKey.values()) r.release();
     await Promise.allSettled([...this.#opening.values()]);
   }

@@ -6,6 +6,7 @@
 // record of each kind, and hand-made malformed values.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { encodeBaseEntry, encodeBatchEntry, encodeBatchesEntry, knownCrc32c } from '../log/partition-entry.js';
 import fc from 'fast-check';
 import { encodeConfChange } from '../raft/index.js';
 import type { Entry, Snapshot } from '../raft/index.js';
@@ -97,4 +98,22 @@ test('a record under another key, of another kind, truncated or of an unknown fo
   assertCorrupt(() => decodeEntryRecord(key, badConf), /conf change entry 1 does not decode/, 'a conf change that does not decode');
   const unsorted = encodeSnapshotRecord(key, { metadata: { index: 1, term: 1, confState: { voters: [3, 1], learners: [] } }, data: new Uint8Array() });
   assertCorrupt(() => decodeSnapshotRecord(key, unsorted), /not sorted/, 'voters out of order');
+});
+
+test('the record of a partition entry this node encoded is byte for byte the one computed from scratch', () => {
+  const key = Buffer.from('0200000007030000000000000009', 'hex');
+  const entries = [
+    encodeBatchesEntry(1_700_000_000_000, [{ requestId: 'a', events: [Buffer.from('{"x":1}'), Buffer.alloc(3000, 7)] }, { requestId: '', events: [Buffer.from('z')] }]),
+    encodeBatchEntry(5, 'id', [Buffer.from('hello')]),
+    encodeBaseEntry(123),
+  ];
+  for (const data of entries) {
+    assert.notEqual(knownCrc32c(data), undefined);
+    const copy = Buffer.from(data);
+    assert.equal(knownCrc32c(copy), undefined, 'a copy is not known');
+    const e = { term: 3, index: 9, type: 'normal' as const };
+    const derived = encodeEntryRecord(key, { ...e, data });
+    assert.deepEqual(derived, encodeEntryRecord(key, { ...e, data: copy }));
+    assert.deepEqual(Buffer.from(decodeEntryRecord(key, derived).data), copy);
+  }
 });

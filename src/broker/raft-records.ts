@@ -26,6 +26,8 @@
  * the version named), so an older binary never misreads a newer directory.
  */
 import { crc32c } from '../log/index.js';
+import { crc32cCombine } from '../log/crc32c.js';
+import { knownCrc32c } from '../log/partition-entry.js';
 import { decodeConfChange } from '../raft/index.js';
 import type { ConfState, Entry, HardState, Index, NodeId, Snapshot, Term } from '../raft/index.js';
 
@@ -134,12 +136,20 @@ function putU64(buf: Buffer, at: number, n: number): void {
 const entryTypeCodes = { normal: 0, confChange: 1 } as const;
 
 export function encodeEntryRecord(key: Buffer, e: Entry): Buffer {
-  const body = Buffer.allocUnsafe(17 + e.data.byteLength);
-  putU64(body, 0, e.term);
-  putU64(body, 8, e.index);
-  body[16] = entryTypeCodes[e.type];
-  body.set(e.data, 17);
-  return frameRecord('entry', key, body);
+  // Framed in place (one allocation, the entry's data copied once): an entry may hold a whole batch.
+  const out = Buffer.allocUnsafe(headerBytes + 17 + e.data.byteLength);
+  out[0] = recordFormat;
+  out[5] = recordKind.entry;
+  putU64(out, headerBytes, e.term);
+  putU64(out, headerBytes + 8, e.index);
+  out[headerBytes + 16] = entryTypeCodes[e.type];
+  out.set(e.data, headerBytes + 17);
+  // A partition entry this node encoded knows its own CRC32C: the record's is derived from it
+  // instead of reading the events a second time.
+  const known = knownCrc32c(e.data);
+  const crc = known === undefined ? crc32c(out, crc32c(key), 5) : crc32cCombine(crc32c(out, crc32c(key), 5, headerBytes + 17), known, e.data.byteLength);
+  out.writeUInt32BE(crc, 1);
+  return out;
 }
 
 export function decodeEntryRecord(key: Buffer, value: Buffer): Entry {
@@ -148,8 +158,9 @@ export function decodeEntryRecord(key: Buffer, value: Buffer): Entry {
   const index = r.u64('entry index');
   const code = r.u8('entry type');
   if (code !== 0 && code !== 1) throw new RaftRecordCorruptError(key, `unknown entry type ${code}`);
-  // A copy: the caller keeps entries for the life of the log, the value buffer may be pooled.
-  const data = new Uint8Array(r.rest());
+  // A view, not a copy: the KV hands out a value buffer of its own per read (RocksDB) or the buffer
+  // it was given (MemoryKv), and nothing writes into an entry's data.
+  const data = r.rest();
   if (code === 1) {
     try {
       decodeConfChange(data);

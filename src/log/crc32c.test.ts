@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { crc32c } from './crc32c.js';
+import { crc32c, crc32cCombine, crc32cUncombine } from './crc32c.js';
 
 function reference(data: Uint8Array): number {
   let c = 0xffffffff;
@@ -38,5 +38,16 @@ test('matches the bitwise reference, in one piece and split', () => {
       assert.equal(crc32c(data, crc32c(data, 0, 0, at), at), expected);
     }),
     { numRuns: 500 },
+  );
+});
+
+test('combining CRCs of parts gives the CRC of the whole, and removing a prefix gives the rest\'s', () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 300 }), fc.uint8Array({ maxLength: 3000 }), (a, b) => {
+      const ab = new Uint8Array([...a, ...b]);
+      assert.equal(crc32cCombine(crc32c(a), crc32c(b), b.length), reference(ab));
+      assert.equal(crc32cUncombine(crc32c(ab), crc32c(a), b.length), reference(b));
+    }),
+    { numRuns: 300 },
   );
 });

@@ -58,3 +58,55 @@ export function crc32c(data: Uint8Array, crc = 0, start = 0, end = data.length):
   for (; i < end; i++) c = T0[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Combining: the CRC of a concatenation from the CRCs of its parts, without reading the bytes again
+// (arithmetic on polynomials over GF(2) modulo the CRC's polynomial, reflected as the table is).
+
+/** a(x) * b(x) modulo the polynomial, both reflected (bit 31 is x^0). */
+function multModP(a: number, b: number): number {
+  let m = 0x80000000;
+  let p = 0;
+  for (;;) {
+    if ((a & m) !== 0) {
+      p ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ poly : b >>> 1;
+  }
+  return p >>> 0;
+}
+
+/** x2n[k] = x^(2^k) modulo the polynomial. */
+const x2n: Uint32Array = (() => {
+  const t = new Uint32Array(32);
+  let p = 0x40000000; // x^1
+  t[0] = p;
+  for (let k = 1; k < 32; k++) t[k] = p = multModP(p, p);
+  return t;
+})();
+
+/** x^(n * 2^k) modulo the polynomial. */
+function x2nModP(n: number, k: number): number {
+  let p = 0x80000000; // x^0
+  while (n > 0) {
+    if (n % 2 === 1) p = multModP(x2n[k & 31]!, p);
+    n = Math.floor(n / 2);
+    k++;
+  }
+  return p;
+}
+
+/** The CRC32C of a ++ b, given crc32c(a), crc32c(b) and b's length in bytes. */
+export function crc32cCombine(crcA: number, crcB: number, lengthB: number): number {
+  return (multModP(x2nModP(lengthB, 3), crcA) ^ crcB) >>> 0;
+}
+
+/**
+ * The CRC32C of `b` alone, given crc32c(a ++ b), crc32c(a) and b's length (removing what a
+ * contributed is the same arithmetic as adding it).
+ */
+export function crc32cUncombine(crcAB: number, crcA: number, lengthB: number): number {
+  return crc32cCombine(crcA, crcAB, lengthB);
+}

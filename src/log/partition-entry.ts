@@ -20,19 +20,29 @@
  *   base (kind 2): u8 kind, u32 CRC32C (as above), u64 base offset — sets where offsets start on an
  *   empty log (a timeline's first offset, or the end of data migrated from the pre-Raft store).
  *
- *   seal (kind 3): u8 kind, u32 CRC32C (as above), u64 floor, u16 timeline id length t, t timeline id
- *   (UTF-8) — closes the log for the timeline switch to that timeline (src/replication/partition-state.ts
- *   applySeal); `floor` is where this log's own timeline starts.
+ *   event batches (kind 3): the publish batches a leader took for the partition between two turns of
+ *   its node, in one entry (one proposal, one record, one write for all of them, as the store before
+ *   Raft merged the appends of one commit); each keeps its own request id, so each is de-duplicated
+ *   on its own at apply:
+ *     0   u8   kind = 3
+ *     1   u32  CRC32C of the kind byte and bytes [5, end)
+ *     5   u64  append time
+ *     13  u16  number of batches m (>= 1)
+ *     15  m ×  { u16 request id length r, r bytes request id (UTF-8), u32 count n (>= 1) }
+ *     ..  u32 × (sum of n)  event lengths
+ *     ..  event bytes, concatenated
+ *   Kind 1 is what kind 3 is with one batch; it is still read (entries written before kind 3).
  *
  * An empty payload is Raft's own no-op (a new leader's first entry). Unknown kinds are refused when
  * decoded, so a newer node's entry is never misread as events.
  */
-import { crc32c } from './crc32c.js';
+import { crc32c, crc32cCombine, crc32cUncombine } from './crc32c.js';
 import { readU64, writeU64 } from './keys.js';
 
 export const kindBatch = 1;
 export const kindBase = 2;
-export const kindSeal = 3;
+export const kindBatches = 3;
+export const kindSeal = 4;
 /** Timeline ids are UUIDs; bounded so a malformed one cannot bloat an entry. */
 export const timelineIdBytesMax = 64;
 const crcStart = 5;
@@ -44,6 +54,34 @@ function entryCrc(data: Buffer): number {
 }
 /** Request ids are bounded so a hostile or buggy forwarder cannot bloat every entry. */
 export const requestIdBytesMax = 128;
+
+/**
+ * Entries this process encoded (its own proposals). Their bytes went from the encoder to apply in
+ * memory, unstored and unsent, so apply need not check their checksum again (an entry that came
+ * from another node or from the disk is a different buffer and is checked). Weak: an entry leaves
+ * the set when its last copy in memory is gone.
+ */
+const encodedHere = new WeakSet<Uint8Array>();
+
+/** Whether `data` is the very buffer an encoder of this process returned. */
+export function isEncodedHere(data: Uint8Array): boolean {
+  return encodedHere.has(data);
+}
+
+/**
+ * The plain CRC32C of all the bytes of an entry this process encoded, derived from the checksum it
+ * holds without reading its events again (a log record around it checksums it once more: this spares
+ * that pass); undefined for any other buffer.
+ */
+export function knownCrc32c(data: Uint8Array): number | undefined {
+  if (!encodedHere.has(data) || data.length < crcStart) return undefined;
+  const b = Buffer.from(data.buffer, data.byteOffset, data.length);
+  const rest = data.length - crcStart;
+  // The entry's checksum covers the kind byte and the rest: take the kind byte out, put the whole
+  // head (kind and checksum) back in front.
+  const ofRest = crc32cUncombine(b.readUInt32BE(1), crc32c(b, 0, 0, 1), rest);
+  return crc32cCombine(crc32c(b, 0, 0, crcStart), ofRest, rest);
+}
 
 export class PartitionEntryError extends Error {
   override name = 'PartitionEntryError';
@@ -74,6 +112,7 @@ export function encodeBatchEntry(appendTimeMs: number, requestId: string, events
     at += e.length;
   }
   out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
   return out;
 }
 
@@ -82,6 +121,7 @@ export function encodeBaseEntry(base: number): Buffer {
   out[0] = kindBase;
   writeU64(out, 5, base);
   out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
   return out;
 }
 
@@ -94,13 +134,69 @@ export function encodeSealEntry(timeline: string, floor: number): Buffer {
   out.writeUInt16BE(id.length, 13);
   id.copy(out, 15);
   out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
   return out;
+}
+
+/** One publish batch of a kind-3 entry. */
+export interface EntryBatch {
+  readonly requestId: string;
+  readonly events: readonly Buffer[];
+}
+
+/** Publish batches (at least one) in one entry, in order: kind 3. */
+export function encodeBatchesEntry(appendTimeMs: number, batches: readonly EntryBatch[]): Buffer {
+  if (batches.length === 0 || batches.length > 0xffff) throw new PartitionEntryError(`an entry holds 1 to 65535 batches, not ${batches.length}`);
+  const ids: Buffer[] = [];
+  let size = batchFixedBytes;
+  for (const b of batches) {
+    if (b.events.length === 0) throw new PartitionEntryError('a batch holds at least one event');
+    const id = Buffer.from(b.requestId, 'utf8');
+    if (id.length > requestIdBytesMax) throw new PartitionEntryError(`request id of ${id.length} bytes (at most ${requestIdBytesMax})`);
+    ids.push(id);
+    size += 6 + id.length + 4 * b.events.length;
+    for (const e of b.events) size += e.length;
+  }
+  const out = Buffer.allocUnsafe(size);
+  out[0] = kindBatches;
+  writeU64(out, 5, appendTimeMs);
+  out.writeUInt16BE(batches.length, 13);
+  let at = batchFixedBytes;
+  for (let i = 0; i < batches.length; i++) {
+    const id = ids[i]!;
+    out.writeUInt16BE(id.length, at);
+    id.copy(out, at + 2);
+    at += 2 + id.length;
+    out.writeUInt32BE(batches[i]!.events.length, at);
+    at += 4;
+  }
+  for (const b of batches) {
+    for (const e of b.events) {
+      out.writeUInt32BE(e.length, at);
+      at += 4;
+    }
+  }
+  for (const b of batches) {
+    for (const e of b.events) {
+      e.copy(out, at);
+      at += e.length;
+    }
+  }
+  out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
+  return out;
+}
+
+/** One batch of an entry as apply sees it: its request id and how many events it holds. */
+export interface BatchHead {
+  readonly requestId: string;
+  readonly count: number;
 }
 
 /** What apply needs of an entry, read without touching the events (no per-event work on apply). */
 export type EntryHead =
   | { readonly kind: 'noop' }
-  | { readonly kind: 'batch'; readonly requestId: string; readonly count: number; readonly appendTimeMs: number }
+  | { readonly kind: 'batches'; readonly batches: readonly BatchHead[]; readonly count: number; readonly appendTimeMs: number }
   | { readonly kind: 'base'; readonly base: number }
   | { readonly kind: 'seal'; readonly timeline: string; readonly floor: number };
 
@@ -111,19 +207,21 @@ function checkCrc(data: Buffer): void {
   if (stored !== actual) throw new PartitionEntryError(`checksum mismatch (stored ${stored.toString(16)}, computed ${actual.toString(16)})`);
 }
 
-/** Verifies the checksum and reads the head of an entry. Throws PartitionEntryError on any damage. */
-export function decodeEntryHead(data: Buffer): EntryHead {
+/**
+ * Verifies the checksum and reads the head of an entry. Throws PartitionEntryError on any damage.
+ * `verified`: the checksum was checked already, or the bytes never left this process (isEncodedHere);
+ * the structure is still checked.
+ */
+export function decodeEntryHead(data: Buffer, verified = false): EntryHead {
   if (data.length === 0) return { kind: 'noop' };
-  checkCrc(data);
+  if (verified) {
+    if (data.length < crcStart) throw new PartitionEntryError(`entry of ${data.length} bytes`);
+  } else checkCrc(data);
   switch (data[0]) {
-    case kindBatch: {
-      if (data.length < batchFixedBytes + 4) throw new PartitionEntryError('truncated batch header');
-      const idLen = data.readUInt16BE(13);
-      const countAt = batchFixedBytes + idLen;
-      if (countAt + 4 > data.length) throw new PartitionEntryError('truncated request id');
-      const count = data.readUInt32BE(countAt);
-      if (count === 0) throw new PartitionEntryError('empty batch');
-      return { kind: 'batch', requestId: data.toString('utf8', batchFixedBytes, countAt), count, appendTimeMs: readU64(data, 5) };
+    case kindBatch:
+    case kindBatches: {
+      const { batches, count } = readBatchHeads(data);
+      return { kind: 'batches', batches, count, appendTimeMs: readU64(data, 5) };
     }
     case kindBase:
       if (data.length !== 13) throw new PartitionEntryError('malformed base entry');
@@ -139,15 +237,44 @@ export function decodeEntryHead(data: Buffer): EntryHead {
   }
 }
 
+/** The batches of a kind 1 or 3 entry, their total count and where the event lengths start. */
+function readBatchHeads(data: Buffer): { batches: BatchHead[]; count: number; lengthsAt: number } {
+  if (data.length < batchFixedBytes) throw new PartitionEntryError('truncated batch header');
+  if (data[0] === kindBatch) {
+    const idLen = data.readUInt16BE(13);
+    const countAt = batchFixedBytes + idLen;
+    if (countAt + 4 > data.length) throw new PartitionEntryError('truncated request id');
+    const count = data.readUInt32BE(countAt);
+    if (count === 0) throw new PartitionEntryError('empty batch');
+    return { batches: [{ requestId: data.toString('utf8', batchFixedBytes, countAt), count }], count, lengthsAt: countAt + 4 };
+  }
+  const m = data.readUInt16BE(13);
+  if (m === 0) throw new PartitionEntryError('an entry of no batches');
+  const batches: BatchHead[] = new Array(m);
+  let at = batchFixedBytes;
+  let count = 0;
+  for (let i = 0; i < m; i++) {
+    if (at + 2 > data.length) throw new PartitionEntryError(`truncated head of batch ${i}`);
+    const idLen = data.readUInt16BE(at);
+    const countAt = at + 2 + idLen;
+    if (countAt + 4 > data.length) throw new PartitionEntryError(`truncated head of batch ${i}`);
+    const n = data.readUInt32BE(countAt);
+    if (n === 0) throw new PartitionEntryError(`batch ${i} is empty`);
+    batches[i] = { requestId: data.toString('utf8', at + 2, countAt), count: n };
+    count += n;
+    at = countAt + 4;
+  }
+  return { batches, count, lengthsAt: at };
+}
+
 /**
- * The events of a batch entry whose checksum was verified (decodeEntryHead), as views into `data`
- * (no copy). Lengths are checked against the entry's size.
+ * The events of a batches entry (kind 1 or 3) whose checksum was verified (decodeEntryHead), as views
+ * into `data` (no copy), the batches' events one after the other. Lengths are checked against the
+ * entry's size.
  */
 export function batchEvents(data: Buffer): Buffer[] {
-  const idLen = data.readUInt16BE(13);
-  let at = batchFixedBytes + idLen;
-  const count = data.readUInt32BE(at);
-  at += 4;
+  const { count, lengthsAt } = readBatchHeads(data);
+  const at = lengthsAt;
   let body = at + 4 * count;
   if (body > data.length) throw new PartitionEntryError(`${count} lengths do not fit in ${data.length} bytes`);
   const events: Buffer[] = new Array(count);
@@ -163,7 +290,6 @@ export function batchEvents(data: Buffer): Buffer[] {
 
 /** Bytes of the events alone (for read limits), without decoding them. */
 export function batchPayloadBytes(data: Buffer): number {
-  const idLen = data.readUInt16BE(13);
-  const count = data.readUInt32BE(batchFixedBytes + idLen);
-  return data.length - (batchFixedBytes + idLen + 4 + 4 * count);
+  const { count, lengthsAt } = readBatchHeads(data);
+  return data.length - (lengthsAt + 4 * count);
 }

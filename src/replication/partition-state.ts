@@ -114,6 +114,19 @@ export class PartitionState {
   /** Applies an event batch committed at `index`. An empty request id is never de-duplicated. */
   applyBatch(index: number, requestId: string, count: number): BatchOutcome {
     this.#advance(index);
+    return this.#batch(requestId, count);
+  }
+
+  /**
+   * Applies the event batches of one entry committed at `index`, in order, each de-duplicated on its
+   * own (a retried batch may share an entry with its own first attempt: the first one counts).
+   */
+  applyBatches(index: number, batches: readonly { readonly requestId: string; readonly count: number }[]): BatchOutcome[] {
+    this.#advance(index);
+    return batches.map((b) => this.#batch(b.requestId, b.count));
+  }
+
+  #batch(requestId: string, count: number): BatchOutcome {
     assert(Number.isSafeInteger(count) && count > 0, `batch of ${count} events`);
     if (requestId !== '') {
       const seen = this.#recent.get(requestId);

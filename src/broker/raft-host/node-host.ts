@@ -327,8 +327,11 @@ export class RaftNodeHost {
     for (const id of this.#dirty) {
       if (turns.length >= max) break;
       if (this.#paused.has(id)) continue;
-      this.#dirty.delete(id);
       const g = this.#groups.get(id);
+      // What the group gathered since the last turn goes in now (before it leaves the dirty set, so
+      // the proposal's kick does not add it back).
+      g?.beforeReady?.();
+      this.#dirty.delete(id);
       if (g === undefined || !g.raw.hasReady()) continue;
       const stored = g.store.storage.lastIndex();
       const rd = g.raw.ready();

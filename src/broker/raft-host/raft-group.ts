@@ -97,6 +97,11 @@ export class RaftGroup<Outcome> {
   onLeaderChange: ((lead: NodeId, term: Term) => void) | undefined;
   /** Set by the node host: the group has new work for its Ready loop (a proposal). */
   onWork: (() => void) | undefined;
+  /**
+   * Called by the node host at the start of a turn that takes this group's Ready, so that what was
+   * gathered since the last turn is proposed now, as one entry (a partition's batch coalescer).
+   */
+  beforeReady: (() => void) | undefined;
   /** Called after entries were applied (readers wake up). */
   onApplied: (() => void) | undefined;
   /** Called when the role, the leader or the term changed (after the Ready that says so), with what it was before. */
@@ -325,9 +330,15 @@ export class RaftGroup<Outcome> {
     return this.raw.quiesce();
   }
 
-  /** Fails proposals whose deadline passed (the node host calls this on its ticks). */
+  /**
+   * Fails proposals whose deadline passed (the node host calls this on its ticks). Not in a group of
+   * one: its entries commit as soon as its own write completes, so a proposal there can only wait for
+   * the node's disk, and failing it would tell a client "failed" about a batch that is then stored (a
+   * retry stores it twice). It waits for the write instead, which either stores it (applied,
+   * answered) or is refused (reset fails it with the reason, nothing stored).
+   */
   expire(nowMs: number): void {
-    if (this.#pending.size === 0) return;
+    if (this.#pending.size === 0 || this.isSingleton()) return;
     for (const [index, ps] of this.#pending) {
       const late = ps.filter((p) => p.deadlineMs <= nowMs);
       if (late.length === 0) continue;

@@ -73,9 +73,9 @@ export const mutants: readonly Mutant[] = [
     name: 'offsets-at-propose',
     why: "a leader answers a batch with the offsets it expected when it proposed it (its applied newest + 1), not those apply gave it",
     file: 'src/broker/partition-replicas.ts',
-    find: '          const out = (await g.propose(data, deadlineMs)).outcome;',
+    find: '          const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;',
     replace:
-      '          const proposedAt = replica.bounds().newest + 1;\n          const applied = (await g.propose(data, deadlineMs)).outcome;\n          const out = applied === undefined ? applied : { ...applied, first: proposedAt, last: proposedAt + item.events.length - 1 };',
+      '          const proposedAt = replica.bounds().newest + 1;\n          const applied = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;\n          const out = { ...applied, first: proposedAt, last: proposedAt + item.events.length - 1 };',
     sims: ['host'],
   },
 ];

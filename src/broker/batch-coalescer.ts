@@ -1,0 +1,135 @@
+/**
+ * The publish batches a partition's leader takes between two turns of its node go into ONE Raft
+ * entry (kind 3 in src/log/partition-entry.ts): one proposal, one log record, one index write and one
+ * apply for all of them, as the store before partitions were Raft groups merged the appends of one
+ * commit. With many small publishes in flight (64 producers of 10 events over 8 partitions) an entry
+ * per batch cost a proposal, a checksum, a record and two KV puts per 1-2 events.
+ *
+ * A batch waits here only until the node host's next turn takes the group's Ready (the host calls
+ * `flush` then, see RaftGroup.beforeReady): no timer, no added latency when the node is idle. Each
+ * batch keeps its request id inside the entry, so a retried batch is still de-duplicated on its own;
+ * each gets its own outcome, or the entry's failure.
+ */
+import type { Clock } from '../core/ports.js';
+import { encodeBatchesEntry, PartitionEntryError, requestIdBytesMax } from '../log/partition-entry.js';
+import type { Term } from '../raft/index.js';
+import type { BatchOutcome } from '../replication/partition-state.js';
+import type { ReplicaOutcome } from './partition-replica.js';
+import { ProposalFailedError, type RaftGroup } from './raft-host/raft-group.js';
+
+/** Event bytes merged into one entry at most (a batch larger than this is an entry of its own). */
+export const entryEventBytesMax = 1024 * 1024;
+/** Batches in one entry at most (the entry format counts them in 16 bits). */
+const entryBatchesMax = 0xffff;
+
+export interface Coalesced {
+  /** The term of the leader that committed the entry. */
+  readonly term: Term;
+  readonly outcome: BatchOutcome;
+}
+
+interface Waiting {
+  readonly requestId: string;
+  readonly events: readonly Buffer[];
+  readonly bytes: number;
+  readonly expectedTerm: Term;
+  readonly deadlineMs: number;
+  readonly resolve: (c: Coalesced) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+export class BatchCoalescer {
+  readonly #group: RaftGroup<ReplicaOutcome>;
+  readonly #clock: Clock;
+  readonly #kick: () => void;
+  #queue: Waiting[] = [];
+
+  /** `kick` asks the node host for a turn of the group (which calls flush). */
+  constructor(group: RaftGroup<ReplicaOutcome>, clock: Clock, kick: () => void) {
+    this.#group = group;
+    this.#clock = clock;
+    this.#kick = kick;
+  }
+
+  /**
+   * Appends a batch if this node leads the group (at `expectedTerm`, 0: any) and resolves once its
+   * entry is applied here, with the batch's own outcome. Fails as RaftGroup.propose does.
+   */
+  add(requestId: string, events: readonly Buffer[], deadlineMs: number, expectedTerm: Term = 0): Promise<Coalesced> {
+    if (events.length === 0) return Promise.reject(new PartitionEntryError('a batch holds at least one event'));
+    const idBytes = Buffer.byteLength(requestId, 'utf8');
+    if (idBytes > requestIdBytesMax) return Promise.reject(new PartitionEntryError(`request id of ${idBytes} bytes (at most ${requestIdBytesMax})`));
+    const refused = this.#refuse(expectedTerm);
+    if (refused !== undefined) return Promise.reject(refused);
+    let bytes = 0;
+    for (const e of events) bytes += e.length;
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ requestId, events, bytes, expectedTerm, deadlineMs, resolve, reject });
+      if (this.#queue.length === 1) this.#kick();
+    });
+  }
+
+  /** Why a batch for `expectedTerm` cannot be proposed now, if it cannot. */
+  #refuse(expectedTerm: Term): ProposalFailedError | undefined {
+    const g = this.#group;
+    if (!g.isLeader()) return new ProposalFailedError('notLeader', `node ${g.self} does not lead group ${g.id}`, g.leader, g.term);
+    const term = g.raw.status().term;
+    if (expectedTerm !== 0 && expectedTerm !== term) return new ProposalFailedError('notLeader', `group ${g.id} is at term ${term}, not ${expectedTerm}`, g.self, term);
+    return undefined;
+  }
+
+  /** Proposes what waits, as few entries as the bounds allow (the node host calls this at a turn). */
+  flush(): void {
+    if (this.#queue.length === 0) return;
+    const queue = this.#queue;
+    this.#queue = [];
+    const ready: Waiting[] = [];
+    for (const w of queue) {
+      // Leadership or the term may have changed since the batch was queued.
+      const refused = this.#refuse(w.expectedTerm);
+      if (refused === undefined) ready.push(w);
+      else w.reject(refused);
+    }
+    let from = 0;
+    while (from < ready.length) {
+      let to = from + 1;
+      let bytes = ready[from]!.bytes;
+      while (to < ready.length && to - from < entryBatchesMax && bytes + ready[to]!.bytes <= entryEventBytesMax) bytes += ready[to++]!.bytes;
+      this.#propose(ready.slice(from, to));
+      from = to;
+    }
+  }
+
+  #propose(batch: Waiting[]): void {
+    let deadlineMs = Infinity;
+    for (const w of batch) deadlineMs = Math.min(deadlineMs, w.deadlineMs);
+    let data: Buffer;
+    try {
+      data = encodeBatchesEntry(this.#clock.nowMs(), batch);
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    this.#group.propose(data, deadlineMs).then(
+      (applied) => {
+        // A batches entry's outcome is one per batch (a seal is never proposed through here).
+        const outcomes = applied.outcome === undefined || 'kind' in applied.outcome ? undefined : applied.outcome;
+        batch.forEach((w, i) => {
+          const outcome = outcomes?.[i];
+          if (outcome === undefined) w.reject(new ProposalFailedError('overwritten', `group ${this.#group.id}: entry ${applied.index} holds no batch ${i}`));
+          else w.resolve({ term: applied.term, outcome });
+        });
+      },
+      (err: unknown) => {
+        for (const w of batch) w.reject(err);
+      },
+    );
+  }
+
+  /** Fails what waits (the replica is closing or leaving this node). */
+  fail(err: Error): void {
+    const queue = this.#queue;
+    this.#queue = [];
+    for (const w of queue) w.reject(err);
+  }
+}
