@@ -29,6 +29,7 @@ import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas } from './broker/partition-replicas.js';
+import { ReplicaMover } from './broker/replica-mover.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
@@ -109,20 +110,21 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
   const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
+  const replicasPlacement = (topic: number, partition: number) => {
+    const state = metadataForPlacement?.state;
+    if (state === undefined) return undefined;
+    logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
+    const name = logIndex.get(topic);
+    const rec = name === undefined ? undefined : state.eventType(name);
+    if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
+    return placementOf(rec, topic, partition, legacyReplica);
+  };
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
     disk,
     host: raftHost,
-    placement: (topic, partition) => {
-      const state = metadataForPlacement?.state;
-      if (state === undefined) return undefined;
-      logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
-      const name = logIndex.get(topic);
-      const rec = name === undefined ? undefined : state.eventType(name);
-      if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
-      return placementOf(rec, topic, partition, legacyReplica);
-    },
+    placement: replicasPlacement,
     clock,
     random: systemRandom,
     logger: logger.child({ component: 'partitions' }),
@@ -185,6 +187,15 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const liveDefaultTopics = (records: Iterable<EventTypeRecord>) =>
     new Set([...records].flatMap((r) => timelinesOf(r).filter((t) => t.storage_id === defaultStorageId).map((t) => t.topic)));
   let fatal: ((err: unknown) => void) | undefined;
+  // Carries out replica moves (replica-mover.ts); created once the metadata group exists.
+  let mover: ReplicaMover | undefined;
+  /** After a partition.move: the node a move adds opens its (empty) replica, and the next step is taken at once. */
+  const moveApplied = (group: number): void => {
+    const at = [...placedPartitions(metadataRef?.state.eventTypes() ?? [], legacyReplica)].find((p) => p.placement.group === group);
+    if (at === undefined || mover === undefined) return;
+    const m = mover;
+    m.open(at.topic, at.index).then(() => m.round()).catch((err: unknown) => logger.error({ err, group }, 'opening a moved partition replica failed'));
+  };
   // Created once the metadata group exists; applied commands wake its streams.
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
@@ -240,6 +251,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       // elect a leader before the first publish.
       if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
+      if (result.ok && cmd.op === 'partition.move') moveApplied(cmd.group);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
       if (result.droppedLogs !== undefined) dropLogs(result.droppedLogs);
@@ -286,6 +298,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   }
   // Open every partition this node replicates, so bounds and reads are served from the start.
   for (const r of metadata.state.eventTypes()) await openReplicas(r);
+  mover = new ReplicaMover({
+    self,
+    replicas,
+    host: raftHost,
+    placement: (topic, partition) => replicasPlacement(topic, partition),
+    propose: (cmd) => metadata.propose(cmd),
+    logger: logger.child({ component: 'moves' }),
+  });
+  // Replicas moved away while this node was down: the others hold them, the data here goes.
+  await mover.dropStored();
   await router.openInUse(metadata.state.eventTypes());
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
@@ -435,6 +457,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
   const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
   balancer.unref();
+  // Replica moves: each partition leader takes the next step of a move in flight (replica-mover.ts).
+  const moves = setInterval(() => mover?.round(), 250);
+  moves.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
   const t0 = transport;
   const reaper = t0 === undefined ? undefined : new SessionReaper({
@@ -495,6 +520,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         app.server.closeAllConnections();
         await closed;
         clearInterval(balancer);
+        clearInterval(moves);
         clearInterval(reaperTimer);
         clearInterval(remoteBounds);
         await retention.stop();
