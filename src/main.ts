@@ -30,6 +30,7 @@ import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas } from './broker/partition-replicas.js';
 import { ReplicaMover } from './broker/replica-mover.js';
+import { MoveService } from './broker/move-service.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
@@ -439,6 +440,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     reader: router,
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
+    moves: new MoveService({
+      eventTypes: () => metadata.state.eventTypes(),
+      members: () => members.members(),
+      propose: (cmd) => metadata.propose(cmd),
+      legacyReplica,
+    }),
     cluster: {
       // This node's view: the metadata group, and every partition with its placement and what this
       // node knows of its group (a leader knows its followers' progress; a follower only itself); and
