@@ -273,3 +273,21 @@ test('npx brook runs the executable package.json names', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), '0.1.0');
 });
+
+test('cluster partitions lists groups, leaders and replicas; cluster move and cancel-move exit 1 with the Problem detail when refused', async () => {
+  await call(broker.url, 'POST', '/event-types', businessEventType('cli.moves'));
+  const listed = await brook(['cluster', 'partitions']);
+  assert.equal(listed.code, 0);
+  const row = listed.stdout.split('\n').find((l) => l.startsWith('cli.moves'));
+  assert.ok(row !== undefined, listed.stdout);
+  const group = row.split(/\s+/)[2]!;
+  assert.match(row, new RegExp(`^cli\\.moves\\s+0\\s+${group}\\s+1\\s+1\\s`), 'group, leader 1, replicas 1');
+  const json = JSON.parse((await brook(['--json', 'cluster', 'partitions'])).stdout) as { group: number; moving: unknown }[];
+  assert.ok(json.some((p) => String(p.group) === group && p.moving === null));
+  const refused = await brook(['cluster', 'move', group, '--from', '1', '--to', '7']);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /422.*Node 7 is not a member of this cluster/);
+  const nothing = await brook(['cluster', 'cancel-move', group]);
+  assert.equal(nothing.code, 1);
+  assert.match(nothing.stderr, /409.*no move in flight/);
+});

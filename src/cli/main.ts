@@ -124,6 +124,49 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
       );
     });
 
+  type Move = { event_type: string; partition: string; group: number; placement: { replicas: number[]; learners: number[]; moving: { from: number; to: number } | null } };
+  const printMove = (m: Move) =>
+    print(m, () =>
+      fields([
+        ['partition', `${m.event_type} ${m.partition} (group ${m.group})`],
+        ['replicas', m.placement.replicas.join(', ')],
+        ['learners', m.placement.learners.join(', ')],
+        ['moving', m.placement.moving === null ? '' : `${m.placement.moving.from} -> ${m.placement.moving.to}`],
+      ]),
+    );
+  cluster
+    .command('partitions')
+    .description('every partition: its group, leader, replicas, learners and the move in flight')
+    .action(async () => {
+      type P = { event_type: string; partition: string; group: number; leader: number | null; term: number | null; replicas: number[]; learners: number[]; moving: { from: number; to: number } | null; lag: number | null; under_replicated: boolean };
+      const v = await client().get<{ partitions?: P[] }>('/cluster');
+      const list = v.partitions ?? [];
+      print(list, () =>
+        table(
+          ['event type', 'partition', 'group', 'leader', 'replicas', 'learners', 'moving', 'lag', 'in sync'],
+          list.map((p) => [p.event_type, p.partition, String(p.group), p.leader, p.replicas.join(','), p.learners.join(','), p.moving === null ? '' : `${p.moving.from}->${p.moving.to}`, p.lag, p.under_replicated ? 'NO' : 'yes']),
+        ),
+      );
+    });
+  cluster
+    .command('move')
+    .description('move the replica of a partition on one node to another (administrator); the leader carries it out, `cluster partitions` shows it')
+    .argument('<group>', 'the partition\'s group (see `cluster partitions`)')
+    .requiredOption('--from <node>', 'the node whose replica moves')
+    .requiredOption('--to <node>', 'the node that takes it')
+    .action(async (group: string, o: { from: string; to: string }) => {
+      const r = await client().request('POST', `/cluster/partitions/${encodeURIComponent(group)}/move`, { from: Number(o.from), to: Number(o.to) });
+      printMove(r.body as Move);
+    });
+  cluster
+    .command('cancel-move')
+    .description('cancel the move of a partition\'s replica while its new replica is not promoted (administrator)')
+    .argument('<group>')
+    .action(async (group: string) => {
+      const r = await client().request('DELETE', `/cluster/partitions/${encodeURIComponent(group)}/move`);
+      printMove(r.body as Move);
+    });
+
   // ------------------------------------------------------------------ event types
   const ets = program.command('event-types').alias('et').description('the event type registry');
   ets
