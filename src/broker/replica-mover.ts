@@ -82,6 +82,11 @@ export class ReplicaMover {
   #step(r: PartitionReplica, placement: NonNullable<ReturnType<PlacementLookup>>): MoveAction {
     const g = r.group;
     if (!g.isLeader()) return { kind: 'idle' };
+    // The common case, checked before the leader's status is built: no move, no learner anywhere.
+    if (placement.moving === undefined && g.conf.learners.length === 0 && (placement.learners?.length ?? 0) === 0) {
+      this.#said.delete(g.id);
+      return { kind: 'idle' };
+    }
     const st = g.raw.status();
     const progress = st.progress === undefined ? undefined : new Map<number, MoveProgress>([...st.progress].map(([n, p]) => [n, { match: p.match, recentActive: p.recentActive || n === this.#o.self, state: p.state }]));
     const a = nextMoveAction({
