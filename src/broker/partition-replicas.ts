@@ -413,7 +413,8 @@ export class PartitionReplicas {
   refreshRemoteBounds(): void {
     for (const key of this.#remote.keys()) {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
-      if (this.#o.placement(topic, partition) === undefined) this.#remote.delete(key);
+      // Gone, or held here as a voter now (a move promoted this node): nothing to refresh.
+      if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition)) this.#remote.delete(key);
       else this.#refreshRemote(topic, partition);
     }
   }
@@ -564,7 +565,8 @@ export class PartitionReplicas {
     for (const [key, b] of this.#remote) {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
       const p = this.#o.placement(topic, partition);
-      if (p !== undefined) out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
+      // A replica held here (a learner, or one promoted since it was remote) tells more than the cache.
+      if (p !== undefined && !out.has(p.group)) out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
     }
     return out;
   }
