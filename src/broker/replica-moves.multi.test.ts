@@ -244,3 +244,30 @@ test('a cancelled move removes the learner from the group and the learner drops 
     await c.close();
   }
 });
+
+test('a move resumes under a new leader when the leader is cut off mid-move', async () => {
+  const c = await cluster(16);
+  try {
+    const first = await until('a leader', () => c.leader());
+    const from = [1, 2, 3].find((n) => n !== first.id)!;
+    for (let i = 0; i < 60; i++) {
+      const [r] = await first.replicas.append([{ topic: c.topic, partition: 0, events: [ev(`before-${i}`)] }]);
+      assert.ok(r?.ok);
+    }
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from, to: 4 })).ok, true);
+    await until('the first leader added the learner', () => first.replicas.replica(c.topic, 0)!.group.conf.learners.includes(4));
+    c.down.add(first.id);
+    const second = await until('another leader', () => [...c.nodes.values()].find((n) => n.id !== first.id && n.replicas.replica(c.topic, 0)?.group.isLeader()));
+    const [r] = await second.replicas.append([{ topic: c.topic, partition: 0, events: [ev('after-the-leader-left')] }]);
+    assert.ok(r?.ok, 'the majority takes writes');
+    await until('the move finished under the new leader', () => (c.sm.eventType('moved')!.storage.placement![0]!.moving === undefined ? true : undefined), 30_000);
+    const replicas = c.sm.eventType('moved')!.storage.placement![0]!.replicas;
+    assert.ok(replicas.includes(4) && !replicas.includes(from), JSON.stringify(replicas));
+    await until(`node ${from} dropped its replica`, () => c.node(from).replicas.replica(c.topic, 0) === undefined);
+    c.down.delete(first.id);
+    await until('the cut-off node caught up', () => c.node(first.id).replicas.replica(c.topic, 0)!.bounds().newest === 60);
+    for (const id of [first.id, ...replicas]) assert.equal((await readAll(c.node(id).replicas, c.topic)).length, 61, `node ${id}`);
+  } finally {
+    await c.close();
+  }
+});
