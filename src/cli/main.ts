@@ -67,6 +67,40 @@ function withMetadata(e: unknown): unknown {
   return { ...o, metadata: m };
 }
 
+type Member = { id: number; reachable: boolean };
+type PartitionStatus = {
+  event_type: string;
+  partition: string;
+  group: number;
+  topic: number;
+  /** The replica move in flight (absent from nodes of a version without moves). */
+  moving?: { from: number; to: number } | null;
+  leader: number | null;
+  term: number | null;
+  replicas: number[];
+  under_replicated: boolean;
+  replica_status: { node: number; applied_index: number | null; lag: number | null; in_sync: boolean }[];
+};
+type PartitionsView = { partitions?: PartitionStatus[]; under_replicated_partitions?: number; leaderless_partitions?: number };
+
+/** As the console says it: leaderless, under-replicated (the broker's count), or a replica on a member this node cannot reach. */
+function partitionState(p: PartitionStatus, members: Member[]): string {
+  if (p.leader === null) return 'leaderless';
+  if (p.under_replicated) return 'under-replicated';
+  if (p.replicas.some((n) => members.find((m) => m.id === n)?.reachable === false)) return 'replica unreachable';
+  if (p.moving != null) return `moving ${p.moving.from}->${p.moving.to}`;
+  return 'ok';
+}
+
+function partitionTable(list: PartitionStatus[], members: Member[]): string {
+  // A replica this node has no figures for (it does not lead the group) is "?" rather than in sync.
+  const replica = (r: PartitionStatus['replica_status'][number]) => (r.applied_index === null ? `${r.node}?` : r.in_sync ? `${r.node}` : `${r.node}(-${r.lag})`);
+  return table(
+    ['event type', 'partition', 'leader', 'term', 'replicas', 'in sync', 'state'],
+    list.map((p) => [p.event_type, p.partition, p.leader ?? 'none', p.term, p.replicas.join(','), p.replica_status.filter((r) => r.in_sync || r.applied_index === null).map(replica).join(','), partitionState(p, members)]),
+  );
+}
+
 export function buildProgram(out: Out = process.stdout, err: Out = process.stderr): Command {
   const program = new Command('brook');
   program
@@ -108,19 +142,41 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
         members: { id: number; self: boolean; suffrage: string; raft_address: string | null; http_address: string | null; reachable: boolean }[];
         metadata: { leader: number | null; term: number; commit_index: number; applied_index: number };
       };
-      const v = await client().get<View>('/cluster');
+      const v = await client().get<View & Partial<PartitionsView>>('/cluster');
+      const problems = (v.partitions ?? []).filter((p) => partitionState(p, v.members) !== 'ok');
       print(v, () =>
         fields([
           ['node', `${v.id} (${v.role})`],
           ['metadata leader', v.metadata.leader],
           ['term', v.metadata.term],
           ['commit / applied', `${v.metadata.commit_index} / ${v.metadata.applied_index}`],
+          ...(v.partitions === undefined
+            ? []
+            : ([['partitions', `${v.partitions.length} (${v.under_replicated_partitions ?? 0} under-replicated, ${v.leaderless_partitions ?? 0} leaderless)`]] as [string, string][])),
         ]) +
           '\n' +
           table(
             ['id', 'suffrage', 'http', 'raft', 'reachable', 'leader'],
             v.members.map((m) => [m.self ? `${m.id}*` : String(m.id), m.suffrage, m.http_address, m.raft_address, m.reachable ? 'yes' : 'NO', m.id === v.metadata.leader ? 'leader' : '']),
-          ),
+          ) +
+          (problems.length === 0 ? '' : `\nPARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n${partitionTable(problems, v.members)}`),
+      );
+    });
+  cluster
+    .command('partitions')
+    .description('every partition: leader, term, replicas, which are in sync, and its state')
+    .option('-e, --event-type <name>', 'only the partitions of this event type')
+    .option('--problems', 'only leaderless and under-replicated partitions, and those with a replica on an unreachable node')
+    .action(async (o: { eventType?: string; problems?: boolean }) => {
+      const v = await client().get<{ id: number; members: Member[] } & PartitionsView>('/cluster');
+      const list = (v.partitions ?? []).filter((p) => (o.eventType === undefined || p.event_type === o.eventType) && (o.problems !== true || partitionState(p, v.members) !== 'ok'));
+      const unknown = list.some((p) => p.replica_status.some((r) => r.applied_index === null));
+      print(
+        list,
+        () =>
+          partitionTable(list, v.members) +
+          `${list.length} of ${v.partitions?.length ?? 0} partitions; node ${v.id} counts ${v.under_replicated_partitions} under-replicated and ${v.leaderless_partitions} leaderless\n` +
+          (unknown ? `N? in sync: node ${v.id} does not lead that partition and has no figures for replica N (the leader's node has them)\n` : ''),
       );
     });
 
@@ -134,35 +190,35 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
         ['moving', m.placement.moving === null ? '' : `${m.placement.moving.from} -> ${m.placement.moving.to}`],
       ]),
     );
-  cluster
-    .command('partitions')
-    .description('every partition: its group, leader, replicas, learners and the move in flight')
-    .action(async () => {
-      type P = { event_type: string; partition: string; group: number; leader: number | null; term: number | null; replicas: number[]; learners: number[]; moving: { from: number; to: number } | null; lag: number | null; under_replicated: boolean };
-      const v = await client().get<{ partitions?: P[] }>('/cluster');
-      const list = v.partitions ?? [];
-      print(list, () =>
-        table(
-          ['event type', 'partition', 'group', 'leader', 'replicas', 'learners', 'moving', 'lag', 'in sync'],
-          list.map((p) => [p.event_type, p.partition, String(p.group), p.leader, p.replicas.join(','), p.learners.join(','), p.moving === null ? '' : `${p.moving.from}->${p.moving.to}`, p.lag, p.under_replicated ? 'NO' : 'yes']),
-        ),
-      );
-    });
+  /** The Raft group of a partition of the event type's newest timeline (or `--group` as given). */
+  const groupOf = async (eventType: string, partition: string, group: string | undefined): Promise<string> => {
+    if (group !== undefined) return group;
+    const v = await client().get<PartitionsView>('/cluster');
+    const found = (v.partitions ?? []).filter((p) => p.event_type === eventType && p.partition === partition).sort((a, b) => b.topic - a.topic)[0];
+    if (found === undefined) throw new CliError(`no partition ${partition} of ${eventType} in GET /cluster`);
+    return String(found.group);
+  };
   cluster
     .command('move')
-    .description('move the replica of a partition on one node to another (administrator); the leader carries it out, `cluster partitions` shows it')
-    .argument('<group>', 'the partition\'s group (see `cluster partitions`)')
+    .description('move the replica of a partition on one node to another (administrator); its leader carries it out, `cluster partitions` shows it')
+    .argument('<event-type>')
+    .argument('<partition>')
     .requiredOption('--from <node>', 'the node whose replica moves')
     .requiredOption('--to <node>', 'the node that takes it')
-    .action(async (group: string, o: { from: string; to: string }) => {
+    .option('--group <group>', 'the Raft group to move instead (a partition of an older timeline; GET /cluster lists them)')
+    .action(async (eventType: string, partition: string, o: { from: string; to: string; group?: string }) => {
+      const group = await groupOf(eventType, partition, o.group);
       const r = await client().request('POST', `/cluster/partitions/${encodeURIComponent(group)}/move`, { from: Number(o.from), to: Number(o.to) });
       printMove(r.body as Move);
     });
   cluster
     .command('cancel-move')
     .description('cancel the move of a partition\'s replica while its new replica is not promoted (administrator)')
-    .argument('<group>')
-    .action(async (group: string) => {
+    .argument('<event-type>')
+    .argument('<partition>')
+    .option('--group <group>', 'the Raft group instead (GET /cluster lists them)')
+    .action(async (eventType: string, partition: string, o: { group?: string }) => {
+      const group = await groupOf(eventType, partition, o.group);
       const r = await client().request('DELETE', `/cluster/partitions/${encodeURIComponent(group)}/move`);
       printMove(r.body as Move);
     });

@@ -68,7 +68,7 @@ const node = ['node'];
 
 export const routeDocs: Readonly<Record<string, RouteDoc>> = {
   'GET /health': { summary: 'Liveness: 200 "OK" while the node serves HTTP (no authentication)', tags: node, response: { 200: { description: 'OK', content: { 'text/plain': { schema: Type.String() } } } } },
-  'GET /cluster': { summary: "This node's view of the cluster: members, reachability, metadata leader and term", tags: node, response: { 200: ok('The view', S.ClusterView), ...authErrors } },
+  'GET /cluster': { summary: "This node's view of the cluster: members, reachability, metadata leader and term, partitions with their leaders and replicas", tags: node, response: { 200: ok('The view', S.ClusterView), ...authErrors } },
   'POST /cluster/partitions/:group/move': {
     summary: 'Move a replica of a partition to another node (administrator)',
     description: 'Records the first step of the move (the new node becomes a learner) and answers 202; the partition leader then brings the new replica up to date, promotes it once caught up, moves leadership away from the old node, removes it and drops its data. GET /cluster shows the progress. docs/replication.md, "Moving a replica".',
@@ -84,7 +84,21 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     params: Type.Object({ group: Type.String() }),
     response: { 202: ok('The cancel is recorded', S.ReplicaMove), ...common, 404: problem('No partition is replicated by that group'), 409: problem('No move in flight, or its new replica is already promoted') },
   },
-  'GET /openapi.json': { summary: 'This document', tags: node, response: { 200: ok('OpenAPI 3 document', Type.Object({ openapi: Type.String() })) } },
+  'GET /openapi.json': { summary: 'This document', tags: node, response: { 200: ok(
+        'OpenAPI 3 document (its parts are those of the OpenAPI 3.0 specification)',
+        Type.Object(
+          {
+            openapi: Type.String(),
+            info: Type.Object({ title: Type.String(), version: Type.String() }, { additionalProperties: true }),
+            paths: Type.Object({}, { additionalProperties: true }),
+            components: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            tags: Type.Optional(Type.Array(Type.Object({ name: Type.String() }, { additionalProperties: true }))),
+            security: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+            servers: Type.Optional(Type.Array(Type.Object({ url: Type.String() }, { additionalProperties: true }))),
+          },
+          { additionalProperties: true },
+        ),
+      ) } },
 
   'GET /event-types': { summary: 'List event types', tags: et, response: { 200: ok('Every event type', Type.Array(S.EventType)), ...common } },
   'POST /event-types': {
