@@ -41,7 +41,7 @@ interface Node {
 }
 
 /** Four nodes; partition 0 of the event type is placed on [1, 2, 3]; the metadata is one state machine all nodes read. */
-async function cluster(memoryEntries: number) {
+async function cluster(memoryEntries: number, late = new Set<NodeId>()) {
   const sm = new MetadataStateMachine();
   sm.apply(1, { op: 'event_type.create', eventType: et, partitionCount: 1, placement: { replicas: [[1, 2, 3]], members: [1, 2, 3, 4] } });
   const topic = sm.eventType('moved')!.storage.topic;
@@ -54,7 +54,7 @@ async function cluster(memoryEntries: number) {
     const r = sm.apply(sm.appliedIndex + 1, cmd);
     if (r.ok) applied.push(cmd);
     // What main.ts does after an applied partition.move: every node opens what the placement gives it.
-    for (const n of nodes.values()) await n.mover.open(topic, 0);
+    for (const n of nodes.values()) if (!late.has(n.id)) await n.mover.open(topic, 0);
     return r.ok ? { ok: true } : { ok: false, detail: r.detail };
   };
   for (const id of [1, 2, 3, 4]) {
@@ -91,7 +91,7 @@ async function cluster(memoryEntries: number) {
     const mover = new ReplicaMover({ self: id, replicas, host, placement, propose, logger: logger.child({ node: id, component: 'mover' }) });
     nodes.set(id, { id, kv, host, replicas, mover, handlers });
   }
-  for (const n of nodes.values()) await n.mover.open(topic, 0);
+  for (const n of nodes.values()) if (!late.has(n.id)) await n.mover.open(topic, 0);
   let stopped = false;
   const rounds = (async () => {
     while (!stopped) {
@@ -267,6 +267,32 @@ test('a move resumes under a new leader when the leader is cut off mid-move', as
     c.down.delete(first.id);
     await until('the cut-off node caught up', () => c.node(first.id).replicas.replica(c.topic, 0)!.bounds().newest === 60);
     for (const id of [first.id, ...replicas]) assert.equal((await readAll(c.node(id).replicas, c.topic)).length, 61, `node ${id}`);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a founder that opens its replica only after a move writes the founding configuration, not one built from today\'s replicas', async () => {
+  // Node 2 is placed at creation but opens nothing until the move from node 1 to node 4 is done.
+  const late = new Set<NodeId>([2]);
+  const c = await cluster(1024, late);
+  try {
+    await until('a leader among 1 and 3', () => c.leader());
+    for (let i = 0; i < 10; i++) {
+      const [r] = await c.node(3).replicas.append([{ topic: c.topic, partition: 0, events: [ev(`e${i}`)] }]);
+      assert.ok(r?.ok);
+    }
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from: 1, to: 4 })).ok, true);
+    await until('the move finished without node 2', () => (c.sm.eventType('moved')!.storage.placement![0]!.moving === undefined ? true : undefined), 30_000);
+    assert.deepEqual(c.sm.eventType('moved')!.storage.placement![0]!.replicas, [4, 2, 3]);
+    late.delete(2);
+    await c.node(2).mover.open(c.topic, 0);
+    await until('node 2 caught up', () => c.node(2).replicas.replica(c.topic, 0)!.bounds().newest === 9);
+    // The founding entries (indexes 1-3) are the same on the late founder as on the others.
+    const founding = (id: NodeId) => c.node(id).replicas.replica(c.topic, 0)!.group.store.storage.entries(1, 4, Number.MAX_SAFE_INTEGER).map((e) => [e.term, e.type, Buffer.from(e.data).toString('hex')]);
+    assert.deepEqual(founding(2), founding(3));
+    assert.deepEqual([...c.node(2).replicas.replica(c.topic, 0)!.group.conf.voters].sort(), [2, 3, 4]);
+    assert.deepEqual(await readAll(c.node(2).replicas, c.topic), Array.from({ length: 10 }, (_, i) => `e${i}`));
   } finally {
     await c.close();
   }
