@@ -8,7 +8,7 @@
  * (flushes its queue) and then RocksDB.
  */
 import { fileURLToPath } from 'node:url';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
@@ -28,12 +28,14 @@ import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
-import { PartitionReplicas } from './broker/partition-replicas.js';
+import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
+import { openStorageReplicas } from './broker/storage-replicas.js';
 import { ReplicaMover } from './broker/replica-mover.js';
 import { MoveService } from './broker/move-service.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
+import { TimelineSwitcher } from './broker/timeline-switch.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
 import type { MembersSource } from './metadata/placement.js';
@@ -111,21 +113,23 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
   const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
-  const replicasPlacement = (topic: number, partition: number) => {
-    const state = metadataForPlacement?.state;
-    if (state === undefined) return undefined;
-    logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
-    const name = logIndex.get(topic);
-    const rec = name === undefined ? undefined : state.eventType(name);
-    if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
-    return placementOf(rec, topic, partition, legacyReplica);
+  const placement: PlacementLookup = (topic, partition) => {
+      const state = metadataForPlacement?.state;
+      if (state === undefined) return undefined;
+      logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
+      const name = logIndex.get(topic);
+      const rec = name === undefined ? undefined : state.eventType(name);
+      if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
+      // A group that never applied anything starts at its timeline's first offset (partition-replicas.ts).
+      const start = timelinesOf(rec).find((t) => t.topic === topic)?.starts[partition] ?? 0;
+      return { ...placementOf(rec, topic, partition, legacyReplica), start };
   };
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
     disk,
     host: raftHost,
-    placement: replicasPlacement,
+    placement,
     clock,
     random: systemRandom,
     logger: logger.child({ component: 'partitions' }),
@@ -160,19 +164,45 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       const name = topicIndex.get(topic);
       return name === undefined ? undefined : state.eventType(name);
     },
+    // An operator-created storage: partition groups like the default storage's, in its own directory
+    // with its own node host (storage-replicas.ts), on the node's transport.
     async (id) => {
-      const dir = join(config.dataDir, 'storages', id);
-      mkdirSync(dir, { recursive: true });
-      const extraKv = await openRocksKv(dir);
-      const extra = await PartitionStore.open(extraKv, { clock, logger: logger.child({ component: 'log', storage: id }), tailCacheBytesMax: config.tailCacheBytesMax });
-      logger.info({ storage: id, dir }, 'storage opened');
-      return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
+      const t = transport;
+      const opened = await openStorageReplicas({
+        id,
+        dataDir: config.dataDir,
+        self,
+        placement,
+        clock,
+        random: systemRandom,
+        logger,
+        tickMs: config.raftTickMs,
+        electionTicks: config.raftElectionTicks,
+        heartbeatTicks: config.raftHeartbeatTicks,
+        appendTimeoutMs: config.metadataTimeoutMs,
+        memoryEntries: config.partitionMemoryEntries,
+        tailCacheBytesMax: config.tailCacheBytesMax,
+        ...(groups === undefined ? {} : { groups }),
+        ...(t === undefined ? {} : { transport: { send: (msgs) => t.send(msgs), forwarder: forwarderOf(t) } }),
+        onFatal: (err) => fatalRef?.(err),
+      });
+      storageReplicas.set(id, opened.replicas);
+      return { store: opened.replicas, close: async () => { storageReplicas.delete(id); await opened.close(); } };
     },
+    // A batch turned away by a log sealed for a timeline switch waits for the switch's commit, as long
+    // as an append may wait; past 2 s (or half that wait) the switch is finished from here (its node
+    // may be gone).
+    { switchWaitMs: config.metadataTimeoutMs, stuckAfterMs: Math.min(2000, config.metadataTimeoutMs / 2), onSwitchStuck: (topic, timeline) => switcherRef?.finishStuck(topic, timeline), monotonicMs: () => clock.monotonicMs() },
   );
-  /** Opens this node's replicas of every default-storage partition of an event type. */
+  let switcherRef: TimelineSwitcher | undefined;
+  /** The partition groups of every open storage, the default one's first. */
+  const storageReplicas = new Map<string, PartitionReplicas>([[defaultStorageId, replicas]]);
+  /** Opens this node's replicas of every partition of an event type, on every storage of its timelines. */
   const openReplicas = async (r: EventTypeRecord): Promise<void> => {
-    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
-      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+    for (const t of timelinesOf(r)) {
+      await router.ensureStorage(t.storage_id);
+      const logs = storageReplicas.get(t.storage_id);
+      for (let p = 0; p < r.storage.partitions.length; p++) await logs?.ensure(t.topic, p);
     }
   };
   const openReplicasOf = (name: string): void => {
@@ -193,9 +223,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   /** After a partition.move: the node a move adds opens its (empty) replica, and the next step is taken at once. */
   const moveApplied = (group: number): void => {
     const at = [...placedPartitions(metadataRef?.state.eventTypes() ?? [], legacyReplica)].find((p) => p.placement.group === group);
-    if (at === undefined || mover === undefined) return;
+    const r = at === undefined ? undefined : metadataRef?.state.eventType(at.event_type);
+    if (r === undefined || mover === undefined) return;
     const m = mover;
-    m.open(at.topic, at.index).then(() => m.round()).catch((err: unknown) => logger.error({ err, group }, 'opening a moved partition replica failed'));
+    openReplicas(r).then(() => m.round()).catch((err: unknown) => logger.error({ err, group }, 'opening a moved partition replica failed'));
   };
   // Created once the metadata group exists; applied commands wake its streams.
   let hub: SubscriptionHub | undefined;
@@ -247,10 +278,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
-      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create') logIndex = undefined;
+      const newTimeline = cmd.op === 'timeline.create' || cmd.op === 'timeline.commit';
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || newTimeline) logIndex = undefined;
       // The replicas of new partitions start at once on every node that holds one, so the group can
       // elect a leader before the first publish.
-      if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
+      if (result.ok && (cmd.op === 'event_type.create' || newTimeline)) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
+      // The storage of a prepared switch opens now, so it is open when the switch commits.
+      if (result.ok && cmd.op === 'timeline.prepare') router.ensureStorage(cmd.storage_id).catch((err: unknown) => logger.error({ err, storage: cmd.storage_id }, 'opening a storage failed'));
+      // Batches waiting for this switch go to the new timeline; streams waiting on the old log wake.
+      if (result.ok && newTimeline) {
+        const topic = metadataRef?.state.eventType(cmd.eventType)?.storage.topic;
+        if (topic !== undefined) router.timelineChanged(topic);
+      }
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (result.ok && cmd.op === 'partition.move') moveApplied(cmd.group);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
@@ -278,12 +317,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadata.start(transport);
   if (transport !== undefined) {
     const t = transport;
-    replicas.setForwarder({
-      forwardAppend: (to, req) => t.forwardAppend(to, req),
-      fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
-      read: (to, req, signal) => t.read(to, req, signal),
-      bounds: (to, req) => t.bounds(to, req),
-    });
+    replicas.setForwarder(forwarderOf(t));
   }
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
@@ -301,15 +335,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   for (const r of metadata.state.eventTypes()) await openReplicas(r);
   mover = new ReplicaMover({
     self,
-    replicas,
-    host: raftHost,
-    placement: (topic, partition) => replicasPlacement(topic, partition),
+    stores: () => storageReplicas.values(),
+    placement: (topic, partition) => placement(topic, partition),
     propose: (cmd) => metadata.propose(cmd),
     logger: logger.child({ component: 'moves' }),
   });
+  await router.openInUse(metadata.state.eventTypes());
   // Replicas moved away while this node was down: the others hold them, the data here goes.
   await mover.dropStored();
-  await router.openInUse(metadata.state.eventTypes());
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
     eventTypes: () => metadata.state.eventTypes(),
@@ -363,6 +396,17 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     },
     clock,
   });
+  // Timeline switches from any node: prepare, seal every partition, commit (timeline-switch.ts).
+  const switcher = new TimelineSwitcher({
+    state: () => metadata.state,
+    propose: (cmd) => metadata.propose(cmd),
+    seal: (t, partition, to, deadlineMs) => router.sealLog(t, partition, to, deadlineMs),
+    clock,
+    logger: logger.child({ component: 'timelines' }),
+    sealTimeoutMs: config.metadataTimeoutMs,
+    staleAfterMs: 10_000,
+  });
+  switcherRef = switcher;
   const cursors = new CursorResolver(router);
   const subscriptions = new SubscriptionService({
     reader: {
@@ -435,7 +479,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
-    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), switcher, members }),
     publisher,
     reader: router,
     cursors,
@@ -452,17 +496,20 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       // this data directory's cluster and disk ids.
       view: () => ({
         ...metadata.view(),
-        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), new Map([...storageReplicas.values()].flatMap((r) => [...r.facts()]))),
         cluster_id: disk.identity.clusterId,
         disk_id: disk.identity.diskId,
       }),
       readBarrier: () => metadata.readBarrier(),
-      switchesTimelines: () => metadata.isSingleNode(),
       cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),
     },
   });
-  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
-  const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts); and the
+  // metadata leader finishes timeline switches left pending by a node that stopped in the middle.
+  const balancer = setInterval(() => {
+    for (const r of storageReplicas.values()) r.balanceLeaders();
+    if (metadata.isLeader()) switcher.finishPending();
+  }, 5000);
   balancer.unref();
   // Replica moves: each partition leader takes the next step of a move in flight (replica-mover.ts).
   const moves = setInterval(() => mover?.round(), 250);
@@ -483,7 +530,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const reaperTimer = setInterval(() => void reaper?.check().catch((err: unknown) => logger.warn({ err }, 'closing the sessions of an unreachable node failed; retried')), 5000);
   reaperTimer.unref();
   // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
-  const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
+  const remoteBounds = setInterval(() => {
+    for (const r of storageReplicas.values()) r.refreshRemoteBounds();
+  }, 1000);
   remoteBounds.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
@@ -681,3 +730,14 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) void run();
+
+/** How the partition groups of a storage reach those on other nodes: the node's transport. */
+function forwarderOf(t: GrpcTransport): AppendForwarder {
+  return {
+    forwardAppend: (to, req) => t.forwardAppend(to, req),
+    fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
+    read: (to, req, signal) => t.read(to, req, signal),
+    bounds: (to, req) => t.bounds(to, req),
+    forwardControl: (to, req) => t.forwardControl(to, req),
+  };
+}

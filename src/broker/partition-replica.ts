@@ -6,7 +6,8 @@
  *   [0x14][group u32][last offset u64] -> [raft index u64][first offset u64][append time u64][request id]
  *        one row per applied event batch: "the batch holding offset o" is the first key >= o; the
  *        request ids of the newest rows rebuild the de-duplication window at start
- *   [0x15][group u32]                  -> [applied u64][next offset u64][oldest offset u64]
+ *   [0x15][group u32]                  -> [applied u64][next offset u64][oldest offset u64][sealed]
+ *        `sealed`: the id (UTF-8) of the timeline switch that sealed the log, absent while it is open
  * Both are written (without fsync) in the node's next write after the entry is applied, so the
  * applied index is always stored atomically with the rows of the entries up to it. Losing them in a
  * crash loses nothing: the entries are durable in the Raft log and are applied again at start.
@@ -25,15 +26,18 @@ import { batchEvents, decodeEntryHead, isEncodedHere, PartitionEntryError } from
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
-import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
+import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 import { entryKey } from './raft-log-store.js';
 
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
 
-/** What applying an entry gave: one outcome per batch of a batches entry, nothing for other entries. */
-export type ReplicaOutcome = readonly BatchOutcome[] | undefined;
+/**
+ * What applying an entry gave: one outcome per batch of a batches entry, the seal's outcome for a
+ * seal, nothing for other entries.
+ */
+export type ReplicaOutcome = readonly BatchOutcome[] | SealOutcome | undefined;
 
 /** Index rows (and entries) fetched by one read from the KV at most. */
 const rowsPerReadMax = 1024;
@@ -96,10 +100,12 @@ function decodeIndexRow(k: Buffer, v: Buffer): IndexRow {
 }
 
 function encodeApplied(s: PartitionState): Buffer {
-  const v = Buffer.allocUnsafe(24);
+  const sealed = s.sealed === undefined ? undefined : Buffer.from(s.sealed, 'utf8');
+  const v = Buffer.allocUnsafe(24 + (sealed?.length ?? 0));
   writeU64(v, 0, s.applied);
   writeU64(v, 8, s.newest + 1);
   writeU64(v, 16, s.oldest);
+  sealed?.copy(v, 24);
   return v;
 }
 
@@ -110,6 +116,7 @@ export function encodeImage(img: PartitionImage): Uint8Array {
 export function decodeImage(data: Uint8Array): PartitionImage {
   const img = JSON.parse(Buffer.from(data).toString('utf8')) as PartitionImage;
   assert(Number.isSafeInteger(img.applied) && Number.isSafeInteger(img.next) && Number.isSafeInteger(img.oldest) && Array.isArray(img.recent), 'malformed partition image');
+  assert(img.sealed === undefined || (typeof img.sealed === 'string' && img.sealed !== ''), 'malformed partition image: sealed');
   return img;
 }
 
@@ -157,10 +164,13 @@ export class PartitionReplica {
     this.#state = state;
   }
 
-  /** Reads the stored applied state and the de-duplication window. */
-  static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger): Promise<PartitionReplica> {
+  /**
+   * Reads the stored applied state and the de-duplication window. A group that never applied anything
+   * starts at `start`, its timeline's first offset (every replica reads the same from metadata).
+   */
+  static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger, start = 0): Promise<PartitionReplica> {
     const raw = await kv.get(groupKey(prefixApplied, groupId));
-    let image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] };
+    let image: PartitionImage = { applied: 0, next: start, oldest: start, recent: [] };
     if (raw !== null) {
       const recent: [string, number, number][] = [];
       for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), reverse: true, limit: dedupWindow })) {
@@ -168,6 +178,7 @@ export class PartitionReplica {
         if (r.requestId !== '') recent.unshift([r.requestId, r.first, r.last]);
       }
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
+      if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
     }
     return new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
   }
@@ -203,6 +214,11 @@ export class PartitionReplica {
     return this.#state.image();
   }
 
+  /** The timeline switch this log was sealed for (undefined: it takes events). */
+  get sealed(): string | undefined {
+    return this.#state.sealed;
+  }
+
   // ------------------------------------------------------------------ apply
 
   #apply(e: Entry): ReplicaOutcome {
@@ -219,6 +235,7 @@ export class PartitionReplica {
         throw new PartitionEntryError(`a batch of ${Math.max(...head.batches.map((b) => b.count))} events (${head.count} in the entry) after offset ${next - 1}`);
       }
       if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
+      if (head.kind === 'seal' && !Number.isSafeInteger(head.floor)) throw new PartitionEntryError(`seal floor ${head.floor} is not exact`);
     } catch (err) {
       // A committed entry that does not decode, or would take offsets past exact integers, came from
       // a buggy member: this node's own entries always decode, and Raft gives every replica the same
@@ -241,6 +258,9 @@ export class PartitionReplica {
         break;
       case 'base':
         this.#state.applyBase(e.index, head.base);
+        break;
+      case 'seal':
+        outcome = this.#state.applySeal(e.index, head.timeline, head.floor);
         break;
       case 'batches': {
         // Each batch of the entry is de-duplicated on its own; those appended get an index row that

@@ -6,10 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { MemoryKv } from '../log/index.js';
+import { MemoryKv, PartitionSealedError } from '../log/index.js';
 import type { Offset } from '../core/offset.js';
 import type { Message, NodeId } from '../raft/index.js';
 import { CorruptBatchError } from '../log/index.js';
+import { decodeEntryHead } from '../log/partition-entry.js';
 import type { GroupHandler } from '../transport/index.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
@@ -78,6 +79,11 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
         if (!linked(id, to) || h?.bounds === undefined) throw new Error('unreachable');
         return h.bounds(id, req);
       },
+      forwardControl: async (to, req) => {
+        if (!linked(id, to)) return { status: 'unavailable', detail: 'unreachable' };
+        const h = nodes.get(to)!.handlers.get(req.group);
+        return h?.control === undefined ? { status: 'notLeader', leaderHint: 0, epoch: 0 } : h.control(id, req);
+      },
     });
     host.start({
       send: (groups) => {
@@ -87,6 +93,15 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
               if (linked(m.from, m.to)) nodes.get(m.to)?.handlers.get(group)?.receive(opts.tamper?.(m) ?? m);
             });
           }
+        }
+      },
+      // The node-level heartbeat: quiesced followers see their leader's node alive and stay quiesced.
+      ping: () => {
+        for (const to of nodes.keys()) {
+          if (to === id) continue;
+          setImmediate(() => {
+            if (linked(id, to)) nodes.get(to)?.host.heard(id);
+          });
         }
       },
     });
@@ -211,6 +226,65 @@ test('a node holding no replica publishes through the leader and reads, waits an
     // With every replica cut off, node 4 answers a retriable error, not a wrong answer.
     for (const id of [1, 2, 3]) c.down.add(id);
     await assert.rejects(four.read(1, 0, -1 as Offset, 10, 1000), /no replica could be read/);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a seal sent from any node, replica or not, is applied once through the leader: every node learns the same start, later publishes are refused as sealed everywhere', async () => {
+  const c = await cluster(1024, [1, 2, 3, 4]);
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [1, 2, 3].map((id) => c.node(id)).find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    for (let i = 0; i < 6; i++) {
+      const [r] = await c.node(((i % 4) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`p${i}`)] }]);
+      assert.ok(r?.ok, `publish ${i}`);
+    }
+    // From every node at once, the leader's follower and the non-replica included.
+    const starts = await Promise.all([1, 2, 3, 4].map((id) => c.node(id).replicas.control(1, 0, { kind: 'seal', timeline: 'T', floor: 0 })));
+    assert.deepEqual(starts, [6, 6, 6, 6]);
+    for (const id of [1, 2, 3, 4]) {
+      const [r] = await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`late${id}`)] }]);
+      assert.ok(r !== undefined && !r.ok && r.error instanceof PartitionSealedError, `node ${id}: ${JSON.stringify(r)}`);
+    }
+    await until('every replica applied the seal', () => [1, 2, 3].every((id) => c.node(id).replicas.replica(1, 0)!.sealed === 'T'));
+    for (const id of [1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, 0), ['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
+    // A seal for another switch is refused on every node.
+    await assert.rejects(c.node(4).replicas.control(1, 0, { kind: 'seal', timeline: 'U', floor: 0 }), /sealed for timeline T/);
+  } finally {
+    await c.close();
+  }
+});
+
+// A seal is a command of the group like a batch, so a quiesced group wakes for it; it is proposed on its
+// own (never inside a coalesced entry), so batches racing it are either stored before it or refused.
+test('a seal wakes a quiesced group and is an entry of its own: batches racing it are stored before it or refused as sealed', async () => {
+  const c = await cluster();
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('first')] }]);
+    assert.ok(r?.ok);
+    await until('the group quiesced on every node', () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.group.raw.quiesced));
+    const follower = [...c.nodes.values()].find((n) => n !== leader)!;
+    // Batches queued in the leader's coalescer and through a follower in the same turn as the seal.
+    const racing = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? leader : follower).replicas.append([{ topic: 1, partition: 0, events: [ev(`r${i}`), ev(`r${i}'`)] }]));
+    const start = await follower.replicas.control(1, 0, { kind: 'seal', timeline: 'T', floor: 0 });
+    const results = (await Promise.all(racing)).map((x) => x[0]!);
+    let stored = 0;
+    for (const res of results) {
+      if (res.ok) {
+        assert.ok(res.last < start, `a stored batch (${res.first}-${res.last}) lies before the new timeline's start ${start}`);
+        stored += 2;
+      } else assert.ok(res.error instanceof PartitionSealedError, res.error.message);
+    }
+    assert.equal(start, 1 + stored, 'the new timeline starts right after the batches stored before the seal');
+    await until('every replica applied the seal', () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.sealed === 'T'));
+    // In the leader's log the seal is an entry holding nothing else.
+    const mem = leader.replicas.replica(1, 0)!.group.store.storage;
+    const heads = mem.entries(mem.firstIndex(), mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER).filter((e) => e.type !== 'confChange' && e.data.byteLength > 0).map((e) => decodeEntryHead(Buffer.from(e.data)));
+    assert.equal(heads.filter((h) => h.kind === 'seal').length, 1);
+    for (const n of c.nodes.values()) assert.equal((await readAll(n.replicas, 0)).length, 1 + stored, `node ${n.id}`);
   } finally {
     await c.close();
   }

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
-import { OffsetExpiredError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
+import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
 import { encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
 import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
@@ -30,6 +30,7 @@ import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
 import type { GroupFacts } from '../metadata/cluster-partitions.js';
+import { proposeControl, serveControl, type ControlCommand, type ControlSender } from './partition-control.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
@@ -42,6 +43,11 @@ export interface GroupPlacement {
   readonly moving?: { readonly from: NodeId; readonly to: NodeId };
   /** The group's founding voters when it has been moved (absent: `replicas`). */
   readonly founders?: readonly NodeId[];
+  /**
+   * The first offset of the partition in this log's timeline (0 for the first timeline): a group that
+   * never applied anything starts there, so a new timeline continues the offsets without a base entry.
+   */
+  readonly start?: number;
 }
 
 /** Whether `node` holds a replica (voter or learner) of the group by its placement. */
@@ -65,7 +71,9 @@ export type AppendAnswer =
   | { readonly status: 'committed'; readonly epoch: Term; readonly firstOffset: number; readonly lastOffset: number }
   | { readonly status: 'notLeader'; readonly leaderHint: NodeId; readonly epoch: Term }
   | { readonly status: 'unavailable'; readonly detail: string }
-  | { readonly status: 'refused'; readonly detail: string };
+  | { readonly status: 'refused'; readonly detail: string }
+  /** Not appended: the partition's log was sealed by the switch to `timeline`. */
+  | { readonly status: 'sealed'; readonly timeline: string };
 
 /** How a node reaches a partition leader elsewhere (the gRPC transport). */
 export interface AppendForwarder {
@@ -75,6 +83,8 @@ export interface AppendForwarder {
   /** Remote read from a replica on another node (a node holding no replica of the partition). */
   read?(to: NodeId, req: RemoteReadRequest, signal?: AbortSignal): AsyncIterable<RemoteReadChunk>;
   bounds?(to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }>;
+  /** A command of a partition's group (seal, base) to the node believed to lead it (partition-control.ts). */
+  forwardControl?: ControlSender;
 }
 
 export interface RemoteReadRequest {
@@ -252,7 +262,7 @@ export class PartitionReplicas {
         b.put(directoryKey(placement.group), v);
       }, { durable: false });
     }
-    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log);
+    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
     const storage = store.storage;
     const snap = storage.snapshot();
     if (snap.metadata.index > replica.applied) {
@@ -354,6 +364,7 @@ export class PartitionReplicas {
       unreachable: (peer) => r.group.raw.reportUnreachable(peer),
       snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
       append: (_from, req) => this.appendForwarded(req),
+      control: (_from, req) => serveControl(r, req, this.#o.clock),
       read: (_from, req, signal) => this.#serveRead(r, req, signal),
       bounds: async () => {
         const b = r.bounds();
@@ -594,6 +605,7 @@ export class PartitionReplicas {
       if (g.isLeader()) {
         try {
           const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;
+          if (out.kind === 'sealed') throw new PartitionSealedError(item.topic, item.partition, out.timeline);
           return { ok: true, first: out.first as Offset, last: out.last as Offset };
         } catch (err) {
           if (!(err instanceof ProposalFailedError)) throw err;
@@ -612,6 +624,7 @@ export class PartitionReplicas {
           events: item.events,
         });
         if (answer.status === 'committed') return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
+        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
         if (answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
         // Unavailable: the leader did not answer (a lost connection, its deadline); the batch may be
         // stored. Asking again with the same request id is safe (the state machine stores it once)
@@ -647,6 +660,7 @@ export class PartitionReplicas {
           this.#remoteLeaders.set(key, to);
           return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
         }
+        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
         if (answer.status === 'refused') throw unavailable(item, `node ${to}: ${answer.detail}`);
         if (answer.status === 'notLeader' && answer.leaderHint !== noNode && answer.leaderHint !== to) {
           hint = answer.leaderHint;
@@ -676,7 +690,9 @@ export class PartitionReplicas {
     if (!g.isLeader()) return { status: 'notLeader', leaderHint: g.leader, epoch: g.term };
     try {
       const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
-      return { status: 'committed', epoch: applied.term, firstOffset: applied.outcome.first, lastOffset: applied.outcome.last };
+      const out = applied.outcome;
+      if (out.kind === 'sealed') return { status: 'sealed', timeline: out.timeline };
+      return { status: 'committed', epoch: applied.term, firstOffset: out.first, lastOffset: out.last };
     } catch (err) {
       if (err instanceof PartitionEntryError) return { status: 'refused', detail: err.message };
       if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: err.leader, epoch: err.term };
@@ -747,11 +763,24 @@ export class PartitionReplicas {
 
   // ------------------------------------------------------------------ maintenance
 
-  /** Sets the first offset of a never-written partition (a new timeline continues the offsets). */
+  /** Sets the first offset of a never-written partition (a new timeline continues the offsets), through its leader. */
   async setBase(topic: number, partition: number, base: number): Promise<void> {
-    const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
-    if (r.bounds().oldest === base) return;
-    await this.#proposeUntil(r, encodeBaseEntry(base), this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs);
+    if (this.replica(topic, partition)?.bounds().oldest === base) return;
+    await this.control(topic, partition, { kind: 'base', base });
+  }
+
+  /**
+   * Applies a command of the partition's group (a seal, a base) through its leader, from any node
+   * (partition-control.ts); resolves with the log's next offset after it.
+   */
+  async control(topic: number, partition: number, cmd: ControlCommand, deadlineMs = this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs): Promise<number> {
+    const p = this.#o.placement(topic, partition);
+    if (p === undefined) throw new PartitionUnavailableError(topic, partition, new Error('no placement for this partition'));
+    const self = this.#o.self;
+    const local = p.replicas.includes(self) ? await this.ensure(topic, partition) : undefined;
+    const send = this.#forwarder?.forwardControl;
+    const route = { self, group: p.group, topic, partition, local, others: p.replicas.filter((n) => n !== self) };
+    return proposeControl(route, cmd, deadlineMs, '', { clock: this.#o.clock, send: send?.bind(this.#forwarder), sleep: this.#o.sleep ?? sleep });
   }
 
   /**
@@ -848,6 +877,11 @@ export class PartitionReplicas {
     await this.#o.kv.write((b) => {
       for (const g of groups) dropGroupKeys(b, g);
     }, { durable: false });
+  }
+
+  /** Tells the node host that a group has work (a configuration change or a transfer was just asked). */
+  kick(group: number): void {
+    this.#o.host.kick(group);
   }
 
   /** The replicas open on this node. */

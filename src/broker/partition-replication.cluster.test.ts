@@ -4,7 +4,8 @@
 // while six producers publish, and the failover gap that users see (printed); a partition leader cut
 // off by iptables acknowledges nothing and answers within the deadline while the majority moves on;
 // a restarted follower converges by fetching the log it lacks (log shipping); a subscription
-// continues on another node from its committed cursor after the node that streamed it was killed.
+// continues on another node from its committed cursor after the node that streamed it was killed;
+// timeline switches asked on two nodes while producers publish through all three.
 // Method: cluster/up 3 (the developers' scripts) in a temporary directory on free ports, with
 // BROOK_PARTITION_MEMORY_ENTRIES=16 (a follower that missed a few hundred entries is shipped the log)
 // and a 2 s deadline (BROOK_METADATA_TIMEOUT_MS, also the append deadline). Each part uses an event
@@ -446,6 +447,63 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         }
         assert.equal(total, 11 * partitionCount * 2 * 2);
         t.diagnostic(`${total} events in ${partitionCount} partitions, identical on nodes 1, 2 and 3`);
+      }));
+
+    await t.test('timeline switches asked on nodes 2 and 3 (to a created storage and back) while six producers publish on random nodes: every publish succeeds, nothing lost, duplicated or reordered, offsets dense across timelines on every node', () =>
+      withLogs(async () => {
+        const name = 'repl.timelines';
+        await createEventType(name);
+        const st = await call(url(1), 'POST', '/storages', { id: 'repl-st', storage_type: 'broker', broker_configuration: {} });
+        assert.equal(st.status, 201, st.text);
+        const sent: Sent[] = [];
+        const outcomes: Outcome[] = [];
+        let stop = false;
+        const producer = async (j: number) => {
+          const keys = keysFor(`tl${j}`);
+          const seqs = new Map<string, number>();
+          while (!stop) {
+            const p = partitions[Math.floor(Math.random() * partitionCount)]!;
+            const node = nodes[Math.floor(Math.random() * nodes.length)]!;
+            const batch = batchOf(keys[Number(p)]![0]!, p, seqs, 3);
+            sent.push(...batch);
+            outcomes.push(await publishTo(node, name, batch, `tl${j}`));
+          }
+        };
+        const running = Array.from({ length: 6 }, (_, j) => producer(j));
+        const switches: { node: number; status: number; ms: number; text: string }[] = [];
+        try {
+          for (const [node, storage] of [[2, 'repl-st'], [3, 'default']] as const) {
+            await sleep(1500);
+            const at = Date.now();
+            const r = await call(url(node), 'POST', `/event-types/${name}/timelines`, { storage_id: storage });
+            switches.push({ node, status: r.status, ms: Date.now() - at, text: r.text });
+          }
+          await sleep(1500);
+        } finally {
+          stop = true;
+          await Promise.all(running);
+        }
+        const slowest = outcomes.reduce((m, o) => Math.max(m, o.doneAt - o.sentAt), 0);
+        t.diagnostic(`switches: ${switches.map((x) => `node ${x.node} ${x.status} in ${x.ms} ms`).join(', ')}; ${outcomes.length} publishes, slowest ${slowest} ms`);
+        for (const x of switches) assert.equal(x.status, 201, `the switch on node ${x.node}: ${x.text}`);
+        for (const o of outcomes) assert.equal(o.status, 200, `a publish during the switches (node ${o.node}): ${o.status} ${o.text.slice(0, 300)}`);
+        const stored = await converged(name, 30_000);
+        const { stored: n } = checkHistory(stored, sent, new Set(outcomes.flatMap((o) => o.acked)));
+        assert.equal(n, sent.length, 'every event sent was acknowledged and is stored once');
+        // Every node lists the three timelines, and events were stored on each of them: the closed ones
+        // end where the next begins (latest_position), and each holds events of some partition.
+        type Tl = { order: number; storage_id: string; latest_position?: { offsets: { partition: string; offset: string }[] } };
+        let listed: Tl[] = [];
+        for (const i of nodes) {
+          const tls = await call(url(i), 'GET', `/event-types/${name}/timelines`);
+          listed = tls.body as Tl[];
+          assert.deepEqual(listed.map((x) => [x.order, x.storage_id]), [[1, 'default'], [2, 'repl-st'], [3, 'default']], `timelines on node ${i}`);
+        }
+        const lastOf = (k: number, p: string) => offsetNumber(listed[k]!.latest_position!.offsets.find((o) => o.partition === p)!.offset);
+        const held = (k: number) => partitions.reduce((n, p) => n + (k === 0 ? lastOf(0, p) + 1 : k === 1 ? lastOf(1, p) - lastOf(0, p) : stored.get(p)!.length - 1 - lastOf(1, p)), 0);
+        assert.ok(held(0) > 0 && held(1) > 0 && held(2) > 0, `events on every timeline: ${[0, 1, 2].map(held).join(', ')}`);
+        t.diagnostic(`events per timeline: ${[0, 1, 2].map(held).join(', ')}`);
+        t.diagnostic(`${n} events in ${partitionCount} partitions over three timelines, identical on nodes 1, 2 and 3`);
       }));
 
     await t.test('kill -9 of a partition leader under six producers: nothing acknowledged lost, duplicated or reordered; failover gap', () =>

@@ -7,8 +7,9 @@
  *   or leadership handed to another voter when this node is the one leaving;
  * - each replica open here whose placement no longer names this node is dropped with its data (the
  *   metadata records `remove` only after the group removed the node, so the others hold everything);
- * - `open` opens the replicas the placement gives this node (a new learner starts empty, see
- *   partition-replicas.ts).
+ * The node opens the replicas the placement gives it (a new learner starts empty, see
+ * partition-replicas.ts) when it applies a partition.move (main.ts). Every storage's partition groups
+ * (the default one and those of operator-created storages) are driven alike.
  *
  * Nothing here is remembered across rounds except the proposals under way: the stored placement and
  * the group's configuration are the state, so a restart or a new leader resumes where the move stood.
@@ -19,12 +20,11 @@ import type { MetadataCommand } from '../metadata/commands.js';
 import { noNode } from '../raft/index.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { placedOn, type PartitionReplicas, type PlacementLookup } from './partition-replicas.js';
-import type { RaftNodeHost } from './raft-host/node-host.js';
 
 export interface ReplicaMoverOptions {
   readonly self: number;
-  readonly replicas: PartitionReplicas;
-  readonly host: Pick<RaftNodeHost, 'kick'>;
+  /** The partition groups of every storage open on this node. */
+  readonly stores: () => Iterable<PartitionReplicas>;
   readonly placement: PlacementLookup;
   /** Proposes a metadata command (forwarded to the metadata leader); resolves with its outcome. */
   readonly propose: (cmd: Extract<MetadataCommand, { op: 'partition.move' }>) => Promise<{ ok: boolean; detail?: string }>;
@@ -47,15 +47,17 @@ export class ReplicaMover {
   /** One round over the replicas open here. Returns the actions taken (for tests and logs). */
   round(): MoveAction[] {
     const taken: MoveAction[] = [];
-    for (const r of [...this.#o.replicas.held()]) {
-      const placement = this.#o.placement(r.topic, r.partition);
-      if (placement === undefined || placement.group !== r.groupId) continue;
-      if (!placedOn(placement, this.#o.self)) {
-        this.#drop(r);
-        continue;
+    for (const store of this.#o.stores()) {
+      for (const r of [...store.held()]) {
+        const placement = this.#o.placement(r.topic, r.partition);
+        if (placement === undefined || placement.group !== r.groupId) continue;
+        if (!placedOn(placement, this.#o.self)) {
+          this.#drop(store, r);
+          continue;
+        }
+        const a = this.#step(store, r, placement);
+        if (a.kind !== 'idle' && a.kind !== 'wait') taken.push(a);
       }
-      const a = this.#step(r, placement);
-      if (a.kind !== 'idle' && a.kind !== 'wait') taken.push(a);
     }
     return taken;
   }
@@ -63,23 +65,19 @@ export class ReplicaMover {
   /** Drops the data of groups stored here that the placement gives other nodes only (after a restart). */
   async dropStored(): Promise<number> {
     let dropped = 0;
-    for await (const g of this.#o.replicas.storedGroups()) {
-      const placement = this.#o.placement(g.topic, g.partition);
-      if (placement === undefined || placement.group !== g.group || placedOn(placement, this.#o.self)) continue;
-      this.#o.logger.info({ ...g }, 'dropping a partition replica moved to other nodes before the last stop');
-      await this.#o.replicas.dropReplica(g.topic, g.partition, g.group);
-      dropped++;
+    for (const store of this.#o.stores()) {
+      for await (const g of store.storedGroups()) {
+        const placement = this.#o.placement(g.topic, g.partition);
+        if (placement === undefined || placement.group !== g.group || placedOn(placement, this.#o.self)) continue;
+        this.#o.logger.info({ ...g }, 'dropping a partition replica moved to other nodes before the last stop');
+        await store.dropReplica(g.topic, g.partition, g.group);
+        dropped++;
+      }
     }
     return dropped;
   }
 
-  /** Opens this node's replica of a partition if its placement names this node (a new learner). */
-  async open(topic: number, partition: number): Promise<void> {
-    const placement = this.#o.placement(topic, partition);
-    if (placement !== undefined && placedOn(placement, this.#o.self)) await this.#o.replicas.ensure(topic, partition);
-  }
-
-  #step(r: PartitionReplica, placement: NonNullable<ReturnType<PlacementLookup>>): MoveAction {
+  #step(store: PartitionReplicas, r: PartitionReplica, placement: NonNullable<ReturnType<PlacementLookup>>): MoveAction {
     const g = r.group;
     if (!g.isLeader()) return { kind: 'idle' };
     // The common case, checked before the leader's status is built: no move, no learner anywhere.
@@ -113,14 +111,14 @@ export class ReplicaMover {
       case 'confChange': {
         const res = g.raw.proposeConfChange(a.change);
         if (res.ok) {
-          this.#o.host.kick(g.id);
+          store.kick(g.id);
           log(`replica move: proposing ${a.change.type} of node ${a.change.nodeId}`, { moving: placement.moving, index: res.lastIndex });
         } else log(`replica move: ${a.change.type} of node ${a.change.nodeId} not proposed (${res.reason})`);
         break;
       }
       case 'transfer':
         if (g.raw.transferLeadership(a.to)) {
-          this.#o.host.kick(g.id);
+          store.kick(g.id);
           log(`replica move: this node leaves the group; handing leadership to node ${a.to}`);
         }
         break;
@@ -146,12 +144,12 @@ export class ReplicaMover {
       .finally(() => this.#recording.delete(group));
   }
 
-  #drop(r: PartitionReplica): void {
+  #drop(store: PartitionReplicas, r: PartitionReplica): void {
     const group = r.groupId;
     if (this.#dropping.has(group)) return;
     this.#dropping.add(group);
     this.#o.logger.info({ topic: r.topic, partition: r.partition, group }, 'partition replica moved to another node: dropping it here');
-    this.#o.replicas
+    store
       .dropReplica(r.topic, r.partition, group)
       .catch((err: unknown) => this.#o.logger.error({ err, group }, 'dropping a moved partition replica failed; retried'))
       .finally(() => this.#dropping.delete(group));

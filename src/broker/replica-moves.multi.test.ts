@@ -54,7 +54,7 @@ async function cluster(memoryEntries: number, late = new Set<NodeId>()) {
     const r = sm.apply(sm.appliedIndex + 1, cmd);
     if (r.ok) applied.push(cmd);
     // What main.ts does after an applied partition.move: every node opens what the placement gives it.
-    for (const n of nodes.values()) if (!late.has(n.id)) await n.mover.open(topic, 0);
+    for (const n of nodes.values()) if (!late.has(n.id)) await n.replicas.ensure(topic, 0);
     return r.ok ? { ok: true } : { ok: false, detail: r.detail };
   };
   for (const id of [1, 2, 3, 4]) {
@@ -88,10 +88,10 @@ async function cluster(memoryEntries: number, late = new Set<NodeId>()) {
         }
       },
     });
-    const mover = new ReplicaMover({ self: id, replicas, host, placement, propose, logger: logger.child({ node: id, component: 'mover' }) });
+    const mover = new ReplicaMover({ self: id, stores: () => [replicas], placement, propose, logger: logger.child({ node: id, component: 'mover' }) });
     nodes.set(id, { id, kv, host, replicas, mover, handlers });
   }
-  for (const n of nodes.values()) if (!late.has(n.id)) await n.mover.open(topic, 0);
+  for (const n of nodes.values()) if (!late.has(n.id)) await n.replicas.ensure(topic, 0);
   let stopped = false;
   const rounds = (async () => {
     while (!stopped) {
@@ -286,7 +286,7 @@ test('a founder that opens its replica only after a move writes the founding con
     await until('the move finished without node 2', () => (c.sm.eventType('moved')!.storage.placement![0]!.moving === undefined ? true : undefined), 30_000);
     assert.deepEqual(c.sm.eventType('moved')!.storage.placement![0]!.replicas, [4, 2, 3]);
     late.delete(2);
-    await c.node(2).mover.open(c.topic, 0);
+    await c.node(2).replicas.ensure(c.topic, 0);
     await until('node 2 caught up', () => c.node(2).replicas.replica(c.topic, 0)!.bounds().newest === 9);
     // The founding entries (indexes 1-3) are the same on the late founder as on the others.
     const founding = (id: NodeId) => c.node(id).replicas.replica(c.topic, 0)!.group.store.storage.entries(1, 4, Number.MAX_SAFE_INTEGER).map((e) => [e.term, e.type, Buffer.from(e.data).toString('hex')]);

@@ -42,6 +42,9 @@ import { readU64, writeU64 } from './keys.js';
 export const kindBatch = 1;
 export const kindBase = 2;
 export const kindBatches = 3;
+export const kindSeal = 4;
+/** Timeline ids are UUIDs; bounded so a malformed one cannot bloat an entry. */
+export const timelineIdBytesMax = 64;
 const crcStart = 5;
 const batchFixedBytes = 15;
 
@@ -122,6 +125,19 @@ export function encodeBaseEntry(base: number): Buffer {
   return out;
 }
 
+export function encodeSealEntry(timeline: string, floor: number): Buffer {
+  const id = Buffer.from(timeline, 'utf8');
+  if (id.length === 0 || id.length > timelineIdBytesMax) throw new PartitionEntryError(`timeline id of ${id.length} bytes (1 to ${timelineIdBytesMax})`);
+  const out = Buffer.allocUnsafe(15 + id.length);
+  out[0] = kindSeal;
+  writeU64(out, 5, floor);
+  out.writeUInt16BE(id.length, 13);
+  id.copy(out, 15);
+  out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
+  return out;
+}
+
 /** One publish batch of a kind-3 entry. */
 export interface EntryBatch {
   readonly requestId: string;
@@ -181,7 +197,8 @@ export interface BatchHead {
 export type EntryHead =
   | { readonly kind: 'noop' }
   | { readonly kind: 'batches'; readonly batches: readonly BatchHead[]; readonly count: number; readonly appendTimeMs: number }
-  | { readonly kind: 'base'; readonly base: number };
+  | { readonly kind: 'base'; readonly base: number }
+  | { readonly kind: 'seal'; readonly timeline: string; readonly floor: number };
 
 function checkCrc(data: Buffer): void {
   if (data.length < crcStart) throw new PartitionEntryError(`entry of ${data.length} bytes`);
@@ -209,6 +226,12 @@ export function decodeEntryHead(data: Buffer, verified = false): EntryHead {
     case kindBase:
       if (data.length !== 13) throw new PartitionEntryError('malformed base entry');
       return { kind: 'base', base: readU64(data, 5) };
+    case kindSeal: {
+      if (data.length < 15) throw new PartitionEntryError('truncated seal entry');
+      const len = data.readUInt16BE(13);
+      if (len === 0 || len > timelineIdBytesMax || data.length !== 15 + len) throw new PartitionEntryError('malformed seal entry');
+      return { kind: 'seal', timeline: data.toString('utf8', 15), floor: readU64(data, 5) };
+    }
     default:
       throw new PartitionEntryError(`unknown partition entry kind ${data[0]}`);
   }

@@ -1,0 +1,193 @@
+// Goal: issue 9 on three real node processes. (1) A node whose data directory is wiped while its peers
+// run does not found a new metadata group under its old id: it asks its peers, joins their cluster as
+// a new, empty member that does not vote, catches up from the leader (through a snapshot), is
+// repaired, and is electable again: with the leader killed, it and the third node elect a new one and
+// take writes. (2) A node whose RocksDB write-ahead log lost durable raft writes (a corrupt record in
+// the middle; point-in-time recovery drops the rest) comes back damaged, says what it found, and is
+// repaired from the leader. The cluster keeps every write throughout.
+// Method: cluster/up 3 in a temporary directory on free ports, a small snapshot threshold; kill -9 by
+// pid; the data directory removed, or one byte of the newest WAL file flipped, while the node is down;
+// GET /cluster (raft_damaged, cluster_id, disk_id) and the node's log lines of its new run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { businessEventType, call } from '../testing/broker-harness.js';
+import { freeClusterBase } from '../testing/free-ports.js';
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const clusterDir = mkdtempSync(join(tmpdir(), 'brook-damaged-test-'));
+const snapshotEntries = 8;
+const base = await freeClusterBase();
+const url = (i) => `http://127.0.0.1:${base + i - 1}`;
+const env = {
+    ...process.env,
+    BROOK_CLUSTER_DIR: clusterDir,
+    BROOK_CLUSTER_PORT: String(base),
+    BROOK_CLUSTER_NO_BUILD: '1',
+    BROOK_RAFT_SNAPSHOT_ENTRIES: String(snapshotEntries),
+    BROOK_METADATA_TIMEOUT_MS: '2000',
+    BROOK_LOG_LEVEL: 'info',
+};
+function clusterCmd(cmd, ...args) {
+    const r = spawnSync(join(repo, 'cluster', cmd), args, { env, encoding: 'utf8', timeout: 60_000 });
+    if (r.status !== 0)
+        throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${logs()}`);
+    return r.stdout;
+}
+const pidOf = (i) => Number(readFileSync(join(clusterDir, `node${i}`, 'pid'), 'utf8'));
+const dataDir = (i) => join(clusterDir, `node${i}`, 'data');
+function nodeLog(i) {
+    const f = join(clusterDir, `node${i}`, 'node.log');
+    return existsSync(f) ? readFileSync(f, 'utf8') : '';
+}
+function logs() {
+    const own = (i) => nodeLog(i).split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
+    return [1, 2, 3].map((i) => `--- node ${i} (last lines)\n${own(i).slice(-20).join('\n')}`).join('\n');
+}
+async function view(i) {
+    try {
+        const res = await fetch(`${url(i)}/cluster`, { signal: AbortSignal.timeout(1000) });
+        return res.ok ? (await res.json()) : undefined;
+    }
+    catch {
+        return undefined;
+    }
+}
+async function until(what, timeoutMs, probe) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const v = await probe();
+        if (v !== undefined)
+            return v;
+        if (Date.now() > deadline)
+            throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
+        await new Promise((r) => setTimeout(r, 50));
+    }
+}
+function agreedLeader(nodes, timeoutMs) {
+    return until(`a leader agreed on by nodes ${nodes.join(', ')}`, timeoutMs, async () => {
+        const vs = await Promise.all(nodes.map(view));
+        const l = vs[0]?.metadata.leader;
+        return l !== null && l !== undefined && nodes.includes(l) && vs.every((v) => v?.metadata.leader === l) ? l : undefined;
+    });
+}
+async function create(names, on) {
+    for (const name of names) {
+        const r = await call(url(on), 'POST', '/event-types', businessEventType(name));
+        assert.equal(r.status, 201, r.text);
+    }
+}
+async function names(i) {
+    const r = await call(url(i), 'GET', '/event-types');
+    assert.equal(r.status, 200, r.text);
+    return r.body.map((e) => e.name);
+}
+/** Restarts node i with cluster/up; returns its log lines from the new run only. */
+function restart(i) {
+    const from = nodeLog(i).length;
+    const out = clusterCmd('up', '3');
+    assert.match(out, new RegExp(`node ${i}: started`));
+    return () => nodeLog(i).slice(from).split('\n').filter((l) => l.includes('"component"') || l.includes('"msg"'));
+}
+/** The node is caught up with the leader's commit index and not damaged any more. */
+async function repaired(i, target) {
+    return until(`node ${i} to be repaired and apply up to ${target}`, 15_000, async () => {
+        const v = await view(i);
+        return v !== undefined && !v.metadata.raft_damaged && v.metadata.applied_index >= target ? v : undefined;
+    });
+}
+test('a wiped node joins as a new member and is repaired; a node whose WAL lost raft writes is found damaged and repaired', { timeout: 150_000 }, async (t) => {
+    try {
+        clusterCmd('up', '3');
+        const leader0 = await agreedLeader([1, 2, 3], 10_000);
+        const founded = (await Promise.all([1, 2, 3].map(view)));
+        assert.ok(founded.every((v) => v.cluster_id === founded[0].cluster_id && /^[0-9a-f]{32}$/.test(v.cluster_id)), 'one cluster id on every founder');
+        assert.equal(new Set(founded.map((v) => v.disk_id)).size, 3, 'a disk id per node');
+        const written = [];
+        const more = async (n, on, tag) => {
+            const batch = Array.from({ length: n }, (_, k) => `${tag}.n${k}`);
+            await create(batch, on);
+            written.push(...batch);
+        };
+        await more(2 * snapshotEntries, leader0, 'before');
+        await t.test('a wiped follower does not found a group: it joins, catches up, is repaired and votes again', async () => {
+            const wiped = [1, 2, 3].find((i) => i !== leader0);
+            const third = [1, 2, 3].find((i) => i !== leader0 && i !== wiped);
+            const old = (await view(wiped));
+            process.kill(pidOf(wiped), 'SIGKILL');
+            rmSync(dataDir(wiped), { recursive: true, force: true });
+            await more(snapshotEntries, leader0, 'while.wiped');
+            const newRun = restart(wiped);
+            const target = (await view(leader0)).metadata.commit_index;
+            const v = await repaired(wiped, target);
+            const lines = newRun().join('\n');
+            assert.doesNotMatch(lines, /founded the metadata raft group|founding the cluster/, 'no new founding');
+            assert.match(lines, /the peers already have a cluster: joining it as a new, empty member/);
+            assert.match(lines, /metadata raft log damaged: this node will not vote or lead until a healthy leader has repaired it/);
+            assert.match(lines, /installed a metadata snapshot from the leader/);
+            assert.match(lines, /metadata raft member repaired from the leader/);
+            assert.equal(v.cluster_id, old.cluster_id, 'the same cluster');
+            assert.notEqual(v.disk_id, old.disk_id, 'a new disk');
+            assert.deepEqual((await names(wiped)).sort(), [...written].sort(), 'it holds every write');
+            // Electable again: without the leader, the repaired node and the third one elect a leader.
+            process.kill(pidOf(leader0), 'SIGKILL');
+            const leader1 = await agreedLeader([wiped, third], 10_000);
+            assert.ok([wiped, third].includes(leader1));
+            await until('a write after the leader was killed', 8_000, async () => {
+                const r = await call(url(wiped), 'POST', '/event-types', businessEventType('after.kill'));
+                return r.status === 201 ? r : undefined;
+            });
+            written.push('after.kill');
+            clusterCmd('up', '3');
+            await agreedLeader([1, 2, 3], 10_000);
+        });
+        await t.test('a node whose WAL lost durable raft writes comes back damaged, says why, and is repaired', async () => {
+            const leader = await agreedLeader([1, 2, 3], 10_000);
+            const victim = [1, 2, 3].find((i) => i !== leader);
+            await more(snapshotEntries - 2, leader, 'before.loss');
+            await until(`node ${victim} to apply the writes`, 5_000, async () => {
+                const [l, v] = await Promise.all([view(leader), view(victim)]);
+                return l !== undefined && v !== undefined && v.metadata.applied_index >= l.metadata.commit_index ? true : undefined;
+            });
+            await new Promise((r) => setTimeout(r, 300)); // the marker follows the last durable write
+            process.kill(pidOf(victim), 'SIGKILL');
+            // Flip one byte in the middle of the newest WAL: RocksDB keeps only what was written before it.
+            const dir = dataDir(victim);
+            const wal = readdirSync(dir).filter((f) => f.endsWith('.log')).sort().pop();
+            const bytes = readFileSync(join(dir, wal));
+            assert.ok(statSync(join(dir, wal)).size > 1000, 'a WAL with raft writes in it');
+            bytes[Math.floor(bytes.length * 0.5)] ^= 0xff;
+            writeFileSync(join(dir, wal), bytes);
+            await more(2, leader, 'while.down');
+            const newRun = restart(victim);
+            const target = (await view(leader)).metadata.commit_index;
+            await repaired(victim, target);
+            const lines = newRun().join('\n');
+            assert.match(lines, /the end of its write-ahead log was lost/);
+            assert.match(lines, /raft state on this node is damaged/);
+            assert.match(lines, /metadata raft member repaired from the leader/);
+            assert.deepEqual((await names(victim)).sort(), [...written].sort(), 'it holds every write again');
+        });
+    }
+    finally {
+        try {
+            clusterCmd('down');
+        }
+        catch (err) {
+            for (const i of [1, 2, 3]) {
+                try {
+                    process.kill(pidOf(i), 'SIGKILL');
+                }
+                catch {
+                    // not running
+                }
+            }
+            t.diagnostic(`cluster/down failed: ${err.message}`);
+        }
+        rmSync(clusterDir, { recursive: true, force: true });
+    }
+});
+//# sourceMappingURL=damaged-replica.cluster.test.js.map

@@ -1,0 +1,88 @@
+import { MetadataStateMachine } from '../metadata/state-machine.js';
+import { applyConfChangeToState, decodeConfChange } from '../raft/index.js';
+import { decodeCommand, decodeImage } from './metadata-codec.js';
+import { RaftLogStore } from './raft-log-store.js';
+/** The metadata group's id in the KV key space and on the node host (partition groups take others). */
+export const metadataGroupId = 0;
+export async function restoreMetadata(o) {
+    const log = o.logger;
+    const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk });
+    if (store.isEmpty) {
+        // A node that lost raft state cannot tell whether it held this group (node-disk.ts): founding it
+        // again (term 1, no vote) could vote twice in a term. It starts empty and damaged instead.
+        const lost = o.disk?.identity.lostRaftState;
+        if (lost !== undefined)
+            await store.startEmpty([], `this node started with no metadata raft state after losing raft writes (${lost})`);
+        else
+            await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
+        if (lost === undefined && o.founders.length > 0)
+            log.info({ founders: o.founders }, 'founded the metadata raft group');
+    }
+    checkDamage(o, store);
+    const storage = store.storage;
+    const snap = storage.snapshot();
+    const sm = snap.metadata.index > 0 ? decodeImage(snap.data) : new MetadataStateMachine();
+    let conf = snap.metadata.confState;
+    const hs = storage.hardState();
+    let commit = Math.max(hs.commit, snap.metadata.index);
+    const tail = storage.entries(snap.metadata.index + 1, storage.lastIndex() + 1, Number.MAX_SAFE_INTEGER);
+    const confAt = (index) => {
+        let c = snap.metadata.confState;
+        for (const e of tail)
+            if (e.index <= index && e.type === 'confChange')
+                c = applyConfChangeToState(c, decodeConfChange(e.data));
+        return c;
+    };
+    const last = storage.lastIndex();
+    const alone = (c) => c.voters.length === 1 && c.voters[0] === o.self && c.learners.length === 0;
+    if (commit < last && alone(confAt(commit)) && alone(confAt(last))) {
+        // The only voter: every entry in its durable log was written by itself as leader and is
+        // committed (a majority of one). The stored commit index may lag (it is written without an
+        // fsync); taking the whole log now restores at open everything a client was told is done.
+        commit = last;
+        await store.persist({ snapshot: undefined, entries: [], hardState: { ...hs, commit }, mustSync: false });
+    }
+    const applied = commit;
+    for (const e of tail.filter((x) => x.index <= applied)) {
+        if (e.type === 'confChange')
+            conf = applyConfChangeToState(conf, decodeConfChange(e.data));
+        else if (e.data.byteLength > 0)
+            applyCommand(sm, e, o);
+    }
+    log.info({ raftId: o.self, snapshotIndex: snap.metadata.index, applied, lastIndex: storage.lastIndex(), term: storage.hardState().term, voters: conf.voters, learners: conf.learners }, 'metadata raft group restored');
+    return { store, sm, conf, applied };
+}
+/**
+ * Applies the command of a committed entry. A malformed one (the state machine checks every command:
+ * metadata/shapes.ts) is refused alike on every node, logged, and not passed on: the rest of the node
+ * reads commands as the state machine accepted them.
+ */
+export function applyCommand(sm, e, o) {
+    const cmd = decodeCommand(e.data);
+    const result = sm.apply(sm.appliedIndex + 1, cmd);
+    if (!result.ok && result.malformed === true) {
+        o.logger.warn({ raftId: o.self, index: e.index, term: e.term, problem: result.detail }, 'dropped a malformed metadata command (refused on every node)');
+        return result;
+    }
+    // Not inside `onApplied?.(...)`: an optional call skips evaluating its arguments.
+    o.onApplied?.(cmd, result);
+    return result;
+}
+/**
+ * Logs what was found on a damaged member, and refuses to start one that no other member could repair
+ * (the only voter of its group): serving from it would hide the loss of acknowledged writes.
+ */
+function checkDamage(o, store) {
+    const d = store.damage;
+    if (d === undefined)
+        return;
+    const conf = store.storage.snapshot().metadata.confState;
+    const others = new Set([...conf.voters, ...conf.learners, ...o.founders, ...o.known]);
+    others.delete(o.self);
+    if (others.size === 0) {
+        throw new Error(`the metadata raft log of this single-node cluster is damaged: ${d.reason}. No other member holds a copy to repair it from. ` +
+            'Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost).');
+    }
+    o.logger.error({ raftId: o.self, damage: d.reason, damagedTerm: d.term, damagedIndex: d.index }, 'metadata raft log damaged: this node will not vote or lead until a healthy leader has repaired it');
+}
+//# sourceMappingURL=metadata-restore.js.map

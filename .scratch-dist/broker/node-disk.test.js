@@ -1,0 +1,175 @@
+// Goal: a data directory knows its identity (node id, disk id, cluster) and whether RocksDB lost raft
+// writes that were durable once: a fresh directory is initialised (marker first), a directory of
+// another node is refused with a message saying what to do, a missing or foreign marker makes every
+// group damaged, the marker follows durable writes one write at a time, and a directory from before
+// record checksums is rewritten in the checksummed format. Issue 9.
+// Method: NodeDisk over MemoryKv and MemoryCell; old-format records made by the protobuf encoder that
+// wrote them (src/transport/codec.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { MemoryCell, MemoryKv } from '../log/index.js';
+import { bootstrapState, encodeConfChange } from '../raft/index.js';
+import { encodeEntry, encodeHardState, encodeSnapshot } from '../transport/index.js';
+import { legacyClusterId, NodeDisk, NodeDiskError } from './node-disk.js';
+import { entryKey, groupKey, kindHardState, kindSnapshot, nodeIdentityKey } from './raft-keys.js';
+import { RaftLogStore } from './raft-log-store.js';
+import { decodeEntryRecord } from './raft-records.js';
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+let n = 0;
+const newId = () => `disk-${++n}`;
+async function founded(kv, disk) {
+    const s = await RaftLogStore.open(kv, 0, { disk });
+    await s.startEmpty([1, 2, 3], 'unused');
+}
+test('a fresh directory gets an identity and a marker; reopening finds both and nothing lost', async () => {
+    const kv = new MemoryKv();
+    const cell = new MemoryCell();
+    const disk = await NodeDisk.open({ kv, cell, self: 2, newId, logger: quiet });
+    assert.equal(disk.opening, 'created');
+    assert.equal(disk.identity.nodeId, 2);
+    assert.equal(disk.identity.clusterId, '');
+    assert.equal(cell.writes, 1, 'the marker is written at initialisation');
+    await founded(kv, disk);
+    await disk.setCluster('c1', [{ id: 1, diskId: 'd1' }, { id: 2, diskId: disk.identity.diskId }]);
+    await disk.close();
+    const again = await NodeDisk.open({ kv: kv.crash(), cell, self: 2, newId, logger: quiet });
+    assert.equal(again.opening, 'opened');
+    assert.equal(again.lostTail, undefined);
+    assert.equal(again.identity.diskId, disk.identity.diskId);
+    assert.equal(again.identity.clusterId, 'c1');
+    assert.equal(again.identity.founders.length, 2);
+});
+test('a crash between the marker and the identity leaves a directory that is initialised again', async () => {
+    const kv = new MemoryKv();
+    const cell = new MemoryCell();
+    await cell.write(Buffer.from('stale marker of an initialisation that did not finish'));
+    const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+    assert.equal(disk.opening, 'created');
+    assert.equal(disk.lostTail, undefined);
+});
+test('the directory of another node is refused, naming both nodes', async () => {
+    const kv = new MemoryKv();
+    const cell = new MemoryCell();
+    await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+    await assert.rejects(NodeDisk.open({ kv, cell, self: 3, newId, logger: quiet }), (err) => {
+        assert.ok(err instanceof NodeDiskError);
+        assert.match(err.message, /belongs to node 1, not to node 3/);
+        return true;
+    });
+});
+test('a missing, foreign or corrupt marker marks every raft group damaged', async () => {
+    for (const spoil of ['missing', 'foreign', 'corrupt']) {
+        const kv = new MemoryKv();
+        const cell = new MemoryCell();
+        const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+        await founded(kv, disk);
+        // A second group, to see that every group is marked.
+        await (await RaftLogStore.open(kv, 7, { disk })).startEmpty([1], 'unused');
+        await disk.close();
+        let next = cell;
+        if (spoil === 'missing')
+            next = new MemoryCell();
+        if (spoil === 'foreign') {
+            next = new MemoryCell();
+            await next.write(Buffer.concat([Buffer.alloc(8), Buffer.from('another-disk')]));
+        }
+        if (spoil === 'corrupt')
+            cell.image = Buffer.alloc(1024, 1);
+        const again = await NodeDisk.open({ kv, cell: next, self: 1, newId, logger: quiet });
+        assert.match(again.lostTail ?? '', { missing: /marker file is missing/, foreign: /belongs to another data directory/, corrupt: /marker file is corrupt/ }[spoil]);
+        for (const g of [0, 7])
+            assert.notEqual((await RaftLogStore.open(kv, g, { disk: again })).damage, undefined, `${spoil}: group ${g}`);
+    }
+});
+test('the marker follows durable raft writes with one write in flight, coalescing the rest', async () => {
+    const kv = new MemoryKv();
+    const cell = new MemoryCell();
+    const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+    const before = cell.writes;
+    for (let seq = 1; seq <= 50; seq++)
+        disk.durable(seq);
+    await disk.flush();
+    assert.ok(cell.writes - before <= 2, `${cell.writes - before} marker writes for 50 durable raft writes`);
+    const r = await cell.read();
+    assert.equal(r.state === 'ok' && r.payload.readUInt32BE(4), 50, 'the marker holds the latest');
+});
+test('a directory from before record checksums is rewritten in the checksummed format, in one write with its identity', async () => {
+    const kv = new MemoryKv();
+    const { entries, hardState } = bootstrapState([1, 2, 3]);
+    const ents = [...entries, { term: 2, index: 4, type: 'normal', data: Buffer.from('{"op":"x"}') }];
+    await kv.write((b) => {
+        for (const e of ents)
+            b.put(entryKey(0, e.index), encodeEntry(e));
+        b.put(groupKey(0, kindHardState), encodeHardState({ ...hardState, term: 2, vote: 1 }));
+        b.put(groupKey(0, kindSnapshot), encodeSnapshot({ metadata: { index: 0, term: 0, confState: { voters: [], learners: [] } }, data: new Uint8Array() }));
+    }, { durable: true });
+    const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: 1, newId, logger: quiet });
+    assert.equal(disk.opening, 'migrated');
+    assert.equal(disk.identity.clusterId, legacyClusterId);
+    const k4 = entryKey(0, 4);
+    assert.equal(Buffer.from(decodeEntryRecord(k4, (await kv.get(k4))).data).toString(), '{"op":"x"}', 'stored in the new format');
+    const s = await RaftLogStore.open(kv, 0, { disk });
+    assert.equal(s.damage, undefined);
+    assert.deepEqual(s.storage.hardState(), { term: 2, vote: 1, commit: 3 });
+    assert.equal(s.storage.lastIndex(), 4);
+    assert.equal(s.storage.entries(1, 2, Infinity)[0].type, 'confChange');
+    assert.notEqual(await kv.get(nodeIdentityKey), null);
+});
+test('an old-format record that does not parse is dropped while rewriting, and its group comes back damaged', async () => {
+    const kv = new MemoryKv();
+    const good = (i) => encodeEntry({ term: 1, index: i, type: 'confChange', data: encodeConfChange({ type: 'addVoter', nodeId: i }) });
+    await kv.write((b) => {
+        b.put(entryKey(0, 1), good(1));
+        b.put(entryKey(0, 2), Buffer.from([0xff, 0xff, 0xff]));
+        b.put(entryKey(0, 3), good(3));
+        b.put(groupKey(0, kindHardState), encodeHardState({ term: 1, vote: 0, commit: 1 }));
+    }, { durable: true });
+    const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: 1, newId, logger: quiet });
+    const s = await RaftLogStore.open(kv, 0, { disk });
+    assert.match(s.damage?.reason ?? '', /pre-checksum format did not decode/);
+    assert.match(s.damage?.reason ?? '', /the log has a gap/);
+    assert.equal(s.storage.lastIndex(), 1);
+});
+test('a marker that names a durable raft write beside a KV without identity: initialised again, knowing it lost raft state, also after a crash before the identity', async () => {
+    const cell = new MemoryCell();
+    const first = new MemoryKv();
+    const disk = await NodeDisk.open({ kv: first, cell, self: 1, newId, logger: quiet });
+    await founded(first, disk);
+    await disk.flush();
+    // RocksDB lost its write-ahead log from the start: the KV is empty, the marker names write #1 or later.
+    const r = await cell.read();
+    const markedSeq = r.state === 'ok' ? r.payload.readUInt32BE(4) : 0;
+    assert.ok(markedSeq > 0);
+    // A crash right after the new marker is written, before the identity: the next start still knows.
+    const failing = new MemoryKv();
+    failing.write = () => Promise.reject(new Error('power lost'));
+    await assert.rejects(NodeDisk.open({ kv: failing, cell, self: 1, newId, logger: quiet }), /power lost/);
+    const kv = new MemoryKv();
+    const again = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+    assert.equal(again.opening, 'created');
+    assert.match(again.lostTail ?? '', /no identity, but its raft marker says raft write #\d+ was durable/);
+    assert.match(again.identity.lostRaftState ?? '', /no identity/);
+    assert.notEqual(again.identity.diskId, disk.identity.diskId, 'a new disk id: it joins as a new member');
+    // Numbering goes on above the lost writes, so later starts do not take the new writes for a loss.
+    await founded(kv, again);
+    await again.flush();
+    const later = await NodeDisk.open({ kv: kv.crash(), cell, self: 1, newId, logger: quiet });
+    assert.equal(later.lostTail, undefined);
+    assert.match(later.identity.lostRaftState ?? '', /no identity/, 'the record stays');
+});
+test('a lost tail is recorded in the identity too (for groups that lost every record)', async () => {
+    const kv = new MemoryKv();
+    const cell = new MemoryCell();
+    const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+    await disk.setCluster('c1', []);
+    const before = kv.copyDurable();
+    await founded(kv, disk);
+    await disk.flush();
+    const again = await NodeDisk.open({ kv: before, cell, self: 1, newId, logger: quiet });
+    assert.match(again.identity.lostRaftState ?? '', /was durable before/);
+    assert.equal(again.identity.clusterId, 'c1');
+    const reopened = await NodeDisk.open({ kv: before.crash(), cell, self: 1, newId, logger: quiet });
+    assert.equal(reopened.lostTail, undefined);
+    assert.match(reopened.identity.lostRaftState ?? '', /was durable before/);
+});
+//# sourceMappingURL=node-disk.test.js.map

@@ -1,0 +1,808 @@
+var _a;
+import { assert } from '../core/assert.js';
+import { OffsetExpiredError, PartitionUnavailableError } from '../log/index.js';
+import { encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
+import { BatchCoalescer } from './batch-coalescer.js';
+import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
+import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex } from './partition-replica.js';
+import { RaftLogStore } from './raft-log-store.js';
+import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
+/** Whether `node` holds a replica (voter or learner) of the group by its placement. */
+export const placedOn = (p, node) => p.replicas.includes(node) || (p.learners?.includes(node) ?? false);
+/** How old remote bounds may get before a read of them asks a replica again. */
+const remoteBoundsMaxAgeMs = 500;
+/** How long a remote wait for new events lasts before it is asked again. */
+const remoteWaitMs = 1000;
+/** [0x16][group u32] -> [topic u32][partition u32]: the groups this node holds, found again at start. */
+const prefixGroupDirectory = 0x16;
+/**
+ * Entries kept in memory (the default of `memoryEntries`): past it the oldest applied ones are dropped
+ * from memory (the KV keeps them), all but a quarter; a leader keeps what a follower still lacks up to
+ * sixteen times as many, beyond which that follower is sent a snapshot and fetches the log.
+ */
+const memoryEntriesDefault = 1024;
+/** Bytes of a partition's log kept in memory before the oldest applied entries are dropped from it. */
+const memoryBytesMax = 16 * 1024 * 1024;
+/** Bytes of all partitions' logs kept in memory on a node (the default of `memoryBytesTotal`). */
+const memoryBytesTotalDefault = 64 * 1024 * 1024;
+/** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
+const uncommittedBytesMax = 16 * 1024 * 1024;
+/** Bytes per chunk of log shipping. */
+const logChunkBytes = 1 << 20;
+const retryMs = 25;
+function directoryKey(group) {
+    const k = Buffer.allocUnsafe(5);
+    k[0] = prefixGroupDirectory;
+    k.writeUInt32BE(group, 1);
+    return k;
+}
+export class PartitionReplicas {
+    #o;
+    #byKey = new Map();
+    #opening = new Map();
+    /** Per group: the publish batches that wait for the next turn, to be proposed as one entry. */
+    #coalescers = new Map();
+    #forwarder;
+    #closed = false;
+    constructor(o) {
+        this.#o = o;
+    }
+    setForwarder(f) {
+        this.#forwarder = f;
+    }
+    static key(topic, partition) {
+        return `${topic}:${partition}`;
+    }
+    /** The replica of a partition on this node, opened (or created from its placement) on first use. */
+    replica(topic, partition) {
+        return this.#byKey.get(_a.key(topic, partition));
+    }
+    async ensure(topic, partition) {
+        const key = _a.key(topic, partition);
+        const have = this.#byKey.get(key);
+        if (have !== undefined)
+            return have;
+        const placement = this.#o.placement(topic, partition);
+        if (placement === undefined)
+            return undefined;
+        if (!placedOn(placement, this.#o.self)) {
+            // Held elsewhere: learn its bounds now, so the first answers about it are not empty.
+            if (!this.#remote.has(key))
+                this.#refreshRemote(topic, partition);
+            return undefined;
+        }
+        let p = this.#opening.get(key);
+        if (p === undefined) {
+            p = this.#open(topic, partition, placement).finally(() => this.#opening.delete(key));
+            this.#opening.set(key, p);
+        }
+        return p;
+    }
+    async #open(topic, partition, placement) {
+        const o = this.#o;
+        const log = o.logger.child({ topic, partition, group: placement.group });
+        const store = await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk });
+        if (store.damage !== undefined)
+            log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
+        const fresh = store.isEmpty;
+        if (fresh) {
+            // A node that lost raft state cannot tell a group whose every record it lost from a new one
+            // (node-disk.ts): founding afresh could vote twice in a term. It starts the member empty and
+            // damaged instead; the leader of the other members repairs it. A group of one has nobody to
+            // repair it and founds (a single node that lost its data has lost it).
+            const lost = o.disk?.identity.lostRaftState;
+            // Only a founder writes the founding configuration, and only the founders' one: a node that
+            // joins a moved group (a learner, or a voter whose state is gone) starts empty and damaged, so it
+            // neither votes nor counts as holding what a former self acknowledged (the leader's progress for
+            // it may be stale: a damaged member's rejection voids it) until the leader has brought it up to date.
+            const founders = placement.founders ?? placement.replicas;
+            if (lost !== undefined && placement.replicas.length > 1) {
+                await store.startEmpty([], `this node lost raft state (${lost}); it holds none for this group, which it may have held before`);
+                log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
+            }
+            else if (!founders.includes(o.self)) {
+                await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
+                log.info({ founders }, 'partition replica joins its group empty; its leader brings it up to date');
+            }
+            else
+                await store.bootstrap([...founders].sort((a, b) => a - b));
+            await o.kv.write((b) => {
+                const v = Buffer.allocUnsafe(8);
+                v.writeUInt32BE(topic, 0);
+                v.writeUInt32BE(partition, 4);
+                b.put(directoryKey(placement.group), v);
+            }, { durable: false });
+        }
+        const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log);
+        const storage = store.storage;
+        const snap = storage.snapshot();
+        if (snap.metadata.index > replica.applied) {
+            // The applied rows were lost with an unsynced write but a snapshot is newer: start from it.
+            replica.restoreImage(decodeImage(snap.data));
+        }
+        // Entries known committed (the founding configuration; what was committed before a restart) are
+        // applied now, so the group starts as a member of its configuration and a group of one can elect
+        // itself at once instead of after an election timeout.
+        const hs = storage.hardState();
+        // Applied entries were committed even if the stored commit index (written without fsync) lags.
+        if (hs.commit < replica.applied)
+            storage.setHardState({ ...hs, commit: replica.applied });
+        // The only voter: every entry of its durable log was written by itself as leader and is committed
+        // (a majority of one), even if the stored commit index lags (it is written without fsync). Taking
+        // the whole log now makes everything durable visible at start, as the store before replication
+        // did: a client that resends what it could not see would otherwise store it twice.
+        const last = storage.lastIndex();
+        const alone = (c) => c.voters.length === 1 && c.voters[0] === o.self && c.learners.length === 0;
+        if (storage.hardState().commit < last && alone(storage.confStateAt(storage.hardState().commit)) && alone(storage.confStateAt(last))) {
+            storage.setHardState({ ...storage.hardState(), commit: last });
+        }
+        const commit = Math.min(storage.hardState().commit, last);
+        let conf = storage.confStateAt(replica.applied);
+        for (const e of commit > replica.applied ? storage.entries(replica.applied + 1, commit + 1, Number.MAX_SAFE_INTEGER) : []) {
+            if (e.type === 'confChange')
+                conf = applyConfChangeToState(conf, decodeConfChange(e.data));
+            replica.replay(e);
+        }
+        const applied = replica.applied;
+        const group = new RaftGroup({
+            id: placement.group,
+            self: o.self,
+            store,
+            conf,
+            applied,
+            electionTicks: o.electionTicks,
+            heartbeatTicks: o.heartbeatTicks,
+            random: o.random,
+            // A group whose followers lag refuses new batches past this many uncommitted bytes: publishers
+            // get a failed item at once (retriable) instead of the leader buffering without bound.
+            uncommittedBytesMax: uncommittedBytesMax,
+        });
+        replica.attach(group);
+        replica.onTailBytes = (delta) => (this.#tailBytes += delta);
+        const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
+        group.beforeReady = () => coalescer.flush();
+        this.#coalescers.set(placement.group, coalescer);
+        const previousOnApplied = group.onApplied;
+        group.onApplied = () => {
+            previousOnApplied?.();
+            this.#maybeCompact(replica);
+            this.#overBudget();
+        };
+        group.onLeaderChange = (lead, term) => log.info({ leader: lead === noNode ? null : lead, term }, 'partition leader changed');
+        this.#byKey.set(_a.key(topic, partition), replica);
+        o.host.add(group);
+        o.groups?.register(placement.group, this.#handler(replica));
+        // A one-member group elects itself at once; a new group's preferred leader campaigns at once, so
+        // a fresh partition does not wait an election timeout for its first leader.
+        if (group.isSingleton() || (fresh && placement.replicas[0] === o.self)) {
+            group.raw.campaign();
+            o.host.kick(placement.group);
+        }
+        if (o.legacy !== undefined && fresh)
+            await this.#continueLegacy(replica);
+        log.debug({ applied, fresh }, 'partition replica opened');
+        return replica;
+    }
+    /** A partition with data in the former store continues its offsets after it. */
+    async #continueLegacy(replica) {
+        const b = this.#o.legacy.bounds(replica.topic, replica.partition);
+        if (b.newest < 0 && b.oldest === 0)
+            return;
+        const base = b.newest + 1;
+        await this.#proposeUntil(replica, encodeBaseEntry(base), this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs);
+        this.#o.logger.info({ topic: replica.topic, partition: replica.partition, base }, 'partition continues the offsets of the former store');
+    }
+    async #proposeUntil(replica, data, deadlineMs) {
+        for (;;) {
+            try {
+                return (await replica.group.propose(data, deadlineMs)).outcome;
+            }
+            catch (err) {
+                if (!(err instanceof ProposalFailedError) || err.reason !== 'notLeader' || this.#o.clock.monotonicMs() >= deadlineMs)
+                    throw err;
+                await (this.#o.sleep ?? sleep)(retryMs);
+            }
+        }
+    }
+    /** What the transport delivers to a partition group hosted here. */
+    #handler(r) {
+        const id = r.groupId;
+        return {
+            receive: (m) => {
+                if (m.type === 'snap')
+                    void this.#catchUp(r, m);
+                // While the replica applies fetched entries by itself, nothing may move the group's log or
+                // commit index: an append that let the group commit those entries too would apply them twice
+                // (a damaged member's leader probes it while its snapshot is pending). Raft resends.
+                else if (!this.#catchingUp.has(id))
+                    this.#o.host.receive(id, m);
+            },
+            unreachable: (peer) => r.group.raw.reportUnreachable(peer),
+            snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
+            append: (_from, req) => this.appendForwarded(req),
+            read: (_from, req, signal) => this.#serveRead(r, req, signal),
+            bounds: async () => {
+                const b = r.bounds();
+                return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: r.group.leader };
+            },
+            fetchLog: (_from, req, signal) => {
+                const chunks = r.readLog(req.fromIndex, req.toIndex, Math.min(req.maxBytes, logChunkBytes), signal);
+                return (async function* () {
+                    for await (const entries of chunks)
+                        yield { entries };
+                })();
+            },
+        };
+    }
+    /**
+     * A read for a node that holds no replica: waits up to `waitMs` for events after the cursor, then
+     * answers what this replica applied (committed events only), once or, with `follow`, until the
+     * caller cancels. Chunks are produced only as the transport takes them.
+     */
+    async *#serveRead(r, req, signal) {
+        let after = req.afterOffset;
+        do {
+            if (req.waitMs > 0 && r.bounds().newest <= after) {
+                const wait = AbortSignal.any([signal, AbortSignal.timeout(req.waitMs)]);
+                await r.waitForEvents(after, wait);
+            }
+            if (signal.aborted)
+                return;
+            const b = r.bounds();
+            const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];
+            const last = events[events.length - 1];
+            if (last !== undefined)
+                after = last.offset;
+            yield { events, oldest: b.oldest, newest: Math.max(b.newest, last?.offset ?? -1), epoch: r.group.term };
+        } while (req.follow && !signal.aborted);
+    }
+    // ------------------------------------------------------------------ partitions held elsewhere
+    #remote = new Map();
+    /** The replicas to ask for a partition this node does not hold, the one that answered last first. */
+    #remoteTargets(topic, partition) {
+        const p = this.#o.placement(topic, partition);
+        if (p === undefined)
+            return undefined;
+        const last = this.#remote.get(_a.key(topic, partition))?.from;
+        const targets = [...p.replicas].filter((n) => n !== this.#o.self);
+        if (last !== undefined && targets.includes(last))
+            targets.sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
+        return { group: p.group, targets };
+    }
+    #noteRemote(topic, partition, from, oldest, newest, leader) {
+        const key = _a.key(topic, partition);
+        const cur = this.#remote.get(key);
+        this.#remote.set(key, { oldest, newest: Math.max(newest, cur?.newest ?? -1), atMs: this.#o.clock.monotonicMs(), refreshing: false, from, leader: leader ?? cur?.leader });
+    }
+    /** Refreshes the bounds of every partition held elsewhere that this node has looked at (periodic). */
+    refreshRemoteBounds() {
+        for (const key of this.#remote.keys()) {
+            const [topic, partition] = key.split(':').map(Number);
+            // Gone, or held here as a voter now (a move promoted this node): nothing to refresh.
+            if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition))
+                this.#remote.delete(key);
+            else
+                this.#refreshRemote(topic, partition);
+        }
+    }
+    /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
+    #refreshRemote(topic, partition) {
+        const key = _a.key(topic, partition);
+        const cur = this.#remote.get(key);
+        if (cur?.refreshing === true || this.#forwarder?.bounds === undefined)
+            return;
+        const where = this.#remoteTargets(topic, partition);
+        if (where === undefined)
+            return;
+        if (cur !== undefined)
+            cur.refreshing = true;
+        const bounds = this.#forwarder.bounds.bind(this.#forwarder);
+        void (async () => {
+            for (const to of where.targets) {
+                try {
+                    const b = await bounds(to, { group: where.group, topic, partition });
+                    this.#noteRemote(topic, partition, to, b.oldest, b.newest, b.leader === noNode ? undefined : { id: b.leader, term: b.epoch });
+                    return;
+                }
+                catch {
+                    // the next replica
+                }
+            }
+            const c = this.#remote.get(key);
+            if (c !== undefined)
+                c.refreshing = false;
+        })();
+    }
+    async #remoteRead(topic, partition, after, maxEvents, maxBytes, waitMs) {
+        const where = this.#remoteTargets(topic, partition);
+        if (where === undefined || this.#forwarder?.read === undefined)
+            this.#missing(topic, partition);
+        let lastErr;
+        for (const to of where.targets) {
+            const ac = new AbortController();
+            try {
+                for await (const chunk of this.#forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
+                    this.#noteRemote(topic, partition, to, chunk.oldest, chunk.newest);
+                    return chunk.events.map((e) => ({ offset: e.offset, bytes: e.bytes }));
+                }
+                return [];
+            }
+            catch (err) {
+                lastErr = err;
+            }
+            finally {
+                ac.abort();
+            }
+        }
+        throw new PartitionUnavailableError(topic, partition, new Error(`no replica could be read: ${lastErr?.message ?? 'none reachable'}`));
+    }
+    /**
+     * A follower told to install a snapshot lacks entries its leader no longer holds in memory. The
+     * snapshot of a partition group is only its small state (offsets, de-duplication window): the
+     * events are the log. So before the snapshot is stepped in, the follower fetches the entries after
+     * what it applied up to the snapshot's index from the leader (log shipping, in bounded chunks),
+     * stores and applies them; then the snapshot finds its state already there. Meanwhile the group's
+     * Readies wait (nothing else applies to it), and a second snapshot message while fetching is
+     * ignored (the leader sends it again).
+     */
+    async #catchUp(r, m) {
+        const id = r.groupId;
+        const snap = m.snapshot;
+        if (snap === undefined || this.#catchingUp.has(id))
+            return;
+        const target = snap.metadata.index;
+        // A log that already holds the snapshot's last entry holds everything before it (Log Matching):
+        // the group fast-forwards its commit index and applies those entries itself; fetching and
+        // applying them here too would apply them twice. A snapshot from a leader of an older term than
+        // the group has seen is dropped by the group: applying what it covers here would put the replica
+        // ahead of its group, which would then apply those entries again.
+        if (r.applied >= target || r.group.raw.termAt(target) === snap.metadata.term || m.term < r.group.raw.status().term || this.#forwarder?.fetchLog === undefined) {
+            this.#o.host.receive(id, m);
+            return;
+        }
+        this.#catchingUp.add(id);
+        const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: id });
+        const started = this.#o.clock.monotonicMs();
+        let fetched = 0;
+        try {
+            await this.#o.host.pause(id);
+            const from = r.applied + 1;
+            log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
+            const signal = AbortSignal.timeout(60_000);
+            for await (const chunk of this.#forwarder.fetchLog(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+                const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
+                if (!r.storeFetched(entries)) {
+                    log.error({ leader: m.from, applied: r.applied, first: entries[0]?.index }, 'the leader no longer holds the entries this replica lacks (retention removed them); it cannot catch up by log shipping');
+                    return;
+                }
+                fetched += entries.length;
+            }
+            if (r.applied < target) {
+                log.warn({ applied: r.applied, target }, 'log shipping ended before the snapshot index; the leader will send the snapshot again');
+                return;
+            }
+            log.info({ entries: fetched, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the log it lacked; installing the snapshot');
+            this.#o.host.receive(id, m);
+        }
+        catch (err) {
+            log.warn({ err: err.message, fetched }, 'log shipping failed; the leader will send the snapshot again');
+        }
+        finally {
+            this.#catchingUp.delete(id);
+            this.#o.host.resume(id);
+        }
+    }
+    #catchingUp = new Set();
+    /**
+     * Leadership goes back to each partition's preferred leader (the first replica of its placement,
+     * which the metadata leader spread evenly over the nodes) once that node is caught up: after a
+     * failover or a restart the leaders would otherwise pile up on the nodes that stayed. Called
+     * periodically; a transfer is asked only by the current leader, only to a voter whose log matches
+     * its own, so it never costs availability beyond the moment of the hand-over. Returns the number
+     * of transfers started.
+     */
+    balanceLeaders() {
+        let started = 0;
+        for (const r of this.#byKey.values()) {
+            const g = r.group;
+            if (!g.isLeader())
+                continue;
+            const placed = this.#o.placement(r.topic, r.partition);
+            const preferred = placed?.replicas[0];
+            if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred))
+                continue;
+            // A node a move takes the replica from is leaving: leadership moves away from it, not back.
+            if (placed?.moving?.from === preferred)
+                continue;
+            const st = g.raw.status();
+            const pr = st.progress?.get(preferred);
+            if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || st.leadTransferee !== noNode)
+                continue;
+            if (g.raw.transferLeadership(preferred)) {
+                this.#o.host.kick(g.id);
+                started++;
+                this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: preferred, term: st.term }, 'handing partition leadership back to its preferred leader');
+            }
+        }
+        return started;
+    }
+    /**
+     * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
+     * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
+     * leader does not learn a follower's applied index, so match stands for both).
+     */
+    facts() {
+        const out = new Map();
+        for (const r of this.#byKey.values()) {
+            const st = r.group.raw.status();
+            const replicas = new Map([[this.#o.self, { commit: st.commit, applied: r.group.applied }]]);
+            if (st.progress !== undefined)
+                for (const [peer, pr] of st.progress)
+                    if (peer !== this.#o.self)
+                        replicas.set(peer, { commit: pr.match, applied: pr.match });
+            out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
+        }
+        // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.
+        for (const [key, b] of this.#remote) {
+            const [topic, partition] = key.split(':').map(Number);
+            const p = this.#o.placement(topic, partition);
+            // A replica held here (a learner, or one promoted since it was remote) tells more than the cache.
+            if (p !== undefined && !out.has(p.group))
+                out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
+        }
+        return out;
+    }
+    // ------------------------------------------------------------------ appends
+    async append(items) {
+        const deadlineMs = this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs;
+        return Promise.all(items.map((it) => this.#appendOne(it, deadlineMs, '').catch((error) => ({ ok: false, error }))));
+    }
+    async #appendOne(item, deadlineMs, flowId) {
+        if (this.#closed)
+            throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
+        if (this.#isRemote(item.topic, item.partition))
+            return this.#appendRemote(item, deadlineMs, flowId);
+        const replica = await this.ensure(item.topic, item.partition);
+        if (replica === undefined)
+            throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
+        // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
+        if (this.#o.host.refusal !== undefined)
+            throw this.#o.host.refusal;
+        const requestId = this.#o.random.uuid();
+        let inDoubt;
+        for (;;) {
+            const g = replica.group;
+            if (g.isLeader()) {
+                try {
+                    const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;
+                    return { ok: true, first: out.first, last: out.last };
+                }
+                catch (err) {
+                    if (!(err instanceof ProposalFailedError))
+                        throw err;
+                    if (err.storageError !== undefined)
+                        throw err.storageError;
+                    if (err.reason !== 'notLeader' && err.reason !== 'overwritten')
+                        throw unavailable(item, err.message);
+                }
+            }
+            else if (g.leader !== noNode && this.#forwarder !== undefined) {
+                const answer = await this.#forwarder.forwardAppend(g.leader, {
+                    group: g.id,
+                    topic: item.topic,
+                    partition: item.partition,
+                    epoch: g.term,
+                    requestId,
+                    flowId,
+                    deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()),
+                    events: item.events,
+                });
+                if (answer.status === 'committed')
+                    return { ok: true, first: answer.firstOffset, last: answer.lastOffset };
+                if (answer.status === 'refused')
+                    throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
+                // Unavailable: the leader did not answer (a lost connection, its deadline); the batch may be
+                // stored. Asking again with the same request id is safe (the state machine stores it once)
+                // and turns an unknown outcome into a known one when the leader (or its successor) answers.
+                if (answer.status === 'unavailable')
+                    inDoubt = `leader ${g.leader}: ${answer.detail}`;
+            }
+            if (this.#o.clock.monotonicMs() >= deadlineMs) {
+                throw unavailable(item, inDoubt === undefined ? 'no leader could take the batch in time' : `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
+            }
+            await (this.#o.sleep ?? sleep)(retryMs);
+        }
+    }
+    /**
+     * A batch for a partition this node holds no replica of: forwarded to its leader, found by asking
+     * the replicas (each answers "not leader" with the leader it knows), with one request id for every
+     * attempt so that a retry after a lost answer is stored once.
+     */
+    async #appendRemote(item, deadlineMs, flowId) {
+        const where = this.#remoteTargets(item.topic, item.partition);
+        if (where === undefined || this.#forwarder === undefined)
+            throw unavailable(item, 'no placement for this partition');
+        const key = _a.key(item.topic, item.partition);
+        const requestId = this.#o.random.uuid();
+        let hint = this.#remoteLeaders.get(key) ?? noNode;
+        let lastDetail = 'no replica answered';
+        for (let round = 0;; round++) {
+            const order = hint !== noNode ? [hint, ...where.targets.filter((t) => t !== hint)] : where.targets;
+            for (const to of order) {
+                const answer = await this.#forwarder
+                    .forwardAppend(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events })
+                    .catch((err) => ({ status: 'unavailable', detail: err.message }));
+                if (answer.status === 'committed') {
+                    this.#remoteLeaders.set(key, to);
+                    return { ok: true, first: answer.firstOffset, last: answer.lastOffset };
+                }
+                if (answer.status === 'refused')
+                    throw unavailable(item, `node ${to}: ${answer.detail}`);
+                if (answer.status === 'notLeader' && answer.leaderHint !== noNode && answer.leaderHint !== to) {
+                    hint = answer.leaderHint;
+                    break;
+                }
+                lastDetail = answer.status === 'unavailable' ? `node ${to}: ${answer.detail}` : `node ${to} does not lead it`;
+            }
+            if (this.#o.clock.monotonicMs() >= deadlineMs)
+                throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
+            if (round > 0)
+                await (this.#o.sleep ?? sleep)(retryMs);
+        }
+    }
+    #coalescer(r) {
+        const c = this.#coalescers.get(r.groupId);
+        assert(c !== undefined, `group ${r.groupId} has no coalescer`);
+        return c;
+    }
+    /** The leader that last took a batch of a partition held elsewhere. */
+    #remoteLeaders = new Map();
+    /** A batch forwarded by another node to this one as the partition's leader. */
+    async appendForwarded(req) {
+        const replica = await this.ensure(req.topic, req.partition).catch(() => undefined);
+        if (replica === undefined || replica.groupId !== req.group)
+            return { status: 'notLeader', leaderHint: noNode, epoch: 0 };
+        const g = replica.group;
+        if (!g.isLeader())
+            return { status: 'notLeader', leaderHint: g.leader, epoch: g.term };
+        try {
+            const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
+            return { status: 'committed', epoch: applied.term, firstOffset: applied.outcome.first, lastOffset: applied.outcome.last };
+        }
+        catch (err) {
+            if (err instanceof PartitionEntryError)
+                return { status: 'refused', detail: err.message };
+            if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten'))
+                return { status: 'notLeader', leaderHint: err.leader, epoch: err.term };
+            return { status: 'unavailable', detail: err.message };
+        }
+    }
+    // ------------------------------------------------------------------ reads
+    bounds(topic, partition) {
+        const r = this.replica(topic, partition);
+        const legacy = this.#o.legacy?.bounds(topic, partition);
+        // A learner's replica here is still catching up: the bounds come from a voter, like reads.
+        if (this.#isRemote(topic, partition)) {
+            // Held elsewhere: the bounds a replica told last (refreshed in the background when older than
+            // remoteBoundsMaxAgeMs), so they may trail the replicas' by about that much.
+            const c = this.#remote.get(_a.key(topic, partition));
+            if (c === undefined || this.#o.clock.monotonicMs() - c.atMs > remoteBoundsMaxAgeMs)
+                this.#refreshRemote(topic, partition);
+            return c === undefined ? { oldest: 0, newest: -1 } : { oldest: c.oldest, newest: c.newest };
+        }
+        if (r === undefined)
+            return legacy ?? { oldest: 0, newest: -1 };
+        const b = r.bounds();
+        if (legacy !== undefined && legacy.newest >= legacy.oldest && legacy.newest + 1 >= b.oldest)
+            return { oldest: legacy.oldest, newest: b.newest };
+        return b;
+    }
+    /**
+     * Whether the partition's voters are all on other nodes (reads go to a replica over the transport):
+     * also while this node holds a learner of it, which may lack what is committed until promoted.
+     */
+    #isRemote(topic, partition) {
+        const p = this.#o.placement(topic, partition);
+        return p !== undefined && !p.replicas.includes(this.#o.self);
+    }
+    async read(topic, partition, after, maxEvents, maxBytes) {
+        if (this.#isRemote(topic, partition))
+            return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
+        const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
+        const b = r.bounds();
+        if (after < b.oldest - 1 && this.#o.legacy !== undefined) {
+            const lb = this.#o.legacy.bounds(topic, partition);
+            if (lb.newest >= lb.oldest && after >= lb.oldest - 1)
+                return this.#o.legacy.read(topic, partition, after, maxEvents, maxBytes);
+            throw new OffsetExpiredError(topic, partition, after, lb.newest >= lb.oldest ? lb.oldest : b.oldest);
+        }
+        return r.read(after, maxEvents, maxBytes);
+    }
+    async waitForEvents(topic, partition, after, signal) {
+        if (this.#isRemote(topic, partition)) {
+            // Long-polls a replica (one event is enough to know there is news), at most remoteWaitMs per ask.
+            const known = this.#remote.get(_a.key(topic, partition));
+            if (known !== undefined && known.newest > after)
+                return;
+            try {
+                await this.#remoteRead(topic, partition, after, 1, 1, remoteWaitMs);
+            }
+            catch {
+                await (this.#o.sleep ?? sleep)(Math.min(remoteWaitMs, 200));
+            }
+            return;
+        }
+        const r = await this.ensure(topic, partition);
+        if (r === undefined)
+            return;
+        return r.waitForEvents(after, signal);
+    }
+    #missing(topic, partition) {
+        throw new PartitionUnavailableError(topic, partition, new Error('this node holds no replica of the partition'));
+    }
+    // ------------------------------------------------------------------ maintenance
+    /** Sets the first offset of a never-written partition (a new timeline continues the offsets). */
+    async setBase(topic, partition, base) {
+        const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
+        if (r.bounds().oldest === base)
+            return;
+        await this.#proposeUntil(r, encodeBaseEntry(base), this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs);
+    }
+    /**
+     * Drops the in-memory copy of entries applied long enough ago (they stay in the KV, which is the
+     * partition log), keeping enough behind for followers that lag a little. A follower behind what the
+     * leader keeps in memory is sent a snapshot and fetches the entries it lacks (log shipping).
+     */
+    #maybeCompact(r, overNodeBudget = false) {
+        const g = r.group;
+        const mem = g.store.storage;
+        const max = this.#o.memoryEntries ?? memoryEntriesDefault;
+        const entries = mem.lastIndex() - mem.firstIndex();
+        // Bounded by entries and by bytes, per partition and for the node: an entry holds whole batches,
+        // so 1024 entries of 1000 events would be half a gigabyte per partition.
+        const byBytes = overNodeBudget || r.tailBytes >= memoryBytesMax;
+        if (entries < max && !byBytes)
+            return;
+        let compactTo = g.applied - (byBytes ? Math.min(16, Math.floor(max / 4)) : Math.floor(max / 4));
+        // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
+        const progress = g.raw.status().progress;
+        if (progress !== undefined && entries < 16 * max && r.tailBytes < 8 * memoryBytesMax) {
+            for (const [peer, pr] of progress)
+                if (peer !== this.#o.self)
+                    compactTo = Math.min(compactTo, pr.match);
+        }
+        if (compactTo < mem.firstIndex() || this.#compacting.has(g.id))
+            return;
+        this.#compacting.add(g.id);
+        this.#compactMemory(r, compactTo)
+            .catch((err) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'))
+            .finally(() => this.#compacting.delete(g.id));
+    }
+    #compacting = new Set();
+    /** Bytes of applied entries in the memory tails of all partitions (PartitionReplica.tailBytes summed). */
+    #tailBytes = 0;
+    /** Over the node's budget: partitions holding more than their share drop their tail (idle ones too). */
+    #overBudget() {
+        const budget = this.#o.memoryBytesTotal ?? memoryBytesTotalDefault;
+        if (this.#tailBytes <= budget)
+            return;
+        const share = budget / Math.max(1, this.#byKey.size);
+        for (const r of this.#byKey.values())
+            if (r.tailBytes > share)
+                this.#maybeCompact(r, true);
+    }
+    /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
+    async #compactMemory(r, compactTo) {
+        const g = r.group;
+        if (compactTo < g.store.storage.firstIndex())
+            return;
+        const image = encodeImage(r.image());
+        const applied = g.applied;
+        const conf = g.conf;
+        assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
+        // The index rows of everything applied must be in the KV before memory forgets those batches.
+        await this.#o.host.flushRows();
+        await g.store.compact(applied, conf, image, compactTo);
+        r.forgetBefore(compactTo + 1);
+    }
+    /** Retention: removes batches appended before `cutoffMs` (never the in-memory tail). */
+    async applyRetention(topic, partition, cutoffMs) {
+        let removed = (await this.#o.legacy?.applyRetention(topic, partition, cutoffMs)) ?? 0;
+        const r = this.replica(topic, partition);
+        if (r !== undefined)
+            removed += await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
+        return removed;
+    }
+    /** Groups this node holds according to its own disk (to drop those of deleted event types). */
+    async storedTopics() {
+        const out = new Map();
+        for await (const [k, v] of this.#o.kv.iterate({ gte: directoryKey(0), lt: Buffer.from([prefixGroupDirectory + 1]) })) {
+            const topic = v.readUInt32BE(0);
+            const list = out.get(topic) ?? [];
+            list.push(k.readUInt32BE(1));
+            out.set(topic, list);
+        }
+        return out;
+    }
+    topics() {
+        const legacy = this.#o.legacy?.topics() ?? [];
+        return [...new Set([...legacy, ...[...this.#byKey.values()].map((r) => r.topic)])];
+    }
+    async dropTopic(topic) {
+        await this.#o.legacy?.dropTopic(topic);
+        const groups = (await this.storedTopics()).get(topic) ?? [];
+        for (const r of [...this.#byKey.values()].filter((x) => x.topic === topic)) {
+            this.#byKey.delete(_a.key(r.topic, r.partition));
+            this.#o.groups?.unregister(r.groupId);
+            this.#coalescers.get(r.groupId)?.fail(new PartitionUnavailableError(r.topic, r.partition, new Error('the event type is being deleted')));
+            this.#coalescers.delete(r.groupId);
+            await this.#o.host.remove(r.groupId);
+            r.release();
+            if (!groups.includes(r.groupId))
+                groups.push(r.groupId);
+        }
+        if (groups.length === 0)
+            return;
+        await this.#o.kv.write((b) => {
+            for (const g of groups)
+                dropGroupKeys(b, g);
+        }, { durable: false });
+    }
+    /** The replicas open on this node. */
+    held() {
+        return this.#byKey.values();
+    }
+    /**
+     * Drops this node's replica of a partition and its data (a move took it elsewhere). The caller
+     * checked that the group no longer counts this node (replica-mover.ts): what it held is on the others.
+     */
+    async dropReplica(topic, partition, group) {
+        const key = _a.key(topic, partition);
+        await this.#opening.get(key)?.catch(() => undefined);
+        const r = this.#byKey.get(key);
+        if (r !== undefined && r.groupId === group) {
+            this.#byKey.delete(key);
+            this.#o.groups?.unregister(group);
+            this.#coalescers.get(group)?.fail(new PartitionUnavailableError(topic, partition, new Error('the replica moved to another node')));
+            this.#coalescers.delete(group);
+            await this.#o.host.remove(group);
+            r.release();
+            this.#tailBytes -= r.tailBytes;
+        }
+        await this.#o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
+    }
+    /** The groups this node has data of on disk, with their partition (to drop those moved away at start). */
+    async *storedGroups() {
+        for await (const [k, v] of this.#o.kv.iterate({ gte: directoryKey(0), lt: Buffer.from([prefixGroupDirectory + 1]) })) {
+            yield { group: k.readUInt32BE(1), topic: v.readUInt32BE(0), partition: v.readUInt32BE(4) };
+        }
+    }
+    async close() {
+        this.#closed = true;
+        for (const c of this.#coalescers.values())
+            c.fail(new ProposalFailedError('closed', 'the node is shutting down'));
+        for (const r of this.#byKey.values())
+            r.release();
+        await Promise.allSettled([...this.#opening.values()]);
+    }
+}
+_a = PartitionReplicas;
+function dropGroupKeys(b, g) {
+    RaftLogStore.drop(b, g);
+    const k = (prefix, n) => {
+        const key = Buffer.allocUnsafe(5);
+        key[0] = prefix;
+        key.writeUInt32BE(n, 1);
+        return key;
+    };
+    b.delRange(k(prefixOffsetIndex, g), k(prefixOffsetIndex, g + 1));
+    b.del(k(prefixApplied, g));
+    b.del(directoryKey(g));
+}
+function unavailable(item, why) {
+    return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
+}
+function sleep(ms) {
+    return new Promise((r) => setTimeout(r, ms));
+}
+//# sourceMappingURL=partition-replicas.js.map

@@ -1,0 +1,257 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { MemoryKv } from '../log/index.js';
+import { PartitionReplicas } from './partition-replicas.js';
+import { encodeBatchEntry } from '../log/partition-entry.js';
+import { RaftNodeHost } from './raft-host/node-host.js';
+const logger = pino({ level: 'silent' });
+/** Ticks only when the test says so. */
+function manualTicks() {
+    let fn;
+    return { every: (_ms, f) => ((fn = f), () => (fn = undefined)), fire: () => fn?.() };
+}
+// Request ids come from the Random port: each append needs its own, also across restarts, or it would be
+// de-duplicated as a retry of an earlier one.
+let ids = 0;
+async function node(kv, clock = { t: 0 }, memoryBytesTotal) {
+    const c = { nowMs: () => 1_700_000_000_000 + clock.t, monotonicMs: () => clock.t };
+    const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock: c, ticks: manualTicks(), logger, onFatal: (err) => { throw err; } });
+    const replicas = new PartitionReplicas({
+        self: 1,
+        kv,
+        host,
+        placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1] }),
+        clock: c,
+        random: { next: () => 0.5, int: (n) => Math.floor(n / 2), uuid: () => `request-${ids++}` },
+        logger,
+        electionTicks: 10,
+        heartbeatTicks: 1,
+        appendTimeoutMs: 5000,
+        ...(memoryBytesTotal === undefined ? {} : { memoryBytesTotal }),
+    });
+    host.start(undefined);
+    return { host, replicas, close: async () => { await replicas.close(); await host.close(); } };
+}
+const events = (from, n) => Array.from({ length: n }, (_, i) => Buffer.from(`{"n":${from + i}}`));
+async function readAll(r, after, maxEvents = 1000) {
+    const out = [];
+    for (;;) {
+        const got = await r.read(7, 0, after, maxEvents, 1 << 20);
+        if (got.length === 0)
+            return out;
+        for (const e of got)
+            out.push({ offset: e.offset, n: JSON.parse(e.bytes.toString()).n });
+        after = got[got.length - 1].offset;
+    }
+}
+test('a single node appends through its one-member groups: dense offsets, one durable write per turn, reads of any backlog', async () => {
+    const kv = new MemoryKv();
+    const n = await node(kv);
+    let written = 0;
+    // Mixed batch sizes, enough entries to push older ones out of the memory tail (read from the KV).
+    for (let i = 0; i < 1400; i++) {
+        const size = i < 200 ? 50 : 1 + (i % 3);
+        const [res] = await n.replicas.append([{ topic: 7, partition: 0, events: events(written, size) }]);
+        assert.ok(res !== undefined && res.ok, String(res !== undefined && !res.ok && res.error));
+        assert.equal(res.first, written);
+        assert.equal(res.last, written + size - 1);
+        written += size;
+    }
+    assert.deepEqual(n.replicas.bounds(7, 0), { oldest: 0, newest: written - 1 });
+    const all = await readAll(n.replicas, -1, 97);
+    assert.equal(all.length, written);
+    all.forEach((e, i) => assert.deepEqual(e, { offset: i, n: i }));
+    // From the middle of a batch, from the KV part and from the memory part.
+    assert.deepEqual((await n.replicas.read(7, 0, 24, 3, 1 << 20)).map((e) => e.offset), [25, 26, 27]);
+    assert.deepEqual((await n.replicas.read(7, 0, (written - 3), 10, 1 << 20)).map((e) => e.offset), [written - 2, written - 1]);
+    assert.ok(kv.stats.durableWrites <= 1400 + 5, `${kv.stats.durableWrites} durable writes for 1400 appends`);
+    await n.close();
+});
+test('a read from the KV takes at most 1024 batches; the next read goes on from there, into the memory tail', async () => {
+    const kv = new MemoryKv();
+    const n = await node(kv);
+    const batches = 3000;
+    for (let i = 0; i < batches; i++) {
+        const [res] = await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]);
+        assert.ok(res?.ok);
+    }
+    const mem = n.replicas.replica(7, 0).group.store.storage;
+    assert.ok(mem.firstIndex() > 1500, `most entries left the memory tail (first in memory ${mem.firstIndex()})`);
+    const first = await n.replicas.read(7, 0, -1, 5000, 1 << 20);
+    assert.equal(first.length, 1024, 'one read stops after 1024 batches from the KV');
+    const all = [...first.map((e) => e.offset), ...(await readAll(n.replicas, 1023, 5000)).map((e) => e.offset)];
+    assert.deepEqual(all, Array.from({ length: batches }, (_, i) => i));
+    await n.close();
+});
+test('concurrent appends to many partitions share one write and one fsync per turn', async () => {
+    const kv = new MemoryKv();
+    const n = await node(kv);
+    for (let p = 0; p < 8; p++)
+        await n.replicas.ensure(7, p);
+    const before = kv.stats.durableWrites;
+    const res = await n.replicas.append(Array.from({ length: 8 }, (_, p) => ({ topic: 7, partition: p, events: events(0, 2) })));
+    assert.ok(res.every((r) => r.ok));
+    assert.ok(kv.stats.durableWrites - before <= 2, `${kv.stats.durableWrites - before} fsyncs for 8 partitions`);
+    await n.close();
+});
+test('acknowledged events survive a crash that loses every unsynced write, and offsets go on after them', async () => {
+    const kv = new MemoryKv();
+    const n = await node(kv);
+    let written = 0;
+    for (let i = 0; i < 30; i++) {
+        const [r] = await n.replicas.append([{ topic: 7, partition: 0, events: events(written, 3) }]);
+        assert.ok(r.ok);
+        written += 3;
+    }
+    await n.host.close();
+    const after = kv.crash();
+    const m = await node(after);
+    await m.replicas.ensure(7, 0);
+    // The restarted one-member group applies its whole durable log as it opens (the index rows and the
+    // commit index were not fsynced): everything durable is readable at once, before any election, so a
+    // client that reads after a restart never misses what is stored (and never sends it again).
+    assert.deepEqual(m.replicas.bounds(7, 0), { oldest: 0, newest: written - 1 });
+    const all = await readAll(m.replicas, -1);
+    assert.deepEqual(all.map((e) => e.n), Array.from({ length: written }, (_, i) => i));
+    const [r] = await m.replicas.append([{ topic: 7, partition: 0, events: events(written, 1) }]);
+    assert.ok(r !== undefined && r.ok && r.first === written);
+    await m.close();
+});
+test('a forwarded batch retried with the same request id is stored once', async () => {
+    const kv = new MemoryKv();
+    const n = await node(kv);
+    const r = (await n.replicas.ensure(7, 0));
+    for (let i = 0; i < 20 && !r.group.isLeader(); i++)
+        await new Promise((res) => setTimeout(res, 5));
+    const req = { group: r.groupId, topic: 7, partition: 0, epoch: 0, requestId: 'retry-me', flowId: 'f', deadlineMs: 2000, events: events(0, 2) };
+    const a = await n.replicas.appendForwarded(req);
+    const b = await n.replicas.appendForwarded(req);
+    assert.deepEqual(a, { status: 'committed', epoch: r.group.term, firstOffset: 0, lastOffset: 1 });
+    assert.deepEqual(b, a, 'the retry is answered with the first offsets');
+    assert.equal(n.replicas.bounds(7, 0).newest, 1);
+    const c = await n.replicas.appendForwarded({ ...req, requestId: 'other', epoch: r.group.term + 1 });
+    assert.equal(c.status, 'notLeader', 'a batch routed for another epoch is refused');
+    assert.deepEqual((await readAll(n.replicas, -1)).map((e) => e.n), [0, 1]);
+    await n.close();
+});
+test('retention removes old batches from the log and the index; reads before them are expired', async () => {
+    const kv = new MemoryKv();
+    const clock = { t: 0 };
+    const n = await node(kv, clock);
+    for (let i = 0; i < 1300; i++) {
+        clock.t = i;
+        const [r] = await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]);
+        assert.ok(r.ok);
+    }
+    const removed = await n.replicas.applyRetention(7, 0, 1_700_000_000_000 + 500);
+    assert.equal(removed, 500);
+    assert.deepEqual(n.replicas.bounds(7, 0), { oldest: 500, newest: 1299 });
+    await assert.rejects(n.replicas.read(7, 0, 10, 1, 100), /expired|LOG_OFFSET_EXPIRED|older/i);
+    const rest = await readAll(n.replicas, 499);
+    assert.equal(rest.length, 800);
+    assert.equal(rest[0].offset, 500);
+    await n.close();
+});
+// Batches that wait for the same turn of a partition's group go into one Raft entry (kind 3); each
+// keeps its request id, its own offsets and its own outcome; an index row per batch says where its
+// events start in the entry.
+test('batches published between two turns share one raft entry: offsets dense per batch, a retry in the same entry stored once, reads exact across restarts', async () => {
+    const kv = new MemoryKv();
+    const n = await node(kv);
+    const r = (await n.replicas.ensure(7, 0));
+    // Leading, with its first entry (the new leader's no-op) applied.
+    for (let i = 0; i < 40 && !(r.group.isLeader() && r.group.applied === r.group.store.storage.lastIndex() && r.group.applied > 1); i++)
+        await new Promise((res) => setTimeout(res, 5));
+    const lastBefore = r.group.store.storage.lastIndex();
+    // Twenty local batches and a forwarded one sent twice (its retry), all before the next turn.
+    const local = Array.from({ length: 20 }, (_, i) => n.replicas.append([{ topic: 7, partition: 0, events: events(100 * i, 1 + (i % 3)) }]));
+    const fwd = { group: r.groupId, topic: 7, partition: 0, epoch: 0, requestId: 'forwarded-twice', flowId: 'f', deadlineMs: 2000, events: events(9000, 2) };
+    const first = n.replicas.appendForwarded(fwd);
+    const retry = n.replicas.appendForwarded(fwd);
+    const results = (await Promise.all(local)).map((x) => x[0]);
+    const [a, b] = await Promise.all([first, retry]);
+    assert.equal(r.group.store.storage.lastIndex() - lastBefore, 1, 'one entry for all of them');
+    let next = 0;
+    results.forEach((res, i) => {
+        assert.ok(res.ok);
+        assert.deepEqual([res.first, res.last], [next, next + (i % 3)], `batch ${i}`);
+        next += 1 + (i % 3);
+    });
+    assert.equal(a.status, 'committed');
+    assert.deepEqual(b, a, 'the retry got the offsets of the first attempt');
+    assert.deepEqual(a.status === 'committed' ? [a.firstOffset, a.lastOffset] : [], [next, next + 1]);
+    const expected = [...Array.from({ length: 20 }, (_, i) => Array.from({ length: 1 + (i % 3) }, (_, k) => 100 * i + k)).flat(), 9000, 9001];
+    assert.deepEqual((await readAll(n.replicas, -1)).map((e) => e.n), expected);
+    // From the middle of a batch in the middle of the entry.
+    assert.deepEqual((await n.replicas.read(7, 0, 2, 3, 1 << 20)).map((e) => JSON.parse(e.bytes.toString()).n), [200, 201, 202]);
+    // After a restart the entry is read through its index rows from the KV, and the window still
+    // knows the forwarded request id.
+    await n.close();
+    const m = await node(kv);
+    const r2 = (await m.replicas.ensure(7, 0));
+    for (let i = 0; i < 20 && !r2.group.isLeader(); i++)
+        await new Promise((res) => setTimeout(res, 5));
+    assert.deepEqual((await readAll(m.replicas, -1)).map((e) => e.n), expected);
+    const again = await m.replicas.appendForwarded({ ...fwd, epoch: 0 });
+    assert.deepEqual(again.status === 'committed' ? [again.firstOffset, again.lastOffset] : again, [next, next + 1]);
+    await m.close();
+});
+test('entries of one batch (kind 1) and index rows without a format byte, as written before kind 3, are still read', async () => {
+    const kv = new MemoryKv();
+    const n = await node(kv);
+    const r = (await n.replicas.ensure(7, 0));
+    for (let i = 0; i < 20 && !r.group.isLeader(); i++)
+        await new Promise((res) => setTimeout(res, 5));
+    for (let i = 0; i < 3; i++)
+        await r.group.propose(encodeBatchEntry(1_700_000_000_000, `old-${i}`, events(10 * i, 2)), 5000);
+    await n.host.flushRows();
+    // Rewrite the rows as the version before wrote them: raft index, first offset, append time, id.
+    const rows = [];
+    for await (const [k, v] of kv.iterate({ gte: Buffer.from([0x14]), lt: Buffer.from([0x15]) }))
+        rows.push([k, v]);
+    assert.equal(rows.length, 3);
+    await kv.write((b) => {
+        for (const [k, v] of rows) {
+            assert.equal(v[0], 1, 'rows are written with their format byte');
+            const old = Buffer.concat([v.subarray(1, 25), v.subarray(29)]);
+            b.put(k, old);
+        }
+    }, { durable: true });
+    await n.close();
+    const m = await node(kv);
+    await m.replicas.ensure(7, 0);
+    assert.deepEqual((await readAll(m.replicas, -1)).map((e) => e.n), [0, 1, 10, 11, 20, 21]);
+    await m.close();
+});
+test('the memory tails of all partitions stay within the node budget, idle partitions included', async () => {
+    const kv = new MemoryKv();
+    const budget = 64 * 1024;
+    const n = await node(kv, { t: 0 }, budget);
+    const big = (i) => Array.from({ length: 4 }, (_, k) => Buffer.from(JSON.stringify({ n: i * 4 + k, pad: 'x'.repeat(1000) })));
+    const held = () => {
+        let bytes = 0;
+        for (let p = 0; p < 8; p++) {
+            const mem = n.replicas.replica(7, p).group.store.storage;
+            for (const e of mem.entries(mem.firstIndex(), mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER))
+                bytes += e.data.byteLength;
+        }
+        return bytes;
+    };
+    // Partitions 0-3 fill up first and then go idle; 4-7 publish after them.
+    for (let i = 0; i < 40; i++)
+        for (let p = 0; p < 4; p++)
+            assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0].ok);
+    for (let i = 0; i < 40; i++)
+        for (let p = 4; p < 8; p++)
+            assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0].ok);
+    await new Promise((r) => setTimeout(r, 20));
+    const total = held();
+    // Each partition wrote ~160 KB; the eight hold the budget and a few entries each at most.
+    assert.ok(total < budget + 8 * 20 * 4200, `${total} bytes held in memory for a budget of ${budget}`);
+    assert.ok(total < 8 * 40 * 4 * 1000 / 2, `most of the ${8 * 40 * 4 * 1000} bytes written left memory (${total} held)`);
+    const all = await readAll(n.replicas, -1);
+    assert.deepEqual(all.map((e) => e.n), Array.from({ length: 160 }, (_, i) => i));
+    await n.close();
+});
+//# sourceMappingURL=partition-replicas.test.js.map

@@ -1,0 +1,208 @@
+/**
+ * Goal: idle groups quiesce on the node host and wake safely (docs/replication.md, "Idle groups
+ * quiesce"): an idle group sends no heartbeats and its followers start no election; a proposal wakes it;
+ * a leader that dies while its group is quiesced is replaced within the election bound, because the
+ * followers' hosts no longer hear its node (no message, no ping) and wake them; a follower's leftover
+ * proposals still fail at their deadline while it is quiesced.
+ * Method: three RaftNodeHosts with one group each (MemoryKv), real timers with 10 ms ticks and an
+ * election timeout of 10 ticks, joined by an in-memory transport that carries group messages and pings
+ * and can cut a node off. Controls that the tests can fail: the same idle group without quiescence
+ * keeps heartbeating; without the liveness wake (livenessMs beyond the test) no leader replaces the
+ * dead one; without expiry of a quiesced follower's proposals (the bug the host simulation found,
+ * seed 34) the leftover proposal never settles.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { MemoryKv } from '../../log/index.js';
+import { systemClock } from '../system.js';
+import { RaftLogStore } from '../raft-log-store.js';
+import { RaftNodeHost, systemTicks } from './node-host.js';
+import { ProposalFailedError, RaftGroup } from './raft-group.js';
+const tickMs = 10;
+const electionTicks = 10;
+const electionMs = tickMs * electionTicks;
+const groupId = 5;
+const ids = [1, 2, 3];
+class Net {
+    members = new Map();
+    cut = new Set();
+    /** Group messages delivered, by type. */
+    delivered = [];
+    transport(self) {
+        const deliverable = (to) => !this.cut.has(self) && !this.cut.has(to) && this.members.has(to);
+        return {
+            send: (groups) => {
+                for (const { group, messages } of groups) {
+                    for (const m of messages) {
+                        if (!deliverable(m.to))
+                            continue;
+                        setImmediate(() => {
+                            if (!deliverable(m.to))
+                                return;
+                            this.delivered.push(m);
+                            this.members.get(m.to).host.receive(group, m);
+                        });
+                    }
+                }
+            },
+            ping: () => {
+                for (const to of ids) {
+                    if (to === self || !deliverable(to))
+                        continue;
+                    setImmediate(() => {
+                        if (deliverable(to))
+                            this.members.get(to).host.heard(self);
+                    });
+                }
+            },
+        };
+    }
+    leader() {
+        return [...this.members.values()].find((m) => !this.cut.has(m.id) && m.group.isLeader());
+    }
+}
+async function cluster(opts = {}) {
+    const net = new Net();
+    for (const id of ids) {
+        const kv = new MemoryKv();
+        const store = await RaftLogStore.open(kv, groupId);
+        await store.bootstrap(ids);
+        const group = new RaftGroup({ id: groupId, self: id, store, conf: { voters: ids, learners: [] }, applied: 3, electionTicks, heartbeatTicks: 1, random: { int: (n) => Math.floor(Math.random() * n) } });
+        group.setApplier({ apply: (e) => Buffer.from(e.data).toString(), applied: () => undefined, restore: () => undefined });
+        const host = new RaftNodeHost({
+            self: id,
+            kv,
+            tickMs,
+            clock: systemClock,
+            ticks: systemTicks,
+            logger: pino({ level: 'silent' }),
+            ...(opts.quiescence === undefined ? {} : { quiescence: opts.quiescence }),
+            livenessMs: opts.livenessMs ?? electionMs,
+            onFatal: (err) => assert.fail(`node ${id} stopped: ${String(err)}`),
+        });
+        net.members.set(id, { id, host, group });
+    }
+    for (const m of net.members.values()) {
+        m.host.start(net.transport(m.id));
+        m.host.add(m.group);
+    }
+    net.members.get(1).group.raw.campaign();
+    net.members.get(1).host.kick(groupId);
+    await until('a leader', 3000, () => net.leader() !== undefined);
+    return net;
+}
+async function close(net) {
+    for (const m of net.members.values())
+        await m.host.close();
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(what, ms, ok) {
+    const started = Date.now();
+    while (!ok()) {
+        if (Date.now() - started > ms)
+            throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+        await sleep(2);
+    }
+    return Date.now() - started;
+}
+const allQuiesced = (net) => [...net.members.values()].every((m) => m.group.raw.quiesced);
+test('an idle group stops heartbeating and its followers start no election; without quiescence it heartbeats on', async () => {
+    const net = await cluster();
+    try {
+        const leader = net.leader();
+        await leader.group.propose(Buffer.from('a'), systemClock.monotonicMs() + 2000);
+        await until('every member quiesced', 3000, () => allQuiesced(net));
+        const term = leader.group.term;
+        const before = net.delivered.length;
+        await sleep(10 * electionMs);
+        assert.deepEqual(net.delivered.slice(before).map((m) => m.type), [], 'no group message while quiesced');
+        for (const m of net.members.values())
+            assert.equal(m.group.raw.status().term, term, `node ${m.id} is still in term ${term}`);
+        assert.equal(net.leader(), leader);
+        // A proposal wakes the group and commits at once.
+        const t0 = Date.now();
+        const r = await leader.group.propose(Buffer.from('b'), systemClock.monotonicMs() + 2000);
+        assert.equal(r.outcome, 'b');
+        assert.ok(Date.now() - t0 < electionMs, `committed ${Date.now() - t0} ms after the proposal`);
+        await until('quiesced again', 3000, () => allQuiesced(net));
+    }
+    finally {
+        await close(net);
+    }
+    // Control: the same idle group with quiescence off goes on heartbeating.
+    const loud = await cluster({ quiescence: false });
+    try {
+        await loud.leader().group.propose(Buffer.from('a'), systemClock.monotonicMs() + 2000);
+        await sleep(3 * electionMs);
+        const before = loud.delivered.length;
+        await sleep(3 * electionMs);
+        assert.ok(loud.delivered.slice(before).filter((m) => m.type === 'heartbeat').length > 10, 'heartbeats flow without quiescence');
+        assert.ok(!allQuiesced(loud));
+    }
+    finally {
+        await close(loud);
+    }
+});
+test('a leader that dies while its group is quiesced is replaced within the election bound; without the liveness wake it is not', async () => {
+    // Bound: the liveness timeout (an election timeout) plus one randomized election timeout (up to
+    // two), plus slack for a loaded machine.
+    const boundMs = electionMs + 2 * electionMs + 300;
+    const net = await cluster();
+    try {
+        await net.leader().group.propose(Buffer.from('a'), systemClock.monotonicMs() + 2000);
+        await until('every member quiesced', 3000, () => allQuiesced(net));
+        const dead = net.leader();
+        net.cut.add(dead.id);
+        const took = await until('a new leader', 5000, () => net.leader() !== undefined);
+        assert.ok(took <= boundMs, `a new leader after ${took} ms (bound ${boundMs} ms)`);
+        const next = net.leader();
+        assert.notEqual(next.id, dead.id);
+        assert.equal((await next.group.propose(Buffer.from('c'), systemClock.monotonicMs() + 2000)).outcome, 'c');
+    }
+    finally {
+        await close(net);
+    }
+    // Control: followers that are never woken for a silent leader (liveness longer than the test) stay
+    // quiesced, and nobody replaces it.
+    const deaf = await cluster({ livenessMs: 60_000 });
+    try {
+        await deaf.leader().group.propose(Buffer.from('a'), systemClock.monotonicMs() + 2000);
+        await until('every member quiesced', 3000, () => allQuiesced(deaf));
+        deaf.cut.add(deaf.leader().id);
+        await sleep(boundMs + 200);
+        assert.equal(deaf.leader(), undefined, 'no new leader without the liveness wake');
+    }
+    finally {
+        await close(deaf);
+    }
+});
+test('a quiesced follower still fails, at their deadline, proposals it made while it led in an earlier term', async () => {
+    const net = await cluster();
+    try {
+        const a = net.leader();
+        await a.group.propose(Buffer.from('a'), systemClock.monotonicMs() + 2000);
+        // A, cut off, takes proposals it cannot commit; the others elect a leader whose log replaces the
+        // first (its own first entry goes there) and never reaches the index of the last.
+        net.cut.add(a.id);
+        const startedMs = Date.now();
+        const deadlineMs = systemClock.monotonicMs() + 8 * electionMs;
+        for (const text of ['lost1', 'lost2'])
+            void a.group.propose(Buffer.from(text), deadlineMs).catch(() => undefined);
+        const left = a.group.propose(Buffer.from('lost3'), deadlineMs);
+        let settled = false;
+        const outcome = left.then(() => 'committed', (e) => (e instanceof ProposalFailedError ? e.reason : String(e)));
+        void outcome.finally(() => (settled = true));
+        await until('a new leader', 3000, () => net.leader() !== undefined);
+        net.cut.delete(a.id);
+        // A follows the new leader; its entry is replaced; the idle group quiesces, A with it.
+        await until('A quiesced as a follower', 5000, () => allQuiesced(net) && !a.group.isLeader());
+        assert.equal(settled, Date.now() - startedMs >= 8 * electionMs, 'the proposal is still waiting only until its deadline');
+        await until('the leftover proposal settled', startedMs + 8 * electionMs - Date.now() + 5 * tickMs + 300, () => settled);
+        assert.equal(await outcome, 'timeout');
+    }
+    finally {
+        await close(net);
+    }
+});
+//# sourceMappingURL=quiescence.test.js.map

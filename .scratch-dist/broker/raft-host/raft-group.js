@@ -1,0 +1,314 @@
+/**
+ * One Raft group member on this node, as the node's Ready loop (node-host.ts) drives it: the RawNode,
+ * its durable log (RaftLogStore), the state machine it applies to (a GroupApplier), and the proposals
+ * this node made that wait for their entry to be applied.
+ *
+ * The group does no I/O of its own and owns no timer: the node host ticks it, takes its Ready, writes
+ * it in the node's shared write and calls back `persisted`, `apply` and `advance` in the order of the
+ * Ready contract (src/raft/rawnode.ts). So a thousand groups cost one timer and one fsync per window.
+ *
+ * Proposals are keyed by (term, index): after losing and regaining leadership a new proposal can land
+ * at an index an old, failed one had; each must be answered on its own. An entry applied at a
+ * proposal's index with another term means the proposal was overwritten: it failed, and says so.
+ */
+import { assert } from '../../core/assert.js';
+import { noNode, RawNode } from '../../raft/index.js';
+/** Why a proposal did not commit. `leader` is the node to try instead (noNode: unknown). */
+export class ProposalFailedError extends Error {
+    reason;
+    leader;
+    term;
+    storageError;
+    name = 'ProposalFailedError';
+    constructor(reason, message, leader = noNode, term = 0, 
+    /** The storage error behind a 'refused' (a full disk), passed on to the client. */
+    storageError) {
+        super(message);
+        this.reason = reason;
+        this.leader = leader;
+        this.term = term;
+        this.storageError = storageError;
+    }
+}
+export class RaftGroup {
+    id;
+    self;
+    store;
+    raw;
+    #applier;
+    #conf;
+    #applied;
+    #lead = noNode;
+    #role = 'follower';
+    #term;
+    /** index -> the proposals waiting for the entry at that index (one per term that proposed there). */
+    #pending = new Map();
+    /** Called when the leader or role changed (after the Ready that says so). */
+    onLeaderChange;
+    /** Set by the node host: the group has new work for its Ready loop (a proposal). */
+    onWork;
+    /**
+     * Called by the node host at the start of a turn that takes this group's Ready, so that what was
+     * gathered since the last turn is proposed now, as one entry (a partition's batch coalescer).
+     */
+    beforeReady;
+    /** Called after entries were applied (readers wake up). */
+    onApplied;
+    /** Called when the role, the leader or the term changed (after the Ready that says so), with what it was before. */
+    onChange;
+    /**
+     * Called by the node host once a Ready is written and its committed entries applied, before
+     * advance: what a Ready says beyond entries (answers to readIndex, damage found, damage repaired).
+     */
+    onReadyDone;
+    /** Called on every tick of the node host that reaches this group (after its Raft ticks). */
+    onTick;
+    /**
+     * The owner has work under way that needs the group awake and ticking (reads waiting for a
+     * ReadIndex round or for entries to apply): it neither quiesces nor stays quiesced meanwhile.
+     */
+    busy;
+    /** Ticks since the group last had entries to write or apply (quiescence waits for a few). */
+    #idleTicks = 0;
+    constructor(o) {
+        this.id = o.id;
+        this.self = o.self;
+        this.store = o.store;
+        this.#o = o;
+        this.#conf = o.conf;
+        this.#applied = o.applied;
+        this.raw = this.#newRawNode();
+        this.#term = o.store.storage.hardState().term;
+    }
+    #o;
+    /** A Raft node over what is durable, as a restarted process would build it. */
+    #newRawNode() {
+        const storage = this.store.storage;
+        const conf = this.#conf;
+        return new RawNode({
+            id: this.self,
+            storage: {
+                // What is applied was committed, even if the stored commit index lags: the host applies
+                // entries durable before a turn while the turn's write (with the new commit) is in flight,
+                // and that write may be refused (reset).
+                initialState: () => {
+                    const hs = storage.hardState();
+                    return { hardState: hs.commit < this.#applied ? { ...hs, commit: this.#applied } : hs, confState: conf };
+                },
+                entries: (lo, hi, max) => storage.entries(lo, hi, max),
+                term: (i) => storage.term(i),
+                firstIndex: () => storage.firstIndex(),
+                lastIndex: () => storage.lastIndex(),
+                snapshot: () => storage.snapshot(),
+            },
+            applied: this.#applied,
+            electionTicks: this.#o.electionTicks,
+            heartbeatTicks: this.#o.heartbeatTicks,
+            random: this.#o.random,
+            preVote: true,
+            checkQuorum: true,
+            // A member whose log was found damaged (a lost write-ahead-log tail) neither votes nor leads
+            // until its leader has repaired it (src/raft, `damaged`).
+            damaged: this.store.coreDamage(),
+            ...(this.#o.uncommittedBytesMax === undefined ? {} : { uncommittedBytesMax: this.#o.uncommittedBytesMax }),
+        });
+    }
+    /**
+     * The node's write of this group's Ready was refused (a full disk) and nothing of it was stored:
+     * the group goes on as if this process had restarted from its disk (its unsynced entries are gone,
+     * it is a follower at its durable term), and the proposals waiting here fail with the reason. A
+     * group of one then elects itself again at once. A proposal at or below `mayCommitUpTo` is not
+     * told "not stored": its entry is durable here from an earlier write (the group commits it again
+     * after the reset) or a leader sent it to followers before its own write (appends go out first),
+     * so it may still commit; its outcome is unknown, as for a client of a crashed leader. Only the
+     * proposals above were stored nowhere and fail with the reason.
+     */
+    reset(reason, mayCommitUpTo = 0) {
+        this.close(reason, mayCommitUpTo);
+        const before = { role: this.#role, lead: this.#lead, term: this.#term };
+        this.#lead = noNode;
+        this.#role = 'follower';
+        this.raw = this.#newRawNode();
+        this.#term = this.store.storage.hardState().term;
+        // Its owner hears of it like of any change (a read sent to the former leader is asked again).
+        if (before.lead !== noNode)
+            this.onLeaderChange?.(noNode, this.#term);
+        if (before.role !== 'follower' || before.lead !== noNode || before.term !== this.#term)
+            this.onChange?.({ role: 'follower', lead: noNode, term: this.#term }, before);
+        if (this.isSingleton())
+            this.raw.campaign();
+    }
+    /** The applier is set after construction: it may need the group (to read its log). */
+    setApplier(a) {
+        this.#applier = a;
+    }
+    get applied() {
+        return this.#applied;
+    }
+    get conf() {
+        return this.#conf;
+    }
+    get leader() {
+        return this.#lead;
+    }
+    get term() {
+        return this.#term;
+    }
+    isLeader() {
+        return this.raw.isLeader();
+    }
+    /** Whether this node is the only voter (it can elect itself at once). */
+    isSingleton() {
+        return this.#conf.learners.length === 0 && this.#conf.voters.length === 1 && this.#conf.voters[0] === this.self;
+    }
+    /**
+     * Appends `data` if this node leads, and resolves once the entry is applied here. `expectedTerm`
+     * (0: any) is the epoch the caller routed for: a leader of another term refuses, so a batch meant
+     * for a deposed leader is never acknowledged by a newer one it did not reach (the caller retries).
+     */
+    propose(data, deadlineMs, expectedTerm = 0) {
+        if (!this.raw.isLeader()) {
+            return Promise.reject(new ProposalFailedError('notLeader', `node ${this.self} does not lead group ${this.id}`, this.#lead, this.#term));
+        }
+        const term = this.raw.status().term;
+        if (expectedTerm !== 0 && expectedTerm !== term) {
+            return Promise.reject(new ProposalFailedError('notLeader', `group ${this.id} is at term ${term}, not ${expectedTerm}`, this.self, term));
+        }
+        const r = this.raw.propose(data);
+        if (!r.ok) {
+            if (r.reason === 'notLeader' || r.reason === 'leadershipTransfer') {
+                return Promise.reject(new ProposalFailedError('notLeader', `group ${this.id}: ${r.reason}`, this.#lead, term));
+            }
+            return Promise.reject(new ProposalFailedError('refused', `group ${this.id} refused the proposal (${r.reason})`, this.self, term));
+        }
+        this.onWork?.();
+        return new Promise((resolve, reject) => {
+            const p = { term: r.term, index: r.firstIndex, deadlineMs, resolve, reject };
+            const at = this.#pending.get(r.firstIndex);
+            if (at === undefined)
+                this.#pending.set(r.firstIndex, [p]);
+            else
+                at.push(p);
+        });
+    }
+    // ------------------------------------------------------------------ driven by the node host
+    step(m) {
+        this.raw.step(m);
+    }
+    /** Step 3 of the Ready contract for one committed entry. */
+    applyEntry(e) {
+        assert(e.index === this.#applied + 1, `group ${this.id}: entry ${e.index} applied after ${this.#applied}`);
+        let outcome;
+        let applied = false;
+        if (e.type === 'confChange') {
+            this.#conf = this.raw.applyConfChange(e);
+            this.#applier.applied(e.index);
+        }
+        else {
+            outcome = this.#applier.apply(e);
+            applied = true;
+        }
+        this.#applied = e.index;
+        const waiting = this.#pending.get(e.index);
+        if (waiting === undefined)
+            return;
+        this.#pending.delete(e.index);
+        for (const p of waiting) {
+            // Only the proposal of the entry's own term is this entry; one of another term was overwritten
+            // by a newer leader's log (it did not commit and never will).
+            if (p.term === e.term && applied)
+                p.resolve({ index: e.index, term: e.term, outcome: outcome });
+            else
+                p.reject(new ProposalFailedError('overwritten', `group ${this.id}: leadership changed before entry ${p.index} of term ${p.term} committed`, this.#lead, this.#term));
+        }
+    }
+    /** Why a snapshot from a peer cannot be installed (the state machine's check), or undefined. */
+    snapshotProblem(s) {
+        return this.#applier?.snapshotProblem?.(s);
+    }
+    installSnapshot(s) {
+        this.#conf = s.metadata.confState;
+        this.#applied = s.metadata.index;
+        this.#applier.restore(s);
+        for (const [index, ps] of this.#pending) {
+            if (index > s.metadata.index)
+                continue;
+            this.#pending.delete(index);
+            for (const p of ps)
+                p.reject(new ProposalFailedError('overwritten', `group ${this.id}: replaced by a snapshot before entry ${index} was applied here`, this.#lead, this.#term));
+        }
+    }
+    /** Observes a Ready's soft and hard state before it is handled. */
+    observe(rd) {
+        if (rd.entries.length > 0 || rd.committedEntries.length > 0 || rd.snapshot !== undefined)
+            this.#idleTicks = 0;
+        const before = { role: this.#role, lead: this.#lead, term: this.#term };
+        if (rd.hardState !== undefined)
+            this.#term = rd.hardState.term;
+        if (rd.softState !== undefined)
+            this.#role = rd.softState.state;
+        if (rd.softState !== undefined && rd.softState.lead !== this.#lead) {
+            this.#lead = rd.softState.lead;
+            this.onLeaderChange?.(this.#lead, this.#term);
+        }
+        if (this.onChange !== undefined && (before.role !== this.#role || before.lead !== this.#lead || before.term !== this.#term)) {
+            this.onChange({ role: this.#role, lead: this.#lead, term: this.#term }, before);
+        }
+    }
+    /** A tick of the node host: `n` Raft ticks (0 when the host runs late), expiry of proposals, the owner's hook. */
+    tick(n, nowMs) {
+        this.#idleTicks += n;
+        for (let i = 0; i < n; i++)
+            this.raw.tick();
+        this.expire(nowMs);
+        this.onTick?.(nowMs);
+    }
+    /**
+     * Quiesces this group if it leads it and it is idle: no entry written or applied for a few heartbeat
+     * periods (followers have heard the last commit index), no proposal waiting, everything committed
+     * applied here, the owner not busy; the core checks the rest (src/raft, Raft.quiesce).
+     */
+    maybeQuiesce() {
+        if (this.raw.quiesced)
+            return true;
+        if (!this.raw.isLeader() || this.#pending.size > 0 || this.#idleTicks < 2 * this.#o.heartbeatTicks + 1)
+            return false;
+        if (this.#applied < this.raw.status().commit || this.busy?.() === true)
+            return false;
+        return this.raw.quiesce();
+    }
+    /**
+     * Fails proposals whose deadline passed (the node host calls this on its ticks). Not in a group of
+     * one: its entries commit as soon as its own write completes, so a proposal there can only wait for
+     * the node's disk, and failing it would tell a client "failed" about a batch that is then stored (a
+     * retry stores it twice). It waits for the write instead, which either stores it (applied,
+     * answered) or is refused (reset fails it with the reason, nothing stored).
+     */
+    expire(nowMs) {
+        if (this.#pending.size === 0 || this.isSingleton())
+            return;
+        for (const [index, ps] of this.#pending) {
+            const late = ps.filter((p) => p.deadlineMs <= nowMs);
+            if (late.length === 0)
+                continue;
+            if (late.length === ps.length)
+                this.#pending.delete(index);
+            else
+                this.#pending.set(index, ps.filter((p) => p.deadlineMs > nowMs));
+            for (const p of late)
+                p.reject(new ProposalFailedError('timeout', `group ${this.id}: entry ${index} did not commit in time (no quorum?); it may still commit`, this.#lead, this.#term));
+        }
+    }
+    close(reason, mayCommitUpTo = 0) {
+        const err = reason === undefined ? new ProposalFailedError('closed', `group ${this.id} closed on this node`, noNode, this.#term) : new ProposalFailedError('refused', reason.message, noNode, this.#term, reason);
+        for (const p of [...this.#pending.values()].flat()) {
+            if (reason !== undefined && p.index <= mayCommitUpTo) {
+                p.reject(new ProposalFailedError('timeout', `group ${this.id}: a write was refused (${reason.message}) after entry ${p.index} was stored or sent; it may still commit`, noNode, this.#term));
+            }
+            else
+                p.reject(err);
+        }
+        this.#pending.clear();
+    }
+}
+//# sourceMappingURL=raft-group.js.map

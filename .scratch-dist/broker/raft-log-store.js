@@ -1,0 +1,404 @@
+/**
+ * The durable state of one Raft group member in the shared ordered KV: its hard state, its log
+ * entries, its latest snapshot and, while it has one, its damage mark (key layout in raft-keys.ts,
+ * record format with CRC32C in raft-records.ts).
+ *
+ * Every Ready is persisted in ONE atomic KV write (snapshot, then the entries with the discarded
+ * suffix removed, then the hard state, and the removal of the damage mark when the Ready says
+ * `repaired`), fsynced when the Ready says mustSync; so entries are never durable later than a hard
+ * state that refers to them, and a snapshot is never stored without the index it stands for.
+ * Compaction writes the new snapshot and deletes the entries it covers in one write as well. Every
+ * write carries the node's next raft write sequence number (node-disk.ts), so that a lost tail of
+ * RocksDB's write-ahead log is found at the next start.
+ *
+ * Damage. Opening checks every record: its CRC, that entries sit under their own index and follow
+ * each other without a gap, that the commit index is within the log. What fails is cut off (the log
+ * at the first bad entry, everything after a bad snapshot; a bad hard state keeps no vote) and the
+ * member is marked damaged, in one durable write: it then neither votes nor leads (src/raft, config
+ * `damaged`) until a healthy leader has repaired it. A member that starts with nothing and does not
+ * found its group is marked damaged too: it may be a former member whose data directory was wiped.
+ *
+ * A partition group's log is its data (`keepCompacted`): compaction and snapshots drop entries from
+ * memory only, retention deletes them from the KV. The metadata group's snapshot holds its state, so
+ * its compacted entries are deleted.
+ *
+ * The core reads its log synchronously (src/raft/storage.ts), so a MemoryStorage mirrors what is
+ * durable: it is updated only after the KV write has resolved, and holds the tail after the latest
+ * snapshot (bounded by compaction).
+ */
+import { assert } from '../core/assert.js';
+import { bootstrapState, MemoryStorage } from '../raft/index.js';
+import { entryKey, entryKeyIndex, groupKey, kindDamage, kindHardState, kindSnapshot } from './raft-keys.js';
+import { decodeDamageRecord, decodeEntryRecord, decodeHardStateRecord, decodeSnapshotRecord, encodeDamageRecord, encodeEntryRecord, encodeHardStateRecord, encodeSnapshotRecord, RaftRecordCorruptError, } from './raft-records.js';
+export { entryKey, prefixRaft } from './raft-keys.js';
+/** The reason recorded for damage the core finds while running. */
+export const damageFoundRunning = 'a leader counts entries this member does not hold: entries it had acknowledged were lost';
+const entriesEnd = (g) => entryKey(g, Number.MAX_SAFE_INTEGER);
+/** Stale entries removed one by one rather than by one range deletion (see fill). */
+const removeOneByOneMax = 1024;
+/** A group whose log is its data (a partition's) has corrupt records: it is not opened. */
+export class RaftGroupCorruptError extends Error {
+    group;
+    found;
+    name = 'RaftGroupCorruptError';
+    constructor(group, found) {
+        super(`raft group ${group} is corrupt and stays closed: ${found.join('; ')}`);
+        this.group = group;
+        this.found = found;
+    }
+}
+export class RaftLogStore {
+    #kv;
+    #group;
+    #disk;
+    /** The core's synchronous view of what is durable. */
+    storage;
+    #empty;
+    #damage;
+    /**
+     * Whether entries stay in the KV after compaction and snapshots (a partition group, whose log is
+     * its data: compaction only drops them from memory; retention deletes them) or are dropped with
+     * the memory copy (the metadata group, whose snapshot holds the state).
+     */
+    #keepCompacted;
+    /**
+     * The highest entry index that may be in the KV beyond the mirror's last index (0: none): entries
+     * found at open after a corrupt snapshot, entries stored by log shipping (`fillFetched`). Every
+     * other stored entry is in the mirror or below it, so a write that appends after the mirror's last
+     * index has nothing to remove.
+     */
+    #beyondMirror;
+    /** What the pending `fill` removed up to (see persisted). */
+    #clearedTo = 0;
+    constructor(kv, group, disk, storage, empty, damage, keepCompacted, beyondMirror) {
+        this.#kv = kv;
+        this.#group = group;
+        this.#disk = disk;
+        this.storage = storage;
+        this.#empty = empty;
+        this.#damage = damage;
+        this.#keepCompacted = keepCompacted;
+        this.#beyondMirror = beyondMirror > storage.lastIndex() ? beyondMirror : 0;
+    }
+    get group() {
+        return this.#group;
+    }
+    /**
+     * Reads the member's state. `disk` (the node's, in production) numbers the writes for the lost-tail
+     * check; without it (unit tests) only the records' own checks apply.
+     */
+    static async open(kv, group, opts = {}) {
+        const disk = opts.disk;
+        const keepCompacted = opts.keepCompacted ?? false;
+        const found = [];
+        const repairs = [];
+        let damage;
+        const dk = groupKey(group, kindDamage);
+        const damageRaw = await kv.get(dk);
+        if (damageRaw !== null) {
+            try {
+                damage = decodeDamageRecord(dk, damageRaw);
+            }
+            catch (err) {
+                found.push(`its damage mark is corrupt (${err.message})`);
+            }
+        }
+        const sk = groupKey(group, kindSnapshot);
+        const snapRaw = await kv.get(sk);
+        let snap;
+        let snapBad = false;
+        if (snapRaw !== null) {
+            try {
+                snap = decodeSnapshotRecord(sk, snapRaw);
+            }
+            catch (err) {
+                // The entries after a snapshot cannot be applied without it: drop both, re-fetch everything.
+                // A log that is data (a partition's) stays in the KV; the leader's appends overwrite it.
+                found.push(`its snapshot is corrupt (${err.message}); the snapshot and the log are dropped`);
+                snapBad = true;
+                repairs.push((b) => {
+                    b.del(sk);
+                    if (!keepCompacted)
+                        b.delRange(entryKey(group, 0), entriesEnd(group));
+                });
+            }
+        }
+        const storage = new MemoryStorage(snap);
+        const entries = [];
+        const from = (snap?.metadata.index ?? 0) + 1;
+        /** The highest index stored, good or bad: entries up to it may have been acknowledged. */
+        let highest = from - 1;
+        let cut;
+        for await (const [key, value] of kv.iterate({ gte: entryKey(group, snapBad ? 0 : from), lt: entriesEnd(group) })) {
+            const at = entryKeyIndex(key);
+            highest = Math.max(highest, at);
+            if (snapBad || cut !== undefined)
+                continue;
+            const expected = from + entries.length;
+            try {
+                if (at !== expected)
+                    throw new RaftRecordCorruptError(key, `the log has a gap: entry ${at} follows ${expected - 1}`);
+                const e = decodeEntryRecord(key, value);
+                if (e.index !== at)
+                    throw new RaftRecordCorruptError(key, `entry ${e.index} is stored under index ${at}`);
+                if (e.term < (entries[entries.length - 1]?.term ?? snap?.metadata.term ?? 0))
+                    throw new RaftRecordCorruptError(key, `entry ${at} has term ${e.term}, below its predecessor's`);
+                entries.push(e);
+            }
+            catch (err) {
+                if (!(err instanceof RaftRecordCorruptError))
+                    throw err;
+                cut = expected;
+                found.push(`${err.message}; the log is cut before index ${expected}`);
+            }
+        }
+        if (cut !== undefined) {
+            const c = cut;
+            repairs.push((b) => b.delRange(entryKey(group, c), entriesEnd(group)));
+        }
+        storage.append(entries);
+        const hk = groupKey(group, kindHardState);
+        const hsRaw = await kv.get(hk);
+        let hs;
+        if (hsRaw !== null) {
+            try {
+                hs = decodeHardStateRecord(hk, hsRaw);
+            }
+            catch (err) {
+                // Term and vote unknown: keep no vote (a damaged member casts none anyway) and the highest
+                // term the log shows; the commit index falls back to what the snapshot holds.
+                found.push(`its hard state is corrupt (${err.message}); its vote is forgotten`);
+                hs = { term: Math.max(storage.term(storage.lastIndex()), storage.snapshot().metadata.term), vote: 0, commit: storage.snapshot().metadata.index };
+            }
+        }
+        if (hs !== undefined && hs.commit > storage.lastIndex()) {
+            found.push(`its commit index ${hs.commit} is beyond its last stored entry ${storage.lastIndex()} (entries durable before were lost)`);
+            hs = { ...hs, commit: storage.lastIndex() };
+        }
+        if (hs !== undefined)
+            storage.setHardState(hs);
+        if (found.length > 0 && hs !== undefined) {
+            const fixed = hs;
+            repairs.push((b) => b.put(hk, encodeHardStateRecord(hk, fixed)));
+        }
+        const empty = snapRaw === null && hsRaw === null && highest === 0;
+        if (found.length > 0 && keepCompacted) {
+            // A partition's log is its data and its applied state (offset index) points into it: cutting it
+            // would leave the state machine ahead of its log. Such a group stays closed, as it did before
+            // records had checksums; repairing it from a healthy replica is not built yet.
+            throw new RaftGroupCorruptError(group, found);
+        }
+        if (found.length > 0) {
+            // A new damage adds to one already recorded: the terms and indexes it may have reached only grow.
+            damage = {
+                term: Math.max(damage?.term ?? 0, hs?.term ?? 0),
+                index: Math.max(damage?.index ?? 0, highest),
+                reason: [damage?.reason, ...found].filter((r) => r !== undefined).join('; '),
+            };
+            const d = damage;
+            await RaftLogStore.#write(kv, disk, (b) => {
+                for (const r of repairs)
+                    r(b);
+                b.put(dk, encodeDamageRecord(dk, d));
+            }, true);
+        }
+        return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted, highest);
+    }
+    /**
+     * Stored entries from `from` on, read from the KV (entries before the memory tail: a partition
+     * group's older log), each checked against its CRC. The caller stops iterating when it has enough.
+     */
+    async *readStored(from, to = Number.MAX_SAFE_INTEGER, capacity = 16) {
+        // A few entries per native round trip unless the caller knows how many it wants: a partition
+        // entry may hold a whole batch (up to megabytes), and the iterator's default prefetch of hundreds
+        // of them made reads of a backlog written in large batches copy hundreds of megabytes per read
+        // call (12 times slower, RSS +600 MB).
+        for await (const [key, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to), capacity }))
+            yield decodeEntryRecord(key, value);
+    }
+    /** Deletes every key of a group (its log, hard state, snapshot and damage mark): the group left this node. */
+    static drop(b, group) {
+        b.delRange(groupKey(group, 0), groupKey(group, 0xff));
+    }
+    /** One KV write, numbered by the node's write sequence when there is a disk. */
+    static async #write(kv, disk, fill, durable) {
+        let seq = 0;
+        await kv.write((b) => {
+            fill(b);
+            if (disk !== undefined)
+                seq = disk.stamp(b);
+        }, { durable });
+        if (durable && disk !== undefined)
+            disk.durable(seq);
+    }
+    /** Whether nothing was ever stored for this group (a fresh node, or a wiped one). */
+    get isEmpty() {
+        return this.#empty;
+    }
+    /** Why this member must not vote or lead, until a healthy leader has repaired it. */
+    get damage() {
+        return this.#damage;
+    }
+    /** The damage as the Raft core takes it (RaftConfig.damaged). */
+    coreDamage() {
+        return this.#damage === undefined ? null : { term: this.#damage.term, index: this.#damage.index };
+    }
+    /**
+     * A member with no state: a founder writes the founding configuration (every founder writes the
+     * same); any other starts empty and damaged, since it may be a former member whose data directory
+     * was wiped (what it voted for and acknowledged is gone), until a leader has brought it up to date.
+     */
+    async startEmpty(founders, why) {
+        assert(this.#empty, 'starting a group member that already has state');
+        if (founders.length > 0) {
+            await this.bootstrap(founders);
+            return;
+        }
+        if (this.#damage !== undefined)
+            return;
+        const dk = groupKey(this.#group, kindDamage);
+        const d = { term: 0, index: 0, reason: why };
+        await RaftLogStore.#write(this.#kv, this.#disk, (b) => b.put(dk, encodeDamageRecord(dk, d)), true);
+        this.#damage = d;
+    }
+    /** Writes the founding configuration (every founder writes the same). */
+    async bootstrap(voters) {
+        assert(this.#empty, 'bootstrapping a group member that already has state');
+        assert(this.#damage === undefined, 'founding a group on a member marked damaged');
+        const { entries, hardState } = bootstrapState(voters);
+        await this.persist({ snapshot: undefined, entries, hardState, mustSync: true });
+    }
+    /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
+    async persist(rd) {
+        if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && rd.repaired !== true && rd.damaged === undefined)
+            return;
+        if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && rd.repaired !== true && rd.damaged === undefined) {
+            // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
+            // a group of one recommits its own log at open), so the Ready does not wait for this write: it
+            // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
+            // call order, so the next durable write makes it durable too; a failed write poisons the KV and
+            // fails that next write.
+            RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), false).catch(() => undefined);
+            this.persisted(rd);
+            return;
+        }
+        await RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), rd.mustSync);
+        this.persisted(rd);
+    }
+    /**
+     * Adds a Ready's step 1 to a KV batch that the caller writes (the node's Ready loop writes the
+     * Readies of every group in one batch with one fsync, numbered once by the node's disk). Call
+     * `persisted` once that write resolved.
+     */
+    fill(b, rd) {
+        const g = this.#group;
+        const snapIndex = rd.snapshot?.metadata.index ?? this.storage.snapshot().metadata.index;
+        /** The last entry index stored before this write (the mirror is what is durable: turns are sequential). */
+        const storedTo = Math.max(this.storage.lastIndex(), this.#beyondMirror);
+        this.#clearedTo = 0;
+        if (rd.snapshot !== undefined) {
+            const sk = groupKey(g, kindSnapshot);
+            b.put(sk, encodeSnapshotRecord(sk, rd.snapshot));
+            // A snapshot from the leader replaces the whole log: everything at or before its index is
+            // covered by it; a group whose log is its data keeps the entries before it (they are the same as
+            // the leader's: they were fetched from it before the snapshot was stepped in).
+            if (this.#keepCompacted)
+                this.#removeEntries(b, snapIndex + 1, storedTo);
+            else
+                b.delRange(entryKey(g, 0), entriesEnd(g));
+            this.#clearedTo = storedTo;
+        }
+        const ents = rd.entries.filter((e) => e.index > snapIndex);
+        const first = ents[0];
+        if (first !== undefined) {
+            // Appending at i discards every stored entry at i or later (a new leader's overwrite): the puts
+            // replace those up to the last new one, and the ones after it are removed. An append after the
+            // last stored entry (every leader's append, almost every follower's) removes nothing: no range
+            // deletion per write, whose tombstones RocksDB would keep in the memtable until it is flushed
+            // (tens of thousands made every read and the flush itself take seconds and gigabytes).
+            const lastNew = ents[ents.length - 1].index;
+            this.#removeEntries(b, lastNew + 1, storedTo);
+            this.#clearedTo = storedTo;
+            for (const e of ents) {
+                const k = entryKey(g, e.index);
+                b.put(k, encodeEntryRecord(k, e));
+            }
+        }
+        if (rd.hardState !== undefined) {
+            const hk = groupKey(g, kindHardState);
+            b.put(hk, encodeHardStateRecord(hk, rd.hardState));
+        }
+        const dk = groupKey(g, kindDamage);
+        if (rd.damaged !== undefined)
+            b.put(dk, encodeDamageRecord(dk, { ...rd.damaged, reason: damageFoundRunning }));
+        if (rd.repaired === true)
+            b.del(dk);
+    }
+    /** Removes stored entries [from, to]: one delete each when few (the usual overwrite), else one bounded range. */
+    #removeEntries(b, from, to) {
+        if (to < from)
+            return;
+        const g = this.#group;
+        if (to - from < removeOneByOneMax)
+            for (let i = from; i <= to; i++)
+                b.del(entryKey(g, i));
+        else
+            b.delRange(entryKey(g, from), entryKey(g, to + 1));
+    }
+    /**
+     * Adds entries fetched from the leader (log shipping, outside any Ready: they are committed and
+     * applied at once, the mirror learns of them with the snapshot that follows) to a KV batch.
+     */
+    fillFetched(b, entries) {
+        for (const e of entries) {
+            const k = entryKey(this.#group, e.index);
+            b.put(k, encodeEntryRecord(k, e));
+        }
+        const last = entries[entries.length - 1];
+        if (last !== undefined && last.index > this.storage.lastIndex())
+            this.#beyondMirror = Math.max(this.#beyondMirror, last.index);
+    }
+    /** Updates the core's view once the write holding `fill(rd)` is durable (or, commit-only, issued). */
+    persisted(rd) {
+        if (rd.snapshot !== undefined)
+            this.storage.applySnapshot(rd.snapshot);
+        this.storage.append(rd.entries);
+        // The write removed every stored entry after its own up to what `fill` knew of; entries fetched
+        // since (beyond that) are still there.
+        if (this.#clearedTo > 0 && this.#beyondMirror <= this.#clearedTo)
+            this.#beyondMirror = 0;
+        this.#clearedTo = 0;
+        if (rd.hardState !== undefined)
+            this.storage.setHardState(rd.hardState);
+        if (rd.damaged !== undefined)
+            this.#damage = { ...rd.damaged, reason: damageFoundRunning };
+        if (rd.repaired === true)
+            this.#damage = undefined;
+        if (rd.snapshot !== undefined || rd.entries.length > 0 || rd.hardState !== undefined)
+            this.#empty = false;
+    }
+    /**
+     * Records a snapshot of the state machine at `index` (applied, hence durable in the log) and drops
+     * the entries up to `compactTo` (<= index), kept a little behind so that a slightly lagging
+     * follower still gets entries rather than a whole snapshot.
+     */
+    async compact(index, conf, data, compactTo) {
+        assert(compactTo <= index, `compacting to ${compactTo} beyond the snapshot ${index}`);
+        const term = this.storage.term(index);
+        const snapshot = { metadata: { index, term, confState: conf }, data };
+        const g = this.#group;
+        const firstKept = Math.max(compactTo + 1, this.storage.firstIndex());
+        const sk = groupKey(g, kindSnapshot);
+        await RaftLogStore.#write(this.#kv, this.#disk, (b) => {
+            b.put(sk, encodeSnapshotRecord(sk, snapshot));
+            if (!this.#keepCompacted)
+                b.delRange(entryKey(g, 0), entryKey(g, firstKept));
+        }, false);
+        // The snapshot is the newest durable-enough image: entries it covers stay in the log until the
+        // write lands, and losing this write (no fsync) only loses the compaction, never data.
+        this.storage.createSnapshot(index, conf, data);
+        this.storage.compact(firstKept - 1);
+        return snapshot;
+    }
+}
+//# sourceMappingURL=raft-log-store.js.map

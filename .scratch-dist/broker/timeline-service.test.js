@@ -1,0 +1,46 @@
+// Goal: a new timeline's log gets partitions of its own, so timeline.create carries a placement for
+// them, balanced against every log that exists, and the state machine gives them new group ids.
+// Method: TimelineService over a real MetadataStateMachine and a stand-in for the storage router's
+// switch (it hands the proposal the next start offsets, as the router does once appends are stopped).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isProblem } from '../core/problem.js';
+import { MetadataStateMachine } from '../metadata/state-machine.js';
+import { TimelineService } from './timeline-service.js';
+function et(name) {
+    return {
+        name, owning_application: 'app', category: 'business', enrichment_strategies: [], partition_strategy: 'random', compatibility_mode: 'forward',
+        schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: 't0' }, options: { retention_time: 1000 }, created_at: 't0', updated_at: 't0',
+    };
+}
+function setup(members) {
+    const sm = new MetadataStateMachine();
+    const proposed = [];
+    const propose = async (cmd) => {
+        proposed.push(cmd);
+        return sm.apply(sm.appliedIndex + 1, cmd);
+    };
+    const router = {
+        switchTimeline: async (_topic, partitions, _storage, go) => go(Array(partitions).fill(0)),
+    };
+    const svc = new TimelineService({ state: () => sm, propose, router, clock: { nowMs: () => 0, monotonicMs: () => 0 }, members });
+    return { sm, svc, proposed, propose };
+}
+test('timeline.create carries a placement for the new log, balanced against the logs that exist', async () => {
+    const { sm, svc, proposed, propose } = setup({ members: () => [1, 2, 3], replicationFactor: 2, legacyReplica: 1 });
+    await propose({ op: 'event_type.create', eventType: et('a'), partitionCount: 2, placement: { replicas: [[1, 2], [2, 3]], members: [1, 2, 3] } });
+    const t = await svc.createTimeline('a', { storage_id: 'default' });
+    const cmd = proposed[1];
+    // Loads before: leaders 1 and 2 once, replicas 1:1, 2:2, 3:1. Node 3 leads (it leads none), with node 1
+    // (fewest replicas); then every node leads one and holds two, so the lowest ids win.
+    assert.deepEqual(cmd.op === 'timeline.create' && cmd.placement, { replicas: [[3, 1], [1, 2]], members: [1, 2, 3] });
+    assert.deepEqual(t.placement, [{ group: 3, replicas: [3, 1] }, { group: 4, replicas: [1, 2] }]);
+    assert.deepEqual(sm.eventType('a').storage.timelines[1].placement, t.placement);
+});
+test('a node that knows no members refuses the switch with 503', async () => {
+    const { svc, proposed, propose } = setup({ members: () => [], legacyReplica: 1 });
+    await propose({ op: 'event_type.create', eventType: et('a'), partitionCount: 1 });
+    await assert.rejects(svc.createTimeline('a', { storage_id: 'default' }), (err) => isProblem(err) && err.status === 503);
+    assert.equal(proposed.length, 1);
+});
+//# sourceMappingURL=timeline-service.test.js.map

@@ -1,0 +1,100 @@
+/**
+ * Cursor rules for the low-level API and the cursor tools (interface.md, "Partitions and cursors"):
+ * decoding wire cursors against an event type's partitions and bounds, with 422 for unknown partitions,
+ * malformed, expired or not-yet-existing offsets. A cursor is exclusive: it names the last consumed
+ * event, so the valid range is [oldest - 1, newest].
+ */
+import { problems } from '../core/problem.js';
+import { formatCursor, formatOffset, parseOffset, toOffset } from '../core/offset.js';
+import { timelineAt, timelinesOf } from '../metadata/timelines.js';
+/** Checks the shape of a cursor object from a body or header; returns a 422 detail or null. */
+export function cursorShapeError(c, where) {
+    if (c === null || typeof c !== 'object' || Array.isArray(c))
+        return `${where} must be an object with partition and offset`;
+    const o = c;
+    if (typeof o['partition'] !== 'string')
+        return `${where}.partition must be a string`;
+    if (typeof o['offset'] !== 'string')
+        return `${where}.offset must be a string`;
+    return null;
+}
+export class CursorResolver {
+    #reader;
+    constructor(reader) {
+        this.#reader = reader;
+    }
+    bounds(rec, partition) {
+        return this.#reader.bounds(rec.storage.topic, this.partitionIndex(rec, partition));
+    }
+    partitionIndex(rec, partition) {
+        if (!rec.storage.partitions.includes(partition)) {
+            throw problems.invalidCursor(`Partition "${partition}" does not exist in event type "${rec.eventType.name}"`);
+        }
+        return Number(partition);
+    }
+    /** Decodes an offset string into an exclusive position without range checks (422 if malformed). */
+    decode(rec, partition, offset) {
+        const b = this.bounds(rec, partition);
+        const pos = parseOffset(offset);
+        if (pos === undefined)
+            throw problems.invalidCursor(`Offset "${offset}" of partition "${partition}" is not a valid offset`);
+        if (pos.kind === 'begin')
+            return toOffset(b.oldest - 1);
+        if (!timelinesOf(rec).some((t) => t.order === pos.timeline)) {
+            throw problems.invalidCursor(`Offset "${offset}" of partition "${partition}" names an unknown timeline`);
+        }
+        return pos.offset;
+    }
+    /** Decodes and checks that the position is within [oldest-1, newest]. */
+    resolve(rec, partition, offset) {
+        const after = this.decode(rec, partition, offset);
+        this.checkInRange(rec, partition, after, offset);
+        return after;
+    }
+    /**
+     * resolve(), but a cursor a little ahead of this node's copy of the partition (another node handed it
+     * out and this replica has not applied that far yet: it trails its leader by a heartbeat or is
+     * catching up after a restart) waits up to `waitMs` for the copy to get there before it is refused.
+     */
+    async resolveCatchingUp(rec, partition, offset, waitMs) {
+        const after = this.decode(rec, partition, offset);
+        if (after > this.bounds(rec, partition).newest && waitMs > 0) {
+            const index = this.partitionIndex(rec, partition);
+            const deadline = AbortSignal.timeout(waitMs);
+            while (!deadline.aborted && after > this.bounds(rec, partition).newest) {
+                await this.#reader.waitForEvents(rec.storage.topic, index, this.bounds(rec, partition).newest, deadline);
+            }
+        }
+        this.checkInRange(rec, partition, after, offset);
+        return after;
+    }
+    checkInRange(rec, partition, after, shownAs) {
+        const b = this.bounds(rec, partition);
+        if (after < b.oldest - 1) {
+            throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" is expired; the oldest available offset is ${this.format(rec, partition, b.oldest)}`);
+        }
+        if (after > b.newest) {
+            throw problems.invalidCursor(`Offset "${shownAs}" of partition "${partition}" does not exist yet; the newest offset is ${this.formatCursor(rec, partition, b.newest)}`);
+        }
+    }
+    /** The wire form of an offset: the order of the timeline holding it (offsets are dense over timelines). */
+    format(rec, partition, offset) {
+        return formatOffset(timelineAt(timelinesOf(rec), Number(partition), offset).order, offset);
+    }
+    formatCursor(rec, partition, after) {
+        return after < 0 ? formatCursor(1, after) : this.format(rec, partition, after);
+    }
+    /** The Partition object of the interface. Never-written partitions report BEGIN for both offsets. */
+    partitionView(rec, partition, consumedAfter) {
+        const b = this.bounds(rec, partition);
+        const view = {
+            partition,
+            oldest_available_offset: b.newest < 0 ? 'BEGIN' : this.format(rec, partition, b.oldest),
+            newest_available_offset: this.formatCursor(rec, partition, b.newest),
+        };
+        if (consumedAfter !== undefined)
+            view.unconsumed_events = Math.max(0, b.newest - consumedAfter);
+        return view;
+    }
+}
+//# sourceMappingURL=cursors.js.map

@@ -1,0 +1,401 @@
+/**
+ * The subscription streams of this node, and the operations that touch them (interface.md,
+ * "Subscriptions"): opening a stream (a stream.open command: the rebalance runs at apply time on every
+ * node), committing cursors, reading and resetting them, statistics. Sessions, assignment and committed
+ * cursors live in the replicated metadata (metadata/subscription-runtime.ts); what only this node knows
+ * is what each of its streams has sent, which bounds what a stream may commit and drives flow control.
+ *
+ * The metadata group calls applied() for every applied command: the streams of the subscription it
+ * names are kicked and re-read the state (assignment, cursors, liveness).
+ *
+ * A stream's session is closed (stream.close) when the stream ends, for any reason. Sessions of an
+ * earlier incarnation of this node (a crash) are closed at start (stream.close_stale).
+ */
+import { isProblem, problems } from '../core/problem.js';
+import { parseOffset } from '../core/offset.js';
+import { partitionKeyOf } from '../metadata/assignment.js';
+import { encodeBatchLine } from './batch-line.js';
+import { parseSubscriptionStreamParams } from './stream-params.js';
+import { SubscriptionStream } from './subscription-stream.js';
+function isObject(v) {
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+const startedInfo = '{"debug":"Stream started"}';
+export class SubscriptionHub {
+    #state;
+    #propose;
+    #reader;
+    #cursors;
+    #clock;
+    #newId;
+    #node;
+    #incarnation;
+    #log;
+    #observer;
+    /** Streams of this node by id: open ones, and closed ones while they may still commit. */
+    #streams = new Map();
+    /** Subscriptions with a cursor reset running through this node. */
+    #resetting = new Set();
+    constructor(deps) {
+        this.#state = deps.state;
+        this.#propose = deps.propose;
+        this.#reader = deps.reader;
+        this.#cursors = deps.cursors;
+        this.#clock = deps.clock;
+        this.#newId = deps.newId;
+        this.#node = deps.node;
+        this.#incarnation = deps.incarnation;
+        this.#log = deps.logger;
+        this.#observer = deps.observer;
+    }
+    /** Closes the sessions this node held before it restarted (their streams died with the process). */
+    async closeStaleSessions() {
+        let stale = 0;
+        for (const rt of this.#state().runtimes()) {
+            for (const s of rt.sessions)
+                if (s.node === this.#node && s.incarnation !== this.#incarnation)
+                    stale++;
+        }
+        if (stale === 0)
+            return 0;
+        const r = await this.#propose({ op: 'stream.close_stale', node: this.#node, incarnation: this.#incarnation, atMs: this.#clock.nowMs() });
+        if (!r.ok)
+            throw problems.internal(r.detail);
+        this.#log.info({ sessions: stale }, 'closed the stream sessions of the previous run of this node');
+        return stale;
+    }
+    /** Called for every applied metadata command: wakes the streams it concerns. */
+    applied(cmd) {
+        const sub = 'subscription' in cmd && typeof cmd.subscription === 'string' ? cmd.subscription : cmd.op === 'subscription.delete' ? cmd.id : undefined;
+        if (cmd.op === 'stream.close_stale')
+            return this.kickAll();
+        if (sub === undefined)
+            return;
+        for (const s of this.#streams.values())
+            if (s.subscription === sub && s.closedAtMs === undefined)
+                s.stream.kick();
+    }
+    /** The state was replaced (a snapshot from the leader): every stream re-reads it. */
+    kickAll() {
+        for (const s of this.#streams.values())
+            if (s.closedAtMs === undefined)
+                s.stream.kick();
+    }
+    #subscription(id) {
+        const s = this.#state().subscription(id);
+        if (s === undefined)
+            throw problems.subscriptionNotFound(`Subscription with id "${id}" does not exist`);
+        return s;
+    }
+    #record(name) {
+        const rec = this.#state().eventType(name);
+        if (rec === undefined)
+            throw problems.internal(`event type ${name} of a subscription is missing`);
+        return rec;
+    }
+    // ------------------------------------------------------------------ streams
+    async open(subscriptionId, query) {
+        const sub = this.#subscription(subscriptionId);
+        const params = parseSubscriptionStreamParams(query);
+        if (this.#resetting.has(subscriptionId))
+            throw problems.conflict(`A cursor reset of subscription ${subscriptionId} is in progress; retry when it is done`);
+        const starts = this.#starts(sub);
+        const id = this.#newId();
+        const r = await this.#propose({
+            op: 'stream.open',
+            subscription: subscriptionId,
+            session: { id, node: this.#node, incarnation: this.#incarnation, openedAtMs: this.#clock.nowMs(), commitTimeoutMs: params.commitTimeoutMs },
+            starts,
+        });
+        if (!r.ok) {
+            if (r.reason === 'not_found')
+                throw problems.subscriptionNotFound(`Subscription with id "${subscriptionId}" does not exist`);
+            if (r.reason === 'no_slots')
+                throw problems.conflict(r.detail);
+            throw problems.conflict(r.detail);
+        }
+        const stream = this.#newStream(subscriptionId, id, params);
+        let endedResolve;
+        const local = { stream, subscription: subscriptionId, ended: new Promise((r) => (endedResolve = r)), commitTimeoutMs: params.commitTimeoutMs };
+        this.#streams.set(id, local);
+        this.#observer?.streamOpened();
+        return {
+            id,
+            params,
+            run: async (sink, signal) => {
+                let end = 'client_closed';
+                try {
+                    end = await stream.run(sink, signal);
+                    return end;
+                }
+                finally {
+                    local.closedAtMs = this.#clock.nowMs();
+                    this.#observer?.streamClosed();
+                    endedResolve();
+                    this.#closeSession(local, end);
+                }
+            },
+        };
+    }
+    /** Where each partition starts for this subscription's first stream (read_from, fixed by the first stream.open applied). */
+    #starts(sub) {
+        const rt = this.#state().runtime(sub.id);
+        const starts = [];
+        for (const name of sub.event_types) {
+            const rec = this.#record(name);
+            for (const partition of rec.storage.partitions) {
+                if (rt?.committed.has(partitionKeyOf({ event_type: name, partition })) === true)
+                    continue;
+                const b = this.#cursors.bounds(rec, partition);
+                let offset;
+                if (sub.read_from === 'end')
+                    offset = b.newest;
+                else if (sub.read_from === 'begin')
+                    offset = b.oldest - 1;
+                else {
+                    const initial = sub.initial_cursors?.find((c) => c.event_type === name && c.partition === partition);
+                    const pos = initial === undefined ? undefined : parseOffset(initial.offset);
+                    // BEGIN, or an initial cursor retention has since passed: the oldest event available.
+                    offset = pos === undefined || pos.kind === 'begin' ? b.oldest - 1 : Math.max(pos.offset, b.oldest - 1);
+                }
+                starts.push({ event_type: name, partition, offset });
+            }
+        }
+        return starts;
+    }
+    #newStream(subscriptionId, id, params) {
+        const runtime = () => this.#state().runtime(subscriptionId);
+        const withStorage = (p) => {
+            const rec = this.#record(p.event_type);
+            return { event_type: p.event_type, partition: p.partition, topic: rec.storage.topic };
+        };
+        const log = this.#log;
+        return new SubscriptionStream({
+            id,
+            params,
+            reader: this.#reader,
+            monotonicMs: () => this.#clock.monotonicMs(),
+            view: {
+                alive: () => runtime()?.session(id) !== undefined,
+                assigned: () => (runtime()?.slots ?? []).filter((s) => s.session === id && s.releasingFrom === undefined).map(withStorage),
+                releasing: () => (runtime()?.slots ?? []).filter((s) => s.releasingFrom === id).map((s) => ({ event_type: s.event_type, partition: s.partition })),
+                committed: (p) => runtime()?.committed.get(partitionKeyOf(p))?.offset,
+                release: async (partitions) => {
+                    const r = await this.#propose({ op: 'stream.release', subscription: subscriptionId, session: id, partitions });
+                    if (!r.ok)
+                        throw problems.internal(r.detail);
+                    log.info({ subscription: subscriptionId, stream: id, partitions }, 'partitions handed over');
+                },
+            },
+            encode: (p, b, first) => encodeBatchLine(this.#cursorJson(p, b), b.events, first ? startedInfo : undefined),
+            onSent: (p, events, bytes) => this.#observer?.streamed(p.event_type, events, bytes),
+            onPartitions: (change) => log.info({ subscription: subscriptionId, stream: id, ...change }, 'stream partitions changed'),
+        });
+    }
+    #cursorJson(p, b) {
+        const offset = b.cursor < 0 ? 'BEGIN' : this.#cursors.formatCursor(this.#record(p.event_type), p.partition, b.cursor);
+        return `{"partition":${JSON.stringify(p.partition)},"offset":${JSON.stringify(offset)},"event_type":${JSON.stringify(p.event_type)},"cursor_token":"${this.#newId()}"}`;
+    }
+    #closeSession(local, end) {
+        const { stream, subscription } = local;
+        this.#log.info({ subscription, stream: stream.id, end, uncommitted: stream.uncommitted() }, 'subscription stream closed');
+        // Keep it for commits within the window after closing; forget it afterwards.
+        setTimeout(() => this.#streams.delete(stream.id), local.commitTimeoutMs + 1000).unref();
+        if (end === 'closed_by_service')
+            return; // the session is already gone from the replicated state
+        const atMs = local.closedAtMs ?? this.#clock.nowMs();
+        const close = () => this.#propose({ op: 'stream.close', subscription, session: stream.id, atMs });
+        local.closing = close().then(() => undefined, (err) => {
+            // Without this close the session would keep its partitions for as long as this node runs (a
+            // metadata group without quorum at that moment, say): it is asked again until it is applied or
+            // the session is gone. The shutdown does not wait for the retries (a restart closes stale sessions).
+            this.#log.warn({ err, subscription, stream: stream.id }, 'closing the stream session failed; retrying');
+            void this.#retryClose(subscription, stream.id, close);
+        });
+    }
+    /** Retries a stream.close with backoff while the session still holds a place in the replicated state. */
+    async #retryClose(subscription, session, close) {
+        for (let attempt = 0; !this.#draining; attempt++) {
+            await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 5))).unref());
+            const rt = this.#state().runtime(subscription);
+            if (this.#draining || rt === undefined || !rt.sessions.some((x) => x.id === session))
+                return;
+            try {
+                await close();
+                this.#log.info({ subscription, stream: session, attempts: attempt + 2 }, 'stream session closed after retrying');
+                return;
+            }
+            catch {
+                // asked again after the next wait
+            }
+        }
+    }
+    #draining = false;
+    // ------------------------------------------------------------------ cursors
+    /** POST cursors: undefined when every cursor advanced (204), else the per-cursor results (200). */
+    async commit(subscriptionId, streamId, body) {
+        const started = this.#clock.monotonicMs();
+        const sub = this.#subscription(subscriptionId);
+        const items = this.#items(body, true);
+        const local = this.#streams.get(streamId);
+        if (local !== undefined && local.subscription !== subscriptionId) {
+            throw problems.unprocessable(`Stream ${streamId} belongs to another subscription`);
+        }
+        if (local === undefined) {
+            // What a stream was sent is known only to the process that served it. A stream of this node that
+            // is not in memory (closed before a restart) cannot show what it was sent, and committing past it
+            // would skip events nobody received: refuse; its uncommitted events go to the next stream.
+            const session = this.#state().runtime(subscriptionId)?.session(streamId);
+            if (session === undefined || session.node === this.#node) {
+                throw problems.unprocessable(`Stream ${streamId} is not open on this node (closed before a restart of the node, or unknown): it cannot commit; what it did not commit is sent again to the next stream`);
+            }
+        }
+        const cursors = items.map((c, i) => {
+            const where = `items[${i}]`;
+            const rec = this.#eventTypeOf(sub, c.event_type, where);
+            const offset = this.#decode(rec, c.partition, c.offset, where);
+            const b = this.#cursors.bounds(rec, c.partition);
+            if (offset > b.newest)
+                throw problems.unprocessable(`${where}: offset "${c.offset}" does not exist in partition "${c.partition}"`);
+            if (local !== undefined) {
+                // A keep-alive's cursor (at or before the committed one) is harmless: it comes back as outdated.
+                const sent = local.stream.sentUpTo(c) ?? -Infinity;
+                const committed = this.#state().runtime(subscriptionId)?.committed.get(partitionKeyOf(c))?.offset ?? -1;
+                if (offset > sent && offset > committed) {
+                    throw problems.unprocessable(`${where}: offset "${c.offset}" of partition "${c.partition}" of event type "${c.event_type}" was not sent on stream ${streamId}`);
+                }
+            }
+            return { event_type: c.event_type, partition: c.partition, offset };
+        });
+        const r = await this.#propose({ op: 'cursor.commit', subscription: subscriptionId, session: streamId, atMs: this.#clock.nowMs(), cursors });
+        if (!r.ok) {
+            if (r.reason === 'not_found')
+                throw problems.subscriptionNotFound(`Subscription with id "${subscriptionId}" does not exist`);
+            throw problems.unprocessable(r.detail);
+        }
+        if (local?.closedAtMs === undefined)
+            local?.stream.noteCommit();
+        this.#observer?.committed(this.#clock.monotonicMs() - started);
+        const outcomes = r.outcomes ?? [];
+        if (outcomes.every((o) => o === 'committed'))
+            return undefined;
+        return items.map((c, i) => ({ cursor: c, result: outcomes[i] }));
+    }
+    /** GET cursors: the committed cursor of every partition that has one. */
+    committed(subscriptionId) {
+        this.#subscription(subscriptionId);
+        const rt = this.#state().runtime(subscriptionId);
+        if (rt === undefined)
+            return [];
+        const out = [];
+        for (const slot of rt.slots) {
+            const c = rt.committed.get(partitionKeyOf(slot));
+            if (c === undefined)
+                continue;
+            const rec = this.#record(c.event_type);
+            out.push({ event_type: c.event_type, partition: c.partition, offset: this.#cursors.formatCursor(rec, c.partition, c.offset), cursor_token: this.#newId() });
+        }
+        return out;
+    }
+    /**
+     * PATCH cursors: sets the cursors and disconnects every stream of the subscription; answers once the
+     * streams this node served have ended (at most the commit timeout). 409 while a reset runs here.
+     */
+    async reset(subscriptionId, body) {
+        const sub = this.#subscription(subscriptionId);
+        const items = this.#items(body, false);
+        const cursors = items.map((c, i) => {
+            const where = `items[${i}]`;
+            const rec = this.#eventTypeOf(sub, c.event_type, where);
+            return { event_type: c.event_type, partition: c.partition, offset: this.#cursors.resolve(rec, c.partition, c.offset) };
+        });
+        const seen = new Set(cursors.map((c) => partitionKeyOf(c)));
+        if (seen.size !== cursors.length)
+            throw problems.unprocessable('A partition appears twice in items');
+        if (this.#resetting.has(subscriptionId))
+            throw problems.conflict(`A cursor reset of subscription ${subscriptionId} is already in progress`);
+        this.#resetting.add(subscriptionId);
+        try {
+            const r = await this.#propose({ op: 'cursor.reset', subscription: subscriptionId, cursors });
+            if (!r.ok) {
+                if (r.reason === 'not_found')
+                    throw problems.subscriptionNotFound(`Subscription with id "${subscriptionId}" does not exist`);
+                throw problems.unprocessable(r.detail);
+            }
+            const running = [...this.#streams.values()].filter((s) => s.subscription === subscriptionId && s.closedAtMs === undefined);
+            for (const s of running)
+                s.stream.kick();
+            await Promise.all(running.map((s) => s.ended));
+            this.#log.info({ subscription: subscriptionId, cursors: cursors.length, streamsClosed: running.length }, 'subscription cursors reset');
+        }
+        finally {
+            this.#resetting.delete(subscriptionId);
+        }
+    }
+    #items(body, withToken) {
+        if (!isObject(body) || !Array.isArray(body['items']))
+            throw problems.unprocessable('The body must be an object with "items", an array of cursors');
+        const items = body['items'];
+        if (items.length === 0)
+            throw problems.unprocessable('"items" must not be empty');
+        items.forEach((c, i) => {
+            const where = `items[${i}]`;
+            if (!isObject(c))
+                throw problems.unprocessable(`${where} must be an object`);
+            for (const f of withToken ? ['event_type', 'partition', 'offset', 'cursor_token'] : ['event_type', 'partition', 'offset']) {
+                if (typeof c[f] !== 'string')
+                    throw problems.unprocessable(`${where}.${f} must be a string`);
+            }
+        });
+        return items;
+    }
+    #eventTypeOf(sub, name, where) {
+        if (!sub.event_types.includes(name))
+            throw problems.unprocessable(`${where}: event type "${name}" is not part of subscription ${sub.id}`);
+        return this.#record(name);
+    }
+    /** The cursor rules of the cursor tools (cursors.ts), each failure named by its item. */
+    #decode(rec, partition, offset, where) {
+        try {
+            return this.#cursors.decode(rec, partition, offset);
+        }
+        catch (err) {
+            if (isProblem(err))
+                throw problems.unprocessable(`${where}: ${err.detail ?? err.title}`);
+            throw err;
+        }
+    }
+    // ------------------------------------------------------------------ stats
+    stats(subscriptionId) {
+        const sub = this.#subscription(subscriptionId);
+        const rt = this.#state().runtime(subscriptionId);
+        return sub.event_types.map((name) => {
+            const rec = this.#record(name);
+            return {
+                event_type: name,
+                partitions: rec.storage.partitions.map((partition) => {
+                    const key = { event_type: name, partition };
+                    const slot = rt?.slot(key);
+                    const state = slot?.session === undefined ? 'unassigned' : slot.releasingFrom !== undefined ? 'reassigning' : 'assigned';
+                    const out = { partition, state };
+                    if (slot?.session !== undefined)
+                        out.stream_id = slot.session;
+                    const committed = rt?.committed.get(partitionKeyOf(key));
+                    if (committed !== undefined) {
+                        const b = this.#cursors.bounds(rec, partition);
+                        out.unconsumed_events = Math.max(0, b.newest - Math.max(committed.offset, b.oldest - 1));
+                    }
+                    return out;
+                }),
+            };
+        });
+    }
+    /** Waits for the streams of this node to end (the HTTP layer aborts them) and their sessions to close (shutdown). */
+    async drain() {
+        this.#draining = true;
+        const all = [...this.#streams.values()];
+        await Promise.all(all.map((s) => s.ended));
+        await Promise.all(all.map((s) => s.closing));
+    }
+}
+//# sourceMappingURL=subscription-hub.js.map

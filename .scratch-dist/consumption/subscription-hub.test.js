@@ -1,0 +1,220 @@
+// Goal: the node-side rules of subscription streams that the replicated state cannot see: a reset
+// running through this node answers 409 to a second reset and to stream requests until it is done;
+// a stream may commit only what it was sent; sessions of an earlier incarnation are closed at start.
+// Method: a real metadata state machine behind a proposer the test can hold, an in-memory partition
+// reader, and a stream driven through a sink.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { toOffset } from '../core/offset.js';
+import { isProblem } from '../core/problem.js';
+import { MetadataStateMachine } from '../metadata/state-machine.js';
+import { CursorResolver } from './cursors.js';
+import { SubscriptionHub } from './subscription-hub.js';
+import { storedEventType } from '../testing/metadata-fixtures.js';
+const et = (name) => storedEventType(name);
+/** Partition logs in memory: `counts` events per partition of topic 1. */
+function memoryReader(counts) {
+    return {
+        bounds: (_topic, p) => ({ oldest: 0, newest: toOffset((counts[p] ?? 0) - 1) }),
+        read: async (_topic, p, after, max) => {
+            const out = [];
+            for (let o = after + 1; o < (counts[p] ?? 0) && out.length < max; o++)
+                out.push({ offset: toOffset(o), bytes: Buffer.from(`{"n":${o}}`) });
+            return out;
+        },
+        waitForEvents: (_t, _p, _after, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    };
+}
+function setup(opts) {
+    let failCloses = opts.failCloses ?? 0;
+    const sm = opts.sm ?? new MetadataStateMachine();
+    if (opts.sm === undefined) {
+        sm.apply(1, { op: 'event_type.create', eventType: et('orders'), partitionCount: opts.partitions });
+        sm.apply(2, { op: 'subscription.create', subscription: { id: 'sub', owning_application: 'app', event_types: ['orders'], consumer_group: 'g', read_from: 'begin', created_at: 't0' } });
+    }
+    let hold;
+    const proposed = [];
+    const propose = async (cmd) => {
+        proposed.push(cmd);
+        if (hold !== undefined)
+            await hold;
+        if (cmd.op === 'stream.close' && failCloses > 0) {
+            failCloses--;
+            throw new Error('no metadata leader (test)');
+        }
+        const r = sm.apply(sm.appliedIndex + 1, cmd);
+        hub.applied(cmd);
+        return r;
+    };
+    let n = 0;
+    const reader = memoryReader(opts.events);
+    const hub = new SubscriptionHub({
+        state: () => sm,
+        propose,
+        reader,
+        cursors: new CursorResolver(reader),
+        clock: { nowMs: () => 1_000_000, monotonicMs: () => performance.now() },
+        newId: () => `${opts.incarnation ?? "inc-1"}-${++n}`,
+        node: 1,
+        incarnation: opts.incarnation ?? 'inc-1',
+        logger: { info: () => undefined, warn: () => undefined },
+    });
+    return { sm, hub, proposed, holdProposals: (p) => (hold = p) };
+}
+const status = (err) => (isProblem(err) ? err.status : -1);
+/** Runs a stream until `lines` lines arrived; returns them and the stream's end. */
+async function streamLines(hub, query, lines) {
+    const opened = await hub.open('sub', query);
+    const got = [];
+    const abort = new AbortController();
+    let enough;
+    const reached = new Promise((r) => (enough = r));
+    const sink = {
+        write: (line) => {
+            got.push(JSON.parse(line.toString()));
+            if (got.length >= lines)
+                enough();
+            return true;
+        },
+        drain: async () => undefined,
+    };
+    const ended = opened.run(sink, abort.signal);
+    await reached;
+    return { id: opened.id, got, abort, ended };
+}
+test('a reset running through this node answers 409 to another reset and to stream requests, then lets them through', async () => {
+    const { hub, holdProposals } = setup({ partitions: 2, events: [3, 3] });
+    let release;
+    holdProposals(new Promise((r) => (release = r)));
+    const body = { items: [{ event_type: 'orders', partition: '0', offset: 'BEGIN' }] };
+    const first = hub.reset('sub', body);
+    await assert.rejects(hub.reset('sub', body), (e) => status(e) === 409);
+    await assert.rejects(hub.open('sub', {}), (e) => status(e) === 409);
+    holdProposals(undefined);
+    release();
+    await first;
+    const opened = await hub.open('sub', {});
+    assert.ok(opened.id.length > 0);
+});
+test('a reset disconnects this node\'s streams of the subscription and answers after they ended', async () => {
+    const { hub, sm } = setup({ partitions: 1, events: [5] });
+    const s = await streamLines(hub, { batch_limit: '1', max_uncommitted_events: '2', batch_flush_timeout: '1' }, 2);
+    await hub.reset('sub', { items: [{ event_type: 'orders', partition: '0', offset: '001-0001-000000000000000003' }] });
+    assert.equal(await s.ended, 'closed_by_service');
+    assert.equal(sm.runtime('sub').sessions.length, 0);
+    assert.equal(sm.runtime('sub').committed.get('orders\u00000').offset, 3);
+});
+test('only what was sent on the stream can be committed; the window pauses the stream at max_uncommitted_events', async () => {
+    const { hub } = setup({ partitions: 1, events: [10] });
+    const s = await streamLines(hub, { batch_limit: '1', max_uncommitted_events: '2', batch_flush_timeout: '1' }, 2);
+    assert.deepEqual(s.got.map((l) => l['cursor'].offset), ['001-0001-000000000000000000', '001-0001-000000000000000001']);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(s.got.length, 2, 'paused: nothing beyond the window before a commit');
+    const cursor = (offset) => ({ items: [{ event_type: 'orders', partition: '0', offset, cursor_token: 't' }] });
+    await assert.rejects(hub.commit('sub', s.id, cursor('001-0001-000000000000000005')), (e) => status(e) === 422);
+    await assert.rejects(hub.commit('sub', 'no-such-stream', cursor('001-0001-000000000000000000')), (e) => status(e) === 422);
+    assert.equal(await hub.commit('sub', s.id, cursor('001-0001-000000000000000001')), undefined, 'all advanced: 204');
+    const again = await hub.commit('sub', s.id, cursor('001-0001-000000000000000000'));
+    assert.deepEqual(again?.map((r) => r.result), ['outdated']);
+    // The commit opened the window again: two more events arrive.
+    const deadline = Date.now() + 2000;
+    while (s.got.filter((l) => l['events'] !== undefined).length < 4 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 10));
+    assert.equal(s.got.filter((l) => l['events'] !== undefined).length, 4);
+    s.abort.abort();
+    assert.equal(await s.ended, 'client_closed');
+});
+test('sessions a node held in an earlier incarnation are closed at start; other nodes\' and current ones are kept', async () => {
+    const a = setup({ partitions: 3, events: [0, 0, 0], incarnation: 'old' });
+    await a.hub.open('sub', {});
+    a.sm.apply(a.sm.appliedIndex + 1, { op: 'stream.open', subscription: 'sub', session: { id: 'other-node', node: 2, incarnation: 'x', openedAtMs: 0, commitTimeoutMs: 60_000 }, starts: [] });
+    const b = setup({ partitions: 3, events: [0, 0, 0], incarnation: 'new', sm: a.sm });
+    await b.hub.open('sub', {});
+    assert.equal(a.sm.runtime('sub').sessions.length, 3);
+    assert.equal(await b.hub.closeStaleSessions(), 1);
+    assert.deepEqual(a.sm.runtime('sub').sessions.map((s) => s.incarnation).sort(), ['new', 'x']);
+    assert.equal(await b.hub.closeStaleSessions(), 0, 'nothing left to close: no command proposed');
+});
+test('a moved partition whose old owner keeps committing others but not it is handed over when its commit timeout has passed', async () => {
+    const { hub, sm } = setup({ partitions: 2, events: [3, 3] });
+    const a = await streamLines(hub, { batch_limit: '3', max_uncommitted_events: '100', batch_flush_timeout: '1', commit_timeout: '1' }, 2);
+    const cursorOf = (p) => (a.got.find((l) => l['cursor'].partition === p)['cursor']);
+    const b = await hub.open('sub', { batch_flush_timeout: '1' });
+    const rt = sm.runtime('sub');
+    const moving = rt.slots.find((s) => s.releasingFrom === a.id);
+    assert.ok(moving !== undefined, 'one partition is reassigning from a');
+    const kept = moving.partition === '0' ? '1' : '0';
+    // a commits its kept partition every 300 ms (so it is not closed), never the moving one.
+    const started = Date.now();
+    while (rt.slots.find((s) => s.partition === moving.partition).releasingFrom !== undefined && Date.now() - started < 4000) {
+        await hub.commit('sub', a.id, { items: [cursorOf(kept)] }).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 300));
+    }
+    const waited = Date.now() - started;
+    assert.equal(rt.slots.find((s) => s.partition === moving.partition).releasingFrom, undefined, 'released');
+    assert.ok(waited >= 800, `not before the commit timeout (${waited} ms)`);
+    assert.ok(rt.session(a.id) !== undefined, 'a is still open: its other partition was committed');
+    assert.equal(rt.slots.find((s) => s.partition === moving.partition).session, b.id);
+    a.abort.abort();
+    await a.ended;
+});
+/** Opens a stream whose client stops reading after `lines` lines: write() answers false, drain() never resolves. */
+async function stuckStream(hub, query, lines) {
+    const opened = await hub.open('sub', query);
+    const got = [];
+    let enough;
+    const reached = new Promise((r) => (enough = r));
+    const sink = {
+        write: (line) => {
+            got.push(JSON.parse(line.toString()));
+            if (got.length >= lines)
+                enough();
+            return got.length < lines;
+        },
+        drain: () => new Promise(() => undefined),
+    };
+    const abort = new AbortController();
+    const ended = opened.run(sink, abort.signal);
+    await reached;
+    return { id: opened.id, ended, abort };
+}
+async function within(p, ms, what) {
+    let timer;
+    try {
+        return await Promise.race([p, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
+    }
+    finally {
+        clearTimeout(timer);
+    }
+}
+test('a stream whose client stopped reading (waiting for drain) is still ended by a reset, which then answers', async () => {
+    const { hub, sm } = setup({ partitions: 1, events: [5] });
+    const s = await stuckStream(hub, { batch_limit: '1', max_uncommitted_events: '100', batch_flush_timeout: '1' }, 2);
+    await within(hub.reset('sub', { items: [{ event_type: 'orders', partition: '0', offset: 'BEGIN' }] }), 3000, 'the reset');
+    assert.equal(await within(s.ended, 1000, 'the stream end'), 'closed_by_service');
+    assert.equal(sm.runtime('sub').sessions.length, 0);
+    await hub.open('sub', {}); // no 409: the reset is over
+});
+test('a stream whose client stopped reading with uncommitted events is closed at its commit timeout, or when the client leaves', async () => {
+    const { hub, sm } = setup({ partitions: 1, events: [5] });
+    const started = Date.now();
+    const s = await stuckStream(hub, { batch_limit: '1', max_uncommitted_events: '100', batch_flush_timeout: '1', commit_timeout: '1' }, 2);
+    assert.equal(await within(s.ended, 4000, 'the commit timeout'), 'commit_timeout');
+    assert.ok(Date.now() - started >= 900, 'not before the commit timeout');
+    await within(hub.drain(), 1000, 'the session close');
+    assert.equal(sm.runtime('sub').sessions.length, 0, 'the partitions are free for the next stream');
+    const t = await stuckStream(hub, { batch_limit: '1', max_uncommitted_events: '100', batch_flush_timeout: '1' }, 1);
+    t.abort.abort(); // the service closes it (e.g. a blacklisted consumer), the socket still full
+    assert.equal(await within(t.ended, 1000, 'the end after abort'), 'client_closed');
+});
+test('a stream session whose close could not be proposed (no metadata quorum) is closed by a retry', async () => {
+    const { hub, sm, proposed } = setup({ partitions: 1, events: [5], failCloses: 2 });
+    const s = await streamLines(hub, { batch_limit: '1', batch_flush_timeout: '1' }, 1);
+    s.abort.abort();
+    await s.ended;
+    for (let i = 0; i < 100 && sm.runtime('sub').sessions.length > 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
+    assert.equal(sm.runtime('sub').sessions.length, 0, 'the session was closed in the end');
+    assert.equal(proposed.filter((c) => c.op === 'stream.close').length, 3, 'two failures, then the retry that worked');
+});
+//# sourceMappingURL=subscription-hub.test.js.map

@@ -1,0 +1,289 @@
+/**
+ * OrderedKv on RocksDB through rocksdb-native, with group commit.
+ *
+ * Durability. rocksdb-native has no `sync` write option (its binding passes default WriteOptions), so
+ * a write is only in the WAL's page cache when its promise resolves. A durable write is made durable
+ * here by fdatasync()ing the WAL file itself through our own descriptor (an fsync through any fd of an
+ * inode flushes that inode). All fsyncs use node:fs/promises, so they run on the libuv thread pool and
+ * never block the event loop.
+ *
+ * Group commit. Writes queue in call order. One "commit" is in flight at a time: every write queued so
+ * far is merged into ONE native write batch (atomic, in call order), then, if any of them asked for
+ * durability, the WAL is fdatasync()ed once. Everything that arrives meanwhile waits and forms the next
+ * commit. Under light load a write is committed at once (no timer window adds latency); under heavy
+ * load commits grow and the fsync rate stays near the disk's limit.
+ *
+ * WAL switches. RocksDB starts a new WAL (NNNNNN.log) when a memtable fills. After each write we ask
+ * for the current WAL number; if it changed since the last sync, the write may have landed in an older
+ * WAL, so we fdatasync every *.log file numbered at or after the last synced one that still exists
+ * (one that no longer exists was deleted after its memtable was flushed into an SST file that RocksDB
+ * synced first), then the new WAL, then fsync the directory so the new WAL's directory entry is durable.
+ *
+ * Recovery. RocksDB replays the WAL at open in point-in-time mode, set explicitly in openRocksKv.
+ *
+ * Failure. A failed native write rejects every write of that commit and applies none of them. A failed
+ * fsync rejects the durable writes of that commit and poisons the store: after a failed fsync the
+ * kernel may have dropped dirty pages, so no later write may be acknowledged (restart to recover).
+ */
+import { open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import RocksDB from 'rocksdb-native';
+import { assert } from '../core/assert.js';
+import { DurabilityLostError, KvWriteError, StoreClosedError } from './errors.js';
+import { recordOps } from './kv.js';
+const walNameRe = /^(\d+)\.log$/;
+export async function openRocksKv(dir, opts = {}) {
+    const db = new RocksDB(dir, {
+        ...(opts.writeBufferSize === undefined ? {} : { writeBufferSize: opts.writeBufferSize }),
+        // Chosen, not inherited (docs/storage.md, "WAL recovery"): replay stops at the first corrupt or
+        // torn record and the database opens with the intact prefix. Absolute consistency would refuse to
+        // open on a torn tail (which a crash during an unacknowledged write can leave), taking every
+        // group and partition of the node down with it; skipping corrupt records would replay writes
+        // after a hole. The prefix that point-in-time recovery keeps may end before writes that were
+        // durable (a corrupt record in the middle): the raft marker (src/broker/node-disk.ts) finds that.
+        walRecoveryMode: RocksDB.constants.walRecoveryMode.POINT_IN_TIME,
+    });
+    await db.ready();
+    let dirFd;
+    try {
+        dirFd = await open(dir, 'r');
+    }
+    catch (err) {
+        await db.close({ force: true });
+        throw err;
+    }
+    return new RocksKv(db, dir, dirFd, opts);
+}
+export class RocksKv {
+    db;
+    dir;
+    dirFd;
+    opts;
+    queue = [];
+    pumping = null;
+    poisoned = null;
+    closing = false;
+    wal = null;
+    iterators = new Set();
+    stats = { writeCalls: 0, commits: 0, walSyncs: 0, dirSyncs: 0, walSwitches: 0 };
+    constructor(db, dir, dirFd, opts) {
+        this.db = db;
+        this.dir = dir;
+        this.dirFd = dirFd;
+        this.opts = opts;
+    }
+    write(fill, opts) {
+        if (this.closing)
+            return Promise.reject(new StoreClosedError('rocksdb kv'));
+        if (this.poisoned)
+            return Promise.reject(this.poisoned);
+        let ops;
+        try {
+            ops = recordOps(fill);
+        }
+        catch (err) {
+            return Promise.reject(err);
+        }
+        this.stats.writeCalls++;
+        return new Promise((resolve, reject) => {
+            this.queue.push({ ops, durable: opts.durable, resolve, reject });
+            if (this.pumping === null)
+                this.pumping = this.pump();
+        });
+    }
+    /** Commits queued writes one group at a time until the queue is empty. */
+    async pump() {
+        // Let writes issued in the same tick join the first commit.
+        await Promise.resolve();
+        while (this.queue.length > 0) {
+            const group = this.queue;
+            this.queue = [];
+            await this.commit(group);
+        }
+        this.pumping = null;
+    }
+    async commit(group) {
+        if (this.poisoned) {
+            for (const p of group)
+                p.reject(this.poisoned);
+            return;
+        }
+        try {
+            await this.writeNative(group);
+        }
+        catch (err) {
+            const error = new KvWriteError(err);
+            for (const p of group)
+                p.reject(error);
+            return;
+        }
+        const durable = group.some((p) => p.durable);
+        if (durable && this.opts.fsync !== false) {
+            const started = performance.now();
+            try {
+                await this.syncWal();
+            }
+            catch (err) {
+                this.poisoned = new DurabilityLostError(err);
+                for (const p of group) {
+                    if (p.durable)
+                        p.reject(this.poisoned);
+                    else
+                        p.resolve();
+                }
+                return;
+            }
+            this.opts.onSync?.(performance.now() - started, group.length);
+        }
+        for (const p of group)
+            p.resolve();
+    }
+    async writeNative(group) {
+        let n = 0;
+        for (const p of group)
+            n += p.ops.length;
+        if (n === 0)
+            return;
+        const batch = this.db.write({ capacity: n });
+        try {
+            for (const p of group) {
+                for (const op of p.ops) {
+                    if (op.kind === 'put')
+                        batch.tryPut(op.key, op.value);
+                    else if (op.kind === 'del')
+                        batch.tryDelete(op.key);
+                    else
+                        batch.tryDeleteRange(op.start, op.end);
+                }
+            }
+            await batch.flush();
+            this.stats.commits++;
+        }
+        finally {
+            // An undestroyed batch keeps db.close() pending forever (measurements.md 1.7).
+            batch.destroy();
+        }
+    }
+    /** Makes everything written so far durable (see the header comment for the WAL-switch rule). */
+    async syncWal() {
+        for (let attempt = 0;; attempt++) {
+            const cur = await this.db.currentWalFile();
+            if (this.wal !== null && cur.number === this.wal.number) {
+                await this.wal.fd.datasync();
+                this.stats.walSyncs++;
+                return;
+            }
+            let fd;
+            try {
+                fd = await open(join(this.dir, cur.path), 'r');
+            }
+            catch (err) {
+                // The WAL we were told about was already flushed and deleted: ask again.
+                if (err.code === 'ENOENT' && attempt < 5)
+                    continue;
+                throw err;
+            }
+            try {
+                await this.syncWalsBetween(this.wal?.number ?? 0, cur.number);
+                if (this.wal !== null) {
+                    await this.wal.fd.datasync();
+                    this.stats.walSyncs++;
+                    this.stats.walSwitches++;
+                }
+                await fd.datasync();
+                this.stats.walSyncs++;
+                await this.dirFd.sync();
+                this.stats.dirSyncs++;
+            }
+            catch (err) {
+                await fd.close();
+                throw err;
+            }
+            const prev = this.wal;
+            this.wal = { number: cur.number, fd };
+            if (prev !== null)
+                await prev.fd.close();
+            return;
+        }
+    }
+    /** fdatasyncs every existing WAL numbered in (from, to); missing ones were flushed and deleted. */
+    async syncWalsBetween(from, to) {
+        for (const name of await readdir(this.dir)) {
+            const m = walNameRe.exec(name);
+            if (m === null)
+                continue;
+            const n = Number(m[1]);
+            if (n <= from || n >= to)
+                continue;
+            let fd;
+            try {
+                fd = await open(join(this.dir, name), 'r');
+            }
+            catch (err) {
+                if (err.code === 'ENOENT')
+                    continue;
+                throw err;
+            }
+            try {
+                await fd.datasync();
+                this.stats.walSyncs++;
+            }
+            finally {
+                await fd.close();
+            }
+        }
+    }
+    async get(key) {
+        if (this.closing)
+            throw new StoreClosedError('rocksdb kv');
+        return this.db.get(key);
+    }
+    async *iterate(range) {
+        if (this.closing)
+            throw new StoreClosedError('rocksdb kv');
+        const { capacity, ...bounds } = range;
+        const it = this.db.iterator(stripUndefined(bounds), { capacity: capacity ?? 1000 });
+        this.iterators.add(it);
+        try {
+            for await (const { key, value } of it)
+                yield [key, value];
+        }
+        finally {
+            // An open iterator keeps db.close() pending forever.
+            if (!it.destroyed)
+                it.destroy();
+            this.iterators.delete(it);
+        }
+    }
+    async sizeBytes() {
+        if (this.closing)
+            return 0;
+        const sst = Number(await this.db.getProperty('rocksdb.total-sst-files-size'));
+        const wal = (await this.db.currentWalFile()).size;
+        return (Number.isFinite(sst) ? sst : 0) + wal;
+    }
+    async close() {
+        if (this.closing)
+            return;
+        this.closing = true;
+        if (this.pumping !== null)
+            await this.pumping;
+        assert(this.queue.length === 0, 'writes queued after close');
+        for (const it of this.iterators)
+            it.destroy();
+        this.iterators.clear();
+        if (this.wal !== null)
+            await this.wal.fd.close();
+        this.wal = null;
+        await this.dirFd.close();
+        await this.db.close({ force: true });
+    }
+}
+function stripUndefined(o) {
+    const out = {};
+    for (const [k, v] of Object.entries(o))
+        if (v !== undefined)
+            out[k] = v;
+    return out;
+}
+//# sourceMappingURL=rocks-kv.js.map

@@ -1,0 +1,691 @@
+/**
+ * The composition root: loads the configuration, opens the storage, restores metadata, wires the
+ * services into the HTTP app, and starts and stops everything in order. The only file that knows
+ * every part; everything else receives what it needs.
+ *
+ * Shutdown order (SIGTERM/SIGINT): stop accepting requests, end open streams, let in-flight publishes
+ * finish (their appends are durable when acknowledged), stop retention, close the partition store
+ * (flushes its queue) and then RocksDB.
+ */
+import { fileURLToPath } from 'node:url';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError } from './config/config.js';
+import { otherBodyBytesMax } from './core/limits.js';
+import { createLogger } from './observability/logger.js';
+import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
+import { RaftMetadataGroup } from './broker/metadata-group.js';
+import { markerFileName, NodeDisk } from './broker/node-disk.js';
+import { clusterIdOf, decideFounding } from './broker/founding.js';
+import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
+import { systemClock, systemRandom } from './broker/system.js';
+import { startRetention } from './broker/retention.js';
+import { StorageRouter } from './broker/storage-router.js';
+import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
+import { SessionReaper } from './broker/session-reaper.js';
+import { commitTimeoutSecondsMax } from './core/limits.js';
+import { PartitionReplicas } from './broker/partition-replicas.js';
+import { ReplicaMover } from './broker/replica-mover.js';
+import { MoveService } from './broker/move-service.js';
+import { placedPartitions, placementOf } from './metadata/placement-of.js';
+import { clusterPartitions } from './metadata/cluster-partitions.js';
+import { TimelineService } from './broker/timeline-service.js';
+import { timelinesOf } from './metadata/timelines.js';
+import { defaultStorageId } from './metadata/types.js';
+import { StorePartitionWriter } from './broker/partition-writer.js';
+import { EventTypeService } from './registry/event-type-service.js';
+import { FeatureService } from './settings/feature-service.js';
+import { BlacklistService } from './settings/blacklist-service.js';
+import { SubscriptionService } from './subscriptions/subscription-service.js';
+import { SchemaValidatorCache } from './registry/index.js';
+import { Publisher } from './publishing/publish.js';
+import { CursorResolver } from './consumption/cursors.js';
+import { ConnectionLimiter } from './consumption/connection-limiter.js';
+import { SubscriptionHub } from './consumption/subscription-hub.js';
+import { buildApp } from './api/app.js';
+import { createAuthenticator } from './auth/create.js';
+import { ResourceAccess } from './auth/resource-access.js';
+import { OpenStreams } from './consumption/open-streams.js';
+import { BrokerMetrics, subscriptionLag } from './observability/metrics.js';
+import { directoryBytes, brookVersion } from './broker/system.js';
+import { metadataLimitKeys } from './metadata/limits.js';
+export async function startBroker(config, logger = createLogger({ level: config.logLevel, nodeId: String(config.nodeId) })) {
+    const clock = systemClock;
+    // A fresh incarnation per process start: peers and logs tell a restarted node from its former self.
+    const incarnation = randomUUID();
+    logger.info({ config: loggableConfig(config), incarnation }, 'starting brook');
+    // First, before anything is opened: a bad authentication setup stops the start with nothing to undo.
+    const authenticator = createAuthenticator(config, clock);
+    const clusterSecurity = readClusterSecurity(config);
+    // Metrics exist once the services do; what happens before (the first WAL syncs, the first election) is
+    // counted from then on through these.
+    let fsyncObserver;
+    let leaderChanges = 0;
+    const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
+    // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
+    const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
+    // The partition store of the version before partition replication: data written by it stays
+    // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
+    const store = await PartitionStore.open(kv, {
+        clock,
+        logger: logger.child({ component: 'log' }),
+        tailCacheBytesMax: config.tailCacheBytesMax,
+    });
+    // Every partition is a Raft group on the node's Raft host (one Ready loop, one write, one fsync per
+    // turn for all of them); a single node runs one-member groups.
+    let fatalRef;
+    const raftHost = new RaftNodeHost({
+        self: config.nodeId,
+        kv,
+        disk,
+        tickMs: config.raftTickMs,
+        clock,
+        ticks: systemTicks,
+        logger: logger.child({ component: 'raft' }),
+        // A quiesced follower wakes when its leader's node has been silent (no message, no ping) this long.
+        livenessMs: config.raftElectionTicks * config.raftTickMs,
+        onFatal: (err) => fatalRef?.(err),
+    });
+    let metadataForPlacement;
+    // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
+    // single node has no transport and no dispatcher.
+    const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer) => raftHost.heard(peer) }) : undefined;
+    // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
+    let logIndex;
+    // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
+    const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
+    const replicasPlacement = (topic, partition) => {
+        const state = metadataForPlacement?.state;
+        if (state === undefined)
+            return undefined;
+        logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name])));
+        const name = logIndex.get(topic);
+        const rec = name === undefined ? undefined : state.eventType(name);
+        if (rec === undefined || partition >= rec.storage.partitions.length)
+            return undefined;
+        return placementOf(rec, topic, partition, legacyReplica);
+    };
+    const replicas = new PartitionReplicas({
+        self: config.nodeId,
+        kv,
+        disk,
+        host: raftHost,
+        placement: replicasPlacement,
+        clock,
+        random: systemRandom,
+        logger: logger.child({ component: 'partitions' }),
+        electionTicks: config.raftElectionTicks,
+        heartbeatTicks: config.raftHeartbeatTicks,
+        appendTimeoutMs: config.metadataTimeoutMs,
+        legacy: store,
+        memoryEntries: config.partitionMemoryEntries,
+        // The memory tails of all partitions together, within the budget the tail cache had before.
+        memoryBytesTotal: config.tailCacheBytesMax,
+        ...(groups === undefined ? {} : { groups }),
+    });
+    const validators = new SchemaValidatorCache();
+    // The metadata Raft group. Without peers it is a group of one and no transport is started.
+    const self = config.nodeId;
+    const peers = parsePeers(config.peers);
+    const others = peers.filter((p) => p.id !== self);
+    const directory = [
+        { id: self, raftAddress: others.length > 0 ? `${advertisedHost(config)}:${config.raftPort}` : undefined, httpAddress: `${advertisedHost(config)}:${config.port}` },
+        ...others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}`, httpAddress: p.httpPort === undefined ? undefined : `${p.host}:${p.httpPort}` })),
+    ].map((m) => Object.fromEntries(Object.entries(m).filter(([, v]) => v !== undefined)));
+    // Partition logs over timelines and storages; publishing and consumption address them by the event
+    // type's first topic. The index from that topic to the event type is rebuilt after event types change.
+    let metadataRef;
+    let topicIndex;
+    const router = new StorageRouter(replicas, (topic) => {
+        const state = metadataRef?.state;
+        if (state === undefined)
+            return undefined;
+        topicIndex ??= new Map([...state.eventTypes()].map((r) => [r.storage.topic, r.eventType.name]));
+        const name = topicIndex.get(topic);
+        return name === undefined ? undefined : state.eventType(name);
+    }, async (id) => {
+        const dir = join(config.dataDir, 'storages', id);
+        mkdirSync(dir, { recursive: true });
+        const extraKv = await openRocksKv(dir);
+        const extra = await PartitionStore.open(extraKv, { clock, logger: logger.child({ component: 'log', storage: id }), tailCacheBytesMax: config.tailCacheBytesMax });
+        logger.info({ storage: id, dir }, 'storage opened');
+        return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
+    });
+    /** Opens this node's replicas of every default-storage partition of an event type. */
+    const openReplicas = async (r) => {
+        for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
+            for (let p = 0; p < r.storage.partitions.length; p++)
+                await replicas.ensure(t.topic, p);
+        }
+    };
+    const openReplicasOf = (name) => {
+        const r = metadataRef?.state.eventType(name);
+        if (r !== undefined)
+            openReplicas(r).catch((err) => logger.error({ err, eventType: name }, 'opening partition replicas failed'));
+    };
+    const dropLogs = (logs) => {
+        // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
+        router.dropLogs(logs).catch((err) => logger.error({ err, logs }, 'dropping the logs of a deleted event type failed'));
+    };
+    const dropLogsOf = (topic) => dropLogs([{ storage_id: defaultStorageId, topic }]);
+    /** Topics of the default store that belong to live event types (every timeline there). */
+    const liveDefaultTopics = (records) => new Set([...records].flatMap((r) => timelinesOf(r).filter((t) => t.storage_id === defaultStorageId).map((t) => t.topic)));
+    let fatal;
+    // Carries out replica moves (replica-mover.ts); created once the metadata group exists.
+    let mover;
+    /** After a partition.move: the node a move adds opens its (empty) replica, and the next step is taken at once. */
+    const moveApplied = (group) => {
+        const at = [...placedPartitions(metadataRef?.state.eventTypes() ?? [], legacyReplica)].find((p) => p.placement.group === group);
+        if (at === undefined || mover === undefined)
+            return;
+        const m = mover;
+        m.open(at.topic, at.index).then(() => m.round()).catch((err) => logger.error({ err, group }, 'opening a moved partition replica failed'));
+    };
+    // Created once the metadata group exists; applied commands wake its streams.
+    let hub;
+    // Streams of this node, ended when the readers of their event type change or they are blacklisted.
+    const openStreams = new OpenStreams();
+    // The transport starts before the metadata group exists: a node whose directory belongs to no
+    // cluster yet asks its peers (Identify) before it founds one, and they must be able to answer while
+    // they wait for each other. Raft traffic for groups not registered yet is dropped (Raft takes it as
+    // lost).
+    let transport;
+    if (others.length > 0) {
+        transport = await GrpcTransport.start({
+            self,
+            incarnation,
+            listen: `${config.host}:${config.raftPort}`,
+            peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
+            handler: groups,
+            identify: () => disk.identity,
+            security: clusterSecurity,
+            logger: logger.child({ component: 'transport' }),
+        });
+        const security = clusterSecurity === 'insecure' ? ['none (insecure, local testing only)'] : [clusterSecurity.secret && 'cluster secret', clusterSecurity.tls && 'mutual TLS'].filter(Boolean);
+        if (clusterSecurity === 'insecure')
+            logger.warn('node-to-node calls are not authenticated (BROOK_INSECURE_CLUSTER): anyone who reaches the Raft port can change metadata');
+        logger.info({ raftPort: transport.port, peers: others, authentication: security }, 'raft transport listening');
+    }
+    // The node's Raft host runs every group of the node, the metadata group (group 0) included: one
+    // turn writes and fsyncs them all. It starts (ticks, sends) before any group joins it.
+    if (transport !== undefined) {
+        const t = transport;
+        raftHost.start({ send: (msgs) => t.send(msgs), ping: (quietMs) => t.ping(quietMs) });
+    }
+    else
+        raftHost.start(undefined);
+    const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
+    const metadata = await RaftMetadataGroup.open({
+        self,
+        incarnation,
+        kv,
+        host: raftHost,
+        disk,
+        founders,
+        directory,
+        tickMs: config.raftTickMs,
+        electionTicks: config.raftElectionTicks,
+        heartbeatTicks: config.raftHeartbeatTicks,
+        snapshotEntries: config.raftSnapshotEntries,
+        proposalTimeoutMs: config.metadataTimeoutMs,
+        clock,
+        random: systemRandom,
+        logger: logger.child({ component: 'raft' }),
+        onApplied: (cmd, result) => {
+            hub?.applied(cmd);
+            if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete')
+                topicIndex = undefined;
+            if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create')
+                logIndex = undefined;
+            // The replicas of new partitions start at once on every node that holds one, so the group can
+            // elect a leader before the first publish.
+            if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create'))
+                openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
+            if (result.ok)
+                closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
+            if (result.ok && cmd.op === 'partition.move')
+                moveApplied(cmd.group);
+            if (!result.ok || cmd.op !== 'event_type.delete')
+                return;
+            validators.forget(cmd.name);
+            if (result.droppedLogs !== undefined)
+                dropLogs(result.droppedLogs);
+            else if (result.droppedTopic !== undefined)
+                dropLogsOf(result.droppedTopic);
+        },
+        onRestored: (sm) => {
+            hub?.kickAll();
+            topicIndex = undefined;
+            logIndex = undefined;
+            // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
+            // types deleted in between leave logs behind.
+            const liveNow = liveDefaultTopics(sm.eventTypes());
+            const handedOutNow = sm.snapshot().nextTopic;
+            for (const r of sm.eventTypes())
+                validators.forget(r.eventType.name);
+            for (const topic of replicas.topics())
+                if (!liveNow.has(topic) && topic < handedOutNow)
+                    dropLogsOf(topic);
+        },
+        onFatal: (err) => fatal?.(err),
+        onLeaderChange: () => leaderChanges++,
+    });
+    metadataRef = metadata;
+    metadataForPlacement = metadata;
+    if (transport !== undefined)
+        groups.register(metadataGroup, metadata.transportHandler());
+    metadata.start(transport);
+    if (transport !== undefined) {
+        const t = transport;
+        replicas.setForwarder({
+            forwardAppend: (to, req) => t.forwardAppend(to, req),
+            fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
+            read: (to, req, signal) => t.read(to, req, signal),
+            bounds: (to, req) => t.bounds(to, req),
+        });
+    }
+    // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
+    // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
+    // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
+    const live = liveDefaultTopics(metadata.state.eventTypes());
+    const handedOut = metadata.state.snapshot().nextTopic;
+    const stored = new Set([...replicas.topics(), ...(await replicas.storedTopics()).keys()]);
+    for (const topic of stored) {
+        if (!live.has(topic) && topic < handedOut) {
+            logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
+            await replicas.dropTopic(topic);
+        }
+    }
+    // Open every partition this node replicates, so bounds and reads are served from the start.
+    for (const r of metadata.state.eventTypes())
+        await openReplicas(r);
+    mover = new ReplicaMover({
+        self,
+        replicas,
+        host: raftHost,
+        placement: (topic, partition) => replicasPlacement(topic, partition),
+        propose: (cmd) => metadata.propose(cmd),
+        logger: logger.child({ component: 'moves' }),
+    });
+    // Replicas moved away while this node was down: the others hold them, the data here goes.
+    await mover.dropStored();
+    await router.openInUse(metadata.state.eventTypes());
+    const reader = {
+        eventType: (name) => metadata.state.eventType(name),
+        eventTypes: () => metadata.state.eventTypes(),
+        eventTypeCount: () => metadata.state.eventTypeCount(),
+        limits: () => metadata.state.limits,
+    };
+    // The metadata bounds are replicated (metadata/limits.ts): this node proposes its configured ones
+    // when they differ from those in force. A single node does it before it serves, so its first request
+    // already meets them; in a cluster the leader may not be known yet, so it keeps trying meanwhile.
+    const configuredLimits = {
+        eventTypesMax: config.eventTypesMax,
+        subscriptionsMax: config.subscriptionsMax,
+        schemaVersionsMax: config.schemaVersionsMax,
+        schemaBytesMax: config.schemaBytesMax,
+        partitionsMax: config.partitionsMax,
+        subscriptionPartitionsMax: config.subscriptionPartitionsMax,
+        metadataBytesMax: config.metadataBytesMax,
+    };
+    const proposeLimits = async () => {
+        const inForce = metadata.state.limits;
+        if (metadataLimitKeys.every((k) => inForce[k] === configuredLimits[k]))
+            return;
+        const r = await metadata.propose({ op: 'limits.set', limits: configuredLimits });
+        logger.info({ limits: configuredLimits, previous: inForce, ok: r.ok }, 'metadata bounds set from this node\'s configuration');
+    };
+    if (metadata.isSingleNode())
+        await proposeLimits();
+    const features = new FeatureService(() => metadata.state, metadata);
+    // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
+    const members = {
+        members: () => metadata.view().members.filter((m) => m.suffrage !== 'none').map((m) => m.id),
+        replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
+        // Partitions created before placement existed stay where they are: on the lowest founding node, which
+        // is this node in a cluster of one (see metadata/placement-of.ts).
+        legacyReplica,
+    };
+    const eventTypes = new EventTypeService({
+        reader,
+        proposer: metadata,
+        features,
+        members,
+        options: {
+            partitionsDefault: config.partitionsDefault,
+            partitionsMax: config.partitionsMax,
+            retentionTimeMsDefault: config.retentionTimeMsDefault,
+            retentionTimeMsMin: config.retentionTimeMsMin,
+            retentionTimeMsMax: config.retentionTimeMsMax,
+            schemaBytesMax: config.schemaBytesMax,
+            schemaDepthMax: config.schemaDepthMax,
+            schemaObjectsMax: config.schemaObjectsMax,
+            schemaEnumValuesMax: config.schemaEnumValuesMax,
+        },
+        clock,
+    });
+    const cursors = new CursorResolver(router);
+    const subscriptions = new SubscriptionService({
+        reader: {
+            eventType: (name) => metadata.state.eventType(name),
+            subscription: (id) => metadata.state.subscription(id),
+            subscriptions: () => metadata.state.subscriptions(),
+            subscriptionCount: () => metadata.state.subscriptionCount(),
+            subscriptionsMax: () => metadata.state.limits.subscriptionsMax,
+        },
+        proposer: metadata,
+        clock,
+        newId: randomUUID,
+        checkCursor: (rec, partition, offset) => void cursors.resolve(rec, partition, offset),
+        options: { partitionsMax: config.subscriptionPartitionsMax },
+        features,
+    });
+    const metrics = new BrokerMetrics({
+        version: brookVersion(),
+        processMetrics: config.processMetrics,
+        nowMs: () => clock.nowMs(),
+        sources: {
+            raft: () => {
+                const v = metadata.view();
+                return { term: v.metadata.term, commitIndex: v.metadata.commit_index, appliedIndex: v.metadata.applied_index, isLeader: v.metadata.leader === self, leaderChanges };
+            },
+            openStreams: (kind) => openStreams.count(kind),
+            storageBytes: () => directoryBytes(config.dataDir),
+            subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub.stats(id)),
+        },
+    });
+    fsyncObserver = (durationMs) => metrics.fsynced(durationMs);
+    hub = new SubscriptionHub({
+        observer: metrics,
+        state: () => metadata.state,
+        propose: (cmd) => metadata.propose(cmd),
+        reader: router,
+        cursors,
+        clock,
+        newId: randomUUID,
+        node: self,
+        incarnation,
+        logger: logger.child({ component: 'subscriptions' }),
+    });
+    const publisher = new Publisher({
+        eventTypes: reader,
+        validators: { validatorFor: (rec) => validators.validatorFor(rec.eventType, rec.eventType.schema) },
+        writer: new StorePartitionWriter(router),
+        clock,
+        random: systemRandom,
+        features,
+        pause: () => new Promise((resolve) => setImmediate(resolve)),
+    });
+    const { app, closeStreams, inFlight } = buildApp({
+        logger,
+        clock,
+        http: {
+            publishBodyBytesMax: config.publishBodyBytesMax,
+            // An event type's body carries its schema as an escaped string: up to twice its bytes.
+            bodyBytesMax: Math.max(otherBodyBytesMax, 2 * config.schemaBytesMax + 64 * 1024),
+            requestTimeoutMs: config.httpRequestTimeoutMs,
+            bodyIdleTimeoutMs: config.httpBodyIdleTimeoutMs,
+        },
+        eventTypes,
+        features,
+        subscriptions,
+        hub,
+        auth: { authenticator, options: { scopePrefix: config.authScopePrefix, eventTypeDeletionAdminOnly: config.eventTypeDeletionAdminOnly } },
+        access: new ResourceAccess({ blacklisted: (type, name) => metadata.state.blacklisted(type, name) }),
+        openStreams,
+        observer: metrics,
+        metrics,
+        blacklist: new BlacklistService(() => metadata.state, metadata),
+        timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
+        publisher,
+        reader: router,
+        cursors,
+        limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
+        moves: new MoveService({
+            eventTypes: () => metadata.state.eventTypes(),
+            members: () => members.members(),
+            propose: (cmd) => metadata.propose(cmd),
+            legacyReplica,
+        }),
+        cluster: {
+            // This node's view: the metadata group, and every partition with its placement and what this
+            // node knows of its group (a leader knows its followers' progress; a follower only itself); and
+            // this data directory's cluster and disk ids.
+            view: () => ({
+                ...metadata.view(),
+                ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+                cluster_id: disk.identity.clusterId,
+                disk_id: disk.identity.diskId,
+            }),
+            readBarrier: () => metadata.readBarrier(),
+            switchesTimelines: () => metadata.isSingleNode(),
+            cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),
+        },
+    });
+    // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
+    const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+    balancer.unref();
+    // Replica moves: each partition leader takes the next step of a move in flight (replica-mover.ts).
+    const moves = setInterval(() => mover?.round(), 250);
+    moves.unref();
+    // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
+    const t0 = transport;
+    const reaper = t0 === undefined ? undefined : new SessionReaper({
+        isLeader: () => metadata.isLeader(),
+        peers: () => others.map((p) => p.id),
+        reachable: (n) => t0.reachable(n),
+        holdsSessions: (n) => [...metadata.state.runtimes()].some((rt) => rt.sessions.some((x) => x.node === n)),
+        propose: (cmd) => metadata.propose(cmd),
+        nowMs: () => clock.nowMs(),
+        monotonicMs: () => clock.monotonicMs(),
+        logger: logger.child({ component: 'subscriptions' }),
+        afterMs: commitTimeoutSecondsMax * 1000,
+    });
+    const reaperTimer = setInterval(() => void reaper?.check().catch((err) => logger.warn({ err }, 'closing the sessions of an unreachable node failed; retried')), 5000);
+    reaperTimer.unref();
+    // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
+    const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
+    remoteBounds.unref();
+    const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
+    await app.listen({ host: config.host, port: config.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.port;
+    const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    logger.info({ url, dataDir: config.dataDir }, 'brook is ready');
+    // Sessions of streams that died with this node's previous process hold partitions: close them. In a
+    // multi-node cluster the leader may not be known yet, so keep trying in the background.
+    let stopped = false;
+    void (async () => {
+        for (let attempt = 0; !stopped; attempt++) {
+            try {
+                await proposeLimits();
+                await hub.closeStaleSessions();
+                return;
+            }
+            catch (err) {
+                if (attempt % 10 === 0)
+                    logger.warn({ err }, 'closing the stream sessions of the previous run failed; retrying');
+                await new Promise((r) => setTimeout(r, 500));
+            }
+        }
+    })();
+    let closing;
+    const broker = {
+        url,
+        port,
+        close() {
+            closing ??= (async () => {
+                logger.info('shutting down');
+                stopped = true;
+                closeStreams();
+                const closed = app.close();
+                // Streams end and their sessions close (replicated) while the metadata group still runs.
+                await hub.drain();
+                // server.close() waits for every connection, also those a client opened and never used (undici
+                // pools do this); once the requests in flight have answered, cut what is left.
+                const graceEnd = clock.monotonicMs() + config.shutdownGraceMs / 2;
+                while (inFlight() > 0 && clock.monotonicMs() < graceEnd)
+                    await new Promise((r) => setTimeout(r, 20));
+                app.server.closeAllConnections();
+                await closed;
+                clearInterval(balancer);
+                clearInterval(moves);
+                clearInterval(reaperTimer);
+                clearInterval(remoteBounds);
+                await retention.stop();
+                await metadata.close();
+                await transport?.close();
+                await router.close();
+                await replicas.close();
+                await raftHost.close();
+                await store.close();
+                await disk.close();
+                await kv.close();
+                logger.info('shutdown complete');
+            })();
+            return closing;
+        },
+    };
+    fatalRef = (err) => fatal?.(err);
+    fatal = (err) => {
+        // The metadata log could not be written (or an invariant failed): this node must not go on.
+        logger.fatal({ err }, 'metadata group failed; stopping');
+        void broker.close().finally(() => process.exit(70));
+    };
+    return broker;
+}
+/**
+ * The founding voters of the metadata group, for a node whose group is empty: all listed nodes when
+ * this node founds the cluster, none when it joins one that exists (it then starts empty, does not
+ * vote and catches up; src/broker/founding.ts has the rule). A directory that already belongs to a
+ * cluster is not asked about again: a founder whose group is still empty (it stopped in between)
+ * founds, any other member joins.
+ */
+async function foundOrJoin(disk, self, peers, transport, logger) {
+    const { diskId } = disk.identity;
+    if (disk.identity.clusterId === '') {
+        if (transport === undefined) {
+            // A cluster of one has nobody to ask: it founds.
+            const founders = [{ id: self, diskId }];
+            await disk.setCluster(clusterIdOf(founders), founders);
+        }
+        else {
+            const t = transport;
+            const d = await decideFounding({
+                self,
+                diskId,
+                peers,
+                ask: (p) => t.identify(p, diskId, 1000),
+                sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+                retryMs: 500,
+                logger: logger.child({ component: 'founding' }),
+            });
+            if (d.kind === 'found') {
+                await disk.setCluster(d.clusterId, d.founders);
+                logger.info({ clusterId: d.clusterId, founders: d.founders }, 'every peer is empty too: founding the cluster');
+            }
+            else {
+                await disk.setCluster(d.clusterId, []);
+                logger.warn({ clusterId: d.clusterId, learnedFrom: d.learnedFrom, diskId }, 'the peers already have a cluster: joining it as a new, empty member (this data directory was wiped or is new); this node will not vote until it has caught up from the leader');
+            }
+        }
+    }
+    const { founders } = disk.identity;
+    return founders.some((f) => f.id === self && f.diskId === diskId) ? founders.map((f) => f.id) : [];
+}
+/**
+ * Readers of an event type changed: all its consumers are disconnected (interface.md; those still
+ * authorized may reconnect). A consumer app or event type was blacklisted: its streams end.
+ */
+function closeStreamsAfterRuleChange(cmd, result, open, logger) {
+    let closed = 0;
+    let why = '';
+    if (cmd.op === 'event_type.update' && result.ok && result.readersChanged === true) {
+        why = `the readers of event type ${cmd.eventType.name} changed`;
+        closed = open.closeWhere((s) => s.eventTypes.includes(cmd.eventType.name), why);
+    }
+    else if (cmd.op === 'subscription.update' && result.ok && result.readersChanged === true) {
+        why = `the readers of subscription ${cmd.id} changed`;
+        closed = open.closeWhere((s) => s.subscription === cmd.id, why);
+    }
+    else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_APP') {
+        why = `application ${cmd.name} was blacklisted (CONSUMER_APP)`;
+        closed = open.closeWhere((s) => s.app === cmd.name, why);
+    }
+    else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_ET') {
+        why = `event type ${cmd.name} was blacklisted (CONSUMER_ET)`;
+        closed = open.closeWhere((s) => s.eventTypes.includes(cmd.name), why);
+    }
+    if (closed > 0)
+        logger.info({ streams: closed, reason: why }, 'closed streams after a rule change');
+}
+async function run() {
+    // V8 pretenures an allocation site once most of its objects survive young-generation collections.
+    // Under large batches (hundreds of requests in flight for tens of ms) the publish path's sites qualify,
+    // and the decision sticks: when the load later turns into many small, short requests, their objects
+    // are allocated straight into the old generation, which then fills with garbage and runs a full
+    // mark-compact every second or so. Measured (docs/benchmarks.md, 2026-11-25): 11-17 full GCs per
+    // bench run instead of 39-50, and a lower p99 at 5,000 ev/s after a large-batch phase.
+    setFlagsFromString('--no-allocation-site-pretenuring');
+    let config;
+    try {
+        config = loadConfig(process.env, process.argv.slice(2));
+    }
+    catch (err) {
+        if (err instanceof ConfigError) {
+            process.stderr.write(`brook: ${err.message}\n`);
+            process.exit(2);
+        }
+        throw err;
+    }
+    const logger = createLogger({ level: config.logLevel, nodeId: String(config.nodeId) });
+    let broker;
+    try {
+        broker = await startBroker(config, logger);
+    }
+    catch (err) {
+        logger.fatal({ err }, 'start failed');
+        process.exit(1);
+    }
+    let signals = 0;
+    const stop = (signal) => {
+        signals++;
+        if (signals > 1) {
+            logger.warn({ signal }, 'second signal: exiting without a clean shutdown');
+            process.exit(1);
+        }
+        logger.info({ signal }, 'signal received');
+        const force = setTimeout(() => {
+            logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown took too long; exiting');
+            process.exit(1);
+        }, config.shutdownGraceMs);
+        force.unref();
+        broker.close().then(() => process.exit(0), (err) => {
+            logger.fatal({ err }, 'shutdown failed');
+            process.exit(1);
+        });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('uncaughtException', (err) => {
+        // An invariant violation or a bug: the state may be inconsistent, so stop rather than serve.
+        logger.fatal({ err }, 'uncaught exception; exiting');
+        process.exit(70);
+    });
+}
+function isEntryPoint() {
+    const entry = process.argv[1];
+    if (entry === undefined)
+        return false;
+    try {
+        return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+    }
+    catch {
+        return false;
+    }
+}
+if (isEntryPoint())
+    void run();
+//# sourceMappingURL=main.js.map

@@ -1,0 +1,2 @@
+export const partitionMoveSteps = ['add_learner', 'promote', 'remove', 'cancel'];
+//# sourceMappingURL=commands.js.map

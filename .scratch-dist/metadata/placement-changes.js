@@ -1,0 +1,106 @@
+import { partitionMoveSteps } from './commands.js';
+import { isLegacyTopic, placementOf, withTopicPlacement } from './placement-of.js';
+import { isNodeId, legacyGroupParts } from './placement-types.js';
+import { timelinesOf } from './timelines.js';
+/** The partition replicated by `group`, stored or legacy. */
+function locate(records, group, legacyReplica) {
+    const legacyParts = legacyGroupParts(group);
+    for (const rec of records) {
+        for (const tl of timelinesOf(rec)) {
+            const legacy = isLegacyTopic(rec, tl.topic);
+            if (legacy && (legacyParts === undefined || legacyParts.topic !== tl.topic))
+                continue;
+            const placements = rec.storage.partitions.map((_, i) => placementOf(rec, tl.topic, i, legacyReplica));
+            const index = placements.findIndex((p) => p.group === group);
+            if (index >= 0)
+                return { rec, topic: tl.topic, index, placements, legacy };
+        }
+    }
+    return undefined;
+}
+const rejected = (reason, detail) => ({ ok: false, reason, detail });
+/** A placement with empty optional parts left out, so equal placements serialize alike. */
+function normalized(p) {
+    const out = { group: p.group, replicas: p.replicas };
+    if (p.learners !== undefined && p.learners.length > 0)
+        out.learners = p.learners;
+    if (p.moving !== undefined)
+        out.moving = p.moving;
+    if (p.founders !== undefined)
+        out.founders = p.founders;
+    return out;
+}
+function moveStep(p, cmd) {
+    const { from, to } = cmd;
+    const learners = p.learners ?? [];
+    if (cmd.step === 'add_learner') {
+        if (p.moving !== undefined)
+            return rejected('conflict', `Group ${p.group} is already moving a replica from ${p.moving.from} to ${p.moving.to}`);
+        if (!p.replicas.includes(from))
+            return rejected('invalid', `Node ${from} is not a replica of group ${p.group}`);
+        if (p.replicas.includes(to) || learners.includes(to))
+            return rejected('invalid', `Node ${to} already replicates group ${p.group}`);
+        return { ...p, learners: [...learners, to], moving: { from, to }, founders: p.founders ?? [...p.replicas].sort((a, b) => a - b) };
+    }
+    if (p.moving === undefined)
+        return rejected('invalid', `Group ${p.group} has no move in flight`);
+    if (p.moving.from !== from || p.moving.to !== to) {
+        return rejected('conflict', `Group ${p.group} is moving a replica from ${p.moving.from} to ${p.moving.to}, not from ${from} to ${to}`);
+    }
+    const promoted = p.replicas.includes(to);
+    switch (cmd.step) {
+        case 'promote':
+            if (promoted)
+                return rejected('invalid', `Node ${to} is already a voter of group ${p.group}`);
+            return { ...p, replicas: [...p.replicas, to], learners: learners.filter((n) => n !== to) };
+        case 'remove':
+            if (!promoted)
+                return rejected('invalid', `Node ${to} must be promoted before ${from} leaves group ${p.group}`);
+            // `to` takes the place of `from`, so the order (and the preferred leader's slot) is kept.
+            return { group: p.group, replicas: p.replicas.filter((n) => n !== to).map((n) => (n === from ? to : n)), learners, ...(p.founders === undefined ? {} : { founders: p.founders }) };
+        case 'cancel':
+            if (promoted)
+                return rejected('invalid', `Node ${to} was promoted; move it out with a new move instead`);
+            return { group: p.group, replicas: p.replicas, learners: learners.filter((n) => n !== to), ...(p.founders === undefined ? {} : { founders: p.founders }) };
+    }
+}
+function leaderStep(p, leader) {
+    if (!p.replicas.includes(leader))
+        return rejected('invalid', `Node ${leader} is not a voter of group ${p.group}`);
+    return { ...p, replicas: [leader, ...p.replicas.filter((n) => n !== leader)] };
+}
+function commandProblem(cmd) {
+    if (!Number.isSafeInteger(cmd.group) || cmd.group < 1)
+        return `${String(cmd.group)} is not a partition group id`;
+    if (cmd.op === 'partition.leader')
+        return isNodeId(cmd.leader) ? undefined : `${String(cmd.leader)} is not a node id`;
+    if (!partitionMoveSteps.includes(cmd.step))
+        return `${String(cmd.step)} is not a move step`;
+    if (!isNodeId(cmd.from) || !isNodeId(cmd.to))
+        return 'from and to must be node ids';
+    if (cmd.from === cmd.to)
+        return 'a replica cannot move to the node it is on';
+    return undefined;
+}
+/** Applies partition.move or partition.leader to the records; the changed record replaces its old self. */
+export function changePlacement(records, cmd) {
+    const problem = commandProblem(cmd);
+    if (problem !== undefined)
+        return rejected('invalid', problem);
+    // A legacy log's only replica is the one the proposer names; only a move's first step may name it.
+    const legacyReplica = cmd.op === 'partition.move' ? cmd.from : 0;
+    const at = locate(records, cmd.group, legacyReplica);
+    if (at === undefined)
+        return rejected('not_found', `No partition is replicated by group ${cmd.group}`);
+    if (at.legacy && !(cmd.op === 'partition.move' && cmd.step === 'add_learner')) {
+        return rejected('invalid', `Group ${cmd.group} predates placement and has one replica; start with a move (add_learner)`);
+    }
+    const current = at.placements[at.index];
+    const next = cmd.op === 'partition.move' ? moveStep(current, cmd) : leaderStep(current, cmd.leader);
+    if ('ok' in next)
+        return next;
+    const placement = normalized(next);
+    const placements = at.placements.map((p, i) => (i === at.index ? placement : p));
+    return { ok: true, record: withTopicPlacement(at.rec, at.topic, placements), placement };
+}
+//# sourceMappingURL=placement-changes.js.map

@@ -1,0 +1,452 @@
+/**
+ * The replicated metadata state machine. PURE: apply() depends only on the current state and the
+ * command, so every node that applies the same command sequence holds the same state (this is what
+ * lets Raft replicate it). No I/O, no clock, no randomness; rejections are returned, not thrown.
+ */
+import { assert } from '../core/assert.js';
+import { SubscriptionRuntime } from './subscription-runtime.js';
+import { admitPlacement } from './placement-admission.js';
+import { changePlacement } from './placement-changes.js';
+import { timelinesOf } from './timelines.js';
+import { commandProblem, snapshotProblem } from './shapes.js';
+import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes } from './limits.js';
+import { blacklistTypes, defaultStorageId, subscriptionKey } from './types.js';
+export class MetadataStateMachine {
+    #eventTypes = new Map();
+    /** Topic ids are handed out at apply time so all nodes agree on them; never reused. */
+    #nextTopic = 1;
+    #appliedIndex = 0;
+    /** Toggles set by an operator; names without an entry have their default. */
+    #features = new Map();
+    /** Subscriptions by id, in creation (apply) order. */
+    #subscriptions = new Map();
+    /** subscriptionKey(...) -> id: the key triple is unique. */
+    #subscriptionKeys = new Map();
+    /** Runtime of subscriptions that have been streamed from, by subscription id. */
+    #runtimes = new Map();
+    #blacklist = new Map(blacklistTypes.map((t) => [t, new Set()]));
+    /** Operator-created storages by id, in creation order (the default storage is implicit). */
+    #storages = new Map();
+    /** Bounds in force (limits.ts); replicated, so every node applies a command against the same ones. */
+    #limits = { ...defaultMetadataLimits };
+    /** Bytes held per event type and per subscription, and their sum (the metadataBytesMax bound). */
+    #eventTypeBytes = new Map();
+    #subscriptionBytes = new Map();
+    #metadataBytes = 0;
+    get limits() {
+        return this.#limits;
+    }
+    /** Bytes held by event types (all schema versions) and subscriptions together. */
+    get metadataBytes() {
+        return this.#metadataBytes;
+    }
+    /** Partition group ids are handed out at apply time, like topics, so all nodes agree; never reused. */
+    #nextGroup = 1;
+    get appliedIndex() {
+        return this.#appliedIndex;
+    }
+    apply(index, cmd) {
+        assert(index === this.#appliedIndex + 1, `metadata apply out of order: ${index} after ${this.#appliedIndex}`);
+        this.#appliedIndex = index;
+        // Checked here, where every node applies it: a malformed command is refused alike everywhere.
+        const malformed = commandProblem(cmd);
+        if (malformed !== undefined)
+            return { ok: false, reason: 'invalid', detail: `Malformed metadata command: ${malformed}`, malformed: true };
+        switch (cmd.op) {
+            case 'event_type.create':
+                return this.#createEventType(cmd);
+            case 'event_type.update':
+                return this.#updateEventType(cmd);
+            case 'event_type.delete':
+                return this.#deleteEventType(cmd.name);
+            case 'feature.set':
+                this.#features.set(cmd.feature, cmd.enabled);
+                return { ok: true };
+            case 'subscription.create':
+                return this.#createSubscription(cmd.subscription);
+            case 'subscription.delete':
+                return this.#deleteSubscription(cmd.id);
+            case 'subscription.update':
+                return this.#updateSubscription(cmd.id, cmd.authorization);
+            case 'stream.open': {
+                const rt = this.#runtimeFor(cmd.subscription);
+                if (rt === undefined)
+                    return this.#noSubscription(cmd.subscription);
+                return rt.open(cmd.session, cmd.starts);
+            }
+            case 'stream.close':
+                this.#runtimes.get(cmd.subscription)?.close(cmd.session, cmd.atMs);
+                return { ok: true };
+            case 'stream.close_stale':
+                for (const rt of this.#runtimes.values()) {
+                    for (const s of rt.sessions)
+                        if (s.node === cmd.node && s.incarnation !== cmd.incarnation)
+                            rt.close(s.id, cmd.atMs);
+                }
+                return { ok: true };
+            case 'stream.release':
+                this.#runtimes.get(cmd.subscription)?.release(cmd.session, cmd.partitions);
+                return { ok: true };
+            case 'cursor.commit': {
+                const rt = this.#runtimes.get(cmd.subscription);
+                if (rt === undefined) {
+                    if (!this.#subscriptions.has(cmd.subscription))
+                        return this.#noSubscription(cmd.subscription);
+                    return { ok: false, reason: 'invalid', detail: `Stream ${cmd.session} of subscription ${cmd.subscription} is not open` };
+                }
+                const r = rt.commit(cmd.session, cmd.atMs, cmd.cursors);
+                return r.ok ? { ok: true, outcomes: r.outcomes } : r;
+            }
+            case 'storage.create':
+                if (cmd.storage.id === defaultStorageId || this.#storages.has(cmd.storage.id)) {
+                    return { ok: false, reason: 'exists', detail: `Storage "${cmd.storage.id}" already exists` };
+                }
+                this.#storages.set(cmd.storage.id, cmd.storage);
+                return { ok: true };
+            case 'storage.delete':
+                return this.#deleteStorage(cmd.id);
+            case 'timeline.create':
+                return this.#createTimeline(cmd);
+            case 'blacklist.set':
+                if (cmd.blocked)
+                    this.#blacklist.get(cmd.type)?.add(cmd.name);
+                else
+                    this.#blacklist.get(cmd.type)?.delete(cmd.name);
+                return { ok: true };
+            case 'cursor.reset': {
+                const rt = this.#runtimeFor(cmd.subscription);
+                if (rt === undefined)
+                    return this.#noSubscription(cmd.subscription);
+                return rt.reset(cmd.cursors);
+            }
+            case 'partition.move':
+            case 'partition.leader':
+                return this.#changePlacement(cmd);
+            case 'limits.set':
+                if (!isMetadataLimits(cmd.limits))
+                    return { ok: false, reason: 'invalid', detail: 'limits.set needs every bound as a positive integer' };
+                this.#limits = Object.fromEntries(Object.keys(defaultMetadataLimits).map((k) => [k, cmd.limits[k]]));
+                return { ok: true };
+            default:
+                // An op this version does not know (a newer member proposed it): refused on every node alike.
+                return { ok: false, reason: 'invalid', detail: `Unknown metadata command ${JSON.stringify(cmd.op)}` };
+        }
+    }
+    #limit(detail) {
+        return { ok: false, reason: 'limit', detail };
+    }
+    /** The bound on total bytes, for a change that adds `delta` bytes. */
+    #fitsMetadataBytes(delta) {
+        return delta <= 0 || this.#metadataBytes + delta <= this.#limits.metadataBytesMax;
+    }
+    #setBytes(map, key, bytes) {
+        this.#metadataBytes += (bytes ?? 0) - (map.get(key) ?? 0);
+        if (bytes === undefined)
+            map.delete(key);
+        else
+            map.set(key, bytes);
+    }
+    /**
+     * The placement of new partitions (placement-admission.ts): undefined (legacy layout) when the command
+     * carries none; otherwise checked, with group ids allocated from the counter.
+     */
+    #admitPlacement(proposal, partitionCount) {
+        if (proposal === undefined)
+            return { ok: true };
+        const admitted = admitPlacement(proposal, partitionCount, this.#nextGroup);
+        if (!admitted.ok)
+            return admitted;
+        this.#nextGroup = admitted.nextGroup;
+        return { ok: true, placement: admitted.placement };
+    }
+    #changePlacement(cmd) {
+        const r = changePlacement(this.#eventTypes.values(), cmd);
+        if (!r.ok)
+            return r;
+        this.#eventTypes.set(r.record.eventType.name, r.record);
+        return { ok: true, placement: r.placement };
+    }
+    #deleteStorage(id) {
+        if (id === defaultStorageId)
+            return { ok: false, reason: 'in_use', detail: 'The default storage is built in and cannot be deleted' };
+        if (!this.#storages.has(id))
+            return { ok: false, reason: 'not_found', detail: `Storage "${id}" does not exist` };
+        const users = [...this.#eventTypes.values()].filter((r) => timelinesOf(r).some((t) => t.storage_id === id));
+        if (users.length > 0) {
+            return { ok: false, reason: 'in_use', detail: `Storage "${id}" holds timelines of ${users.length} event type(s) (${users.slice(0, 10).map((r) => r.eventType.name).join(', ')})` };
+        }
+        this.#storages.delete(id);
+        return { ok: true };
+    }
+    #createTimeline(cmd) {
+        const rec = this.#eventTypes.get(cmd.eventType);
+        if (rec === undefined)
+            return { ok: false, reason: 'not_found', detail: `Event type "${cmd.eventType}" does not exist` };
+        if (cmd.storage_id !== defaultStorageId && !this.#storages.has(cmd.storage_id)) {
+            return { ok: false, reason: 'invalid', detail: `Storage "${cmd.storage_id}" does not exist` };
+        }
+        if (cmd.starts.length !== rec.storage.partitions.length) {
+            return { ok: false, reason: 'invalid', detail: `A timeline needs a start for each of the ${rec.storage.partitions.length} partitions` };
+        }
+        const timelines = timelinesOf(rec);
+        const last = timelines[timelines.length - 1];
+        // Offsets never go back: a start below the previous timeline's means appends happened in between.
+        if (cmd.starts.some((start, p) => start < (last.starts[p] ?? 0))) {
+            return { ok: false, reason: 'conflict', detail: `The timelines of "${cmd.eventType}" changed concurrently; retry` };
+        }
+        const admitted = this.#admitPlacement(cmd.placement, rec.storage.partitions.length);
+        if (!admitted.ok)
+            return admitted;
+        const timeline = { id: cmd.id, order: last.order + 1, storage_id: cmd.storage_id, topic: this.#nextTopic++, starts: cmd.starts, created_at: cmd.at, switched_at: cmd.at };
+        if (admitted.placement !== undefined)
+            timeline.placement = admitted.placement;
+        this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...rec.storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
+        return { ok: true, timeline };
+    }
+    /** Every partition of a subscription's event types (they exist: they cannot be deleted while it does). */
+    #partitionsOf(sub) {
+        return sub.event_types.flatMap((name) => (this.#eventTypes.get(name)?.storage.partitions ?? []).map((partition) => ({ event_type: name, partition })));
+    }
+    #noSubscription(id) {
+        return { ok: false, reason: 'not_found', detail: `Subscription "${id}" does not exist` };
+    }
+    /** The runtime of an existing subscription, created on first use over its event types' partitions. */
+    #runtimeFor(id) {
+        const existing = this.#runtimes.get(id);
+        if (existing !== undefined)
+            return existing;
+        const sub = this.#subscriptions.get(id);
+        if (sub === undefined)
+            return undefined;
+        // Event types of a subscription cannot be deleted, and partition counts never change.
+        const partitions = sub.event_types.flatMap((name) => {
+            const rec = this.#eventTypes.get(name);
+            assert(rec !== undefined, `subscription ${id} names the missing event type ${name}`);
+            return rec.storage.partitions.map((partition) => ({ event_type: name, partition }));
+        });
+        const rt = new SubscriptionRuntime(id, partitions);
+        this.#runtimes.set(id, rt);
+        return rt;
+    }
+    #createSubscription(sub) {
+        const key = subscriptionKey(sub);
+        const existingId = this.#subscriptionKeys.get(key);
+        if (existingId !== undefined)
+            return { ok: true, subscription: this.#subscriptions.get(existingId), created: false };
+        if (this.#subscriptions.has(sub.id))
+            return { ok: false, reason: 'exists', detail: `Subscription id "${sub.id}" is taken` };
+        // An event type deleted after the proposer checked it: refuse, or the subscription would dangle.
+        const missing = sub.event_types.filter((name) => !this.#eventTypes.has(name));
+        if (missing.length > 0) {
+            return { ok: false, reason: 'not_found', detail: `Event type(s) ${missing.map((n) => `"${n}"`).join(', ')} do not exist` };
+        }
+        const limits = this.#limits;
+        if (this.#subscriptions.size >= limits.subscriptionsMax) {
+            return this.#limit(`There are ${this.#subscriptions.size} subscriptions, the most this cluster holds (subscriptionsMax ${limits.subscriptionsMax}); delete unused ones first`);
+        }
+        const partitions = sub.event_types.reduce((n, name) => n + this.#eventTypes.get(name).storage.partitions.length, 0);
+        if (partitions > limits.subscriptionPartitionsMax) {
+            return this.#limit(`The event types of a subscription may have at most ${limits.subscriptionPartitionsMax} partitions together; these have ${partitions}`);
+        }
+        const bytes = subscriptionBytes(sub, this.#partitionsOf(sub));
+        if (!this.#fitsMetadataBytes(bytes))
+            return this.#metadataFull(bytes);
+        this.#subscriptions.set(sub.id, sub);
+        this.#subscriptionKeys.set(key, sub.id);
+        this.#setBytes(this.#subscriptionBytes, sub.id, bytes);
+        return { ok: true, subscription: sub, created: true };
+    }
+    #metadataFull(bytes) {
+        return this.#limit(`The cluster's metadata holds ${this.#metadataBytes} bytes of event types and subscriptions; this change needs ${bytes} more and the bound is ${this.#limits.metadataBytesMax} (metadataBytesMax)`);
+    }
+    #updateSubscription(id, authorization) {
+        const sub = this.#subscriptions.get(id);
+        if (sub === undefined)
+            return this.#noSubscription(id);
+        const updated = { ...sub, authorization };
+        const bytes = subscriptionBytes(updated, this.#partitionsOf(updated));
+        const delta = bytes - (this.#subscriptionBytes.get(id) ?? 0);
+        if (!this.#fitsMetadataBytes(delta))
+            return this.#metadataFull(delta);
+        this.#subscriptions.set(id, updated);
+        this.#setBytes(this.#subscriptionBytes, id, bytes);
+        const readers = (s) => JSON.stringify(s.authorization?.readers ?? null);
+        return readers(sub) === readers(updated) ? { ok: true, subscription: updated } : { ok: true, subscription: updated, readersChanged: true };
+    }
+    #deleteSubscription(id) {
+        const sub = this.#subscriptions.get(id);
+        if (sub === undefined)
+            return { ok: false, reason: 'not_found', detail: `Subscription "${id}" does not exist` };
+        this.#subscriptions.delete(id);
+        this.#subscriptionKeys.delete(subscriptionKey(sub));
+        this.#runtimes.delete(id);
+        this.#setBytes(this.#subscriptionBytes, id, undefined);
+        return { ok: true };
+    }
+    #createEventType(cmd) {
+        const name = cmd.eventType.name;
+        if (this.#eventTypes.has(name)) {
+            return { ok: false, reason: 'exists', detail: `Event type "${name}" already exists` };
+        }
+        const limits = this.#limits;
+        const n = cmd.partitionCount;
+        if (!Number.isSafeInteger(n) || n < 1)
+            return { ok: false, reason: 'invalid', detail: `An event type has at least one partition, not ${String(n)}` };
+        if (n > limits.partitionsMax)
+            return this.#limit(`An event type has at most ${limits.partitionsMax} partitions (partitionsMax), not ${n}`);
+        if (this.#eventTypes.size >= limits.eventTypesMax) {
+            return this.#limit(`There are ${this.#eventTypes.size} event types, the most this cluster holds (eventTypesMax ${limits.eventTypesMax}); delete unused ones first`);
+        }
+        const schemaBytes = utf8Bytes(cmd.eventType.schema.schema);
+        if (schemaBytes > limits.schemaBytesMax)
+            return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
+        const schemas = [cmd.eventType.schema];
+        const bytes = eventTypeRecordBytes(cmd.eventType, schemas, n);
+        if (!this.#fitsMetadataBytes(bytes))
+            return this.#metadataFull(bytes);
+        // Last: admitting a placement hands out group ids, so nothing may refuse the command after it.
+        const admitted = this.#admitPlacement(cmd.placement, n);
+        if (!admitted.ok)
+            return admitted;
+        const partitions = Array.from({ length: n }, (_, i) => String(i));
+        this.#eventTypes.set(name, {
+            eventType: cmd.eventType,
+            schemas,
+            storage: { topic: this.#nextTopic++, partitions, timeline: 1, ...(admitted.placement === undefined ? {} : { placement: admitted.placement }) },
+        });
+        this.#setBytes(this.#eventTypeBytes, name, bytes);
+        return { ok: true };
+    }
+    #updateEventType(cmd) {
+        const name = cmd.eventType.name;
+        const rec = this.#eventTypes.get(name);
+        if (rec === undefined)
+            return { ok: false, reason: 'not_found', detail: `Event type "${name}" does not exist` };
+        if (rec.eventType.updated_at !== cmd.basedOnUpdatedAt) {
+            return { ok: false, reason: 'conflict', detail: `Event type "${name}" was changed concurrently; retry` };
+        }
+        const limits = this.#limits;
+        if (cmd.schemaChanged && rec.schemas.length >= limits.schemaVersionsMax) {
+            return this.#limit(`Event type "${name}" has ${rec.schemas.length} schema versions, the most one event type keeps (schemaVersionsMax ${limits.schemaVersionsMax}); its schema cannot change any more`);
+        }
+        if (cmd.schemaChanged && utf8Bytes(cmd.eventType.schema.schema) > limits.schemaBytesMax) {
+            return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
+        }
+        const schemas = cmd.schemaChanged ? [...rec.schemas, cmd.eventType.schema] : rec.schemas;
+        const bytes = eventTypeRecordBytes(cmd.eventType, schemas, rec.storage.partitions.length);
+        if (!this.#fitsMetadataBytes(bytes - (this.#eventTypeBytes.get(name) ?? 0)))
+            return this.#metadataFull(bytes - (this.#eventTypeBytes.get(name) ?? 0));
+        this.#eventTypes.set(name, { eventType: cmd.eventType, schemas, storage: rec.storage });
+        this.#setBytes(this.#eventTypeBytes, name, bytes);
+        const readers = (e) => JSON.stringify([e.authorization?.readers ?? null, e.read_scopes ?? null]);
+        return readers(rec.eventType) === readers(cmd.eventType) ? { ok: true } : { ok: true, readersChanged: true };
+    }
+    #deleteEventType(name) {
+        const rec = this.#eventTypes.get(name);
+        if (rec === undefined)
+            return { ok: false, reason: 'not_found', detail: `Event type "${name}" does not exist` };
+        const users = [...this.#subscriptions.values()].filter((s) => s.event_types.includes(name));
+        if (users.length > 0) {
+            const ids = users.slice(0, 10).map((s) => s.id).join(', ');
+            return { ok: false, reason: 'in_use', detail: `Event type "${name}" is used by ${users.length} subscription(s) (${ids}${users.length > 10 ? ', ...' : ''}); delete them first` };
+        }
+        this.#eventTypes.delete(name);
+        this.#setBytes(this.#eventTypeBytes, name, undefined);
+        return { ok: true, droppedTopic: rec.storage.topic, droppedLogs: timelinesOf(rec).map((t) => ({ storage_id: t.storage_id, topic: t.topic })) };
+    }
+    eventType(name) {
+        return this.#eventTypes.get(name);
+    }
+    /** Event types in creation order (Map iteration order is insertion order). */
+    eventTypes() {
+        return this.#eventTypes.values();
+    }
+    /** The explicitly set value of a feature toggle, or undefined when it keeps its default. */
+    feature(name) {
+        return this.#features.get(name);
+    }
+    subscription(id) {
+        return this.#subscriptions.get(id);
+    }
+    subscriptionCount() {
+        return this.#subscriptions.size;
+    }
+    eventTypeCount() {
+        return this.#eventTypes.size;
+    }
+    /** Subscriptions in creation order. */
+    subscriptions() {
+        return this.#subscriptions.values();
+    }
+    /** Sessions, assignment and cursors of a subscription; undefined before its first stream or reset. */
+    runtime(id) {
+        return this.#runtimes.get(id);
+    }
+    runtimes() {
+        return this.#runtimes.values();
+    }
+    /** Operator-created storages, in creation order (the default storage is not listed here). */
+    storages() {
+        return this.#storages.values();
+    }
+    storage(id) {
+        return this.#storages.get(id);
+    }
+    /** Whether a name is on the blacklist of that type. */
+    blacklisted(type, name) {
+        return this.#blacklist.get(type)?.has(name) === true;
+    }
+    blacklist() {
+        return Object.fromEntries(blacklistTypes.map((t) => [t, [...this.#blacklist.get(t)].sort()]));
+    }
+    snapshot() {
+        return {
+            blacklist: this.blacklist(),
+            storages: [...this.#storages.values()],
+            limits: { ...this.#limits },
+            eventTypes: [...this.#eventTypes.values()],
+            nextTopic: this.#nextTopic,
+            features: Object.fromEntries(this.#features),
+            subscriptions: [...this.#subscriptions.values()],
+            runtimes: [...this.#runtimes.values()].map((rt) => rt.image()),
+            nextGroup: this.#nextGroup,
+        };
+    }
+    /** Why a snapshot's state cannot be restored (shapes.ts), or undefined. */
+    static snapshotProblem(snap) {
+        return snapshotProblem(snap);
+    }
+    /** Restores a snapshot's state; throws when it is malformed (check it with snapshotProblem first). */
+    static restore(snap, appliedIndex) {
+        const problem = snapshotProblem(snap);
+        if (problem !== undefined)
+            throw new Error(`malformed metadata snapshot: ${problem}`);
+        assert(Number.isSafeInteger(appliedIndex) && appliedIndex >= 0, `metadata snapshot at command ${appliedIndex}`);
+        const sm = new MetadataStateMachine();
+        for (const rec of snap.eventTypes) {
+            sm.#eventTypes.set(rec.eventType.name, rec);
+            sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas, rec.storage.partitions.length));
+        }
+        if (isMetadataLimits(snap.limits))
+            sm.#limits = { ...snap.limits };
+        sm.#nextTopic = snap.nextTopic;
+        for (const [k, v] of Object.entries(snap.features ?? {}))
+            sm.#features.set(k, v);
+        for (const sub of snap.subscriptions ?? []) {
+            sm.#subscriptions.set(sub.id, sub);
+            sm.#setBytes(sm.#subscriptionBytes, sub.id, subscriptionBytes(sub, sm.#partitionsOf(sub)));
+            sm.#subscriptionKeys.set(subscriptionKey(sub), sub.id);
+        }
+        for (const img of snap.runtimes ?? [])
+            sm.#runtimes.set(img.id, SubscriptionRuntime.restore(img));
+        for (const t of blacklistTypes)
+            for (const name of snap.blacklist?.[t] ?? [])
+                sm.#blacklist.get(t).add(name);
+        for (const st of snap.storages ?? [])
+            sm.#storages.set(st.id, st);
+        sm.#nextGroup = snap.nextGroup ?? 1;
+        sm.#appliedIndex = appliedIndex;
+        return sm;
+    }
+}
+//# sourceMappingURL=state-machine.js.map

@@ -1,0 +1,256 @@
+/**
+ * The broker's metrics: one prom-client Registry per broker (not the global one, so several brokers in
+ * one process do not share figures), fed by the observer calls of the HTTP layer and the subscription
+ * hub, plus gauges read at scrape time from small sources (Raft state, open streams, storage size).
+ *
+ * Two views of the same figures:
+ * - GET /metrics/prometheus: the Prometheus text exposition (histograms with buckets).
+ * - GET /metrics: the JSON object of compatibility.md, {"version","gauges","counters","histograms",
+ *   "meters","timers"}, in the style of the original service's Dropwizard registry: names are dotted,
+ *   a label set becomes a name suffix (brook.events.published.<event type>); durations in
+ *   milliseconds; timers carry count, mean and quantiles over the last ten minutes (prom-client
+ *   Summary), histograms the quantiles of event counts per request.
+ *
+ * Updates are per request or per batch (never per event), so metrics cost nothing measurable.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+/** Subscriptions whose lag is exported at most: the label set stays bounded, and a scrape cheap. */
+export const lagSubscriptionsMax = 1000;
+/**
+ * Per subscription, the unconsumed events of the partitions whose lag the broker knows (a partition
+ * no stream has read yet has none: interface.md leaves unconsumed_events out there).
+ */
+export function subscriptionLag(subscriptions, stats) {
+    const out = [];
+    for (const s of subscriptions) {
+        if (out.length >= lagSubscriptionsMax)
+            break;
+        let lag = 0;
+        for (const et of stats(s.id))
+            for (const p of et.partitions)
+                lag += p.unconsumed_events ?? 0;
+        out.push({ subscription: s.id, lag });
+    }
+    return out;
+}
+const latencyBuckets = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5];
+const quantiles = [0.5, 0.75, 0.95, 0.99, 0.999];
+const summaryWindow = { maxAgeSeconds: 600, ageBuckets: 5 };
+export class BrokerMetrics {
+    registry = new Registry();
+    #version;
+    #startedMs;
+    #nowMs;
+    #eventsPublished;
+    #publishRequests;
+    #eventsConsumed;
+    #bytesConsumed;
+    #streamsOpened;
+    #commits;
+    #publishSeconds;
+    #commitSeconds;
+    #publishMs;
+    #commitMs;
+    #batchEvents;
+    #fsyncSeconds;
+    #fsyncMs;
+    #sources;
+    #storageBytes = 0;
+    constructor(o) {
+        this.#version = o.version;
+        this.#sources = o.sources;
+        this.#nowMs = o.nowMs;
+        this.#startedMs = o.nowMs();
+        const registers = [this.registry];
+        this.#eventsPublished = new Counter({ name: 'brook_events_published_total', help: 'Events acknowledged to producers', labelNames: ['event_type'], registers });
+        this.#publishRequests = new Counter({ name: 'brook_publish_requests_total', help: 'Publish requests by HTTP status', labelNames: ['status'], registers });
+        this.#eventsConsumed = new Counter({ name: 'brook_events_consumed_total', help: 'Events sent to consumers (low-level and subscription streams)', labelNames: ['event_type'], registers });
+        this.#bytesConsumed = new Counter({ name: 'brook_bytes_consumed_total', help: 'Bytes of stream lines sent to consumers', labelNames: ['event_type'], registers });
+        this.#streamsOpened = new Counter({ name: 'brook_streams_opened_total', help: 'Streams opened (low-level and subscription)', registers });
+        this.#commits = new Counter({ name: 'brook_cursor_commits_total', help: 'Subscription commit requests answered', registers });
+        this.#publishSeconds = new Histogram({ name: 'brook_publish_duration_seconds', help: 'Publish request latency, from body received to answer, per event type', labelNames: ['event_type'], buckets: latencyBuckets, registers });
+        this.#commitSeconds = new Histogram({ name: 'brook_commit_duration_seconds', help: 'Subscription commit latency (through the metadata Raft group)', buckets: latencyBuckets, registers });
+        // Windowed quantiles for the JSON timers; not exported to Prometheus (the histograms are).
+        this.#publishMs = new Summary({ name: 'brook_publish_ms', help: 'publish latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
+        this.#commitMs = new Summary({ name: 'brook_commit_ms', help: 'commit latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
+        this.#fsyncSeconds = new Histogram({
+            name: 'brook_wal_fsync_duration_seconds',
+            help: 'fdatasync of the RocksDB write-ahead log, one per group commit of durable writes',
+            buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1],
+            registers,
+        });
+        this.#fsyncMs = new Summary({ name: 'brook_wal_fsync_ms', help: 'WAL fsync latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
+        this.#batchEvents = new Summary({ name: 'brook_publish_batch_events', help: 'events per publish request', percentiles: quantiles, ...summaryWindow, registers: [] });
+        const sources = this.#sources;
+        new Gauge({
+            name: 'brook_streams_open',
+            help: 'Streams open on this node',
+            labelNames: ['kind'],
+            registers,
+            collect() {
+                this.set({ kind: 'low_level' }, sources.openStreams('low_level'));
+                this.set({ kind: 'subscription' }, sources.openStreams('subscription'));
+            },
+        });
+        const raftGauge = (name, help, pick) => new Gauge({ name, help, registers, collect() { this.set(pick(sources.raft())); } });
+        raftGauge('brook_metadata_raft_term', 'Current Raft term of the metadata group', (r) => r.term);
+        raftGauge('brook_metadata_raft_commit_index', 'Commit index of the metadata group on this node', (r) => r.commitIndex);
+        raftGauge('brook_metadata_raft_applied_index', 'Applied index of the metadata group on this node', (r) => r.appliedIndex);
+        raftGauge('brook_metadata_raft_is_leader', '1 when this node leads the metadata group', (r) => (r.isLeader ? 1 : 0));
+        let leaderChangesSeen = 0;
+        new Counter({
+            name: 'brook_metadata_raft_leader_changes_total',
+            help: 'Times this node saw the metadata leader change (including to no leader)',
+            registers,
+            collect() {
+                const n = sources.raft().leaderChanges ?? 0;
+                if (n > leaderChangesSeen)
+                    this.inc(n - leaderChangesSeen);
+                leaderChangesSeen = Math.max(leaderChangesSeen, n);
+            },
+        });
+        new Gauge({
+            name: 'brook_subscription_unconsumed_events',
+            help: 'Events not yet committed by a subscription, over the partitions whose lag is known',
+            labelNames: ['subscription'],
+            registers,
+            collect() {
+                this.reset();
+                for (const s of sources.subscriptionLag?.() ?? [])
+                    this.set({ subscription: s.subscription }, s.lag);
+            },
+        });
+        const self = this;
+        new Gauge({
+            name: 'brook_storage_bytes',
+            help: 'Bytes of the node data directory (RocksDB files)',
+            registers,
+            async collect() {
+                const b = await sources.storageBytes();
+                if (b !== undefined)
+                    self.#storageBytes = b;
+                this.set(self.#storageBytes);
+            },
+        });
+        // prom-client's default process metrics watch every GC and the event loop while the broker runs,
+        // which measurably lengthened the publish latency tail (docs/metrics.md); by default only figures
+        // read at scrape time are kept.
+        if (o.processMetrics === true)
+            collectDefaultMetrics({ register: this.registry, prefix: 'brook_' });
+        else {
+            new Gauge({ name: 'brook_process_resident_memory_bytes', help: 'Resident memory of the broker process', registers, collect() { this.set(process.memoryUsage.rss()); } });
+            new Gauge({ name: 'brook_process_heap_used_bytes', help: 'V8 heap in use', registers, collect() { this.set(process.memoryUsage().heapUsed); } });
+            new Gauge({
+                name: 'brook_process_cpu_seconds',
+                help: 'CPU time of the broker process (user + system) since start',
+                registers,
+                collect() {
+                    const u = process.cpuUsage();
+                    this.set((u.user + u.system) / 1e6);
+                },
+            });
+        }
+    }
+    // ---------------------------------------------------------------- observers (ApiObserver, HubObserver)
+    published(eventType, events, durationMs, status) {
+        this.#publishRequests.inc({ status: String(status) });
+        if (status === 200 && events > 0)
+            this.#eventsPublished.inc({ event_type: eventType }, events);
+        if (status === 200 || status === 207) {
+            this.#publishSeconds.observe({ event_type: eventType }, durationMs / 1000);
+            this.#publishMs.observe(durationMs);
+            this.#batchEvents.observe(events);
+        }
+    }
+    streamed(eventType, events, bytes) {
+        if (events > 0)
+            this.#eventsConsumed.inc({ event_type: eventType }, events);
+        this.#bytesConsumed.inc({ event_type: eventType }, bytes);
+    }
+    streamOpened() {
+        this.#streamsOpened.inc();
+    }
+    streamClosed() {
+        // Open streams are read from the source at scrape time; nothing to count here.
+    }
+    committed(durationMs) {
+        this.#commits.inc();
+        this.#commitSeconds.observe(durationMs / 1000);
+        this.#commitMs.observe(durationMs);
+    }
+    /** A WAL fdatasync of a group commit (log/rocks-kv.ts onSync). */
+    fsynced(durationMs) {
+        this.#fsyncSeconds.observe(durationMs / 1000);
+        this.#fsyncMs.observe(durationMs);
+    }
+    // ---------------------------------------------------------------- views
+    get contentType() {
+        return this.registry.contentType;
+    }
+    prometheus() {
+        return this.registry.metrics();
+    }
+    async json() {
+        const out = { version: this.#version, gauges: {}, counters: {}, histograms: {}, meters: {}, timers: {} };
+        const uptimeS = Math.max(0.001, (this.#nowMs() - this.#startedMs) / 1000);
+        for (const m of await this.registry.getMetricsAsJSON()) {
+            const base = m.name.replace(/^brook_/, 'brook.').replace(/_total$/, '').replace(/_/g, '.');
+            const nameOf = (labels) => [base, ...Object.values(labels).filter((x) => x !== undefined).map(String)].join('.');
+            const type = String(m.type);
+            if (type === 'gauge') {
+                for (const v of m.values)
+                    out.gauges[nameOf(v.labels)] = { value: v.value };
+            }
+            else if (type === 'histogram' && m.name === 'brook_publish_duration_seconds') {
+                // Per event type: count, sum and mean from the histogram (no quantiles: those would need a
+                // windowed summary per event type; the all-types timer brook.publish has them).
+                for (const v of m.values) {
+                    const et = v.labels['event_type'];
+                    if (et === undefined)
+                        continue;
+                    const t = (out.timers[`brook.publish.${et}`] ??= { count: 0, sum: 0, mean: 0, duration_units: 'milliseconds' });
+                    if (v.metricName === `${m.name}_count`)
+                        t['count'] = v.value;
+                    else if (v.metricName === `${m.name}_sum`)
+                        t['sum'] = v.value * 1000;
+                    else
+                        continue;
+                    t['mean'] = t['count'] > 0 ? t['sum'] / t['count'] : 0;
+                }
+            }
+            else if (type === 'counter') {
+                for (const v of m.values) {
+                    out.counters[nameOf(v.labels)] = { count: v.value };
+                    if (m.name === 'brook_events_published_total' || m.name === 'brook_events_consumed_total' || m.name === 'brook_publish_requests_total') {
+                        const units = m.name === 'brook_publish_requests_total' ? 'requests/second' : 'events/second';
+                        out.meters[nameOf(v.labels)] = { count: v.value, mean_rate: v.value / uptimeS, units };
+                    }
+                }
+            }
+        }
+        out.timers['brook.publish'] = await this.#timer(this.#publishMs);
+        out.timers['brook.commit'] = await this.#timer(this.#commitMs);
+        out.timers['brook.wal.fsync'] = await this.#timer(this.#fsyncMs);
+        out.histograms['brook.publish.batch.events'] = await this.#quantiles(this.#batchEvents);
+        return out;
+    }
+    async #quantiles(s) {
+        const values = (await s.get()).values;
+        const r = {};
+        for (const v of values) {
+            if (v.metricName?.endsWith('_count') === true)
+                r['count'] = v.value;
+            else if (v.metricName?.endsWith('_sum') === true)
+                r['sum'] = v.value;
+            else if (v.labels['quantile'] !== undefined)
+                r[`p${Number(v.labels['quantile']) * 100}`.replace('.', '_')] = Number.isNaN(v.value) ? 0 : v.value;
+        }
+        return r;
+    }
+    async #timer(s) {
+        const q = await this.#quantiles(s);
+        const count = q['count'] ?? 0;
+        return { ...q, mean: count > 0 ? (q['sum'] ?? 0) / count : 0, duration_units: 'milliseconds' };
+    }
+}
+//# sourceMappingURL=metrics.js.map

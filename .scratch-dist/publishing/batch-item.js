@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=batch-item.js.map

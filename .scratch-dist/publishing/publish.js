@@ -1,0 +1,260 @@
+/**
+ * The publish pipeline: parse -> validate -> enrich -> partition -> serialize -> append.
+ *
+ * The three checking phases each run over the whole batch in turn (interface.md: "Validation runs in
+ * defined order and the event is rejected at the first failure ... A validation, enrichment or
+ * partitioning failure rejects the whole batch"). Item steps follow the original service: when item k
+ * fails in a phase, items before it carry that phase's step, items after it the previous phase's
+ * (`none` when failing in validation), and all but k are `aborted`. Nothing is appended unless the
+ * whole batch passed. Storage is per partition: one atomic record batch each, so a storage failure
+ * fails exactly that partition's items (207) and never half of one.
+ */
+import { problems } from '../core/problem.js';
+import { eventBytesMax, eventNestingDepthMax, publishBatchEventsMax } from '../core/limits.js';
+import { topLevelElementAt, topLevelElementSizes } from './body-scan.js';
+import { firstInvalidUtf8 } from './utf8.js';
+import { enrichMetadata, EnrichmentError } from './enrich.js';
+import { makePartitioner, PartitioningError } from './partitioner.js';
+import { spliceElements } from './splice.js';
+import { firstRepeatedKey, keyCount } from './repeated-keys.js';
+/** Events validated between two pauses: at the schema bounds' worst (about 50 µs an event), 25 ms. */
+export const validationChunkEvents = 500;
+/** How often validation starts over when the event type changes during its pauses, before 503. */
+const revalidationsMax = 3;
+const previousStep = {
+    validating: 'none',
+    enriching: 'validating',
+    partitioning: 'enriching',
+};
+/**
+ * JSON.parse is iterative and accepts any depth, but the schema validator and JSON.stringify recurse:
+ * an event nested deeper than the stack allows makes them throw RangeError. Such an event is refused
+ * as invalid (422 for the batch) instead of failing the request with a 500.
+ */
+const tooDeeplyNested = 'The event is nested too deeply to be processed';
+/** Why event `i` of the body is refused for a repeated key, naming the key when it can be found. */
+function repeatedKeyDetail(body, i) {
+    const sizes = topLevelElementSizes(body);
+    let start = body.indexOf(0x5b /* [ */) + 1;
+    for (let k = 0; k < i; k++)
+        start += sizes[k] + 1;
+    const key = sizes[i] === undefined ? undefined : firstRepeatedKey(body.subarray(start, start + sizes[i]));
+    return `The event repeats a key in one object${key === undefined ? '' : ` (${key})`}: JSON parsers differ on which value they keep`;
+}
+function eidOf(event) {
+    if (event === null || typeof event !== 'object')
+        return undefined;
+    const md = event['metadata'];
+    if (md === null || typeof md !== 'object')
+        return undefined;
+    const eid = md['eid'];
+    return typeof eid === 'string' ? eid : undefined;
+}
+function item(event, status, step, detail) {
+    const eid = eidOf(event);
+    const r = detail === undefined ? { publishing_status: status, step } : { publishing_status: status, step, detail };
+    if (eid !== undefined)
+        r.eid = eid;
+    return r;
+}
+function rejectBatch(events, failedAt, phase, detail) {
+    const items = events.map((ev, i) => {
+        if (i === failedAt)
+            return item(ev, 'failed', phase, detail);
+        // No detail: the status says it, and a batch of 100,000 tiny events must not get a reply many
+        // times its size.
+        return item(ev, 'aborted', i < failedAt ? phase : previousStep[phase]);
+    });
+    return { status: 422, items, eventCount: events.length };
+}
+export class Publisher {
+    #deps;
+    constructor(deps) {
+        this.#deps = deps;
+    }
+    /**
+     * Publishes a batch given as the raw request body. Throws Problems for requests that are not a
+     * batch at all (unknown event type 404, malformed JSON 400); answers 422/207 per item otherwise.
+     */
+    async publish(name, body, flowId) {
+        let rec = this.#deps.eventTypes.eventType(name);
+        if (rec === undefined)
+            throw problems.eventTypeNotFound(`EventType "${name}" does not exist.`);
+        let events;
+        try {
+            events = JSON.parse(body.toString('utf8'));
+        }
+        catch (err) {
+            throw problems.malformedJson(`Malformed JSON: ${err.message}`);
+        }
+        if (!Array.isArray(events))
+            throw problems.badRequest('The body must be a JSON array of events');
+        if (events.length === 0)
+            return { status: 200, eventCount: 0 };
+        if (events.length > publishBatchEventsMax) {
+            throw problems.payloadTooLarge(`A batch holds at most ${publishBatchEventsMax} events, got ${events.length}`);
+        }
+        // A batch is an array of event objects (the original service answered anything else 400 too);
+        // refused whole, so a batch of 100,000 numbers does not get 100,000 items back.
+        const notObject = events.findIndex((e) => e === null || typeof e !== 'object' || Array.isArray(e));
+        if (notObject >= 0) {
+            const e = events[notObject];
+            throw problems.badRequest(`The body must be a JSON array of event objects; element ${notObject} is ${e === null ? 'null' : Array.isArray(e) ? 'an array' : `a ${typeof e}`}`);
+        }
+        // Phase 1: validating (size on the submitted text, shape, schema). It may pause; if the event type
+        // changed meanwhile (a new schema, deleted), the batch is checked again against what it is now, so
+        // the appends below always follow a validation against the record they use, with no pause between.
+        const sizes = body.length > eventBytesMax ? topLevelElementSizes(body) : undefined;
+        const invalidAt = firstInvalidUtf8(body);
+        const notUtf8 = invalidAt < 0 ? -1 : topLevelElementAt(body, invalidAt);
+        for (let attempt = 1;; attempt++) {
+            const refused = await this.#validate(events, sizes, notUtf8, rec);
+            if (refused !== undefined)
+                return refused;
+            const now = this.#deps.eventTypes.eventType(name);
+            if (now === rec)
+                break;
+            if (now === undefined)
+                throw problems.eventTypeNotFound(`EventType "${name}" does not exist.`);
+            if (attempt >= revalidationsMax)
+                throw problems.unavailable(`EventType "${name}" kept changing while the batch was validated; retry`);
+            rec = now;
+        }
+        const et = rec.eventType;
+        // Keys as parsed, before enrichment adds any (compared with the members written, phase 4).
+        const keys = events.map(keyCount);
+        // Phase 2: enriching. `adds[i]` is what enrichment adds to event i's metadata, as JSON text, for
+        // the stored copy of the submitted text (phase 4); null: store the re-serialized object instead.
+        const adds = new Array(events.length).fill(undefined);
+        if (et.enrichment_strategies.includes('metadata_enrichment')) {
+            const ctx = {
+                eventTypeName: et.name,
+                receivedAt: new Date(this.#deps.clock.nowMs()).toISOString(),
+                schemaVersion: et.schema.version,
+                flowId,
+            };
+            const eventTypeField = `"event_type":${JSON.stringify(ctx.eventTypeName)},`;
+            const always = `"received_at":${JSON.stringify(ctx.receivedAt)},"version":${JSON.stringify(ctx.schemaVersion)}`;
+            const flowIdField = `,"flow_id":${JSON.stringify(flowId)}`;
+            for (let i = 0; i < events.length; i++) {
+                try {
+                    const e = enrichMetadata(events[i], ctx);
+                    adds[i] = (e.addedEventType ? eventTypeField : '') + always + (e.addedFlowId ? flowIdField : '');
+                }
+                catch (err) {
+                    if (err instanceof EnrichmentError)
+                        return rejectBatch(events, i, 'enriching', err.message);
+                    throw err;
+                }
+            }
+        }
+        // Phase 3: partitioning; events are grouped per partition in their batch order.
+        const partitioner = makePartitioner(et, rec.storage.partitions, this.#deps.random, this.#deps.features?.isEnabled('check_partitions_keys') === true);
+        const writesMetadataPartition = et.category !== 'undefined';
+        const groups = new Map();
+        for (let i = 0; i < events.length; i++) {
+            const ev = events[i];
+            let p;
+            try {
+                p = partitioner.partitionOf(ev);
+            }
+            catch (err) {
+                if (err instanceof PartitioningError)
+                    return rejectBatch(events, i, 'partitioning', err.message);
+                throw err;
+            }
+            if (writesMetadataPartition) {
+                const md = ev['metadata'];
+                if (md['partition'] === undefined)
+                    adds[i] = (adds[i] === undefined ? '' : adds[i] + ',') + `"partition":${JSON.stringify(p)}`;
+                else if (md['partition'] !== p)
+                    adds[i] = null; // the producer's value is replaced: no splice
+                md['partition'] = p;
+            }
+            let g = groups.get(p);
+            if (g === undefined)
+                groups.set(p, (g = []));
+            g.push(i);
+        }
+        // Phase 4: publishing, one atomic append per partition. Events are stored as submitted (compacted,
+        // enrichment spliced in, every digit kept); those that cannot be spliced are re-serialized.
+        const members = [];
+        const spliced = spliceElements(body, adds.map((a) => (a === null ? undefined : a)), eventNestingDepthMax, members);
+        const tooDeep = spliced.indexOf('too_deep');
+        if (tooDeep >= 0)
+            return rejectBatch(events, tooDeep, 'validating', tooDeeplyNested);
+        const repeated = keys.findIndex((n, i) => members[i] !== n);
+        if (repeated >= 0)
+            return rejectBatch(events, repeated, 'validating', repeatedKeyDetail(body, repeated));
+        const order = [...groups.entries()];
+        const appends = [];
+        for (const [p, idx] of order) {
+            const serialized = [];
+            for (const i of idx) {
+                const stored = spliced.length !== events.length ? 'unspliceable' : spliced[i];
+                if (typeof stored !== 'string' && adds[i] !== null) {
+                    serialized.push(stored);
+                    continue;
+                }
+                let text;
+                try {
+                    text = JSON.stringify(events[i]);
+                }
+                catch (err) {
+                    // Nesting deeper than the stack: the event passed the schema (undeclared parts are not
+                    // descended into) but cannot be stored, so it is an invalid event and the batch is refused.
+                    if (!(err instanceof RangeError))
+                        throw err;
+                    return rejectBatch(events, i, 'validating', tooDeeplyNested);
+                }
+                serialized.push(Buffer.from(text));
+            }
+            appends.push({ topic: rec.storage.topic, partition: Number(p), events: serialized });
+        }
+        const results = await this.#deps.writer.append(appends);
+        if (results.every((r) => r.ok))
+            return { status: 200, eventCount: events.length };
+        const items = new Array(events.length);
+        order.forEach(([, idx], g) => {
+            const r = results[g];
+            for (const i of idx) {
+                items[i] = r.ok
+                    ? item(events[i], 'submitted', 'publishing', '')
+                    : item(events[i], 'failed', 'publishing', `storage failed: ${r.error.message}`);
+            }
+        });
+        return { status: 207, items, eventCount: events.length };
+    }
+    /** Phase 1 for one record: the 422 outcome of the first invalid event, or undefined when all pass. */
+    async #validate(events, sizes, notUtf8, rec) {
+        const validate = this.#deps.validators.validatorFor(rec);
+        for (let i = 0; i < events.length; i++) {
+            const ev = events[i];
+            const size = sizes?.[i];
+            if (size !== undefined && size > eventBytesMax) {
+                return rejectBatch(events, i, 'validating', `Event too large: ${size} bytes, the limit is ${eventBytesMax}`);
+            }
+            // Stored and streamed as sent, so it would make every stream carrying it invalid UTF-8.
+            if (i === notUtf8)
+                return rejectBatch(events, i, 'validating', 'The event is not valid UTF-8');
+            if (ev === null || typeof ev !== 'object' || Array.isArray(ev)) {
+                return rejectBatch(events, i, 'validating', 'An event must be a JSON object');
+            }
+            let error;
+            try {
+                error = validate(ev);
+            }
+            catch (err) {
+                if (!(err instanceof RangeError))
+                    throw err;
+                error = tooDeeplyNested;
+            }
+            if (error !== null)
+                return rejectBatch(events, i, 'validating', error);
+            if ((i + 1) % validationChunkEvents === 0 && i + 1 < events.length)
+                await this.#deps.pause?.();
+        }
+        return undefined;
+    }
+}
+//# sourceMappingURL=publish.js.map

@@ -1,0 +1,178 @@
+/**
+ * The durable log as the core sees it, and an in-memory implementation.
+ *
+ * The host implements `Storage` over whatever it persists (RocksDB in Brook). The core only reads
+ * through it; every write goes the other way, through Ready: the host appends `ready.entries`,
+ * installs `ready.snapshot` and records `ready.hardState`, then calls `advance()`. So the interface
+ * describes exactly what has been made durable, never what is merely in flight.
+ *
+ * The interface is synchronous, like etcd's: the core runs to completion on every input. A host whose
+ * store is asynchronous keeps the log tail (everything after the latest snapshot) in memory, which
+ * it needs anyway to feed followers without a disk read.
+ *
+ * Contract for implementations:
+ * - Indexes in storage are contiguous: (snapshot index, lastIndex]. `term(firstIndex() - 1)` is the
+ *   snapshot's term, so the core can check the entry before the first stored one.
+ * - Appending entries that start at index i discards every stored entry at i or later first (a new
+ *   leader may overwrite an uncommitted suffix).
+ * - Errors are thrown as the classes below; any other exception is treated as fatal.
+ */
+import { assert } from '../core/assert.js';
+import { applyConfChangeToState, decodeConfChange } from './confchange.js';
+import { assertIndex, emptyHardState, entryBytes } from './types.js';
+/** The requested index is at or before the latest snapshot: its entry is gone. */
+export class CompactedError extends Error {
+    name = 'CompactedError';
+}
+/** The requested index is after the last stored entry. */
+export class UnavailableError extends Error {
+    name = 'UnavailableError';
+}
+/** The host cannot produce a snapshot right now (it is being built); the core retries later. */
+export class SnapshotTemporarilyUnavailableError extends Error {
+    name = 'SnapshotTemporarilyUnavailableError';
+}
+/** Returns the prefix of `entries` whose payload fits `maxBytes`, never fewer than one entry. */
+export function limitBytes(entries, maxBytes) {
+    if (entries.length === 0)
+        return entries;
+    let size = entryBytes(entries[0]);
+    let n = 1;
+    while (n < entries.length) {
+        size += entryBytes(entries[n]);
+        if (size > maxBytes)
+            break;
+        n++;
+    }
+    return n === entries.length ? entries : entries.slice(0, n);
+}
+/**
+ * Storage held in memory: the simulator's durable disk, the tests' fixture, and a model for hosts.
+ * `ents[0]` is a dummy entry standing for the snapshot (its index and term), as in etcd, so that
+ * `term(firstIndex() - 1)` needs no special case.
+ */
+export class MemoryStorage {
+    #hardState = emptyHardState;
+    #snapshot;
+    #ents;
+    constructor(snapshot) {
+        this.#snapshot = snapshot ?? {
+            metadata: { index: 0, term: 0, confState: { voters: [], learners: [] } },
+            data: new Uint8Array(0),
+        };
+        this.#ents = [this.#dummy(this.#snapshot.metadata.index, this.#snapshot.metadata.term)];
+    }
+    #dummy(index, term) {
+        return { index, term, type: 'normal', data: new Uint8Array(0) };
+    }
+    #offset() {
+        return this.#ents[0].index;
+    }
+    /**
+     * The configuration as of the snapshot. A host that applies beyond its snapshot durably must
+     * return the configuration as of its own applied index instead; the simulator restarts its state
+     * machine from the snapshot, so this is exact there.
+     */
+    initialState() {
+        return { hardState: this.#hardState, confState: this.#snapshot.metadata.confState };
+    }
+    /** The configuration after replaying conf changes up to `applied` on top of the snapshot. */
+    confStateAt(applied) {
+        let conf = this.#snapshot.metadata.confState;
+        assert(applied >= this.#offset(), `applied ${applied} is before the snapshot ${this.#offset()}`);
+        for (const e of this.#ents.slice(1, applied - this.#offset() + 1)) {
+            if (e.type === 'confChange')
+                conf = applyConfChangeToState(conf, decodeConfChange(e.data));
+        }
+        return conf;
+    }
+    hardState() {
+        return this.#hardState;
+    }
+    setHardState(hs) {
+        assertIndex(hs.term, 'hard state term');
+        assertIndex(hs.commit, 'hard state commit');
+        this.#hardState = hs;
+    }
+    entries(lo, hi, maxBytes) {
+        const offset = this.#offset();
+        if (lo <= offset)
+            throw new CompactedError(`entries from ${lo}: compacted up to ${offset}`);
+        if (hi > this.lastIndex() + 1)
+            throw new UnavailableError(`entries to ${hi}: last is ${this.lastIndex()}`);
+        assert(lo <= hi, `entries range [${lo}, ${hi}) is inverted`);
+        if (lo === hi)
+            return [];
+        return limitBytes(this.#ents.slice(lo - offset, hi - offset), maxBytes);
+    }
+    term(i) {
+        const offset = this.#offset();
+        if (i < offset)
+            throw new CompactedError(`term of ${i}: compacted up to ${offset}`);
+        if (i - offset >= this.#ents.length)
+            throw new UnavailableError(`term of ${i}: last is ${this.lastIndex()}`);
+        return this.#ents[i - offset].term;
+    }
+    firstIndex() {
+        return this.#offset() + 1;
+    }
+    lastIndex() {
+        return this.#offset() + this.#ents.length - 1;
+    }
+    snapshot() {
+        return this.#snapshot;
+    }
+    /** Replaces the whole log with a snapshot received from the leader (Ready.snapshot). */
+    applySnapshot(snap) {
+        const idx = snap.metadata.index;
+        if (idx <= this.#snapshot.metadata.index) {
+            // An older snapshot than ours: installing it would move the log backwards.
+            throw new CompactedError(`snapshot ${idx} is not newer than ${this.#snapshot.metadata.index}`);
+        }
+        this.#snapshot = snap;
+        this.#ents = [this.#dummy(idx, snap.metadata.term)];
+    }
+    /**
+     * Records a snapshot of the host's state machine at `index` (which the host has applied) so that
+     * lagging followers can be sent it. Does not discard entries; call `compact` for that.
+     */
+    createSnapshot(index, confState, data) {
+        assert(index > this.#snapshot.metadata.index, `snapshot ${index} is not newer than the current one`);
+        assert(index <= this.lastIndex(), `snapshot ${index} is beyond the last entry ${this.lastIndex()}`);
+        const term = this.term(index);
+        this.#snapshot = { metadata: { index, term, confState }, data };
+        return this.#snapshot;
+    }
+    /** Discards entries up to and including `compactIndex` (which must be covered by a snapshot). */
+    compact(compactIndex) {
+        const offset = this.#offset();
+        if (compactIndex <= offset)
+            return;
+        assert(compactIndex <= this.lastIndex(), `compact ${compactIndex} beyond last ${this.lastIndex()}`);
+        assert(compactIndex <= this.#snapshot.metadata.index, `compact ${compactIndex} beyond snapshot ${this.#snapshot.metadata.index}`);
+        const i = compactIndex - offset;
+        this.#ents = [this.#dummy(compactIndex, this.#ents[i].term), ...this.#ents.slice(i + 1)];
+    }
+    /** Appends entries, first discarding any stored entry at or after the first new index. */
+    append(entries) {
+        if (entries.length === 0)
+            return;
+        const first = entries[0].index;
+        for (let k = 1; k < entries.length; k++) {
+            assert(entries[k].index === first + k, 'appended entries are not contiguous');
+        }
+        const offset = this.#offset();
+        const last = first + entries.length - 1;
+        if (last <= offset)
+            return; // entirely covered by the snapshot already
+        let ents = entries;
+        if (first <= offset)
+            ents = entries.slice(offset + 1 - first);
+        const start = ents[0].index;
+        assert(start <= this.lastIndex() + 1, `append at ${start} leaves a gap after ${this.lastIndex()}`);
+        this.#ents.length = start - offset;
+        for (const e of ents)
+            this.#ents.push(e);
+    }
+}
+//# sourceMappingURL=storage.js.map

@@ -1,0 +1,786 @@
+/**
+ * The deterministic simulation of the production Raft host (issue 9): three or five simulated nodes,
+ * each a real RaftNodeHost running the metadata group (RaftMetadataGroup, group 0, every node a
+ * voter) beside PartitionReplicas over its own simulated disk, joined by an in-memory transport (Raft
+ * messages, forwarded appends and forwarded metadata proposals) through a seeded faulty network, on
+ * virtual time. Clients publish batches to random nodes and read and write metadata registers
+ * (host-metadata.ts); faults (host-nemesis.ts) come and go; after every event the partition checks
+ * (partition-ledger.ts) and the Raft checks of every group (group-watch.ts) run; at the end the
+ * metadata history must be linearizable. Each round of chaos ends in calm: faults heal, every node
+ * runs, and within a bound every group must elect, take a new batch on every partition (a new write
+ * on the metadata group) and converge on every replica.
+ *
+ * Determinism. The production code is asynchronous, but it reaches time only through the ports the
+ * simulator fills (clock, ticks, scheduler, disk, network): none of it runs on a real timer. So the
+ * simulator runs one event, then lets every promise that event set off settle (one turn of the
+ * event loop, in which only microtasks run), then checks, then takes the next event; microtasks
+ * run in a fixed order, and a seed replays exactly.
+ */
+import { InvariantError } from '../core/assert.js';
+import { encodeImage } from '../broker/metadata-codec.js';
+import { GroupWatch } from './group-watch.js';
+import { MinHeap } from './heap.js';
+import { Clients } from './host-clients.js';
+import { MetadataClients } from './host-metadata.js';
+import { emptyStats } from './host-context.js';
+import { SimHostNode } from './host-node.js';
+import { Nemesis, shuffle } from './host-nemesis.js';
+import { InvariantViolation } from './invariants.js';
+import { Network } from './network.js';
+import { PartitionLedger } from './partition-ledger.js';
+import { Prng } from './prng.js';
+import { SimDisk } from './sim-disk.js';
+import { describeMessage } from './cluster.js';
+const topic = 7;
+/** The metadata group's id (every node is a voter of it). */
+const metadataGroup = 0;
+/** Liveness bound after faults heal (virtual ms): leaders, a new batch everywhere, converged replicas. */
+export const recoveryMsMax = 6000;
+/** Lets every promise set off by the event just run settle: only microtasks run before this resolves. */
+function settle() {
+    return new Promise((resolve) => setImmediate(resolve));
+}
+export class HostSimulation {
+    seed;
+    rng;
+    net = new Network();
+    stats = emptyStats();
+    partitions = [];
+    ledger;
+    lostTail;
+    chaos = true;
+    damaged = new Set();
+    #opts;
+    #queue = new MinHeap((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
+    #nodes = new Map();
+    #watch = new Map();
+    /** Per node and partition: the newest offset read and checked from that replica (-1: none). */
+    #seen = new Map();
+    #reading = new Set();
+    #trace = [];
+    #tracing;
+    #tuning;
+    #nemesis;
+    #clients;
+    #metadataClients;
+    #ids;
+    #now = 0;
+    #seq = 0;
+    #markers = 0;
+    #probing = new Set();
+    /** Probability that a new leader is cut off shortly after its election (during chaos). */
+    #flapRate;
+    #failure;
+    constructor(opts) {
+        this.seed = opts.seed;
+        this.#opts = opts;
+        this.#tracing = opts.trace === true;
+        this.lostTail = opts.lostTail ?? true;
+        const r = (this.rng = new Prng(opts.seed));
+        const electionTicks = r.between(8, 15);
+        // A small memory tail makes leaders compact often: followers behind it get a snapshot and fetch
+        // the entries they lack from the leader's log (log shipping).
+        this.#tuning = {
+            tickMs: 10,
+            electionTicks,
+            heartbeatTicks: r.between(1, 3),
+            appendTimeoutMs: r.pick([300, 1000]),
+            memoryEntries: r.pick([1024, 4, 8, 16]),
+            // Often small: the metadata group compacts and lagging members install its snapshots.
+            metadataSnapshotEntries: r.pick([8, 32, 1000]),
+            metadataTimeoutMs: 1000,
+        };
+        this.#flapRate = r.pick([0, 0.2, 0.5]);
+        const ids = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];
+        this.#ids = ids;
+        this.#watch.set(metadataGroup, new GroupWatch(metadataGroup, ids, opts.ruleChecks ?? true));
+        // Three nodes: two partitions of three replicas. Five: two of three and one of five replicas.
+        const layouts = ids.length === 3 ? [3, 3] : [3, 3, 5];
+        layouts.forEach((rf, index) => {
+            const replicas = shuffle(r, ids).slice(0, rf);
+            this.partitions.push({ index, topic, partition: index, group: 100 + index, replicas });
+            this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true));
+        });
+        this.ledger = new PartitionLedger(this.partitions.length);
+        this.#nemesis = new Nemesis(this);
+        this.#clients = new Clients(this, r.between(2, 4));
+        this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true);
+        const env = this.#env();
+        for (const id of ids) {
+            const disk = new SimDisk(this.#diskEnv(id));
+            this.#nodes.set(id, new SimHostNode(id, env, r.fork(), disk));
+        }
+        this.log(`seed ${opts.seed}: nodes ${ids.join(',')} tuning ${JSON.stringify(this.#tuning)} partitions ${this.partitions.map((p) => `p${p.index}=g${p.group}[${p.replicas.join(',')}]`).join(' ')}`);
+    }
+    // -------------------------------------------------------------------------------------------
+    // The context the parts share
+    nowMs() {
+        return this.#now;
+    }
+    at(delayMs, fn, node, inc) {
+        this.#queue.push({ at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, node, inc: inc ?? node?.incarnation ?? 0 });
+    }
+    log(line) {
+        if (this.#tracing)
+            this.#trace.push(`${this.#now.toFixed(2).padStart(10)} ${line}`);
+    }
+    node(id) {
+        const n = this.#nodes.get(id);
+        if (n === undefined)
+            throw new Error(`no node ${id}`);
+        return n;
+    }
+    nodes() {
+        return [...this.#nodes.values()];
+    }
+    running() {
+        return this.nodes().filter((n) => n.running);
+    }
+    #group(n, p) {
+        return n.replicas?.replica(p.topic, p.partition)?.group;
+    }
+    #groupById(n, group) {
+        const p = this.partitions.find((q) => q.group === group);
+        return p === undefined ? undefined : this.#group(n, p);
+    }
+    metadataLeader() {
+        let best;
+        let term = -1;
+        for (const n of this.running()) {
+            const g = n.metadata?.raftGroup;
+            if (g === undefined || !g.isLeader() || g.term <= term)
+                continue;
+            best = n;
+            term = g.term;
+        }
+        return best;
+    }
+    leaderOf(p) {
+        let best;
+        let term = -1;
+        for (const id of p.replicas) {
+            const n = this.node(id);
+            const g = n.running ? this.#group(n, p) : undefined;
+            if (g === undefined || !g.isLeader())
+                continue;
+            if (g.term > term) {
+                best = n;
+                term = g.term;
+            }
+        }
+        return best;
+    }
+    #countHost(node) {
+        this.stats.quiesced += node.host?.stats.quiesced ?? 0;
+        this.stats.woken += node.host?.stats.woken ?? 0;
+    }
+    fail(err) {
+        this.#failure ??= err;
+    }
+    crash(node, how, restartAfterMs) {
+        if (!node.running)
+            return;
+        this.stats.crashes++;
+        this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
+        this.stats.refusedWrites += node.disk.stats.refused;
+        this.#countHost(node);
+        node.crash(node.disk.crash(how));
+        if (how.kind === 'lostTail') {
+            this.damaged.add(node.id);
+            for (const w of this.#watch.values())
+                w.lostData(node.id);
+        }
+        this.#clients.nodeCrashed(node);
+        this.#metadataClients.nodeCrashed(node);
+        for (const p of this.partitions)
+            this.#reading.delete(`${node.id}:${p.index}`);
+        if (restartAfterMs !== undefined) {
+            const inc = node.incarnation;
+            this.at(restartAfterMs, () => {
+                if (!node.running && node.incarnation === inc)
+                    this.#start(node);
+            });
+        }
+    }
+    #start(node) {
+        for (const p of this.partitions)
+            this.#seen.set(`${node.id}:${p.index}`, -1);
+        this.log(`n${node.id} START`);
+        const inc = node.incarnation + 1;
+        node.start().catch((err) => {
+            // A process killed while it started: what it was doing is gone with it (its disk is closed).
+            if (node.incarnation !== inc)
+                return;
+            if (!(err instanceof Error) || (err.name !== 'KvWriteError' && err.name !== 'DurabilityLostError')) {
+                this.fail(err);
+                return;
+            }
+            // The disk refused a write of the start (the identity, a damage mark, a new group; a full disk or
+            // a failed fsync): the process exits, and is started again later, as a supervisor would.
+            this.log(`n${node.id} START failed: ${err.message}`);
+            this.crash(node, { kind: 'unsynced' }, this.rng.between(50, 300));
+        });
+    }
+    // -------------------------------------------------------------------------------------------
+    // What the nodes are given
+    #diskEnv(id) {
+        return {
+            nowMs: () => this.#now,
+            at: (atMs, fn) => this.at(atMs - this.#now, fn),
+            syncMs: () => this.#nemesis.syncMs(id),
+        };
+    }
+    #env() {
+        return {
+            nowMs: () => this.#now,
+            at: (delayMs, node, inc, fn) => this.at(delayMs, fn, node, inc),
+            syncMs: (id) => this.#nemesis.syncMs(id),
+            tuning: this.#tuning,
+            founders: this.#ids,
+            metadataTransport: (node) => this.#metadataTransport(node),
+            metadataOpened: (node, md) => {
+                if (this.#tracing)
+                    this.log(`n${node.id} opened metadata: applied ${md.raftGroup.applied}, ${JSON.stringify(md.view().metadata)}`);
+                this.#watch.get(metadataGroup).opened(node.id, md.raftGroup);
+            },
+            placement: (t, partition) => {
+                const p = this.partitions[partition];
+                return t === topic && p !== undefined ? { group: p.group, replicas: p.replicas } : undefined;
+            },
+            partitionsOf: (id) => this.partitions.filter((p) => p.replicas.includes(id)),
+            transport: (node) => this.#transport(node),
+            forwarder: (node) => this.#forwarder(node),
+            fatal: (node, inc, err) => this.#fatal(node, inc, err),
+            opened: (node, r) => this.#opened(node, r),
+            persisted: (node, g, rd) => {
+                if (rd.snapshot !== undefined)
+                    this.stats.snapshotsStored++;
+                if (this.#tracing) {
+                    const f = rd.entries[0];
+                    const l = rd.entries[rd.entries.length - 1];
+                    this.log(`n${node.id} g${g.id} stored${rd.snapshot === undefined ? '' : ` snapshot ${rd.snapshot.metadata.index}@${rd.snapshot.metadata.term}`}${f === undefined ? '' : ` ${f.index}@${f.term}..${l.index}@${l.term}`}${rd.hardState === undefined ? '' : ` ${JSON.stringify(rd.hardState)}`}`);
+                }
+                this.#watch.get(g.id)?.persisted(node.id, g, rd);
+            },
+            applied: (node, g, e) => {
+                if (this.#tracing)
+                    this.log(`n${node.id} g${g.id} applied ${e.index}@${e.term}`);
+                this.#watch.get(g.id)?.applied(node.id, e);
+            },
+            woke: (node, r) => this.#read(node, r),
+        };
+    }
+    #transport(from) {
+        const inc = from.incarnation;
+        /** When this node last sent anything to each peer (its own clock). */
+        const lastSent = new Map();
+        return {
+            send: (groups) => {
+                if (from.incarnation !== inc)
+                    return;
+                for (const { group, messages } of groups) {
+                    for (const m of messages) {
+                        lastSent.set(m.to, from.clock.monotonicMs());
+                        this.#sendRaft(from, group, m);
+                    }
+                }
+            },
+            // The node-level heartbeat: an empty batch, through the same faulty network.
+            ping: (quietMs) => {
+                if (from.incarnation !== inc)
+                    return;
+                const now = from.clock.monotonicMs();
+                for (const id of this.#nodes.keys()) {
+                    if (id === from.id || now - (lastSent.get(id) ?? -Infinity) < quietMs)
+                        continue;
+                    lastSent.set(id, now);
+                    this.stats.pings++;
+                    for (const d of this.net.delays(this.rng, from.id)) {
+                        this.at(d, () => {
+                            const to = this.#nodes.get(id);
+                            if (to?.running === true && this.net.canDeliver(from.id, id))
+                                to.host?.heard(from.id);
+                        });
+                    }
+                }
+            },
+        };
+    }
+    #sendRaft(from, group, m) {
+        this.stats.messages++;
+        const delays = this.net.delays(this.rng, from.id);
+        if (m.type === 'snap')
+            this.stats.snapshots++;
+        if (m.type === 'snap' && delays.length === 0)
+            this.at(1, () => from.handlers.get(group)?.snapshotStatus(m.to, false), from);
+        for (const d of delays) {
+            this.at(d, () => {
+                const to = this.#nodes.get(m.to);
+                if (to === undefined || !this.net.canDeliver(m.from, m.to))
+                    return;
+                const handler = to.handlers.get(group);
+                if (!to.running || handler === undefined) {
+                    // The connection is refused: the sender's transport says so.
+                    if (this.rng.chance(0.5))
+                        this.at(1, () => from.host?.unreachable(m.to), from);
+                    return;
+                }
+                if (this.#tracing)
+                    this.log(`n${m.to} <- n${m.from} g${group} ${describeMessage(m)}`);
+                if (m.type === 'voteResp' && !m.reject) {
+                    this.#watch.get(group)?.voteGranted(m.to, m.from, m.term);
+                    const st = this.#groupById(to, group)?.raw.status();
+                    if (st !== undefined && st.state === 'candidate' && st.term > m.term)
+                        this.stats.staleGrants++;
+                }
+                handler.receive(m);
+                if (m.type === 'snap')
+                    this.at(d, () => from.handlers.get(group)?.snapshotStatus(m.to, true), from);
+            });
+        }
+    }
+    /** Forwarded appends travel the same faulty network; a call that gets no answer ends at its deadline. */
+    #forwarder(from) {
+        const inc = from.incarnation;
+        return {
+            forwardAppend: (to, req) => new Promise((resolve, reject) => {
+                if (from.incarnation !== inc)
+                    return;
+                this.stats.forwards++;
+                let done = false;
+                const finish = (f) => {
+                    if (done)
+                        return;
+                    done = true;
+                    f();
+                };
+                this.log(`n${from.id} forwards ${req.requestId} g${req.group} to n${to} epoch ${req.epoch}`);
+                this.at(from.simMs(req.deadlineMs), () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))), from);
+                for (const d of this.net.delays(this.rng)) {
+                    this.at(d, () => {
+                        const y = this.#nodes.get(to);
+                        if (y === undefined || !this.net.canDeliver(from.id, to))
+                            return;
+                        if (!y.running || y.replicas === undefined) {
+                            this.at(1, () => finish(() => reject(new Error(`forward to node ${to}: connection refused`))), from);
+                            return;
+                        }
+                        const yInc = y.incarnation;
+                        y.replicas
+                            .appendForwarded(req)
+                            .then((answer) => {
+                            if (y.incarnation !== yInc)
+                                return;
+                            for (const back of this.net.delays(this.rng)) {
+                                this.at(back, () => {
+                                    if (this.net.canDeliver(to, from.id))
+                                        finish(() => resolve(answer));
+                                }, from);
+                            }
+                        })
+                            .catch((err) => this.fail(err));
+                    });
+                }
+            }),
+            fetchLog: (to, req, signal) => this.#fetchLog(from, inc, to, req, signal),
+        };
+    }
+    /**
+     * A follower's metadata proposal to the leader travels the same faulty network, but is delivered at
+     * most once (a gRPC call is not duplicated; unlike a forwarded append, a metadata command carries no
+     * request id, and a second copy would be applied again); a call that gets no answer ends at its
+     * deadline, as a gRPC call does.
+     */
+    #metadataTransport(from) {
+        const inc = from.incarnation;
+        return {
+            reachable: (id) => this.net.canDeliver(from.id, id) && this.node(id).running,
+            forward: (to, req) => new Promise((resolve) => {
+                if (from.incarnation !== inc)
+                    return;
+                let done = false;
+                const finish = (a) => {
+                    if (done)
+                        return;
+                    done = true;
+                    resolve(a);
+                };
+                this.log(`n${from.id} forwards a metadata proposal (${req.flowId}) to n${to}`);
+                this.at(from.simMs(req.deadlineMs), () => finish({ status: 'unavailable', detail: `forward to node ${to}: deadline exceeded` }), from);
+                for (const d of this.net.delays(this.rng).slice(0, 1)) {
+                    this.at(d, () => {
+                        const y = this.#nodes.get(to);
+                        if (y === undefined || !this.net.canDeliver(from.id, to))
+                            return;
+                        const handler = y.handlers.get(metadataGroup);
+                        if (!y.running || handler?.propose === undefined) {
+                            this.at(1, () => finish({ status: 'unavailable', detail: `forward to node ${to}: connection refused` }), from);
+                            return;
+                        }
+                        const yInc = y.incarnation;
+                        handler
+                            .propose({ from: from.id, command: req.command, flowId: req.flowId, deadlineMs: req.deadlineMs })
+                            .then((answer) => {
+                            if (y.incarnation !== yInc)
+                                return;
+                            for (const back of this.net.delays(this.rng).slice(0, 1)) {
+                                this.at(back, () => {
+                                    if (this.net.canDeliver(to, from.id))
+                                        finish(answer);
+                                }, from);
+                            }
+                        })
+                            .catch((err) => this.fail(err));
+                    });
+                }
+            }),
+        };
+    }
+    /**
+     * Log shipping over the simulated network: a stream (reliable while it lasts, as over TCP) whose
+     * chunks each take a link delay; it breaks when the link is cut or either end crashes.
+     */
+    async *#fetchLog(from, inc, to, req, signal) {
+        const y = this.node(to);
+        const yInc = y.incarnation;
+        const hop = (a, b) => new Promise((resolve, reject) => {
+            const f = this.net.faults;
+            this.at(this.rng.between(f.delayMsMin, f.delayMsMax), () => {
+                if (!this.net.canDeliver(a, b) || !y.running || y.incarnation !== yInc)
+                    reject(new Error(`fetch from node ${to}: connection lost`));
+                else
+                    resolve();
+            }, from, inc);
+        });
+        this.stats.logFetches++;
+        await hop(from.id, to);
+        const handler = y.handlers.get(req.group);
+        if (handler?.fetchLog === undefined)
+            throw new Error(`fetch from node ${to}: group ${req.group} is not hosted there`);
+        const ac = new AbortController();
+        signal?.addEventListener('abort', () => ac.abort(), { once: true });
+        try {
+            for await (const chunk of handler.fetchLog(from.id, req, ac.signal)) {
+                await hop(to, from.id);
+                yield chunk;
+            }
+            this.stats.logFetchesDone++;
+        }
+        finally {
+            ac.abort();
+        }
+    }
+    #fatal(node, inc, err) {
+        if (node.incarnation !== inc || !node.running)
+            return;
+        if (err instanceof Error && err.name === 'DurabilityLostError') {
+            // A failed fsync stops the node, as it must; an operator restarts it later.
+            this.stats.failedSyncs++;
+            this.log(`n${node.id} STOPPED: ${err.message}`);
+            this.crash(node, { kind: 'unsynced' }, this.rng.between(50, 500));
+            return;
+        }
+        this.fail(new InvariantViolation('HostFatal', `node ${node.id} stopped: ${err instanceof Error ? err.stack ?? err.message : String(err)}`));
+    }
+    #opened(node, r) {
+        if (this.#tracing) {
+            const st = r.group.store.storage;
+            const rs = r.group.raw.status();
+            this.log(`n${node.id} opened g${r.groupId}: applied ${r.applied}, offsets ${JSON.stringify(r.bounds())}, log ${st.firstIndex()}..${st.lastIndex()} snapshot ${st.snapshot().metadata.index}, ${JSON.stringify(st.hardState())}${rs.damaged === null ? '' : ` DAMAGED ${JSON.stringify(rs.damaged)}`}; disk ${node.nodeDisk?.opening}${node.nodeDisk?.lostTail === undefined ? '' : ` LOST TAIL: ${node.nodeDisk.lostTail}`}`);
+        }
+        this.#watch.get(r.groupId)?.opened(node.id, r.group);
+        this.#read(node, r);
+    }
+    /** Reads what a replica applied since the last read through its read path, and checks it. */
+    #read(node, r) {
+        const p = this.partitions[r.partition];
+        const key = `${node.id}:${p.index}`;
+        if (this.#reading.has(key))
+            return;
+        const inc = node.incarnation;
+        const replicas = node.replicas;
+        if (replicas === undefined)
+            return;
+        this.#reading.add(key);
+        const loop = async () => {
+            for (;;) {
+                if (node.incarnation !== inc)
+                    return;
+                const seen = this.#seen.get(key) ?? -1;
+                const newest = r.bounds().newest;
+                if (newest <= seen)
+                    break;
+                const events = await replicas.read(p.topic, p.partition, seen, 64, 1 << 20);
+                if (node.incarnation !== inc)
+                    return;
+                if (events.length === 0)
+                    throw new InvariantViolation('Dense', `n${node.id} p${p.index}: read after ${seen} returned nothing below newest ${newest}`);
+                let prev = seen;
+                for (const e of events) {
+                    this.ledger.stored(`n${node.id}`, p.index, prev, e.offset, e.bytes.toString());
+                    prev = e.offset;
+                }
+                this.#seen.set(key, prev);
+            }
+            this.#reading.delete(key);
+        };
+        loop().catch((err) => {
+            if (node.incarnation === inc)
+                this.fail(err);
+        });
+    }
+    // -------------------------------------------------------------------------------------------
+    // The run
+    async run() {
+        const rounds = this.#opts.rounds ?? 2;
+        const chaosMs = this.#opts.chaosMs ?? 3000;
+        try {
+            for (const n of this.#nodes.values())
+                this.#start(n);
+            // The starts read their disks at time 0, before the first event (which may crash a node).
+            await settle();
+            this.#clients.start();
+            this.#metadataClients.start();
+            for (let round = 0; round < rounds; round++) {
+                this.chaos = true;
+                this.#nemesis.chaosBegins();
+                const nemesis = () => {
+                    if (!this.chaos)
+                        return;
+                    this.#nemesis.act();
+                    this.at(this.rng.between(50, 400), nemesis);
+                };
+                this.at(this.rng.between(100, 300), nemesis);
+                await this.#runUntil(this.#now + chaosMs);
+                await this.#calm(round);
+            }
+            this.stats.virtualMs = this.#now;
+            for (const n of this.#nodes.values())
+                this.stats.refusedWrites += n.disk.stats.refused;
+            for (const n of this.running())
+                this.#countHost(n);
+            this.#metadataClients.check();
+            return { seed: this.seed, ok: true, trace: this.#trace, stats: this.stats };
+        }
+        catch (e) {
+            if (!(e instanceof InvariantViolation) && !(e instanceof InvariantError))
+                throw e;
+            this.stats.virtualMs = this.#now;
+            this.log(`FAILED ${e.message}`);
+            return { seed: this.seed, ok: false, error: `${e.name}: ${e.message}`, trace: this.#trace, stats: this.stats };
+        }
+    }
+    async #runUntil(end, done) {
+        for (;;) {
+            if (done !== undefined && done())
+                return;
+            const next = this.#queue.peek();
+            if (next === undefined || next.at > end) {
+                this.#now = end;
+                return;
+            }
+            this.#queue.pop();
+            this.#now = next.at;
+            if (next.node !== undefined && (!next.node.running || next.node.incarnation !== next.inc))
+                continue;
+            this.stats.events++;
+            next.fn();
+            await settle();
+            if (this.#failure !== undefined)
+                throw this.#failure;
+            this.#check();
+        }
+    }
+    /** The Raft checks of every running member of every group. */
+    #check() {
+        for (const id of this.damaged) {
+            const n = this.node(id);
+            if (!n.running || n.replicas === undefined)
+                continue;
+            const groups = [n.metadata?.raftGroup, ...this.partitions.filter((p) => p.replicas.includes(id)).map((p) => this.#group(n, p))];
+            // Repaired for good once the mark is gone from the disk too (the Ready that repairs is written
+            // durably; a crash before that keeps the member damaged).
+            if (groups.every((g) => g !== undefined && g.raw.status().damaged === null && g.store.damage === undefined)) {
+                this.damaged.delete(id);
+                this.log(`n${id} repaired`);
+            }
+        }
+        const mw = this.#watch.get(metadataGroup);
+        for (const n of this.#nodes.values()) {
+            const g = n.running ? n.metadata?.raftGroup : undefined;
+            if (g !== undefined && mw.observe(n.id, g) && this.chaos && this.rng.chance(this.#flapRate))
+                this.#flap(n);
+        }
+        for (const p of this.partitions) {
+            const w = this.#watch.get(p.group);
+            for (const id of p.replicas) {
+                const n = this.node(id);
+                if (!n.running)
+                    continue;
+                const g = this.#group(n, p);
+                if (g !== undefined && w.observe(id, g) && this.chaos && this.rng.chance(this.#flapRate))
+                    this.#flap(n);
+            }
+        }
+    }
+    /**
+     * Short-lived leaders: a node just elected is cut off soon after (before its first appends have
+     * reached everyone) and rejoins later, leaving entries of its term on some members only.
+     */
+    #flap(n) {
+        this.at(this.rng.between(1, 30), () => {
+            if (!this.chaos)
+                return;
+            this.net.isolate(n.id, [...this.#nodes.keys()]);
+            this.log(`NEMESIS flap: n${n.id} cut off`);
+            this.at(this.rng.between(50, 400), () => {
+                if (this.chaos)
+                    this.net.rejoin(n.id);
+            });
+        });
+    }
+    /**
+     * Heals every fault, restarts every node, and requires, within recoveryMsMax: a leader in every
+     * group, a new batch acknowledged on every partition, and every replica holding the same log.
+     */
+    async #calm(round) {
+        this.chaos = false;
+        this.net.heal();
+        this.#nemesis.calm();
+        for (const n of this.#nodes.values())
+            if (!n.running)
+                this.#start(n);
+        const since = this.#now;
+        this.log(`CALM round ${round}`);
+        const markers = this.partitions.map(() => false);
+        const metadataMarker = { acked: false, probing: false };
+        const probe = () => {
+            if (this.chaos)
+                return;
+            this.#probe(markers);
+            this.#probeMetadata(round, metadataMarker);
+            this.at(20, probe);
+        };
+        this.at(20, probe);
+        const recovered = () => this.#converged(markers) && metadataMarker.acked && this.#metadataConverged();
+        await this.#runUntil(since + recoveryMsMax, recovered);
+        if (!recovered()) {
+            throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}; metadata marker ${metadataMarker.acked ? 'acked' : 'pending'}: ${this.#describeMetadata()}`);
+        }
+        const took = this.#now - since;
+        this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);
+        this.stats.elections = [...this.#watch.values()].reduce((s, w) => s + w.elections, 0);
+        this.stats.oldTermQuorums = [...this.#watch.values()].reduce((s, w) => s + w.oldTermQuorums, 0);
+        this.log(`CALM round ${round}: recovered after ${took} ms`);
+        this.chaos = true;
+    }
+    /** In calm, publishes one marker batch per partition through its leader until acknowledged. */
+    #probe(markers) {
+        for (const p of this.partitions) {
+            if (markers[p.index])
+                continue;
+            const l = this.leaderOf(p);
+            if (l === undefined || l.replicas === undefined)
+                continue;
+            if (this.#probing.has(p.index))
+                continue;
+            this.#probing.add(p.index);
+            const b = this.ledger.newBatch(`m${this.#markers++}`, p.index, 1);
+            const inc = l.incarnation;
+            this.log(`CALM marker ${b.id} p${p.index} via n${l.id}`);
+            l.replicas
+                .append([{ topic: p.topic, partition: p.partition, events: [Buffer.from(b.payloads[0])] }])
+                .then(([res]) => {
+                this.#probing.delete(p.index);
+                if (l.incarnation !== inc || res === undefined)
+                    return;
+                this.log(`CALM marker ${b.id} ${res.ok ? `acked ${res.first}` : `failed: ${res.error.message}`}`);
+                if (res.ok) {
+                    this.ledger.acked(b, res.first, res.last);
+                    markers[p.index] = true;
+                }
+                else
+                    this.ledger.unknown(b);
+            })
+                .catch((err) => this.fail(err));
+        }
+    }
+    /** In calm, writes one metadata marker through the metadata leader until acknowledged. */
+    #probeMetadata(round, marker) {
+        if (marker.acked || marker.probing)
+            return;
+        const l = this.metadataLeader();
+        const md = l?.metadata;
+        if (l === undefined || md === undefined)
+            return;
+        marker.probing = true;
+        const inc = l.incarnation;
+        this.log(`CALM metadata marker via n${l.id}`);
+        md.propose({ op: 'feature.set', feature: `calm-${round}`, enabled: true }).then((r) => {
+            marker.probing = false;
+            if (l.incarnation === inc && r.ok)
+                marker.acked = true;
+        }, () => (marker.probing = false));
+    }
+    /** Every node runs the metadata group, has applied what its leader committed, and holds the same state. */
+    #metadataConverged() {
+        if (this.#metadataClients.busy)
+            return false;
+        const l = this.metadataLeader();
+        const commit = l?.metadata?.raftGroup.raw.status().commit;
+        if (commit === undefined)
+            return false;
+        let image;
+        for (const n of this.#nodes.values()) {
+            const md = n.running ? n.metadata : undefined;
+            if (md === undefined || md.raftGroup.applied !== commit)
+                return false;
+            const mine = Buffer.from(encodeImage(md.state)).toString('base64');
+            if (image !== undefined && mine !== image)
+                throw new InvariantViolation('MetadataConverged', `node ${n.id} applied ${commit} like the leader but holds another metadata state`);
+            image = mine;
+        }
+        return true;
+    }
+    #describeMetadata() {
+        return [...this.#nodes.values()]
+            .map((n) => {
+            const st = n.metadata?.raftGroup.raw.status();
+            return `n${n.id}${n.running ? '' : '(down)'}:${st === undefined ? '-' : `${st.state[0]}${st.term}/c${st.commit}/a${n.metadata.raftGroup.applied}${st.damaged === null ? '' : '/damaged'}`}`;
+        })
+            .join(' ');
+    }
+    #converged(markers) {
+        if (markers.some((m) => !m) || this.#clients.busy)
+            return false;
+        for (const p of this.partitions) {
+            const want = this.ledger.appliedMax(p.index);
+            if (want < this.ledger.ackedMax(p.index))
+                return false;
+            for (const id of p.replicas) {
+                const n = this.node(id);
+                if (!n.running || (this.#seen.get(`${id}:${p.index}`) ?? -1) !== want)
+                    return false;
+            }
+        }
+        return true;
+    }
+    #describeState(markers) {
+        return this.partitions
+            .map((p) => {
+            const l = this.leaderOf(p);
+            const rs = p.replicas.map((id) => {
+                const n = this.node(id);
+                const g = this.#group(n, p);
+                const st = g?.raw.status();
+                return `n${id}${n.running ? '' : '(down)'}:${st === undefined ? '-' : `${st.state[0]}${st.term}/c${st.commit}/a${g.applied}`}/seen${this.#seen.get(`${id}:${p.index}`)}`;
+            });
+            return `p${p.index} marker ${markers[p.index] ? 'acked' : 'pending'} leader ${l?.id ?? '-'} applied max ${this.ledger.appliedMax(p.index)} [${rs.join(' ')}]`;
+        })
+            .join('; ');
+    }
+}
+export function runHostSimulation(opts) {
+    return new HostSimulation(opts).run();
+}
+//# sourceMappingURL=host-cluster.js.map

@@ -1,0 +1,146 @@
+import { checkLinearizable } from './linearizability.js';
+import { InvariantViolation } from './invariants.js';
+/** How long a client waits for an answer before it counts the outcome as unknown (virtual ms). */
+const clientTimeoutMs = 2500;
+export function eventTypeFor(name, owner, updatedAt) {
+    return {
+        name,
+        owning_application: owner,
+        category: 'undefined',
+        enrichment_strategies: [],
+        partition_strategy: 'random',
+        compatibility_mode: 'forward',
+        schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: '2026-01-01T00:00:00Z' },
+        created_at: '2026-01-01T00:00:00Z',
+        updated_at: updatedAt,
+    };
+}
+export class MetadataClients {
+    #ctx;
+    #count;
+    #keys;
+    #staleReads;
+    #ops = new Set();
+    #history = [];
+    /** Positions of invocations and responses in one order (the order in which the simulation runs them). */
+    #pos = 0;
+    #seq = 0;
+    constructor(ctx, count, keys, staleReads) {
+        this.#ctx = ctx;
+        this.#count = count;
+        this.#keys = Array.from({ length: keys }, (_, i) => `k${i}`);
+        this.#staleReads = staleReads;
+    }
+    start() {
+        for (let c = 0; c < this.#count; c++)
+            this.#ctx.at(this.#ctx.rng.between(20, 200), () => this.#step(c));
+    }
+    get busy() {
+        return this.#ops.size > 0;
+    }
+    /** The node crashed: what a client waited for there has an unknown outcome (a read: none). */
+    nodeCrashed(node) {
+        for (const op of [...this.#ops])
+            if (op.node === node)
+                this.#finish(op, 'unknown', 'node crashed');
+    }
+    /** The whole history is linearizable (throws InvariantViolation otherwise). */
+    check() {
+        const r = checkLinearizable(this.#history);
+        if (!r.ok) {
+            const ops = this.#history.filter((o) => o.key === r.badKey).sort((a, b) => a.invoke - b.invoke);
+            const shown = ops.map((o) => `c${o.client} ${o.kind} ${o.value ?? '-'} [${o.invoke}, ${o.complete}]`).join('; ');
+            throw new InvariantViolation('MetadataLinearizable', `metadata register ${r.badKey} has no linearization: ${shown}`);
+        }
+    }
+    get history() {
+        return this.#history;
+    }
+    #step(client) {
+        const ctx = this.#ctx;
+        const r = ctx.rng;
+        if (!ctx.chaos) {
+            ctx.at(r.between(50, 150), () => this.#step(client));
+            return;
+        }
+        const node = r.pick(ctx.nodes());
+        const key = r.pick(this.#keys);
+        if (!node.running || node.metadata === undefined) {
+            // Connection refused: nothing was asked.
+            ctx.at(r.between(5, 40), () => this.#step(client));
+            return;
+        }
+        if (r.chance(0.5))
+            this.#write(client, node, key);
+        else
+            this.#read(client, node, key);
+    }
+    #write(client, node, key) {
+        const ctx = this.#ctx;
+        const md = node.metadata;
+        const seq = this.#seq++;
+        const value = `c${client}.${seq}`;
+        const op = { client, kind: 'write', key, value, invoke: this.#pos++, node, inc: node.incarnation, done: false };
+        this.#ops.add(op);
+        ctx.stats.metadataWrites++;
+        // Unique, so that an update based on an older copy is refused as concurrent.
+        const updatedAt = `2026-01-01T00:00:00.${String(seq).padStart(9, '0')}Z`;
+        const rec = md.state.eventType(key);
+        const cmd = rec === undefined
+            ? { op: 'event_type.create', eventType: eventTypeFor(key, value, updatedAt), partitionCount: 1 }
+            : { op: 'event_type.update', eventType: { ...rec.eventType, owning_application: value, updated_at: updatedAt }, basedOnUpdatedAt: rec.eventType.updated_at, schemaChanged: false };
+        ctx.log(`mc${client} ${cmd.op} ${key}=${value} via n${node.id}`);
+        ctx.at(clientTimeoutMs, () => this.#finish(op, 'unknown', 'client timeout'));
+        md.propose(cmd).then((res) => {
+            if (op.done || node.incarnation !== op.inc)
+                return;
+            this.#finish(op, res.ok ? 'ok' : 'refused', res.ok ? 'applied' : res.reason);
+        }, (err) => {
+            if (op.done || node.incarnation !== op.inc)
+                return;
+            this.#finish(op, 'unknown', err instanceof Error ? err.message : String(err));
+        });
+    }
+    #read(client, node, key) {
+        const ctx = this.#ctx;
+        const md = node.metadata;
+        const op = { client, kind: 'read', key, value: undefined, invoke: this.#pos++, node, inc: node.incarnation, done: false };
+        this.#ops.add(op);
+        ctx.stats.metadataReads++;
+        ctx.at(clientTimeoutMs, () => this.#finish(op, 'unknown', 'client timeout'));
+        const barrier = this.#staleReads ? undefined : md.readBarrier();
+        (barrier ?? Promise.resolve()).then(() => {
+            if (op.done || node.incarnation !== op.inc)
+                return;
+            op.value = md.state.eventType(key)?.eventType.owning_application;
+            this.#finish(op, 'ok', `read ${op.value ?? '-'}`);
+        }, (err) => {
+            if (op.done || node.incarnation !== op.inc)
+                return;
+            this.#finish(op, 'unknown', err instanceof Error ? err.message : String(err));
+        });
+    }
+    /**
+     * Records the outcome: a completed operation with its response position; a write of unknown
+     * outcome as never completing (it may take effect at any point after its invocation, or never); a
+     * refused write, and a read without an answer, not at all (they had no effect).
+     */
+    #finish(op, outcome, why) {
+        if (op.done)
+            return;
+        op.done = true;
+        this.#ops.delete(op);
+        const ctx = this.#ctx;
+        if (outcome === 'ok') {
+            this.#history.push({ client: op.client, kind: op.kind, key: op.key, value: op.value, invoke: op.invoke, complete: this.#pos++ });
+            if (op.kind === 'write')
+                ctx.stats.metadataAcked++;
+        }
+        else if (outcome === 'unknown' && op.kind === 'write') {
+            this.#history.push({ client: op.client, kind: 'write', key: op.key, value: op.value, invoke: op.invoke, complete: Infinity });
+        }
+        ctx.log(`mc${op.client} ${op.kind} ${op.key} ${outcome} (${why})`);
+        ctx.at(ctx.rng.between(1, 30), () => this.#step(op.client));
+    }
+}
+//# sourceMappingURL=host-metadata.js.map

@@ -1,0 +1,348 @@
+/**
+ * The faults of the host simulation, one drawn every 50 to 400 virtual ms during chaos:
+ *
+ * - network: partitions (symmetric, one-way, bridge, the leader of a group isolated), lossy,
+ *   duplicating, slow and reordering links, stale copies of messages arriving much later;
+ * - processes: a crash of one node, of a group's leader, of every node at once, and of a leader while
+ *   its own fsync is in flight (after it sent the appends of that write: thesis §10.2.1, the case only
+ *   a simulation reaches), restarted from what the disk kept: nothing unsynced, or a prefix of it;
+ * - disks: slow fsyncs, fsync latency spikes on every disk (most fsyncs fast, some very slow: a
+ *   leader's own write ends after its followers have acknowledged, a vote is answered late), a full
+ *   disk for a while (writes refused; the host must fail the proposals and go on), a failed fsync
+ *   (the node must stop; it is restarted later), and when enabled a disk that loses fsynced writes (a
+ *   minority at a time);
+ * - time: a node's clock running fast or slow (tick-rate skew), election storms (a group's leader is
+ *   cut off for a moment and every member campaigns at once, one with a racing clock, another
+ *   answering late), leadership transfers.
+ */
+import { writeSeqKey } from '../broker/raft-keys.js';
+import { decodeU64Record } from '../broker/raft-records.js';
+export const calmSyncMsMax = 3;
+const actions = [
+    'partition',
+    'partition',
+    'oneWay',
+    'bridge',
+    'isolateLeader',
+    'crash',
+    'crash',
+    'crashLeader',
+    'crashMidWrite',
+    'crashMidWrite',
+    'crashAll',
+    'flaky',
+    'flaky',
+    'slowDisk',
+    'slowDisk',
+    'slowSender',
+    'fullDisk',
+    'failSync',
+    'skew',
+    'skew',
+    'storm',
+    'transfer',
+    'transfer',
+    'lostTail',
+    'heal',
+    'heal',
+];
+export class Nemesis {
+    #ctx;
+    /** Per node: the longest an fsync takes now. */
+    syncMsMax = new Map();
+    /** Every disk: the share of fsyncs that take a latency spike, and how long one takes at most. */
+    #spikeRate = 0;
+    #spikeMsMax = 0;
+    constructor(ctx) {
+        this.#ctx = ctx;
+    }
+    /** The crash kind of an ordinary crash: most lose every unsynced write, some keep a prefix. */
+    #crashKind(n) {
+        const r = this.#ctx.rng;
+        if (n.disk.unsyncedWrites > 0 && r.chance(0.3)) {
+            this.#ctx.stats.prefixCrashes++;
+            return { kind: 'keepPrefix', keep: r.int(n.disk.unsyncedWrites + 1) };
+        }
+        return { kind: 'unsynced' };
+    }
+    #crash(n, restartMs) {
+        if (!n.running)
+            return;
+        this.#ctx.crash(n, this.#crashKind(n), restartMs);
+    }
+    /** A node that leads some group now, preferring one with a durable write in flight. */
+    #aLeader() {
+        const ctx = this.#ctx;
+        const leaders = ctx.partitions.map((p) => ctx.leaderOf(p)).filter((n) => n !== undefined);
+        if (leaders.length === 0)
+            return undefined;
+        return leaders.find((n) => n.disk.busy) ?? ctx.rng.pick(leaders);
+    }
+    act() {
+        const ctx = this.#ctx;
+        const r = ctx.rng;
+        const all = ctx.nodes();
+        const ids = all.map((n) => n.id);
+        const action = r.pick(actions);
+        let detail = '';
+        switch (action) {
+            case 'partition': {
+                const s = shuffle(r, ids);
+                const cut = r.between(1, s.length - 1);
+                ctx.net.partition([s.slice(0, cut), s.slice(cut)]);
+                break;
+            }
+            case 'oneWay':
+                for (let k = r.between(1, 3); k > 0; k--) {
+                    const a = r.pick(ids);
+                    const b = r.pick(ids);
+                    if (a !== b)
+                        ctx.net.cutOneWay(a, b);
+                }
+                break;
+            case 'bridge': {
+                const s = shuffle(r, ids);
+                const mid = Math.floor((s.length - 1) / 2);
+                ctx.net.bridge(s.slice(1, 1 + mid), s[0], s.slice(1 + mid));
+                break;
+            }
+            case 'isolateLeader': {
+                const l = this.#aLeader();
+                if (l !== undefined)
+                    ctx.net.isolate(l.id, ids);
+                detail = `n${l?.id ?? '-'}`;
+                break;
+            }
+            case 'crash':
+                this.#crash(r.pick(all), r.between(10, 600));
+                break;
+            case 'crashLeader': {
+                const l = this.#aLeader();
+                if (l !== undefined)
+                    this.#crash(l, r.between(10, 600));
+                break;
+            }
+            case 'crashMidWrite': {
+                // A leader's next durable write: its appends go out first, then the process dies before
+                // the write completes. Its followers may commit what it never stored.
+                const l = this.#aLeader();
+                if (l === undefined)
+                    break;
+                detail = `n${l.id}`;
+                const disk = l.disk;
+                const restart = r.between(10, 600);
+                const kill = () => {
+                    disk.onDurableWrite = undefined;
+                    // After the host has sent what it sends before its own write (same turn), before the write ends.
+                    ctx.at(0, () => {
+                        if (l.disk !== disk || !l.running)
+                            return;
+                        ctx.stats.midWriteCrashes++;
+                        ctx.crash(l, { kind: 'unsynced' }, restart);
+                    }, l);
+                };
+                if (disk.busy)
+                    kill();
+                else
+                    disk.onDurableWrite = kill;
+                break;
+            }
+            case 'crashAll': {
+                const after = r.between(10, 300);
+                for (const n of all)
+                    this.#crash(n, after + r.between(0, 50));
+                break;
+            }
+            case 'flaky':
+                ctx.net.faults = {
+                    dropRate: r.pick([0, 0.05, 0.2, 0.4]),
+                    duplicateRate: r.pick([0, 0.05, 0.2]),
+                    delayMsMin: 1,
+                    delayMsMax: r.pick([3, 10, 40]),
+                    slowRate: r.pick([0, 0.05, 0.2]),
+                    replayRate: r.pick([0, 0, 0.05, 0.2]),
+                    replayMsMax: r.pick([300, 1500]),
+                };
+                break;
+            case 'slowSender': {
+                const n = r.pick(all);
+                ctx.net.slowSenders.set(n.id, r.pick([100, 300, 600]));
+                detail = `n${n.id} +${ctx.net.slowSenders.get(n.id)} ms`;
+                break;
+            }
+            case 'slowDisk': {
+                const n = r.pick(all);
+                this.syncMsMax.set(n.id, r.pick([calmSyncMsMax, 10, 30, 80]));
+                detail = `n${n.id} ${this.syncMsMax.get(n.id)} ms`;
+                break;
+            }
+            case 'fullDisk': {
+                const n = r.pick(all);
+                n.disk.fullUntilMs = ctx.nowMs() + r.between(20, 400);
+                ctx.stats.fullDisks++;
+                detail = `n${n.id} until ${n.disk.fullUntilMs}`;
+                break;
+            }
+            case 'failSync': {
+                const n = r.pick(all);
+                n.disk.failNextSync = true;
+                detail = `n${n.id}`;
+                break;
+            }
+            case 'skew': {
+                const n = r.pick(all);
+                n.setRate(r.pick([0.5, 0.8, 1.25, 2, 3]));
+                ctx.stats.skews++;
+                detail = `n${n.id} x${n.rate}`;
+                break;
+            }
+            case 'storm': {
+                // The metadata group: every member campaigns at once; one of them keeps a racing clock for a while.
+                if (r.chance(1 / (ctx.partitions.length + 1))) {
+                    ctx.stats.storms++;
+                    for (const n of all) {
+                        const g = n.metadata?.raftGroup;
+                        if (g === undefined || n.host === undefined || g.isLeader())
+                            continue;
+                        g.raw.campaign();
+                        n.host.kick(g.id);
+                    }
+                    const racer = r.pick(all);
+                    racer.setRate(r.pick([4, 6]));
+                    detail = `metadata, n${racer.id} x${racer.rate}`;
+                    break;
+                }
+                // The group's leader is cut off for a moment (a live leader's followers would ignore the
+                // campaigns), every member campaigns at once, one keeps a racing clock and another answers
+                // late for a while: split votes, and answers of one campaign reaching a later one.
+                const p = r.pick(ctx.partitions);
+                ctx.stats.storms++;
+                const l = ctx.leaderOf(p);
+                if (l !== undefined) {
+                    ctx.net.isolate(l.id, ids);
+                    ctx.at(r.between(50, 300), () => {
+                        if (ctx.chaos)
+                            ctx.net.rejoin(l.id);
+                    });
+                }
+                for (const id of p.replicas) {
+                    const g = ctx.node(id).replicas?.replica(p.topic, p.partition)?.group;
+                    const host = ctx.node(id).host;
+                    if (g === undefined || host === undefined || g.isLeader())
+                        continue;
+                    g.raw.campaign();
+                    host.kick(g.id);
+                }
+                const racer = ctx.node(r.pick(p.replicas));
+                racer.setRate(r.pick([4, 6]));
+                const late = r.pick(p.replicas.filter((id) => id !== racer.id));
+                ctx.net.slowSenders.set(late, r.pick([100, 300]));
+                detail = `p${p.index}, leader n${l?.id ?? '-'} cut off, n${racer.id} x${racer.rate}, n${late} +${ctx.net.slowSenders.get(late)} ms`;
+                break;
+            }
+            case 'transfer': {
+                if (r.chance(1 / (ctx.partitions.length + 1))) {
+                    const l = ctx.running().find((n) => n.metadata?.isLeader() === true);
+                    const md = l?.metadata;
+                    if (l === undefined || md === undefined)
+                        break;
+                    const to = r.pick(md.raftGroup.raw.status().confState.voters);
+                    if (to !== l.id && md.transferLeadership(to)) {
+                        ctx.stats.transfers++;
+                        detail = `metadata n${l.id} -> n${to}`;
+                    }
+                    break;
+                }
+                const p = r.pick(ctx.partitions);
+                const l = ctx.leaderOf(p);
+                const g = l?.replicas?.replica(p.topic, p.partition)?.group;
+                if (l === undefined || g === undefined)
+                    break;
+                const to = r.pick(g.raw.status().confState.voters);
+                if (to !== l.id && g.raw.transferLeadership(to)) {
+                    ctx.stats.transfers++;
+                    l.host?.kick(g.id);
+                    detail = `p${p.index} n${l.id} -> n${to}`;
+                }
+                break;
+            }
+            case 'lostTail': {
+                if (!ctx.lostTail)
+                    break;
+                this.#loseTail(r.pick(ctx.partitions));
+                break;
+            }
+            case 'heal':
+                ctx.net.heal();
+                break;
+        }
+        ctx.log(`NEMESIS ${action}${detail ? ` ${detail}` : ''}: cuts [${ctx.net.describeCuts()}] links ${JSON.stringify(ctx.net.faults)}`);
+    }
+    /**
+     * A member of a group restarts without its last fsynced writes. Only losses its marker file can
+     * tell (the raft writes left end below the sequence number the marker holds): a tail lost within
+     * the marker's lag of one write goes unnoticed by design (docs/storage.md), and Raft cannot
+     * survive an unnoticed loss.
+     */
+    #loseTail(p) {
+        const ctx = this.#ctx;
+        const n = ctx.node(ctx.rng.pick(p.replicas));
+        if (!n.running)
+            return;
+        // A minority at a time: no group may have two members that lost data and are not repaired yet
+        // (they vote for no one, so a group with a majority of them could never elect again). Every node
+        // is a member of the metadata group, so one node at a time.
+        if ([...ctx.damaged].some((id) => id !== n.id))
+            return;
+        const marked = n.markedSeq;
+        const options = [];
+        for (let syncs = 1; syncs <= n.disk.syncsKept; syncs++) {
+            const v = n.disk.durableAfterLosing(writeSeqKey, syncs);
+            if ((v === undefined ? 0 : decodeU64Record('writeSeq', writeSeqKey, v)) < marked)
+                options.push(syncs);
+        }
+        if (options.length === 0)
+            return;
+        ctx.stats.lostTailCrashes++;
+        ctx.crash(n, { kind: 'lostTail', syncs: ctx.rng.pick(options) }, ctx.rng.between(10, 300));
+    }
+    /** The fsync time a node's disk takes for one write now. */
+    syncMs(node) {
+        const r = this.#ctx.rng;
+        if (this.#spikeRate > 0 && r.chance(this.#spikeRate)) {
+            this.#ctx.stats.syncSpikes++;
+            return r.between(10, this.#spikeMsMax);
+        }
+        return r.between(1, this.syncMsMax.get(node) ?? calmSyncMsMax);
+    }
+    /**
+     * A round of chaos begins: how often fsyncs take a latency spike on every disk during it (from one
+     * in fifty to one in five).
+     */
+    chaosBegins() {
+        const r = this.#ctx.rng;
+        this.#spikeRate = r.pick([0.02, 0.05, 0.1, 0.2]);
+        this.#spikeMsMax = r.pick([60, 150]);
+        this.#ctx.log(`NEMESIS fsync spikes: ${this.#spikeRate * 100} % up to ${this.#spikeMsMax} ms`);
+    }
+    calm() {
+        this.syncMsMax.clear();
+        this.#spikeRate = 0;
+        for (const n of this.#ctx.nodes()) {
+            n.disk.fullUntilMs = 0;
+            n.disk.failNextSync = false;
+            n.disk.onDurableWrite = undefined;
+            if (n.rate !== 1)
+                n.setRate(1);
+        }
+    }
+}
+export function shuffle(r, items) {
+    const a = [...items];
+    for (let i = a.length - 1; i > 0; i--) {
+        const j = r.int(i + 1);
+        [a[i], a[j]] = [a[j], a[i]];
+    }
+    return a;
+}
+//# sourceMappingURL=host-nemesis.js.map

@@ -1,0 +1,110 @@
+/**
+ * Goal: partition groups on the production Raft host never lose, duplicate or reorder an acknowledged
+ * batch, keep offsets dense and replicas identical, and keep Raft's safety properties, under every
+ * fault the simulator injects; the metadata group beside them on the same host answers linearizable
+ * reads and writes; and all of them recover once faults heal. Method: run the seeded host
+ * simulation (host-cluster.ts) for a list of seeds; each run checks after every event. A failing seed
+ * is replayed with tracing on; the test prints the seed, the error and the tail of the trace (the
+ * whole trace goes to a file).
+ *
+ *   SEEDS=<n>      run seeds 1..n (default 40: 10 to 30 s on one core; CI runs the default)
+ *   SEED=<n>       run exactly seed n (and on failure write its trace)
+ *   SEED_FROM=<n>  with SEEDS: run seeds n..n+SEEDS-1
+ *   LOST_TAIL=0    disks never lose fsynced writes (by default they may: a member of a group at a time,
+ *                  where its marker file can tell; docs/testing.md)
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runHostSimulation } from './host-cluster.js';
+import { seedsFromEnv } from './seeds.js';
+const lostTail = process.env['LOST_TAIL'] !== '0';
+async function report(failed) {
+    const replay = await runHostSimulation({ seed: failed.seed, trace: true, lostTail });
+    const file = join(tmpdir(), `brook-host-sim-seed-${failed.seed}.trace`);
+    writeFileSync(file, replay.trace.join('\n') + '\n');
+    return [
+        `seed ${failed.seed} failed: ${failed.error}`,
+        `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
+        replay.error === failed.error ? '' : `(the traced replay ended differently: ${replay.error ?? 'ok'} — determinism bug)`,
+        '--- last events ---',
+        replay.trace.slice(-120).join('\n'),
+    ].join('\n');
+}
+test('partition groups on the production host keep every acknowledged batch, once and in order, and the metadata group stays linearizable, on every seed', async () => {
+    const seeds = seedsFromEnv(40);
+    const started = performance.now();
+    const totals = {};
+    const failed = [];
+    for (const seed of seeds) {
+        const r = await runHostSimulation({ seed, lostTail });
+        if (!r.ok) {
+            // Go on: the other failing seeds tell whether it is one rare run or a pattern.
+            failed.push(r);
+            continue;
+        }
+        for (const [k, v] of Object.entries(r.stats))
+            totals[k] = k === 'recoveryMsMax' ? Math.max(totals[k] ?? 0, v) : (totals[k] ?? 0) + v;
+    }
+    if (failed.length > 0) {
+        const list = failed.map((r) => `  seed ${r.seed}: ${r.error?.split('\n')[0]}`).join('\n');
+        assert.fail(`${failed.length} of ${seeds.length} seeds failed:\n${list}\n\n${await report(failed[0])}`);
+    }
+    const secs = ((performance.now() - started) / 1000).toFixed(1);
+    console.log(`host sim: ${seeds.length} seeds passed in ${secs} s; ${JSON.stringify(totals)}`);
+    // The workload and the faults must actually happen, or a pass means nothing.
+    const n = seeds.length;
+    assert.ok((totals.batchesAcked ?? 0) > n * 20, 'too few acknowledged batches');
+    assert.ok((totals.elections ?? 0) > n * 3, 'too few elections');
+    assert.ok((totals.crashes ?? 0) > n, 'too few crashes');
+    assert.ok((totals.metadataAcked ?? 0) > n * 5, 'too few acknowledged metadata writes');
+    assert.ok((totals.metadataReads ?? 0) > n * 5, 'too few metadata reads');
+    if (n >= 20) {
+        // staleGrants and oldTermQuorums are the chances a broken vote or commit rule gets to show.
+        for (const k of ['midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums']) {
+            assert.ok((totals[k] ?? 0) > 0, `no ${k} in ${n} seeds`);
+        }
+    }
+});
+test('metadata reads that skip the ReadIndex barrier are caught as not linearizable', async () => {
+    // A broken rule on purpose (reads served from a node's state without confirming it is current):
+    // the check must see it in most seeds, or a pass of the test above means little.
+    const seeds = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    const caught = [];
+    for (const seed of seeds) {
+        const r = await runHostSimulation({ seed, lostTail, staleMetadataReads: true });
+        if (!r.ok) {
+            assert.match(r.error ?? '', /MetadataLinearizable/, `seed ${seed} failed otherwise`);
+            caught.push(seed);
+        }
+    }
+    assert.ok(caught.length >= 5, `stale reads caught in ${caught.length} of ${seeds.length} seeds only (${caught.join(', ')})`);
+});
+test('the same seed replays to the same run', async () => {
+    const a = await runHostSimulation({ seed: 11, trace: true, rounds: 1, chaosMs: 1500 });
+    const b = await runHostSimulation({ seed: 11, trace: true, rounds: 1, chaosMs: 1500 });
+    assert.equal(a.ok, true, a.error);
+    assert.ok(a.trace.length > 100);
+    assert.deepEqual(a.trace, b.trace);
+    assert.deepEqual(a.stats, b.stats);
+});
+test('seeds that found bugs stay fixed', async () => {
+    // Found by longer runs; each fails without its fix (checked when it was added; docs/testing.md,
+    // "Bugs the host simulation found"). The simulation may change under them, so they stand beside
+    // the seed range, not for it; the fixes have unit tests where one could be written.
+    const found = [
+        { seed: 124, bug: 'a damaged member committed from a heartbeat an older version of an entry' },
+        { seed: 197, bug: 'log shipping applied entries that appends let the group commit meanwhile' },
+        { seed: 296, bug: 'log shipping for a snapshot whose last entry the log already held' },
+        { seed: 34, bug: 'a quiesced follower never expired a proposal left from its leadership' },
+        { seed: 1193, bug: 'a node whose lost WAL tail took its identity and every record of its groups founded them again' },
+        { seed: 285, bug: 'a Ready that only repaired a member was not written: damaged again after a restart' },
+    ];
+    for (const { seed, bug } of found) {
+        const r = await runHostSimulation({ seed, lostTail: true });
+        assert.ok(r.ok, `seed ${seed} (${bug}): ${r.error}`);
+    }
+});
+//# sourceMappingURL=host.sim.test.js.map

@@ -1,0 +1,155 @@
+import { chainHash } from './kv.js';
+export class InvariantViolation extends Error {
+    name = 'InvariantViolation';
+    invariant;
+    constructor(invariant, detail) {
+        super(`${invariant}: ${detail}`);
+        this.invariant = invariant;
+    }
+}
+export class Invariants {
+    /** Whether the rule checks (VoteQuorum, CommitOwnTerm) run; off, only consequences are checked. */
+    rules;
+    constructor(opts = {}) {
+        this.rules = opts.rules ?? true;
+    }
+    #leaderByTerm = new Map();
+    #entries = new Map();
+    #committed = [{ term: 0, commitTerm: 0 }];
+    #appliedHash = new Map();
+    /** "term:candidate" -> voters whose grant of that term was delivered to the candidate. */
+    #grants = new Map();
+    /** Per leader: the term and commit index it was last seen with. */
+    #leaderCommit = new Map();
+    get committedIndex() {
+        return this.#committed.length - 1;
+    }
+    /** The founding entries of a new group are committed by construction, before any leader exists. */
+    bootstrapped(entries) {
+        for (const e of entries) {
+            if (e.index === this.committedIndex + 1)
+                this.#committed.push({ term: e.term, commitTerm: 0 });
+        }
+    }
+    electionSafety(node, term) {
+        const other = this.#leaderByTerm.get(term);
+        if (other === undefined)
+            this.#leaderByTerm.set(term, node);
+        else if (other !== node) {
+            throw new InvariantViolation('ElectionSafety', `nodes ${other} and ${node} both led term ${term}`);
+        }
+    }
+    /** A node is about to persist `entries`, which its log (view) already holds. */
+    logMatching(node, entries, view) {
+        for (const e of entries) {
+            const key = `${e.index}:${e.term}`;
+            const fingerprint = chainHash(0, e);
+            const prevTerm = e.index > view.firstIndex() - 1 ? view.termAt(e.index - 1) : undefined;
+            const seen = this.#entries.get(key);
+            if (seen === undefined) {
+                this.#entries.set(key, { fingerprint, prevTerm });
+                continue;
+            }
+            if (seen.fingerprint !== fingerprint) {
+                throw new InvariantViolation('LogMatching', `node ${node} holds a different entry at index ${e.index} term ${e.term}`);
+            }
+            if (seen.prevTerm !== undefined && prevTerm !== undefined && seen.prevTerm !== prevTerm) {
+                throw new InvariantViolation('LogMatching', `node ${node}: entry ${e.index}@${e.term} follows term ${prevTerm}, elsewhere term ${seen.prevTerm}`);
+            }
+        }
+    }
+    /** After every event on a leader: record what its commit index newly covers. */
+    leaderCommitted(node, term, commit, view) {
+        for (let i = this.committedIndex + 1; i <= commit; i++) {
+            const t = view.termAt(i);
+            if (t === undefined) {
+                throw new InvariantViolation('CommittedPrefix', `leader ${node} committed ${i} but cannot name its term`);
+            }
+            this.#committed.push({ term: t, commitTerm: term });
+        }
+    }
+    /** After every event on any node: its commit index must name a committed entry. */
+    committedPrefix(node, commit, view) {
+        if (commit > this.committedIndex) {
+            throw new InvariantViolation('CommittedPrefix', `node ${node} commit ${commit} beyond any leader's ${this.committedIndex}`);
+        }
+        const t = view.termAt(commit);
+        const want = this.#committed[commit].term;
+        if (t !== undefined && commit > 0 && t !== want) {
+            throw new InvariantViolation('CommittedPrefix', `node ${node} has term ${t} at its commit ${commit}, committed term ${want}`);
+        }
+    }
+    /** When a node becomes leader of `term`. */
+    leaderCompleteness(node, term, view) {
+        const first = view.firstIndex();
+        for (let i = first; i <= this.committedIndex; i++) {
+            const c = this.#committed[i];
+            if (c.commitTerm >= term)
+                continue;
+            const t = view.termAt(i);
+            if (t !== c.term) {
+                throw new InvariantViolation('LeaderCompleteness', `leader ${node} of term ${term} has ${t === undefined ? 'no entry' : `term ${t}`} at ${i}, committed with term ${c.term} in term ${c.commitTerm}`);
+            }
+        }
+    }
+    /** The network delivered `voter`'s granted vote of `term` to `candidate`. */
+    voteGranted(candidate, voter, term) {
+        const key = `${term}:${candidate}`;
+        let s = this.#grants.get(key);
+        if (s === undefined)
+            this.#grants.set(key, (s = new Set()));
+        s.add(voter);
+    }
+    /**
+     * After every event on a candidate of `term`: every grant it counts (besides its own) is one the
+     * network delivered to it in that term. Checks the rule where it is applied, on every stale answer
+     * that reaches a later campaign, not only on the rare one that tips an election (VoteQuorum).
+     */
+    voteTally(node, term, votes) {
+        if (!this.rules)
+            return;
+        const granted = this.#grants.get(`${term}:${node}`);
+        for (const [v, yes] of votes) {
+            if (yes && v !== node && granted?.has(v) !== true) {
+                throw new InvariantViolation('VoteTally', `candidate ${node} of term ${term} counts a grant from ${v} that was not granted in term ${term}`);
+            }
+        }
+    }
+    /** When a node becomes leader of `term` under `voters`. */
+    voteQuorum(node, term, voters) {
+        if (!this.rules)
+            return;
+        const granted = this.#grants.get(`${term}:${node}`) ?? new Set();
+        const n = voters.filter((v) => v === node || granted.has(v)).length;
+        if (2 * n <= voters.length) {
+            throw new InvariantViolation('VoteQuorum', `node ${node} leads term ${term} with grants of that term from [${[...granted].join(',')}] of voters [${voters.join(',')}]`);
+        }
+    }
+    /** After every event on a leader: a move of its commit index lands on an entry of its term. */
+    leaderCommitRule(node, term, commit, view) {
+        if (!this.rules)
+            return;
+        const last = this.#leaderCommit.get(node);
+        this.#leaderCommit.set(node, { term, commit });
+        if (last === undefined || last.term !== term || commit <= last.commit)
+            return;
+        const t = view.termAt(commit);
+        if (t !== undefined && t !== term) {
+            throw new InvariantViolation('CommitOwnTerm', `leader ${node} of term ${term} moved its commit index from ${last.commit} to ${commit}, an entry of term ${t}`);
+        }
+    }
+    /** The node is no longer leader (or restarted): its next leadership starts a new record. */
+    notLeader(node) {
+        this.#leaderCommit.delete(node);
+    }
+    /** A node's state machine reached `index` with running hash `hash`. */
+    stateMachineSafety(node, index, hash) {
+        const seen = this.#appliedHash.get(index);
+        if (seen === undefined)
+            this.#appliedHash.set(index, hash);
+        else if (seen !== hash) {
+            throw new InvariantViolation('StateMachineSafety', `node ${node} applied a different history up to index ${index}`);
+        }
+    }
+}
+//# sourceMappingURL=invariants.js.map

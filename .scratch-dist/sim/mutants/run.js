@@ -1,0 +1,105 @@
+/**
+ * The mutant run: applies each known-bad change of catalog.ts to a temporary copy of the tree, builds
+ * it (incrementally, from a copy of dist/), runs the chosen simulations for a number of seeds against
+ * it, and reports which seeds catch each mutant. A mutant no seed catches fails the run: the checks or
+ * the workload are too weak to see that bug.
+ *
+ *   npm run test:mutants                              every mutant, default seed counts
+ *   npm run test:mutants -- --raft 300 --host 60      seeds per simulation
+ *   npm run test:mutants -- --only dedup-off,offsets-at-propose
+ *   npm run test:mutants -- --from 1000               first seed
+ *   npm run test:mutants -- --consequences            also run each with the rule checks off, to see
+ *                                                     how often lost or diverging data alone shows it
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { mutants } from './catalog.js';
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/** Wall-clock limit of one simulation run over all its seeds (a mutant may make a run hang). */
+const runTimeoutMs = 20 * 60 * 1000;
+function option(name) {
+    const i = process.argv.indexOf(`--${name}`);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const seeds = { raft: Number(option('raft') ?? '200'), host: Number(option('host') ?? '40') };
+const from = Number(option('from') ?? '1');
+const only = option('only')?.split(',');
+const consequences = process.argv.includes('--consequences');
+/** A patched copy of the tree with node_modules linked and dist/ copied for an incremental build. */
+function prepare(m) {
+    const dir = mkdtempSync(join(tmpdir(), `brook-mutant-${m.name}-`));
+    for (const f of ['src', 'dist', 'proto', 'tsconfig.json', 'package.json'])
+        cpSync(join(root, f), join(dir, f), { recursive: true });
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    const file = join(dir, m.file);
+    const text = readFileSync(file, 'utf8');
+    const at = text.indexOf(m.find);
+    if (at < 0 || text.indexOf(m.find, at + 1) >= 0)
+        throw new Error(`mutant ${m.name}: the text to replace is not in ${m.file} exactly once`);
+    writeFileSync(file, text.slice(0, at) + m.replace + text.slice(at + m.find.length));
+    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });
+    return dir;
+}
+function runSeeds(dir, sim, count, rules) {
+    return new Promise((done) => {
+        const args = [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count), ...(rules ? [] : ['consequences'])];
+        const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        let note = '';
+        child.stdout.on('data', (d) => (out += d.toString()));
+        child.stderr.on('data', (d) => (err += d.toString()));
+        const timer = setTimeout(() => {
+            note = `stopped after ${runTimeoutMs / 60000} min`;
+            child.kill('SIGKILL');
+        }, runTimeoutMs);
+        child.on('close', (code) => {
+            clearTimeout(timer);
+            const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+            if (code !== 0 && note === '')
+                note = `exit ${code}: ${err.split('\n').slice(-3).join(' ').slice(0, 200)}`;
+            done({ lines, note });
+        });
+    });
+}
+const rows = [];
+const started = Date.now();
+for (const m of mutants.filter((x) => only === undefined || only.includes(x.name))) {
+    console.log(`\n== ${m.name}: ${m.why}`);
+    const dir = prepare(m);
+    try {
+        for (const [sim, rules] of m.sims.flatMap((x) => (consequences ? [[x, true], [x, false]] : [[x, true]]))) {
+            const t = Date.now();
+            const { lines, note } = await runSeeds(dir, sim, seeds[sim], rules);
+            const label = rules ? sim : `${sim} (consequences only)`;
+            const caught = lines.filter((l) => !l.ok);
+            const kinds = new Map();
+            for (const l of caught) {
+                const kind = (l.error ?? '').replace(/^InvariantViolation: |^InvariantError: /, '').split(':')[0].slice(0, 40);
+                kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+            }
+            rows.push({ mutant: m.name, sim: label, run: lines.length, caught: caught.map((l) => l.seed), kinds, note });
+            console.log(`   ${label}: ${caught.length}/${lines.length} seeds caught it in ${((Date.now() - t) / 1000).toFixed(0)} s${note ? ` (${note})` : ''}; first: ${caught.slice(0, 8).map((l) => l.seed).join(',')}; ${[...kinds].map(([k, n]) => `${k} x${n}`).join(', ')}`);
+        }
+    }
+    finally {
+        rmSync(dir, { recursive: true, force: true });
+    }
+}
+console.log(`\n| mutant | simulation | seeds run | seeds that caught it | catch rate | checks that fired |`);
+console.log(`| --- | --- | --- | --- | --- | --- |`);
+for (const r of rows) {
+    const list = r.caught.length <= 12 ? r.caught.join(', ') : `${r.caught.slice(0, 12).join(', ')}, … (${r.caught.length})`;
+    const rate = r.run === 0 ? '-' : `${((100 * r.caught.length) / r.run).toFixed(1)} %`;
+    console.log(`| ${r.mutant} | ${r.sim} | ${r.run} | ${list || 'none'} | ${rate} | ${[...r.kinds].map(([k, n]) => `${k} (${n})`).join(', ')} |`);
+}
+console.log(`\nseeds from ${from}; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
+const missed = [...new Set(rows.map((r) => r.mutant))].filter((name) => rows.filter((r) => r.mutant === name && !r.sim.includes('consequences')).every((r) => r.caught.length === 0));
+if (missed.length > 0) {
+    console.log(`NOT CAUGHT: ${missed.join(', ')}`);
+    process.exitCode = 1;
+}
+//# sourceMappingURL=run.js.map

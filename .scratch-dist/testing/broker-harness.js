@@ -1,0 +1,114 @@
+/**
+ * TEST-ONLY: starts a real broker (real HTTP, real RocksDB in a temporary directory) in this process,
+ * and small helpers to call it. Imported only by *.test.ts files.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { defaults } from '../config/config.js';
+import { startBroker } from '../main.js';
+import { check as conformance } from './openapi-conformance.js';
+export async function startTestBroker(over = {}, dataDir) {
+    const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'brook-test-'));
+    const config = Object.freeze({ ...defaults, host: '127.0.0.1', port: 0, dataDir: dir, logLevel: 'silent', ...over });
+    const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
+    const broker = await startBroker(config, logger);
+    const tb = {
+        ...broker,
+        dataDir: dir,
+        async destroy() {
+            await broker.close();
+            rmSync(dir, { recursive: true, force: true });
+        },
+        async restart() {
+            await broker.close();
+            return startTestBroker({ ...over, port: broker.port }, dir);
+        },
+    };
+    return tb;
+}
+export async function call(base, method, path, body, headers = {}) {
+    const init = { method, headers: { ...headers } };
+    if (body !== undefined) {
+        init.body = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+        init.headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(base + path, init);
+    const text = await res.text();
+    let parsed = undefined;
+    if (text.length > 0) {
+        try {
+            parsed = JSON.parse(text);
+        }
+        catch {
+            parsed = undefined;
+        }
+    }
+    const bad = await conformance(base, { method, path, status: res.status, contentType: res.headers.get('content-type'), text });
+    // Every answer a test gets must be what the broker's OpenAPI document says (issue 11).
+    if (bad.length > 0)
+        throw new Error(`${method} ${path}: the answer does not conform to the broker's OpenAPI document (GET /openapi.json):\n${bad.join('\n')}`);
+    return { status: res.status, headers: res.headers, text, body: parsed };
+}
+/** A business event type body with a realistic schema; override any field. */
+export function businessEventType(name, over = {}) {
+    return {
+        name,
+        owning_application: 'test-app',
+        category: 'business',
+        enrichment_strategies: ['metadata_enrichment'],
+        partition_strategy: 'random',
+        schema: {
+            type: 'json_schema',
+            schema: JSON.stringify({
+                type: 'object',
+                properties: { order_number: { type: 'string' }, amount: { type: 'number' } },
+                required: ['order_number'],
+            }),
+        },
+        ...over,
+    };
+}
+let eidCounter = 0;
+export function eid() {
+    eidCounter++;
+    return `00000000-0000-4000-8000-${eidCounter.toString(16).padStart(12, '0')}`;
+}
+export function businessEvent(order, over = {}) {
+    return { order_number: order, metadata: { eid: eid(), occurred_at: '2026-11-22T10:00:00Z' }, ...over };
+}
+/** Reads NDJSON lines from a streaming response until `until` says stop, or the stream ends. */
+export async function readLines(res, until, timeoutMs = 10_000) {
+    const lines = [];
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    const deadline = Date.now() + timeoutMs;
+    try {
+        while (!until(lines)) {
+            const left = deadline - Date.now();
+            if (left <= 0)
+                throw new Error(`timed out after ${timeoutMs} ms with ${lines.length} lines: ${JSON.stringify(lines).slice(0, 500)}`);
+            let timer;
+            const chunk = await Promise.race([
+                reader.read(),
+                new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms with ${lines.length} lines`)), left))),
+            ]).finally(() => clearTimeout(timer));
+            if (chunk.done)
+                break;
+            buf += decoder.decode(chunk.value, { stream: true });
+            let nl;
+            while ((nl = buf.indexOf('\n')) >= 0) {
+                const line = buf.slice(0, nl);
+                buf = buf.slice(nl + 1);
+                lines.push(JSON.parse(line));
+            }
+        }
+    }
+    finally {
+        await reader.cancel().catch(() => undefined);
+    }
+    return lines;
+}
+//# sourceMappingURL=broker-harness.js.map

@@ -1,0 +1,50 @@
+/**
+ * TEST-ONLY: runs the broker as a separate process (node dist/main.js), so tests can kill -9 it.
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+const mainJs = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.js');
+export async function freePort() {
+    return new Promise((resolve, reject) => {
+        const srv = createServer();
+        srv.once('error', reject);
+        srv.listen(0, '127.0.0.1', () => {
+            const addr = srv.address();
+            const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+            srv.close(() => resolve(port));
+        });
+    });
+}
+export async function spawnBroker(dataDir, port, env = {}) {
+    const proc = spawn(process.execPath, [mainJs], {
+        env: { ...process.env, BROOK_DATA_DIR: dataDir, BROOK_PORT: String(port), BROOK_HOST: '127.0.0.1', BROOK_LOG_LEVEL: 'info', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    proc.stdout.on('data', (d) => (out += d.toString()));
+    proc.stderr.on('data', (d) => (out += d.toString()));
+    const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+        if (proc.exitCode !== null)
+            throw new Error(`broker exited during start:\n${out}`);
+        try {
+            const res = await fetch(url + '/event-types');
+            if (res.ok)
+                break;
+        }
+        catch {
+            // not listening yet
+        }
+        if (Date.now() > deadline) {
+            proc.kill('SIGKILL');
+            throw new Error(`broker did not start within 20 s:\n${out}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+    }
+    return { url, proc, output: () => out, exited };
+}
+//# sourceMappingURL=child-broker.js.map

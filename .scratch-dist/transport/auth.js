@@ -1,0 +1,208 @@
+/**
+ * Authentication of the node-to-node port: every call, streams included, must come from a member of
+ * the cluster and prove it, before any handler runs.
+ *
+ * Two ways to prove it, usable together:
+ * - A cluster secret shared by every node. Each call carries `x-brook-auth: v1.<ms>.<nonce>.<mac>`,
+ *   mac = HMAC-SHA256(secret, "brook-node-auth/v1", caller id, receiver id, method, ms, nonce). The
+ *   secret never travels; a proof is good for one receiver, one method, one use (nonces are
+ *   remembered for as long as a proof is fresh) and at most proofAgeMsMax around the receiver's
+ *   clock. The mac is compared in constant time.
+ * - Mutual TLS with certificates from the cluster's CA, each naming its node (subject CN
+ *   `brook-node-<id>`): the server asks every client for a certificate, and each side checks that the
+ *   other's names the node it expects (the client: the peer it dialled; the server: the caller the
+ *   call names). TLS also keeps the traffic private and unaltered, which the secret alone does not.
+ *
+ * Then the caller must be a member (`isMember`). A call that fails is refused with UNAUTHENTICATED
+ * (no valid proof) or PERMISSION_DENIED (a proven node that is not a member).
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { decodeU64 } from './codec.js';
+/** The metadata key naming the calling node on every call. */
+export const fromKey = 'x-brook-from';
+/** The metadata key carrying the proof of the cluster secret. */
+export const authKey = 'x-brook-auth';
+/** How far a proof's time may be from the receiver's clock (either way). */
+export const proofAgeMsMax = 60_000;
+/**
+ * Nonces remembered (those of proofs still fresh), about 10 MB at most; beyond it (more than ~1,600
+ * calls a second for a minute), proofs not newer than the last forgotten one are refused.
+ */
+const noncesMaxDefault = 100_000;
+const secretBytesMin = 16;
+const macBytes = 32;
+export function certificateName(id) {
+    return `brook-node-${id}`;
+}
+/** The node a certificate names (subject CN `brook-node-<id>`), if any. */
+export function nodeIdOfCertificate(cert) {
+    const cn = cert?.subject?.CN;
+    const m = typeof cn === 'string' ? /^brook-node-([1-9]\d{0,9})$/.exec(cn) : null;
+    return m === null ? undefined : Number(m[1]);
+}
+function mac(secret, from, to, path, ms, nonce) {
+    return createHmac('sha256', secret).update(`brook-node-auth/v1\n${from}\n${to}\n${path}\n${ms}\n${nonce}`).digest();
+}
+/** The proof a call from `from` to `to` on `path` carries. */
+export function proveCall(secret, from, to, path, nowMs, nonce = randomBytes(12).toString('base64url')) {
+    return `v1.${nowMs}.${nonce}.${mac(secret, from, to, path, nowMs, nonce).toString('base64url')}`;
+}
+/** The server's check of every call. */
+export class CallAuthenticator {
+    #o;
+    #nowMs;
+    /** Nonces of fresh proofs already used, and the same in the order they were seen with their times. */
+    #nonces = new Set();
+    #order = [];
+    #orderMs = [];
+    #head = 0;
+    /** Proofs at or before this time are refused: their nonces may have been forgotten. */
+    #floorMs = -Infinity;
+    #refused = 0;
+    constructor(o) {
+        if (o.security !== 'insecure' && o.security.secret !== undefined && o.security.secret.length < secretBytesMin) {
+            throw new Error(`the cluster secret must hold at least ${secretBytesMin} bytes`);
+        }
+        this.#o = o;
+        this.#nowMs = o.nowMs ?? Date.now;
+    }
+    refusedCalls() {
+        return this.#refused;
+    }
+    check(metadata, path, peerCertificate) {
+        const unauthenticated = (details) => ({ ok: false, code: grpc.status.UNAUTHENTICATED, details });
+        const fromValues = metadata.get(fromKey);
+        if (fromValues.length !== 1)
+            return unauthenticated(`${fromKey}: the call names no calling node`);
+        let from;
+        try {
+            from = decodeU64(fromValues[0], fromKey);
+        }
+        catch {
+            return unauthenticated(`${fromKey}: not a node id`);
+        }
+        if (from === 0 || from === this.#o.self)
+            return unauthenticated(`${fromKey}: ${from} is not a peer`);
+        const sec = this.#o.security;
+        if (sec !== 'insecure') {
+            if (sec.tls !== undefined) {
+                const named = nodeIdOfCertificate(peerCertificate);
+                if (named === undefined)
+                    return unauthenticated('the client certificate names no node (subject CN brook-node-<id>)');
+                if (named !== from)
+                    return unauthenticated(`the client certificate names node ${named}, the call node ${from}`);
+            }
+            if (sec.secret !== undefined) {
+                const why = this.#checkProof(sec.secret, metadata, from, path);
+                if (why !== undefined)
+                    return unauthenticated(why);
+            }
+        }
+        if (!this.#o.isMember(from))
+            return { ok: false, code: grpc.status.PERMISSION_DENIED, details: `node ${from} is not a member of this cluster` };
+        return { ok: true, from };
+    }
+    #checkProof(secret, metadata, from, path) {
+        const values = metadata.get(authKey);
+        if (values.length !== 1 || typeof values[0] !== 'string')
+            return `${authKey}: no proof of the cluster secret`;
+        const parts = values[0].split('.');
+        if (parts.length !== 4 || parts[0] !== 'v1' || !/^\d{1,15}$/.test(parts[1]) || !/^[A-Za-z0-9_-]{8,64}$/.test(parts[2]))
+            return `${authKey}: malformed proof`;
+        const ms = Number(parts[1]);
+        const nonce = parts[2];
+        const given = Buffer.from(parts[3], 'base64url');
+        const now = this.#nowMs();
+        if (Math.abs(now - ms) > proofAgeMsMax)
+            return `${authKey}: proof made ${Math.round((now - ms) / 1000)} s from this node's clock (clocks apart?)`;
+        const expected = mac(secret, from, this.#o.self, path, ms, nonce);
+        if (given.length !== macBytes || !timingSafeEqual(given, expected))
+            return `${authKey}: wrong proof (another cluster secret?)`;
+        // Only a proof with a good mac reaches the nonce memory, so strangers cannot fill it.
+        if (ms <= this.#floorMs || this.#nonces.has(nonce))
+            return `${authKey}: proof already used`;
+        this.#remember(nonce, ms, now);
+        return undefined;
+    }
+    /** Remembers a used nonce and forgets those too old to matter (or too many), oldest first. */
+    #remember(nonce, ms, now) {
+        this.#nonces.add(nonce);
+        this.#order.push(nonce);
+        this.#orderMs.push(ms);
+        while (this.#head < this.#order.length && (this.#nonces.size > (this.#o.noncesMax ?? noncesMaxDefault) || this.#orderMs[this.#head] < now - proofAgeMsMax)) {
+            this.#nonces.delete(this.#order[this.#head]);
+            this.#floorMs = Math.max(this.#floorMs, this.#orderMs[this.#head]);
+            this.#head++;
+        }
+        if (this.#head > 4096 && this.#head * 2 > this.#order.length) {
+            this.#order = this.#order.slice(this.#head);
+            this.#orderMs = this.#orderMs.slice(this.#head);
+            this.#head = 0;
+        }
+    }
+    /** Logs a refusal: the first few, then every hundredth (a scanner must not flood the log). */
+    logRefusal(v, path, peer) {
+        this.#refused++;
+        if (this.#refused <= 10 || this.#refused % 100 === 0) {
+            this.#o.logger.warn({ peer, path, code: v.code, detail: v.details, refused: this.#refused }, 'refused a node-to-node call');
+        }
+    }
+}
+/** Refuses, before any handler runs, every call that the authenticator does not accept. */
+export function authInterceptor(auth) {
+    return (method, call) => new grpc.ServerInterceptingCall(call, {
+        start: (next) => next({
+            onReceiveMetadata: (metadata, mdNext) => {
+                const v = auth.check(metadata, method.path, call.getAuthContext().sslPeerCertificate);
+                if (v.ok) {
+                    mdNext(metadata);
+                    return;
+                }
+                auth.logRefusal(v, method.path, call.getPeer());
+                call.sendStatus({ code: v.code, details: v.details });
+            },
+        }),
+    });
+}
+/** Names this node on every call to `to`, with a proof of the secret when there is one. */
+export function identityInterceptor(self, to, security, nowMs = Date.now) {
+    const secret = security === 'insecure' ? undefined : security.secret;
+    const from = String(self);
+    return (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
+        start(metadata, listener, next) {
+            metadata.set(fromKey, from);
+            if (secret !== undefined)
+                metadata.set(authKey, proveCall(secret, self, to, options.method_definition.path, nowMs()));
+            next(metadata, listener);
+        },
+    });
+}
+export function serverCredentials(security) {
+    const tls = security === 'insecure' ? undefined : security.tls;
+    if (tls === undefined)
+        return grpc.ServerCredentials.createInsecure();
+    // true: a client without a certificate from the cluster CA does not get past the handshake.
+    return grpc.ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true);
+}
+/**
+ * Channel options for dialling peer `to`: with TLS the server name sent is the name its certificate
+ * must carry (an IP address as server name is not allowed by RFC 6066, and peers are often dialled by
+ * address).
+ */
+export function channelSecurityOptions(security, to) {
+    return security !== 'insecure' && security.tls !== undefined ? { 'grpc.ssl_target_name_override': certificateName(to) } : {};
+}
+/** The credentials for dialling peer `to`: with TLS, its certificate must name it (host names are not checked). */
+export function channelCredentials(security, to) {
+    const tls = security === 'insecure' ? undefined : security.tls;
+    if (tls === undefined)
+        return grpc.credentials.createInsecure();
+    return grpc.credentials.createSsl(tls.ca, tls.key, tls.cert, {
+        checkServerIdentity: (_host, cert) => {
+            const named = nodeIdOfCertificate(cert);
+            return named === to ? undefined : new Error(`the certificate of the peer dialled as node ${to} names ${named === undefined ? 'no node' : `node ${named}`}`);
+        },
+    });
+}
+//# sourceMappingURL=auth.js.map

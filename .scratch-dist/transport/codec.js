@@ -1,0 +1,257 @@
+/**
+ * Conversions between the Raft core's values (src/raft/types.ts) and their protobuf form
+ * (proto/raft.proto), on the wire. (The Raft log on disk has a format of its own, with checksums:
+ * src/broker/raft-records.ts.)
+ *
+ * Decoding is where untrusted bytes become values the core trusts: the core asserts on malformed
+ * input (an assertion is fatal), so every field is checked here first: known enum values, terms,
+ * indexes and node ids that are safe integers, the message addressed to this node, append entries
+ * contiguous and not above the message's term, conf change payloads that decode, a snapshot exactly
+ * where one belongs, and terms and indexes of messages below limits.ts's bounds (a forged huge term
+ * would stop every election for good). A message that fails is refused with a DecodeError naming the field; the
+ * transport drops it and logs, and Raft treats it as lost.
+ */
+import { decodeConfChange } from '../raft/index.js';
+import { indexMax, termMax } from './limits.js';
+import { raftProto } from './proto.js';
+export class DecodeError extends Error {
+    name = 'DecodeError';
+}
+/** Longest ReadIndex context accepted (the host's contexts are about 50 bytes). */
+export const contextBytesMax = 256;
+/** Members listed in one configuration, at most. */
+export const confMembersMax = 1024;
+const messageTypes = {
+    app: 'MESSAGE_TYPE_APP',
+    appResp: 'MESSAGE_TYPE_APP_RESP',
+    vote: 'MESSAGE_TYPE_VOTE',
+    voteResp: 'MESSAGE_TYPE_VOTE_RESP',
+    preVote: 'MESSAGE_TYPE_PRE_VOTE',
+    preVoteResp: 'MESSAGE_TYPE_PRE_VOTE_RESP',
+    heartbeat: 'MESSAGE_TYPE_HEARTBEAT',
+    heartbeatResp: 'MESSAGE_TYPE_HEARTBEAT_RESP',
+    snap: 'MESSAGE_TYPE_SNAP',
+    timeoutNow: 'MESSAGE_TYPE_TIMEOUT_NOW',
+    readIndex: 'MESSAGE_TYPE_READ_INDEX',
+    readIndexResp: 'MESSAGE_TYPE_READ_INDEX_RESP',
+};
+const messageTypesByWire = new Map(Object.entries(messageTypes).map(([k, v]) => [v, k]));
+const entryTypes = { normal: 'ENTRY_TYPE_NORMAL', confChange: 'ENTRY_TYPE_CONF_CHANGE' };
+const entryTypesByWire = new Map([
+    ['ENTRY_TYPE_NORMAL', 'normal'],
+    ['ENTRY_TYPE_CONF_CHANGE', 'confChange'],
+]);
+/** A uint64 decimal string (or a number) as a safe integer; throws DecodeError otherwise. */
+export function decodeU64(v, what) {
+    const s = typeof v === 'number' ? String(v) : v;
+    if (typeof s !== 'string' || !/^\d{1,16}$/.test(s))
+        throw new DecodeError(`${what}: not a uint64: ${String(v)}`);
+    const n = Number(s);
+    if (!Number.isSafeInteger(n))
+        throw new DecodeError(`${what}: ${s} exceeds 2^53`);
+    return n;
+}
+/** A uint64 that must also be at most `max` (terms, indexes from peers). */
+export function decodeBounded(v, max, what) {
+    const n = decodeU64(v, what);
+    if (n > max)
+        throw new DecodeError(`${what}: ${n} above the bound ${max}`);
+    return n;
+}
+function decodeNodeId(v, what) {
+    const n = decodeU64(v, what);
+    if (n === 0)
+        throw new DecodeError(`${what}: node id 0`);
+    return n;
+}
+function bytesOf(v, what) {
+    if (v instanceof Uint8Array)
+        return v;
+    throw new DecodeError(`${what}: not bytes`);
+}
+// ---------------------------------------------------------------------------------------------
+// Encoding (trusted values from our own core)
+export function toWireEntry(e) {
+    return { term: String(e.term), index: String(e.index), type: entryTypes[e.type], data: Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength) };
+}
+function toWireConfState(c) {
+    return { voters: c.voters.map(String), learners: c.learners.map(String) };
+}
+export function toWireSnapshot(s) {
+    return {
+        metadata: { index: String(s.metadata.index), term: String(s.metadata.term), conf_state: toWireConfState(s.metadata.confState) },
+        data: Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength),
+    };
+}
+export function toWireMessage(m) {
+    return {
+        type: messageTypes[m.type],
+        from: String(m.from),
+        to: String(m.to),
+        term: String(m.term),
+        log_term: String(m.logTerm),
+        index: String(m.index),
+        entries: m.entries.map(toWireEntry),
+        commit: String(m.commit),
+        reject: m.reject,
+        reject_hint: String(m.rejectHint),
+        context: m.context,
+        snapshot: m.snapshot === undefined ? null : toWireSnapshot(m.snapshot),
+    };
+}
+// ---------------------------------------------------------------------------------------------
+// Decoding (untrusted)
+export function fromWireEntry(w, what) {
+    const type = entryTypesByWire.get(w.type);
+    if (type === undefined)
+        throw new DecodeError(`${what}.type: unknown ${String(w.type)}`);
+    const data = bytesOf(w.data, `${what}.data`);
+    if (type === 'confChange') {
+        try {
+            decodeConfChange(data);
+        }
+        catch (err) {
+            throw new DecodeError(`${what}.data: not a conf change (${err.message})`);
+        }
+    }
+    return { term: decodeU64(w.term, `${what}.term`), index: decodeU64(w.index, `${what}.index`), type, data };
+}
+function fromWireConfState(w, what) {
+    if (w === null)
+        throw new DecodeError(`${what}: missing`);
+    const list = (xs, name) => {
+        if (!Array.isArray(xs))
+            throw new DecodeError(`${what}.${name}: not a list`);
+        if (xs.length > confMembersMax)
+            throw new DecodeError(`${what}.${name}: more than ${confMembersMax} members`);
+        const ids = xs.map((x, i) => decodeNodeId(x, `${what}.${name}[${i}]`));
+        for (let i = 1; i < ids.length; i++) {
+            if (ids[i] <= ids[i - 1])
+                throw new DecodeError(`${what}.${name}: not sorted and unique`);
+        }
+        return ids;
+    };
+    const voters = list(w.voters, 'voters');
+    const learners = list(w.learners, 'learners');
+    for (const l of learners)
+        if (voters.includes(l))
+            throw new DecodeError(`${what}: ${l} is both voter and learner`);
+    return { voters, learners };
+}
+export function fromWireSnapshot(w, what) {
+    const md = w.metadata;
+    if (md === null)
+        throw new DecodeError(`${what}.metadata: missing`);
+    return {
+        metadata: {
+            index: decodeU64(md.index, `${what}.metadata.index`),
+            term: decodeU64(md.term, `${what}.metadata.term`),
+            confState: fromWireConfState(md.conf_state, `${what}.metadata.conf_state`),
+        },
+        data: bytesOf(w.data, `${what}.data`),
+    };
+}
+/**
+ * Decodes and checks a message received from a peer for node `self`. The checks are those the core
+ * would otherwise assert on; state-dependent rules stay in the core.
+ */
+export function fromWireMessage(w, self) {
+    const type = messageTypesByWire.get(w.type);
+    if (type === undefined)
+        throw new DecodeError(`message.type: unknown ${String(w.type)}`);
+    const from = decodeNodeId(w.from, 'message.from');
+    const to = decodeNodeId(w.to, 'message.to');
+    if (to !== self)
+        throw new DecodeError(`message.to: ${to}, but this node is ${self}`);
+    if (from === self)
+        throw new DecodeError(`message.from: this node's own id ${self}`);
+    const term = decodeBounded(w.term, termMax, 'message.term');
+    const index = decodeBounded(w.index, indexMax, 'message.index');
+    if (typeof w.context !== 'string' || Buffer.byteLength(w.context) > contextBytesMax) {
+        throw new DecodeError(`message.context: not a string of at most ${contextBytesMax} bytes`);
+    }
+    if (!Array.isArray(w.entries))
+        throw new DecodeError('message.entries: not a list');
+    if (w.entries.length > 0 && type !== 'app')
+        throw new DecodeError(`message.entries: a ${type} message carries none`);
+    if (index + w.entries.length > indexMax)
+        throw new DecodeError(`message.entries: beyond the index bound ${indexMax}`);
+    const entries = w.entries.map((e, k) => fromWireEntry(e, `message.entries[${k}]`));
+    entries.forEach((e, k) => {
+        if (e.index !== index + 1 + k)
+            throw new DecodeError(`message.entries[${k}].index: ${e.index}, expected ${index + 1 + k}`);
+        if (e.term > term)
+            throw new DecodeError(`message.entries[${k}].term: ${e.term} above the message term ${term}`);
+        if (e.term === 0)
+            throw new DecodeError(`message.entries[${k}].term: 0`);
+    });
+    let snapshot;
+    if (type === 'snap') {
+        if (w.snapshot === null)
+            throw new DecodeError('message.snapshot: missing on a snap message');
+        snapshot = fromWireSnapshot(w.snapshot, 'message.snapshot');
+        if (snapshot.metadata.index === 0 || snapshot.metadata.term === 0)
+            throw new DecodeError('message.snapshot.metadata: empty snapshot');
+        if (snapshot.metadata.index > indexMax)
+            throw new DecodeError(`message.snapshot.metadata.index: above the bound ${indexMax}`);
+        if (snapshot.metadata.term > term)
+            throw new DecodeError('message.snapshot.metadata.term: above the message term');
+        if (snapshot.metadata.confState.voters.length === 0)
+            throw new DecodeError('message.snapshot.metadata.conf_state: no voters');
+    }
+    else if (w.snapshot !== null) {
+        throw new DecodeError(`message.snapshot: a ${type} message carries none`);
+    }
+    if (typeof w.reject !== 'boolean')
+        throw new DecodeError('message.reject: not a boolean');
+    return {
+        type,
+        from,
+        to,
+        term,
+        logTerm: decodeBounded(w.log_term, termMax, 'message.log_term'),
+        index,
+        entries,
+        commit: decodeBounded(w.commit, indexMax, 'message.commit'),
+        reject: w.reject,
+        rejectHint: decodeBounded(w.reject_hint, indexMax, 'message.reject_hint'),
+        context: w.context,
+        snapshot,
+    };
+}
+// ---------------------------------------------------------------------------------------------
+// Bytes (what the tests feed the decoder; until the checksummed disk format also the Raft log's form on disk)
+export function encodeEntry(e) {
+    return raftProto().Entry.serialize(toWireEntry(e));
+}
+export function decodeEntry(buf) {
+    return fromWireEntry(raftProto().Entry.deserialize(buf), 'entry');
+}
+export function encodeHardState(hs) {
+    return raftProto().HardState.serialize({ term: String(hs.term), vote: String(hs.vote), commit: String(hs.commit) });
+}
+export function decodeHardState(buf) {
+    const w = raftProto().HardState.deserialize(buf);
+    return { term: decodeU64(w.term, 'hardState.term'), vote: decodeU64(w.vote, 'hardState.vote'), commit: decodeU64(w.commit, 'hardState.commit') };
+}
+export function encodeSnapshot(s) {
+    return raftProto().Snapshot.serialize(toWireSnapshot(s));
+}
+export function decodeSnapshot(buf) {
+    return fromWireSnapshot(raftProto().Snapshot.deserialize(buf), 'snapshot');
+}
+export function encodeMessage(m) {
+    return raftProto().Message.serialize(toWireMessage(m));
+}
+/** Decodes message bytes as the server does: protobuf parse errors become DecodeErrors too. */
+export function decodeMessage(buf, self) {
+    let w;
+    try {
+        w = raftProto().Message.deserialize(buf);
+    }
+    catch (err) {
+        throw new DecodeError(`message: not a protobuf Message (${err.message})`);
+    }
+    return fromWireMessage(w, self);
+}
+//# sourceMappingURL=codec.js.map

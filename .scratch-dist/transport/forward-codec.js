@@ -1,0 +1,253 @@
+import { DecodeError, decodeBounded, decodeU64 } from './codec.js';
+import { decodeGroup } from './batch-codec.js';
+import { appendBytesMax, appendEventsMax, eventRecordBytesMax, flowIdLengthMax, forwardDeadlineMsMax, offsetMax, readChunkBytesMax, readEventsMax, readWaitMsMax, requestIdLengthMax, termMax, } from './limits.js';
+import { TransportError } from './types.js';
+const detailLengthMax = 1024;
+/** A signed 64-bit decimal string as a safe integer within [min, max]. */
+export function decodeI64(v, min, max, what) {
+    const s = typeof v === 'number' ? String(v) : v;
+    if (typeof s !== 'string' || !/^-?\d{1,16}$/.test(s))
+        throw new DecodeError(`${what}: not an int64: ${String(v)}`);
+    const n = Number(s);
+    if (!Number.isSafeInteger(n) || n < min || n > max)
+        throw new DecodeError(`${what}: ${s} outside [${min}, ${max}]`);
+    return n;
+}
+function cut(s, max) {
+    return typeof s === 'string' ? s.slice(0, max) : '';
+}
+function partitionGroup(v, what) {
+    const g = decodeGroup(v, what);
+    if (g === 0)
+        throw new DecodeError(`${what}: 0 is the metadata group, not a partition`);
+    return g;
+}
+function u32(v, what) {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 2 ** 32 - 1)
+        throw new DecodeError(`${what}: not a u32: ${String(v)}`);
+    return v;
+}
+// ---------------------------------------------------------------------------------------------
+// Append
+export function toWireAppendRequest(r) {
+    return {
+        group: r.group,
+        topic: r.topic,
+        partition: r.partition,
+        epoch: String(r.epoch),
+        request_id: r.requestId,
+        flow_id: r.flowId,
+        deadline_ms: r.deadlineMs,
+        events: r.events,
+    };
+}
+/** The server's check of a forwarded append; throws a DecodeError (answered `refused`). */
+export function fromWireAppendRequest(w) {
+    const group = partitionGroup(w.group, 'append.group');
+    const requestId = w.request_id;
+    if (typeof requestId !== 'string' || requestId.length === 0 || requestId.length > requestIdLengthMax) {
+        throw new DecodeError(`append.request_id: must hold 1 to ${requestIdLengthMax} characters`);
+    }
+    if (!Array.isArray(w.events) || w.events.length === 0)
+        throw new DecodeError('append.events: none');
+    if (w.events.length > appendEventsMax)
+        throw new DecodeError(`append.events: ${w.events.length} events, more than ${appendEventsMax}`);
+    let bytes = 0;
+    w.events.forEach((e, k) => {
+        if (!(e instanceof Uint8Array) || e.byteLength === 0)
+            throw new DecodeError(`append.events[${k}]: empty`);
+        if (e.byteLength > eventRecordBytesMax)
+            throw new DecodeError(`append.events[${k}]: ${e.byteLength} bytes, more than ${eventRecordBytesMax}`);
+        bytes += e.byteLength;
+    });
+    if (bytes > appendBytesMax)
+        throw new DecodeError(`append.events: ${bytes} bytes, more than ${appendBytesMax}`);
+    return {
+        group,
+        topic: u32(w.topic, 'append.topic'),
+        partition: u32(w.partition, 'append.partition'),
+        epoch: decodeBounded(w.epoch, termMax, 'append.epoch'),
+        requestId,
+        flowId: cut(w.flow_id, flowIdLengthMax),
+        deadlineMs: Math.min(Math.max(1, u32(w.deadline_ms, 'append.deadline_ms')), forwardDeadlineMsMax),
+        events: w.events,
+    };
+}
+export function toWireAppendReply(a) {
+    switch (a.status) {
+        case 'committed':
+            return { status: 'APPEND_STATUS_COMMITTED', epoch: String(a.epoch), first_offset: String(a.firstOffset), last_offset: String(a.lastOffset) };
+        case 'notLeader':
+            return { status: 'APPEND_STATUS_NOT_LEADER', leader_hint: String(a.leaderHint), epoch: String(a.epoch) };
+        case 'unavailable':
+            return { status: 'APPEND_STATUS_UNAVAILABLE', detail: cut(a.detail, detailLengthMax) };
+        case 'refused':
+            return { status: 'APPEND_STATUS_REFUSED', detail: cut(a.detail, detailLengthMax) };
+    }
+}
+/**
+ * The client's check of the leader's answer to `req`: a committed answer must give one dense offset
+ * per event sent and, when the request named an epoch, be committed in that epoch. Anything else
+ * becomes `unavailable` (the outcome is unknown; a retry with the same request id is safe).
+ */
+export function fromWireAppendReply(w, req, peer) {
+    try {
+        switch (w.status) {
+            case 'APPEND_STATUS_COMMITTED': {
+                const epoch = decodeBounded(w.epoch, termMax, 'reply.epoch');
+                const firstOffset = decodeBounded(w.first_offset, offsetMax, 'reply.first_offset');
+                const lastOffset = decodeBounded(w.last_offset, offsetMax, 'reply.last_offset');
+                if (lastOffset - firstOffset + 1 !== req.events.length) {
+                    throw new DecodeError(`reply: offsets ${firstOffset}..${lastOffset} for ${req.events.length} events`);
+                }
+                if (epoch === 0)
+                    throw new DecodeError('reply.epoch: committed in term 0');
+                if (req.epoch !== 0 && epoch !== req.epoch)
+                    throw new DecodeError(`reply.epoch: committed in ${epoch}, routed for ${req.epoch}`);
+                return { status: 'committed', epoch, firstOffset, lastOffset };
+            }
+            case 'APPEND_STATUS_NOT_LEADER':
+                return { status: 'notLeader', leaderHint: decodeU64(w.leader_hint, 'reply.leader_hint'), epoch: decodeBounded(w.epoch, termMax, 'reply.epoch') };
+            case 'APPEND_STATUS_REFUSED':
+                return { status: 'refused', detail: cut(w.detail, detailLengthMax) || 'refused by the leader' };
+            case 'APPEND_STATUS_UNAVAILABLE':
+                return { status: 'unavailable', detail: cut(w.detail, detailLengthMax) || 'the leader could not complete the append' };
+            default:
+                throw new DecodeError(`reply.status: unknown ${String(w.status)}`);
+        }
+    }
+    catch (err) {
+        if (!(err instanceof DecodeError))
+            throw err;
+        return { status: 'unavailable', detail: `malformed append reply from node ${peer}: ${err.message}` };
+    }
+}
+// ---------------------------------------------------------------------------------------------
+// Read
+export function toWireReadRequest(r) {
+    return {
+        group: r.group,
+        topic: r.topic,
+        partition: r.partition,
+        after_offset: String(r.afterOffset),
+        max_events: r.maxEvents,
+        max_bytes: r.maxBytes,
+        wait_ms: r.waitMs,
+        follow: r.follow,
+        flow_id: r.flowId,
+    };
+}
+/** The server's check of a read request; limits above the bounds are clamped to them. */
+export function fromWireReadRequest(w) {
+    const maxEvents = u32(w.max_events, 'read.max_events');
+    const maxBytes = u32(w.max_bytes, 'read.max_bytes');
+    if (maxEvents === 0)
+        throw new DecodeError('read.max_events: 0');
+    if (maxBytes === 0)
+        throw new DecodeError('read.max_bytes: 0');
+    if (typeof w.follow !== 'boolean')
+        throw new DecodeError('read.follow: not a boolean');
+    return {
+        group: partitionGroup(w.group, 'read.group'),
+        topic: u32(w.topic, 'read.topic'),
+        partition: u32(w.partition, 'read.partition'),
+        afterOffset: decodeI64(w.after_offset, -1, offsetMax, 'read.after_offset'),
+        maxEvents: Math.min(maxEvents, readEventsMax),
+        maxBytes: Math.min(maxBytes, readChunkBytesMax),
+        waitMs: Math.min(u32(w.wait_ms, 'read.wait_ms'), readWaitMsMax),
+        follow: w.follow,
+        flowId: cut(w.flow_id, flowIdLengthMax),
+    };
+}
+/**
+ * The wire chunks of one handler chunk, after offset `after`: runs of dense offsets, each within the
+ * request's maxEvents and maxBytes (a single larger event travels alone). Throws a TransportError when
+ * the handler's offsets do not increase past `after` (a bug on this side: the call ends).
+ */
+export function toWireReadChunks(c, req, after) {
+    const bounds = { oldest: String(c.oldest), newest: String(c.newest), epoch: String(c.epoch) };
+    if (c.events.length === 0)
+        return [{ first_offset: '0', events: [], ...bounds }];
+    const out = [];
+    let run = [];
+    let first = 0;
+    let bytes = 0;
+    let prev = after;
+    const flush = () => {
+        if (run.length > 0)
+            out.push({ first_offset: String(first), events: run, ...bounds });
+        run = [];
+        bytes = 0;
+    };
+    for (const e of c.events) {
+        if (!Number.isSafeInteger(e.offset) || e.offset <= prev) {
+            throw new TransportError('unavailable', `read produced offset ${e.offset} after ${prev}`);
+        }
+        if (e.offset > c.newest)
+            throw new TransportError('unavailable', `read produced offset ${e.offset} beyond its newest ${c.newest}`);
+        const dense = run.length > 0 && e.offset === prev + 1;
+        if (!dense || run.length >= req.maxEvents || bytes + e.bytes.byteLength > req.maxBytes)
+            flush();
+        if (run.length === 0)
+            first = e.offset;
+        run.push(e.bytes);
+        bytes += e.bytes.byteLength;
+        prev = e.offset;
+    }
+    flush();
+    return out;
+}
+/**
+ * The client's check of one chunk of the read `req`, the last offset read so far being `after`. The
+ * events' offsets are dense from first_offset, after `after`, and within the committed bounds the
+ * chunk states.
+ */
+export function fromWireReadChunk(w, req, after) {
+    const oldest = decodeI64(w.oldest, 0, offsetMax, 'chunk.oldest');
+    const newest = decodeI64(w.newest, -1, offsetMax, 'chunk.newest');
+    const epoch = decodeBounded(w.epoch, termMax, 'chunk.epoch');
+    if (!Array.isArray(w.events))
+        throw new DecodeError('chunk.events: not a list');
+    const n = w.events.length;
+    if (n === 0)
+        return { events: [], oldest, newest, epoch };
+    if (n > req.maxEvents)
+        throw new DecodeError(`chunk.events: ${n}, more than the ${req.maxEvents} asked for`);
+    const first = decodeI64(w.first_offset, 0, offsetMax - n, 'chunk.first_offset');
+    if (first <= after)
+        throw new DecodeError(`chunk.first_offset: ${first}, not after ${after}`);
+    if (first + n - 1 > newest)
+        throw new DecodeError(`chunk: offsets up to ${first + n - 1} beyond the committed ${newest}`);
+    let bytes = 0;
+    const events = new Array(n);
+    for (let k = 0; k < n; k++) {
+        const b = w.events[k];
+        if (!(b instanceof Uint8Array) || b.byteLength > eventRecordBytesMax)
+            throw new DecodeError(`chunk.events[${k}]: not an event record`);
+        bytes += b.byteLength;
+        events[k] = { offset: first + k, bytes: b };
+    }
+    if (n > 1 && bytes > req.maxBytes)
+        throw new DecodeError(`chunk.events: ${bytes} bytes, more than the ${req.maxBytes} asked for`);
+    return { events, oldest, newest, epoch };
+}
+// ---------------------------------------------------------------------------------------------
+// Bounds
+export function toWireBoundsRequest(r) {
+    return { group: r.group, topic: r.topic, partition: r.partition };
+}
+export function fromWireBoundsRequest(w) {
+    return { group: partitionGroup(w.group, 'bounds.group'), topic: u32(w.topic, 'bounds.topic'), partition: u32(w.partition, 'bounds.partition') };
+}
+export function toWireBoundsReply(a) {
+    return { oldest: String(a.oldest), newest: String(a.newest), epoch: String(a.epoch), leader: String(a.leader) };
+}
+export function fromWireBoundsReply(w) {
+    return {
+        oldest: decodeI64(w.oldest, 0, offsetMax, 'bounds.oldest'),
+        newest: decodeI64(w.newest, -1, offsetMax, 'bounds.newest'),
+        epoch: decodeBounded(w.epoch, termMax, 'bounds.epoch'),
+        leader: decodeU64(w.leader, 'bounds.leader'),
+    };
+}
+//# sourceMappingURL=forward-codec.js.map

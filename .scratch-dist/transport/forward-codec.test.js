@@ -1,0 +1,103 @@
+// Goal: forwarded appends, read requests and read chunks are checked on both sides: the server
+// refuses a malformed request before its handler sees it and clamps oversized limits; the client
+// accepts an append answer only if it gives one dense offset per event in the term it routed for, and
+// a read chunk only if it continues after what was read, within the sizes asked for and the bounds it
+// states; the server cuts a handler's chunk into dense runs within the request's limits.
+// Method: one hand-made violation per rule; fast-check over chunk splitting against a naive model.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { DecodeError } from './codec.js';
+import { fromWireAppendReply, fromWireAppendRequest, fromWireReadChunk, fromWireReadRequest, toWireAppendReply, toWireAppendRequest, toWireReadChunks, toWireReadRequest, } from './forward-codec.js';
+import { forwardProto } from './proto.js';
+import { appendEventsMax, eventRecordBytesMax, forwardDeadlineMsMax, readChunkBytesMax, readEventsMax, termMax } from './limits.js';
+import { TransportError } from './types.js';
+const append = { group: 3, topic: 12, partition: 1, epoch: 4, requestId: 'req-1', flowId: 'flow', deadlineMs: 500, events: [Buffer.from('{"a":1}'), Buffer.from('{"a":2}')] };
+const P = () => forwardProto();
+function viaWire(r) {
+    return fromWireAppendRequest(P().AppendRequest.deserialize(P().AppendRequest.serialize(toWireAppendRequest(r))));
+}
+test('an append request round-trips; a malformed one is refused naming the field', () => {
+    assert.deepEqual(viaWire(append), append);
+    assert.equal(viaWire({ ...append, deadlineMs: 10 * forwardDeadlineMsMax }).deadlineMs, forwardDeadlineMsMax);
+    assert.equal(viaWire({ ...append, flowId: 'f'.repeat(1000) }).flowId.length, 256);
+    const cases = [
+        ['group 0', { group: 0 }, /metadata group/],
+        ['no request id', { requestId: '' }, /request_id/],
+        ['long request id', { requestId: 'r'.repeat(129) }, /request_id/],
+        ['no events', { events: [] }, /events: none/],
+        ['an empty event', { events: [Buffer.from('{}'), Buffer.alloc(0)] }, /events\[1\]: empty/],
+        ['a huge event', { events: [Buffer.alloc(eventRecordBytesMax + 1, 32)] }, /events\[0\]/],
+        ['too many events', { events: Array.from({ length: appendEventsMax + 1 }, () => Buffer.from('1')) }, /more than/],
+        ['epoch above the bound', { epoch: termMax + 1 }, /epoch/],
+    ];
+    for (const [what, over, re] of cases) {
+        assert.throws(() => viaWire({ ...append, ...over }), (e) => e instanceof DecodeError && re.test(e.message), what);
+    }
+});
+test('an append answer is accepted only with one dense offset per event, committed in the epoch routed for', () => {
+    const wire = (a) => P().AppendReply.deserialize(P().AppendReply.serialize(toWireAppendReply(a)));
+    assert.deepEqual(fromWireAppendReply(wire({ status: 'committed', epoch: 4, firstOffset: 10, lastOffset: 11 }), append, 2), { status: 'committed', epoch: 4, firstOffset: 10, lastOffset: 11 });
+    assert.deepEqual(fromWireAppendReply(wire({ status: 'notLeader', leaderHint: 3, epoch: 5 }), append, 2), { status: 'notLeader', leaderHint: 3, epoch: 5 });
+    assert.deepEqual(fromWireAppendReply(wire({ status: 'refused', detail: 'too big' }), append, 2), { status: 'refused', detail: 'too big' });
+    assert.deepEqual(fromWireAppendReply(wire({ status: 'unavailable', detail: 'no quorum' }), append, 2), { status: 'unavailable', detail: 'no quorum' });
+    const bad = [
+        wire({ status: 'committed', epoch: 4, firstOffset: 10, lastOffset: 12 }), // three offsets for two events
+        wire({ status: 'committed', epoch: 5, firstOffset: 10, lastOffset: 11 }), // another term than routed for
+        wire({ status: 'committed', epoch: 0, firstOffset: 10, lastOffset: 11 }),
+        { ...wire({ status: 'committed', epoch: 4, firstOffset: 10, lastOffset: 11 }), last_offset: '9007199254740993' },
+        { ...wire({ status: 'refused', detail: '' }), status: 'APPEND_STATUS_UNSPECIFIED' },
+    ];
+    for (const w of bad)
+        assert.equal(fromWireAppendReply(w, append, 2).status, 'unavailable', JSON.stringify(w));
+    // Epoch 0 (any): whatever term the leader committed in.
+    assert.equal(fromWireAppendReply(wire({ status: 'committed', epoch: 9, firstOffset: 0, lastOffset: 1 }), { ...append, epoch: 0 }, 2).status, 'committed');
+});
+const read = { group: 3, topic: 12, partition: 1, afterOffset: -1, maxEvents: 100, maxBytes: 1000, waitMs: 200, follow: true, flowId: 'f' };
+test('a read request round-trips, oversized limits are clamped, nonsense is refused', () => {
+    const viaWireR = (r) => fromWireReadRequest(P().ReadRequest.deserialize(P().ReadRequest.serialize(toWireReadRequest(r))));
+    assert.deepEqual(viaWireR(read), read);
+    const clamped = viaWireR({ ...read, maxEvents: 2 ** 31, maxBytes: 2 ** 31, waitMs: 2 ** 31 });
+    assert.deepEqual([clamped.maxEvents, clamped.maxBytes, clamped.waitMs], [readEventsMax, readChunkBytesMax, 60_000]);
+    for (const over of [{ afterOffset: -2 }, { maxEvents: 0 }, { maxBytes: 0 }, { group: 0 }]) {
+        assert.throws(() => viaWireR({ ...read, ...over }), DecodeError, JSON.stringify(over));
+    }
+});
+function wireChunks(c, req, after) {
+    return toWireReadChunks(c, req, after).map((w) => P().ReadChunk.deserialize(P().ReadChunk.serialize(w)));
+}
+test('the server cuts a chunk into dense runs within maxEvents and maxBytes, and the client reads back the same events', () => {
+    fc.assert(fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 40 })), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 120 }), (steps, maxEvents, maxBytes) => {
+        let offset = 4;
+        const events = steps.map(([gap, size]) => ({ offset: (offset += gap), bytes: Buffer.alloc(size, 97) }));
+        const req = { ...read, afterOffset: 4, maxEvents, maxBytes };
+        const chunk = { events, oldest: 0, newest: offset, epoch: 2 };
+        let after = 4;
+        const back = wireChunks(chunk, req, 4).map((w) => {
+            const c = fromWireReadChunk(w, req, after);
+            assert.ok(c.events.length <= maxEvents);
+            const bytes = c.events.reduce((n, e) => n + e.bytes.length, 0);
+            assert.ok(c.events.length === 1 || bytes <= maxBytes);
+            after = c.events[c.events.length - 1].offset;
+            return c;
+        });
+        assert.deepEqual(back.flatMap((c) => c.events), events);
+    }), { numRuns: 300 });
+});
+test('the client refuses a chunk that goes back, passes its newest, or is larger than asked', () => {
+    const events = [10, 11, 12].map((offset) => ({ offset, bytes: Buffer.from('{"x":1}') }));
+    const [w] = wireChunks({ events, oldest: 0, newest: 12, epoch: 1 }, read, -1);
+    assert.equal(fromWireReadChunk(w, read, 9).events.length, 3);
+    assert.throws(() => fromWireReadChunk(w, read, 10), /not after/);
+    assert.throws(() => fromWireReadChunk({ ...w, newest: '11' }, read, 9), /beyond the committed/);
+    assert.throws(() => fromWireReadChunk(w, { ...read, maxEvents: 2 }, 9), /more than/);
+    assert.throws(() => fromWireReadChunk(w, { ...read, maxBytes: 10 }, 9), /bytes/);
+    assert.throws(() => fromWireReadChunk({ ...w, epoch: String(termMax + 1) }, read, 9), /epoch/);
+    assert.throws(() => fromWireReadChunk({ ...w, oldest: '-1' }, read, 9), /oldest/);
+    // An empty chunk is a keep-alive with the bounds.
+    assert.deepEqual(fromWireReadChunk({ ...w, events: [] }, read, 9), { events: [], oldest: 0, newest: 12, epoch: 1 });
+    // The server refuses to send offsets that do not increase or pass newest (a bug on its side).
+    assert.throws(() => toWireReadChunks({ events: [events[1], events[0]], oldest: 0, newest: 12, epoch: 1 }, read, -1), TransportError);
+    assert.throws(() => toWireReadChunks({ events, oldest: 0, newest: 11, epoch: 1 }, read, -1), TransportError);
+});
+//# sourceMappingURL=forward-codec.test.js.map

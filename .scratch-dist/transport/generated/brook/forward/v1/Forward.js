@@ -1,0 +1,3 @@
+// Original file: proto/forward.proto
+export {};
+//# sourceMappingURL=Forward.js.map

@@ -1,0 +1,3 @@
+// Original file: proto/forward.proto
+export {};
+//# sourceMappingURL=ReadChunk.js.map

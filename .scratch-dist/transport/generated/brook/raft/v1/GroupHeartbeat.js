@@ -1,0 +1,3 @@
+// Original file: proto/raft.proto
+export {};
+//# sourceMappingURL=GroupHeartbeat.js.map

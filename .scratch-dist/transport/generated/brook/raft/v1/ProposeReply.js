@@ -1,0 +1,3 @@
+// Original file: proto/raft.proto
+export {};
+//# sourceMappingURL=ProposeReply.js.map

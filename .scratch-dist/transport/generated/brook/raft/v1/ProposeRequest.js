@@ -1,0 +1,3 @@
+// Original file: proto/raft.proto
+export {};
+//# sourceMappingURL=ProposeRequest.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=forward.js.map

@@ -1,0 +1,2 @@
+export {};
+//# sourceMappingURL=raft.js.map

@@ -1,0 +1,347 @@
+/**
+ * The node-to-node transport over @grpc/grpc-js: a server for other nodes' Raft messages and
+ * requests (server.ts), and one connection per peer (peer.ts) for ours.
+ *
+ * Raft messages. A send takes the messages of any number of groups and makes one MessageBatch per
+ * destination (one stream write per peer per send, not per group), with heartbeats coalesced
+ * (batch-codec.ts). Each node keeps one long-lived client stream to each peer; a stream is ordered and
+ * costs no round trip per message, which is what pipelined appends need.
+ *
+ * Requests. Unary Propose (metadata writes to the metadata leader) and Append (a client batch's events
+ * to a partition's leader) carry the caller's flow id (also as x-flow-id metadata) and a deadline, and
+ * never reject: a failure is an `unavailable` answer. Read and FetchLog are server-streaming with
+ * backpressure and cancellation (streams.ts); they and Bounds fail with a TransportError.
+ *
+ * Identify. A node asks a peer what its data directory is (disk id, cluster id, founders) before it
+ * decides to found a cluster (src/broker/founding.ts); the answer comes from `identify`, which works
+ * before any Raft group is registered.
+ *
+ * Every call carries this node's id (x-brook-from). What arrives is checked before the handler sees
+ * it (codec.ts, batch-codec.ts, forward-codec.ts, log-codec.ts) and so is every answer before the
+ * caller sees it.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { decodeU64 } from './codec.js';
+import { BatchBuilder } from './batch-codec.js';
+import { fromWireAppendReply, fromWireBoundsReply, fromWireReadChunk, toWireAppendRequest, toWireBoundsRequest, toWireReadRequest } from './forward-codec.js';
+import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from './log-codec.js';
+import { flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
+import { Peer } from './peer.js';
+import { forwardProto, raftProto } from './proto.js';
+import { TransportServer } from './server.js';
+import { authInterceptor, CallAuthenticator, channelCredentials, channelSecurityOptions, identityInterceptor, serverCredentials } from './auth.js';
+import { consumeStream, transportErrorOf } from './streams.js';
+import { TransportError, } from './types.js';
+function channelOptions(messageBytesMax) {
+    return {
+        'grpc.max_receive_message_length': messageBytesMax,
+        'grpc.max_send_message_length': messageBytesMax,
+        // A restarted peer is found again within a second, not after grpc's default backoff (up to 120 s).
+        'grpc.initial_reconnect_backoff_ms': 100,
+        'grpc.min_reconnect_backoff_ms': 100,
+        'grpc.max_reconnect_backoff_ms': 1000,
+        // Find silent peers (a partition drops packets, nothing resets the connection).
+        'grpc.keepalive_time_ms': 5000,
+        'grpc.keepalive_timeout_ms': 2000,
+        'grpc.keepalive_permit_without_calls': 1,
+    };
+}
+/** How long `bounds` waits by default. */
+const boundsDeadlineMsDefault = 5000;
+export class GrpcTransport {
+    self;
+    incarnation;
+    handler;
+    logger;
+    queueBatchesMax;
+    queueBytesMax;
+    /** The port the server listens on (useful with port 0). */
+    port;
+    #server;
+    #services;
+    #peers = new Map();
+    #messageBytesMax;
+    #security;
+    #auth;
+    constructor(opts, server, services, auth, port) {
+        this.self = opts.self;
+        this.incarnation = opts.incarnation;
+        this.handler = opts.handler;
+        this.logger = opts.logger;
+        this.queueBatchesMax = opts.queueBatchesMax ?? peerQueueBatchesMaxDefault;
+        this.queueBytesMax = opts.queueBytesMax ?? peerQueueBytesMaxDefault;
+        this.#messageBytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
+        this.#server = server;
+        this.#services = services;
+        this.#security = opts.security;
+        this.#auth = auth;
+        this.port = port;
+        for (const p of opts.peers)
+            this.addPeer(p);
+    }
+    static async start(opts) {
+        const bytesMax = opts.messageBytesMax ?? messageBytesMaxDefault;
+        // Membership is asked of the transport once it exists (its peers), unless the caller decides.
+        let transport;
+        const auth = new CallAuthenticator({
+            self: opts.self,
+            security: opts.security,
+            isMember: opts.isMember ?? ((id) => transport?.hasPeer(id) ?? false),
+            logger: opts.logger,
+        });
+        const server = new grpc.Server({
+            'grpc.max_receive_message_length': bytesMax,
+            'grpc.max_send_message_length': bytesMax,
+            'grpc.keepalive_permit_without_calls': 1,
+            // Every call, streams included, is authenticated before any handler runs.
+            interceptors: [authInterceptor(auth)],
+        });
+        const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger, identify: opts.identify });
+        server.addService(raftProto().RaftTransport.service, services.raftService());
+        server.addService(forwardProto().Forward.service, services.forwardService());
+        const port = await new Promise((resolve, reject) => {
+            server.bindAsync(opts.listen, serverCredentials(opts.security), (err, p) => (err ? reject(err) : resolve(p)));
+        });
+        transport = new GrpcTransport(opts, server, services, auth, port);
+        return transport;
+    }
+    addPeer(p) {
+        if (p.id === this.self || this.#peers.has(p.id))
+            return;
+        // Every call to the peer names this node and proves it, streams included.
+        const interceptors = [identityInterceptor(this.self, p.id, this.#security)];
+        const credentials = channelCredentials(this.#security, p.id);
+        const raft = new (raftProto().RaftTransport)(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors });
+        const forward = new (forwardProto().Forward)(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors });
+        const peer = new Peer(this, p.id, p.raftAddress, raft, forward);
+        this.#peers.set(p.id, peer);
+        peer.reachable(); // connect now rather than on the first message
+    }
+    hasPeer(id) {
+        return this.#peers.has(id);
+    }
+    peerIds() {
+        return [...this.#peers.keys()];
+    }
+    reachable(id) {
+        return this.#peers.get(id)?.reachable() ?? false;
+    }
+    address(id) {
+        return this.#peers.get(id)?.address;
+    }
+    /**
+     * Sends the messages of any number of groups: one batch, in one stream write, per destination;
+     * messages keep their order per group and destination. Never blocks.
+     */
+    send(groups) {
+        const byPeer = new Map();
+        for (const { group, messages } of groups) {
+            for (const m of messages) {
+                let b = byPeer.get(m.to);
+                if (b === undefined)
+                    byPeer.set(m.to, (b = new BatchBuilder()));
+                b.add(group, m);
+            }
+        }
+        for (const [to, b] of byPeer) {
+            const peer = this.#peers.get(to);
+            if (peer === undefined) {
+                // A member we have no address for (joined without one): nothing to do but report it.
+                this.handler.unreachable(to);
+                for (const g of b.snapshotGroups)
+                    this.handler.snapshotStatus(g, to, false);
+                continue;
+            }
+            peer.send(b);
+        }
+    }
+    /**
+     * The node-level heartbeat: an empty batch to every peer that got no batch in the last
+     * `quietMs`, so each knows this node is alive even when all the groups they share are quiesced
+     * (NodeHandler.heard on the receiving side). Never blocks.
+     */
+    ping(quietMs) {
+        const now = Date.now();
+        for (const peer of this.#peers.values())
+            if (now - peer.lastSentMs >= quietMs)
+                peer.send(new BatchBuilder());
+    }
+    /** Asks peer `to` what its data directory is; undefined when it does not answer in time. Never rejects. */
+    identify(to, diskId, timeoutMs) {
+        const peer = this.#peers.get(to);
+        if (peer === undefined)
+            return Promise.resolve(undefined);
+        return new Promise((resolve) => {
+            peer.raft.Identify({ from: String(this.self), disk_id: diskId }, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, reply) => {
+                resolve(err || reply === undefined ? undefined : decodeIdentifyReply(reply, to, this.logger));
+            });
+        });
+    }
+    /** Forwards a metadata proposal to `to` (the leader as far as the caller knows). Never rejects. */
+    forward(to, req) {
+        const peer = this.#peers.get(to);
+        if (peer === undefined)
+            return Promise.resolve({ status: 'unavailable', detail: `no address for node ${to}` });
+        return new Promise((resolve) => {
+            peer.raft.Propose({ from: String(this.self), command: req.command, flow_id: req.flowId, deadline_ms: req.deadlineMs }, flowMetadata(req.flowId), { deadline: Date.now() + req.deadlineMs }, (err, reply) => {
+                if (err || reply === undefined) {
+                    resolve({ status: 'unavailable', detail: `forwarding to node ${to} failed: ${err?.details ?? 'no reply'}` });
+                    return;
+                }
+                resolve(decodeProposeReply(reply));
+            });
+        });
+    }
+    /**
+     * Forwards a client batch's events for one partition to `to` (its leader as far as the caller
+     * knows). Never rejects: a failure or a passed deadline is `unavailable` (retry with the same
+     * requestId), a malformed answer too.
+     */
+    forwardAppend(to, req) {
+        const peer = this.#peers.get(to);
+        if (peer === undefined)
+            return Promise.resolve({ status: 'unavailable', detail: `no address for node ${to}` });
+        return new Promise((resolve) => {
+            peer.forward.Append(toWireAppendRequest(req), flowMetadata(req.flowId), { deadline: Date.now() + req.deadlineMs }, (err, reply) => {
+                if (err || reply === undefined) {
+                    const e = transportErrorOf(err, to);
+                    resolve(e.kind === 'refused' ? { status: 'refused', detail: e.message } : { status: 'unavailable', detail: `forwarding to node ${to} failed: ${e.message}` });
+                    return;
+                }
+                resolve(fromWireAppendReply(reply, req, to));
+            });
+        });
+    }
+    /**
+     * Reads committed events of a partition from a replica on `to`, chunk by chunk, only as fast as the
+     * caller iterates; stops the server when `signal` aborts or the caller stops iterating. Fails with
+     * a TransportError.
+     */
+    read(to, req, signal) {
+        const peer = this.#peers.get(to);
+        if (peer === undefined)
+            return failing(new TransportError('unavailable', `no address for node ${to}`));
+        let after = req.afterOffset;
+        return consumeStream(() => peer.forward.Read(toWireReadRequest(req), flowMetadata(req.flowId)), (w) => {
+            const chunk = fromWireReadChunk(w, req, after);
+            const last = chunk.events[chunk.events.length - 1];
+            if (last !== undefined)
+                after = last.offset;
+            return chunk;
+        }, to, 'read chunk', signal);
+    }
+    /** A partition's committed bounds as a replica on `to` knows them. Fails with a TransportError. */
+    bounds(to, req, deadlineMs = boundsDeadlineMsDefault) {
+        const peer = this.#peers.get(to);
+        if (peer === undefined)
+            return Promise.reject(new TransportError('unavailable', `no address for node ${to}`));
+        return new Promise((resolve, reject) => {
+            peer.forward.Bounds(toWireBoundsRequest(req), new grpc.Metadata(), { deadline: Date.now() + deadlineMs }, (err, reply) => {
+                if (err || reply === undefined) {
+                    reject(transportErrorOf(err, to));
+                    return;
+                }
+                try {
+                    resolve(fromWireBoundsReply(reply));
+                }
+                catch (e) {
+                    reject(new TransportError('unavailable', `malformed bounds from node ${to}: ${e.message}`));
+                }
+            });
+        });
+    }
+    /**
+     * Fetches the entries [fromIndex, toIndex] of a group from `to`, in chunks of at most maxBytes of
+     * entry data, checked to continue one another. The server may end early (its log ends or was
+     * compacted): the caller sees fewer entries. Fails with a TransportError.
+     */
+    fetchLog(to, req, signal) {
+        const peer = this.#peers.get(to);
+        if (peer === undefined)
+            return failing(new TransportError('unavailable', `no address for node ${to}`));
+        let checked;
+        try {
+            // The server's reading of the request (maxBytes 0: the default), so the chunks are checked against it.
+            checked = fromWireFetchLogRequest({ group: req.group, from_index: String(req.fromIndex), to_index: String(req.toIndex), max_bytes: req.maxBytes });
+        }
+        catch (err) {
+            return failing(new TransportError('refused', err.message));
+        }
+        let next = checked.fromIndex;
+        return consumeStream(() => peer.raft.FetchLog(toWireFetchLogRequest(checked), new grpc.Metadata()), (w) => {
+            const chunk = fromWireLogChunk(w, checked, next);
+            next += chunk.entries.length;
+            return chunk;
+        }, to, 'log chunk', signal);
+    }
+    /** Raft messages dropped on the way out (queue full, stream failed). */
+    droppedMessages() {
+        let n = 0;
+        for (const p of this.#peers.values())
+            n += p.dropped;
+        return n;
+    }
+    /** Calls refused for want of a valid proof or membership. */
+    refusedCalls() {
+        return this.#auth.refusedCalls();
+    }
+    /** Message batches received from peers (one per sender per send). */
+    receivedBatches() {
+        return this.#services.batches();
+    }
+    /** Messages and requests from peers refused for failing a check. */
+    decodeFailures() {
+        return this.#services.decodeFailures();
+    }
+    async close() {
+        for (const p of this.#peers.values())
+            p.close();
+        await new Promise((resolve) => {
+            this.#server.tryShutdown(() => resolve());
+            // Open peer streams would hold a graceful shutdown forever.
+            setTimeout(() => {
+                this.#server.forceShutdown();
+                resolve();
+            }, 500).unref();
+        });
+    }
+}
+function flowMetadata(flowId) {
+    const meta = new grpc.Metadata();
+    if (flowId !== '')
+        meta.set('x-flow-id', flowId.slice(0, flowIdLengthMax));
+    return meta;
+}
+async function* failing(err) {
+    throw err;
+}
+function decodeProposeReply(reply) {
+    try {
+        switch (reply.status) {
+            case 'PROPOSE_STATUS_APPLIED':
+                return { status: 'applied', index: decodeU64(reply.index, 'reply.index'), result: reply.result };
+            case 'PROPOSE_STATUS_NOT_LEADER':
+                return { status: 'notLeader', leaderHint: decodeU64(reply.leader_hint, 'reply.leader_hint') };
+            default:
+                return { status: 'unavailable', detail: reply.detail || 'the leader could not complete the proposal' };
+        }
+    }
+    catch (err) {
+        return { status: 'unavailable', detail: `malformed propose reply: ${err.message}` };
+    }
+}
+function decodeIdentifyReply(reply, from, logger) {
+    try {
+        return {
+            nodeId: decodeU64(reply.node_id, 'identify.node_id'),
+            diskId: String(reply.disk_id),
+            clusterId: String(reply.cluster_id),
+            founders: reply.founders.map((f, i) => ({ id: decodeU64(f.id, `identify.founders[${i}].id`), diskId: String(f.disk_id) })),
+        };
+    }
+    catch (err) {
+        logger.warn({ peer: from, err: err.message }, 'dropped a malformed identify reply');
+        return undefined;
+    }
+}
+//# sourceMappingURL=raft-transport.js.map

@@ -1,0 +1,228 @@
+/**
+ * The server side of the node-to-node port: the RaftTransport and Forward services. Every call names
+ * its caller in the x-brook-from metadata, which auth.ts's interceptor has checked (proven, a member)
+ * before any handler here runs; every request and message is decoded and checked before
+ * the node's handler sees it. A malformed Raft message is dropped and logged (rate limited), a
+ * malformed request is refused; neither is ever fatal.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { fromKey } from './auth.js';
+import { DecodeError, decodeU64 } from './codec.js';
+import { decodeBatch } from './batch-codec.js';
+import { fromWireAppendRequest, fromWireBoundsRequest, fromWireReadRequest, toWireAppendReply, toWireBoundsReply, toWireReadChunks, } from './forward-codec.js';
+import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
+import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
+import { serveStream, statusOf } from './streams.js';
+export class TransportServer {
+    #o;
+    #decodeFailures = 0;
+    #batches = 0;
+    constructor(o) {
+        this.#o = o;
+    }
+    decodeFailures() {
+        return this.#decodeFailures;
+    }
+    /** Message batches received (one per sender per send). */
+    batches() {
+        return this.#batches;
+    }
+    #decodeFailed(err, from) {
+        this.#decodeFailures++;
+        // The first few and then every thousandth, so a confused peer cannot flood the log.
+        if (this.#decodeFailures <= 10 || this.#decodeFailures % 1000 === 0) {
+            this.#o.logger.warn({ err: err.message, from, failures: this.#decodeFailures }, 'dropped a malformed message from a peer');
+        }
+    }
+    /** The node a call comes from; throws a DecodeError when the metadata names none or this node. */
+    callerOf(metadata) {
+        const values = metadata.get(fromKey);
+        if (values.length !== 1)
+            throw new DecodeError(`${fromKey}: expected one value, got ${values.length}`);
+        const id = decodeU64(values[0], fromKey);
+        if (id === 0 || id === this.#o.self)
+            throw new DecodeError(`${fromKey}: ${id} is not a peer`);
+        return id;
+    }
+    /** @internal also called by tests with crafted batches */
+    onBatch(w, caller) {
+        this.#batches++;
+        let decoded;
+        try {
+            decoded = decodeBatch(w, this.#o.self);
+            if (decoded.from !== caller)
+                throw new DecodeError(`batch.from ${decoded.from} differs from the caller ${caller}`);
+        }
+        catch (err) {
+            if (!(err instanceof DecodeError))
+                throw err;
+            this.#decodeFailed(err, caller);
+            return;
+        }
+        // Every batch, an empty one too (a ping), says the sending node is alive (quiesced groups rely on it).
+        this.#o.handler.heard?.(caller);
+        for (const err of decoded.failures)
+            this.#decodeFailed(err, caller);
+        for (const { group, message } of decoded.messages)
+            this.#o.handler.receive(group, message);
+    }
+    async #propose(req, caller) {
+        // The body's sender (kept for older peers) must agree with the call's.
+        if (req.from !== '' && req.from !== '0' && req.from !== String(caller)) {
+            return { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: `propose.from ${req.from} differs from the caller ${caller}` };
+        }
+        const deadlineMs = Math.min(Math.max(1, req.deadline_ms), forwardDeadlineMsMax);
+        const flowId = typeof req.flow_id === 'string' ? req.flow_id.slice(0, flowIdLengthMax) : '';
+        const answer = await this.#o.handler.propose({ from: caller, command: req.command, flowId, deadlineMs });
+        switch (answer.status) {
+            case 'applied':
+                return { status: 'PROPOSE_STATUS_APPLIED', index: String(answer.index), result: answer.result };
+            case 'notLeader':
+                return { status: 'PROPOSE_STATUS_NOT_LEADER', leader_hint: String(answer.leaderHint) };
+            case 'unavailable':
+                return { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: answer.detail };
+        }
+    }
+    async #append(w, caller) {
+        let answer;
+        try {
+            const req = fromWireAppendRequest(w);
+            // The leader stops waiting at the caller's deadline: the caller has given up by then, and a
+            // retry with the same request id finds the outcome.
+            let timer;
+            const late = new Promise((resolve) => {
+                timer = setTimeout(() => resolve({ status: 'unavailable', detail: `no outcome within ${req.deadlineMs} ms` }), req.deadlineMs);
+            });
+            try {
+                answer = await Promise.race([this.#o.handler.append(caller, req), late]);
+            }
+            finally {
+                clearTimeout(timer);
+            }
+        }
+        catch (err) {
+            if (err instanceof DecodeError) {
+                this.#decodeFailed(err, caller);
+                answer = { status: 'refused', detail: err.message };
+            }
+            else {
+                answer = { status: 'unavailable', detail: err?.message ?? String(err) };
+            }
+        }
+        return toWireAppendReply(answer);
+    }
+    /** Refuses a call whose caller is not named, with INVALID_ARGUMENT; undefined then. */
+    #caller(metadata, refuse) {
+        try {
+            return this.callerOf(metadata);
+        }
+        catch (err) {
+            this.#decodeFailed(err, undefined);
+            refuse(statusOf(err));
+            return undefined;
+        }
+    }
+    raftService() {
+        return {
+            Stream: (call, callback) => {
+                const caller = this.#caller(call.metadata, (s) => callback(s));
+                if (caller === undefined)
+                    return;
+                let batches = 0;
+                call.on('data', (batch) => {
+                    batches++;
+                    this.onBatch(batch, caller);
+                });
+                call.on('end', () => callback(null, { batches: String(batches) }));
+                call.on('error', () => {
+                    // The peer went away; its next stream starts afresh.
+                });
+            },
+            Propose: (call, callback) => {
+                const caller = this.#caller(call.metadata, (s) => callback(s));
+                if (caller === undefined)
+                    return;
+                this.#propose(call.request, caller).then((reply) => callback(null, reply), (err) => callback(null, { status: 'PROPOSE_STATUS_UNAVAILABLE', detail: String(err?.message ?? err) }));
+            },
+            Identify: (call, callback) => {
+                if (this.#caller(call.metadata, (s) => callback(s)) === undefined)
+                    return;
+                const id = this.#o.identify?.();
+                if (id === undefined) {
+                    callback({ code: grpc.status.UNAVAILABLE, details: 'this node cannot tell its identity' });
+                    return;
+                }
+                const reply = { node_id: String(id.nodeId), disk_id: id.diskId, cluster_id: id.clusterId, founders: id.founders.map((f) => ({ id: String(f.id), disk_id: f.diskId })) };
+                callback(null, reply);
+            },
+            FetchLog: (call) => {
+                const caller = this.#caller(call.metadata, (s) => call.emit('error', s));
+                if (caller === undefined)
+                    return;
+                let req;
+                try {
+                    req = fromWireFetchLogRequest(call.request);
+                }
+                catch (err) {
+                    this.#decodeFailed(err, caller);
+                    call.emit('error', statusOf(err));
+                    return;
+                }
+                let next = req.fromIndex;
+                void serveStream(call, (signal) => this.#o.handler.fetchLog(caller, req, signal), (chunk) => {
+                    const out = toWireLogChunks(chunk, req, next);
+                    next += chunk.entries.length;
+                    return out;
+                }, this.#o.logger);
+            },
+        };
+    }
+    forwardService() {
+        return {
+            Append: (call, callback) => {
+                const caller = this.#caller(call.metadata, (s) => callback(s));
+                if (caller === undefined)
+                    return;
+                this.#append(call.request, caller).then((reply) => callback(null, reply));
+            },
+            Bounds: (call, callback) => {
+                const caller = this.#caller(call.metadata, (s) => callback(s));
+                if (caller === undefined)
+                    return;
+                let req;
+                try {
+                    req = fromWireBoundsRequest(call.request);
+                }
+                catch (err) {
+                    this.#decodeFailed(err, caller);
+                    callback(statusOf(err));
+                    return;
+                }
+                this.#o.handler.bounds(caller, req).then((answer) => callback(null, toWireBoundsReply(answer)), (err) => callback(statusOf(err)));
+            },
+            Read: (call) => {
+                const caller = this.#caller(call.metadata, (s) => call.emit('error', s));
+                if (caller === undefined)
+                    return;
+                let req;
+                try {
+                    req = fromWireReadRequest(call.request);
+                }
+                catch (err) {
+                    this.#decodeFailed(err, caller);
+                    call.emit('error', statusOf(err));
+                    return;
+                }
+                let after = req.afterOffset;
+                void serveStream(call, (signal) => this.#o.handler.read(caller, req, signal), (chunk) => {
+                    const out = toWireReadChunks(chunk, req, after);
+                    const last = chunk.events[chunk.events.length - 1];
+                    if (last !== undefined)
+                        after = last.offset;
+                    return out;
+                }, this.#o.logger);
+            },
+        };
+    }
+}
+//# sourceMappingURL=server.js.map
