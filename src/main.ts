@@ -338,6 +338,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     partitionsMax: config.partitionsMax,
     subscriptionPartitionsMax: config.subscriptionPartitionsMax,
     metadataBytesMax: config.metadataBytesMax,
+    timelinesMax: config.timelinesMax,
   };
   const proposeLimits = async (): Promise<void> => {
     const inForce = metadata.state.limits;
