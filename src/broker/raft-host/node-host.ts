@@ -348,7 +348,8 @@ export class RaftNodeHost {
     const flushed = this.#flushed;
     this.#flushed = [];
     const mustSync = turns.some((t) => t.rd.mustSync);
-    const needsWrite = rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined);
+    // A Ready that only repairs or marks damage writes too: the mark is what a restart goes by.
+    const needsWrite = rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined);
     // 1. One write for every group (started here, awaited below).
     const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);
     // 2. What a leader sends does not wait for its own disk.
