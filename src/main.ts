@@ -200,7 +200,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     for (const t of timelinesOf(r)) {
       await router.ensureStorage(t.storage_id);
       const logs = storageReplicas.get(t.storage_id);
-      for (let p = 0; p < r.storage.partitions.length; p++) await logs?.ensure(t.topic, p);
+      // One partition that cannot open (a corrupt log waiting for its repair) does not keep the others closed.
+      for (let p = 0; p < r.storage.partitions.length; p++) {
+        await logs?.ensure(t.topic, p).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name, partition: p }, 'opening a partition replica failed'));
+      }
     }
   };
   const openReplicasOf = (name: string): void => {
