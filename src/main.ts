@@ -108,7 +108,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let metadataForPlacement: RaftMetadataGroup | undefined;
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
   // single node has no transport and no dispatcher.
-  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer) => raftHost.heard(peer) }) : undefined;
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer, incarnation) => raftHost.heard(peer, incarnation) }) : undefined;
   // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
@@ -202,7 +202,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     for (const t of timelinesOf(r)) {
       await router.ensureStorage(t.storage_id);
       const logs = storageReplicas.get(t.storage_id);
-      for (let p = 0; p < r.storage.partitions.length; p++) await logs?.ensure(t.topic, p);
+      // One partition that cannot open (a corrupt log waiting for its repair) does not keep the others closed.
+      for (let p = 0; p < r.storage.partitions.length; p++) {
+        await logs?.ensure(t.topic, p).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name, partition: p }, 'opening a partition replica failed'));
+      }
     }
   };
   const openReplicasOf = (name: string): void => {
@@ -360,6 +363,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     partitionsMax: config.partitionsMax,
     subscriptionPartitionsMax: config.subscriptionPartitionsMax,
     metadataBytesMax: config.metadataBytesMax,
+    timelinesMax: config.timelinesMax,
   };
   const proposeLimits = async (): Promise<void> => {
     const inForce = metadata.state.limits;

@@ -47,6 +47,9 @@ const env = {
   BROOK_CLUSTER_NO_BUILD: '1',
   BROOK_METADATA_TIMEOUT_MS: String(deadlineMs),
   BROOK_PARTITION_MEMORY_ENTRIES: String(memoryEntries),
+  // Retention runs often, so that a part can make it remove a log a follower lacks (only event types
+  // whose retention time is set short lose anything).
+  BROOK_RETENTION_CHECK_INTERVAL_MS: '500',
   BROOK_LOG_LEVEL: 'info',
 };
 
@@ -239,6 +242,15 @@ interface Sent {
   partition: string;
 }
 
+/** Sets an event type's retention time (GET, change, PUT). */
+async function setRetention(name: string, ms: number): Promise<void> {
+  const got = await call(url(1), 'GET', `/event-types/${name}`);
+  assert.equal(got.status, 200, got.text);
+  const body = got.body as Record<string, unknown>;
+  const r = await call(url(1), 'PUT', `/event-types/${name}`, { ...body, options: { ...(body['options'] as object), retention_time: ms } });
+  assert.equal(r.status, 200, r.text);
+}
+
 function event(s: Sent, producer: string): Record<string, unknown> {
   return { key: s.key, producer, seq: s.seq, metadata: { eid: s.eid, occurred_at: new Date().toISOString() } };
 }
@@ -340,7 +352,7 @@ async function readAll(node: number, name: string): Promise<Map<string, Stored[]
 }
 
 /** Waits until every node lists the same partitions, then reads them all and asserts they are identical. */
-async function converged(name: string, timeoutMs: number, among: readonly number[] = nodes): Promise<Map<string, Stored[]>> {
+async function converged(name: string, timeoutMs: number, among: readonly number[] = nodes, retained = false): Promise<Map<string, Stored[]>> {
   await until(`nodes ${among.join(', ')} to list the same partitions of ${name}`, timeoutMs, async () => {
     try {
       const ls = await Promise.all(among.map((i) => partitionsOf(i, name)));
@@ -359,8 +371,10 @@ async function converged(name: string, timeoutMs: number, among: readonly number
     }
   }
   for (const p of partitions) {
-    // Dense offsets from the first one.
-    all[0]!.get(p)!.forEach((s, k) => assert.equal(offsetNumber(s.offset), k, `partition ${p}: offsets are dense from 0`));
+    // Dense offsets from the first one (from 0 unless retention removed the oldest events).
+    const list = all[0]!.get(p)!;
+    const first = retained && list.length > 0 ? offsetNumber(list[0]!.offset) : 0;
+    list.forEach((s, k) => assert.equal(offsetNumber(s.offset), first + k, `partition ${p}: offsets are dense from ${first}`));
   }
   return all[0]!;
 }
@@ -728,6 +742,55 @@ test('partition replication on three nodes: same logs everywhere, failover, part
           partitions,
           `node ${follower} fetched the log of every partition (it lacked ${batches} entries of each); its log: ${JSON.stringify(shipped)}`,
         );
+      }));
+
+    await t.test('a follower down while retention removed the log it lacked catches up from the retained start, with the same offsets', () =>
+      withLogs(async () => {
+        await allUp();
+        const name = 'repl.retention';
+        const topic = await createEventType(name);
+        const follower = 3;
+        const others = nodes.filter((i) => i !== follower);
+        const retentionLines = (i: number) => logLines(i, 'retention removed events').filter((l) => (l as { eventType?: string }).eventType === name);
+        kill9(follower);
+        const keys = keysFor('ret');
+        const seqs = new Map<string, number>();
+        const sent: Sent[] = [];
+        const publishBatches = async (n: number) => {
+          for (let b = 0; b < n; ) {
+            const batch = partitions.flatMap((p) => batchOf(keys[Number(p)]![0]!, p, seqs, 1));
+            const o = await publishTo(others[b % 2]!, name, batch, 'ret');
+            if (o.status === 200) {
+              sent.push(...batch);
+              b++;
+            } else await sleep(50);
+          }
+        };
+        await publishBatches(30);
+        await sleep(1500);
+        // Everything published so far expires on the two running nodes; then retention is long again.
+        await setRetention(name, 1000);
+        await until('retention removed the first batches of every partition on both running nodes', 30_000, async () =>
+          others.every((i) => new Set(retentionLines(i).map((l) => String(l.partition))).size === partitionCount) ? true : undefined);
+        await setRetention(name, 3_600_000);
+        await sleep(1500);
+        // More entries than a leader keeps for a lagging follower (16 x 16): its snapshot moves past the
+        // retained start, so the follower has a retained log to fetch before it.
+        await publishBatches(280);
+        const before = await partitionsOf(others[0]!, name);
+        for (const p of before) assert.ok(offsetNumber(p.oldest_available_offset) >= 30, `partition ${p.partition} starts after the removed batches: ${p.oldest_available_offset}`);
+        const out = clusterCmd('up', '3');
+        assert.match(out, new RegExp(`node ${follower}: started`));
+        const restartedAt = Date.now();
+        const stored = await converged(name, 60_000, nodes, true);
+        t.diagnostic(`node ${follower} converged ${Date.now() - restartedAt} ms after its restart`);
+        assert.deepEqual(await partitionsOf(follower, name), await partitionsOf(others[0]!, name), 'the same oldest and newest offsets everywhere');
+        for (const p of partitions) {
+          const want = sent.filter((x) => x.partition === p).slice(30).map((x) => x.eid);
+          assert.deepEqual(stored.get(p)!.map((x) => x.event.metadata.eid), want, `partition ${p}: the events after the retained start`);
+        }
+        const fetched = logLines(follower, 'partition replica fetched the retained log before its snapshot: it reads from the retained start').filter((l) => l.topic === topic);
+        assert.deepEqual([...new Set(fetched.map((l) => String(l.partition)))].sort(), partitions, `node ${follower} fetched the retained log of every partition: ${JSON.stringify(fetched)}`);
       }));
 
     await t.test('a subscription streamed on one node continues on another from its committed cursor after kill -9 (and restart) of the first', () =>

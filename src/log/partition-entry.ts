@@ -83,6 +83,24 @@ export function knownCrc32c(data: Uint8Array): number | undefined {
   return crc32cCombine(crc32c(b, 0, 0, crcStart), ofRest, rest);
 }
 
+/** Entries from elsewhere whose checksum was checked on arrival (checkArrived): apply does not check them again. */
+const checkedHere = new WeakSet<Uint8Array>();
+
+/**
+ * Checks the checksum of an entry that came from another node (throws PartitionEntryError), and
+ * remembers that it passed, so that applying the same buffer later does not check it again.
+ */
+export function checkArrived(data: Uint8Array): void {
+  if (data.length === 0 || encodedHere.has(data) || checkedHere.has(data)) return;
+  checkCrc(Buffer.from(data.buffer, data.byteOffset, data.length));
+  checkedHere.add(data);
+}
+
+/** Whether the checksum of `data` needs no check: this process encoded it, or checked it on arrival. */
+export function isChecked(data: Uint8Array): boolean {
+  return encodedHere.has(data) || checkedHere.has(data);
+}
+
 export class PartitionEntryError extends Error {
   override name = 'PartitionEntryError';
 }

@@ -36,6 +36,12 @@ export interface PartitionImage {
   readonly oldest: number;
   /** Recent request ids with the offsets they were given, oldest first. */
   readonly recent: readonly (readonly [id: string, first: number, last: number])[];
+  /**
+   * Where the replica that took this image holds its log from (absent: unknown): [raft index, offset]
+   * such that applying its entries from that index on, starting at that offset, gives their offsets.
+   * A follower behind it fetches the log from there (retention removed what came before).
+   */
+  readonly start?: readonly [index: number, offset: number];
   /** The timeline switch this log was sealed for (absent: open). */
   readonly sealed?: string;
 }
@@ -53,6 +59,12 @@ export function partitionImageProblem(img: unknown, index: number): string | und
   if (o['applied'] !== index) return `applied ${String(o['applied'])} is not the snapshot's index ${index}`;
   if (!offset(o['next']) || !offset(o['oldest'])) return 'next and oldest must be offsets';
   if ((o['oldest'] as number) > (o['next'] as number)) return `oldest ${String(o['oldest'])} beyond next ${String(o['next'])}`;
+  const start = o['start'];
+  if (start !== undefined) {
+    if (!Array.isArray(start) || start.length !== 2 || !offset(start[0]) || !offset(start[1]) || start[0] < 1 || start[0] > index + 1 || start[1] > (o['next'] as number)) {
+      return 'start must be [raft index, offset] within the image';
+    }
+  }
   const recent = o['recent'];
   if (!Array.isArray(recent) || recent.length > dedupWindow) return `recent must be a list of at most ${dedupWindow} request ids`;
   for (const r of recent) {
@@ -183,6 +195,20 @@ export class PartitionState {
   truncateBefore(oldest: number): void {
     assert(oldest <= this.#next, `truncating to ${oldest} beyond next ${this.#next}`);
     if (oldest > this.#oldest) this.#oldest = oldest;
+  }
+
+  /**
+   * Events before `oldest` became readable on this replica again: a replica that took a snapshot
+   * without the log before it fetched that log afterwards (its history; a local fact like retention).
+   */
+  extendBack(oldest: number): void {
+    assert(Number.isSafeInteger(oldest) && oldest >= 0 && oldest <= this.#oldest, `extending back to ${oldest} from ${this.#oldest}`);
+    this.#oldest = oldest;
+  }
+
+  /** The events before `next` are not held here (a snapshot installed without its log): none is readable. */
+  forgetAll(): void {
+    this.#oldest = this.#next;
   }
 
   image(): PartitionImage {
