@@ -106,7 +106,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let metadataForPlacement: RaftMetadataGroup | undefined;
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
   // single node has no transport and no dispatcher.
-  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer) => raftHost.heard(peer) }) : undefined;
+  const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer, incarnation) => raftHost.heard(peer, incarnation) }) : undefined;
   // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
@@ -341,6 +341,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     partitionsMax: config.partitionsMax,
     subscriptionPartitionsMax: config.subscriptionPartitionsMax,
     metadataBytesMax: config.metadataBytesMax,
+    timelinesMax: config.timelinesMax,
   };
   const proposeLimits = async (): Promise<void> => {
     const inForce = metadata.state.limits;

@@ -289,7 +289,7 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     tags: adm,
     params: nameParam,
     body: Type.Object({ storage_id: Type.String() }),
-    response: { 201: empty('Switched (no body)'), ...badJson, ...common, ...unknownType, ...unprocessable('No such storage') },
+    response: { 201: empty('Switched (no body)'), ...badJson, ...common, ...unknownType, ...unprocessable('No such storage, or the event type has timelinesMax timelines') },
   },
   'DELETE /event-types/:name/timelines/:id': {
     summary: 'Delete a timeline',
