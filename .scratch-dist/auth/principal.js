@@ -1,4 +1,0 @@
-export function subjectOf(p) {
-    return { data_type: p.type, value: p.uid };
-}
-//# sourceMappingURL=principal.js.map

@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=batch-item.js.map

@@ -1,3 +1,0 @@
-// Original file: proto/forward.proto
-export {};
-//# sourceMappingURL=Forward.js.map

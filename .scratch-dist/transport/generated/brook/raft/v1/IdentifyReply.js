@@ -1,3 +1,0 @@
-// Original file: proto/raft.proto
-export {};
-//# sourceMappingURL=IdentifyReply.js.map

@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=forward.js.map

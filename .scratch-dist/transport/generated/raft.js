@@ -1,2 +1,0 @@
-export {};
-//# sourceMappingURL=raft.js.map
