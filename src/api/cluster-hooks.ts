@@ -40,7 +40,8 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   const cluster = deps.cluster;
   if (cluster === undefined) return;
   app.addHook('onRequest', (request, reply, done) => {
-    if (!cluster.switchesTimelines() && switchesTimeline(request.method, request.routeOptions.url)) {
+    // The route first: asking the cluster costs a look at the metadata group's membership.
+    if (switchesTimeline(request.method, request.routeOptions.url) && !cluster.switchesTimelines()) {
       reply.header('X-Flow-Id', request.id);
       sendProblem(
         reply,
