@@ -105,6 +105,7 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 296, bug: 'log shipping for a snapshot whose last entry the log already held' },
     { seed: 34, bug: 'a quiesced follower never expired a proposal left from its leadership' },
     { seed: 1193, bug: 'a node whose lost WAL tail took its identity and every record of its groups founded them again' },
+    { seed: 17, bug: 'a Ready that only repaired a member was not written (its damage mark stayed on disk)' },
   ];
   for (const { seed, bug } of found) {
     const r = await runHostSimulation({ seed, lostTail: true });
