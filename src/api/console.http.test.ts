@@ -36,6 +36,12 @@ async function openPage(path: string, b: TestBroker = broker): Promise<Page> {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push((e as Error).message));
   (page as Page & { errors: string[] }).errors = errors;
+  // Nothing from another host (no CDN): every request goes to the broker, or is inline data.
+  const foreign: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(b.url + '/') && !r.url().startsWith('data:')) foreign.push(r.url());
+  });
+  (page as Page & { foreign: string[] }).foreign = foreign;
   await page.goto(b.url + path);
   await loaded(page);
   return page;
@@ -51,19 +57,33 @@ const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, n
 
 async function closePage(page: Page): Promise<void> {
   assert.deepEqual((page as Page & { errors: string[] }).errors, [], 'no script errors on the page');
+  assert.deepEqual((page as Page & { foreign: string[] }).foreign, [], 'nothing loaded from another host');
   await page.close();
 }
 
+type ClusterPartitions = {
+  partitions: { event_type: string; partition: string; leader: number | null; replicas: number[]; under_replicated: boolean; replica_status: { node: number; in_sync: boolean; lag: number | null }[] }[];
+  under_replicated_partitions: number;
+  leaderless_partitions: number;
+};
+
+const paymentsAuthorization = {
+  admins: [{ data_type: 'user', value: 'alice' }],
+  readers: [{ data_type: '*', value: '*' }],
+  writers: [{ data_type: 'service', value: 'payments' }],
+};
+
 const twoPartitions = { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 } };
 
-describe('the console in a real browser', { skip: chromium === undefined ? 'no chromium installed (apt-get install chromium)' : false }, () => {
+// A page that waits forever (a stream never closing) fails the suite instead of holding the test run.
+describe('the console in a real browser', { skip: chromium === undefined ? 'no chromium installed (apt-get install chromium)' : false, timeout: 600_000 }, () => {
   before(async () => {
     mkdirSync(shots, { recursive: true });
     broker = await startTestBroker();
     browser = await puppeteer.launch({ executablePath: chromium!, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
     // Data: two event types (one with two schema versions), events on both partitions, a subscription.
     assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.orders', twoPartitions))).status, 201);
-    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.payments'))).status, 201);
+    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.payments', { authorization: paymentsAuthorization }))).status, 201);
     const et = (await call(broker.url, 'GET', '/event-types/ui.orders')).body as Record<string, unknown> & { schema: { schema: string } };
     const schema = JSON.parse(et.schema.schema) as { properties: Record<string, unknown> };
     schema.properties['note'] = { type: 'string' };
@@ -86,8 +106,88 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     assert.equal(await text(page, '[data-testid=term]'), String(view.metadata.term));
     assert.equal(await page.$$eval('[data-testid=members] tbody tr', (rows) => rows.length), view.members.length);
     assert.match(await text(page, '[data-testid=members]'), /metadata leader/);
+    // Partitions: leader, replicas, each replica's state and the counts, as GET /cluster lists them.
+    const full = (await call(broker.url, 'GET', '/cluster')).body as ClusterPartitions;
+    assert.ok(full.partitions.length >= 3, 'the event types of the data have partitions');
+    assert.equal(await text(page, '[data-testid=partition-count]'), String(full.partitions.length));
+    assert.equal(await text(page, '[data-testid=under-replicated]'), String(full.under_replicated_partitions));
+    assert.equal(await text(page, '[data-testid=leaderless]'), String(full.leaderless_partitions));
+    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
+      trs.map((tr) => {
+        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
+        return [td[0], td[1], td[2], td[4], td[5], td[7]];
+      }),
+    );
+    assert.deepEqual(
+      rows,
+      full.partitions.map((p) => [
+        p.event_type,
+        p.partition,
+        p.leader === null ? 'none' : String(p.leader),
+        p.replicas.join(', '),
+        // One broker: its replica is the leader and reports itself in sync.
+        p.replica_status.map((r) => `${r.node}${r.node === p.leader ? '★: leader, ' : ': '}${r.in_sync ? 'in sync' : `behind by ${r.lag}`}`).join('\n'),
+        p.leader === null ? 'leaderless' : p.under_replicated ? 'under-replicated' : 'ok',
+      ]),
+    );
     await shot(page, 'cluster.png');
     await closePage(page);
+  });
+
+  test('cluster overview of three nodes, one unreachable: leaderless, under-replicated and unreachable replicas are flagged as GET /cluster says', async () => {
+    // A cluster's troubles cannot be made on one broker: the page gets this node's real answer with
+    // members and partitions of a three-node cluster in trouble put in (the request is intercepted).
+    const real = (await call(broker.url, 'GET', '/cluster')).body as Record<string, unknown> & { id: number; members: { id: number }[] };
+    const rs = (node: number, applied: number | null, lag: number | null, inSync: boolean) => ({ node, role: 'voter', commit_index: applied, applied_index: applied, lag, in_sync: inSync });
+    const part = (partition: string, leader: number | null, replicas: number[], status: ReturnType<typeof rs>[], underReplicated: boolean) => ({
+      event_type: 'c3.orders', partition, topic: 9, group: 90 + Number(partition), leader, term: leader === null ? 4 : 3, preferred_leader: replicas[0], replicas, learners: [],
+      commit_index: 120, applied_index: 100, lag: 20, under_replicated: underReplicated, replica_status: status,
+    });
+    const view = {
+      ...real,
+      members: [
+        { ...real.members[0], id: 1, self: true, reachable: true },
+        { id: 2, self: false, suffrage: 'voter', raft_address: '10.0.0.2:9080', http_address: '10.0.0.2:8080', reachable: true },
+        { id: 3, self: false, suffrage: 'voter', raft_address: '10.0.0.3:9080', http_address: '10.0.0.3:8080', reachable: false },
+      ],
+      partitions: [
+        part('0', 1, [1, 2, 3], [rs(1, 120, 0, true), rs(2, 120, 0, true), rs(3, 100, 20, true)], false), // 3 unreachable, not yet out of sync
+        part('1', 1, [1, 2], [rs(1, 120, 0, true), rs(2, 10, 1110, false)], true), // 2 behind by more than the limit
+        part('2', null, [2, 3], [rs(2, null, null, true), rs(3, null, null, true)], false), // no leader known
+        part('3', 2, [2, 1], [rs(2, null, null, true), rs(1, 120, 0, true)], false), // led elsewhere: 2 is not known here
+      ],
+      under_replicated_partitions: 1,
+      leaderless_partitions: 1,
+    };
+    const page = await browser.newPage();
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
+      else void r.continue();
+    });
+    await page.setViewport({ width: 1280, height: 900 });
+    await page.goto(broker.url + '/console/');
+    await loaded(page);
+    assert.equal(await text(page, '[data-testid=member-count]'), '2 of 3 reachable');
+    assert.equal(await text(page, '[data-testid=under-replicated]'), '1');
+    assert.equal(await text(page, '[data-testid=leaderless]'), '1');
+    assert.equal(await text(page, '[data-testid=on-unreachable]'), '2', 'partitions 0 and 2 have a replica on node 3');
+    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
+      trs.map((tr) => {
+        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
+        return { partition: td[1], leader: td[2], replicas: td[5]!.split('\n'), state: td[7], problem: tr.className === 'problem' };
+      }),
+    );
+    assert.deepEqual(rows, [
+      { partition: '0', leader: '1', replicas: ['1★: leader, in sync', '2: in sync', '3: in sync (20 behind), node unreachable'], state: 'replica unreachable', problem: true },
+      { partition: '1', leader: '1', replicas: ['1★: leader, in sync', '2: behind by 1110'], state: 'under-replicated', problem: true },
+      { partition: '2', leader: 'none', replicas: ['2: not known here', '3: not known here, node unreachable'], state: 'leaderless', problem: true },
+      { partition: '3', leader: '2', replicas: ['2★: leader, not known here', '1: in sync'], state: 'ok', problem: false },
+    ]);
+    await page.click('[data-testid=only-problems]');
+    assert.deepEqual(await page.$$eval('[data-testid=partitions] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-key'))), ['c3.orders/0', 'c3.orders/1', 'c3.orders/2']);
+    await shot(page, 'cluster-three-nodes.png');
+    await page.close();
   });
 
   test('event types: the list has its own address and a search; the detail shows the partitions, schema versions and their diff', async () => {
@@ -111,26 +211,67 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     assert.match(diff, /^\+ +"note": \{$/m, 'the added property is a + line');
     assert.doesNotMatch(diff, /^- /m, 'nothing was removed');
     assert.match(await text(page, '[data-testid=event-type-fields]'), /schema version\s+1\.1\.0/);
+    const current = (await call(broker.url, 'GET', '/event-types/ui.orders')).body as {
+      schema: { schema: string };
+      category: string;
+      owning_application: string;
+      partition_strategy: string;
+      enrichment_strategies: string[];
+      compatibility_mode: string;
+    };
+    assert.deepEqual(JSON.parse(await text(page, '[data-testid=schema-current]')), JSON.parse(current.schema.schema), 'the current schema, pretty-printed');
+    // Category and strategies, as the API has them.
+    const shownFields = await page.$$eval('[data-testid=event-type-fields] dt', (dts) => Object.fromEntries(dts.map((dt) => [(dt as HTMLElement).innerText, (dt.nextElementSibling as HTMLElement | null)?.innerText])));
+    assert.equal(shownFields['category'], current.category);
+    assert.equal(shownFields['owning application'], current.owning_application);
+    assert.equal(shownFields['partition strategy'], current.partition_strategy);
+    assert.equal(shownFields['enrichment'], current.enrichment_strategies.join(', '));
+    assert.equal(shownFields['compatibility mode'], current.compatibility_mode);
+    assert.match(await text(page, '#view'), /No authorization section/);
     await shot(page, 'event-type.png');
     await closePage(page);
+
+    // An event type with an authorization section shows who may administer, read and write it.
+    const payments = await openPage('/console/event-types/ui.payments');
+    assert.equal(await text(payments, '[data-testid=authorization]'), 'admins\nuser: alice\nreaders\neveryone (*)\nwriters\nservice: payments');
+    await closePage(payments);
   });
 
-  test('event browser: the newest events of a partition are the API’s; following live shows an event published meanwhile', async () => {
-    const page = await openPage('/console/browser/ui.orders?partition=0&mode=newest&n=2');
+  test('event browser: the newest events of a partition and the events after an offset are the API’s; following live shows an event published meanwhile', async () => {
+    // Six events went to two partitions at random: the fuller one holds three at least.
+    const held = (await call(broker.url, 'POST', '/event-types/ui.orders/cursors-lag', [{ partition: '0', offset: 'BEGIN' }, { partition: '1', offset: 'BEGIN' }])).body as { partition: string; unconsumed_events: number }[];
+    const p = held.reduce((a, b) => (b.unconsumed_events > a.unconsumed_events ? b : a)).partition;
+    const page = await openPage(`/console/browser/ui.orders?partition=${p}&mode=newest&n=2`);
     await page.waitForFunction(() => /events? read/.test(document.querySelector('[data-testid=browser-status]')?.textContent ?? ''), { timeout: 10_000 });
-    // What the API has at the end of partition 0.
-    const res = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=10&stream_limit=10&stream_timeout=1&batch_flush_timeout=1`, {
-      headers: { 'X-Svc-Cursors': '[{"partition":"0","offset":"BEGIN"}]' },
+    // What the API has at the end of that partition.
+    // One event per batch, so each line's cursor is that event's offset.
+    const res = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=1&stream_limit=10&stream_timeout=1&batch_flush_timeout=1`, {
+      headers: { 'X-Svc-Cursors': JSON.stringify([{ partition: p, offset: 'BEGIN' }]) },
     });
-    const all = (await res.text()).trim().split('\n').flatMap((l) => (JSON.parse(l) as { events?: { order_number: string }[] }).events ?? []);
-    const expected = all.slice(-2).map((e) => e.order_number);
-    const shown = await page.$$eval('[data-testid=event] pre', (pres) => pres.map((p) => (JSON.parse(p.textContent ?? '{}') as { order_number: string }).order_number));
-    assert.deepEqual(shown, expected);
+    const all = (await res.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { cursor: { offset: string }; events?: { order_number: string }[] })
+      .flatMap((l) => (l.events ?? []).map((e) => ({ order: e.order_number, offset: l.cursor.offset })));
+    assert.ok(all.length >= 3, `partition ${p} holds at least three events`);
+    const shownEvents = (p: Page) =>
+      p.$$eval('[data-testid=event]', (divs) => divs.map((d) => ({ order: (JSON.parse(d.querySelector('pre')?.textContent ?? '{}') as { order_number: string }).order_number, offset: d.querySelector('.meta code')?.textContent ?? '' })));
+    assert.deepEqual(await shownEvents(page), all.slice(-2));
+    await shot(page, 'event-browser-newest.png');
+    await closePage(page);
+
+    // From a cursor: the N events after an offset (exclusive), as the API streams them.
+    const fromCursor = await openPage(`/console/browser/ui.orders?partition=${p}&mode=cursor&offset=${all[0]!.offset}&n=2`);
+    await fromCursor.waitForFunction(() => /events? read/.test(document.querySelector('[data-testid=browser-status]')?.textContent ?? ''), { timeout: 10_000 });
+    assert.deepEqual(await shownEvents(fromCursor), all.slice(1, 3));
+    assert.equal(await fromCursor.$eval('[data-testid=browser-offset]', (el) => (el as HTMLInputElement).value), all[0]!.offset);
+    await closePage(fromCursor);
 
     // Follow every partition (the event below may land on either).
-    await page.select('[data-testid=browser-partition]', '*');
-    await page.click('[data-testid=follow]');
-    await page.waitForSelector('[data-testid=events][data-following=true]');
+    const follow = await openPage('/console/browser/ui.orders');
+    await follow.select('[data-testid=browser-partition]', '*');
+    await follow.click('[data-testid=follow]');
+    await follow.waitForSelector('[data-testid=events][data-following=true]');
     // The stream is open when the broker counts it.
     const deadline = Date.now() + 10_000;
     while (((await call(broker.url, 'GET', '/metrics')).body as { gauges: Record<string, { value: number }> }).gauges['brook.streams.open.low_level']?.value !== 1) {
@@ -139,11 +280,11 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     }
     const live = `LIVE-${Date.now()}`;
     assert.equal((await call(broker.url, 'POST', '/event-types/ui.orders/events', [businessEvent(live)])).status, 200);
-    await page.waitForFunction((order) => [...document.querySelectorAll('[data-testid=event].live pre')].some((p) => p.textContent?.includes(order)), { timeout: 10_000 }, live);
-    await shot(page, 'event-browser.png');
-    await page.click('[data-testid=follow]');
-    await page.waitForFunction(() => document.querySelector('[data-testid=events]')?.getAttribute('data-following') === null);
-    await closePage(page);
+    await follow.waitForFunction((order) => [...document.querySelectorAll('[data-testid=event].live pre')].some((p) => p.textContent?.includes(order)), { timeout: 10_000 }, live);
+    await shot(follow, 'event-browser-live.png');
+    await follow.click('[data-testid=follow]');
+    await follow.waitForFunction(() => document.querySelector('[data-testid=events]')?.getAttribute('data-following') === null);
+    await closePage(follow);
   });
 
   test('publish: a validation error is shown for the event that failed; a valid event is stored', async () => {
@@ -232,23 +373,89 @@ describe('the console in a real browser', { skip: chromium === undefined ? 'no c
     assert.match(await text(page, '[data-testid=blacklist]'), /CONSUMER_APP\s+greedy-app/);
     assert.deepEqual(((await call(broker.url, 'GET', '/settings/blacklist')).body as { consumers: { apps: string[] } }).consumers.apps, ['greedy-app']);
     assert.match(await text(page, '[data-testid=storages]'), /default\s+broker/);
+    // Timelines: an event type switched to a new storage shows its timeline.
+    assert.equal((await call(broker.url, 'POST', '/storages', { id: 'ui-second', storage_type: 'broker', broker_configuration: {} })).status, 201);
+    assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('ui.archive'))).status, 201);
+    assert.equal((await call(broker.url, 'POST', '/event-types/ui.archive/timelines', { storage_id: 'ui-second' })).status, 201);
+    const timelines = (await call(broker.url, 'GET', '/event-types/ui.archive/timelines')).body as { id: string; order: number; storage_id: string }[];
+    await page.reload();
+    await loaded(page);
+    assert.match(await text(page, '[data-testid=storages]'), /ui-second\s+broker/);
+    await page.select('[data-testid=timelines-event-type]', 'ui.archive');
+    await page.waitForSelector('[data-testid=timelines] table');
+    const rows = await page.$$eval('[data-testid=timelines] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 3).map((td) => (td as HTMLElement).innerText)));
+    assert.deepEqual(rows, timelines.map((t) => [String(t.order), t.id, t.storage_id]));
+    assert.ok(rows.some((r) => r[2] === 'ui-second'));
     await shot(page, 'settings.png');
     await call(broker.url, 'DELETE', '/settings/blacklist/CONSUMER_APP/greedy-app');
     await call(broker.url, 'POST', '/settings/features', { feature, enabled: was });
     await closePage(page);
   });
 
-  test('metrics: the page samples GET /metrics and plots the publish rate; its totals are the API’s', async () => {
+  test('metrics: the page samples GET /metrics and /stats and plots publish and consume rates, publish latency per event type and subscription lag; its totals are the API’s', async () => {
+    const sub = (await call(broker.url, 'POST', '/subscriptions', { owning_application: 'ui-metrics', event_types: ['ui.payments'], read_from: 'begin' })).body as { id: string };
     const page = await openPage('/console/metrics');
+    type Summary = Record<string, { last: number; max: number }>;
+    const summary = async (chart: string) => JSON.parse((await page.$eval(`[data-testid=${chart}]`, (el) => el.getAttribute('data-summary'))) ?? '{}') as Summary;
+    const until = async (what: string, ok: () => Promise<boolean>) => {
+      const deadline = Date.now() + 20_000;
+      while (!(await ok())) {
+        assert.ok(Date.now() < deadline, `the page did not plot ${what}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    // Rates are differences between two samples: the traffic must come after the page's first sample
+    // (on a loaded machine the first GET /metrics can be answered after a publish made at once, and the
+    // rate then stays 0).
+    await page.waitForFunction(() => /^[1-9]\d* samples of GET \/metrics/.test(document.querySelector('[data-testid=sample-status]')?.textContent ?? ''), { timeout: 10_000 });
+    // Traffic while the page samples: publishing, a low-level stream reading ui.orders, a subscription stream.
     await call(broker.url, 'POST', '/event-types/ui.orders/events', [businessEvent('M-1'), businessEvent('M-2')]);
-    await page.waitForFunction(() => Number(document.querySelector('[data-testid=chart-publish]')?.getAttribute('data-points') ?? 0) >= 2, { timeout: 15_000 });
-    assert.match((await page.$eval('[data-testid=chart-publish]', (el) => el.getAttribute('data-series'))) ?? '', /ui\.orders/);
-    assert.ok((await page.$$('[data-testid=chart-publish] canvas')).length > 0, 'uPlot drew the chart');
+    // The subscription's own event (the test does not rely on what the publish test stored).
+    await call(broker.url, 'POST', '/event-types/ui.payments/events', [businessEvent('M-3')]);
+    // Every partition from BEGIN, ended by its timeout (a stream_limit could wait forever on a partition with fewer events).
+    const low = await fetch(`${broker.url}/event-types/ui.orders/events?batch_limit=5&batch_flush_timeout=1&stream_timeout=1`, {
+      headers: { 'X-Svc-Cursors': JSON.stringify([{ partition: '0', offset: 'BEGIN' }, { partition: '1', offset: 'BEGIN' }]) },
+    });
+    assert.match(await low.text(), /"events":\[/);
+    const s = await SubscriptionStreamClient.open(broker.url, sub.id, 'batch_limit=1&max_uncommitted_events=1&batch_flush_timeout=1');
+    try {
+      await s.waitFor((x) => x.events().length >= 1);
+      await until('the publish rate of ui.orders', async () => ((await summary('chart-publish'))['ui.orders']?.max ?? 0) > 0);
+      await until('the consume rate of ui.orders', async () => ((await summary('chart-consume'))['ui.orders']?.max ?? 0) > 0);
+      await until('the publish latency of ui.orders', async () => ((await summary('chart-latency'))['ui.orders']?.max ?? 0) > 0);
+      assert.ok((await page.$$('[data-testid=chart-publish] canvas')).length > 0, 'uPlot drew the chart');
+      // Lag: the subscription's unconsumed events, as its stats say.
+      const stats = (await call(broker.url, 'GET', `/subscriptions/${sub.id}/stats`)).body as { items: { partitions: { unconsumed_events?: number }[] }[] };
+      const lag = stats.items.flatMap((i) => i.partitions).reduce((n, p) => n + (p.unconsumed_events ?? 0), 0);
+      assert.ok(lag > 0, 'nothing committed: the subscription lags');
+      await until(`the lag of ${sub.id}`, async () => (await summary('chart-lag'))[`ui-metrics ${sub.id.slice(0, 8)}`]?.last === lag);
+    } finally {
+      await s.close();
+    }
     const m = (await call(broker.url, 'GET', '/metrics')).body as { counters: Record<string, { count: number }> };
     const published = Object.entries(m.counters).filter(([k]) => k.startsWith('brook.events.published.')).reduce((n, [, v]) => n + v.count, 0);
     await page.waitForFunction((n) => document.querySelector('[data-testid=total-published]')?.textContent === n, { timeout: 5_000 }, published.toLocaleString('en-US'));
     await shot(page, 'metrics.png');
     await closePage(page);
+  });
+
+  test('the API page at /docs/ lists every operation of /openapi.json, and loads nothing from another host', async () => {
+    const page = await browser.newPage();
+    const foreign: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(broker.url + '/') && !r.url().startsWith('data:')) foreign.push(r.url());
+    });
+    await page.goto(broker.url + '/docs/');
+    const doc = (await call(broker.url, 'GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort();
+    await page.waitForFunction((n) => document.querySelectorAll('.opblock').length >= n, { timeout: 15_000 }, operations.length);
+    const shown = await page.$$eval('.opblock', (blocks) =>
+      blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent ?? ''} ${(b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? '').replace(/\u200b/g, '')}`),
+    );
+    assert.deepEqual(shown.sort(), operations);
+    await shot(page, 'api-docs.png');
+    assert.deepEqual(foreign, [], 'nothing loaded from another host');
+    await page.close();
   });
 
   test('with authentication on: the page asks for a token, says when it is refused (401), and shows 403 where the token does not reach', async () => {

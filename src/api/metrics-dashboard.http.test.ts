@@ -1,4 +1,6 @@
-// Goal: the Grafana dashboard in deploy/ (issue 11) queries only metrics a real node exports, and the
+// Goal: the Grafana dashboard in deploy/ (issue 11) shows the figures the issue names (publish and
+// consume rates, latency percentiles, open streams, subscription lag, Raft term and leader changes,
+// fsync latency, storage bytes), queries only metrics a real node exports, and the
 // metrics it needs beyond the first set are real: WAL fsync latency (one observation per group
 // commit), metadata leader changes, and the unconsumed events of each subscription.
 // Method: a real broker with traffic (publishing, a low-level stream, a subscription stream with a
@@ -45,6 +47,19 @@ test('every metric the dashboard queries has samples in a real node’s Promethe
   for (const v of dashboard.templating.list) if (typeof v.query === 'object' && v.query !== null) exprs.push((v.query as { query: string }).query);
   const names = new Set(exprs.flatMap((e) => [...e.matchAll(/\bbrook_[a-z0-9_]+/g)].map((m) => m[0])));
   assert.ok(names.size >= 15, `only ${names.size} metrics queried?`);
+  // The figures the dashboard is for (issue 11): each has a panel that queries it.
+  const wanted: [string, RegExp][] = [
+    ['publish rate', /rate\(brook_events_published_total/],
+    ['consume rate', /rate\(brook_events_consumed_total/],
+    ['publish latency percentiles', /histogram_quantile\(0\.99, .*brook_publish_duration_seconds_bucket/],
+    ['open streams', /brook_streams_open\b/],
+    ['subscription lag', /brook_subscription_unconsumed_events\b/],
+    ['Raft term', /brook_metadata_raft_term\b/],
+    ['leader changes', /brook_metadata_raft_leader_changes_total\b/],
+    ['fsync latency', /histogram_quantile\(.*brook_wal_fsync_duration_seconds_bucket/],
+    ['storage bytes', /brook_storage_bytes\b/],
+  ];
+  for (const [what, re] of wanted) assert.ok(exprs.some((e) => re.test(e)), `no panel queries the ${what}`);
 
   // Traffic, so that every labelled series has a sample: publishing, a low-level stream, a subscription stream and a commit.
   assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('dash.orders'))).status, 201);

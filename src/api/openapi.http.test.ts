@@ -4,16 +4,17 @@
 // its interactive page are served without a token when authentication is on.
 // Method: a real broker over HTTP; the document is checked by an OpenAPI validator from npm, and each
 // answer of a tour over every operation is validated with ajv against the response schema the
-// document gives for that path, method, status and media type. A status the document does not list
-// for an operation fails the test as much as a body that does not match.
+// document gives for that path, method, status and media type (testing/openapi-conformance.ts, which
+// broker-harness's call() also runs on every answer of every HTTP test). A status the document does not
+// list for an operation fails the test as much as a body that does not match or a field it does not
+// describe.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
 import { interactiveDocsRoutes, routePermissions } from '../auth/permissions.js';
 import { allScopes, bearer, tokenFile } from '../testing/auth-fixtures.js';
 import { businessEvent, businessEventType, call, readLines, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { compileDocument, violations, type Compiled } from '../testing/openapi-conformance.js';
 
 type Doc = {
   openapi: string;
@@ -23,9 +24,7 @@ type Doc = {
 
 let broker: TestBroker;
 let doc: Doc;
-const ajv = new Ajv({ strict: false, allErrors: true });
-addFormats.default(ajv);
-const compiled = new Map<object, ValidateFunction>();
+let compiled: Compiled;
 /** Operations ("get /event-types/{name}") whose answers were checked. */
 const exercised = new Set<string>();
 
@@ -34,6 +33,7 @@ before(async () => {
   const res = await call(broker.url, 'GET', '/openapi.json');
   assert.equal(res.status, 200);
   doc = res.body as Doc;
+  compiled = compileDocument(doc);
 });
 after(async () => {
   await broker.destroy();
@@ -43,37 +43,20 @@ after(async () => {
 const template = (route: string) => route.replace(/:(\w+)/g, '{$1}');
 const uiRoutes = new Set(['GET /', 'GET /console', 'GET /console/*', ...interactiveDocsRoutes]);
 
-/** Checks one answer against the document; `lines` are the parsed lines of a stream. */
-function conforms(method: string, path: string, status: number, contentType: string | null, body: unknown, lines?: unknown[]): void {
-  const where = `${method} ${path} -> ${status}`;
-  const op = doc.paths[path]?.[method.toLowerCase()];
-  assert.ok(op !== undefined, `${method} ${path} is not in the document`);
-  const response = op.responses[String(status)];
-  assert.ok(response !== undefined, `${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`);
+/**
+ * Checks one answer against the document (status, media type, body, no undescribed field:
+ * testing/openapi-conformance.ts); `path` is the document's template, `url` the address called.
+ */
+function conforms(method: string, path: string, url: string, status: number, contentType: string | null, text: string): void {
+  assert.ok(doc.paths[path]?.[method.toLowerCase()] !== undefined, `${method} ${path} is not in the document`);
+  assert.deepEqual(violations(compiled, { method, path: url, status, contentType, text }), [], `${method} ${url} -> ${status}`);
   exercised.add(`${method.toLowerCase()} ${path}`);
-  if (response.content === undefined) {
-    assert.ok(body === undefined || body === '', `${where}: documented without a body, got ${JSON.stringify(body)}`);
-    return;
-  }
-  const mediaType = (contentType ?? '').split(';')[0]!.trim();
-  const media = response.content[mediaType];
-  assert.ok(media !== undefined, `${where}: media type ${mediaType} not documented (documented: ${Object.keys(response.content).join(', ')})`);
-  let validate = compiled.get(media.schema);
-  if (validate === undefined) {
-    // The wrapper carries the components, so the document's #/components/schemas/... references resolve.
-    validate = ajv.compile({ allOf: [media.schema], components: doc.components });
-    compiled.set(media.schema, validate);
-  }
-  for (const item of lines ?? [body]) {
-    assert.ok(validate(item), `${where}: ${JSON.stringify(item).slice(0, 300)} does not match: ${ajv.errorsText(validate.errors)}`);
-  }
 }
 
 /** Calls the broker and checks the answer; returns it. */
 async function check(method: string, route: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
   const res = await call(broker.url, method, url, body, headers);
-  const parsed = (res.headers.get('content-type') ?? '').includes('json') ? res.body : res.text;
-  conforms(method, template(route), res.status, res.headers.get('content-type'), res.text === '' ? undefined : parsed);
+  conforms(method, template(route), url, res.status, res.headers.get('content-type'), res.text);
   return res;
 }
 
@@ -81,7 +64,7 @@ async function check(method: string, route: string, url: string, body?: unknown,
 async function checkStream(route: string, url: string, n: number, headers: Record<string, string> = {}) {
   const res = await fetch(broker.url + url, { headers });
   const lines = await readLines(res, (l) => l.length >= n, 10_000);
-  conforms('GET', template(route), res.status, res.headers.get('content-type'), undefined, lines);
+  conforms('GET', template(route), url, res.status, res.headers.get('content-type'), lines.map((l) => JSON.stringify(l)).join('\n'));
   return { res, lines };
 }
 
@@ -183,7 +166,7 @@ test('real answers of every operation conform to the document', async () => {
   const sres = await fetch(`${broker.url}/subscriptions/${id}/events?batch_flush_timeout=1&max_uncommitted_events=10`);
   const streamId = sres.headers.get('x-svc-streamid')!;
   const slines = await readLines(sres, (l) => l.some((x) => (x as { events?: unknown[] }).events !== undefined), 10_000);
-  conforms('GET', '/subscriptions/{id}/events', sres.status, sres.headers.get('content-type'), undefined, slines);
+  conforms('GET', '/subscriptions/{id}/events', `/subscriptions/${id}/events`, sres.status, sres.headers.get('content-type'), slines.map((l) => JSON.stringify(l)).join('\n'));
   const withEvents = slines.find((x) => (x as { events?: unknown[] }).events !== undefined) as { cursor: object };
   const commit = await check('POST', '/subscriptions/:id/cursors', `/subscriptions/${id}/cursors`, { items: [withEvents.cursor] }, { 'X-Svc-StreamId': streamId });
   assert.ok(commit.status === 204 || commit.status === 200, commit.text);
@@ -240,7 +223,7 @@ test('with authentication on, the console, the document and its page need no tok
     assert.equal(root.headers.get('location'), '/console/');
     const denied = await call(b.url, 'GET', '/event-types');
     assert.equal(denied.status, 401);
-    conforms('GET', '/event-types', denied.status, denied.headers.get('content-type'), denied.body);
+    conforms('GET', '/event-types', '/event-types', denied.status, denied.headers.get('content-type'), denied.text);
     assert.equal((await call(b.url, 'GET', '/event-types', undefined, bearer('tok-admin'))).status, 200);
   } finally {
     await b.destroy();

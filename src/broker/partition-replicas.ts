@@ -461,8 +461,10 @@ export class PartitionReplicas {
     const target = snap.metadata.index;
     // A log that already holds the snapshot's last entry holds everything before it (Log Matching):
     // the group fast-forwards its commit index and applies those entries itself; fetching and
-    // applying them here too would apply them twice.
-    if (r.applied >= target || r.group.raw.termAt(target) === snap.metadata.term || this.#forwarder?.fetchLog === undefined) {
+    // applying them here too would apply them twice. A snapshot from a leader of an older term than
+    // the group has seen is dropped by the group: applying what it covers here would put the replica
+    // ahead of its group, which would then apply those entries again.
+    if (r.applied >= target || r.group.raw.termAt(target) === snap.metadata.term || m.term < r.group.raw.status().term || this.#forwarder?.fetchLog === undefined) {
       this.#o.host.receive(id, m);
       return;
     }

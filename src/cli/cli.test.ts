@@ -8,6 +8,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -89,9 +91,94 @@ test('event-types create -f, list (table and --json), show with partitions and s
   assert.match(show.stdout, /PARTITIONS\nPARTITION\s+OLDEST OFFSET\s+NEWEST OFFSET\n0\s+BEGIN\s+BEGIN\n1\s+BEGIN\s+BEGIN\n2\s+BEGIN\s+BEGIN\n/);
   assert.match(show.stdout, /SCHEMA VERSIONS \(newest first\)\nVERSION\s+CREATED\n1\.0\.0\s/);
 
+  // Its partitions in the cluster view: leader, term, replicas, which are in sync, state; and the counts.
+  type Part = { event_type: string; partition: string; leader: number | null; term: number | null; replicas: number[]; under_replicated: boolean };
+  const view = (await call(broker.url, 'GET', '/cluster')).body as { partitions: Part[]; under_replicated_partitions: number; leaderless_partitions: number };
+  const mine = view.partitions.filter((p) => p.event_type === 'cli.orders');
+  assert.equal(mine.length, 3);
+  const parts = await brook(['cluster', 'partitions', '--event-type', 'cli.orders']);
+  assert.equal(parts.code, 0, parts.stderr);
+  assert.match(parts.stdout, /^EVENT TYPE\s+PARTITION\s+LEADER\s+TERM\s+REPLICAS\s+IN SYNC\s+STATE$/m);
+  for (const p of mine) {
+    const state = p.leader === null ? 'leaderless' : p.under_replicated ? 'under-replicated' : 'ok';
+    assert.match(parts.stdout, new RegExp(`^cli\\.orders\\s+${p.partition}\\s+${p.leader ?? 'none'}\\s+${p.term}\\s+${p.replicas.join(',')}\\s+${p.replicas.join(',')}\\s+${state}$`, 'm'));
+  }
+  assert.match(parts.stdout, new RegExp(`^3 of ${view.partitions.length} partitions; node 1 counts ${view.under_replicated_partitions} under-replicated and ${view.leaderless_partitions} leaderless$`, 'm'));
+  assert.deepEqual((JSON.parse((await brook(['--json', 'cluster', 'partitions', '-e', 'cli.orders'])).stdout) as Part[]).map((p) => p.partition), mine.map((p) => p.partition));
+  assert.match((await brook(['cluster', 'status'])).stdout, new RegExp(`^partitions:\\s+${view.partitions.length} \\(${view.under_replicated_partitions} under-replicated, ${view.leaderless_partitions} leaderless\\)$`, 'm'));
+
   const unknown = await brook(['event-types', 'show', 'cli.none']);
   assert.equal(unknown.code, 1);
   assert.match(unknown.stderr, /404 Not Found: .*cli\.none/);
+});
+
+test('cluster status and partitions of three nodes, one unreachable (reached with --url, which wins over BROOK_URL): leaderless, under-replicated and unreachable replicas are the problems', async () => {
+  // A cluster's troubles cannot be made on one broker: a stand-in node answers GET /cluster with the
+  // real broker's answer, members and partitions of a three-node cluster in trouble put in (as the
+  // console's browser test does). BROOK_URL still names the real broker, where every partition is fine.
+  const real = (await call(broker.url, 'GET', '/cluster')).body as Record<string, unknown> & { members: Record<string, unknown>[] };
+  const rs = (node: number, applied: number | null, lag: number | null, inSync: boolean) => ({ node, role: 'voter', commit_index: applied, applied_index: applied, lag, in_sync: inSync });
+  const part = (partition: string, leader: number | null, replicas: number[], status: ReturnType<typeof rs>[], underReplicated: boolean) => ({
+    event_type: 'c3.orders', partition, topic: 9, group: 90 + Number(partition), leader, term: leader === null ? 4 : 3, preferred_leader: replicas[0], replicas, learners: [],
+    commit_index: 120, applied_index: 100, lag: 20, under_replicated: underReplicated, replica_status: status,
+  });
+  const view = {
+    ...real,
+    id: 1,
+    members: [
+      { ...real.members[0], id: 1, self: true, reachable: true },
+      { id: 2, self: false, suffrage: 'voter', raft_address: '10.0.0.2:9080', http_address: '10.0.0.2:8080', reachable: true },
+      { id: 3, self: false, suffrage: 'voter', raft_address: '10.0.0.3:9080', http_address: '10.0.0.3:8080', reachable: false },
+    ],
+    partitions: [
+      part('0', 1, [1, 2, 3], [rs(1, 120, 0, true), rs(2, 120, 0, true), rs(3, 100, 20, true)], false), // 3 unreachable, not yet out of sync
+      part('1', 1, [1, 2], [rs(1, 120, 0, true), rs(2, 10, 1110, false)], true), // 2 behind by more than the limit
+      part('2', null, [2, 3], [rs(2, null, null, true), rs(3, null, null, true)], false), // no leader known
+      part('3', 2, [2, 1], [rs(2, null, null, true), rs(1, 120, 0, true)], false), // led elsewhere: 2 is not known here
+    ],
+    under_replicated_partitions: 1,
+    leaderless_partitions: 1,
+  };
+  const asked: string[] = [];
+  const standIn = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    if (req.method === 'GET' && req.url === '/cluster') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(view));
+    else res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'stand-in' }));
+  });
+  await new Promise<void>((resolve) => standIn.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(standIn.address() as AddressInfo).port}`;
+  try {
+    const status = await brook(['--url', url, 'cluster', 'status']);
+    assert.equal(status.code, 0, status.stderr);
+    assert.deepEqual(asked, ['GET /cluster'], '--url wins over BROOK_URL');
+    assert.match(status.stdout, /^partitions:\s+4 \(1 under-replicated, 1 leaderless\)$/m);
+    assert.match(status.stdout, /^3\s+voter\s+10\.0\.0\.3:8080\s+10\.0\.0\.3:9080\s+NO$/m);
+    const problems = status.stdout.split('PARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n')[1];
+    assert.ok(problems !== undefined, `no problem section: ${status.stdout}`);
+    const rows = problems.trim().split('\n');
+    assert.match(rows[0]!, /^EVENT TYPE\s+PARTITION\s+LEADER\s+TERM\s+REPLICAS\s+IN SYNC\s+STATE$/);
+    // In sync: the replicas the leader counts in sync; "N?" where this node has no figures (it does not lead).
+    assert.deepEqual(rows.slice(1).map((r) => r.split(/\s{2,}/)), [
+      ['c3.orders', '0', '1', '3', '1,2,3', '1,2,3', 'replica unreachable'],
+      ['c3.orders', '1', '1', '3', '1,2', '1', 'under-replicated'],
+      ['c3.orders', '2', 'none', '4', '2,3', '2?,3?', 'leaderless'],
+    ]);
+
+    const all = await brook(['--url', url, 'cluster', 'partitions']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /^c3\.orders\s+3\s+2\s+3\s+2,1\s+2\?,1\s+ok$/m);
+    assert.match(all.stdout, /^4 of 4 partitions; node 1 counts 1 under-replicated and 1 leaderless$/m);
+    assert.match(all.stdout, /^N\? in sync: node 1 does not lead that partition/m);
+    const only = await brook(['--url', url, 'cluster', 'partitions', '--problems']);
+    assert.match(only.stdout, /^3 of 4 partitions;/m);
+    assert.doesNotMatch(only.stdout, /^c3\.orders\s+3\s/m);
+    const json = JSON.parse((await brook(['--url', url, '--json', 'cluster', 'partitions', '--problems'])).stdout) as { partition: string }[];
+    assert.deepEqual(json.map((p) => p.partition), ['0', '1', '2']);
+    const statusJson = JSON.parse((await brook(['--url', url, '--json', 'cluster', 'status'])).stdout) as unknown;
+    assert.deepEqual(statusJson, view, '--json prints the API answer as it came');
+  } finally {
+    await new Promise((resolve) => standIn.close(resolve));
+  }
 });
 
 test('publish from standard input (NDJSON) and from a file in batches with progress; a rejected batch exits 1 naming each failed event', async () => {

@@ -67,6 +67,35 @@ function withMetadata(e: unknown): unknown {
   return { ...o, metadata: m };
 }
 
+type Member = { id: number; reachable: boolean };
+type PartitionStatus = {
+  event_type: string;
+  partition: string;
+  leader: number | null;
+  term: number | null;
+  replicas: number[];
+  under_replicated: boolean;
+  replica_status: { node: number; applied_index: number | null; lag: number | null; in_sync: boolean }[];
+};
+type PartitionsView = { partitions?: PartitionStatus[]; under_replicated_partitions?: number; leaderless_partitions?: number };
+
+/** As the console says it: leaderless, under-replicated (the broker's count), or a replica on a member this node cannot reach. */
+function partitionState(p: PartitionStatus, members: Member[]): string {
+  if (p.leader === null) return 'leaderless';
+  if (p.under_replicated) return 'under-replicated';
+  if (p.replicas.some((n) => members.find((m) => m.id === n)?.reachable === false)) return 'replica unreachable';
+  return 'ok';
+}
+
+function partitionTable(list: PartitionStatus[], members: Member[]): string {
+  // A replica this node has no figures for (it does not lead the group) is "?" rather than in sync.
+  const replica = (r: PartitionStatus['replica_status'][number]) => (r.applied_index === null ? `${r.node}?` : r.in_sync ? `${r.node}` : `${r.node}(-${r.lag})`);
+  return table(
+    ['event type', 'partition', 'leader', 'term', 'replicas', 'in sync', 'state'],
+    list.map((p) => [p.event_type, p.partition, p.leader ?? 'none', p.term, p.replicas.join(','), p.replica_status.filter((r) => r.in_sync || r.applied_index === null).map(replica).join(','), partitionState(p, members)]),
+  );
+}
+
 export function buildProgram(out: Out = process.stdout, err: Out = process.stderr): Command {
   const program = new Command('brook');
   program
@@ -108,19 +137,41 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
         members: { id: number; self: boolean; suffrage: string; raft_address: string | null; http_address: string | null; reachable: boolean }[];
         metadata: { leader: number | null; term: number; commit_index: number; applied_index: number };
       };
-      const v = await client().get<View>('/cluster');
+      const v = await client().get<View & Partial<PartitionsView>>('/cluster');
+      const problems = (v.partitions ?? []).filter((p) => partitionState(p, v.members) !== 'ok');
       print(v, () =>
         fields([
           ['node', `${v.id} (${v.role})`],
           ['metadata leader', v.metadata.leader],
           ['term', v.metadata.term],
           ['commit / applied', `${v.metadata.commit_index} / ${v.metadata.applied_index}`],
+          ...(v.partitions === undefined
+            ? []
+            : ([['partitions', `${v.partitions.length} (${v.under_replicated_partitions ?? 0} under-replicated, ${v.leaderless_partitions ?? 0} leaderless)`]] as [string, string][])),
         ]) +
           '\n' +
           table(
             ['id', 'suffrage', 'http', 'raft', 'reachable', 'leader'],
             v.members.map((m) => [m.self ? `${m.id}*` : String(m.id), m.suffrage, m.http_address, m.raft_address, m.reachable ? 'yes' : 'NO', m.id === v.metadata.leader ? 'leader' : '']),
-          ),
+          ) +
+          (problems.length === 0 ? '' : `\nPARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n${partitionTable(problems, v.members)}`),
+      );
+    });
+  cluster
+    .command('partitions')
+    .description('every partition: leader, term, replicas, which are in sync, and its state')
+    .option('-e, --event-type <name>', 'only the partitions of this event type')
+    .option('--problems', 'only leaderless and under-replicated partitions, and those with a replica on an unreachable node')
+    .action(async (o: { eventType?: string; problems?: boolean }) => {
+      const v = await client().get<{ id: number; members: Member[] } & PartitionsView>('/cluster');
+      const list = (v.partitions ?? []).filter((p) => (o.eventType === undefined || p.event_type === o.eventType) && (o.problems !== true || partitionState(p, v.members) !== 'ok'));
+      const unknown = list.some((p) => p.replica_status.some((r) => r.applied_index === null));
+      print(
+        list,
+        () =>
+          partitionTable(list, v.members) +
+          `${list.length} of ${v.partitions?.length ?? 0} partitions; node ${v.id} counts ${v.under_replicated_partitions} under-replicated and ${v.leaderless_partitions} leaderless\n` +
+          (unknown ? `N? in sync: node ${v.id} does not lead that partition and has no figures for replica N (the leader's node has them)\n` : ''),
       );
     });
 

@@ -216,8 +216,8 @@ export async function settingsPage(_params, ctx) {
 
   const showTimelines = async () => {
     const names = (await get('/event-types')).map((e) => e.name).sort();
-    const sel = h('select', {}, h('option', { value: '' }, 'choose an event type'), names.map((n) => h('option', { value: n }, n)));
-    const list = h('div');
+    const sel = h('select', { 'data-testid': 'timelines-event-type' }, h('option', { value: '' }, 'choose an event type'), names.map((n) => h('option', { value: n }, n)));
+    const list = h('div', { 'data-testid': 'timelines' });
     sel.addEventListener('change', async () => {
       if (sel.value === '') return list.replaceChildren();
       try {
@@ -251,13 +251,18 @@ export async function settingsPage(_params, ctx) {
 
 const sampler = new MetricsSampler(get);
 const lagSampler = { timer: undefined, listeners: new Set() };
+/** Subscription id -> how the lag chart names it: its owning application and the start of its id. */
+const lagLabels = new Map();
 
 function startLagSampling() {
   if (lagSampler.timer !== undefined) return;
   const tick = async () => {
     try {
       const subs = (await allSubscriptions()).slice(0, 20);
-      for (const s of subs) recordLag(s.id, await get(`/subscriptions/${enc(s.id)}/stats`));
+      for (const s of subs) {
+        lagLabels.set(s.id, `${s.owning_application} ${s.id.slice(0, 8)}`);
+        recordLag(s.id, await get(`/subscriptions/${enc(s.id)}/stats`));
+      }
     } catch {
       // shown by the metrics sampler's error, or simply no data
     }
@@ -268,6 +273,9 @@ function startLagSampling() {
 }
 
 export async function metricsPage(_params, ctx) {
+  // GET /metrics is this node's: say which node, and that the others have their own.
+  const node = await get('/cluster').catch(() => undefined);
+  const members = node?.members?.length ?? 1;
   const publish = new LiveChart('Published events/s per event type', '', 'chart-publish');
   const consume = new LiveChart('Consumed events/s per event type', '', 'chart-consume');
   const latency = new LiveChart('Publish latency per event type (mean ms)', ' ms', 'chart-latency');
@@ -279,7 +287,10 @@ export async function metricsPage(_params, ctx) {
 
   const update = (s) => {
     if (s.lastError !== undefined) status.replaceChildren(errorBox(s.lastError));
-    else status.textContent = `${s.samples.length} samples of GET /metrics, every ${s.intervalMs / 1000} s while the console is open (the last ${historySeconds / 60} minutes are kept in this tab).`;
+    else
+      status.textContent =
+        `${s.samples.length} samples of GET /metrics${node === undefined ? '' : ` of node ${node.id}`}, every ${s.intervalMs / 1000} s while the console is open (the last ${historySeconds / 60} minutes are kept in this tab).` +
+        (members > 1 ? ` Rates, latencies and totals are this node's: the requests it served and the storage it holds (each node's console shows its own); subscription lag comes from GET /subscriptions/{id}/stats.` : '');
     publish.setData(s.rates('brook.events.published.'));
     consume.setData(s.rates('brook.events.consumed.'));
     latency.setData(s.latencies());
@@ -303,7 +314,7 @@ export async function metricsPage(_params, ctx) {
     for (const [id, perPartition] of lagHistory) {
       const byTime = new Map();
       for (const points of Object.values(perPartition)) for (const [t, v] of points) byTime.set(t, (byTime.get(t) ?? 0) + v);
-      if (byTime.size > 0) series[id.slice(0, 8)] = [...byTime.entries()].sort((a, b) => a[0] - b[0]);
+      if (byTime.size > 0) series[lagLabels.get(id) ?? id.slice(0, 8)] = [...byTime.entries()].sort((a, b) => a[0] - b[0]);
     }
     lag.setData(series);
   };

@@ -27,6 +27,10 @@ export class LiveChart {
     const points = names.reduce((s, n) => s + series[n].length, 0);
     this.box.dataset.points = String(points);
     this.box.dataset.series = names.join(',');
+    // Per series its newest and highest value, for a reader of the page's markup (and its tests).
+    this.box.dataset.summary = JSON.stringify(
+      Object.fromEntries(names.filter((n) => series[n].length > 0).map((n) => [n, { last: series[n].at(-1)[1], max: Math.max(...series[n].map(([, v]) => v ?? 0)) }])),
+    );
     if (times.length === 0) return;
     const columns = names.map((n) => {
       const m = new Map(series[n]);

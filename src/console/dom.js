@@ -41,8 +41,8 @@ export function fields(pairs, attrs = {}) {
   return h('dl', { class: 'fields', ...attrs }, pairs.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '-')]));
 }
 
-export function card(label, value, testid) {
-  return h('div', { class: 'card' }, h('div', { class: 'label' }, label), h('div', { class: 'value', 'data-testid': testid }, value));
+export function card(label, value, testid, alarm = false) {
+  return h('div', { class: `card${alarm ? ' alarm' : ''}` }, h('div', { class: 'label' }, label), h('div', { class: 'value', 'data-testid': testid }, value));
 }
 
 export function errorBox(err) {

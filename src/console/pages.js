@@ -5,12 +5,102 @@ import { card, errorBox, fields, fmtNumber, h, link, table, uuid } from './dom.j
 
 // ---------------------------------------------------------------- cluster overview
 
-export async function overviewPage() {
-  const view = await get('/cluster');
-  const eventTypes = await get('/event-types').catch(() => undefined);
+/** How one replica of a partition stands, as the answering node knows it (and whether its member is reachable). */
+function replicaBadge(r, leader, members) {
+  const member = members.find((x) => x.id === r.node);
+  const unreachable = member !== undefined && !member.reachable;
+  const state =
+    r.applied_index === null
+      ? { cls: '', text: 'not known here' }
+      : r.in_sync
+        ? { cls: 'ok', text: r.lag ? `in sync (${r.lag} behind)` : 'in sync' }
+        : { cls: 'bad', text: `behind by ${r.lag}` };
+  const parts = [r.role === 'learner' ? 'learner' : null, r.node === leader ? 'leader' : null, state.text, unreachable ? 'node unreachable' : null].filter((x) => x !== null);
+  return h('span', { class: `badge ${unreachable ? 'bad' : state.cls}`, 'data-node': String(r.node), title: parts.join(', ') }, `${r.node}${r.node === leader ? '★' : ''}: ${parts.join(', ')}`);
+}
+
+/** Members this node cannot reach (the replicas on them may still count as in sync for a while). */
+function unreachableIds(view) {
+  return new Set(view.members.filter((x) => !x.reachable).map((x) => x.id));
+}
+
+function partitionsView(view) {
+  if (!Array.isArray(view.partitions)) return h('p', { class: 'muted' }, 'This node does not list partitions.');
+  if (view.partitions.length === 0) return h('p', { class: 'muted' }, 'No partitions yet: create an event type.');
+  const down = unreachableIds(view);
+  const onUnreachable = (p) => p.replicas.some((n) => down.has(n));
+  const onlyProblems = h('input', { type: 'checkbox', 'data-testid': 'only-problems' });
+  const body = h('tbody');
+  const render = () => {
+    const shown = view.partitions.filter((p) => !onlyProblems.checked || p.under_replicated || p.leader === null || onUnreachable(p));
+    body.replaceChildren(
+      ...shown.map((p) =>
+        h(
+          'tr',
+          { 'data-key': `${p.event_type}/${p.partition}`, class: p.under_replicated || p.leader === null || onUnreachable(p) ? 'problem' : undefined },
+          h('td', {}, link(`/console/event-types/${enc(p.event_type)}`, p.event_type)),
+          h('td', {}, p.partition),
+          h('td', { 'data-testid': 'partition-leader' }, p.leader === null ? h('span', { class: 'badge bad' }, 'none') : String(p.leader)),
+          h('td', { class: 'num' }, p.term === null ? '-' : fmtNumber(p.term)),
+          h('td', { 'data-testid': 'partition-replicas' }, p.replicas.join(', ')),
+          h('td', {}, h('div', { class: 'replicas', 'data-testid': 'replica-status' }, p.replica_status.map((r) => replicaBadge(r, p.leader, view.members)))),
+          h('td', { class: 'num' }, p.commit_index === null ? '-' : fmtNumber(p.commit_index)),
+          h(
+            'td',
+            { 'data-testid': 'partition-state' },
+            p.leader === null
+              ? h('span', { class: 'badge bad' }, 'leaderless')
+              : p.under_replicated
+                ? h('span', { class: 'badge bad' }, 'under-replicated')
+                : onUnreachable(p)
+                  ? h('span', { class: 'badge warn', title: 'The broker still counts the replica in sync: it has not fallen behind by more than its limit yet' }, 'replica unreachable')
+                  : h('span', { class: 'badge ok' }, 'ok'),
+          ),
+        ),
+      ),
+    );
+  };
+  onlyProblems.addEventListener('change', render);
+  render();
+  return h(
+    'div',
+    {},
+    h('div', { class: 'toolbar' }, h('label', {}, onlyProblems, ' only partitions with a problem (leaderless, under-replicated, a replica on an unreachable node)')),
+    h(
+      'table',
+      { 'data-testid': 'partitions' },
+      h('thead', {}, h('tr', {}, ['event type', 'partition', 'leader', 'term', 'replicas', 'replica status', 'commit index', 'state'].map((t) => h('th', {}, t)))),
+      body,
+    ),
+    h(
+      'p',
+      { class: 'hint' },
+      'As node ',
+      String(view.id),
+      ' knows them: the leader of a partition knows how far each replica acknowledged; another node knows only its own replica ("not known here": open the console of the leader\'s node). A replica is in sync unless it trails the commit index by more than the broker\'s limit.',
+    ),
+  );
+}
+
+export async function overviewPage(_params, ctx) {
+  const box = h('div');
+  const draw = async () => {
+    const view = await get('/cluster');
+    const eventTypes = await get('/event-types').catch(() => undefined);
+    box.replaceChildren(overviewBody(view, eventTypes));
+  };
+  await draw();
+  // Reachability and leaders change: the page follows them while it is open.
+  const timer = setInterval(() => draw().catch((err) => box.replaceChildren(errorBox(err))), 5000);
+  ctx.onCleanup(() => clearInterval(timer));
+  return box;
+}
+
+function overviewBody(view, eventTypes) {
   const m = view.metadata;
   const leader = view.members.find((x) => x.id === m.leader);
-  const out = h(
+  const hasPartitions = Array.isArray(view.partitions);
+  return h(
     'div',
     {},
     h('h1', {}, 'Cluster'),
@@ -22,9 +112,16 @@ export async function overviewPage() {
       card('metadata leader', m.leader === null ? 'none' : `${m.leader}`, 'leader'),
       card('term', fmtNumber(m.term), 'term'),
       card('commit / applied', `${fmtNumber(m.commit_index)} / ${fmtNumber(m.applied_index)}`, 'indexes'),
-      card('members', `${view.members.length}`, 'member-count'),
+      card('members', `${view.members.filter((x) => x.reachable).length} of ${view.members.length} reachable`, 'member-count'),
       eventTypes === undefined ? null : card('event types', `${eventTypes.length}`, 'event-type-count'),
+      hasPartitions ? card('partitions', fmtNumber(view.partitions.length), 'partition-count') : null,
+      hasPartitions ? card('under-replicated', fmtNumber(view.under_replicated_partitions), 'under-replicated', view.under_replicated_partitions > 0) : null,
+      hasPartitions ? card('leaderless', fmtNumber(view.leaderless_partitions), 'leaderless', view.leaderless_partitions > 0) : null,
+      hasPartitions && unreachableIds(view).size > 0
+        ? card('with a replica on an unreachable node', fmtNumber(view.partitions.filter((p) => p.replicas.some((n) => unreachableIds(view).has(n))).length), 'on-unreachable', true)
+        : null,
     ),
+    m.raft_damaged ? h('div', { class: 'error' }, h('strong', {}, 'This node\'s metadata replica is damaged: '), m.raft_damage ?? 'it lost data it had acknowledged; it votes and leads no more until repaired.') : null,
     h('h2', {}, 'Members'),
     table(
       ['id', 'suffrage', 'HTTP', 'Raft', 'reachable', 'role'],
@@ -40,14 +137,8 @@ export async function overviewPage() {
     ),
     h('p', { class: 'muted' }, leader === undefined ? 'No metadata leader is known to this node: metadata writes and reads wait or fail with 503.' : ''),
     h('h2', {}, 'Partitions'),
-    Array.isArray(view.partitions)
-      ? table(
-          ['event type', 'partition', 'leader', 'replicas', 'in sync'],
-          view.partitions.map((p) => [p.event_type, p.partition, p.leader, (p.replicas ?? []).join(', '), (p.in_sync ?? p.isr ?? []).join(', ')]),
-        )
-      : h('p', { class: 'muted' }, 'Partition leaders and replicas show here once partition replication exposes them; today every partition lives on the node that serves it.'),
+    partitionsView(view),
   );
-  return out;
 }
 
 // ---------------------------------------------------------------- event types
@@ -198,6 +289,8 @@ export async function eventTypePage({ name }) {
         ),
     h('h2', {}, 'Authorization'),
     authorizationView(et.authorization),
+    h('h2', {}, 'Schema ', h('span', { class: 'muted' }, `version ${et.schema.version}`)),
+    h('pre', { class: 'schema', 'data-testid': 'schema-current' }, pretty(et.schema.schema)),
     h('h2', {}, 'Schema versions'),
     table(['version', 'created'], schemas.map((s) => [s.version, s.created_at]), { 'data-testid': 'schema-versions' }),
     h('h2', {}, 'Schema diff'),

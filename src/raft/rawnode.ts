@@ -96,6 +96,11 @@ export interface Status {
   readonly progress: ReadonlyMap<NodeId, ProgressStatus> | undefined;
   /** The damage this member has not been repaired from yet (RaftConfig.damaged), or null. */
   readonly damaged: Damage | null;
+  /**
+   * Only on a candidate or pre-candidate: the answers counted in its current campaign (granted or
+   * not), itself included. The simulator checks that each grant counted is one of the current term.
+   */
+  readonly votes: ReadonlyMap<NodeId, boolean> | undefined;
 }
 
 export class RawNode {
@@ -329,6 +334,7 @@ export class RawNode {
       confState: r.trk.confState(),
       progress,
       damaged: r.damaged,
+      votes: r.state === 'candidate' || r.state === 'preCandidate' ? new Map(r.trk.votes) : undefined,
     };
   }
 

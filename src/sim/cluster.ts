@@ -137,6 +137,9 @@ export class Simulation {
   #chaos = true;
   /** Per-node upper bound of a durable write's latency; the nemesis makes some disks slow. */
   readonly #diskMsMax = new Map<NodeId, number>();
+  /** During a round of chaos: the share of fsyncs that take a latency spike, and how long at most. */
+  #spikeRate = 0;
+  #spikeMsMax = 0;
   #intent: Intent | undefined;
   /** The latest membership changes leaders accepted (for ConfChangeOneAtATime). */
   readonly #acceptedConfChanges: { index: number; term: number }[] = [];
@@ -214,6 +217,8 @@ export class Simulation {
       for (let c = 0; c < this.#clients; c++) this.#at(this.#rng.between(50, 200), { kind: 'client', client: c });
       for (let round = 0; round < rounds; round++) {
         this.#chaos = true;
+        this.#spikeRate = this.#rng.pick([0.02, 0.05, 0.1, 0.2]);
+        this.#spikeMsMax = this.#rng.pick([60, 150]);
         const chaosEnd = this.#now + chaosMs;
         this.#at(this.#rng.between(100, 300), { kind: 'nemesis' });
         this.#at(this.#rng.between(100, 400), { kind: 'operator' });
@@ -339,7 +344,8 @@ export class Simulation {
     if (this.#tracing) this.#log(`n${node.id} ready ${describeReady(rd)}`);
     // A durable write takes a while (an fsync); a crash before it completes loses the Ready.
     const slowest = this.#diskMsMax.get(node.id) ?? diskMsMaxCalm;
-    const delay = rd.mustSync ? this.#rng.between(1, slowest) : this.#rng.between(0, 1);
+    const spike = rd.mustSync && this.#spikeRate > 0 && this.#rng.chance(this.#spikeRate);
+    const delay = spike ? this.#rng.between(10, this.#spikeMsMax) : rd.mustSync ? this.#rng.between(1, slowest) : this.#rng.between(0, 1);
     this.#at(delay, { kind: 'persisted', node: node.id, inc: node.incarnation, rd });
   }
 
@@ -385,7 +391,10 @@ export class Simulation {
       }
       this.#inv.leaderCommitRule(node.id, st.term, st.commit, raw);
       this.#inv.leaderCommitted(node.id, st.term, st.commit, raw);
-    } else this.#inv.notLeader(node.id);
+    } else {
+      this.#inv.notLeader(node.id);
+      if (st.state === 'candidate' && st.votes !== undefined) this.#inv.voteTally(node.id, st.term, st.votes);
+    }
     node.wasLeader = st.state === 'leader';
     this.#inv.committedPrefix(node.id, st.commit, raw);
   }
@@ -519,14 +528,24 @@ export class Simulation {
       case 'slowSender':
         this.#net.slowSenders.set(r.pick(ids), r.pick([100, 300, 600]));
         break;
-      case 'storm':
-        // Every follower campaigns at once: split votes, and answers of one campaign reaching the next.
+      case 'storm': {
+        // The leader is cut off for a moment (a live leader's followers would ignore the campaigns),
+        // every follower campaigns at once and one answers late for a while: split votes, and answers
+        // of one campaign reaching a later one.
+        const l = this.#leader();
+        if (l !== undefined) {
+          this.#net.isolate(l.id, ids);
+          this.#at(r.between(50, 300), { kind: 'flap', node: l.id, heal: true });
+        }
         for (const n of live) {
           if (!n.running || n.raw!.status().state === 'leader') continue;
           n.raw!.campaign();
           this.#pump(n);
         }
+        const others = ids.filter((id) => id !== l?.id);
+        if (others.length > 0) this.#net.slowSenders.set(r.pick(others), r.pick([100, 300]));
         break;
+      }
       case 'slowDisk': {
         const n = r.pick(live);
         this.#diskMsMax.set(n.id, r.pick([diskMsMaxCalm, 10, 30, 80]));
@@ -681,6 +700,7 @@ export class Simulation {
     this.#chaos = false;
     this.#net.heal();
     this.#diskMsMax.clear();
+    this.#spikeRate = 0;
     for (const n of this.#nodes.values()) if (!n.running && !n.destroyed) this.#restart(n);
     this.#calm = { round, since: this.#now, marker: undefined };
     this.#log(`CALM round ${round}: network healed, every node restarted`);

@@ -25,6 +25,8 @@ export class GroupWatch {
   /** Members whose disk lost fsynced data: the leader may count them from before the loss. */
   readonly #lostData = new Set<NodeId>();
   elections = 0;
+  /** See #countOldTermQuorum. */
+  oldTermQuorums = 0;
 
   constructor(group: number, founders: readonly NodeId[], rules = true) {
     this.group = group;
@@ -86,6 +88,7 @@ export class GroupWatch {
         this.#inv.leaderCompleteness(node, st.term, raw);
         this.#inv.voteQuorum(node, st.term, st.confState.voters);
       }
+      if (st.progress !== undefined) this.#countOldTermQuorum(st.commit, st.term, st.confState.voters, st.progress, raw);
       this.#inv.leaderCommitRule(node, st.term, st.commit, raw);
       this.#inv.leaderCommitted(node, st.term, st.commit, raw);
       if (this.#inv.rules && st.commit > this.#durableChecked) {
@@ -95,9 +98,21 @@ export class GroupWatch {
     } else {
       this.#leaderOf.delete(node);
       this.#inv.notLeader(node);
+      if (st.state === 'candidate' && st.votes !== undefined) this.#inv.voteTally(node, st.term, st.votes);
     }
     this.#inv.committedPrefix(node, st.commit, raw);
     return elected;
+  }
+
+  /**
+   * Counts the moments a majority of the leader's voters (itself by what is durable) match an entry
+   * above its commit index that is of an earlier term: where counting replicas would commit an old
+   * entry (figure 8), the chances a broken §5.4.2 rule gets to show.
+   */
+  #countOldTermQuorum(commit: Index, term: Term, voters: readonly NodeId[], progress: ReadonlyMap<NodeId, { match: Index }>, raw: { termAt(i: Index): Term | undefined }): void {
+    const matches = voters.map((v) => progress.get(v)?.match ?? 0).sort((a, b) => b - a);
+    const q = matches[Math.floor(voters.length / 2)]!;
+    if (q > commit && raw.termAt(q) !== term) this.oldTermQuorums++;
   }
 
   #durableQuorum(leader: NodeId, index: Index, term: Term | undefined, voters: readonly NodeId[]): void {

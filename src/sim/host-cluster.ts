@@ -191,6 +191,11 @@ export class HostSimulation implements HostSimContext {
     return n.replicas?.replica(p.topic, p.partition)?.group as RaftGroup<unknown> | undefined;
   }
 
+  #groupById(n: SimHostNode, group: number): RaftGroup<unknown> | undefined {
+    const p = this.partitions.find((q) => q.group === group);
+    return p === undefined ? undefined : this.#group(n, p);
+  }
+
   metadataLeader(): SimHostNode | undefined {
     let best: SimHostNode | undefined;
     let term = -1;
@@ -254,7 +259,9 @@ export class HostSimulation implements HostSimContext {
     this.log(`n${node.id} START`);
     const inc = node.incarnation + 1;
     node.start().catch((err: unknown) => {
-      if (!(err instanceof Error) || (err.name !== 'KvWriteError' && err.name !== 'DurabilityLostError') || node.incarnation !== inc) {
+      // A process killed while it started: what it was doing is gone with it (its disk is closed).
+      if (node.incarnation !== inc) return;
+      if (!(err instanceof Error) || (err.name !== 'KvWriteError' && err.name !== 'DurabilityLostError')) {
         this.fail(err);
         return;
       }
@@ -298,6 +305,7 @@ export class HostSimulation implements HostSimContext {
       fatal: (node, inc, err) => this.#fatal(node, inc, err),
       opened: (node, r) => this.#opened(node, r),
       persisted: (node, g, rd) => {
+        if (rd.snapshot !== undefined) this.stats.snapshotsStored++;
         if (this.#tracing) {
           const f = rd.entries[0];
           const l = rd.entries[rd.entries.length - 1];
@@ -362,7 +370,11 @@ export class HostSimulation implements HostSimContext {
           return;
         }
         if (this.#tracing) this.log(`n${m.to} <- n${m.from} g${group} ${describeMessage(m)}`);
-        if (m.type === 'voteResp' && !m.reject) this.#watch.get(group)?.voteGranted(m.to, m.from, m.term);
+        if (m.type === 'voteResp' && !m.reject) {
+          this.#watch.get(group)?.voteGranted(m.to, m.from, m.term);
+          const st = this.#groupById(to, group)?.raw.status();
+          if (st !== undefined && st.state === 'candidate' && st.term > m.term) this.stats.staleGrants++;
+        }
         handler.receive(m);
         if (m.type === 'snap') this.at(d, () => from.handlers.get(group)?.snapshotStatus(m.to, true), from);
       });
@@ -486,6 +498,7 @@ export class HostSimulation implements HostSimContext {
         await hop(to, from.id);
         yield chunk;
       }
+      this.stats.logFetchesDone++;
     } finally {
       ac.abort();
     }
@@ -553,10 +566,13 @@ export class HostSimulation implements HostSimContext {
     const chaosMs = this.#opts.chaosMs ?? 3000;
     try {
       for (const n of this.#nodes.values()) this.#start(n);
+      // The starts read their disks at time 0, before the first event (which may crash a node).
+      await settle();
       this.#clients.start();
       this.#metadataClients.start();
       for (let round = 0; round < rounds; round++) {
         this.chaos = true;
+        this.#nemesis.chaosBegins();
         const nemesis = (): void => {
           if (!this.chaos) return;
           this.#nemesis.act();
@@ -670,6 +686,7 @@ export class HostSimulation implements HostSimContext {
     const took = this.#now - since;
     this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);
     this.stats.elections = [...this.#watch.values()].reduce((s, w) => s + w.elections, 0);
+    this.stats.oldTermQuorums = [...this.#watch.values()].reduce((s, w) => s + w.oldTermQuorums, 0);
     this.log(`CALM round ${round}: recovered after ${took} ms`);
     this.chaos = true;
   }

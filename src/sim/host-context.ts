@@ -22,10 +22,24 @@ export interface SimPartition {
 export interface HostSimStats {
   events: number;
   messages: number;
+  /** Snapshot messages sent. */
   snapshots: number;
+  /** Snapshots a member stored (installed). */
+  snapshotsStored: number;
+  /** Log-shipping streams opened, and those that delivered every chunk to the end. */
   logFetches: number;
+  logFetchesDone: number;
   forwards: number;
   elections: number;
+  /**
+   * Granted votes delivered to a candidate that has moved on to a later term: the chances the
+   * workload gives a vote counted from an older term (a broken rule) to elect someone.
+   */
+  staleGrants: number;
+  /** Moments a leader's majority matched an entry of an earlier term above its commit (group-watch.ts). */
+  oldTermQuorums: number;
+  /** Fsyncs that took a latency spike. */
+  syncSpikes: number;
   batchesAcked: number;
   batchesFailed: number;
   batchesUnknown: number;
@@ -59,9 +73,14 @@ export function emptyStats(): HostSimStats {
     events: 0,
     messages: 0,
     snapshots: 0,
+    snapshotsStored: 0,
     logFetches: 0,
+    logFetchesDone: 0,
     forwards: 0,
     elections: 0,
+    staleGrants: 0,
+    oldTermQuorums: 0,
+    syncSpikes: 0,
     batchesAcked: 0,
     batchesFailed: 0,
     batchesUnknown: 0,

@@ -6,11 +6,14 @@
  * - processes: a crash of one node, of a group's leader, of every node at once, and of a leader while
  *   its own fsync is in flight (after it sent the appends of that write: thesis §10.2.1, the case only
  *   a simulation reaches), restarted from what the disk kept: nothing unsynced, or a prefix of it;
- * - disks: slow fsyncs, a full disk for a while (writes refused; the host must fail the proposals and
- *   go on), a failed fsync (the node must stop; it is restarted later), and when enabled a disk that
- *   loses fsynced writes (a minority at a time);
- * - time: a node's clock running fast or slow (tick-rate skew), election storms (every member of a
- *   group campaigns at once, a member's clock racing), leadership transfers.
+ * - disks: slow fsyncs, fsync latency spikes on every disk (most fsyncs fast, some very slow: a
+ *   leader's own write ends after its followers have acknowledged, a vote is answered late), a full
+ *   disk for a while (writes refused; the host must fail the proposals and go on), a failed fsync
+ *   (the node must stop; it is restarted later), and when enabled a disk that loses fsynced writes (a
+ *   minority at a time);
+ * - time: a node's clock running fast or slow (tick-rate skew), election storms (a group's leader is
+ *   cut off for a moment and every member campaigns at once, one with a racing clock, another
+ *   answering late), leadership transfers.
  */
 import { writeSeqKey } from '../broker/raft-keys.js';
 import { decodeU64Record } from '../broker/raft-records.js';
@@ -54,6 +57,9 @@ export class Nemesis {
   readonly #ctx: HostSimContext;
   /** Per node: the longest an fsync takes now. */
   readonly syncMsMax = new Map<number, number>();
+  /** Every disk: the share of fsyncs that take a latency spike, and how long one takes at most. */
+  #spikeRate = 0;
+  #spikeMsMax = 0;
 
   constructor(ctx: HostSimContext) {
     this.#ctx = ctx;
@@ -193,7 +199,7 @@ export class Nemesis {
         break;
       }
       case 'storm': {
-        // Every member of a group campaigns at once; one of them keeps a racing clock for a while.
+        // The metadata group: every member campaigns at once; one of them keeps a racing clock for a while.
         if (r.chance(1 / (ctx.partitions.length + 1))) {
           ctx.stats.storms++;
           for (const n of all) {
@@ -207,8 +213,18 @@ export class Nemesis {
           detail = `metadata, n${racer.id} x${racer.rate}`;
           break;
         }
+        // The group's leader is cut off for a moment (a live leader's followers would ignore the
+        // campaigns), every member campaigns at once, one keeps a racing clock and another answers
+        // late for a while: split votes, and answers of one campaign reaching a later one.
         const p = r.pick(ctx.partitions);
         ctx.stats.storms++;
+        const l = ctx.leaderOf(p);
+        if (l !== undefined) {
+          ctx.net.isolate(l.id, ids);
+          ctx.at(r.between(50, 300), () => {
+            if (ctx.chaos) ctx.net.rejoin(l.id);
+          });
+        }
         for (const id of p.replicas) {
           const g = ctx.node(id).replicas?.replica(p.topic, p.partition)?.group;
           const host = ctx.node(id).host;
@@ -218,7 +234,9 @@ export class Nemesis {
         }
         const racer = ctx.node(r.pick(p.replicas));
         racer.setRate(r.pick([4, 6]));
-        detail = `p${p.index}, n${racer.id} x${racer.rate}`;
+        const late = r.pick(p.replicas.filter((id) => id !== racer.id));
+        ctx.net.slowSenders.set(late, r.pick([100, 300]));
+        detail = `p${p.index}, leader n${l?.id ?? '-'} cut off, n${racer.id} x${racer.rate}, n${late} +${ctx.net.slowSenders.get(late)} ms`;
         break;
       }
       case 'transfer': {
@@ -284,11 +302,28 @@ export class Nemesis {
 
   /** The fsync time a node's disk takes for one write now. */
   syncMs(node: number): number {
-    return this.#ctx.rng.between(1, this.syncMsMax.get(node) ?? calmSyncMsMax);
+    const r = this.#ctx.rng;
+    if (this.#spikeRate > 0 && r.chance(this.#spikeRate)) {
+      this.#ctx.stats.syncSpikes++;
+      return r.between(10, this.#spikeMsMax);
+    }
+    return r.between(1, this.syncMsMax.get(node) ?? calmSyncMsMax);
+  }
+
+  /**
+   * A round of chaos begins: how often fsyncs take a latency spike on every disk during it (from one
+   * in fifty to one in five).
+   */
+  chaosBegins(): void {
+    const r = this.#ctx.rng;
+    this.#spikeRate = r.pick([0.02, 0.05, 0.1, 0.2]);
+    this.#spikeMsMax = r.pick([60, 150]);
+    this.#ctx.log(`NEMESIS fsync spikes: ${this.#spikeRate * 100} % up to ${this.#spikeMsMax} ms`);
   }
 
   calm(): void {
     this.syncMsMax.clear();
+    this.#spikeRate = 0;
     for (const n of this.#ctx.nodes()) {
       n.disk.fullUntilMs = 0;
       n.disk.failNextSync = false;

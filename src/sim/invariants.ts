@@ -18,7 +18,8 @@
  * old entry, crash, and a rival with a newer conflicting entry to win; a stale vote must decide an
  * election that a rival wins too):
  * - VoteQuorum (§5.2): a leader of term T received votes granted in term T from a majority of its
- *   voters (grants are recorded as the network delivers them).
+ *   voters (grants are recorded as the network delivers them); VoteTally: a candidate of term T
+ *   counts no grant that was not given in term T (the same rule, seen on every answer it counts).
  * - CommitOwnTerm (§5.4.2): a leader's commit index moves only to an entry of its own term; older
  *   entries are committed only indirectly, by Log Matching.
  */
@@ -150,6 +151,21 @@ export class Invariants {
     let s = this.#grants.get(key);
     if (s === undefined) this.#grants.set(key, (s = new Set()));
     s.add(voter);
+  }
+
+  /**
+   * After every event on a candidate of `term`: every grant it counts (besides its own) is one the
+   * network delivered to it in that term. Checks the rule where it is applied, on every stale answer
+   * that reaches a later campaign, not only on the rare one that tips an election (VoteQuorum).
+   */
+  voteTally(node: NodeId, term: Term, votes: ReadonlyMap<NodeId, boolean>): void {
+    if (!this.rules) return;
+    const granted = this.#grants.get(`${term}:${node}`);
+    for (const [v, yes] of votes) {
+      if (yes && v !== node && granted?.has(v) !== true) {
+        throw new InvariantViolation('VoteTally', `candidate ${node} of term ${term} counts a grant from ${v} that was not granted in term ${term}`);
+      }
+    }
   }
 
   /** When a node becomes leader of `term` under `voters`. */

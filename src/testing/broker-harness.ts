@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { defaults, type Config } from '../config/config.js';
 import { startBroker, type RunningBroker } from '../main.js';
+import { check as conformance } from './openapi-conformance.js';
 
 export interface TestBroker extends RunningBroker {
   dataDir: string;
@@ -60,6 +61,9 @@ export async function call(base: string, method: string, path: string, body?: un
       parsed = undefined;
     }
   }
+  const bad = await conformance(base, { method, path, status: res.status, contentType: res.headers.get('content-type'), text });
+  // Every answer a test gets must be what the broker's OpenAPI document says (issue 11).
+  if (bad.length > 0) throw new Error(`${method} ${path}: the answer does not conform to the broker's OpenAPI document (GET /openapi.json):\n${bad.join('\n')}`);
   return { status: res.status, headers: res.headers, text, body: parsed };
 }
 

@@ -15,6 +15,21 @@ export function isUiRoute(url: string): boolean {
   return url === '/' || url === '/console' || url.startsWith('/console/') || url === '/docs' || url.startsWith('/docs/');
 }
 
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+
+/**
+ * Answers any operation may get before its handler runs (app.ts and the HTTP server's limits): a URI
+ * or headers over the limits, and for a request with a body, one over the size limit or too slow.
+ */
+function transportErrors(method: string): Record<string, unknown> {
+  const withBody = method === 'POST' || method === 'PUT' || method === 'PATCH';
+  return {
+    414: problem('Request URI too long'),
+    431: problem('Request headers too large'),
+    ...(withBody ? { 408: problem('The body did not arrive in time (BROOK_HTTP_BODY_IDLE_TIMEOUT_MS, BROOK_HTTP_REQUEST_TIMEOUT_MS)'), 413: problem('Body too large') } : {}),
+  };
+}
+
 export function installOpenApi(app: FastifyInstance): void {
   app.register(swagger, {
     openapi: {
@@ -44,7 +59,7 @@ export function installOpenApi(app: FastifyInstance): void {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       const doc = routeDocs[`${methods[0]} ${url}`];
       if (doc === undefined) return { schema: { ...schema, hide: true }, url };
-      const out: Record<string, unknown> = { ...doc };
+      const out: Record<string, unknown> = { ...doc, response: { ...transportErrors(methods[0]!), ...doc.response } };
       // Public routes need no token.
       if (url === '/health' || url === '/openapi.json') out['security'] = [];
       return { schema: out as typeof schema, url };

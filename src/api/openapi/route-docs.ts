@@ -68,8 +68,22 @@ const node = ['node'];
 
 export const routeDocs: Readonly<Record<string, RouteDoc>> = {
   'GET /health': { summary: 'Liveness: 200 "OK" while the node serves HTTP (no authentication)', tags: node, response: { 200: { description: 'OK', content: { 'text/plain': { schema: Type.String() } } } } },
-  'GET /cluster': { summary: "This node's view of the cluster: members, reachability, metadata leader and term", tags: node, response: { 200: ok('The view', S.ClusterView), ...authErrors } },
-  'GET /openapi.json': { summary: 'This document', tags: node, response: { 200: ok('OpenAPI 3 document', Type.Object({ openapi: Type.String() })) } },
+  'GET /cluster': { summary: "This node's view of the cluster: members, reachability, metadata leader and term, partitions with their leaders and replicas", tags: node, response: { 200: ok('The view', S.ClusterView), ...authErrors } },
+  'GET /openapi.json': { summary: 'This document', tags: node, response: { 200: ok(
+        'OpenAPI 3 document (its parts are those of the OpenAPI 3.0 specification)',
+        Type.Object(
+          {
+            openapi: Type.String(),
+            info: Type.Object({ title: Type.String(), version: Type.String() }, { additionalProperties: true }),
+            paths: Type.Object({}, { additionalProperties: true }),
+            components: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            tags: Type.Optional(Type.Array(Type.Object({ name: Type.String() }, { additionalProperties: true }))),
+            security: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+            servers: Type.Optional(Type.Array(Type.Object({ url: Type.String() }, { additionalProperties: true }))),
+          },
+          { additionalProperties: true },
+        ),
+      ) } },
 
   'GET /event-types': { summary: 'List event types', tags: et, response: { 200: ok('Every event type', Type.Array(S.EventType)), ...common } },
   'POST /event-types': {

@@ -205,6 +205,35 @@ const ClusterMember = Type.Object({
   http_address: nullable('string', 'host:port of the HTTP API'),
   reachable: Type.Boolean(),
 });
+const ReplicaStatus = Type.Object({
+  node: Type.Integer(),
+  role: strEnum(['voter', 'learner'], 'From placement; learners do not count for under-replication'),
+  commit_index: nullable('integer', 'What the replica reported (its match index, as the leader knows it); null when it reported nothing to this node'),
+  applied_index: nullable('integer', 'Null when it reported nothing to this node'),
+  lag: nullable('integer', 'Entries behind the group commit index; null when it reported nothing'),
+  in_sync: Type.Boolean({ description: 'Also true when this node does not lead the group and so cannot know' }),
+});
+
+const PartitionStatus = named('PartitionStatus', Type.Object(
+  {
+    event_type: str(),
+    partition: str(),
+    topic: Type.Integer({ description: 'The log (timeline) the partition belongs to' }),
+    group: Type.Integer({ description: 'The Raft group that replicates the partition' }),
+    leader: nullable('integer', 'The partition leader as this node observes it; null when none is known'),
+    term: nullable('integer', 'The group term; null when this node knows nothing of the group'),
+    preferred_leader: Type.Integer(),
+    replicas: Type.Array(Type.Integer(), { description: 'Voters; the first is the preferred leader' }),
+    learners: Type.Array(Type.Integer()),
+    commit_index: nullable('integer', 'The group commit index, null when no replica reported'),
+    applied_index: nullable('integer', 'The lowest applied index among the voters that reported'),
+    lag: nullable('integer', 'How far the slowest voter trails the commit index'),
+    under_replicated: Type.Boolean({ description: 'A voter reported nothing or trails the commit index by more than the in-sync limit' }),
+    replica_status: Type.Array(ReplicaStatus),
+  },
+  { description: "One partition, as this node knows it: the leader of a group knows every replica's progress, another node only its own" },
+));
+
 export const ClusterView = named('ClusterView', Type.Object(
   {
     id: Type.Integer({ description: 'This node' }),
@@ -218,7 +247,14 @@ export const ClusterView = named('ClusterView', Type.Object(
       applied_index: Type.Integer(),
       last_index: Type.Integer(),
       snapshot_index: Type.Integer(),
+      raft_damaged: Type.Boolean({ description: "This member's Raft state was found damaged: it neither votes nor leads until repaired" }),
+      raft_damage: nullable('string', 'What was found, while damaged'),
     }),
+    partitions: Type.Array(PartitionStatus, { description: 'Every partition of every event type (and timeline)' }),
+    under_replicated_partitions: Type.Integer(),
+    leaderless_partitions: Type.Integer(),
+    cluster_id: str('The cluster this data directory founded or joined'),
+    disk_id: str('This data directory'),
   },
   { description: "This node's view of the cluster" },
 ));

@@ -370,9 +370,7 @@ export class RaftNodeHost {
       rows = this.#rows;
       this.#rows = [];
     }
-    // A damage mark to write or remove counts like the rest: a Ready may carry nothing else (found by the
-    // host simulation: a member repaired by a snapshot kept its mark on disk, and after a restart, with a
-    // second member damaged, its group could not elect anyone).
+    // A Ready that only repairs or marks damage writes too: the mark is what a restart goes by.
     const needsWrite = !defer && (rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined));
     // 1. One write for every group (started here, awaited below).
     const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);

@@ -1,0 +1,92 @@
+// Goal: log shipping never leaves a partition replica ahead of its Raft group. A follower told to
+// install a snapshot fetches the entries it lacks and applies them itself, then steps the snapshot
+// into its group; if the group drops that snapshot (it comes from a leader of an older term than the
+// group has seen), the replica would have applied entries its group has not, and the group applying
+// them again later stops the node ('partition entry 4 applied after 6'). Found by the host
+// simulation (a deposed leader's snapshot reaching a follower that had already heard of the next term).
+// Method: one node (PartitionReplicas on a RaftNodeHost, placement of three) fed Raft messages by hand,
+// with a forwarder that serves the log from a list of entries.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { MemoryKv } from '../log/index.js';
+import { encodeBatchEntry } from '../log/partition-entry.js';
+import type { Entry, Message, Snapshot } from '../raft/index.js';
+import { encodeImage } from './partition-replica.js';
+import { PartitionReplicas } from './partition-replicas.js';
+import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
+import type { GroupHandler } from '../transport/index.js';
+
+const logger = pino({ level: 'silent' });
+const noTicks: TickSource = { every: () => () => undefined };
+const clock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
+const group = 100;
+
+function msg(m: Partial<Message> & Pick<Message, 'type' | 'from' | 'term'>): Message {
+  return { to: 1, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: '', snapshot: undefined, ...m };
+}
+
+const entry = (index: number, term: number): Entry => ({ index, term, type: 'normal', data: encodeBatchEntry(clock.nowMs(), `r${index}`, [Buffer.from(`{"i":${index}}`)]) });
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!ok()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+test('a snapshot from a leader of an older term is not caught up to: the replica stays where its group is', async () => {
+  const kv = new MemoryKv();
+  const fatal: unknown[] = [];
+  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => fatal.push(err) });
+  const handlers = new Map<number, GroupHandler>();
+  const replicas = new PartitionReplicas({
+    self: 1,
+    kv,
+    host,
+    placement: () => ({ group, replicas: [1, 2, 3] }),
+    clock,
+    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
+    logger,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    appendTimeoutMs: 5000,
+    groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
+  });
+  // The leader of term 2 (node 2) holds entries 4..6 of term 2; node 3 leads term 3 after them.
+  const log = [entry(4, 2), entry(5, 2), entry(6, 2), entry(7, 3)];
+  let fetches = 0;
+  replicas.setForwarder({
+    forwardAppend: () => Promise.reject(new Error('not used')),
+    fetchLog: (_to, req) => {
+      fetches++;
+      return (async function* () {
+        yield { entries: log.filter((e) => e.index >= req.fromIndex && e.index <= req.toIndex) };
+      })();
+    },
+  });
+  host.start({ send: () => undefined });
+  try {
+    const r = (await replicas.ensure(7, 0))!;
+    const h = handlers.get(group)!;
+    assert.equal(r.applied, 3, 'the founding configuration');
+    // Node 3 leads term 3: the group follows it (nothing to append yet).
+    h.receive(msg({ type: 'heartbeat', from: 3, term: 3, commit: 3 }));
+    await until('term 3', () => r.group.term === 3);
+    // A snapshot of node 2, leader of term 2, sent before it was deposed, arrives now.
+    const snapshot: Snapshot = { metadata: { index: 6, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 6, next: 3, oldest: 0, recent: [] }) };
+    h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
+    await new Promise((res) => setTimeout(res, 20));
+    assert.equal(r.applied, r.group.applied, `the replica applied ${r.applied}, its group ${r.group.applied}`);
+    // The leader of term 3 appends 4..7 and commits them: every entry is applied once.
+    h.receive(msg({ type: 'app', from: 3, term: 3, logTerm: 1, index: 3, entries: log, commit: 7 }));
+    await until('entry 7 applied', () => r.applied === 7 || fatal.length > 0);
+    assert.deepEqual(fatal, []);
+    assert.equal(r.group.applied, 7);
+    assert.equal(fetches, 0, 'nothing fetched for a snapshot the group drops');
+  } finally {
+    await replicas.close();
+    await host.close();
+  }
+});
