@@ -124,6 +124,9 @@ test('an idle group stops heartbeating and its followers start no election; with
     const leader = net.leader()!;
     await leader.group.propose(Buffer.from('a'), systemClock.monotonicMs() + 2000);
     await until('every member quiesced', 3000, () => allQuiesced(net));
+    // A follower answers the heartbeat that quiesced it after it has quiesced: let the answers land
+    // (two ticks) before counting what is sent while quiesced.
+    await sleep(2 * tickMs);
     const term = leader.group.term;
     const before = net.delivered.length;
     await sleep(10 * electionMs);
