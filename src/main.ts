@@ -8,7 +8,7 @@
  * (flushes its queue) and then RocksDB.
  */
 import { fileURLToPath } from 'node:url';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
@@ -28,10 +28,12 @@ import { StorageRouter } from './broker/storage-router.js';
 import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
-import { PartitionReplicas } from './broker/partition-replicas.js';
+import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
+import { openStorageReplicas } from './broker/storage-replicas.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
+import { TimelineSwitcher } from './broker/timeline-switch.js';
 import { timelinesOf } from './metadata/timelines.js';
 import { defaultStorageId } from './metadata/types.js';
 import type { MembersSource } from './metadata/placement.js';
@@ -109,20 +111,23 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
   const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
-  const replicas = new PartitionReplicas({
-    self: config.nodeId,
-    kv,
-    disk,
-    host: raftHost,
-    placement: (topic, partition) => {
+  const placement: PlacementLookup = (topic, partition) => {
       const state = metadataForPlacement?.state;
       if (state === undefined) return undefined;
       logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
       const name = logIndex.get(topic);
       const rec = name === undefined ? undefined : state.eventType(name);
       if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
-      return placementOf(rec, topic, partition, legacyReplica);
-    },
+      // A group that never applied anything starts at its timeline's first offset (partition-replicas.ts).
+      const start = timelinesOf(rec).find((t) => t.topic === topic)?.starts[partition] ?? 0;
+      return { ...placementOf(rec, topic, partition, legacyReplica), start };
+  };
+  const replicas = new PartitionReplicas({
+    self: config.nodeId,
+    kv,
+    disk,
+    host: raftHost,
+    placement,
     clock,
     random: systemRandom,
     logger: logger.child({ component: 'partitions' }),
@@ -157,19 +162,48 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       const name = topicIndex.get(topic);
       return name === undefined ? undefined : state.eventType(name);
     },
+    // An operator-created storage: partition groups like the default storage's, in its own directory
+    // with its own node host (storage-replicas.ts), on the node's transport.
     async (id) => {
-      const dir = join(config.dataDir, 'storages', id);
-      mkdirSync(dir, { recursive: true });
-      const extraKv = await openRocksKv(dir);
-      const extra = await PartitionStore.open(extraKv, { clock, logger: logger.child({ component: 'log', storage: id }), tailCacheBytesMax: config.tailCacheBytesMax });
-      logger.info({ storage: id, dir }, 'storage opened');
-      return { store: extra, close: async () => { await extra.close(); await extraKv.close(); } };
+      const t = transport;
+      const opened = await openStorageReplicas({
+        id,
+        dataDir: config.dataDir,
+        self,
+        placement,
+        clock,
+        random: systemRandom,
+        logger,
+        tickMs: config.raftTickMs,
+        electionTicks: config.raftElectionTicks,
+        heartbeatTicks: config.raftHeartbeatTicks,
+        appendTimeoutMs: config.metadataTimeoutMs,
+        memoryEntries: config.partitionMemoryEntries,
+        tailCacheBytesMax: config.tailCacheBytesMax,
+        ...(groups === undefined ? {} : { groups }),
+        ...(t === undefined ? {} : { transport: { send: (msgs) => t.send(msgs), forwarder: forwarderOf(t) } }),
+        onFatal: (err) => fatalRef?.(err),
+      });
+      storageReplicas.set(id, opened.replicas);
+      return { store: opened.replicas, close: async () => { storageReplicas.delete(id); await opened.close(); } };
     },
+    // A batch turned away by a log sealed for a timeline switch waits for the switch's commit, as long
+    // as an append may wait; past 2 s (or half that wait) the switch is finished from here (its node
+    // may be gone).
+    { switchWaitMs: config.metadataTimeoutMs, stuckAfterMs: Math.min(2000, config.metadataTimeoutMs / 2), onSwitchStuck: (topic, timeline) => switcherRef?.finishStuck(topic, timeline), monotonicMs: () => clock.monotonicMs() },
   );
-  /** Opens this node's replicas of every default-storage partition of an event type. */
+  let switcherRef: TimelineSwitcher | undefined;
+  /** The partition groups of every open storage, the default one's first. */
+  const storageReplicas = new Map<string, PartitionReplicas>([[defaultStorageId, replicas]]);
+  /** Opens this node's replicas of every partition of an event type, on every storage of its timelines. */
   const openReplicas = async (r: EventTypeRecord): Promise<void> => {
-    for (const t of timelinesOf(r).filter((x) => x.storage_id === defaultStorageId)) {
-      for (let p = 0; p < r.storage.partitions.length; p++) await replicas.ensure(t.topic, p);
+    for (const t of timelinesOf(r)) {
+      await router.ensureStorage(t.storage_id);
+      const logs = storageReplicas.get(t.storage_id);
+      // One partition that cannot open (a corrupt log waiting for its repair) does not keep the others closed.
+      for (let p = 0; p < r.storage.partitions.length; p++) {
+        await logs?.ensure(t.topic, p).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name, partition: p }, 'opening a partition replica failed'));
+      }
     }
   };
   const openReplicasOf = (name: string): void => {
@@ -235,10 +269,18 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onApplied: (cmd, result) => {
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
-      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || cmd.op === 'timeline.create') logIndex = undefined;
+      const newTimeline = cmd.op === 'timeline.create' || cmd.op === 'timeline.commit';
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || newTimeline) logIndex = undefined;
       // The replicas of new partitions start at once on every node that holds one, so the group can
       // elect a leader before the first publish.
-      if (result.ok && (cmd.op === 'event_type.create' || cmd.op === 'timeline.create')) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
+      if (result.ok && (cmd.op === 'event_type.create' || newTimeline)) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
+      // The storage of a prepared switch opens now, so it is open when the switch commits.
+      if (result.ok && cmd.op === 'timeline.prepare') router.ensureStorage(cmd.storage_id).catch((err: unknown) => logger.error({ err, storage: cmd.storage_id }, 'opening a storage failed'));
+      // Batches waiting for this switch go to the new timeline; streams waiting on the old log wake.
+      if (result.ok && newTimeline) {
+        const topic = metadataRef?.state.eventType(cmd.eventType)?.storage.topic;
+        if (topic !== undefined) router.timelineChanged(topic);
+      }
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
@@ -265,12 +307,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   metadata.start(transport);
   if (transport !== undefined) {
     const t = transport;
-    replicas.setForwarder({
-      forwardAppend: (to, req) => t.forwardAppend(to, req),
-      fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
-      read: (to, req, signal) => t.read(to, req, signal),
-      bounds: (to, req) => t.bounds(to, req),
-    });
+    replicas.setForwarder(forwarderOf(t));
   }
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
   // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
@@ -340,6 +377,17 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     },
     clock,
   });
+  // Timeline switches from any node: prepare, seal every partition, commit (timeline-switch.ts).
+  const switcher = new TimelineSwitcher({
+    state: () => metadata.state,
+    propose: (cmd) => metadata.propose(cmd),
+    seal: (t, partition, to, deadlineMs) => router.sealLog(t, partition, to, deadlineMs),
+    clock,
+    logger: logger.child({ component: 'timelines' }),
+    sealTimeoutMs: config.metadataTimeoutMs,
+    staleAfterMs: 10_000,
+  });
+  switcherRef = switcher;
   const cursors = new CursorResolver(router);
   const subscriptions = new SubscriptionService({
     reader: {
@@ -412,7 +460,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     observer: metrics,
     metrics,
     blacklist: new BlacklistService(() => metadata.state, metadata),
-    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), router, clock, members }),
+    timelines: new TimelineService({ state: () => metadata.state, propose: (cmd) => metadata.propose(cmd), switcher, members }),
     publisher,
     reader: router,
     cursors,
@@ -423,17 +471,20 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       // this data directory's cluster and disk ids.
       view: () => ({
         ...metadata.view(),
-        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicas.facts()),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), new Map([...storageReplicas.values()].flatMap((r) => [...r.facts()]))),
         cluster_id: disk.identity.clusterId,
         disk_id: disk.identity.diskId,
       }),
       readBarrier: () => metadata.readBarrier(),
-      switchesTimelines: () => metadata.isSingleNode(),
       cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),
     },
   });
-  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts).
-  const balancer = setInterval(() => replicas.balanceLeaders(), 5000);
+  // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts); and the
+  // metadata leader finishes timeline switches left pending by a node that stopped in the middle.
+  const balancer = setInterval(() => {
+    for (const r of storageReplicas.values()) r.balanceLeaders();
+    if (metadata.isLeader()) switcher.finishPending();
+  }, 5000);
   balancer.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
   const t0 = transport;
@@ -451,7 +502,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const reaperTimer = setInterval(() => void reaper?.check().catch((err: unknown) => logger.warn({ err }, 'closing the sessions of an unreachable node failed; retried')), 5000);
   reaperTimer.unref();
   // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
-  const remoteBounds = setInterval(() => replicas.refreshRemoteBounds(), 1000);
+  const remoteBounds = setInterval(() => {
+    for (const r of storageReplicas.values()) r.refreshRemoteBounds();
+  }, 1000);
   remoteBounds.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
@@ -648,3 +701,14 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) void run();
+
+/** How the partition groups of a storage reach those on other nodes: the node's transport. */
+function forwarderOf(t: GrpcTransport): AppendForwarder {
+  return {
+    forwardAppend: (to, req) => t.forwardAppend(to, req),
+    fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
+    read: (to, req, signal) => t.read(to, req, signal),
+    bounds: (to, req) => t.bounds(to, req),
+    forwardControl: (to, req) => t.forwardControl(to, req),
+  };
+}

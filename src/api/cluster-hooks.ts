@@ -4,9 +4,8 @@
  *
  * - The request's flow id is bound to its asynchronous context, so a metadata write forwarded to the
  *   Raft leader carries the client's X-Flow-Id.
- * - Publishing and consumption are served on every node (partitions are Raft groups). A timeline
- *   switch is not yet a command of the partition groups, so a node of a multi-node cluster answers
- *   it with 503 (its gate would hold appends on one node only); a single node switches timelines.
+ * - Publishing, consumption and timeline switches are served on every node (partitions are Raft
+ *   groups; a switch is a command of the metadata group and of the partition groups).
  * - Metadata reads are linearizable: before an /event-types, /settings or /subscriptions request is handled, the
  *   node confirms with the metadata leader that it has applied everything committed (ReadIndex). A
  *   client that created an event type on one node sees it at once on every other node. On a single
@@ -18,15 +17,8 @@
  * raw URL matches no pattern written for `/timelines`, and `/%65vent-types/x` is an event type route.
  */
 import type { FastifyInstance } from 'fastify';
-import { problems } from '../core/problem.js';
 import { runInFlow } from '../observability/flow-context.js';
 import type { AppDeps } from './deps.js';
-import { sendProblem } from './problem-reply.js';
-
-/** A timeline switch moves partition logs (listing timelines reads only metadata). */
-function switchesTimeline(method: string, route: string | undefined): boolean {
-  return (route === '/event-types/:name/timelines' || route === '/event-types/:name/timelines/:id') && method !== 'GET';
-}
 
 /** Routes whose handlers read replicated metadata and so wait for the read barrier. */
 function readsMetadata(route: string | undefined): boolean {
@@ -39,18 +31,6 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
   });
   const cluster = deps.cluster;
   if (cluster === undefined) return;
-  app.addHook('onRequest', (request, reply, done) => {
-    // The route first: asking the cluster costs a look at the metadata group's membership.
-    if (switchesTimeline(request.method, request.routeOptions.url) && !cluster.switchesTimelines()) {
-      reply.header('X-Flow-Id', request.id);
-      sendProblem(
-        reply,
-        problems.unavailable('This node is part of a multi-node cluster, where timeline switches are not available yet (single-node clusters switch timelines).'),
-      );
-      return;
-    }
-    done();
-  });
   app.addHook('preHandler', (request, _reply, done) => {
     const route = request.routeOptions.url;
     if (!readsMetadata(route)) {

@@ -88,8 +88,6 @@ export interface ClusterPort {
    * node). Rejects with a 503 Problem when no leader confirms in time.
    */
   readBarrier(): Promise<void> | undefined;
-  /** Whether this node can switch timelines (a single node; partition groups do not gate switches yet). */
-  switchesTimelines(): boolean;
   /**
    * How long a stream's cursor may wait for this node's copy of its partition to reach it before it is
    * refused as not existing yet (0 on a single node: its copy is the only one).

@@ -112,7 +112,8 @@ export class BatchCoalescer {
     }
     this.#group.propose(data, deadlineMs).then(
       (applied) => {
-        const outcomes = applied.outcome;
+        // A batches entry's outcome is one per batch (a seal is never proposed through here).
+        const outcomes = applied.outcome === undefined || 'kind' in applied.outcome ? undefined : applied.outcome;
         batch.forEach((w, i) => {
           const outcome = outcomes?.[i];
           if (outcome === undefined) w.reject(new ProposalFailedError('overwritten', `group ${this.#group.id}: entry ${applied.index} holds no batch ${i}`));

@@ -121,7 +121,7 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
       assert.equal((after.body as { owning_application: string }).owning_application, 'other-app');
     });
 
-    await t.test('events published on any node are read, the same, on every node; a timeline switch is still 503', async () => {
+    await t.test('events published on any node are read, the same, on every node; a timeline switch asked on node 2 is seen on every node', async () => {
       for (const n of [1, 2, 3]) {
         const pub = await call(url(n), 'POST', '/event-types/linear.n1/events', ['A', 'B'].map((k) => ({ order_number: `${k}${n}`, metadata: { eid: randomUUID(), occurred_at: new Date().toISOString() } })));
         assert.equal(pub.status, 200, `publish on node ${n}: ${pub.text}`);
@@ -132,8 +132,12 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
       await until('every node to show the same partitions', 5000, async () => ((await Promise.all([2, 3].map(partitions))).every((p) => JSON.stringify(p) === want) ? true : undefined));
       const lag = await call(url(3), 'POST', '/event-types/linear.n1/cursors-lag', [{ partition: '0', offset: 'BEGIN' }]);
       assert.equal(lag.status, 200, lag.text);
-      assert.equal((await call(url(2), 'POST', '/event-types/linear.n1/timelines', { storage_id: 'default' })).status, 503, 'a timeline switch is not a partition-group command yet');
-      assert.equal((await call(url(2), 'GET', '/event-types/linear.n1/timelines')).status, 200, 'listing timelines reads metadata only');
+      const switched = await call(url(2), 'POST', '/event-types/linear.n1/timelines', { storage_id: 'default' });
+      assert.equal(switched.status, 201, switched.text);
+      for (const n of [1, 2, 3]) {
+        const tls = await call(url(n), 'GET', '/event-types/linear.n1/timelines');
+        assert.deepEqual((tls.body as { order: number }[]).map((x) => x.order), [1, 2], `timelines on node ${n}`);
+      }
     });
 
     await t.test('a subscription created on node 2 is seen on nodes 1 and 3; its stats and cursors are served on every node', async () => {

@@ -66,6 +66,7 @@ test('a malformed partition snapshot from a peer is dropped before anything is s
     ['an offset beyond exact integers', encodeImage({ applied: 100, next: 2 ** 53, oldest: 0, recent: [] })],
     ['a request id whose offsets are not below next', encodeImage({ applied: 100, next: 10, oldest: 0, recent: [['r', 5, 10]] })],
     ['not an object', Buffer.from('[1,2]')],
+    ['a log start beyond the image', encodeImage({ applied: 100, next: 10, oldest: 0, recent: [], start: [102, 0] })],
   ];
   try {
     let term = 10;
@@ -80,10 +81,11 @@ test('a malformed partition snapshot from a peer is dropped before anything is s
     await n.close();
     n = await node(kv, logger, fatal);
     assert.equal(n.replicas.bounds(7, 0)?.newest, -1);
-    // The image of a leader's state at the snapshot's index is taken.
+    // The image of a leader's state at the snapshot's index is taken. This replica holds none of the
+    // log before it (no peer to fetch it from here): it reads nothing before offset 10, never a hole.
     n.host.receive(group, snap(30, 100, encodeImage({ applied: 100, next: 10, oldest: 0, recent: [['r', 0, 9]] })));
     for (let i = 0; i < 100 && n.replicas.bounds(7, 0)?.newest !== 9; i++) await new Promise((r) => setTimeout(r, 10));
-    assert.deepEqual(n.replicas.bounds(7, 0), { oldest: 0, newest: 9 });
+    assert.deepEqual(n.replicas.bounds(7, 0), { oldest: 10, newest: 9 });
     assert.deepEqual(fatal, []);
   } finally {
     await n.close();

@@ -6,7 +6,8 @@
  *   [0x14][group u32][last offset u64] -> [raft index u64][first offset u64][append time u64][request id]
  *        one row per applied event batch: "the batch holding offset o" is the first key >= o; the
  *        request ids of the newest rows rebuild the de-duplication window at start
- *   [0x15][group u32]                  -> [applied u64][next offset u64][oldest offset u64]
+ *   [0x15][group u32]                  -> [applied u64][next offset u64][oldest offset u64][sealed]
+ *        `sealed`: the id (UTF-8) of the timeline switch that sealed the log, absent while it is open
  * Both are written (without fsync) in the node's next write after the entry is applied, so the
  * applied index is always stored atomically with the rows of the entries up to it. Losing them in a
  * crash loses nothing: the entries are durable in the Raft log and are applied again at start.
@@ -21,22 +22,29 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import { publishBatchEventsMax } from '../core/limits.js';
 import type { Offset } from '../core/offset.js';
-import { batchEvents, decodeEntryHead, isEncodedHere, PartitionEntryError } from '../log/partition-entry.js';
-import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, type KvBatch, type OrderedKv } from '../log/index.js';
+import { batchEvents, decodeEntryHead, isChecked, PartitionEntryError } from '../log/partition-entry.js';
+import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, PartitionUnavailableError, type KvBatch, type OrderedKv } from '../log/index.js';
+import { RaftRecordCorruptError } from './raft-records.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
-import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage } from '../replication/partition-state.js';
+import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 import { entryKey } from './raft-log-store.js';
+import { entryKeyIndex } from './raft-keys.js';
 
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
 
-/** What applying an entry gave: one outcome per batch of a batches entry, nothing for other entries. */
-export type ReplicaOutcome = readonly BatchOutcome[] | undefined;
+/**
+ * What applying an entry gave: one outcome per batch of a batches entry, the seal's outcome for a
+ * seal, nothing for other entries.
+ */
+export type ReplicaOutcome = readonly BatchOutcome[] | SealOutcome | undefined;
 
 /** Index rows (and entries) fetched by one read from the KV at most. */
 const rowsPerReadMax = 1024;
+/** Corrupt stored entries one read repairs at most before it gives up (the next read goes on). */
+const repairsPerReadMax = 16;
 
 export interface StoredEventView {
   offset: Offset;
@@ -96,10 +104,12 @@ function decodeIndexRow(k: Buffer, v: Buffer): IndexRow {
 }
 
 function encodeApplied(s: PartitionState): Buffer {
-  const v = Buffer.allocUnsafe(24);
+  const sealed = s.sealed === undefined ? undefined : Buffer.from(s.sealed, 'utf8');
+  const v = Buffer.allocUnsafe(24 + (sealed?.length ?? 0));
   writeU64(v, 0, s.applied);
   writeU64(v, 8, s.newest + 1);
   writeU64(v, 16, s.oldest);
+  sealed?.copy(v, 24);
   return v;
 }
 
@@ -110,6 +120,7 @@ export function encodeImage(img: PartitionImage): Uint8Array {
 export function decodeImage(data: Uint8Array): PartitionImage {
   const img = JSON.parse(Buffer.from(data).toString('utf8')) as PartitionImage;
   assert(Number.isSafeInteger(img.applied) && Number.isSafeInteger(img.next) && Number.isSafeInteger(img.oldest) && Array.isArray(img.recent), 'malformed partition image');
+  assert(img.sealed === undefined || (typeof img.sealed === 'string' && img.sealed !== ''), 'malformed partition image: sealed');
   return img;
 }
 
@@ -157,10 +168,13 @@ export class PartitionReplica {
     this.#state = state;
   }
 
-  /** Reads the stored applied state and the de-duplication window. */
-  static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger): Promise<PartitionReplica> {
+  /**
+   * Reads the stored applied state and the de-duplication window. A group that never applied anything
+   * starts at `start`, its timeline's first offset (every replica reads the same from metadata).
+   */
+  static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger, start = 0): Promise<PartitionReplica> {
     const raw = await kv.get(groupKey(prefixApplied, groupId));
-    let image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] };
+    let image: PartitionImage = { applied: 0, next: start, oldest: start, recent: [] };
     if (raw !== null) {
       const recent: [string, number, number][] = [];
       for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), reverse: true, limit: dedupWindow })) {
@@ -168,6 +182,7 @@ export class PartitionReplica {
         if (r.requestId !== '') recent.unshift([r.requestId, r.first, r.last]);
       }
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
+      if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
     }
     return new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
   }
@@ -196,11 +211,16 @@ export class PartitionReplica {
   }
 
   bounds(): { oldest: Offset; newest: Offset } {
-    return { oldest: this.#state.oldest as Offset, newest: this.#state.newest as Offset };
+    return { oldest: Math.min(this.#state.oldest, this.historyFrom ?? Number.MAX_SAFE_INTEGER) as Offset, newest: this.#state.newest as Offset };
   }
 
   image(): PartitionImage {
     return this.#state.image();
+  }
+
+  /** The timeline switch this log was sealed for (undefined: it takes events). */
+  get sealed(): string | undefined {
+    return this.#state.sealed;
   }
 
   // ------------------------------------------------------------------ apply
@@ -208,28 +228,10 @@ export class PartitionReplica {
   #apply(e: Entry): ReplicaOutcome {
     this.tailBytes += e.data.byteLength;
     this.onTailBytes?.(e.data.byteLength);
-    const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
-    let head;
-    try {
-      // An entry from another node or from the disk is checked here; one this node encoded (its own
-      // proposal, still the same buffer) was never stored or sent before this point.
-      head = decodeEntryHead(data, isEncodedHere(e.data));
-      const next = this.#state.newest + 1;
-      if (head.kind === 'batches' && (head.batches.some((b) => b.count > publishBatchEventsMax) || next + head.count > Number.MAX_SAFE_INTEGER)) {
-        throw new PartitionEntryError(`a batch of ${Math.max(...head.batches.map((b) => b.count))} events (${head.count} in the entry) after offset ${next - 1}`);
-      }
-      if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
-    } catch (err) {
-      // A committed entry that does not decode, or would take offsets past exact integers, came from
-      // a buggy member: this node's own entries always decode, and Raft gives every replica the same
-      // bytes (with mutual TLS nothing can alter them on the way; the stored copy is checksummed). It
-      // is dropped with a log line and assigns no offsets, alike on every replica and at every replay.
-      // Stopping here instead would stop the node again at every start, the entry staying in the log.
-      if (!(err instanceof PartitionEntryError)) throw err;
-      this.#malformedEntries++;
-      if (this.#malformedEntries <= 10 || this.#malformedEntries % 100 === 0) {
-        this.#logger.error({ topic: this.topic, partition: this.partition, group: this.groupId, index: e.index, err: err.message, dropped: this.#malformedEntries }, 'dropped a malformed committed partition entry (it assigns no offsets)');
-      }
+    // An entry from another node or from the disk is checked here; one this node encoded (its own
+    // proposal, still the same buffer) was never stored or sent before this point.
+    const head = this.#checkedHead(e, this.#state.newest + 1, !isChecked(e.data));
+    if (head === undefined) {
       this.#state.applyOther(e.index);
       this.#writeApplied();
       return undefined;
@@ -241,6 +243,9 @@ export class PartitionReplica {
         break;
       case 'base':
         this.#state.applyBase(e.index, head.base);
+        break;
+      case 'seal':
+        outcome = this.#state.applySeal(e.index, head.timeline, head.floor);
         break;
       case 'batches': {
         // Each batch of the entry is de-duplicated on its own; those appended get an index row that
@@ -267,6 +272,34 @@ export class PartitionReplica {
     }
     this.#writeApplied();
     return outcome;
+  }
+
+  /**
+   * The head of a committed entry, or undefined for one that does not decode or would take offsets
+   * past exact integers. Such an entry came from a buggy member: this node's own entries always
+   * decode, and Raft gives every replica the same bytes (with mutual TLS nothing can alter them on the
+   * way; the stored copy is checksummed). It is dropped with a log line and assigns no offsets, alike
+   * on every replica and at every replay. Stopping instead would stop the node again at every start,
+   * the entry staying in the log.
+   */
+  #checkedHead(e: Entry, next: number, check: boolean): ReturnType<typeof decodeEntryHead> | undefined {
+    const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+    try {
+      const head = decodeEntryHead(data, !check);
+      if (head.kind === 'batches' && (head.batches.some((b) => b.count > publishBatchEventsMax) || next + head.count > Number.MAX_SAFE_INTEGER)) {
+        throw new PartitionEntryError(`a batch of ${Math.max(...head.batches.map((b) => b.count))} events (${head.count} in the entry) after offset ${next - 1}`);
+      }
+      if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
+      if (head.kind === 'seal' && !Number.isSafeInteger(head.floor)) throw new PartitionEntryError(`seal floor ${head.floor} is not exact`);
+      return head;
+    } catch (err) {
+      if (!(err instanceof PartitionEntryError)) throw err;
+      this.#malformedEntries++;
+      if (this.#malformedEntries <= 10 || this.#malformedEntries % 100 === 0) {
+        this.#logger.error({ topic: this.topic, partition: this.partition, group: this.groupId, index: e.index, err: err.message, dropped: this.#malformedEntries }, 'dropped a malformed committed partition entry (it assigns no offsets)');
+      }
+      return undefined;
+    }
   }
 
   /**
@@ -297,16 +330,151 @@ export class PartitionReplica {
     } else this.#apply(e);
   }
 
-  /** Starts from an image (a stored snapshot newer than the stored applied rows). */
+  /**
+   * Starts from a stored snapshot newer than the stored applied rows: the snapshot was installed from
+   * the leader without the log before it (see #restore), and the crash came before the rows saying
+   * so were written.
+   */
   restoreImage(img: PartitionImage): void {
     this.#state = new PartitionState(img);
-    this.#recent = [];
+    this.#withoutLogBefore(img.applied);
   }
 
+  /**
+   * A snapshot from the leader. A replica that fetched the log up to it (log shipping, see
+   * PartitionReplicas) holds every event before it: it keeps its own oldest offset (retention is a
+   * local decision; the leader's image may name an older one than this replica still holds). One that
+   * did not (the leader no longer held those entries) holds no event before the snapshot: it forgets
+   * its own older rows and entries, and reads nothing before the snapshot's next offset until that log
+   * is fetched back (`onRestoredWithoutLog`), never a hole.
+   */
   #restore(s: Snapshot): void {
-    this.#state = new PartitionState(decodeImage(s.data));
+    const before = this.#state;
+    const img = decodeImage(s.data);
+    if (before.applied >= s.metadata.index) {
+      this.#state = new PartitionState({ ...img, oldest: Math.min(before.oldest, img.next) });
+      this.#recent = [];
+      this.#writeApplied();
+      return;
+    }
+    this.#state = new PartitionState(img);
+    this.#withoutLogBefore(s.metadata.index);
+    this.onRestoredWithoutLog?.(s.metadata.index, img);
+  }
+
+  /**
+   * The state stands at `index` and this replica holds none of the log up to it: no event is readable
+   * before the next offset, and the rows and entries it held before (some possibly never committed)
+   * are removed, so that nothing of them is read or shipped to another replica.
+   */
+  #withoutLogBefore(index: number): void {
+    this.#state.forgetAll();
     this.#recent = [];
+    this.historyFrom = undefined;
+    this.#logFloor = index + 1;
+    const g = this.groupId;
+    this.#host.writeRows((b) => {
+      b.delRange(indexKey(g, 0), groupKey(prefixOffsetIndex, g + 1));
+      b.delRange(entryKey(g, 0), entryKey(g, index + 1));
+    });
     this.#writeApplied();
+  }
+
+  /**
+   * The first entry of the log this replica holds while the log before its snapshot is not all here
+   * (history being fetched, or given up): entries below it in the KV are not yet (or no longer) part
+   * of its log.
+   */
+  #logFloor: number | undefined;
+
+  /** Told when a snapshot was installed without the log before it (the caller fetches that log back). */
+  onRestoredWithoutLog: ((index: number, image: PartitionImage) => void) | undefined;
+
+  /**
+   * While the log before an installed snapshot is being fetched back: the offset it starts at. Those
+   * events count as held (bounds say so) but are read from another replica until they are here.
+   */
+  historyFrom: number | undefined;
+
+  /** The oldest offset this replica reads itself (bounds() also counts the history being fetched). */
+  get localOldest(): number {
+    return this.#state.oldest;
+  }
+
+  /**
+   * Where this replica holds its log from, as an image's `start` (partition-state.ts): the first raft
+   * entry it stores (retention removed those before) and the offset the first event after it takes.
+   * Entries between it and the batch holding the oldest offset took no offsets (no-ops, configuration
+   * changes; retention cuts at a batch).
+   */
+  async logStart(): Promise<readonly [number, number]> {
+    const s = this.#state;
+    const oldest = s.oldest;
+    const next = s.newest + 1;
+    const g = this.groupId;
+    if (this.#logFloor !== undefined) return [this.#logFloor, oldest];
+    let first: number | undefined;
+    for await (const [k] of this.#kv.iterate({ gte: entryKey(g, 0), lt: entryKey(g, Number.MAX_SAFE_INTEGER), limit: 1 })) first = entryKeyIndex(k);
+    first ??= this.#group.store.storage.lastIndex() + 1;
+    let row: IndexRow | undefined;
+    for await (const [k, v] of this.#kv.iterate({ gte: indexKey(g, oldest), lt: groupKey(prefixOffsetIndex, g + 1), limit: 1 })) row = decodeIndexRow(k, v);
+    row ??= this.#recent.find((r) => r.last >= oldest);
+    return [first, row === undefined ? next : row.first];
+  }
+
+  /**
+   * Stores entries of the log before the snapshot this replica started from, fetched from another
+   * replica (history, oldest first, contiguous), with the index rows that applying them from
+   * `scratch` gives (the same rules as apply, so the same offsets as on the replica they came from).
+   * The live state does not change; `extendBack` makes them readable once all are here.
+   */
+  async storeHistory(entries: readonly Entry[], scratch: PartitionState): Promise<void> {
+    const rows: IndexRow[] = [];
+    for (const e of entries) {
+      if (e.type === 'confChange') {
+        scratch.applyOther(e.index);
+        continue;
+      }
+      const head = this.#checkedHead(e, scratch.newest + 1, true);
+      if (head === undefined || head.kind === 'noop') scratch.applyOther(e.index);
+      else if (head.kind === 'base') scratch.applyBase(e.index, head.base);
+      else if (head.kind === 'seal') scratch.applySeal(e.index, head.timeline, head.floor);
+      else {
+        const outcomes = scratch.applyBatches(e.index, head.batches);
+        let position = 0;
+        for (let i = 0; i < outcomes.length; i++) {
+          const o = outcomes[i]!;
+          if (o.kind === 'appended') rows.push({ raftIndex: e.index, first: o.first, last: o.last, appendTimeMs: head.appendTimeMs, requestId: head.batches[i]!.requestId, position });
+          position += head.batches[i]!.count;
+        }
+      }
+    }
+    const g = this.groupId;
+    await this.#group.store.storeHistory(entries, (b) => {
+      for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
+    });
+  }
+
+  /** The fetched history (from `oldest`) is all here: it is readable. */
+  extendBack(oldest: number): void {
+    this.#state.extendBack(oldest);
+    this.historyFrom = undefined;
+    this.#logFloor = undefined;
+    this.#writeApplied();
+  }
+
+  /**
+   * Removes what a failed fetch of history stored (rows for offsets [from, to), entries [fromIndex,
+   * toIndex]), in a write of its own that is done before the fetch is tried again (a removal queued
+   * for the node's next write could land after the next try's entries).
+   */
+  async dropHistory(from: number, to: number, fromIndex: number, toIndex: number): Promise<void> {
+    this.historyFrom = undefined;
+    const g = this.groupId;
+    await this.#kv.write((b) => {
+      if (to > from) b.delRange(indexKey(g, from), indexKey(g, to));
+      if (toIndex >= fromIndex) b.delRange(entryKey(g, fromIndex), entryKey(g, toIndex + 1));
+    }, { durable: false });
   }
 
   /** Bytes of entries applied since memory was last compacted (about what the memory tail holds). */
@@ -325,7 +493,54 @@ export class PartitionReplica {
 
   // ------------------------------------------------------------------ reads
 
+  /**
+   * How a stored entry that fails its checks is replaced by the same committed entry of another
+   * replica (PartitionReplicas): 'alone' when this node holds the only replica. Absent: no repair.
+   */
+  repairEntries: ((from: number, to: number) => Promise<'repaired' | 'alone'>) | undefined;
+  /** Repairs under way, by entry index (reads that meet the same corrupt entry wait for one repair). */
+  readonly #repairs = new Map<number, Promise<void>>();
+
   async read(after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
+    for (let repairs = 0; ; repairs++) {
+      try {
+        return await this.#read(after, maxEvents, maxBytes);
+      } catch (err) {
+        if (!(err instanceof RaftRecordCorruptError) || repairs >= repairsPerReadMax) throw err;
+        await this.#repairStored(err, after + 1);
+      }
+    }
+  }
+
+  /**
+   * A stored entry failed its record's checks (its CRC32C) when read from the KV. It is committed
+   * (reads and log shipping only take applied entries), so every replica that holds it holds the same
+   * bytes: it is fetched from another one, checked, and written over the corrupt record; the read
+   * then goes on. A node holding the only replica has nothing to repair it from: the partition
+   * refuses reads with a message saying so. A repair that fails for now (no replica answered) fails
+   * this read as unavailable (retriable); the next read tries again. Never a corrupt or skipped event.
+   */
+  async #repairStored(err: RaftRecordCorruptError, offset: number): Promise<void> {
+    const index = entryKeyIndex(err.key);
+    let p = this.#repairs.get(index);
+    if (p === undefined) {
+      p = (async () => {
+        const where = { topic: this.topic, partition: this.partition, group: this.groupId, index };
+        const outcome = this.repairEntries === undefined ? 'alone' : await this.repairEntries(index, index).catch((e: unknown) => e as Error);
+        if (outcome === 'repaired') {
+          this.#logger.warn({ ...where, err: err.reason }, 'repaired a corrupt partition raft entry from another replica');
+          return;
+        }
+        if (outcome === 'alone') throw this.#damaged(offset, `raft entry ${index}: ${err.reason}; this node holds the only replica of the partition, there is none to repair it from`);
+        this.#logger.error({ ...where, err: err.reason, repair: outcome.message }, 'a corrupt partition raft entry could not be repaired from another replica yet; reads of it fail until it is');
+        throw new PartitionUnavailableError(this.topic, this.partition, new Error(`raft entry ${index} is corrupt on this node and no other replica could replace it yet (${outcome.message})`));
+      })().finally(() => this.#repairs.delete(index));
+      this.#repairs.set(index, p);
+    }
+    await p;
+  }
+
+  async #read(after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
     if (this.#corrupt !== undefined) throw this.#corrupt;
     const s = this.#state;
     if (after < s.oldest - 1) throw new OffsetExpiredError(this.topic, this.partition, after, s.oldest);
@@ -472,6 +687,7 @@ export class PartitionReplica {
       b.delRange(entryKey(this.groupId, 0), entryKey(this.groupId, last.raftIndex + 1));
     }, { durable: false });
     this.#state.truncateBefore(last.last + 1);
+    if (this.#logFloor !== undefined && this.#logFloor <= last.raftIndex) this.#logFloor = undefined;
     this.forgetBefore(last.raftIndex + 1);
     this.#writeApplied();
     return Math.max(0, last.last + 1 - before);
@@ -508,17 +724,24 @@ export class PartitionReplica {
     let bytes = 0;
     let next = from;
     const full = () => chunk.length > 0 && bytes >= maxBytes;
-    if (next < mem.firstIndex()) {
-      for await (const e of this.#group.store.readStored(next, Math.min(to + 1, mem.firstIndex()))) {
-        if (signal.aborted) return;
-        chunk.push(e);
-        bytes += e.data.byteLength;
-        next = e.index + 1;
-        if (full()) {
-          yield chunk;
-          chunk = [];
-          bytes = 0;
+    for (let repairs = 0; next < mem.firstIndex(); repairs++) {
+      try {
+        for await (const e of this.#group.store.readStored(next, Math.min(to + 1, mem.firstIndex()))) {
+          if (signal.aborted) return;
+          chunk.push(e);
+          bytes += e.data.byteLength;
+          next = e.index + 1;
+          if (full()) {
+            yield chunk;
+            chunk = [];
+            bytes = 0;
+          }
         }
+      } catch (err) {
+        // A corrupt stored entry is replaced from another replica before it is shipped (never skipped).
+        if (!(err instanceof RaftRecordCorruptError) || repairs >= repairsPerReadMax) throw err;
+        await this.#repairStored(err, -1);
+        continue;
       }
       next = Math.max(next, mem.firstIndex());
     }

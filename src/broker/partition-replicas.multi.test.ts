@@ -6,10 +6,17 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { MemoryKv } from '../log/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { MemoryKv, openRocksKv, PartitionSealedError, type OrderedKv } from '../log/index.js';
+import { entryKey } from './raft-log-store.js';
+import { decodeEntryRecord, RaftRecordCorruptError } from './raft-records.js';
 import type { Offset } from '../core/offset.js';
 import type { Message, NodeId } from '../raft/index.js';
-import { CorruptBatchError } from '../log/index.js';
+import { CorruptBatchError, OffsetExpiredError, PartitionUnavailableError } from '../log/index.js';
+import { decodeEntryHead } from '../log/partition-entry.js';
 import type { GroupHandler } from '../transport/index.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
@@ -21,6 +28,7 @@ const random = { next: () => ((seed = (seed * 16807) % 2147483647) / 2147483647)
 
 interface SimNode {
   id: NodeId;
+  kv: OrderedKv;
   host: RaftNodeHost;
   replicas: PartitionReplicas;
   handlers: Map<number, GroupHandler>;
@@ -32,17 +40,25 @@ interface ClusterOptions {
   onFatal?: (node: NodeId, err: unknown) => void;
   /** Rewrites a message on the wire (what a faulty network or a buggy sender would deliver). */
   tamper?: (m: Message) => Message;
+  /** Told the entry bytes of every chunk of log shipping delivered (from, to, bytes). */
+  onFetchChunk?: (from: NodeId, to: NodeId, bytes: number, entries: number) => void;
+  /** The KV of a node (defaults to a MemoryKv). */
+  kv?: (id: NodeId) => Promise<OrderedKv>;
+  /** The replicas of every partition (defaults to nodes 1, 2 and 3). */
+  replicas?: NodeId[];
+  /** Where a node's log lines go (defaults to the test logger). */
+  logger?: (id: NodeId) => pino.Logger;
 }
 
 async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: ClusterOptions = {}) {
   const down = new Set<NodeId>();
   const nodes = new Map<NodeId, SimNode>();
-  const placement = (topic: number, partition: number) => ({ group: 100 + topic * 8 + partition, replicas: [1, 2, 3] });
+  const placement = (topic: number, partition: number) => ({ group: 100 + topic * 8 + partition, replicas: opts.replicas ?? [1, 2, 3] });
   const linked = (a: NodeId, b: NodeId) => !down.has(a) && !down.has(b);
-  for (const id of ids) {
-    const kv = new MemoryKv();
+  const start = (id: NodeId, kv: OrderedKv): SimNode => {
     const handlers = new Map<number, GroupHandler>();
-    const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: logger.child({ node: id }), onFatal: (err) => (opts.onFatal === undefined ? assert.fail(String(err)) : opts.onFatal(id, err)) });
+    const log = opts.logger?.(id) ?? logger.child({ node: id });
+    const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: log, onFatal: (err) => (opts.onFatal === undefined ? assert.fail(String(err)) : opts.onFatal(id, err)) });
     const replicas = new PartitionReplicas({
       self: id,
       kv,
@@ -50,7 +66,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
       placement,
       clock,
       random,
-      logger: logger.child({ node: id }),
+      logger: log,
       electionTicks: 10,
       heartbeatTicks: 1,
       appendTimeoutMs: 3000,
@@ -66,7 +82,13 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
       fetchLog: (to, req, signal) => {
         const h = nodes.get(to)!.handlers.get(req.group);
         if (!linked(id, to) || h?.fetchLog === undefined) throw new Error('unreachable');
-        return h.fetchLog(id, req, signal ?? new AbortController().signal);
+        const chunks = h.fetchLog(id, req, signal ?? new AbortController().signal);
+        return (async function* () {
+          for await (const chunk of chunks) {
+            opts.onFetchChunk?.(to, id, chunk.entries.reduce((n, e) => n + e.data.byteLength, 0), chunk.entries.length);
+            yield chunk;
+          }
+        })();
       },
       read: (to, req, signal) => {
         const h = nodes.get(to)!.handlers.get(req.group);
@@ -77,6 +99,11 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
         const h = nodes.get(to)!.handlers.get(req.group);
         if (!linked(id, to) || h?.bounds === undefined) throw new Error('unreachable');
         return h.bounds(id, req);
+      },
+      forwardControl: async (to, req) => {
+        if (!linked(id, to)) return { status: 'unavailable', detail: 'unreachable' };
+        const h = nodes.get(to)!.handlers.get(req.group);
+        return h?.control === undefined ? { status: 'notLeader', leaderHint: 0, epoch: 0 } : h.control(id, req);
       },
     });
     host.start({
@@ -89,18 +116,39 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
           }
         }
       },
+      // The node-level heartbeat: quiesced followers see their leader's node alive and stay quiesced.
+      ping: () => {
+        for (const to of nodes.keys()) {
+          if (to === id) continue;
+          setImmediate(() => {
+            if (linked(id, to)) nodes.get(to)?.host.heard(id);
+          });
+        }
+      },
     });
-    nodes.set(id, { id, host, replicas, handlers });
-  }
+    const n = { id, kv, host, replicas, handlers };
+    nodes.set(id, n);
+    return n;
+  };
+  for (const id of ids) start(id, (await opts.kv?.(id)) ?? new MemoryKv());
+  const stop = async (n: SimNode) => {
+    await n.replicas.close();
+    await n.host.close();
+  };
   return {
     nodes,
     down,
     node: (id: NodeId) => nodes.get(id)!,
+    /** Stops a node (its KV stays as it is) and, after `meanwhile`, starts it again on the same KV. */
+    async restart(id: NodeId, meanwhile: (kv: OrderedKv) => Promise<void> = async () => undefined): Promise<SimNode> {
+      const n = nodes.get(id)!;
+      await stop(n);
+      nodes.delete(id);
+      await meanwhile(n.kv);
+      return start(id, n.kv);
+    },
     async close() {
-      for (const n of nodes.values()) {
-        await n.replicas.close();
-        await n.host.close();
-      }
+      for (const n of nodes.values()) await stop(n);
     },
   };
 }
@@ -216,12 +264,74 @@ test('a node holding no replica publishes through the leader and reads, waits an
   }
 });
 
+test('a seal sent from any node, replica or not, is applied once through the leader: every node learns the same start, later publishes are refused as sealed everywhere', async () => {
+  const c = await cluster(1024, [1, 2, 3, 4]);
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [1, 2, 3].map((id) => c.node(id)).find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    for (let i = 0; i < 6; i++) {
+      const [r] = await c.node(((i % 4) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`p${i}`)] }]);
+      assert.ok(r?.ok, `publish ${i}`);
+    }
+    // From every node at once, the leader's follower and the non-replica included.
+    const starts = await Promise.all([1, 2, 3, 4].map((id) => c.node(id).replicas.control(1, 0, { kind: 'seal', timeline: 'T', floor: 0 })));
+    assert.deepEqual(starts, [6, 6, 6, 6]);
+    for (const id of [1, 2, 3, 4]) {
+      const [r] = await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`late${id}`)] }]);
+      assert.ok(r !== undefined && !r.ok && r.error instanceof PartitionSealedError, `node ${id}: ${JSON.stringify(r)}`);
+    }
+    await until('every replica applied the seal', () => [1, 2, 3].every((id) => c.node(id).replicas.replica(1, 0)!.sealed === 'T'));
+    for (const id of [1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, 0), ['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
+    // A seal for another switch is refused on every node.
+    await assert.rejects(c.node(4).replicas.control(1, 0, { kind: 'seal', timeline: 'U', floor: 0 }), /sealed for timeline T/);
+  } finally {
+    await c.close();
+  }
+});
+
+// A seal is a command of the group like a batch, so a quiesced group wakes for it; it is proposed on its
+// own (never inside a coalesced entry), so batches racing it are either stored before it or refused.
+test('a seal wakes a quiesced group and is an entry of its own: batches racing it are stored before it or refused as sealed', async () => {
+  const c = await cluster();
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('first')] }]);
+    assert.ok(r?.ok);
+    await until('the group quiesced on every node', () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.group.raw.quiesced));
+    const follower = [...c.nodes.values()].find((n) => n !== leader)!;
+    // Batches queued in the leader's coalescer and through a follower in the same turn as the seal.
+    const racing = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? leader : follower).replicas.append([{ topic: 1, partition: 0, events: [ev(`r${i}`), ev(`r${i}'`)] }]));
+    const start = await follower.replicas.control(1, 0, { kind: 'seal', timeline: 'T', floor: 0 });
+    const results = (await Promise.all(racing)).map((x) => x[0]!);
+    let stored = 0;
+    for (const res of results) {
+      if (res.ok) {
+        assert.ok(res.last < start, `a stored batch (${res.first}-${res.last}) lies before the new timeline's start ${start}`);
+        stored += 2;
+      } else assert.ok(res.error instanceof PartitionSealedError, res.error.message);
+    }
+    assert.equal(start, 1 + stored, 'the new timeline starts right after the batches stored before the seal');
+    await until('every replica applied the seal', () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.sealed === 'T'));
+    // In the leader's log the seal is an entry holding nothing else.
+    const mem = leader.replicas.replica(1, 0)!.group.store.storage;
+    const heads = mem.entries(mem.firstIndex(), mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER).filter((e) => e.type !== 'confChange' && e.data.byteLength > 0).map((e) => decodeEntryHead(Buffer.from(e.data)));
+    assert.equal(heads.filter((h) => h.kind === 'seal').length, 1);
+    for (const n of c.nodes.values()) assert.equal((await readAll(n.replicas, 0)).length, 1 + stored, `node ${n.id}`);
+  } finally {
+    await c.close();
+  }
+});
+
 // A leader's own entries are applied without checking their checksum again (the bytes never left its
-// memory); every entry that came over the network still is. A follower handed a damaged entry gives
-// it no offsets (it drops it as malformed) and never serves its events.
-test('a follower checks the checksum of an entry that came over the network: one damaged on the way gets no offsets there', async () => {
+// memory); every entry that came over the network is checked when it arrives. A follower handed a
+// damaged entry drops the append and takes the intact copy the leader sends again: the same offsets
+// as the others. (Before, it took the damaged entry, which then committed and got no offsets there:
+// from that entry on its offsets differed from the other replicas'.)
+test('a follower checks the checksum of an entry that came over the network: one damaged on the way is taken again intact, with the same offsets', async () => {
+  let damaged = 0;
   const tamper = (m: Message): Message => {
-    if (m.to !== 3 || m.type !== 'app' || m.entries.every((e) => e.data.byteLength < 40)) return m;
+    if (m.to !== 3 || m.type !== 'app' || m.entries.every((e) => e.data.byteLength < 40) || damaged++ > 0) return m;
     return {
       ...m,
       entries: m.entries.map((e) => {
@@ -240,8 +350,197 @@ test('a follower checks the checksum of an entry that came over the network: one
     assert.ok(r?.ok, 'committed by nodes 1 and 2');
     const index = leader.replicas.replica(1, 0)!.group.applied;
     await until('node 3 applied up to the entry', () => c.node(3).replicas.replica(1, 0)!.group.applied >= index);
-    assert.equal(c.node(3).replicas.bounds(1, 0).newest, -1, 'node 3 gave the damaged entry no offsets');
-    assert.deepEqual(await readAll(c.node(2).replicas, 0), ['intact-on-1-and-2']);
+    assert.equal(damaged > 0, true, 'an append to node 3 was damaged on the way');
+    assert.deepEqual(c.node(3).replicas.bounds(1, 0), { oldest: 0, newest: 0 }, 'node 3 gave the entry the same offset as the others');
+    for (const id of [2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), ['intact-on-1-and-2'], `node ${id}`);
+  } finally {
+    await c.close();
+  }
+});
+
+async function readFrom(r: PartitionReplicas, partition: number, after: number): Promise<[number, string][]> {
+  const out: [number, string][] = [];
+  for (;;) {
+    const got = await r.read(1, partition, after as Offset, 500, 1 << 20);
+    if (got.length === 0) return out;
+    for (const e of got) out.push([e.offset, (JSON.parse(e.bytes.toString()) as { s: string }).s]);
+    after = got[got.length - 1]!.offset;
+  }
+}
+
+// Issue 9: retention is log truncation below a watermark, and a follower behind the retained log
+// catches up by chunked, bounded log shipping. Before this was built, the leader could not ship
+// entries it had deleted and the follower asked again forever: it never converged.
+test('a follower behind the leader\'s retention installs the snapshot, fetches the retained log in bounded chunks, and holds the same offsets from the retained start', async () => {
+  const chunks: { from: NodeId; to: NodeId; bytes: number; entries: number }[] = [];
+  const c = await cluster(16, [1, 2, 3], { onFetchChunk: (from, to, bytes, entries) => chunks.push({ from, to, bytes, entries }) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [lagging, other] = [...c.nodes.values()].filter((n) => n !== leader) as [SimNode, SimNode];
+    c.down.add(lagging.id);
+    // About 8 KB per event: the retained log (about 2 MB) takes several 1 MiB chunks.
+    const big = (s: string) => Buffer.from(JSON.stringify({ s, pad: 'p'.repeat(8000) }));
+    const publish = async (s: string) => {
+      const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [big(s)] }]);
+      assert.ok(r?.ok, `publish ${s}`);
+    };
+    for (let i = 0; i < 150; i++) await publish(`old${i}`);
+    await new Promise((r) => setTimeout(r, 20));
+    const cutoff = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250; i++) await publish(`new${i}`);
+    for (const n of [leader, other]) assert.equal(await n.replicas.applyRetention(1, 0, cutoff), 150, `retention on node ${n.id}`);
+    assert.deepEqual(leader.replicas.bounds(1, 0), { oldest: 150, newest: 399 });
+    assert.equal(lagging.replicas.bounds(1, 0).newest < 150, true, 'the lagging follower missed what retention removed');
+    c.down.delete(lagging.id);
+    await until('the lagging follower holds the retained log', () => {
+      const b = lagging.replicas.bounds(1, 0);
+      return b.oldest === 150 && b.newest === 399 && lagging.replicas.replica(1, 0)!.historyFrom === undefined;
+    }, 20_000);
+    const expected = await readFrom(leader.replicas, 0, 149);
+    assert.equal(expected.length, 250);
+    assert.deepEqual(expected[0], [150, 'new0']);
+    assert.deepEqual(await readFrom(lagging.replicas, 0, 149), expected, 'same events at the same offsets from the retained start');
+    await assert.rejects(lagging.replicas.read(1, 0, 20 as Offset, 10, 1 << 20), (err: unknown) => err instanceof OffsetExpiredError && err.oldest === 150, 'a cursor before the retained start is expired, as on the leader');
+    const shipped = chunks.filter((k) => k.to === lagging.id);
+    assert.ok(shipped.length >= 2, `the retained log came in several chunks (${shipped.length})`);
+    // A chunk closes at the first entry that takes it to 1 MiB (the transport cuts it to the bound).
+    for (const k of shipped) assert.ok(k.bytes < (1 << 20) + 9000, `a chunk of ${k.bytes} bytes in ${k.entries} entries`);
+    // It goes on as a follower: a new event gets the next offset everywhere.
+    await publish('after');
+    await until('the new event on the caught-up follower', () => lagging.replicas.bounds(1, 0).newest === 400);
+    assert.deepEqual(await readFrom(lagging.replicas, 0, 399), [[400, 'after']]);
+  } finally {
+    await c.close();
+  }
+});
+
+/** Flips a byte inside the stored record of raft entry `index` (in its events), as a bad sector would. */
+async function corruptEntry(kv: OrderedKv, group: number, index: number): Promise<Buffer> {
+  const k = entryKey(group, index);
+  const v = await kv.get(k);
+  assert.ok(v !== null, `entry ${index} is stored`);
+  const bad = Buffer.from(v);
+  bad[bad.length - 5]! ^= 0x10;
+  await kv.write((b) => b.put(k, bad), { durable: true });
+  await assert.rejects(async () => decodeEntryRecord(k, (await kv.get(k))!), RaftRecordCorruptError, 'the stored record fails its check');
+  return k;
+}
+
+/** Raft indexes of stored entries that hold events, before `below` (entries no longer in memory). */
+async function storedBatchEntries(kv: OrderedKv, group: number, below: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 1; i < below; i++) {
+    const v = await kv.get(entryKey(group, i));
+    try {
+      if (v !== null && decodeEntryRecord(entryKey(group, i), v).data.byteLength > 40) out.push(i);
+    } catch {
+      // already corrupt
+    }
+  }
+  return out;
+}
+
+function capture(lines: { node: NodeId; msg: string }[]) {
+  return (id: NodeId) =>
+    pino({ level: 'info' }, new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString().split('\n')) if (l !== '') lines.push({ ...(JSON.parse(l) as { msg: string }), node: id });
+        done();
+      },
+    }));
+}
+
+const group10 = 100 + 1 * 8 + 0;
+
+// Issue 9: a partition record that fails its CRC32C is repaired from a healthy replica instead of
+// closing the partition. Node 3 keeps its log in a real RocksDB; one stored entry is damaged there
+// and another on a second node, both older than the memory tail (reads take them from the KV).
+test('a corrupt stored entry (real RocksDB) is replaced from another replica: every read returns the acknowledged events, none corrupt or skipped', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'brook-repair-'));
+  const lines: { node: NodeId; msg: string }[] = [];
+  let rocks: OrderedKv | undefined;
+  const c = await cluster(16, [1, 2, 3], { kv: async (id) => (id === 3 ? (rocks = await openRocksKv(dir)) : new MemoryKv()), logger: capture(lines) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const sent: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const [r] = await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`c${i}`)] }]);
+      assert.ok(r?.ok, `publish ${i}`);
+      sent.push(`c${i}`);
+    }
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 99));
+    const other = c.node(3).replicas.replica(1, 0)!.group.isLeader() ? c.node(1) : [...c.nodes.values()].find((n) => n.id !== 3 && n.replicas.replica(1, 0)!.group.isLeader())!;
+    const damaged: [SimNode, Buffer][] = [];
+    for (const [n, pick] of [[c.node(3), 0], [other, 5]] as const) {
+      const stored = await storedBatchEntries(n.kv, group10, n.replicas.replica(1, 0)!.group.store.storage.firstIndex());
+      assert.ok(stored.length > 10, `node ${n.id} holds entries outside its memory tail`);
+      damaged.push([n, await corruptEntry(n.kv, group10, stored[pick]!)]);
+    }
+    for (const [n, k] of damaged) {
+      assert.deepEqual(await readAll(n.replicas, 0), sent, `node ${n.id} reads every event once, in order`);
+      const v = await n.kv.get(k);
+      assert.doesNotThrow(() => decodeEntryRecord(k, v!), `node ${n.id}: the record was rewritten intact`);
+      assert.ok(lines.some((l) => l.node === n.id && l.msg === 'repaired a corrupt partition raft entry from another replica'), `node ${n.id} says what it did`);
+    }
+  } finally {
+    await c.close();
+    await (rocks as { close?: () => Promise<void> } | undefined)?.close?.();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a single node with a corrupt stored entry refuses reads of the partition with a message: there is no replica to repair it from', async () => {
+  const lines: { node: NodeId; msg: string }[] = [];
+  const c = await cluster(16, [1], { replicas: [1], logger: capture(lines) });
+  try {
+    const one = c.node(1);
+    await one.replicas.ensure(1, 0);
+    for (let i = 0; i < 40; i++) assert.ok((await one.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+    const stored = await storedBatchEntries(one.kv, group10, one.replicas.replica(1, 0)!.group.store.storage.firstIndex());
+    await corruptEntry(one.kv, group10, stored[0]!);
+    for (let k = 0; k < 2; k++) {
+      await assert.rejects(readAll(one.replicas, 0), (err: unknown) => err instanceof CorruptBatchError && /only replica of the partition, there is none to repair it from/.test(err.message), `read ${k}`);
+    }
+    assert.ok(lines.some((l) => l.msg === 'partition replica refuses reads: corrupt raft entry'));
+    // The same at a start: the log after the snapshot is checked, and nothing can replace the entry.
+    const again = await c.restart(1, async (kv) => {
+      await corruptEntry(kv, group10, (await storedBatchEntries(kv, group10, 1_000)).at(-1)!);
+    });
+    await assert.rejects(again.replicas.ensure(1, 0), (err: unknown) => err instanceof PartitionUnavailableError && /this node holds the only replica of the partition, there is none to repair it from: .*CRC32C mismatch/.test(err.message));
+  } finally {
+    await c.close();
+  }
+});
+
+test('a replica that opens with a corrupt committed entry replaces it from another replica before it opens', async () => {
+  const lines: { node: NodeId; msg: string }[] = [];
+  const c = await cluster(1024, [1, 2, 3], { logger: capture(lines) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const sent: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`o${i}`)] }]))[0]?.ok);
+      sent.push(`o${i}`);
+    }
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 29));
+    let damagedAt = 0;
+    const three = await c.restart(3, async (kv) => {
+      // An entry the replica applied, in the part of the log a start checks (after its snapshot).
+      damagedAt = (await storedBatchEntries(kv, group10, 1_000))[10]!;
+      await corruptEntry(kv, group10, damagedAt);
+    });
+    await three.replicas.ensure(1, 0);
+    assert.deepEqual(await readAll(three.replicas, 0), sent);
+    const v = await three.kv.get(entryKey(group10, damagedAt));
+    assert.doesNotThrow(() => decodeEntryRecord(entryKey(group10, damagedAt), v!));
+    assert.ok(lines.some((l) => l.node === 3 && l.msg === 'partition raft log repaired from another replica'));
+    // It goes on replicating.
+    assert.ok((await c.node(1).replicas.append([{ topic: 1, partition: 0, events: [ev('after')] }]))[0]?.ok);
+    await until('node 3 takes new events', () => three.replicas.bounds(1, 0).newest === 30);
   } finally {
     await c.close();
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { MemoryKv } from '../log/index.js';
+import { MemoryKv, PartitionSealedError } from '../log/index.js';
+import { SealConflictError } from './partition-control.js';
 import type { Offset } from '../core/offset.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { encodeBatchEntry } from '../log/partition-entry.js';
@@ -20,14 +21,14 @@ function manualTicks(): TickSource & { fire(): void } {
 // de-duplicated as a retry of an earlier one.
 let ids = 0;
 
-async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number) {
+async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, start = 0) {
   const c = { nowMs: () => 1_700_000_000_000 + clock.t, monotonicMs: () => clock.t };
   const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock: c, ticks: manualTicks(), logger, onFatal: (err) => { throw err; } });
   const replicas = new PartitionReplicas({
     self: 1,
     kv,
     host,
-    placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1] }),
+    placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1], start }),
     clock: c,
     random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => `request-${ids++}` },
     logger,
@@ -161,6 +162,42 @@ test('retention removes old batches from the log and the index; reads before the
   const rest = await readAll(n.replicas, 499);
   assert.equal(rest.length, 800);
   assert.equal(rest[0]!.offset, 500);
+  await n.close();
+});
+
+test('a seal ends a partition log: later batches fail as sealed, a retried request id keeps its offsets, the seal survives a crash', async () => {
+  const kv = new MemoryKv();
+  const n = await node(kv);
+  const [a] = await n.replicas.append([{ topic: 7, partition: 0, events: events(0, 3) }]);
+  assert.ok(a!.ok);
+  const r = (await n.replicas.ensure(7, 0))!;
+  const req = { group: r.groupId, topic: 7, partition: 0, epoch: r.group.term, requestId: 'before-seal', flowId: '', deadlineMs: 1000, events: events(3, 2) };
+  assert.equal((await n.replicas.appendForwarded(req)).status, 'committed');
+  assert.equal(await n.replicas.control(7, 0, { kind: 'seal', timeline: 'T2', floor: 0 }), 5);
+  const [b] = await n.replicas.append([{ topic: 7, partition: 0, events: events(5, 1) }]);
+  assert.ok(b !== undefined && !b.ok && b.error instanceof PartitionSealedError && b.error.timeline === 'T2', String(b !== undefined && !b.ok && b.error));
+  assert.deepEqual(await n.replicas.appendForwarded(req), { status: 'committed', epoch: r.group.term, firstOffset: 3, lastOffset: 4 }, 'a retry of a batch stored before the seal');
+  assert.deepEqual(await n.replicas.appendForwarded({ ...req, requestId: 'after-seal' }), { status: 'sealed', timeline: 'T2' });
+  assert.equal(await n.replicas.control(7, 0, { kind: 'seal', timeline: 'T2', floor: 0 }), 5, 'sealing again answers the same start');
+  await assert.rejects(n.replicas.control(7, 0, { kind: 'seal', timeline: 'T3', floor: 0 }), (e: unknown) => e instanceof SealConflictError && e.sealedFor === 'T2');
+  assert.deepEqual(n.replicas.bounds(7, 0), { oldest: 0, newest: 4 });
+  // A crash that loses every unsynced write (the applied rows): the seal is replayed from the log.
+  await n.host.close();
+  const m = await node(kv.crash());
+  await m.replicas.ensure(7, 0);
+  assert.equal(m.replicas.replica(7, 0)!.sealed, 'T2');
+  const [c] = await m.replicas.append([{ topic: 7, partition: 0, events: events(5, 1) }]);
+  assert.ok(c !== undefined && !c.ok && c.error instanceof PartitionSealedError);
+  assert.deepEqual((await readAll(m.replicas, -1)).map((e) => e.n), [0, 1, 2, 3, 4]);
+  await m.close();
+});
+
+test('a group of a later timeline starts at its timeline\'s first offset without a base; sealing it untouched answers that start', async () => {
+  const n = await node(new MemoryKv(), { t: 0 }, undefined, 40);
+  assert.equal(await n.replicas.control(7, 1, { kind: 'seal', timeline: 'T9', floor: 40 }), 40);
+  const [a] = await n.replicas.append([{ topic: 7, partition: 0, events: events(0, 2) }]);
+  assert.ok(a !== undefined && a.ok && a.first === 40 && a.last === 41, JSON.stringify(a));
+  assert.deepEqual(n.replicas.bounds(7, 0), { oldest: 40, newest: 41 });
   await n.close();
 });
 

@@ -18,23 +18,30 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
-import { OffsetExpiredError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
-import { encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
+import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
+import { checkArrived, decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
 import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
+import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
 import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
-import { RaftLogStore } from './raft-log-store.js';
+import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
 import type { GroupFacts } from '../metadata/cluster-partitions.js';
+import { proposeControl, serveControl, type ControlCommand, type ControlSender } from './partition-control.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
   readonly group: number;
   readonly replicas: readonly NodeId[];
+  /**
+   * The first offset of the partition in this log's timeline (0 for the first timeline): a group that
+   * never applied anything starts there, so a new timeline continues the offsets without a base entry.
+   */
+  readonly start?: number;
 }
 
 export type PlacementLookup = (topic: number, partition: number) => GroupPlacement | undefined;
@@ -55,7 +62,9 @@ export type AppendAnswer =
   | { readonly status: 'committed'; readonly epoch: Term; readonly firstOffset: number; readonly lastOffset: number }
   | { readonly status: 'notLeader'; readonly leaderHint: NodeId; readonly epoch: Term }
   | { readonly status: 'unavailable'; readonly detail: string }
-  | { readonly status: 'refused'; readonly detail: string };
+  | { readonly status: 'refused'; readonly detail: string }
+  /** Not appended: the partition's log was sealed by the switch to `timeline`. */
+  | { readonly status: 'sealed'; readonly timeline: string };
 
 /** How a node reaches a partition leader elsewhere (the gRPC transport). */
 export interface AppendForwarder {
@@ -65,6 +74,8 @@ export interface AppendForwarder {
   /** Remote read from a replica on another node (a node holding no replica of the partition). */
   read?(to: NodeId, req: RemoteReadRequest, signal?: AbortSignal): AsyncIterable<RemoteReadChunk>;
   bounds?(to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }>;
+  /** A command of a partition's group (seal, base) to the node believed to lead it (partition-control.ts). */
+  forwardControl?: ControlSender;
 }
 
 export interface RemoteReadRequest {
@@ -128,6 +139,21 @@ const uncommittedBytesMax = 16 * 1024 * 1024;
 /** Bytes per chunk of log shipping. */
 const logChunkBytes = 1 << 20;
 const retryMs = 25;
+/** How long after a failed repair a partition whose log is corrupt is opened again. */
+const retryOpenMs = 5000;
+/** How long one replica may take to send the entries that repair a corrupt log. */
+const repairFetchMs = 30_000;
+
+/** Why an entry sent to repair a corrupt one cannot be stored, or undefined. */
+function committedEntryProblem(e: Entry): string | undefined {
+  try {
+    if (e.type === 'confChange') decodeConfChange(e.data);
+    else if (e.data.byteLength > 0) decodeEntryHead(Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength), false);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
 
 function directoryKey(group: number): Buffer {
   const k = Buffer.allocUnsafe(5);
@@ -214,7 +240,8 @@ export class PartitionReplicas {
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
     const log = o.logger.child({ topic, partition, group: placement.group });
-    const store = await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk });
+    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
+    const store = await this.#openStore(replica, placement, log);
     if (store.damage !== undefined) log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
     const fresh = store.isEmpty;
     if (fresh) {
@@ -234,7 +261,6 @@ export class PartitionReplicas {
         b.put(directoryKey(placement.group), v);
       }, { durable: false });
     }
-    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log);
     const storage = store.storage;
     const snap = storage.snapshot();
     if (snap.metadata.index > replica.applied) {
@@ -278,6 +304,8 @@ export class PartitionReplicas {
     });
     replica.attach(group);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
+    replica.onRestoredWithoutLog = (index, image) => this.#fetchHistory(replica, index, image);
+    replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
     this.#coalescers.set(placement.group, coalescer);
@@ -300,6 +328,83 @@ export class PartitionReplicas {
     if (o.legacy !== undefined && fresh) await this.#continueLegacy(replica);
     log.debug({ applied, fresh }, 'partition replica opened');
     return replica;
+  }
+
+  /**
+   * Opens the group's log. Committed entries that fail their checks (entries the replica applied:
+   * its offset index points into them) are replaced by the same entries of a healthy replica, then
+   * the log is opened again; corrupt entries past the applied index are cut and the member is marked
+   * damaged (raft-log-store.ts): it neither votes nor leads until its leader has sent them again.
+   * With no other replica (a single node), or none that answers, the partition stays closed with a
+   * message saying why; a replica that is not repaired yet is tried again every few seconds.
+   */
+  async #openStore(replica: PartitionReplica, placement: GroupPlacement, log: Logger): Promise<RaftLogStore> {
+    const o = this.#o;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied });
+      } catch (err) {
+        if (!(err instanceof RaftGroupCorruptError)) throw err;
+        // Answered to clients as the partition being unavailable here (503, with what was found).
+        if (err.committed === undefined || attempt > 0) throw new PartitionUnavailableError(replica.topic, replica.partition, err);
+        const { from, to } = err.committed;
+        log.error({ found: err.found, from, to }, 'partition raft log corrupt: replacing its committed entries from another replica before it opens');
+        let outcome: 'repaired' | 'alone' | Error;
+        try {
+          outcome = await this.#repairEntries(replica.topic, replica.partition, placement.group, from, to);
+        } catch (e) {
+          outcome = e as Error;
+        }
+        if (outcome === 'alone') throw new PartitionUnavailableError(replica.topic, replica.partition, new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from'));
+        if (outcome !== 'repaired') {
+          this.#retryOpen(replica.topic, replica.partition);
+          throw new PartitionUnavailableError(replica.topic, replica.partition, new Error(`its raft log is corrupt (${err.found.join('; ')}) and no other replica could replace the entries ${from}..${to} yet (${outcome.message}); tried again in ${retryOpenMs / 1000} s`));
+        }
+        log.warn({ from, to }, 'partition raft log repaired from another replica');
+      }
+    }
+  }
+
+  #retryOpen(topic: number, partition: number): void {
+    if (this.#closed) return;
+    setTimeout(() => {
+      if (!this.#closed) this.ensure(topic, partition).catch(() => undefined);
+    }, retryOpenMs).unref();
+  }
+
+  /**
+   * Replaces the stored entries [from, to] of a group with the same committed entries of another
+   * replica (fetched with FetchLog, which serves applied entries only, in bounded chunks), each checked
+   * before it is written (the partition entry's own CRC32C, a configuration change's encoding), in
+   * one durable write per chunk. 'alone' when no other replica exists to ask.
+   */
+  async #repairEntries(topic: number, partition: number, group: number, from: number, to: number): Promise<'repaired' | 'alone'> {
+    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const p = this.#o.placement(topic, partition);
+    const leader = this.replica(topic, partition)?.group.leader;
+    const peers = [leader ?? noNode, ...(p?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+    if (peers.length === 0 || fetchLog === undefined) return 'alone';
+    let next = from;
+    const failures: string[] = [];
+    for (const peer of peers) {
+      try {
+        const signal = AbortSignal.timeout(repairFetchMs);
+        for await (const chunk of fetchLog(peer, { group, fromIndex: next, toIndex: to, maxBytes: logChunkBytes }, signal)) {
+          for (const e of chunk.entries) {
+            const problem = committedEntryProblem(e);
+            if (problem !== undefined) throw new Error(`its entry ${e.index} fails its check too: ${problem}`);
+          }
+          if (chunk.entries[0]?.index !== next) throw new Error(`it sent entry ${chunk.entries[0]?.index}, not ${next}`);
+          await RaftLogStore.replaceEntries(this.#o.kv, group, chunk.entries, this.#o.disk);
+          next = chunk.entries[chunk.entries.length - 1]!.index + 1;
+        }
+        if (next > to) return 'repaired';
+        failures.push(`node ${peer} holds the entries up to ${next - 1} only`);
+      } catch (err) {
+        failures.push(`node ${peer}: ${(err as Error).message}`);
+      }
+    }
+    throw new Error(failures.join('; '));
   }
 
   /** A partition with data in the former store continues its offsets after it. */
@@ -328,6 +433,11 @@ export class PartitionReplicas {
     return {
       receive: (m) => {
         if (m.type === 'snap') void this.#catchUp(r, m);
+        // An entry whose checksum fails arrived damaged: the whole append is dropped (Raft takes it as
+        // lost and the leader sends it again). Taken, it would commit with the intact copies of the
+        // others and then get no offsets here (apply drops what does not decode): this replica's
+        // offsets would differ from theirs from there on.
+        else if (m.type === 'app' && !this.#arrivedIntact(r, m)) return;
         // While the replica applies fetched entries by itself, nothing may move the group's log or
         // commit index: an append that let the group commit those entries too would apply them twice
         // (a damaged member's leader probes it while its snapshot is pending). Raft resends.
@@ -336,19 +446,40 @@ export class PartitionReplicas {
       unreachable: (peer) => r.group.raw.reportUnreachable(peer),
       snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
       append: (_from, req) => this.appendForwarded(req),
+      control: (_from, req) => serveControl(r, req, this.#o.clock),
       read: (_from, req, signal) => this.#serveRead(r, req, signal),
       bounds: async () => {
         const b = r.bounds();
         return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: r.group.leader };
       },
       fetchLog: (_from, req, signal) => {
-        const chunks = r.readLog(req.fromIndex, req.toIndex, Math.min(req.maxBytes, logChunkBytes), signal);
+        // Committed entries only (applied ones): those are the same on every replica that holds them,
+        // so a replica may fetch them from any other, not only from its leader.
+        const chunks = r.readLog(req.fromIndex, Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
           for await (const entries of chunks) yield { entries };
         })();
       },
     };
   }
+
+  #arrivedIntact(r: PartitionReplica, m: Message): boolean {
+    for (const e of m.entries) {
+      if (e.type !== 'normal') continue;
+      try {
+        checkArrived(e.data);
+      } catch (err) {
+        this.#damagedArrivals++;
+        if (this.#damagedArrivals <= 10 || this.#damagedArrivals % 100 === 0) {
+          this.#o.logger.warn({ topic: r.topic, partition: r.partition, group: r.groupId, from: m.from, index: e.index, err: (err as Error).message, dropped: this.#damagedArrivals }, 'dropped an append whose entry arrived damaged; its leader sends it again');
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  #damagedArrivals = 0;
 
   /**
    * A read for a node that holds no replica: waits up to `waitMs` for events after the cursor, then
@@ -468,6 +599,20 @@ export class PartitionReplicas {
       this.#o.host.receive(id, m);
       return;
     }
+    let start: readonly [number, number] | undefined;
+    try {
+      start = decodeImage(snap.data).start;
+    } catch {
+      // a malformed image: the core refuses the snapshot (snapshotProblem)
+    }
+    if (start !== undefined && r.applied + 1 < start[0]) {
+      // Retention removed the entries this replica lacks from the leader's log: it takes the snapshot
+      // without them (it then reads nothing before the snapshot) and fetches the log the leader still
+      // holds, up to the snapshot, afterwards (#fetchHistory).
+      this.#o.logger.info({ topic: r.topic, partition: r.partition, group: id, leader: m.from, applied: r.applied, leaderLogStart: start[0], snapshot: target }, 'partition replica behind its leader\'s retained log: installing the snapshot, then fetching the retained log before it');
+      this.#o.host.receive(id, m);
+      return;
+    }
     this.#catchingUp.add(id);
     const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: id });
     const started = this.#o.clock.monotonicMs();
@@ -500,6 +645,73 @@ export class PartitionReplicas {
   }
 
   readonly #catchingUp = new Set<number>();
+
+  /**
+   * After a snapshot was installed without the log before it (the leader's retention had removed the
+   * entries this replica lacked), fetches the log the leader still holds up to the snapshot, from
+   * where the image says it starts: in bounded chunks, each stored with the index rows that applying
+   * it gives (the same offsets as the leader's: the same entries applied by the same rules from the
+   * same offset), checked at the end to arrive exactly at the snapshot's next offset. Then those
+   * events are readable here; until then reads of them go to another replica. On failure what was
+   * stored is removed and the replica reads from the snapshot on (as after more retention).
+   */
+  #fetchHistory(r: PartitionReplica, index: number, image: PartitionImage): void {
+    const start = image.start;
+    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: r.groupId });
+    if (start === undefined || fetchLog === undefined) {
+      log.warn({ snapshot: index, next: image.next }, 'partition replica installed a snapshot without the log before it: it reads from the snapshot on');
+      return;
+    }
+    const [fromIndex, fromOffset] = start;
+    if (fromIndex > index || fromOffset >= image.next) {
+      log.info({ snapshot: index, oldest: image.next }, 'partition replica installed a snapshot at its leader\'s retained start: there is no log before it to fetch');
+      return;
+    }
+    const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+    r.historyFrom = fromOffset;
+    this.#historyFetching.add(r.groupId);
+    const started = this.#o.clock.monotonicMs();
+    void (async () => {
+      // The removal of what the replica held before the snapshot is queued for the node's next write:
+      // it must be done before fetched entries are stored, or it would remove them.
+      await this.#o.host.flushRows();
+      let lastErr = 'no replica to fetch from';
+      for (let attempt = 0; attempt < 3 * Math.max(1, peers.length); attempt++) {
+        const from = peers[attempt % Math.max(1, peers.length)];
+        if (from === undefined || this.#closed) break;
+        const scratch = new PartitionState({ applied: fromIndex - 1, next: fromOffset, oldest: fromOffset, recent: [] });
+        let chunks = 0;
+        try {
+          const signal = AbortSignal.timeout(120_000);
+          for await (const chunk of fetchLog(from, { group: r.groupId, fromIndex, toIndex: index, maxBytes: logChunkBytes }, signal)) {
+            if (chunk.entries[0]?.index !== scratch.applied + 1) throw new Error(`chunk starts at ${chunk.entries[0]?.index}, expected ${scratch.applied + 1}`);
+            await r.storeHistory(chunk.entries, scratch);
+            chunks++;
+          }
+          if (scratch.applied !== index || scratch.newest + 1 !== image.next) {
+            throw new Error(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${image.next - 1}`);
+          }
+          r.extendBack(fromOffset);
+          log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
+          this.#historyFetching.delete(r.groupId);
+          return;
+        } catch (err) {
+          lastErr = `node ${from}: ${(err as Error).message}`;
+          log.warn({ from, err: (err as Error).message, chunks }, 'fetching the retained log before the snapshot failed; trying again');
+          await r.dropHistory(fromOffset, image.next, fromIndex, index).catch(() => undefined);
+          r.historyFrom = fromOffset;
+          await (this.#o.sleep ?? sleep)(200);
+        }
+      }
+      r.historyFrom = undefined;
+      this.#historyFetching.delete(r.groupId);
+      log.error({ err: lastErr, oldest: image.next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
+    })();
+  }
+
+  /** Groups fetching their history (retention waits: it would remove what is being fetched). */
+  readonly #historyFetching = new Set<number>();
 
   /**
    * Leadership goes back to each partition's preferred leader (the first replica of its placement,
@@ -575,6 +787,7 @@ export class PartitionReplicas {
       if (g.isLeader()) {
         try {
           const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;
+          if (out.kind === 'sealed') throw new PartitionSealedError(item.topic, item.partition, out.timeline);
           return { ok: true, first: out.first as Offset, last: out.last as Offset };
         } catch (err) {
           if (!(err instanceof ProposalFailedError)) throw err;
@@ -593,6 +806,7 @@ export class PartitionReplicas {
           events: item.events,
         });
         if (answer.status === 'committed') return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
+        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
         if (answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
         // Unavailable: the leader did not answer (a lost connection, its deadline); the batch may be
         // stored. Asking again with the same request id is safe (the state machine stores it once)
@@ -627,6 +841,7 @@ export class PartitionReplicas {
           this.#remoteLeaders.set(key, to);
           return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
         }
+        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
         if (answer.status === 'refused') throw unavailable(item, `node ${to}: ${answer.detail}`);
         if (answer.status === 'notLeader' && answer.leaderHint !== noNode && answer.leaderHint !== to) {
           hint = answer.leaderHint;
@@ -656,7 +871,9 @@ export class PartitionReplicas {
     if (!g.isLeader()) return { status: 'notLeader', leaderHint: g.leader, epoch: g.term };
     try {
       const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
-      return { status: 'committed', epoch: applied.term, firstOffset: applied.outcome.first, lastOffset: applied.outcome.last };
+      const out = applied.outcome;
+      if (out.kind === 'sealed') return { status: 'sealed', timeline: out.timeline };
+      return { status: 'committed', epoch: applied.term, firstOffset: out.first, lastOffset: out.last };
     } catch (err) {
       if (err instanceof PartitionEntryError) return { status: 'refused', detail: err.message };
       if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: err.leader, epoch: err.term };
@@ -692,6 +909,8 @@ export class PartitionReplicas {
     if (this.#isRemote(topic, partition)) return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
     const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
     const b = r.bounds();
+    // The log before an installed snapshot is still being fetched: those events are read from another replica.
+    if (r.historyFrom !== undefined && after >= r.historyFrom - 1 && after < r.localOldest - 1) return this.#remoteRead(topic, partition, after, Math.min(maxEvents, r.localOldest - 1 - after), maxBytes, 0);
     if (after < b.oldest - 1 && this.#o.legacy !== undefined) {
       const lb = this.#o.legacy.bounds(topic, partition);
       if (lb.newest >= lb.oldest && after >= lb.oldest - 1) return this.#o.legacy.read(topic, partition, after, maxEvents, maxBytes);
@@ -723,11 +942,24 @@ export class PartitionReplicas {
 
   // ------------------------------------------------------------------ maintenance
 
-  /** Sets the first offset of a never-written partition (a new timeline continues the offsets). */
+  /** Sets the first offset of a never-written partition (a new timeline continues the offsets), through its leader. */
   async setBase(topic: number, partition: number, base: number): Promise<void> {
-    const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
-    if (r.bounds().oldest === base) return;
-    await this.#proposeUntil(r, encodeBaseEntry(base), this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs);
+    if (this.replica(topic, partition)?.bounds().oldest === base) return;
+    await this.control(topic, partition, { kind: 'base', base });
+  }
+
+  /**
+   * Applies a command of the partition's group (a seal, a base) through its leader, from any node
+   * (partition-control.ts); resolves with the log's next offset after it.
+   */
+  async control(topic: number, partition: number, cmd: ControlCommand, deadlineMs = this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs): Promise<number> {
+    const p = this.#o.placement(topic, partition);
+    if (p === undefined) throw new PartitionUnavailableError(topic, partition, new Error('no placement for this partition'));
+    const self = this.#o.self;
+    const local = p.replicas.includes(self) ? await this.ensure(topic, partition) : undefined;
+    const send = this.#forwarder?.forwardControl;
+    const route = { self, group: p.group, topic, partition, local, others: p.replicas.filter((n) => n !== self) };
+    return proposeControl(route, cmd, deadlineMs, '', { clock: this.#o.clock, send: send?.bind(this.#forwarder), sleep: this.#o.sleep ?? sleep });
   }
 
   /**
@@ -770,24 +1002,42 @@ export class PartitionReplicas {
   }
 
   /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
-  async #compactMemory(r: PartitionReplica, compactTo: number): Promise<void> {
+  async #compactMemory(r: PartitionReplica, compactTo: number, refresh = false): Promise<void> {
     const g = r.group;
-    if (compactTo < g.store.storage.firstIndex()) return;
-    const image = encodeImage(r.image());
+    if (compactTo < g.store.storage.firstIndex() && !refresh) return;
+    const start = await r.logStart();
+    const image = encodeImage({ ...r.image(), start });
     const applied = g.applied;
     const conf = g.conf;
     assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
     // The index rows of everything applied must be in the KV before memory forgets those batches.
     await this.#o.host.flushRows();
+    const firstBefore = g.store.storage.firstIndex();
     await g.store.compact(applied, conf, image, compactTo);
-    r.forgetBefore(compactTo + 1);
+    // A refresh that dropped nothing from memory leaves the tail (and its byte count) as it was.
+    if (compactTo >= firstBefore) r.forgetBefore(compactTo + 1);
   }
 
-  /** Retention: removes batches appended before `cutoffMs` (never the in-memory tail). */
+  /**
+   * Retention: removes batches appended before `cutoffMs`. The snapshot is taken again after it, so
+   * that a follower sent it learns where the log now starts (the image's `start`).
+   */
   async applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number> {
     let removed = (await this.#o.legacy?.applyRetention(topic, partition, cutoffMs)) ?? 0;
     const r = this.replica(topic, partition);
-    if (r !== undefined) removed += await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
+    if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
+      const n = await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
+      if (n > 0 && !this.#compacting.has(r.groupId)) {
+        // One compaction of a group at a time (a later one taken first would make this one's older).
+        this.#compacting.add(r.groupId);
+        try {
+          await this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true);
+        } finally {
+          this.#compacting.delete(r.groupId);
+        }
+      }
+      removed += n;
+    }
     return removed;
   }
 

@@ -4,7 +4,8 @@
 // while six producers publish, and the failover gap that users see (printed); a partition leader cut
 // off by iptables acknowledges nothing and answers within the deadline while the majority moves on;
 // a restarted follower converges by fetching the log it lacks (log shipping); a subscription
-// continues on another node from its committed cursor after the node that streamed it was killed.
+// continues on another node from its committed cursor after the node that streamed it was killed;
+// timeline switches asked on two nodes while producers publish through all three.
 // Method: cluster/up 3 (the developers' scripts) in a temporary directory on free ports, with
 // BROOK_PARTITION_MEMORY_ENTRIES=16 (a follower that missed a few hundred entries is shipped the log)
 // and a 2 s deadline (BROOK_METADATA_TIMEOUT_MS, also the append deadline). Each part uses an event
@@ -46,6 +47,9 @@ const env = {
   BROOK_CLUSTER_NO_BUILD: '1',
   BROOK_METADATA_TIMEOUT_MS: String(deadlineMs),
   BROOK_PARTITION_MEMORY_ENTRIES: String(memoryEntries),
+  // Retention runs often, so that a part can make it remove a log a follower lacks (only event types
+  // whose retention time is set short lose anything).
+  BROOK_RETENTION_CHECK_INTERVAL_MS: '500',
   BROOK_LOG_LEVEL: 'info',
 };
 
@@ -238,6 +242,15 @@ interface Sent {
   partition: string;
 }
 
+/** Sets an event type's retention time (GET, change, PUT). */
+async function setRetention(name: string, ms: number): Promise<void> {
+  const got = await call(url(1), 'GET', `/event-types/${name}`);
+  assert.equal(got.status, 200, got.text);
+  const body = got.body as Record<string, unknown>;
+  const r = await call(url(1), 'PUT', `/event-types/${name}`, { ...body, options: { ...(body['options'] as object), retention_time: ms } });
+  assert.equal(r.status, 200, r.text);
+}
+
 function event(s: Sent, producer: string): Record<string, unknown> {
   return { key: s.key, producer, seq: s.seq, metadata: { eid: s.eid, occurred_at: new Date().toISOString() } };
 }
@@ -339,7 +352,7 @@ async function readAll(node: number, name: string): Promise<Map<string, Stored[]
 }
 
 /** Waits until every node lists the same partitions, then reads them all and asserts they are identical. */
-async function converged(name: string, timeoutMs: number, among: readonly number[] = nodes): Promise<Map<string, Stored[]>> {
+async function converged(name: string, timeoutMs: number, among: readonly number[] = nodes, retained = false): Promise<Map<string, Stored[]>> {
   await until(`nodes ${among.join(', ')} to list the same partitions of ${name}`, timeoutMs, async () => {
     try {
       const ls = await Promise.all(among.map((i) => partitionsOf(i, name)));
@@ -358,8 +371,10 @@ async function converged(name: string, timeoutMs: number, among: readonly number
     }
   }
   for (const p of partitions) {
-    // Dense offsets from the first one.
-    all[0]!.get(p)!.forEach((s, k) => assert.equal(offsetNumber(s.offset), k, `partition ${p}: offsets are dense from 0`));
+    // Dense offsets from the first one (from 0 unless retention removed the oldest events).
+    const list = all[0]!.get(p)!;
+    const first = retained && list.length > 0 ? offsetNumber(list[0]!.offset) : 0;
+    list.forEach((s, k) => assert.equal(offsetNumber(s.offset), first + k, `partition ${p}: offsets are dense from ${first}`));
   }
   return all[0]!;
 }
@@ -446,6 +461,63 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         }
         assert.equal(total, 11 * partitionCount * 2 * 2);
         t.diagnostic(`${total} events in ${partitionCount} partitions, identical on nodes 1, 2 and 3`);
+      }));
+
+    await t.test('timeline switches asked on nodes 2 and 3 (to a created storage and back) while six producers publish on random nodes: every publish succeeds, nothing lost, duplicated or reordered, offsets dense across timelines on every node', () =>
+      withLogs(async () => {
+        const name = 'repl.timelines';
+        await createEventType(name);
+        const st = await call(url(1), 'POST', '/storages', { id: 'repl-st', storage_type: 'broker', broker_configuration: {} });
+        assert.equal(st.status, 201, st.text);
+        const sent: Sent[] = [];
+        const outcomes: Outcome[] = [];
+        let stop = false;
+        const producer = async (j: number) => {
+          const keys = keysFor(`tl${j}`);
+          const seqs = new Map<string, number>();
+          while (!stop) {
+            const p = partitions[Math.floor(Math.random() * partitionCount)]!;
+            const node = nodes[Math.floor(Math.random() * nodes.length)]!;
+            const batch = batchOf(keys[Number(p)]![0]!, p, seqs, 3);
+            sent.push(...batch);
+            outcomes.push(await publishTo(node, name, batch, `tl${j}`));
+          }
+        };
+        const running = Array.from({ length: 6 }, (_, j) => producer(j));
+        const switches: { node: number; status: number; ms: number; text: string }[] = [];
+        try {
+          for (const [node, storage] of [[2, 'repl-st'], [3, 'default']] as const) {
+            await sleep(1500);
+            const at = Date.now();
+            const r = await call(url(node), 'POST', `/event-types/${name}/timelines`, { storage_id: storage });
+            switches.push({ node, status: r.status, ms: Date.now() - at, text: r.text });
+          }
+          await sleep(1500);
+        } finally {
+          stop = true;
+          await Promise.all(running);
+        }
+        const slowest = outcomes.reduce((m, o) => Math.max(m, o.doneAt - o.sentAt), 0);
+        t.diagnostic(`switches: ${switches.map((x) => `node ${x.node} ${x.status} in ${x.ms} ms`).join(', ')}; ${outcomes.length} publishes, slowest ${slowest} ms`);
+        for (const x of switches) assert.equal(x.status, 201, `the switch on node ${x.node}: ${x.text}`);
+        for (const o of outcomes) assert.equal(o.status, 200, `a publish during the switches (node ${o.node}): ${o.status} ${o.text.slice(0, 300)}`);
+        const stored = await converged(name, 30_000);
+        const { stored: n } = checkHistory(stored, sent, new Set(outcomes.flatMap((o) => o.acked)));
+        assert.equal(n, sent.length, 'every event sent was acknowledged and is stored once');
+        // Every node lists the three timelines, and events were stored on each of them: the closed ones
+        // end where the next begins (latest_position), and each holds events of some partition.
+        type Tl = { order: number; storage_id: string; latest_position?: { offsets: { partition: string; offset: string }[] } };
+        let listed: Tl[] = [];
+        for (const i of nodes) {
+          const tls = await call(url(i), 'GET', `/event-types/${name}/timelines`);
+          listed = tls.body as Tl[];
+          assert.deepEqual(listed.map((x) => [x.order, x.storage_id]), [[1, 'default'], [2, 'repl-st'], [3, 'default']], `timelines on node ${i}`);
+        }
+        const lastOf = (k: number, p: string) => offsetNumber(listed[k]!.latest_position!.offsets.find((o) => o.partition === p)!.offset);
+        const held = (k: number) => partitions.reduce((n, p) => n + (k === 0 ? lastOf(0, p) + 1 : k === 1 ? lastOf(1, p) - lastOf(0, p) : stored.get(p)!.length - 1 - lastOf(1, p)), 0);
+        assert.ok(held(0) > 0 && held(1) > 0 && held(2) > 0, `events on every timeline: ${[0, 1, 2].map(held).join(', ')}`);
+        t.diagnostic(`events per timeline: ${[0, 1, 2].map(held).join(', ')}`);
+        t.diagnostic(`${n} events in ${partitionCount} partitions over three timelines, identical on nodes 1, 2 and 3`);
       }));
 
     await t.test('kill -9 of a partition leader under six producers: nothing acknowledged lost, duplicated or reordered; failover gap', () =>
@@ -670,6 +742,55 @@ test('partition replication on three nodes: same logs everywhere, failover, part
           partitions,
           `node ${follower} fetched the log of every partition (it lacked ${batches} entries of each); its log: ${JSON.stringify(shipped)}`,
         );
+      }));
+
+    await t.test('a follower down while retention removed the log it lacked catches up from the retained start, with the same offsets', () =>
+      withLogs(async () => {
+        await allUp();
+        const name = 'repl.retention';
+        const topic = await createEventType(name);
+        const follower = 3;
+        const others = nodes.filter((i) => i !== follower);
+        const retentionLines = (i: number) => logLines(i, 'retention removed events').filter((l) => (l as { eventType?: string }).eventType === name);
+        kill9(follower);
+        const keys = keysFor('ret');
+        const seqs = new Map<string, number>();
+        const sent: Sent[] = [];
+        const publishBatches = async (n: number) => {
+          for (let b = 0; b < n; ) {
+            const batch = partitions.flatMap((p) => batchOf(keys[Number(p)]![0]!, p, seqs, 1));
+            const o = await publishTo(others[b % 2]!, name, batch, 'ret');
+            if (o.status === 200) {
+              sent.push(...batch);
+              b++;
+            } else await sleep(50);
+          }
+        };
+        await publishBatches(30);
+        await sleep(1500);
+        // Everything published so far expires on the two running nodes; then retention is long again.
+        await setRetention(name, 1000);
+        await until('retention removed the first batches of every partition on both running nodes', 30_000, async () =>
+          others.every((i) => new Set(retentionLines(i).map((l) => String(l.partition))).size === partitionCount) ? true : undefined);
+        await setRetention(name, 3_600_000);
+        await sleep(1500);
+        // More entries than a leader keeps for a lagging follower (16 x 16): its snapshot moves past the
+        // retained start, so the follower has a retained log to fetch before it.
+        await publishBatches(280);
+        const before = await partitionsOf(others[0]!, name);
+        for (const p of before) assert.ok(offsetNumber(p.oldest_available_offset) >= 30, `partition ${p.partition} starts after the removed batches: ${p.oldest_available_offset}`);
+        const out = clusterCmd('up', '3');
+        assert.match(out, new RegExp(`node ${follower}: started`));
+        const restartedAt = Date.now();
+        const stored = await converged(name, 60_000, nodes, true);
+        t.diagnostic(`node ${follower} converged ${Date.now() - restartedAt} ms after its restart`);
+        assert.deepEqual(await partitionsOf(follower, name), await partitionsOf(others[0]!, name), 'the same oldest and newest offsets everywhere');
+        for (const p of partitions) {
+          const want = sent.filter((x) => x.partition === p).slice(30).map((x) => x.eid);
+          assert.deepEqual(stored.get(p)!.map((x) => x.event.metadata.eid), want, `partition ${p}: the events after the retained start`);
+        }
+        const fetched = logLines(follower, 'partition replica fetched the retained log before its snapshot: it reads from the retained start').filter((l) => l.topic === topic);
+        assert.deepEqual([...new Set(fetched.map((l) => String(l.partition)))].sort(), partitions, `node ${follower} fetched the retained log of every partition: ${JSON.stringify(fetched)}`);
       }));
 
     await t.test('a subscription streamed on one node continues on another from its committed cursor after kill -9 (and restart) of the first', () =>

@@ -269,3 +269,28 @@ test('a long stale suffix goes in one bounded range deletion; entries stored by 
   assert.equal(back.storage.lastIndex(), 6);
   assert.equal(back.storage.term(6), 4);
 });
+
+test('a partition log with a corrupt entry: committed (applied) entries are named for repair; past the applied index the log is cut and the member marked damaged', async () => {
+  const make = async () => {
+    const kv = new MemoryKv();
+    const s = await RaftLogStore.open(kv, 5, { keepCompacted: true });
+    await s.startEmpty([1], 'unused');
+    await s.persist({ snapshot: undefined, entries: [entry(2, 2), entry(3, 2), entry(4, 2)], hardState: { term: 2, vote: 1, commit: 4 }, mustSync: true });
+    const k = entryKey(5, 3);
+    flipBit(kv, k, await raw(kv, k), 20);
+    return kv;
+  };
+  const applied3 = await make();
+  await assert.rejects(RaftLogStore.open(applied3, 5, { keepCompacted: true, applied: 3 }), (err: unknown) => {
+    assert.ok(err instanceof RaftGroupCorruptError);
+    assert.deepEqual(err.committed, { from: 3, to: 3 });
+    return true;
+  });
+  assert.notEqual(await applied3.get(entryKey(5, 4)), null, 'nothing was deleted');
+  const applied2 = await make();
+  const s = await RaftLogStore.open(applied2, 5, { keepCompacted: true, applied: 2 });
+  assert.equal(s.storage.lastIndex(), 2, 'cut before the corrupt entry');
+  assert.match(s.damage?.reason ?? '', /CRC32C mismatch/);
+  assert.equal(await applied2.get(entryKey(5, 4)), null, 'the entries after it are removed: the leader sends them again');
+  assert.notEqual(await applied2.get(groupKey(5, kindDamage)), null, 'marked damaged durably');
+});

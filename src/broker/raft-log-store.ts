@@ -73,8 +73,14 @@ export class RaftGroupCorruptError extends Error {
   constructor(
     readonly group: number,
     readonly found: readonly string[],
+    /**
+     * Committed entries that failed their checks, [from, to], when that is all that is wrong: the
+     * same entries of a healthy replica can replace them (PartitionReplicas), then the group opens.
+     */
+    readonly committed?: { readonly from: Index; readonly to: Index },
+    why = 'stays closed',
   ) {
-    super(`raft group ${group} is corrupt and stays closed: ${found.join('; ')}`);
+    super(`raft group ${group} is corrupt and ${why}: ${found.join('; ')}`);
   }
 }
 
@@ -121,7 +127,7 @@ export class RaftLogStore {
    * Reads the member's state. `disk` (the node's, in production) numbers the writes for the lost-tail
    * check; without it (unit tests) only the records' own checks apply.
    */
-  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; disk?: NodeDisk | undefined } = {}): Promise<RaftLogStore> {
+  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; disk?: NodeDisk | undefined; applied?: Index } = {}): Promise<RaftLogStore> {
     const disk = opts.disk;
     const keepCompacted = opts.keepCompacted ?? false;
     const found: string[] = [];
@@ -210,9 +216,15 @@ export class RaftLogStore {
     const empty = snapRaw === null && hsRaw === null && highest === 0;
     if (found.length > 0 && keepCompacted) {
       // A partition's log is its data and its applied state (offset index) points into it: cutting it
-      // would leave the state machine ahead of its log. Such a group stays closed, as it did before
-      // records had checksums; repairing it from a healthy replica is not built yet.
-      throw new RaftGroupCorruptError(group, found);
+      // at or before the applied index would leave the state machine ahead of its log. Such entries
+      // are committed, and a healthy replica holds the same ones: the caller replaces them from there
+      // (`committed`) and opens again. Past the applied index, the log is cut and the member marked
+      // damaged as the metadata group's are: its leader sends the entries again. A corrupt snapshot
+      // or damage mark, or an applied index unknown to the caller, keeps the group closed.
+      const applied = opts.applied;
+      const onlyEntries = found.every((f) => !f.startsWith('its snapshot') && !f.startsWith('its damage mark'));
+      if (applied === undefined || !onlyEntries) throw new RaftGroupCorruptError(group, found);
+      if (cut !== undefined && cut <= applied) throw new RaftGroupCorruptError(group, found, { from: cut, to: Math.min(applied, highest) });
     }
     if (found.length > 0) {
       // A new damage adds to one already recorded: the terms and indexes it may have reached only grow.
@@ -240,6 +252,20 @@ export class RaftLogStore {
     // of them made reads of a backlog written in large batches copy hundreds of megabytes per read
     // call (12 times slower, RSS +600 MB).
     for await (const [key, value] of this.#kv.iterate({ gte: entryKey(this.#group, from), lt: entryKey(this.#group, to), capacity })) yield decodeEntryRecord(key, value);
+  }
+
+  /**
+   * Writes committed entries over stored ones that failed their checks (the same entries, from a
+   * healthy replica), in one durable write. Only for a group not open yet, or for entries below its
+   * snapshot (the mirror does not hold them).
+   */
+  static async replaceEntries(kv: OrderedKv, group: number, entries: readonly Entry[], disk: NodeDisk | undefined): Promise<void> {
+    await RaftLogStore.#write(kv, disk, (b) => {
+      for (const e of entries) {
+        const k = entryKey(group, e.index);
+        b.put(k, encodeEntryRecord(k, e));
+      }
+    }, true);
   }
 
   /** Deletes every key of a group (its log, hard state, snapshot and damage mark): the group left this node. */
@@ -382,6 +408,24 @@ export class RaftLogStore {
     if (last !== undefined && last.index > this.storage.lastIndex()) this.#beyondMirror = Math.max(this.#beyondMirror, last.index);
   }
 
+  /**
+   * Stores entries before the snapshot the member started from (a partition's history, fetched from
+   * another replica after its snapshot was installed without the log before it), with the caller's
+   * rows, in one write. They are below the snapshot: the core never reads them; reads and log
+   * shipping do.
+   */
+  async storeHistory(entries: readonly Entry[], fill: (b: KvBatch) => void): Promise<void> {
+    const first = entries[0];
+    assert(first === undefined || entries[entries.length - 1]!.index <= this.storage.snapshot().metadata.index, 'history must lie before the snapshot');
+    await RaftLogStore.#write(this.#kv, this.#disk, (b) => {
+      for (const e of entries) {
+        const k = entryKey(this.#group, e.index);
+        b.put(k, encodeEntryRecord(k, e));
+      }
+      fill(b);
+    }, false);
+  }
+
   /** Updates the core's view once the write holding `fill(rd)` is durable (or, commit-only, issued). */
   persisted(rd: PersistRequest): void {
     if (rd.snapshot !== undefined) this.storage.applySnapshot(rd.snapshot);
@@ -413,7 +457,8 @@ export class RaftLogStore {
       if (!this.#keepCompacted) b.delRange(entryKey(g, 0), entryKey(g, firstKept));
     }, false);
     // The snapshot is the newest durable-enough image: entries it covers stay in the log until the
-    // write lands, and losing this write (no fsync) only loses the compaction, never data.
+    // write lands, and losing this write (no fsync) only loses the compaction, never data. One at the
+    // same index replaces the image (retention moved where the log starts; followers are told so).
     this.storage.createSnapshot(index, conf, data);
     this.storage.compact(firstKept - 1);
     return snapshot;

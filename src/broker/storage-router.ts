@@ -7,20 +7,23 @@
  * - reads cross timelines: reading after the last offset of timeline k continues at the first offset
  *   of timeline k+1 (one dense offset sequence per partition over all timelines);
  * - bounds span all timelines (oldest of the first one still holding events, newest of the current);
- * - appends go to the current timeline; a timeline switch closes the event type's append gate, waits
- *   for appends in flight, reads each partition's newest offset, lets the caller propose the new
- *   timeline with those starts, sets the new logs' first offsets, then reopens the gate: no event is
- *   lost or reordered at the boundary and publishers only wait;
- * - streams waiting for events on a timeline that is switched away are woken.
+ * - appends go to the current timeline as this node's metadata knows it. A timeline switch seals the
+ *   current timeline's partition logs (commands of their Raft groups, timeline-switch.ts): a batch
+ *   that reaches a sealed log is not stored and comes back `sealed`; the router then waits until this
+ *   node has applied the switch's commit (the next timeline is current) and sends the batch there,
+ *   within the append deadline. Publishers only wait: nothing is lost, repeated or reordered at the
+ *   boundary, on one node as on many;
+ * - streams waiting for events on a timeline that is switched away are woken (timelineChanged).
  *
  * An event type that never switched (no timelines recorded) takes the direct path to the default store.
  */
-import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
 import type { PartitionBounds, PartitionReader, StoredEvent } from '../consumption/ports.js';
 import { timelineAt, timelinesOf } from '../metadata/timelines.js';
 import { defaultStorageId, type EventTypeRecord, type TimelineRecord } from '../metadata/types.js';
 import type { PartitionAppend, PartitionAppendResult } from '../publishing/ports.js';
+import { PartitionSealedError, PartitionUnavailableError } from '../log/index.js';
+import type { ControlCommand } from './partition-control.js';
 
 /**
  * What the router needs of the partition logs of one storage: the replicated partitions of the
@@ -32,6 +35,8 @@ export interface PartitionLogs {
   waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void>;
   append(items: PartitionAppend[]): Promise<PartitionAppendResult[]>;
   setBase(topic: number, partition: number, base: number): Promise<void>;
+  /** A command of the partition's group (seal, base) through its leader; resolves with the log's next offset. */
+  control(topic: number, partition: number, cmd: ControlCommand, deadlineMs?: number): Promise<number>;
   applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number>;
   dropTopic(topic: number): Promise<void>;
   /** Topics with stored partitions (to drop logs of event types deleted before a crash). */
@@ -44,12 +49,19 @@ export type TopicLookup = (topic: number) => EventTypeRecord | undefined;
 /** Opens the PartitionLogs of a storage (its own RocksDB directory); close() closes both. */
 export type StorageOpener = (storageId: string) => Promise<{ store: PartitionLogs; close(): Promise<void> }>;
 
-interface Gate {
-  /** Set while a switch runs: appends wait for it. */
-  closed: Promise<void> | undefined;
-  inflight: number;
-  idle: (() => void) | undefined;
+export interface RouterOptions {
+  /** How long a batch turned away by a sealed log waits for the switch's commit here (the append deadline). */
+  readonly switchWaitMs: number;
+  /** After this long waiting for a switch, `onSwitchStuck` is told (once per wait): its switcher may have died. */
+  readonly stuckAfterMs: number;
+  /** A batch waited `stuckAfterMs` for the switch to `timeline` of the logical topic: finish that switch (timeline-switch.ts). */
+  readonly onSwitchStuck?: (topic: number, timeline: string) => void;
+  readonly monotonicMs: () => number;
 }
+
+const defaultOptions: RouterOptions = { switchWaitMs: 5000, stuckAfterMs: 2000, monotonicMs: () => performance.now() };
+/** How often a batch waiting for a switch looks at the metadata again (it is also woken by timelineChanged). */
+const switchPollMs = 20;
 
 export class StorageRouter implements PartitionReader {
   readonly #stores = new Map<string, PartitionLogs>();
@@ -57,14 +69,19 @@ export class StorageRouter implements PartitionReader {
   readonly #opening = new Map<string, Promise<PartitionLogs>>();
   readonly #lookup: TopicLookup;
   readonly #openStorage: StorageOpener;
-  readonly #gates = new Map<number, Gate>();
+  readonly #o: RouterOptions;
   /** Wakes streams waiting on a timeline that was switched away, per logical topic. */
   readonly #switchWaiters = new Map<number, Set<() => void>>();
+  /** Wakes batches waiting for a switch's commit, per logical topic. */
+  readonly #appendWaiters = new Map<number, Set<() => void>>();
+  /** Partitions of timelines whose first offset this node has checked (see #baseOnce). */
+  readonly #based = new Set<string>();
 
-  constructor(defaultStore: PartitionLogs, lookup: TopicLookup, openStorage: StorageOpener) {
+  constructor(defaultStore: PartitionLogs, lookup: TopicLookup, openStorage: StorageOpener, options: Partial<RouterOptions> = {}) {
     this.#stores.set(defaultStorageId, defaultStore);
     this.#lookup = lookup;
     this.#openStorage = openStorage;
+    this.#o = { ...defaultOptions, ...options };
   }
 
   /** Opens a storage's store (once); the default one is always open. */
@@ -85,10 +102,17 @@ export class StorageRouter implements PartitionReader {
     return p;
   }
 
-  #store(t: TimelineRecord): PartitionLogs {
+  /**
+   * The bounds of timeline t's log of a partition. A storage first used by a timeline this node has
+   * just applied may still be opening (main.ts opens it when the switch is prepared): its log is then
+   * taken as empty at the timeline's start, as a replica that has not caught up yet would be.
+   */
+  #boundsOf(t: TimelineRecord, partition: number): PartitionBounds {
     const s = this.#stores.get(t.storage_id);
-    assert(s !== undefined, `storage ${t.storage_id} of timeline ${t.id} is not open`);
-    return s;
+    if (s !== undefined) return s.bounds(t.topic, partition);
+    this.ensureStorage(t.storage_id).catch(() => undefined);
+    const start = t.starts[partition] ?? 0;
+    return { oldest: start as Offset, newest: (start - 1) as Offset };
   }
 
   /** The timelines of a logical topic, or undefined for the direct path (never switched). */
@@ -105,10 +129,10 @@ export class StorageRouter implements PartitionReader {
     const direct = this.#stores.get(defaultStorageId)!;
     if (tls === undefined) return direct.bounds(topic, partition);
     const cur = tls[tls.length - 1]!;
-    const newest = Math.max(this.#store(cur).bounds(cur.topic, partition).newest, (cur.starts[partition] ?? 0) - 1);
+    const newest = Math.max(this.#boundsOf(cur, partition).newest, (cur.starts[partition] ?? 0) - 1);
     for (let k = 0; k < tls.length; k++) {
       const t = tls[k]!;
-      const b = this.#store(t).bounds(t.topic, partition);
+      const b = this.#boundsOf(t, partition);
       const lo = Math.max(b.oldest, t.starts[partition] ?? 0);
       const hi = k + 1 < tls.length ? (tls[k + 1]!.starts[partition] ?? 0) - 1 : newest;
       if (b.newest >= lo && lo <= hi) return { oldest: lo as Offset, newest: newest as Offset };
@@ -116,14 +140,14 @@ export class StorageRouter implements PartitionReader {
     return { oldest: (newest + 1) as Offset, newest: newest as Offset };
   }
 
-  read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]> {
+  async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]> {
     const tls = this.#timelines(topic);
     if (tls === undefined) return this.#stores.get(defaultStorageId)!.read(topic, partition, after, maxEvents, maxBytes);
-    // Nothing after the newest event. This also covers the moment between a switch's commit and the
-    // new log's first offset being set, when that log would not know the offset yet.
-    if (after === this.bounds(topic, partition).newest) return Promise.resolve([]);
+    // Nothing after the newest event. This also covers the moment between a switch's commit and this
+    // node's replica of the new log opening, when that log would not know the offset yet.
+    if (after === this.bounds(topic, partition).newest) return [];
     const t = this.#timelineAfter(tls, partition, after);
-    return this.#store(t).read(t.topic, partition, after, maxEvents, maxBytes);
+    return (await this.ensureStorage(t.storage_id)).read(t.topic, partition, after, maxEvents, maxBytes);
   }
 
   /** The timeline holding the event after `after`: past the last offset of a timeline, the next one. */
@@ -141,7 +165,7 @@ export class StorageRouter implements PartitionReader {
     if (tls === undefined) return this.#raceSwitch(topic, waiters, (s) => direct.waitForEvents(topic, partition, after, s), signal);
     if (this.bounds(topic, partition).newest > after) return Promise.resolve();
     const cur = tls[tls.length - 1]!;
-    return this.#raceSwitch(topic, waiters, (s) => this.#store(cur).waitForEvents(cur.topic, partition, after, s), signal);
+    return this.#raceSwitch(topic, waiters, async (s) => (await this.ensureStorage(cur.storage_id)).waitForEvents(cur.topic, partition, after, s), signal);
   }
 
   /** Waits for the store, or a timeline switch of the topic (the store waited on is then the old one). */
@@ -166,83 +190,123 @@ export class StorageRouter implements PartitionReader {
 
   // ---------------------------------------------------------------- appends
 
-  #gate(topic: number): Gate {
-    let g = this.#gates.get(topic);
-    if (g === undefined) {
-      g = { closed: undefined, inflight: 0, idle: undefined };
-      this.#gates.set(topic, g);
-    }
-    return g;
+  /** The timeline new writes of a logical topic go to, as this node's metadata knows it. */
+  #current(topic: number): TimelineRecord | undefined {
+    const tls = this.#timelines(topic);
+    return tls === undefined ? undefined : tls[tls.length - 1];
   }
 
   async append(items: PartitionAppend[]): Promise<PartitionAppendResult[]> {
-    const topics = [...new Set(items.map((i) => i.topic))];
-    const gates = topics.map((t) => this.#gate(t));
-    for (;;) {
-      const closed = gates.find((g) => g.closed !== undefined);
-      if (closed === undefined) break;
-      await closed.closed;
-    }
-    for (const g of gates) g.inflight++;
-    try {
+    const results: PartitionAppendResult[] = new Array(items.length);
+    const deadlineMs = this.#o.monotonicMs() + this.#o.switchWaitMs;
+    let todo = items.map((item, index) => ({ index, item }));
+    while (todo.length > 0) {
       // Route each item to its event type's current timeline.
-      const byStore = new Map<PartitionLogs, { index: number; item: PartitionAppend }[]>();
-      for (let i = 0; i < items.length; i++) {
-        const item = items[i]!;
-        const tls = this.#timelines(item.topic);
+      const byStore = new Map<PartitionLogs, { index: number; item: PartitionAppend; from: string | undefined }[]>();
+      for (const { index, item } of todo) {
+        const cur = this.#current(item.topic);
         let store = this.#stores.get(defaultStorageId)!;
         let routed = item;
-        if (tls !== undefined) {
-          const cur = tls[tls.length - 1]!;
+        if (cur !== undefined) {
           store = await this.ensureStorage(cur.storage_id);
-          // The base is set by the switch; after a crash in between, set it now (never written yet).
-          const start = cur.starts[item.partition] ?? 0;
-          const b = store.bounds(cur.topic, item.partition);
-          if (start > 0 && b.newest === -1 && b.oldest === 0) await store.setBase(cur.topic, item.partition, start);
+          await this.#baseOnce(store, cur, item.partition);
           routed = { ...item, topic: cur.topic };
         }
         const list = byStore.get(store) ?? [];
-        list.push({ index: i, item: routed });
+        list.push({ index, item: routed, from: cur?.id });
         byStore.set(store, list);
       }
-      const results: PartitionAppendResult[] = new Array(items.length);
+      const sealed: { index: number; item: PartitionAppend; from: string | undefined; timeline: string }[] = [];
       await Promise.all(
         [...byStore].map(async ([store, list]) => {
           const r = await store.append(list.map((x) => x.item));
-          list.forEach((x, j) => (results[x.index] = r[j]!));
+          list.forEach((x, j) => {
+            const res = r[j]!;
+            if (!res.ok && res.error instanceof PartitionSealedError) sealed.push({ ...x, item: items[x.index]!, timeline: res.error.timeline });
+            else results[x.index] = res;
+          });
         }),
       );
-      return results;
-    } finally {
-      for (const g of gates) {
-        g.inflight--;
-        if (g.inflight === 0) g.idle?.();
+      // A sealed log took nothing: wait for the switch's commit here, then send those to the new timeline.
+      const waits = new Map<number, Promise<Error | undefined>>();
+      for (const x of sealed) {
+        if (!waits.has(x.item.topic)) waits.set(x.item.topic, this.#awaitSwitch(x.item.topic, x.from, x.timeline, deadlineMs).then(() => undefined, (err: Error) => err));
       }
+      todo = [];
+      for (const x of sealed) {
+        const failed = await waits.get(x.item.topic)!;
+        if (failed === undefined) todo.push({ index: x.index, item: x.item });
+        else results[x.index] = { ok: false, error: new PartitionUnavailableError(x.item.topic, x.item.partition, failed) };
+      }
+    }
+    return results;
+  }
+
+  /**
+   * Waits until this node's metadata names a current timeline of the logical topic other than `from`
+   * (the switch to `timeline` was committed and applied here). A batch that waits past stuckAfterMs
+   * reports the switch as stuck once (its switcher may have died: any node may finish it).
+   */
+  async #awaitSwitch(topic: number, from: string | undefined, timeline: string, deadlineMs: number): Promise<void> {
+    const started = this.#o.monotonicMs();
+    let reported = false;
+    for (;;) {
+      if (this.#lookup(topic) === undefined) throw new Error('the event type was deleted');
+      const cur = this.#current(topic);
+      if (cur !== undefined && cur.id !== from) return;
+      const now = this.#o.monotonicMs();
+      if (now >= deadlineMs) {
+        throw new Error(`the switch to timeline ${timeline} did not complete in time; the batch was not stored, retry it`);
+      }
+      if (!reported && now - started >= this.#o.stuckAfterMs) {
+        reported = true;
+        this.#o.onSwitchStuck?.(topic, timeline);
+      }
+      const waiters = this.#appendWaiters.get(topic) ?? new Set<() => void>();
+      this.#appendWaiters.set(topic, waiters);
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.min(switchPollMs, Math.max(1, deadlineMs - now)));
+        waiters.add(done);
+      });
+      if (waiters.size === 0) this.#appendWaiters.delete(topic);
     }
   }
 
   /**
-   * Switches a logical topic to a new timeline: appends wait meanwhile. `propose` gets the first
-   * offset of the new timeline per partition and answers the applied timeline (or throws).
+   * A timeline of the logical topic was committed here (main.ts calls this when it applies the
+   * commit): batches waiting for it are sent on, and streams waiting on the old log wake.
    */
-  async switchTimeline(topic: number, partitions: number, storageId: string, propose: (starts: number[]) => Promise<TimelineRecord>): Promise<TimelineRecord> {
-    const gate = this.#gate(topic);
-    while (gate.closed !== undefined) await gate.closed;
-    let reopen!: () => void;
-    gate.closed = new Promise<void>((r) => (reopen = r));
-    try {
-      while (gate.inflight > 0) await new Promise<void>((r) => (gate.idle = r));
-      gate.idle = undefined;
-      const target = await this.ensureStorage(storageId);
-      const starts = Array.from({ length: partitions }, (_, p) => this.bounds(topic, p).newest + 1);
-      const t = await propose(starts);
-      for (let p = 0; p < partitions; p++) await target.setBase(t.topic, p, t.starts[p] ?? 0);
-      for (const wake of this.#switchWaiters.get(topic) ?? []) wake();
-      return t;
-    } finally {
-      gate.closed = undefined;
-      reopen();
-    }
+  timelineChanged(topic: number): void {
+    for (const wake of [...(this.#appendWaiters.get(topic) ?? [])]) wake();
+    for (const wake of [...(this.#switchWaiters.get(topic) ?? [])]) wake();
+  }
+
+  /**
+   * The first offset of a timeline's log is its groups' starting point (partition-replicas.ts,
+   * GroupPlacement.start). Logs created by versions that set it with a base entry after the switch
+   * may lack it after a crash in between: set it before the first append (once per partition here).
+   */
+  async #baseOnce(store: PartitionLogs, t: TimelineRecord, partition: number): Promise<void> {
+    const key = `${t.topic}:${partition}`;
+    if (this.#based.has(key)) return;
+    const start = t.starts[partition] ?? 0;
+    const b = store.bounds(t.topic, partition);
+    if (start > 0 && b.newest === -1 && b.oldest === 0) await store.setBase(t.topic, partition, start);
+    this.#based.add(key);
+  }
+
+  /**
+   * Seals partition `partition` of timeline `t`'s log for the switch to `switchTo`, through its
+   * group's leader; resolves with where the new timeline starts for that partition.
+   */
+  async sealLog(t: TimelineRecord, partition: number, switchTo: string, deadlineMs: number): Promise<number> {
+    const store = await this.ensureStorage(t.storage_id);
+    return store.control(t.topic, partition, { kind: 'seal', timeline: switchTo, floor: t.starts[partition] ?? 0 }, deadlineMs);
   }
 
   // ---------------------------------------------------------------- maintenance

@@ -1,16 +1,17 @@
 // Goal: a new timeline's log gets partitions of its own, so timeline.create carries a placement for
 // them, balanced against every log that exists, and the state machine gives them new group ids.
-// Method: TimelineService over a real MetadataStateMachine and a stand-in for the storage router's
-// switch (it hands the proposal the next start offsets, as the router does once appends are stopped).
+// Method: TimelineService and the TimelineSwitcher over a real MetadataStateMachine, with seals that
+// answer offset 0 (the partition groups are not part of this test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isProblem } from '../core/problem.js';
 import { MetadataStateMachine } from '../metadata/state-machine.js';
 import type { MetadataCommand } from '../metadata/commands.js';
-import type { EventType, TimelineRecord } from '../metadata/types.js';
+import type { EventType } from '../metadata/types.js';
 import type { MembersSource } from '../metadata/placement.js';
-import type { StorageRouter } from './storage-router.js';
+import pino from 'pino';
 import { TimelineService } from './timeline-service.js';
+import { TimelineSwitcher } from './timeline-switch.js';
 
 function et(name: string): EventType {
   return {
@@ -26,10 +27,9 @@ function setup(members: MembersSource) {
     proposed.push(cmd);
     return sm.apply(sm.appliedIndex + 1, cmd);
   };
-  const router = {
-    switchTimeline: async (_topic: number, partitions: number, _storage: string, go: (starts: number[]) => Promise<TimelineRecord>) => go(Array(partitions).fill(0)),
-  } as unknown as StorageRouter;
-  const svc = new TimelineService({ state: () => sm, propose, router, clock: { nowMs: () => 0, monotonicMs: () => 0 }, members });
+  const clock = { nowMs: () => 0, monotonicMs: () => 0 };
+  const switcher = new TimelineSwitcher({ state: () => sm, propose, seal: async () => 0, clock, logger: pino({ level: 'silent' }), sealTimeoutMs: 1000, staleAfterMs: 1000 });
+  const svc = new TimelineService({ state: () => sm, propose, switcher, members });
   return { sm, svc, proposed, propose };
 }
 
@@ -38,9 +38,10 @@ test('timeline.create carries a placement for the new log, balanced against the 
   await propose({ op: 'event_type.create', eventType: et('a'), partitionCount: 2, placement: { replicas: [[1, 2], [2, 3]], members: [1, 2, 3] } });
   const t = await svc.createTimeline('a', { storage_id: 'default' });
   const cmd = proposed[1]!;
+  assert.deepEqual(proposed.map((c) => c.op), ['event_type.create', 'timeline.prepare', 'timeline.commit']);
   // Loads before: leaders 1 and 2 once, replicas 1:1, 2:2, 3:1. Node 3 leads (it leads none), with node 1
   // (fewest replicas); then every node leads one and holds two, so the lowest ids win.
-  assert.deepEqual(cmd.op === 'timeline.create' && cmd.placement, { replicas: [[3, 1], [1, 2]], members: [1, 2, 3] });
+  assert.deepEqual(cmd.op === 'timeline.prepare' && cmd.placement, { replicas: [[3, 1], [1, 2]], members: [1, 2, 3] });
   assert.deepEqual(t.placement, [{ group: 3, replicas: [3, 1] }, { group: 4, replicas: [1, 2] }]);
   assert.deepEqual(sm.eventType('a')!.storage.timelines![1]!.placement, t.placement);
 });

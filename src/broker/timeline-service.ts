@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { formatCursor, toOffset } from '../core/offset.js';
 import { problems } from '../core/problem.js';
-import type { Clock } from '../core/ports.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
 import { proposePlacement, type MembersSource } from '../metadata/placement.js';
+import type { PlacementProposal } from '../metadata/placement-types.js';
 import { defaultStorageId, type EventTypeRecord, type Storage, type TimelineRecord } from '../metadata/types.js';
-import type { StorageRouter } from './storage-router.js';
+import type { TimelineSwitcher } from './timeline-switch.js';
 
 export interface TimelineState {
   eventType(name: string): EventTypeRecord | undefined;
@@ -45,17 +45,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export class TimelineService {
   readonly #state: () => TimelineState;
   readonly #propose: (cmd: MetadataCommand) => Promise<ApplyResult>;
-  readonly #router: StorageRouter;
-  readonly #clock: Clock;
+  readonly #switcher: Pick<TimelineSwitcher, 'switchTo'>;
   /** The cluster's members, to place the new timeline's partitions over; absent: no placement (legacy layout). */
   readonly #members: MembersSource | undefined;
 
-  constructor(deps: { state: () => TimelineState; propose: (cmd: MetadataCommand) => Promise<ApplyResult>; router: StorageRouter; clock: Clock; members?: MembersSource }) {
+  constructor(deps: { state: () => TimelineState; propose: (cmd: MetadataCommand) => Promise<ApplyResult>; switcher: Pick<TimelineSwitcher, 'switchTo'>; members?: MembersSource }) {
     this.#members = deps.members;
     this.#state = deps.state;
     this.#propose = deps.propose;
-    this.#router = deps.router;
-    this.#clock = deps.clock;
+    this.#switcher = deps.switcher;
   }
 
   // ---------------------------------------------------------------- storages
@@ -115,23 +113,13 @@ export class TimelineService {
     if (storageId !== defaultStorageId && this.#state().storage(storageId) === undefined) {
       throw problems.unprocessable(`Storage "${storageId}" does not exist`);
     }
-    const id = randomUUID();
-    return this.#router.switchTimeline(rec.storage.topic, rec.storage.partitions.length, storageId, async (starts) => {
-      const cmd: MetadataCommand = { op: 'timeline.create', eventType: name, id, storage_id: storageId, starts, at: new Date(this.#clock.nowMs()).toISOString() };
-      // The new log's partitions are new groups, placed like an event type's (checked again at apply).
-      if (this.#members !== undefined) {
-        cmd.placement = proposePlacement(this.#state().eventTypes(), this.#members, rec.storage.partitions.length);
-        if (cmd.placement === undefined) throw problems.unavailable('The cluster members are not known on this node yet; retry');
-      }
-      const r = await this.#propose(cmd);
-      if (!r.ok) {
-        if (r.reason === 'not_found') throw problems.eventTypeNotFound(r.detail);
-        if (r.reason === 'conflict') throw problems.conflict(r.detail);
-        throw problems.unprocessable(r.detail);
-      }
-      if (r.timeline === undefined) throw problems.internal('timeline.create applied without a timeline');
-      return r.timeline;
-    });
+    // The new log's partitions are new groups, placed like an event type's (checked again at apply).
+    let placement: PlacementProposal | undefined;
+    if (this.#members !== undefined) {
+      placement = proposePlacement(this.#state().eventTypes(), this.#members, rec.storage.partitions.length);
+      if (placement === undefined) throw problems.unavailable('The cluster members are not known on this node yet; retry');
+    }
+    return this.#switcher.switchTo(name, randomUUID(), storageId, placement);
   }
 
   /** GET timelines: the recorded timelines, oldest first; none before the first switch. */

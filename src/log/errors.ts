@@ -12,6 +12,7 @@ export type LogErrorCode =
   | 'LOG_PARTITION_UNAVAILABLE'
   | 'LOG_CLOSED'
   | 'LOG_TOPIC_DROPPING'
+  | 'LOG_PARTITION_SEALED'
   | 'KV_DURABILITY_LOST'
   | 'KV_WRITE_FAILED';
 
@@ -78,6 +79,18 @@ export class TopicDroppingError extends LogError {
   readonly code = 'LOG_TOPIC_DROPPING';
   constructor(readonly topic: number) {
     super(`topic ${topic} is being dropped`);
+  }
+}
+
+/**
+ * The batch was not stored: the partition's log was sealed by a timeline switch (to `timeline`) before
+ * the batch was applied. Nothing of it is stored, so it can go to the new timeline's log.
+ */
+export class PartitionSealedError extends LogError {
+  override name = 'PartitionSealedError';
+  readonly code = 'LOG_PARTITION_SEALED';
+  constructor(readonly topic: number, readonly partition: number, readonly timeline: string) {
+    super(`topic ${topic} partition ${partition} was sealed for the switch to timeline ${timeline}; the batch was not stored`);
   }
 }
 

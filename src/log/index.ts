@@ -23,6 +23,7 @@ export {
   LogError,
   OffsetExpiredError,
   OffsetNotYetAvailableError,
+  PartitionSealedError,
   PartitionUnavailableError,
   StoreClosedError,
   TopicDroppingError,

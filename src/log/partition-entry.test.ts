@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { batchEvents, batchPayloadBytes, decodeEntryHead, encodeBaseEntry, encodeBatchEntry, encodeBatchesEntry, isEncodedHere, PartitionEntryError, requestIdBytesMax } from './partition-entry.js';
+import { batchEvents, batchPayloadBytes, decodeEntryHead, encodeBaseEntry, encodeBatchEntry, encodeBatchesEntry, encodeSealEntry, isEncodedHere, PartitionEntryError, requestIdBytesMax, timelineIdBytesMax } from './partition-entry.js';
 
 const ev = (s: string) => Buffer.from(s);
 
@@ -16,13 +16,23 @@ test('the empty payload is the no-op; a base entry carries its offset', () => {
   assert.deepEqual(decodeEntryHead(encodeBaseEntry(123_456_789_012)), { kind: 'base', base: 123_456_789_012 });
 });
 
+test('a seal entry carries its timeline id and floor; ids are 1 to 64 bytes', () => {
+  const id = '0b6c2f4e-5d1a-4c1e-9a55-3f1d2e7b9c10';
+  assert.deepEqual(decodeEntryHead(encodeSealEntry(id, 9_007_199_254_740_991)), { kind: 'seal', timeline: id, floor: 9_007_199_254_740_991 });
+  // Kind 3 is a batches entry: a seal must never be read as one (or the reverse).
+  assert.equal(encodeSealEntry(id, 0)[0], 4);
+  assert.throws(() => encodeSealEntry('', 0), /timeline id/);
+  assert.throws(() => encodeSealEntry('x'.repeat(timelineIdBytesMax + 1), 0), /timeline id/);
+});
+
 test('every flipped bit is detected by the checksum', () => {
-  const data = encodeBatchEntry(5, 'id', [ev('hello'), ev('world')]);
-  for (let i = 0; i < data.length; i++) {
-    for (const bit of [0x01, 0x80]) {
-      const bad = Buffer.from(data);
-      bad[i]! ^= bit;
-      assert.throws(() => decodeEntryHead(bad), PartitionEntryError, `byte ${i} bit ${bit}`);
+  for (const data of [encodeBatchEntry(5, 'id', [ev('hello'), ev('world')]), encodeSealEntry('T-1', 7)]) {
+    for (let i = 0; i < data.length; i++) {
+      for (const bit of [0x01, 0x80]) {
+        const bad = Buffer.from(data);
+        bad[i]! ^= bit;
+        assert.throws(() => decodeEntryHead(bad), PartitionEntryError, `byte ${i} bit ${bit}`);
+      }
     }
   }
 });

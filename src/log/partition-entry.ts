@@ -42,6 +42,9 @@ import { readU64, writeU64 } from './keys.js';
 export const kindBatch = 1;
 export const kindBase = 2;
 export const kindBatches = 3;
+export const kindSeal = 4;
+/** Timeline ids are UUIDs; bounded so a malformed one cannot bloat an entry. */
+export const timelineIdBytesMax = 64;
 const crcStart = 5;
 const batchFixedBytes = 15;
 
@@ -78,6 +81,24 @@ export function knownCrc32c(data: Uint8Array): number | undefined {
   // head (kind and checksum) back in front.
   const ofRest = crc32cUncombine(b.readUInt32BE(1), crc32c(b, 0, 0, 1), rest);
   return crc32cCombine(crc32c(b, 0, 0, crcStart), ofRest, rest);
+}
+
+/** Entries from elsewhere whose checksum was checked on arrival (checkArrived): apply does not check them again. */
+const checkedHere = new WeakSet<Uint8Array>();
+
+/**
+ * Checks the checksum of an entry that came from another node (throws PartitionEntryError), and
+ * remembers that it passed, so that applying the same buffer later does not check it again.
+ */
+export function checkArrived(data: Uint8Array): void {
+  if (data.length === 0 || encodedHere.has(data) || checkedHere.has(data)) return;
+  checkCrc(Buffer.from(data.buffer, data.byteOffset, data.length));
+  checkedHere.add(data);
+}
+
+/** Whether the checksum of `data` needs no check: this process encoded it, or checked it on arrival. */
+export function isChecked(data: Uint8Array): boolean {
+  return encodedHere.has(data) || checkedHere.has(data);
 }
 
 export class PartitionEntryError extends Error {
@@ -117,6 +138,19 @@ export function encodeBaseEntry(base: number): Buffer {
   const out = Buffer.allocUnsafe(13);
   out[0] = kindBase;
   writeU64(out, 5, base);
+  out.writeUInt32BE(entryCrc(out), 1);
+  encodedHere.add(out);
+  return out;
+}
+
+export function encodeSealEntry(timeline: string, floor: number): Buffer {
+  const id = Buffer.from(timeline, 'utf8');
+  if (id.length === 0 || id.length > timelineIdBytesMax) throw new PartitionEntryError(`timeline id of ${id.length} bytes (1 to ${timelineIdBytesMax})`);
+  const out = Buffer.allocUnsafe(15 + id.length);
+  out[0] = kindSeal;
+  writeU64(out, 5, floor);
+  out.writeUInt16BE(id.length, 13);
+  id.copy(out, 15);
   out.writeUInt32BE(entryCrc(out), 1);
   encodedHere.add(out);
   return out;
@@ -181,7 +215,8 @@ export interface BatchHead {
 export type EntryHead =
   | { readonly kind: 'noop' }
   | { readonly kind: 'batches'; readonly batches: readonly BatchHead[]; readonly count: number; readonly appendTimeMs: number }
-  | { readonly kind: 'base'; readonly base: number };
+  | { readonly kind: 'base'; readonly base: number }
+  | { readonly kind: 'seal'; readonly timeline: string; readonly floor: number };
 
 function checkCrc(data: Buffer): void {
   if (data.length < crcStart) throw new PartitionEntryError(`entry of ${data.length} bytes`);
@@ -209,6 +244,12 @@ export function decodeEntryHead(data: Buffer, verified = false): EntryHead {
     case kindBase:
       if (data.length !== 13) throw new PartitionEntryError('malformed base entry');
       return { kind: 'base', base: readU64(data, 5) };
+    case kindSeal: {
+      if (data.length < 15) throw new PartitionEntryError('truncated seal entry');
+      const len = data.readUInt16BE(13);
+      if (len === 0 || len > timelineIdBytesMax || data.length !== 15 + len) throw new PartitionEntryError('malformed seal entry');
+      return { kind: 'seal', timeline: data.toString('utf8', 15), floor: readU64(data, 5) };
+    }
     default:
       throw new PartitionEntryError(`unknown partition entry kind ${data[0]}`);
   }

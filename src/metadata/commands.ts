@@ -114,9 +114,11 @@ export type MetadataCommand =
     }
   | {
       /**
-       * Switches an event type's new writes to a new timeline on `storage_id`. `starts`: per partition,
-       * the first offset of the new timeline (the proposer stopped appends and read the newest ones).
-       * The order and the log's topic id are decided at apply time.
+       * The one-step switch of versions before timeline switches were commands of the partition groups
+       * (the proposer held appends on its own node and read the newest offsets). Still applied, for logs
+       * that hold it; never proposed any more (timeline.prepare and timeline.commit replace it).
+       * `starts`: per partition, the first offset of the new timeline. The order and the log's topic id
+       * are decided at apply time.
        */
       op: 'timeline.create';
       eventType: string;
@@ -126,6 +128,33 @@ export type MetadataCommand =
       at: string;
       /** Where the new timeline's partitions go (absent in commands written before placement existed). */
       placement?: PlacementProposal;
+    }
+  | {
+      /**
+       * Step 1 of a timeline switch (docs/decisions.md "Storages and timelines"): records the switch to
+       * timeline `id` on `storage_id` as the event type's one pending switch (refused while another is
+       * pending) and allocates the new log's partition groups. Then every partition of the current
+       * timeline is sealed for `id` in its own group, which answers where the new timeline starts.
+       */
+      op: 'timeline.prepare';
+      eventType: string;
+      id: string;
+      storage_id: string;
+      at: string;
+      /** Where the new timeline's partitions go (absent only without placement, in unit tests). */
+      placement?: PlacementProposal;
+    }
+  | {
+      /**
+       * Step 2: the pending switch `id` becomes the event type's current timeline, starting per partition
+       * at `starts` (the offsets the seals answered). Applying it again for the current timeline is a
+       * no-op, so a retry, or a second node finishing the same switch, is harmless.
+       */
+      op: 'timeline.commit';
+      eventType: string;
+      id: string;
+      starts: number[];
+      at: string;
     }
   | {
       /** PATCH cursors: sets them and disconnects every stream of the subscription. */

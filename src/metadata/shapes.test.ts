@@ -42,6 +42,8 @@ function base(): MetadataStateMachine {
     { op: 'subscription.create', subscription: sub },
     { op: 'stream.open', subscription: 's1', session, starts: [{ event_type: 'a', partition: '0', offset: -1 }, { event_type: 'a', partition: '1', offset: -1 }] },
     { op: 'storage.create', storage: { id: 'st', storage_type: 'broker', broker_configuration: {} } },
+    // A timeline switch in progress, so snapshots carry a pending one.
+    { op: 'timeline.prepare', eventType: 'a', id: 't-pending', storage_id: 'st', at: 't1', placement: { members: [1, 2, 3], replicas: [[1, 2, 3], [1, 2, 3]] } },
   ];
   setup.forEach((c, i) => assert.equal(sm.apply(i + 1, c).ok, true, JSON.stringify(c)));
   return sm;
@@ -65,6 +67,8 @@ const commands: MetadataCommand[] = [
   { op: 'storage.create', storage: { id: 'st2', storage_type: 'broker', broker_configuration: {} } },
   { op: 'storage.delete', id: 'st2' },
   { op: 'timeline.create', eventType: 'a', id: 't2', storage_id: 'st', starts: [0, 0], at: 't1', placement: { members: [1, 2, 3], replicas: [[1, 2, 3], [1, 2, 3]] } },
+  { op: 'timeline.prepare', eventType: 'a', id: 't-pending', storage_id: 'st', at: 't1', placement: { members: [1, 2, 3], replicas: [[1, 2, 3], [1, 2, 3]] } },
+  { op: 'timeline.commit', eventType: 'a', id: 't-pending', starts: [0, 0], at: 't2' },
   { op: 'partition.move', group: 1, step: 'add_learner', from: 1, to: 4 },
   { op: 'partition.leader', group: 1, leader: 2 },
   { op: 'limits.set', limits: { ...defaultMetadataLimits, eventTypesMax: 50 } },

@@ -112,6 +112,8 @@ export const metadataOps: ReadonlySet<string> = new Set([
   'storage.create',
   'storage.delete',
   'timeline.create',
+  'timeline.prepare',
+  'timeline.commit',
   'cursor.reset',
   'partition.move',
   'partition.leader',
@@ -179,6 +181,15 @@ function checkCommandShape(cmd: unknown): void {
         'timeline.create needs an event type, an id, a storage, a time and starts',
       );
       return;
+    case 'timeline.prepare':
+      need(
+        nonEmptyString(c['eventType']) && nonEmptyString(c['id']) && nonEmptyString(c['storage_id']) && isString(c['at']) && opt(c['placement'], isPlacementProposal),
+        'timeline.prepare needs an event type, an id, a storage and a time',
+      );
+      return;
+    case 'timeline.commit':
+      need(nonEmptyString(c['eventType']) && nonEmptyString(c['id']) && isString(c['at']) && listOf(c['starts'], (n) => isInt(n)), 'timeline.commit needs an event type, an id, a time and starts');
+      return;
     case 'limits.set':
       need(isMetadataLimits(c['limits']), 'limits.set needs every bound as a positive integer');
       return;
@@ -228,6 +239,10 @@ function checkStorage(s: unknown, partitionCount: number, what: string): void {
       ),
     ),
     `${what}.timelines is not a list of timelines`,
+  );
+  need(
+    opt(o['pendingTimeline'], (t) => isObject(t) && nonEmptyString(t['id']) && nonEmptyString(t['storage_id']) && isString(t['at']) && opt(t['placement'], (p) => listOf(p, isPlacement) && (p as unknown[]).length === partitionCount)),
+    `${what}.pendingTimeline is not a pending timeline switch`,
   );
 }
 

@@ -13,7 +13,7 @@ import type { PartitionPlacement, PlacementProposal } from './placement-types.js
 import { timelinesOf } from './timelines.js';
 import { commandProblem, snapshotProblem } from './shapes.js';
 import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
-import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
+import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type PendingTimeline, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
 
 export type ApplyResult =
   /**
@@ -31,8 +31,10 @@ export type ApplyResult =
       readersChanged?: boolean;
       /** After event_type.delete: every log of the event type, by storage (its timelines). */
       droppedLogs?: { storage_id: string; topic: number }[];
-      /** After timeline.create: the new timeline. */
+      /** After timeline.create or timeline.commit: the new timeline. */
       timeline?: TimelineRecord;
+      /** After timeline.prepare: the switch now pending. */
+      pending?: PendingTimeline;
       /** After partition.move or partition.leader: the partition's placement as it is now. */
       placement?: PartitionPlacement;
     }
@@ -158,6 +160,10 @@ export class MetadataStateMachine {
         return this.#deleteStorage(cmd.id);
       case 'timeline.create':
         return this.#createTimeline(cmd);
+      case 'timeline.prepare':
+        return this.#prepareTimeline(cmd);
+      case 'timeline.commit':
+        return this.#commitTimeline(cmd);
       case 'blacklist.set':
         if (cmd.blocked) this.#blacklist.get(cmd.type)?.add(cmd.name);
         else this.#blacklist.get(cmd.type)?.delete(cmd.name);
@@ -234,6 +240,7 @@ export class MetadataStateMachine {
     if (cmd.starts.length !== rec.storage.partitions.length) {
       return { ok: false, reason: 'invalid', detail: `A timeline needs a start for each of the ${rec.storage.partitions.length} partitions` };
     }
+    if (rec.storage.pendingTimeline !== undefined) return this.#switchPending(cmd.eventType, rec.storage.pendingTimeline.id);
     const timelines = timelinesOf(rec);
     const last = timelines[timelines.length - 1]!;
     // Offsets never go back: a start below the previous timeline's means appends happened in between.
@@ -245,6 +252,50 @@ export class MetadataStateMachine {
     const timeline: TimelineRecord = { id: cmd.id, order: last.order + 1, storage_id: cmd.storage_id, topic: this.#nextTopic++, starts: cmd.starts, created_at: cmd.at, switched_at: cmd.at };
     if (admitted.placement !== undefined) timeline.placement = admitted.placement;
     this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...rec.storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
+    return { ok: true, timeline };
+  }
+
+  #switchPending(eventType: string, id: string): ApplyResult {
+    return { ok: false, reason: 'conflict', detail: `A timeline switch of event type "${eventType}" (to timeline ${id}) is in progress; retry once it is done` };
+  }
+
+  #prepareTimeline(cmd: Extract<MetadataCommand, { op: 'timeline.prepare' }>): ApplyResult {
+    const rec = this.#eventTypes.get(cmd.eventType);
+    if (rec === undefined) return { ok: false, reason: 'not_found', detail: `Event type "${cmd.eventType}" does not exist` };
+    const pending = rec.storage.pendingTimeline;
+    // The same switch again (a retried proposal): already recorded.
+    if (pending?.id === cmd.id) return { ok: true, pending };
+    if (pending !== undefined) return this.#switchPending(cmd.eventType, pending.id);
+    if (timelinesOf(rec).some((t) => t.id === cmd.id)) return { ok: false, reason: 'exists', detail: `Timeline ${cmd.id} of "${cmd.eventType}" exists` };
+    if (cmd.storage_id !== defaultStorageId && !this.#storages.has(cmd.storage_id)) {
+      return { ok: false, reason: 'invalid', detail: `Storage "${cmd.storage_id}" does not exist` };
+    }
+    // Last: admitting a placement hands out group ids, so nothing may refuse the command after it.
+    const admitted = this.#admitPlacement(cmd.placement, rec.storage.partitions.length);
+    if (!admitted.ok) return admitted;
+    const next: PendingTimeline = { id: cmd.id, storage_id: cmd.storage_id, at: cmd.at };
+    if (admitted.placement !== undefined) next.placement = admitted.placement;
+    this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...rec.storage, pendingTimeline: next } });
+    return { ok: true, pending: next };
+  }
+
+  #commitTimeline(cmd: Extract<MetadataCommand, { op: 'timeline.commit' }>): ApplyResult {
+    const rec = this.#eventTypes.get(cmd.eventType);
+    if (rec === undefined) return { ok: false, reason: 'not_found', detail: `Event type "${cmd.eventType}" does not exist` };
+    const timelines = timelinesOf(rec);
+    const last = timelines[timelines.length - 1]!;
+    // Committed already (a retry, or two nodes finishing the same switch): the same answer.
+    if (last.id === cmd.id) return { ok: true, timeline: last };
+    const pending = rec.storage.pendingTimeline;
+    if (pending?.id !== cmd.id) return { ok: false, reason: 'conflict', detail: `No switch of "${cmd.eventType}" to timeline ${cmd.id} is pending` };
+    if (cmd.starts.length !== rec.storage.partitions.length || cmd.starts.some((start, p) => !Number.isSafeInteger(start) || start < (last.starts[p] ?? 0))) {
+      // The seals answer each log's next offset, never below its timeline's start: a bug, refused alike everywhere.
+      return { ok: false, reason: 'invalid', detail: `The starts of timeline ${cmd.id} must be one per partition, none below the current timeline's` };
+    }
+    const timeline: TimelineRecord = { id: cmd.id, order: last.order + 1, storage_id: pending.storage_id, topic: this.#nextTopic++, starts: cmd.starts, created_at: pending.at, switched_at: cmd.at };
+    if (pending.placement !== undefined) timeline.placement = pending.placement;
+    const { pendingTimeline: _done, ...storage } = rec.storage;
+    this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
     return { ok: true, timeline };
   }
 

@@ -84,6 +84,22 @@ export interface EventTypeStorage {
    * Absent for event types created before placement existed: read it through placementOf().
    */
   placement?: PartitionPlacement[];
+  /**
+   * A timeline switch prepared and not yet committed (timeline.prepare): the partitions of the current
+   * timeline are being sealed for it. At most one per event type.
+   */
+  pendingTimeline?: PendingTimeline;
+}
+
+/** A timeline switch between timeline.prepare and timeline.commit. */
+export interface PendingTimeline {
+  /** The new timeline's id (also what the current timeline's partitions are sealed for). */
+  id: string;
+  storage_id: string;
+  /** When the switch was asked for (the proposer's clock): the new timeline's created_at. */
+  at: string;
+  /** The new log's partition groups, allocated at prepare (absent without placement, in unit tests). */
+  placement?: PartitionPlacement[];
 }
 
 /** A storage: a named place where partition logs live (interface.md, "Storage"). */

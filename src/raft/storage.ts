@@ -173,7 +173,9 @@ export class MemoryStorage implements Storage {
    * lagging followers can be sent it. Does not discard entries; call `compact` for that.
    */
   createSnapshot(index: Index, confState: ConfState, data: Uint8Array): Snapshot {
-    assert(index > this.#snapshot.metadata.index, `snapshot ${index} is not newer than the current one`);
+    // The same index again replaces the state machine's data (a host whose image changed without a
+    // new entry: a partition's retention), never what the log holds.
+    assert(index >= this.#snapshot.metadata.index, `snapshot ${index} is older than the current one`);
     assert(index <= this.lastIndex(), `snapshot ${index} is beyond the last entry ${this.lastIndex()}`);
     const term = this.term(index);
     this.#snapshot = { metadata: { index, term, confState }, data };

@@ -55,29 +55,75 @@ test('a base is taken only by an empty log, and retention moves only the oldest 
   assert.throws(() => s.truncateBefore(200), /beyond next/);
 });
 
-test('property: replicas applying the same log agree on every batch offset, whatever the no-ops and duplicates', () => {
+test('a seal ends the log: later batches are not stored, a retried request id still gets its offsets, the same seal answers the same start', () => {
+  const s = new PartitionState();
+  s.applyBatch(1, 'r1', 2);
+  assert.deepEqual(s.applySeal(2, 'T', 0), { kind: 'seal', timeline: 'T', next: 2 });
+  assert.deepEqual(s.applyBatch(3, 'r2', 3), { kind: 'sealed', timeline: 'T' }, 'a batch after the seal takes no offsets');
+  assert.deepEqual(s.applyBatch(4, 'r1', 2), { kind: 'duplicate', first: 0, last: 1 }, 'a retry of a batch stored before the seal is answered with its offsets');
+  assert.deepEqual(s.applyBatch(5, '', 1), { kind: 'sealed', timeline: 'T' });
+  assert.deepEqual(s.applySeal(6, 'T', 0), { kind: 'seal', timeline: 'T', next: 2 }, 'idempotent');
+  assert.deepEqual(s.applySeal(7, 'U', 0), { kind: 'sealRefused', sealedFor: 'T' }, 'another switch cannot seal it again');
+  assert.equal(s.applyBase(8, 10), false, 'a sealed log takes no base');
+  assert.equal(s.newest, 1);
+  assert.equal(s.applied, 8);
+  // The seal is part of the image: a replica restored from it refuses batches alike.
+  const restored = new PartitionState(s.image());
+  assert.equal(restored.sealed, 'T');
+  assert.deepEqual(restored.applyBatch(9, 'r3', 1), { kind: 'sealed', timeline: 'T' });
+  assert.deepEqual(restored.applySeal(10, 'T', 0), { kind: 'seal', timeline: 'T', next: 2 });
+});
+
+test('sealing a log that never took an event answers its timeline start (the floor); a written log ignores the floor', () => {
+  const empty = new PartitionState();
+  assert.deepEqual(empty.applySeal(1, 'T', 40), { kind: 'seal', timeline: 'T', next: 40 });
+  assert.deepEqual([empty.oldest, empty.newest], [40, 39]);
+  const based = new PartitionState();
+  based.applyBase(1, 40);
+  based.applyBatch(2, '', 5);
+  assert.deepEqual(based.applySeal(3, 'T', 40), { kind: 'seal', timeline: 'T', next: 45 });
+  const open = new PartitionState();
+  assert.equal(open.sealed, undefined);
+  assert.equal(open.image().sealed, undefined, 'an open log\'s image has no seal field (older images decode alike)');
+});
+
+test('property: replicas applying the same log agree on every outcome, whatever the no-ops, duplicates and seals; nothing is stored after a seal', () => {
   const entry = fc.oneof(
-    fc.record({ kind: fc.constant('batch' as const), id: fc.constantFrom('', 'a', 'b', 'c', 'd'), count: fc.integer({ min: 1, max: 5 }) }),
-    fc.record({ kind: fc.constant('other' as const) }),
+    { weight: 6, arbitrary: fc.record({ kind: fc.constant('batch' as const), id: fc.constantFrom('', 'a', 'b', 'c', 'd'), count: fc.integer({ min: 1, max: 5 }) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('other' as const) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('seal' as const), timeline: fc.constantFrom('T', 'U') }) },
   );
   fc.assert(
     fc.property(fc.array(entry, { maxLength: 60 }), fc.integer({ min: 0, max: 60 }), (log, cut) => {
+      const apply = (st: PartitionState, e: (typeof log)[number], i: number) =>
+        e.kind === 'batch' ? st.applyBatch(i + 1, e.id, e.count) : e.kind === 'seal' ? st.applySeal(i + 1, e.timeline, 0) : (st.applyOther(i + 1), undefined);
       // One replica applies the log straight; the other restores from an image taken at `cut`.
       const a = new PartitionState();
-      const outA = log.map((e, i) => (e.kind === 'batch' ? a.applyBatch(i + 1, e.id, e.count) : (a.applyOther(i + 1), undefined)));
+      const outA = log.map((e, i) => apply(a, e, i));
       let b = new PartitionState();
       const outB = log.map((e, i) => {
         if (i === Math.min(cut, log.length)) b = new PartitionState(b.image());
-        return e.kind === 'batch' ? b.applyBatch(i + 1, e.id, e.count) : (b.applyOther(i + 1), undefined);
+        return apply(b, e, i);
       });
       assert.deepEqual(outB, outA);
-      // Offsets handed out are dense: appended batches tile [0, newest].
+      // Offsets handed out are dense: appended batches tile [0, newest]; none after the first seal,
+      // and every seal of the same timeline answers the same start.
       let next = 0;
+      let sealedAt: { timeline: string; next: number } | undefined;
       for (const o of outA) {
-        if (o?.kind !== 'appended') continue;
-        assert.equal(o.first, next);
-        next = o.last + 1;
+        if (o?.kind === 'appended') {
+          assert.equal(sealedAt, undefined, 'a batch stored after a seal');
+          assert.equal(o.first, next);
+          next = o.last + 1;
+        }
+        if (o?.kind === 'seal') {
+          sealedAt ??= { timeline: o.timeline, next: o.next };
+          assert.deepEqual({ timeline: o.timeline, next: o.next }, sealedAt);
+        }
+        if (o?.kind === 'sealRefused') assert.equal(o.sealedFor, sealedAt?.timeline);
+        if (o?.kind === 'sealed') assert.equal(o.timeline, sealedAt?.timeline);
       }
+      if (sealedAt !== undefined) assert.equal(sealedAt.next, next);
       assert.equal(a.newest, next - 1);
     }),
   );

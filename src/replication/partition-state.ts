@@ -5,7 +5,13 @@
  * - an event batch: it takes the next `count` dense offsets, in log order, when it is applied (not
  *   when it is proposed), so no-ops, configuration changes and refused duplicates never show as gaps
  *   and every replica assigns the same offsets to the same batch;
- * - anything else (a new leader's no-op, a configuration change, a control command): no offsets.
+ * - a seal for timeline T (a timeline switch, docs/decisions.md "Storages and timelines"): the log takes
+ *   no more events; its outcome is the next offset N, where the new timeline of this partition starts.
+ *   Sealing again for T answers the same N; sealing for another timeline is refused. A batch applied
+ *   after the seal gets no offsets and the outcome `sealed` (it was not stored: its proposer routes it
+ *   to the new timeline), except a retried request id that committed before the seal, which still gets
+ *   the offsets of its first application;
+ * - anything else (a new leader's no-op, a configuration change, a base): no offsets.
  *
  * Duplicates. A publish forwarded to a leader that is deposed before it answers is retried by the
  * forwarder with the same request id. If the first attempt did commit, applying the retry must not
@@ -30,6 +36,14 @@ export interface PartitionImage {
   readonly oldest: number;
   /** Recent request ids with the offsets they were given, oldest first. */
   readonly recent: readonly (readonly [id: string, first: number, last: number])[];
+  /**
+   * Where the replica that took this image holds its log from (absent: unknown): [raft index, offset]
+   * such that applying its entries from that index on, starting at that offset, gives their offsets.
+   * A follower behind it fetches the log from there (retention removed what came before).
+   */
+  readonly start?: readonly [index: number, offset: number];
+  /** The timeline switch this log was sealed for (absent: open). */
+  readonly sealed?: string;
 }
 
 /**
@@ -45,6 +59,12 @@ export function partitionImageProblem(img: unknown, index: number): string | und
   if (o['applied'] !== index) return `applied ${String(o['applied'])} is not the snapshot's index ${index}`;
   if (!offset(o['next']) || !offset(o['oldest'])) return 'next and oldest must be offsets';
   if ((o['oldest'] as number) > (o['next'] as number)) return `oldest ${String(o['oldest'])} beyond next ${String(o['next'])}`;
+  const start = o['start'];
+  if (start !== undefined) {
+    if (!Array.isArray(start) || start.length !== 2 || !offset(start[0]) || !offset(start[1]) || start[0] < 1 || start[0] > index + 1 || start[1] > (o['next'] as number)) {
+      return 'start must be [raft index, offset] within the image';
+    }
+  }
   const recent = o['recent'];
   if (!Array.isArray(recent) || recent.length > dedupWindow) return `recent must be a list of at most ${dedupWindow} request ids`;
   for (const r of recent) {
@@ -52,12 +72,21 @@ export function partitionImageProblem(img: unknown, index: number): string | und
       return 'recent holds an entry that is not [request id, first, last] below next';
     }
   }
+  if (o['sealed'] !== undefined && (typeof o['sealed'] !== 'string' || o['sealed'] === '' || o['sealed'].length > 64)) return 'sealed must name a timeline';
   return undefined;
 }
 
 export type BatchOutcome =
   | { readonly kind: 'appended'; readonly first: number; readonly last: number }
-  | { readonly kind: 'duplicate'; readonly first: number; readonly last: number };
+  | { readonly kind: 'duplicate'; readonly first: number; readonly last: number }
+  /** Not stored: the log was sealed for `timeline` before this batch was applied. */
+  | { readonly kind: 'sealed'; readonly timeline: string };
+
+export type SealOutcome =
+  /** The log is sealed for `timeline`; offsets of the next timeline start at `next`. */
+  | { readonly kind: 'seal'; readonly timeline: string; readonly next: number }
+  /** Refused: the log was sealed for another timeline switch. */
+  | { readonly kind: 'sealRefused'; readonly sealedFor: string };
 
 export class PartitionState {
   #applied: number;
@@ -65,11 +94,13 @@ export class PartitionState {
   #oldest: number;
   /** id -> [first, last]; Map keeps insertion order, which is the eviction order. */
   #recent = new Map<string, readonly [number, number]>();
+  #sealed: string | undefined;
 
   constructor(image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] }) {
     this.#applied = image.applied;
     this.#next = image.next;
     this.#oldest = image.oldest;
+    this.#sealed = image.sealed;
     for (const [id, first, last] of image.recent) this.#recent.set(id, [first, last]);
     assert(this.#oldest <= this.#next, `oldest ${this.#oldest} beyond next ${this.#next}`);
   }
@@ -85,6 +116,11 @@ export class PartitionState {
 
   get oldest(): number {
     return this.#oldest;
+  }
+
+  /** The timeline switch the log was sealed for, undefined while it takes events. */
+  get sealed(): string | undefined {
+    return this.#sealed;
   }
 
   /** Applies an event batch committed at `index`. An empty request id is never de-duplicated. */
@@ -108,6 +144,7 @@ export class PartitionState {
       const seen = this.#recent.get(requestId);
       if (seen !== undefined) return { kind: 'duplicate', first: seen[0], last: seen[1] };
     }
+    if (this.#sealed !== undefined) return { kind: 'sealed', timeline: this.#sealed };
     const first = this.#next;
     const last = first + count - 1;
     this.#next = last + 1;
@@ -129,10 +166,29 @@ export class PartitionState {
    */
   applyBase(index: number, base: number): boolean {
     this.#advance(index);
-    if (this.#next !== this.#oldest || base < this.#next) return false;
+    if (this.#sealed !== undefined || this.#next !== this.#oldest || base < this.#next) return false;
     this.#next = base;
     this.#oldest = base;
     return true;
+  }
+
+  /**
+   * Seals the log for the timeline switch `timeline`: no event is stored after it. `floor` is where
+   * this log's timeline starts: a log that never took an event and was never based starts there
+   * (so the seal of an untouched log answers its timeline's start, not 0).
+   */
+  applySeal(index: number, timeline: string, floor: number): SealOutcome {
+    this.#advance(index);
+    assert(timeline !== '', 'a seal names its timeline');
+    if (this.#sealed === undefined) {
+      if (this.#next === this.#oldest && this.#next < floor) {
+        this.#next = floor;
+        this.#oldest = floor;
+      }
+      this.#sealed = timeline;
+    }
+    if (this.#sealed !== timeline) return { kind: 'sealRefused', sealedFor: this.#sealed };
+    return { kind: 'seal', timeline, next: this.#next };
   }
 
   /** Retention removed every event before `oldest` (a local decision: retention runs on every replica). */
@@ -141,12 +197,27 @@ export class PartitionState {
     if (oldest > this.#oldest) this.#oldest = oldest;
   }
 
+  /**
+   * Events before `oldest` became readable on this replica again: a replica that took a snapshot
+   * without the log before it fetched that log afterwards (its history; a local fact like retention).
+   */
+  extendBack(oldest: number): void {
+    assert(Number.isSafeInteger(oldest) && oldest >= 0 && oldest <= this.#oldest, `extending back to ${oldest} from ${this.#oldest}`);
+    this.#oldest = oldest;
+  }
+
+  /** The events before `next` are not held here (a snapshot installed without its log): none is readable. */
+  forgetAll(): void {
+    this.#oldest = this.#next;
+  }
+
   image(): PartitionImage {
     return {
       applied: this.#applied,
       next: this.#next,
       oldest: this.#oldest,
       recent: [...this.#recent].map(([id, [first, last]]) => [id, first, last] as const),
+      ...(this.#sealed === undefined ? {} : { sealed: this.#sealed }),
     };
   }
 

@@ -82,7 +82,7 @@ test('a replay is refused also after its nonce was forgotten for room: proofs no
 const append: AppendRequest = { group: 5, topic: 1, partition: 0, epoch: 0, requestId: 'r1', flowId: '', deadlineMs: 2000, events: [Buffer.from('{}')] };
 const read = { group: 5, topic: 1, partition: 0, afterOffset: -1, maxEvents: 10, maxBytes: 1000, waitMs: 0, follow: false, flowId: '' };
 
-/** Calls each of the seven RPCs of the node at `port` once, with `meta(path)`; the gRPC status of each. */
+/** Calls each of the eight RPCs of the node at `port` once, with `meta(path)`; the gRPC status of each. */
 async function callEach(port: number, creds: grpc.ChannelCredentials, meta: (path: string) => grpc.Metadata): Promise<Record<string, number>> {
   // A host name as TLS server name (the certificates carry DNS:localhost; an IP address is not allowed).
   const raft = new (raftProto().RaftTransport)(`127.0.0.1:${port}`, creds, { 'grpc.ssl_target_name_override': 'localhost' });
@@ -109,13 +109,14 @@ async function callEach(port: number, creds: grpc.ChannelCredentials, meta: (pat
       Append: await unary((cb) => fwd.Append(toWireAppendRequest(append), meta('/brook.forward.v1.Forward/Append'), deadline(), cb)),
       Read: await streamed(fwd.Read(toWireReadRequest(read), meta('/brook.forward.v1.Forward/Read'), deadline())),
       Bounds: await unary((cb) => fwd.Bounds({ group: 5, topic: 1, partition: 0 }, meta('/brook.forward.v1.Forward/Bounds'), deadline(), cb)),
+      Control: await unary((cb) => fwd.Control({ group: 5, topic: 1, partition: 0, epoch: '0', deadline_ms: 1000, seal: { timeline: 'T', floor: '0' } }, meta('/brook.forward.v1.Forward/Control'), deadline(), cb)),
     };
   } finally {
     raft.close();
   }
 }
 
-const every = (code: number) => ({ Stream: code, Propose: code, Identify: code, FetchLog: code, Append: code, Read: code, Bounds: code });
+const every = (code: number) => ({ Stream: code, Propose: code, Identify: code, FetchLog: code, Append: code, Read: code, Bounds: code, Control: code });
 
 /** Identify answers come from the transport's `identify` option, not the handler: counted here. */
 let identifyCalls = 0;
@@ -151,11 +152,11 @@ test('every RPC refuses a client with no proof, a wrong secret, or a proof for a
     assert.deepEqual(await callEach(n2.t.port, insecure, from(7, (p) => proveCall(secret, 7, 2, p, Date.now()))), every(grpc.status.PERMISSION_DENIED), 'node 7 is not a member');
     assert.equal(callsSeen(n2.h), 0, 'no handler saw any of them');
     assert.equal(identifyCalls, 0, 'no identity was given out');
-    assert.equal(n2.t.refusedCalls(), 28);
+    assert.equal(n2.t.refusedCalls(), 32);
     // The control: the same calls with a good proof from a member reach the handler.
     assert.deepEqual(await callEach(n2.t.port, insecure, from(1, (p) => proveCall(secret, 1, 2, p, Date.now()))), every(grpc.status.OK));
     await until('the heartbeat', () => n2.h.received.length === 1);
-    assert.deepEqual([n2.h.proposals.length, n2.h.appends.length, n2.h.reads.length, n2.h.fetches.length, n2.h.boundsAsked.length, identifyCalls], [1, 1, 1, 1, 1, 1]);
+    assert.deepEqual([n2.h.proposals.length, n2.h.appends.length, n2.h.reads.length, n2.h.fetches.length, n2.h.boundsAsked.length, identifyCalls, n2.h.controls.length], [1, 1, 1, 1, 1, 1, 1]);
   } finally {
     await stopNodes(nodes);
   }

@@ -13,6 +13,8 @@ import {
   type AppendRequest,
   type BoundsAnswer,
   type BoundsRequest,
+  type ControlAnswer,
+  type ControlRequest,
   type FetchLogRequest,
   type ForwardAnswer,
   type ForwardedProposal,
@@ -110,6 +112,15 @@ export class GroupDispatcher implements NodeHandler {
       return Promise.resolve({ status: 'unavailable', detail: `group ${req.group} is not hosted on this node` });
     }
     return h.append(from, req);
+  }
+
+  control(from: NodeId, req: ControlRequest): Promise<ControlAnswer> {
+    const h = this.#groups.get(req.group);
+    if (h?.control === undefined) {
+      this.#unknown(req.group, from, 'control');
+      return Promise.resolve({ status: 'unavailable', detail: `group ${req.group} is not hosted on this node` });
+    }
+    return h.control(from, req);
   }
 
   read(from: NodeId, req: ReadRequest, signal: AbortSignal): AsyncIterable<ReadChunk> {

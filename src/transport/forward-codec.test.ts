@@ -11,16 +11,20 @@ import { DecodeError } from './codec.js';
 import {
   fromWireAppendReply,
   fromWireAppendRequest,
+  fromWireControlReply,
+  fromWireControlRequest,
   fromWireReadChunk,
   fromWireReadRequest,
   toWireAppendReply,
   toWireAppendRequest,
+  toWireControlReply,
+  toWireControlRequest,
   toWireReadChunks,
   toWireReadRequest,
 } from './forward-codec.js';
 import { forwardProto } from './proto.js';
 import { appendEventsMax, eventRecordBytesMax, forwardDeadlineMsMax, readChunkBytesMax, readEventsMax, termMax } from './limits.js';
-import { TransportError, type AppendRequest, type ReadChunk, type ReadRequest } from './types.js';
+import { TransportError, type AppendRequest, type ControlRequest, type ReadChunk, type ReadRequest } from './types.js';
 
 const append: AppendRequest = { group: 3, topic: 12, partition: 1, epoch: 4, requestId: 'req-1', flowId: 'flow', deadlineMs: 500, events: [Buffer.from('{"a":1}'), Buffer.from('{"a":2}')] };
 const P = () => forwardProto();
@@ -67,6 +71,33 @@ test('an append answer is accepted only with one dense offset per event, committ
 });
 
 const read: ReadRequest = { group: 3, topic: 12, partition: 1, afterOffset: -1, maxEvents: 100, maxBytes: 1000, waitMs: 200, follow: true, flowId: 'f' };
+
+test('a control request round-trips (seal, base); one without a command, with a bad timeline id or offset is refused', () => {
+  const seal: ControlRequest = { group: 3, topic: 12, partition: 1, epoch: 4, flowId: 'flow', deadlineMs: 500, command: { kind: 'seal', timeline: 'tl-uuid', floor: 99 } };
+  const via = (r: ControlRequest) => fromWireControlRequest(P().ControlRequest.deserialize(P().ControlRequest.serialize(toWireControlRequest(r))));
+  assert.deepEqual(via(seal), seal);
+  assert.deepEqual(via({ ...seal, command: { kind: 'base', base: 7 } }).command, { kind: 'base', base: 7 });
+  const raw = (w: object) => fromWireControlRequest(P().ControlRequest.deserialize(P().ControlRequest.serialize(w)));
+  assert.throws(() => raw({ group: 3, topic: 1, partition: 0, epoch: '1', deadline_ms: 5 }), /control.command/);
+  assert.throws(() => raw({ group: 3, epoch: '1', deadline_ms: 5, seal: { timeline: '', floor: '1' } }), /timeline/);
+  assert.throws(() => raw({ group: 3, epoch: '1', deadline_ms: 5, seal: { timeline: 'x'.repeat(65), floor: '1' } }), /timeline/);
+  assert.throws(() => raw({ group: 0, epoch: '1', deadline_ms: 5, base: { base: '1' } }), /metadata group/);
+  assert.throws(() => raw({ group: 3, epoch: '1', deadline_ms: 5, base: { base: '9007199254740993' } }), /base/);
+});
+
+test('a control answer is accepted only in the term routed for; a sealed append answer names its timeline', () => {
+  const seal: ControlRequest = { group: 3, topic: 12, partition: 1, epoch: 4, flowId: '', deadlineMs: 500, command: { kind: 'seal', timeline: 'T', floor: 0 } };
+  const wire = (a: Parameters<typeof toWireControlReply>[0]) => P().AppendReply.deserialize(P().AppendReply.serialize(toWireControlReply(a)));
+  assert.deepEqual(fromWireControlReply(wire({ status: 'applied', epoch: 4, next: 77 }), seal, 2), { status: 'applied', epoch: 4, next: 77 });
+  assert.deepEqual(fromWireControlReply(wire({ status: 'refused', detail: 'no', sealedFor: 'U' }), seal, 2), { status: 'refused', detail: 'no', sealedFor: 'U' });
+  assert.deepEqual(fromWireControlReply(wire({ status: 'refused', detail: 'no' }), seal, 2), { status: 'refused', detail: 'no' });
+  assert.equal(fromWireControlReply(wire({ status: 'applied', epoch: 5, next: 77 }), seal, 2).status, 'unavailable');
+  assert.equal(fromWireControlReply(wire({ status: 'applied', epoch: 0, next: 77 }), { ...seal, epoch: 0 }, 2).status, 'unavailable');
+  const sealedReply = P().AppendReply.deserialize(P().AppendReply.serialize(toWireAppendReply({ status: 'sealed', timeline: 'T' })));
+  assert.deepEqual(fromWireAppendReply(sealedReply, append, 2), { status: 'sealed', timeline: 'T' });
+  assert.equal(fromWireAppendReply(P().AppendReply.deserialize(P().AppendReply.serialize({ status: 'APPEND_STATUS_SEALED' })), append, 2).status, 'unavailable', 'a sealed answer naming no switch is not believed');
+  assert.equal(fromWireControlReply(sealedReply, seal, 2).status, 'unavailable', 'sealed is no answer to a control command');
+});
 
 test('a read request round-trips, oversized limits are clamped, nonsense is refused', () => {
   const viaWireR = (r: ReadRequest) => fromWireReadRequest(P().ReadRequest.deserialize(P().ReadRequest.serialize(toWireReadRequest(r))));

@@ -12,6 +12,7 @@ import type { AppendReply, AppendReply__Output } from './generated/brook/forward
 import type { AppendRequest as WireAppendRequest, AppendRequest__Output } from './generated/brook/forward/v1/AppendRequest.js';
 import type { BoundsReply, BoundsReply__Output } from './generated/brook/forward/v1/BoundsReply.js';
 import type { BoundsRequest as WireBoundsRequest, BoundsRequest__Output } from './generated/brook/forward/v1/BoundsRequest.js';
+import type { ControlRequest as WireControlRequest, ControlRequest__Output } from './generated/brook/forward/v1/ControlRequest.js';
 import type { ReadChunk as WireReadChunk, ReadChunk__Output } from './generated/brook/forward/v1/ReadChunk.js';
 import type { ReadRequest as WireReadRequest, ReadRequest__Output } from './generated/brook/forward/v1/ReadRequest.js';
 import { DecodeError, decodeBounded, decodeU64 } from './codec.js';
@@ -28,8 +29,21 @@ import {
   readWaitMsMax,
   requestIdLengthMax,
   termMax,
+  timelineIdLengthMax,
 } from './limits.js';
-import { TransportError, type AppendAnswer, type AppendRequest, type BoundsAnswer, type BoundsRequest, type ReadChunk, type ReadEvent, type ReadRequest } from './types.js';
+import {
+  TransportError,
+  type AppendAnswer,
+  type AppendRequest,
+  type BoundsAnswer,
+  type BoundsRequest,
+  type ControlAnswer,
+  type ControlCommand,
+  type ControlRequest,
+  type ReadChunk,
+  type ReadEvent,
+  type ReadRequest,
+} from './types.js';
 
 const detailLengthMax = 1024;
 
@@ -111,6 +125,8 @@ export function toWireAppendReply(a: AppendAnswer): AppendReply {
       return { status: 'APPEND_STATUS_UNAVAILABLE', detail: cut(a.detail, detailLengthMax) };
     case 'refused':
       return { status: 'APPEND_STATUS_REFUSED', detail: cut(a.detail, detailLengthMax) };
+    case 'sealed':
+      return { status: 'APPEND_STATUS_SEALED', sealed_for: cut(a.timeline, timelineIdLengthMax) };
   }
 }
 
@@ -139,12 +155,87 @@ export function fromWireAppendReply(w: AppendReply__Output, req: AppendRequest, 
         return { status: 'refused', detail: cut(w.detail, detailLengthMax) || 'refused by the leader' };
       case 'APPEND_STATUS_UNAVAILABLE':
         return { status: 'unavailable', detail: cut(w.detail, detailLengthMax) || 'the leader could not complete the append' };
+      case 'APPEND_STATUS_SEALED':
+        return { status: 'sealed', timeline: timelineId(w.sealed_for, 'reply.sealed_for') };
       default:
         throw new DecodeError(`reply.status: unknown ${String(w.status)}`);
     }
   } catch (err) {
     if (!(err instanceof DecodeError)) throw err;
     return { status: 'unavailable', detail: `malformed append reply from node ${peer}: ${err.message}` };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control (commands of a partition's group: seal, base)
+
+function timelineId(v: unknown, what: string): string {
+  if (typeof v !== 'string' || v.length === 0 || v.length > timelineIdLengthMax) throw new DecodeError(`${what}: must hold 1 to ${timelineIdLengthMax} characters`);
+  return v;
+}
+
+export function toWireControlRequest(r: ControlRequest): WireControlRequest {
+  const head = { group: r.group, topic: r.topic, partition: r.partition, epoch: String(r.epoch), flow_id: r.flowId, deadline_ms: r.deadlineMs };
+  const c: ControlCommand = r.command;
+  return c.kind === 'seal' ? { ...head, seal: { timeline: c.timeline, floor: String(c.floor) } } : { ...head, base: { base: String(c.base) } };
+}
+
+/** The server's check of a control request; throws a DecodeError (answered `refused`). */
+export function fromWireControlRequest(w: ControlRequest__Output): ControlRequest {
+  let command: ControlCommand;
+  if (w.command === 'seal' && w.seal != null) {
+    command = { kind: 'seal', timeline: timelineId(w.seal.timeline, 'control.seal.timeline'), floor: decodeBounded(w.seal.floor, offsetMax, 'control.seal.floor') };
+  } else if (w.command === 'base' && w.base != null) {
+    command = { kind: 'base', base: decodeBounded(w.base.base, offsetMax, 'control.base.base') };
+  } else throw new DecodeError(`control.command: none or unknown (${String(w.command)})`);
+  return {
+    group: partitionGroup(w.group, 'control.group'),
+    topic: u32(w.topic, 'control.topic'),
+    partition: u32(w.partition, 'control.partition'),
+    epoch: decodeBounded(w.epoch, termMax, 'control.epoch'),
+    flowId: cut(w.flow_id, flowIdLengthMax),
+    deadlineMs: Math.min(Math.max(1, u32(w.deadline_ms, 'control.deadline_ms')), forwardDeadlineMsMax),
+    command,
+  };
+}
+
+export function toWireControlReply(a: ControlAnswer): AppendReply {
+  switch (a.status) {
+    case 'applied':
+      return { status: 'APPEND_STATUS_COMMITTED', epoch: String(a.epoch), first_offset: String(a.next) };
+    case 'notLeader':
+      return { status: 'APPEND_STATUS_NOT_LEADER', leader_hint: String(a.leaderHint), epoch: String(a.epoch) };
+    case 'unavailable':
+      return { status: 'APPEND_STATUS_UNAVAILABLE', detail: cut(a.detail, detailLengthMax) };
+    case 'refused':
+      return { status: 'APPEND_STATUS_REFUSED', detail: cut(a.detail, detailLengthMax), sealed_for: cut(a.sealedFor ?? '', timelineIdLengthMax) };
+  }
+}
+
+/** The client's check of a control answer to `req`; anything malformed becomes `unavailable`. */
+export function fromWireControlReply(w: AppendReply__Output, req: ControlRequest, peer: NodeId): ControlAnswer {
+  try {
+    switch (w.status) {
+      case 'APPEND_STATUS_COMMITTED': {
+        const epoch = decodeBounded(w.epoch, termMax, 'reply.epoch');
+        if (epoch === 0) throw new DecodeError('reply.epoch: applied in term 0');
+        if (req.epoch !== 0 && epoch !== req.epoch) throw new DecodeError(`reply.epoch: applied in ${epoch}, routed for ${req.epoch}`);
+        return { status: 'applied', epoch, next: decodeBounded(w.first_offset, offsetMax, 'reply.first_offset') };
+      }
+      case 'APPEND_STATUS_NOT_LEADER':
+        return { status: 'notLeader', leaderHint: decodeU64(w.leader_hint, 'reply.leader_hint'), epoch: decodeBounded(w.epoch, termMax, 'reply.epoch') };
+      case 'APPEND_STATUS_REFUSED': {
+        const detail = cut(w.detail, detailLengthMax) || 'refused by the leader';
+        return typeof w.sealed_for === 'string' && w.sealed_for !== '' ? { status: 'refused', detail, sealedFor: timelineId(w.sealed_for, 'reply.sealed_for') } : { status: 'refused', detail };
+      }
+      case 'APPEND_STATUS_UNAVAILABLE':
+        return { status: 'unavailable', detail: cut(w.detail, detailLengthMax) || 'the leader could not apply the command' };
+      default:
+        throw new DecodeError(`reply.status: ${String(w.status)} is no answer to a control command`);
+    }
+  } catch (err) {
+    if (!(err instanceof DecodeError)) throw err;
+    return { status: 'unavailable', detail: `malformed control reply from node ${peer}: ${err.message}` };
   }
 }
 

@@ -53,6 +53,30 @@ test('forwardAppend: committed, notLeader, unavailable and refused come back as 
   }
 });
 
+test('forwardAppend: a sealed answer names the timeline switch; forwardControl: a seal or base comes back as the leader applied it', async () => {
+  const nodes = await startNodes(2);
+  const [n1, n2] = nodes as [(typeof nodes)[0], (typeof nodes)[0]];
+  try {
+    n2.h.onAppend = async () => ({ status: 'sealed', timeline: 'tl-2' });
+    assert.deepEqual(await n1.t.forwardAppend(2, req), { status: 'sealed', timeline: 'tl-2' });
+    const seal = { group: 5, topic: 1, partition: 3, epoch: 7, flowId: 'f', deadlineMs: 2000, command: { kind: 'seal', timeline: 'tl-2', floor: 40 } } as const;
+    n2.h.onControl = async (_from, r) => ({ status: 'applied', epoch: r.epoch, next: 57 });
+    assert.deepEqual(await n1.t.forwardControl(2, seal), { status: 'applied', epoch: 7, next: 57 });
+    assert.deepEqual(n2.h.controls[0], { from: 1, req: seal });
+    n2.h.onControl = async () => ({ status: 'refused', detail: 'sealed for another switch', sealedFor: 'tl-1' });
+    assert.deepEqual(await n1.t.forwardControl(2, seal), { status: 'refused', detail: 'sealed for another switch', sealedFor: 'tl-1' });
+    n2.h.onControl = async () => ({ status: 'notLeader', leaderHint: 3, epoch: 8 });
+    assert.deepEqual(await n1.t.forwardControl(2, { ...seal, command: { kind: 'base', base: 12 } }), { status: 'notLeader', leaderHint: 3, epoch: 8 });
+    assert.deepEqual(n2.h.controls[2]!.req.command, { kind: 'base', base: 12 });
+    // Applied in another term than routed for: not believed.
+    n2.h.onControl = async () => ({ status: 'applied', epoch: 9, next: 57 });
+    assert.equal((await n1.t.forwardControl(2, seal)).status, 'unavailable');
+    assert.equal((await n1.t.forwardControl(9, seal)).status, 'unavailable', 'no such peer');
+  } finally {
+    await stopNodes(nodes);
+  }
+});
+
 test('forwardAppend: a leader that never answers gives unavailable at the deadline, on both sides', async () => {
   const nodes = await startNodes(2);
   const [n1, n2] = nodes as [(typeof nodes)[0], (typeof nodes)[0]];

@@ -44,6 +44,8 @@ export const forwardDeadlineMsMax = 60_000;
 export const flowIdLengthMax = 256;
 /** A forwarded append's request id: unique per client batch and partition. */
 export const requestIdLengthMax = 128;
+/** A timeline id in a seal or a sealed answer (timeline ids are UUIDs; partition-entry.ts bounds them alike). */
+export const timelineIdLengthMax = 64;
 /** Events in one forwarded append: a publish batch's bound. */
 export const appendEventsMax = publishBatchEventsMax;
 /**

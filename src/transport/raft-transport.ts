@@ -27,7 +27,7 @@ import type { IdentifyReply__Output } from './generated/brook/raft/v1/IdentifyRe
 import type { ProposeReply__Output } from './generated/brook/raft/v1/ProposeReply.js';
 import { decodeU64 } from './codec.js';
 import { BatchBuilder } from './batch-codec.js';
-import { fromWireAppendReply, fromWireBoundsReply, fromWireReadChunk, toWireAppendRequest, toWireBoundsRequest, toWireReadRequest } from './forward-codec.js';
+import { fromWireAppendReply, fromWireBoundsReply, fromWireControlReply, fromWireReadChunk, toWireAppendRequest, toWireBoundsRequest, toWireControlRequest, toWireReadRequest } from './forward-codec.js';
 import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from './log-codec.js';
 import { flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
 import { Peer } from './peer.js';
@@ -41,6 +41,8 @@ import {
   type AppendRequest,
   type BoundsAnswer,
   type BoundsRequest,
+  type ControlAnswer,
+  type ControlRequest,
   type FetchLogRequest,
   type ForwardAnswer,
   type GroupMessages,
@@ -269,6 +271,26 @@ export class GrpcTransport {
           return;
         }
         resolve(fromWireAppendReply(reply, req, to));
+      });
+    });
+  }
+
+  /**
+   * Sends a control command (seal, base) of a partition group to `to` (its leader as far as the caller
+   * knows). Never rejects: a failure or a passed deadline is `unavailable` (both commands are
+   * idempotent, so a retry is safe).
+   */
+  forwardControl(to: NodeId, req: ControlRequest): Promise<ControlAnswer> {
+    const peer = this.#peers.get(to);
+    if (peer === undefined) return Promise.resolve({ status: 'unavailable', detail: `no address for node ${to}` });
+    return new Promise((resolve) => {
+      peer.forward.Control(toWireControlRequest(req), flowMetadata(req.flowId), { deadline: Date.now() + req.deadlineMs }, (err, reply) => {
+        if (err || reply === undefined) {
+          const e = transportErrorOf(err, to);
+          resolve(e.kind === 'refused' ? { status: 'refused', detail: e.message } : { status: 'unavailable', detail: `sending a control command to node ${to} failed: ${e.message}` });
+          return;
+        }
+        resolve(fromWireControlReply(reply, req, to));
       });
     });
   }

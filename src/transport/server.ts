@@ -19,16 +19,18 @@ import { decodeBatch } from './batch-codec.js';
 import {
   fromWireAppendRequest,
   fromWireBoundsRequest,
+  fromWireControlRequest,
   fromWireReadRequest,
   toWireAppendReply,
   toWireBoundsReply,
+  toWireControlReply,
   toWireReadChunks,
 } from './forward-codec.js';
 import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
 import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
 import { serveStream, statusOf } from './streams.js';
 import type { IdentifyReply } from './generated/brook/raft/v1/IdentifyReply.js';
-import type { AppendAnswer, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
+import type { AppendAnswer, ControlAnswer, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
 
 export interface ServerOptions {
   readonly self: NodeId;
@@ -135,6 +137,31 @@ export class TransportServer {
     return toWireAppendReply(answer);
   }
 
+  /** A control command (seal, base) for a partition group led here; like an append, bounded by the caller's deadline. */
+  async #control(w: Parameters<ForwardHandlers['Control']>[0]['request'], caller: NodeId): Promise<AppendReply> {
+    let answer: ControlAnswer;
+    try {
+      const req = fromWireControlRequest(w);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<ControlAnswer>((resolve) => {
+        timer = setTimeout(() => resolve({ status: 'unavailable', detail: `no outcome within ${req.deadlineMs} ms` }), req.deadlineMs);
+      });
+      try {
+        answer = await Promise.race([this.#o.handler.control(caller, req), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    } catch (err) {
+      if (err instanceof DecodeError) {
+        this.#decodeFailed(err, caller);
+        answer = { status: 'refused', detail: err.message };
+      } else {
+        answer = { status: 'unavailable', detail: (err as Error)?.message ?? String(err) };
+      }
+    }
+    return toWireControlReply(answer);
+  }
+
   /** Refuses a call whose caller is not named, with INVALID_ARGUMENT; undefined then. */
   #caller(metadata: grpc.Metadata, refuse: (s: { code: grpc.status; details: string }) => void): NodeId | undefined {
     try {
@@ -211,6 +238,11 @@ export class TransportServer {
         const caller = this.#caller(call.metadata, (s) => callback(s));
         if (caller === undefined) return;
         this.#append(call.request, caller).then((reply) => callback(null, reply));
+      },
+      Control: (call, callback) => {
+        const caller = this.#caller(call.metadata, (s) => callback(s));
+        if (caller === undefined) return;
+        this.#control(call.request, caller).then((reply) => callback(null, reply));
       },
       Bounds: (call, callback) => {
         const caller = this.#caller(call.metadata, (s) => callback(s));

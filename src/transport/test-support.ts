@@ -10,6 +10,8 @@ import {
   type AppendRequest,
   type BoundsAnswer,
   type BoundsRequest,
+  type ControlAnswer,
+  type ControlRequest,
   type FetchLogRequest,
   type ForwardAnswer,
   type ForwardedProposal,
@@ -50,6 +52,7 @@ export class RecordingHandler implements NodeHandler {
   reads: { from: NodeId; req: ReadRequest }[] = [];
   fetches: { from: NodeId; req: FetchLogRequest }[] = [];
   boundsAsked: { from: NodeId; req: BoundsRequest }[] = [];
+  controls: { from: NodeId; req: ControlRequest }[] = [];
   unreachables: NodeId[] = [];
   snapshots: [GroupId, NodeId, boolean][] = [];
 
@@ -60,6 +63,7 @@ export class RecordingHandler implements NodeHandler {
     firstOffset: 0,
     lastOffset: req.events.length - 1,
   });
+  onControl: (from: NodeId, req: ControlRequest) => Promise<ControlAnswer> = async (_from, req) => ({ status: 'applied', epoch: req.epoch === 0 ? 1 : req.epoch, next: 0 });
   onRead: (from: NodeId, req: ReadRequest, signal: AbortSignal) => AsyncIterable<ReadChunk> = () => {
     throw new TransportError('unavailable', 'no reads here');
   };
@@ -85,6 +89,10 @@ export class RecordingHandler implements NodeHandler {
     this.appends.push({ from, req });
     return this.onAppend(from, req);
   }
+  control(from: NodeId, req: ControlRequest): Promise<ControlAnswer> {
+    this.controls.push({ from, req });
+    return this.onControl(from, req);
+  }
   read(from: NodeId, req: ReadRequest, signal: AbortSignal): AsyncIterable<ReadChunk> {
     this.reads.push({ from, req });
     return this.onRead(from, req, signal);
@@ -101,7 +109,7 @@ export class RecordingHandler implements NodeHandler {
 
 /** How many calls of any kind reached the handler. */
 export function callsSeen(h: RecordingHandler): number {
-  return h.received.length + h.proposals.length + h.appends.length + h.reads.length + h.fetches.length + h.boundsAsked.length;
+  return h.received.length + h.proposals.length + h.appends.length + h.reads.length + h.fetches.length + h.boundsAsked.length + h.controls.length;
 }
 
 export async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> {

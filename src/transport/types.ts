@@ -60,7 +60,36 @@ export type AppendAnswer =
   /** Outcome unknown or not attempted: retriable with the same requestId. */
   | { readonly status: 'unavailable'; readonly detail: string }
   /** Never appendable as sent (too large, malformed): not retriable. */
-  | { readonly status: 'refused'; readonly detail: string };
+  | { readonly status: 'refused'; readonly detail: string }
+  /** Not appended: the partition's log was sealed by the switch to timeline `timeline`. */
+  | { readonly status: 'sealed'; readonly timeline: string };
+
+/** A command of a partition's group, not events (src/broker/partition-control.ts). */
+export type ControlCommand =
+  /** Seal the log for the switch to `timeline`; `floor`: where the log's own timeline starts. */
+  | { readonly kind: 'seal'; readonly timeline: string; readonly floor: number }
+  /** Set the first offset of a log that never took an event. */
+  | { readonly kind: 'base'; readonly base: number };
+
+export interface ControlRequest {
+  readonly group: GroupId;
+  readonly topic: number;
+  readonly partition: number;
+  /** The leader term the sender routed for; 0: any. */
+  readonly epoch: number;
+  readonly flowId: string;
+  readonly deadlineMs: number;
+  readonly command: ControlCommand;
+}
+
+export type ControlAnswer =
+  /** Applied in term `epoch`; `next`: the log's next offset after it (a seal: where the new timeline starts). */
+  | { readonly status: 'applied'; readonly epoch: number; readonly next: number }
+  | { readonly status: 'notLeader'; readonly leaderHint: NodeId; readonly epoch: number }
+  /** Outcome unknown or not attempted: retriable (control commands are idempotent). */
+  | { readonly status: 'unavailable'; readonly detail: string }
+  /** Never applicable; `sealedFor`: a seal refused because the log was sealed for that other switch. */
+  | { readonly status: 'refused'; readonly detail: string; readonly sealedFor?: string };
 
 export interface ReadRequest {
   readonly group: GroupId;
@@ -152,6 +181,7 @@ export interface GroupHandler {
   snapshotStatus(peer: NodeId, delivered: boolean): void;
   propose?(p: ForwardedProposal): Promise<ForwardAnswer>;
   append?(from: NodeId, req: AppendRequest): Promise<AppendAnswer>;
+  control?(from: NodeId, req: ControlRequest): Promise<ControlAnswer>;
   /** Chunks are produced only as the caller consumes them; `signal` aborts when the call ends. */
   read?(from: NodeId, req: ReadRequest, signal: AbortSignal): AsyncIterable<ReadChunk>;
   bounds?(from: NodeId, req: BoundsRequest): Promise<BoundsAnswer>;
@@ -176,6 +206,7 @@ export interface NodeHandler {
   snapshotStatus(group: GroupId, peer: NodeId, delivered: boolean): void;
   propose(p: ForwardedProposal): Promise<ForwardAnswer>;
   append(from: NodeId, req: AppendRequest): Promise<AppendAnswer>;
+  control(from: NodeId, req: ControlRequest): Promise<ControlAnswer>;
   read(from: NodeId, req: ReadRequest, signal: AbortSignal): AsyncIterable<ReadChunk>;
   bounds(from: NodeId, req: BoundsRequest): Promise<BoundsAnswer>;
   fetchLog(from: NodeId, req: FetchLogRequest, signal: AbortSignal): AsyncIterable<LogChunk>;

@@ -10,6 +10,7 @@ export interface AppendReply {
   'last_offset'?: (number | string | Long);
   'leader_hint'?: (number | string | Long);
   'detail'?: (string);
+  'sealed_for'?: (string);
 }
 
 export interface AppendReply__Output {
@@ -19,4 +20,5 @@ export interface AppendReply__Output {
   'last_offset': (string);
   'leader_hint': (string);
   'detail': (string);
+  'sealed_for': (string);
 }

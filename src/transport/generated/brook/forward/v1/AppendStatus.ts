@@ -6,6 +6,7 @@ export const AppendStatus = {
   APPEND_STATUS_NOT_LEADER: 'APPEND_STATUS_NOT_LEADER',
   APPEND_STATUS_UNAVAILABLE: 'APPEND_STATUS_UNAVAILABLE',
   APPEND_STATUS_REFUSED: 'APPEND_STATUS_REFUSED',
+  APPEND_STATUS_SEALED: 'APPEND_STATUS_SEALED',
 } as const;
 
 export type AppendStatus =
@@ -19,5 +20,7 @@ export type AppendStatus =
   | 3
   | 'APPEND_STATUS_REFUSED'
   | 4
+  | 'APPEND_STATUS_SEALED'
+  | 5
 
 export type AppendStatus__Output = typeof AppendStatus[keyof typeof AppendStatus]

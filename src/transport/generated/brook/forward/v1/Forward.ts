@@ -6,6 +6,7 @@ import type { AppendReply as _brook_forward_v1_AppendReply, AppendReply__Output 
 import type { AppendRequest as _brook_forward_v1_AppendRequest, AppendRequest__Output as _brook_forward_v1_AppendRequest__Output } from '../../../brook/forward/v1/AppendRequest.js';
 import type { BoundsReply as _brook_forward_v1_BoundsReply, BoundsReply__Output as _brook_forward_v1_BoundsReply__Output } from '../../../brook/forward/v1/BoundsReply.js';
 import type { BoundsRequest as _brook_forward_v1_BoundsRequest, BoundsRequest__Output as _brook_forward_v1_BoundsRequest__Output } from '../../../brook/forward/v1/BoundsRequest.js';
+import type { ControlRequest as _brook_forward_v1_ControlRequest, ControlRequest__Output as _brook_forward_v1_ControlRequest__Output } from '../../../brook/forward/v1/ControlRequest.js';
 import type { ReadChunk as _brook_forward_v1_ReadChunk, ReadChunk__Output as _brook_forward_v1_ReadChunk__Output } from '../../../brook/forward/v1/ReadChunk.js';
 import type { ReadRequest as _brook_forward_v1_ReadRequest, ReadRequest__Output as _brook_forward_v1_ReadRequest__Output } from '../../../brook/forward/v1/ReadRequest.js';
 
@@ -28,6 +29,15 @@ export interface ForwardClient extends grpc.Client {
   bounds(argument: _brook_forward_v1_BoundsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_brook_forward_v1_BoundsReply__Output>): grpc.ClientUnaryCall;
   bounds(argument: _brook_forward_v1_BoundsRequest, callback: grpc.requestCallback<_brook_forward_v1_BoundsReply__Output>): grpc.ClientUnaryCall;
   
+  Control(argument: _brook_forward_v1_ControlRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  Control(argument: _brook_forward_v1_ControlRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  Control(argument: _brook_forward_v1_ControlRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  Control(argument: _brook_forward_v1_ControlRequest, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  control(argument: _brook_forward_v1_ControlRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  control(argument: _brook_forward_v1_ControlRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  control(argument: _brook_forward_v1_ControlRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  control(argument: _brook_forward_v1_ControlRequest, callback: grpc.requestCallback<_brook_forward_v1_AppendReply__Output>): grpc.ClientUnaryCall;
+  
   Read(argument: _brook_forward_v1_ReadRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_brook_forward_v1_ReadChunk__Output>;
   Read(argument: _brook_forward_v1_ReadRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_brook_forward_v1_ReadChunk__Output>;
   read(argument: _brook_forward_v1_ReadRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_brook_forward_v1_ReadChunk__Output>;
@@ -40,6 +50,8 @@ export interface ForwardHandlers extends grpc.UntypedServiceImplementation {
   
   Bounds: grpc.handleUnaryCall<_brook_forward_v1_BoundsRequest__Output, _brook_forward_v1_BoundsReply>;
   
+  Control: grpc.handleUnaryCall<_brook_forward_v1_ControlRequest__Output, _brook_forward_v1_AppendReply>;
+  
   Read: grpc.handleServerStreamingCall<_brook_forward_v1_ReadRequest__Output, _brook_forward_v1_ReadChunk>;
   
 }
@@ -47,5 +59,6 @@ export interface ForwardHandlers extends grpc.UntypedServiceImplementation {
 export interface ForwardDefinition extends grpc.ServiceDefinition {
   Append: MethodDefinition<_brook_forward_v1_AppendRequest, _brook_forward_v1_AppendReply, _brook_forward_v1_AppendRequest__Output, _brook_forward_v1_AppendReply__Output>
   Bounds: MethodDefinition<_brook_forward_v1_BoundsRequest, _brook_forward_v1_BoundsReply, _brook_forward_v1_BoundsRequest__Output, _brook_forward_v1_BoundsReply__Output>
+  Control: MethodDefinition<_brook_forward_v1_ControlRequest, _brook_forward_v1_AppendReply, _brook_forward_v1_ControlRequest__Output, _brook_forward_v1_AppendReply__Output>
   Read: MethodDefinition<_brook_forward_v1_ReadRequest, _brook_forward_v1_ReadChunk, _brook_forward_v1_ReadRequest__Output, _brook_forward_v1_ReadChunk__Output>
 }
