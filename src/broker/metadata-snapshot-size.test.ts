@@ -94,3 +94,30 @@ test('subscriptions of 100 partitions with long names, streamed, committed and c
   if (fits(image)) image = encodeImage(sm).length;
   assert.ok(fits(image), `${subs} subscriptions: a snapshot of ${image} bytes, the message bound is ${messageBytesMaxDefault}`);
 });
+
+test('event types of 100 partitions switched to new timelines until refused (timelinesMax 1000, metadataBytesMax at its highest): the snapshot fits one message', () => {
+  const { sm, apply } = machine({ metadataBytesMax: metadataBytesMaxMax, eventTypesMax: 100_000, timelinesMax: 1000 });
+  // Long member ids and offsets: each timeline's placement and starts at their widest.
+  const members = [2 ** 31 - 1, 2 ** 31 - 2, 2 ** 31 - 3, 2 ** 31 - 4, 2 ** 31 - 5, 2 ** 31 - 6, 2 ** 31 - 7];
+  const placement = { replicas: Array.from({ length: 100 }, () => members), members };
+  const starts = Array.from({ length: 100 }, () => 2 ** 53 - 2);
+  let timelines = 0;
+  for (let e = 0; ; e++) {
+    const name = `t${e}`;
+    if (!apply({ op: 'event_type.create', eventType: eventType(name, '{}'), partitionCount: 100, placement }).ok) break;
+    let switched = 0;
+    for (;;) {
+      const id = `10000000-0000-4000-8000-${String(switched).padStart(12, '0')}`;
+      if (!apply({ op: 'timeline.prepare', eventType: name, id, storage_id: 'default', at: '2026-01-01T00:00:00.000Z', placement }).ok) break;
+      assert.equal(apply({ op: 'timeline.commit', eventType: name, id, starts, at: '2026-01-01T00:00:00.000Z' }).ok, true);
+      switched++;
+    }
+    timelines += switched;
+    // Refused before its bound per event type: the bytes are full. (A stop for a build whose bytes
+    // never fill: ten thousand timelines of this size are far past one message.)
+    if (switched < 999 || timelines >= 10_000) break;
+  }
+  assert.ok(timelines > 1000, `${timelines} timelines`);
+  const image = encodeImage(sm).length;
+  assert.ok(fits(image), `${timelines} timelines: a snapshot of ${image} bytes, the message bound is ${messageBytesMaxDefault}`);
+});

@@ -52,3 +52,17 @@ test('a node that knows no members refuses the switch with 503', async () => {
   await assert.rejects(svc.createTimeline('a', { storage_id: 'default' }), (err: unknown) => isProblem(err) && err.status === 503);
   assert.equal(proposed.length, 1);
 });
+
+test('a switch beyond timelinesMax is answered 422 naming the bound, before anything is proposed; the state machine refuses one that got past', async () => {
+  const { sm, svc, proposed, propose } = setup({ members: () => [1, 2, 3], replicationFactor: 1, legacyReplica: 1 });
+  await propose({ op: 'limits.set', limits: { ...sm.limits, timelinesMax: 2 } });
+  await propose({ op: 'event_type.create', eventType: et('a'), partitionCount: 1, placement: { replicas: [[1]], members: [1, 2, 3] } });
+  await svc.createTimeline('a', { storage_id: 'default' });
+  const before = proposed.length;
+  await assert.rejects(svc.createTimeline('a', { storage_id: 'default' }), (err: unknown) => isProblem(err) && err.status === 422 && /has 2 timelines.*timelinesMax 2/.test(err.detail ?? ''));
+  assert.equal(proposed.length, before, 'refused at the API: nothing proposed');
+  // A node whose API did not check (an older or buggy member): the switch is refused where it is applied.
+  const r = await propose({ op: 'timeline.prepare', eventType: 'a', id: 'T-extra', storage_id: 'default', at: 't', placement: { replicas: [[2]], members: [1, 2, 3] } });
+  assert.ok(!r.ok && r.reason === 'limit' && /timelinesMax 2/.test(r.detail), JSON.stringify(r));
+  assert.equal(sm.eventType('a')!.storage.timelines!.length, 2);
+});

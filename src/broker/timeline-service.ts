@@ -8,8 +8,10 @@ import { formatCursor, toOffset } from '../core/offset.js';
 import { problems } from '../core/problem.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
+import type { MetadataLimits } from '../metadata/limits.js';
 import { proposePlacement, type MembersSource } from '../metadata/placement.js';
 import type { PlacementProposal } from '../metadata/placement-types.js';
+import { timelinesOf } from '../metadata/timelines.js';
 import { defaultStorageId, type EventTypeRecord, type Storage, type TimelineRecord } from '../metadata/types.js';
 import type { TimelineSwitcher } from './timeline-switch.js';
 
@@ -19,6 +21,8 @@ export interface TimelineState {
   eventTypes(): Iterable<EventTypeRecord>;
   storage(id: string): Storage | undefined;
   storages(): Iterable<Storage>;
+  /** The metadata bounds in force (timelinesMax). */
+  readonly limits: Readonly<MetadataLimits>;
 }
 
 /** A Timeline as listed (interface.md, "Timeline"). */
@@ -112,6 +116,12 @@ export class TimelineService {
     const storageId = body['storage_id'];
     if (storageId !== defaultStorageId && this.#state().storage(storageId) === undefined) {
       throw problems.unprocessable(`Storage "${storageId}" does not exist`);
+    }
+    // Checked again where timeline.prepare is applied; here it is answered before any group is placed.
+    const count = timelinesOf(rec).length;
+    const max = this.#state().limits.timelinesMax;
+    if (count >= max) {
+      throw problems.unprocessable(`Event type "${name}" has ${count} timelines, the most one event type has (timelinesMax ${max}); it cannot switch to another`);
     }
     // The new log's partitions are new groups, placed like an event type's (checked again at apply).
     let placement: PlacementProposal | undefined;

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { eventTypesMaxDefault, metadataBytesMaxDefault, metadataBytesMaxMax, publishBodyBytesMax, publishBodyBytesMin, schemaVersionsMaxDefault, subscriptionsMaxDefault } from '../core/limits.js';
+import { eventTypesMaxDefault, metadataBytesMaxDefault, metadataBytesMaxMax, publishBodyBytesMax, publishBodyBytesMin, schemaVersionsMaxDefault, subscriptionsMaxDefault, timelinesMaxDefault } from '../core/limits.js';
 
 export const ConfigSchema = Type.Object(
   {
@@ -40,6 +40,7 @@ export const ConfigSchema = Type.Object(
     eventTypesMax: Type.Integer({ minimum: 1, maximum: 100_000, description: 'most event types in the cluster (422 above)' }),
     subscriptionsMax: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'most subscriptions in the cluster (422 above)' }),
     schemaVersionsMax: Type.Integer({ minimum: 1, maximum: 10_000, description: 'most schema versions one event type collects; a schema change beyond them is refused (422)' }),
+    timelinesMax: Type.Integer({ minimum: 1, maximum: 1000, description: 'most timelines one event type has, its first included; a timeline switch beyond them is refused (422). Timelines are never removed' }),
     metadataBytesMax: Type.Integer({ minimum: 1024 * 1024, maximum: metadataBytesMaxMax, description: 'bytes of every event type (all schema versions) and subscription together (422 above); the metadata snapshot must fit one 64 MiB message between nodes' }),
     publishBodyBytesMax: Type.Integer({ minimum: publishBodyBytesMin, maximum: publishBodyBytesMax, description: 'largest publish request body, after decoding (413 above); at least one event of the largest size (999,000 bytes) must fit' }),
     httpRequestTimeoutMs: Type.Integer({ minimum: 1000, maximum: 600_000, description: 'headers and body of a request must arrive within this (408 after); streams are not cut: their request is complete once its headers arrived' }),
@@ -106,6 +107,7 @@ export const defaults: Static<typeof ConfigSchema> = {
   eventTypesMax: eventTypesMaxDefault,
   subscriptionsMax: subscriptionsMaxDefault,
   schemaVersionsMax: schemaVersionsMaxDefault,
+  timelinesMax: timelinesMaxDefault,
   metadataBytesMax: metadataBytesMaxDefault,
   publishBodyBytesMax: 4 * 1024 * 1024,
   httpRequestTimeoutMs: 30_000,

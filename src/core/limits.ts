@@ -33,6 +33,12 @@ export const subscriptionsMaxDefault = 1000;
 /** Schema versions one event type may collect; a change beyond them is refused (every version stays retrievable). */
 export const schemaVersionsMaxDefault = 100;
 export const schemaBytesMaxDefault = 1_000_000;
+/**
+ * Timelines one event type may have, its first included (config timelinesMax). A switch adds one for
+ * good (a timeline holds offsets consumers may still read, so none is removed), and each is a new set
+ * of partition Raft groups on the nodes: switches are rare administrative steps, not a routine.
+ */
+export const timelinesMaxDefault = 10;
 /** Partitions of one event type (and of one subscription's event types together, by default). */
 export const partitionsMaxDefault = 100;
 /**

@@ -17,6 +17,7 @@ import {
   schemaBytesMaxDefault,
   schemaVersionsMaxDefault,
   subscriptionsMaxDefault,
+  timelinesMaxDefault,
 } from '../core/limits.js';
 import type { EventType, EventTypeRecord, Subscription } from './types.js';
 
@@ -33,6 +34,8 @@ export interface MetadataLimits {
   subscriptionPartitionsMax: number;
   /** Every event type (all schema versions) and subscription together. */
   metadataBytesMax: number;
+  /** Timelines of one event type, its first included: a switch beyond them is refused. */
+  timelinesMax: number;
 }
 
 export const metadataLimitKeys = [
@@ -43,7 +46,15 @@ export const metadataLimitKeys = [
   'partitionsMax',
   'subscriptionPartitionsMax',
   'metadataBytesMax',
+  'timelinesMax',
 ] as const satisfies readonly (keyof MetadataLimits)[];
+
+/**
+ * Bounds added after limits.set existed: a limits.set or a snapshot written before them lacks them
+ * and still applies (they take their defaults), so a log written by an earlier version replays to the
+ * same bounds it had, and the configured ones of the other keys are not lost.
+ */
+const laterLimitKeys: readonly (keyof MetadataLimits)[] = ['timelinesMax'];
 
 export const defaultMetadataLimits: Readonly<MetadataLimits> = Object.freeze({
   eventTypesMax: eventTypesMaxDefault,
@@ -53,13 +64,24 @@ export const defaultMetadataLimits: Readonly<MetadataLimits> = Object.freeze({
   partitionsMax: partitionsMaxDefault,
   subscriptionPartitionsMax: partitionsMaxDefault,
   metadataBytesMax: metadataBytesMaxDefault,
+  timelinesMax: timelinesMaxDefault,
 });
 
-/** Whether a value is a complete set of bounds (each a positive safe integer). */
+/**
+ * Whether a value is a set of bounds (each a positive safe integer); those added later may be absent
+ * (metadataLimitsOf fills them in).
+ */
 export function isMetadataLimits(v: unknown): v is MetadataLimits {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
-  return metadataLimitKeys.every((k) => Number.isSafeInteger(o[k]) && (o[k] as number) >= 1);
+  return metadataLimitKeys.every((k) => (o[k] === undefined && laterLimitKeys.includes(k)) || (Number.isSafeInteger(o[k]) && (o[k] as number) >= 1));
+}
+
+/** Every bound of `v` (checked by isMetadataLimits), the later ones it lacks at their defaults, nothing else. */
+export function metadataLimitsOf(v: MetadataLimits): MetadataLimits {
+  const out = { ...defaultMetadataLimits };
+  for (const k of metadataLimitKeys) if (v[k] !== undefined) out[k] = v[k];
+  return out;
 }
 
 const encoder = new TextEncoder();
@@ -85,10 +107,22 @@ const runtimeBytesPerPartition = 1600;
  * event type and among the versions), with room for its storage per partition. Counting the image's
  * bytes, not the texts', is what keeps the snapshot within one message between nodes.
  */
-export function eventTypeRecordBytes(eventType: EventType, schemas: readonly EventTypeRecord['schemas'][number][], partitions: number): number {
+export function eventTypeRecordBytes(eventType: EventType, schemas: readonly EventTypeRecord['schemas'][number][], partitions: number, logs = 1): number {
   let bytes = utf8Bytes(JSON.stringify(eventType)) + 64;
   for (const s of schemas) bytes += utf8Bytes(JSON.stringify(s)) + 1;
-  return bytes + partitions * storageBytesPerPartition;
+  // The first log's facts are the event type's storage (counted as before timelines existed); each
+  // further log (a timeline after the first, a pending switch) holds its own per partition (start,
+  // placement) and its own id, storage, dates and order.
+  return bytes + partitions * storageBytesPerPartition + (logs - 1) * (partitions * storageBytesPerPartition + timelineBytes);
+}
+
+/** Room for one further timeline's own facts besides its partitions'. */
+const timelineBytes = 256;
+
+/** The logs an event type's record describes: its timelines (one before any switch) and a pending switch. */
+export function eventTypeLogs(rec: EventTypeRecord): number {
+  const timelines = rec.storage.timelines?.length ?? 0;
+  return Math.max(1, timelines) + (rec.storage.pendingTimeline === undefined ? 0 : 1);
 }
 
 /** What a subscription holds in the metadata image: itself, and room for its runtime on `partitions`. */

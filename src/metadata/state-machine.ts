@@ -12,7 +12,7 @@ import { changePlacement, type PlacementCommand } from './placement-changes.js';
 import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
 import { commandProblem, snapshotProblem } from './shapes.js';
-import { defaultMetadataLimits, eventTypeRecordBytes, isMetadataLimits, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
+import { defaultMetadataLimits, eventTypeLogs, eventTypeRecordBytes, isMetadataLimits, metadataLimitsOf, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
 import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type PendingTimeline, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
 
 export type ApplyResult =
@@ -178,7 +178,7 @@ export class MetadataStateMachine {
         return this.#changePlacement(cmd);
       case 'limits.set':
         if (!isMetadataLimits(cmd.limits)) return { ok: false, reason: 'invalid', detail: 'limits.set needs every bound as a positive integer' };
-        this.#limits = Object.fromEntries(Object.keys(defaultMetadataLimits).map((k) => [k, cmd.limits[k as keyof MetadataLimits]])) as unknown as MetadataLimits;
+        this.#limits = metadataLimitsOf(cmd.limits);
         return { ok: true };
       default:
         // An op this version does not know (a newer member proposed it): refused on every node alike.
@@ -251,8 +251,20 @@ export class MetadataStateMachine {
     if (!admitted.ok) return admitted;
     const timeline: TimelineRecord = { id: cmd.id, order: last.order + 1, storage_id: cmd.storage_id, topic: this.#nextTopic++, starts: cmd.starts, created_at: cmd.at, switched_at: cmd.at };
     if (admitted.placement !== undefined) timeline.placement = admitted.placement;
-    this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...rec.storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
+    this.#setEventType({ ...rec, storage: { ...rec.storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
     return { ok: true, timeline };
+  }
+
+  /**
+   * Stores an event type's record whose logs changed (a timeline, a pending switch) and counts its
+   * bytes again. Never refuses: the checks came before (timeline.prepare), or the command is one an
+   * earlier version proposed and applied as it is (timeline.create: this version never proposes it,
+   * and its entries must replay to the state they made).
+   */
+  #setEventType(rec: EventTypeRecord): void {
+    const name = rec.eventType.name;
+    this.#eventTypes.set(name, rec);
+    this.#setBytes(this.#eventTypeBytes, name, eventTypeRecordBytes(rec.eventType, rec.schemas, rec.storage.partitions.length, eventTypeLogs(rec)));
   }
 
   #switchPending(eventType: string, id: string): ApplyResult {
@@ -270,12 +282,22 @@ export class MetadataStateMachine {
     if (cmd.storage_id !== defaultStorageId && !this.#storages.has(cmd.storage_id)) {
       return { ok: false, reason: 'invalid', detail: `Storage "${cmd.storage_id}" does not exist` };
     }
+    // Bounded here, where every node applies the switch (the commit that ends it is never refused: its
+    // seals closed the current logs already, so the bounds hold at the switch's start).
+    const limits = this.#limits;
+    const count = timelinesOf(rec).length;
+    if (count >= limits.timelinesMax) {
+      return this.#limit(`Event type "${cmd.eventType}" has ${count} timelines, the most one event type has (timelinesMax ${limits.timelinesMax}); it cannot switch to another`);
+    }
+    const n = rec.storage.partitions.length;
+    const delta = eventTypeRecordBytes(rec.eventType, rec.schemas, n, eventTypeLogs(rec) + 1) - (this.#eventTypeBytes.get(cmd.eventType) ?? 0);
+    if (!this.#fitsMetadataBytes(delta)) return this.#metadataFull(delta);
     // Last: admitting a placement hands out group ids, so nothing may refuse the command after it.
-    const admitted = this.#admitPlacement(cmd.placement, rec.storage.partitions.length);
+    const admitted = this.#admitPlacement(cmd.placement, n);
     if (!admitted.ok) return admitted;
     const next: PendingTimeline = { id: cmd.id, storage_id: cmd.storage_id, at: cmd.at };
     if (admitted.placement !== undefined) next.placement = admitted.placement;
-    this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...rec.storage, pendingTimeline: next } });
+    this.#setEventType({ ...rec, storage: { ...rec.storage, pendingTimeline: next } });
     return { ok: true, pending: next };
   }
 
@@ -295,7 +317,7 @@ export class MetadataStateMachine {
     const timeline: TimelineRecord = { id: cmd.id, order: last.order + 1, storage_id: pending.storage_id, topic: this.#nextTopic++, starts: cmd.starts, created_at: pending.at, switched_at: cmd.at };
     if (pending.placement !== undefined) timeline.placement = pending.placement;
     const { pendingTimeline: _done, ...storage } = rec.storage;
-    this.#eventTypes.set(cmd.eventType, { ...rec, storage: { ...storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
+    this.#setEventType({ ...rec, storage: { ...storage, timeline: timeline.order, timelines: [...timelines, timeline] } });
     return { ok: true, timeline };
   }
 
@@ -425,7 +447,7 @@ export class MetadataStateMachine {
       return this.#limit(`Field "schema.schema" must be at most ${limits.schemaBytesMax} bytes`);
     }
     const schemas = cmd.schemaChanged ? [...rec.schemas, cmd.eventType.schema] : rec.schemas;
-    const bytes = eventTypeRecordBytes(cmd.eventType, schemas, rec.storage.partitions.length);
+    const bytes = eventTypeRecordBytes(cmd.eventType, schemas, rec.storage.partitions.length, eventTypeLogs(rec));
     if (!this.#fitsMetadataBytes(bytes - (this.#eventTypeBytes.get(name) ?? 0))) return this.#metadataFull(bytes - (this.#eventTypeBytes.get(name) ?? 0));
     this.#eventTypes.set(name, { eventType: cmd.eventType, schemas, storage: rec.storage });
     this.#setBytes(this.#eventTypeBytes, name, bytes);
@@ -531,9 +553,9 @@ export class MetadataStateMachine {
     const sm = new MetadataStateMachine();
     for (const rec of snap.eventTypes) {
       sm.#eventTypes.set(rec.eventType.name, rec);
-      sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas, rec.storage.partitions.length));
+      sm.#setBytes(sm.#eventTypeBytes, rec.eventType.name, eventTypeRecordBytes(rec.eventType, rec.schemas, rec.storage.partitions.length, eventTypeLogs(rec)));
     }
-    if (isMetadataLimits(snap.limits)) sm.#limits = { ...snap.limits };
+    if (isMetadataLimits(snap.limits)) sm.#limits = metadataLimitsOf(snap.limits);
     sm.#nextTopic = snap.nextTopic;
     for (const [k, v] of Object.entries(snap.features ?? {})) sm.#features.set(k, v);
     for (const sub of snap.subscriptions ?? []) {

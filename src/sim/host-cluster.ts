@@ -39,6 +39,12 @@ import { Prng } from './prng.js';
 import { SimDisk, type CrashKind } from './sim-disk.js';
 import { describeMessage } from './cluster.js';
 
+
+/** A node's process incarnation as its batches name it (main.ts: a fresh id per process start). */
+function incarnationOf(id: NodeId, inc: number): string {
+  return `n${id}.${inc}`;
+}
+
 export interface HostSimOptions {
   readonly seed: number;
   /** Record a line per event (slower); a failing seed is replayed with tracing on. */
@@ -346,7 +352,7 @@ export class HostSimulation implements HostSimContext {
           for (const d of this.net.delays(this.rng, from.id)) {
             this.at(d, () => {
               const to = this.#nodes.get(id);
-              if (to?.running === true && this.net.canDeliver(from.id, id)) to.host?.heard(from.id);
+              if (to?.running === true && this.net.canDeliver(from.id, id)) to.host?.heard(from.id, incarnationOf(from.id, inc));
             });
           }
         }
@@ -356,6 +362,7 @@ export class HostSimulation implements HostSimContext {
 
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
+    const inc = from.incarnation;
     const delays = this.net.delays(this.rng, from.id);
     if (m.type === 'snap') this.stats.snapshots++;
     if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.handlers.get(group)?.snapshotStatus(m.to, false), from);
@@ -375,6 +382,8 @@ export class HostSimulation implements HostSimContext {
           const st = this.#groupById(to, group)?.raw.status();
           if (st !== undefined && st.state === 'candidate' && st.term > m.term) this.stats.staleGrants++;
         }
+        // Every batch names its sender's process incarnation (the gRPC transport's MessageBatch).
+        to.host?.heard(m.from, incarnationOf(from.id, inc));
         handler.receive(m);
         if (m.type === 'snap') this.at(d, () => from.handlers.get(group)?.snapshotStatus(m.to, true), from);
       });

@@ -90,3 +90,11 @@ test('a batch without its snapshots, for a peer that is not connected, keeps eve
   const d = decodeBatch(raftProto().MessageBatch.deserialize(raftProto().MessageBatch.serialize(b.toWire(1, 'i', false))), 2);
   assert.deepEqual(d.messages.map((x) => [x.group, x.message.type]), [[1, 'vote'], [1, 'timeoutNow']]);
 });
+
+test("a batch names its sender's incarnation (how a peer's restart is seen); an implausibly long one is dropped", () => {
+  const wire = (incarnation: string) => decodeBatch(raftProto().MessageBatch.deserialize(raftProto().MessageBatch.serialize(new BatchBuilder().toWire(1, incarnation))), 2);
+  const id = '0b6f1c9e-3a51-4c1e-9d8e-6a2f3c1b7e40';
+  assert.equal(wire(id).incarnation, id);
+  assert.equal(wire('').incarnation, '');
+  assert.equal(wire('x'.repeat(65)).incarnation, '');
+});

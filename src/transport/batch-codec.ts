@@ -13,7 +13,7 @@ import type { GroupHeartbeat, GroupHeartbeat__Output } from './generated/brook/r
 import type { Message as WireMessage } from './generated/brook/raft/v1/Message.js';
 import type { MessageBatch, MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 import { contextBytesMax, DecodeError, decodeBounded, decodeU64, fromWireMessage, toWireMessage } from './codec.js';
-import { groupIdMax, indexMax, termMax } from './limits.js';
+import { groupIdMax, incarnationLengthMax, indexMax, termMax } from './limits.js';
 import type { GroupId } from './types.js';
 
 /** Whether `m` travels as a coalesced heartbeat block (nothing but group, term, commit, context set). */
@@ -72,6 +72,8 @@ export interface GroupMessage {
 
 export interface DecodedBatch {
   readonly from: NodeId;
+  /** The sender's process incarnation ('' when it named none): a new one means it restarted. */
+  readonly incarnation: string;
   readonly messages: GroupMessage[];
   /** Messages dropped for failing a check, one error each. */
   readonly failures: DecodeError[];
@@ -127,5 +129,7 @@ export function decodeBatch(w: MessageBatch__Output, self: NodeId): DecodedBatch
   list(w.heartbeat_responses, 'batch.heartbeat_responses').forEach((h, k) =>
     attempt(() => fromHeartbeat(h as GroupHeartbeat__Output, 'heartbeatResp', from, self, `batch.heartbeat_responses[${k}]`)),
   );
-  return { from, messages, failures };
+  // Bounded: it is kept per peer and logged; a longer one is not a real node's (main.ts: a UUID).
+  const incarnation = typeof w.incarnation === 'string' && w.incarnation.length <= incarnationLengthMax ? w.incarnation : '';
+  return { from, incarnation, messages, failures };
 }

@@ -30,7 +30,7 @@ import {
 export interface DispatcherOptions {
   readonly logger: TransportLogger;
   /** Told of every batch from a peer (the node's Raft host: node liveness for quiesced groups). */
-  readonly heard?: (peer: NodeId) => void;
+  readonly heard?: (peer: NodeId, incarnation: string) => void;
   /** At most one log line per this interval about traffic for unknown groups. */
   readonly unknownLogIntervalMs?: number;
   readonly nowMs?: () => number;
@@ -41,7 +41,7 @@ export class GroupDispatcher implements NodeHandler {
   readonly #logger: TransportLogger;
   readonly #intervalMs: number;
   readonly #nowMs: () => number;
-  readonly #heard: ((peer: NodeId) => void) | undefined;
+  readonly #heard: ((peer: NodeId, incarnation: string) => void) | undefined;
   #unknownTotal = 0;
   #unknownSinceLog = 0;
   #lastLogMs = -Infinity;
@@ -53,8 +53,8 @@ export class GroupDispatcher implements NodeHandler {
     this.#heard = opts.heard;
   }
 
-  heard(peer: NodeId): void {
-    this.#heard?.(peer);
+  heard(peer: NodeId, incarnation: string): void {
+    this.#heard?.(peer, incarnation);
   }
 
   register(group: GroupId, handler: GroupHandler): void {

@@ -46,6 +46,8 @@ export const flowIdLengthMax = 256;
 export const requestIdLengthMax = 128;
 /** A timeline id in a seal or a sealed answer (timeline ids are UUIDs; partition-entry.ts bounds them alike). */
 export const timelineIdLengthMax = 64;
+/** A node's process incarnation in a batch (main.ts makes a UUID, 36 characters). */
+export const incarnationLengthMax = 64;
 /** Events in one forwarded append: a publish batch's bound. */
 export const appendEventsMax = publishBatchEventsMax;
 /**

@@ -88,7 +88,7 @@ export class TransportServer {
       return;
     }
     // Every batch, an empty one too (a ping), says the sending node is alive (quiesced groups rely on it).
-    this.#o.handler.heard?.(caller);
+    this.#o.handler.heard?.(caller, decoded.incarnation);
     for (const err of decoded.failures) this.#decodeFailed(err, caller);
     for (const { group, message } of decoded.messages) this.#o.handler.receive(group, message);
   }

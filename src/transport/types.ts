@@ -199,8 +199,11 @@ export interface TransportHandler extends GroupHandler {
  */
 export interface NodeHandler {
   receive(group: GroupId, m: Message): void;
-  /** A batch (maybe empty: a ping) came from `peer`: its node is alive. */
-  heard?(peer: NodeId): void;
+  /**
+   * A batch (maybe empty: a ping) came from `peer`: its node is alive. `incarnation` is the peer's
+   * process incarnation as the batch names it ('' if none): a new one means the peer restarted.
+   */
+  heard?(peer: NodeId, incarnation: string): void;
   /** Sending to `peer` failed: affects every group. */
   unreachable(peer: NodeId): void;
   snapshotStatus(group: GroupId, peer: NodeId, delivered: boolean): void;

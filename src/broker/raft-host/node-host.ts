@@ -150,12 +150,14 @@ export class RaftNodeHost {
   #refusedAtMs = 0;
   /** When each peer's node was last heard from (a message of any group, or a ping), monotonic ms. */
   readonly #heardMs = new Map<NodeId, number>();
+  /** Each peer's process incarnation as its batches last said it: a new one means the peer restarted. */
+  readonly #incarnations = new Map<NodeId, string>();
   /** Snapshots from peers that failed their state machine's check (dropped before the core saw them). */
   #droppedSnapshots = 0;
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, deferred: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0 };
 
   constructor(o: NodeHostOptions) {
     this.#o = o;
@@ -245,9 +247,38 @@ export class RaftNodeHost {
     });
   }
 
-  /** A batch or a message came from `peer`: its node is alive. */
-  heard(peer: NodeId): void {
+  /**
+   * A batch or a message came from `peer`: its node is alive. `incarnation` (a fresh id per process
+   * start, when the transport carries one) tells a restarted peer from its former self.
+   */
+  heard(peer: NodeId, incarnation?: string): void {
     this.#heardMs.set(peer, this.#o.clock.monotonicMs());
+    if (incarnation === undefined || incarnation === '') return;
+    const before = this.#incarnations.get(peer);
+    this.#incarnations.set(peer, incarnation);
+    if (before !== undefined && before !== incarnation) this.#peerRestarted(peer);
+  }
+
+  /**
+   * A process start leads nothing: every group here that still takes `peer` for its leader learned
+   * that from the peer's former self. A quiesced one would wait for its leader's node to go silent,
+   * which the restarted node's pings never let happen; if the restarted member cannot campaign (its
+   * log was found damaged) nobody would ever elect (host simulation seeds 1245, 1286, 1658). Such a
+   * group wakes as if its leader had not been heard from for an election timeout: it no longer
+   * refuses (pre-)votes for a live leader, and campaigns within its randomized timeout (so the
+   * members woken together do not all campaign at the same tick); a group whose leader really is the
+   * restarted node again hears from it in a newer term and follows it.
+   */
+  #peerRestarted(peer: NodeId): void {
+    this.stats.peerRestarts++;
+    let woken = 0;
+    for (const g of this.#groups.values()) {
+      if (g.raw.isLeader() || g.leader !== peer || !g.raw.quiesced) continue;
+      this.stats.woken++;
+      g.raw.wake(g.electionTicks);
+      woken++;
+    }
+    this.#o.logger.info({ peer, woken }, 'a peer node restarted: the quiesced groups it led wake to elect');
   }
 
   receive(group: number, m: Message): boolean {

@@ -203,6 +203,11 @@ export class RaftGroup<Outcome> {
     return this.#conf;
   }
 
+  /** Ticks without a word from the leader after which a follower campaigns (at the earliest). */
+  get electionTicks(): number {
+    return this.#o.electionTicks;
+  }
+
   get leader(): NodeId {
     return this.#lead;
   }
