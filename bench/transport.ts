@@ -43,6 +43,7 @@ function idle(): NodeHandler {
     snapshotStatus: () => {},
     propose: async () => ({ status: 'unavailable', detail: 'bench' }),
     append: async () => ({ status: 'unavailable', detail: 'bench' }),
+    control: async () => ({ status: 'unavailable', detail: 'bench' }),
     read: async function* () {},
     bounds: async () => ({ oldest: 0, newest: -1, epoch: 0, leader: 0 }),
     fetchLog: async function* () {},

@@ -30,6 +30,8 @@ import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
 import { openStorageReplicas } from './broker/storage-replicas.js';
+import { ReplicaMover } from './broker/replica-mover.js';
+import { MoveService } from './broker/move-service.js';
 import { placedPartitions, placementOf } from './metadata/placement-of.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
@@ -219,6 +221,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const liveDefaultTopics = (records: Iterable<EventTypeRecord>) =>
     new Set([...records].flatMap((r) => timelinesOf(r).filter((t) => t.storage_id === defaultStorageId).map((t) => t.topic)));
   let fatal: ((err: unknown) => void) | undefined;
+  // Carries out replica moves (replica-mover.ts); created once the metadata group exists.
+  let mover: ReplicaMover | undefined;
+  /** After a partition.move: the node a move adds opens its (empty) replica, and the next step is taken at once. */
+  const moveApplied = (group: number): void => {
+    const at = [...placedPartitions(metadataRef?.state.eventTypes() ?? [], legacyReplica)].find((p) => p.placement.group === group);
+    const r = at === undefined ? undefined : metadataRef?.state.eventType(at.event_type);
+    if (r === undefined || mover === undefined) return;
+    const m = mover;
+    openReplicas(r).then(() => m.round()).catch((err: unknown) => logger.error({ err, group }, 'opening a moved partition replica failed'));
+  };
   // Created once the metadata group exists; applied commands wake its streams.
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
@@ -282,6 +294,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         if (topic !== undefined) router.timelineChanged(topic);
       }
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
+      if (result.ok && cmd.op === 'partition.move') moveApplied(cmd.group);
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
       if (result.droppedLogs !== undefined) dropLogs(result.droppedLogs);
@@ -323,7 +336,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   }
   // Open every partition this node replicates, so bounds and reads are served from the start.
   for (const r of metadata.state.eventTypes()) await openReplicas(r);
+  mover = new ReplicaMover({
+    self,
+    stores: () => storageReplicas.values(),
+    placement: (topic, partition) => placement(topic, partition),
+    propose: (cmd) => metadata.propose(cmd),
+    logger: logger.child({ component: 'moves' }),
+  });
   await router.openInUse(metadata.state.eventTypes());
+  // Replicas moved away while this node was down: the others hold them, the data here goes.
+  await mover.dropStored();
   const reader = {
     eventType: (name: string) => metadata.state.eventType(name),
     eventTypes: () => metadata.state.eventTypes(),
@@ -466,6 +488,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     reader: router,
     cursors,
     limiter: new ConnectionLimiter(config.lowLevelConnectionsPerPartitionMax),
+    moves: new MoveService({
+      eventTypes: () => metadata.state.eventTypes(),
+      members: () => members.members(),
+      propose: (cmd) => metadata.propose(cmd),
+      legacyReplica,
+    }),
     cluster: {
       // This node's view: the metadata group, and every partition with its placement and what this
       // node knows of its group (a leader knows its followers' progress; a follower only itself); and
@@ -487,6 +515,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     if (metadata.isLeader()) switcher.finishPending();
   }, 5000);
   balancer.unref();
+  // Replica moves: each partition leader takes the next step of a move in flight (replica-mover.ts).
+  const moves = setInterval(() => mover?.round(), 250);
+  moves.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
   const t0 = transport;
   const reaper = t0 === undefined ? undefined : new SessionReaper({
@@ -549,6 +580,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         app.server.closeAllConnections();
         await closed;
         clearInterval(balancer);
+        clearInterval(moves);
         clearInterval(reaperTimer);
         clearInterval(remoteBounds);
         await retention.stop();

@@ -48,6 +48,8 @@ export interface AppDeps {
   limiter: ConnectionLimiter;
   /** The node's place in the cluster (GET /cluster, linearizable reads, what it serves); optional so tests can omit it. */
   cluster?: ClusterPort;
+  /** Replica moves (POST/DELETE /cluster/partitions/{group}/move, administrator-only); absent in tests that omit it. */
+  moves?: MoveAdmin;
   /** Observes publish and stream activity for metrics; optional so tests can omit it. */
   observer?: ApiObserver;
   /** The metrics views (GET /metrics, /metrics/prometheus). */
@@ -77,6 +79,12 @@ export interface ApiObserver {
   streamed(eventType: string, events: number, bytes: number): void;
   streamOpened(): void;
   streamClosed(): void;
+}
+
+/** Replica moves (broker/move-service.ts): answers are the partition and its placement; errors are Problems. */
+export interface MoveAdmin {
+  start(group: string, body: unknown): Promise<object>;
+  cancel(group: string): Promise<object>;
 }
 
 /** What the HTTP layer needs from the node's cluster module (the metadata Raft group implements it). */

@@ -124,6 +124,13 @@ test('real answers of every operation conform to the document', async () => {
   schema.properties['note'] = { type: 'string' };
   updated['schema'] = { type: 'json_schema', schema: JSON.stringify(schema) };
   assert.equal((await check('PUT', '/event-types/:name', `/event-types/${et}`, updated)).status, 200);
+  // Replica moves: a single node has no other node to move to (422); unknown groups 404; nothing to cancel 409.
+  const clusterView = (await call(broker.url, 'GET', '/cluster')).body as { partitions: { event_type: string; group: number }[] };
+  const someGroup = clusterView.partitions.find((p) => p.event_type === et)!.group;
+  assert.equal((await check('POST', '/cluster/partitions/:group/move', `/cluster/partitions/${someGroup}/move`, { from: 1, to: 99 })).status, 422);
+  assert.equal((await check('POST', '/cluster/partitions/:group/move', '/cluster/partitions/4000000000/move', { from: 1, to: 2 })).status, 404);
+  assert.equal((await check('DELETE', '/cluster/partitions/:group/move', `/cluster/partitions/${someGroup}/move`)).status, 409);
+  assert.equal((await check('DELETE', '/cluster/partitions/:group/move', '/cluster/partitions/x/move')).status, 404);
   await check('GET', '/event-types/:name/schemas', `/event-types/${et}/schemas?limit=1`);
   await check('GET', '/event-types/:name/schemas/:version', `/event-types/${et}/schemas/latest`);
   assert.equal((await check('GET', '/event-types/:name/schemas/:version', `/event-types/${et}/schemas/9.9.9`)).status, 404);

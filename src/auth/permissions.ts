@@ -89,6 +89,8 @@ export const routePermissions: Readonly<Record<string, Permission>> = {
   'GET /event-types/:name/timelines': admin,
   'POST /event-types/:name/timelines': admin,
   'DELETE /event-types/:name/timelines/:id': admin,
+  'POST /cluster/partitions/:group/move': admin,
+  'DELETE /cluster/partitions/:group/move': admin,
   'GET /metrics': admin,
   'GET /metrics/prometheus': admin,
 };

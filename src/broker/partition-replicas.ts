@@ -36,13 +36,23 @@ import { proposeControl, serveControl, type ControlCommand, type ControlSender }
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
 export interface GroupPlacement {
   readonly group: number;
+  /** Voters. */
   readonly replicas: readonly NodeId[];
+  /** Replicas being added (a move in flight): opened here, but neither read nor asked for bounds until promoted. */
+  readonly learners?: readonly NodeId[];
+  /** The move in flight (metadata/placement-types.ts). */
+  readonly moving?: { readonly from: NodeId; readonly to: NodeId };
+  /** The group's founding voters when it has been moved (absent: `replicas`). */
+  readonly founders?: readonly NodeId[];
   /**
    * The first offset of the partition in this log's timeline (0 for the first timeline): a group that
    * never applied anything starts there, so a new timeline continues the offsets without a base entry.
    */
   readonly start?: number;
 }
+
+/** Whether `node` holds a replica (voter or learner) of the group by its placement. */
+export const placedOn = (p: GroupPlacement, node: NodeId): boolean => p.replicas.includes(node) || (p.learners?.includes(node) ?? false);
 
 export type PlacementLookup = (topic: number, partition: number) => GroupPlacement | undefined;
 
@@ -224,7 +234,7 @@ export class PartitionReplicas {
     if (have !== undefined) return have;
     const placement = this.#o.placement(topic, partition);
     if (placement === undefined) return undefined;
-    if (!placement.replicas.includes(this.#o.self)) {
+    if (!placedOn(placement, this.#o.self)) {
       // Held elsewhere: learn its bounds now, so the first answers about it are not empty.
       if (!this.#remote.has(key)) this.#refreshRemote(topic, partition);
       return undefined;
@@ -250,10 +260,18 @@ export class PartitionReplicas {
       // damaged instead; the leader of the other members repairs it. A group of one has nobody to
       // repair it and founds (a single node that lost its data has lost it).
       const lost = o.disk?.identity.lostRaftState;
+      // Only a founder writes the founding configuration, and only the founders' one: a node that
+      // joins a moved group (a learner, or a voter whose state is gone) starts empty and damaged, so it
+      // neither votes nor counts as holding what a former self acknowledged (the leader's progress for
+      // it may be stale: a damaged member's rejection voids it) until the leader has brought it up to date.
+      const founders = placement.founders ?? placement.replicas;
       if (lost !== undefined && placement.replicas.length > 1) {
         await store.startEmpty([], `this node lost raft state (${lost}); it holds none for this group, which it may have held before`);
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
-      } else await store.bootstrap([...placement.replicas].sort((a, b) => a - b));
+      } else if (!founders.includes(o.self)) {
+        await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
+        log.info({ founders }, 'partition replica joins its group empty; its leader brings it up to date');
+      } else await store.bootstrap([...founders].sort((a, b) => a - b));
       await o.kv.write((b) => {
         const v = Buffer.allocUnsafe(8);
         v.writeUInt32BE(topic, 0);
@@ -526,7 +544,8 @@ export class PartitionReplicas {
   refreshRemoteBounds(): void {
     for (const key of this.#remote.keys()) {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
-      if (this.#o.placement(topic, partition) === undefined) this.#remote.delete(key);
+      // Gone, or held here as a voter now (a move promoted this node): nothing to refresh.
+      if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition)) this.#remote.delete(key);
       else this.#refreshRemote(topic, partition);
     }
   }
@@ -726,8 +745,11 @@ export class PartitionReplicas {
     for (const r of this.#byKey.values()) {
       const g = r.group;
       if (!g.isLeader()) continue;
-      const preferred = this.#o.placement(r.topic, r.partition)?.replicas[0];
+      const placed = this.#o.placement(r.topic, r.partition);
+      const preferred = placed?.replicas[0];
       if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred)) continue;
+      // A node a move takes the replica from is leaving: leadership moves away from it, not back.
+      if (placed?.moving?.from === preferred) continue;
       const st = g.raw.status();
       const pr = st.progress?.get(preferred);
       if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || st.leadTransferee !== noNode) continue;
@@ -757,7 +779,8 @@ export class PartitionReplicas {
     for (const [key, b] of this.#remote) {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
       const p = this.#o.placement(topic, partition);
-      if (p !== undefined) out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
+      // A replica held here (a learner, or one promoted since it was remote) tells more than the cache.
+      if (p !== undefined && !out.has(p.group)) out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
     }
     return out;
   }
@@ -766,17 +789,21 @@ export class PartitionReplicas {
 
   async append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
     const deadlineMs = this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs;
-    return Promise.all(items.map((it) => this.#appendOne(it, deadlineMs, '').catch((error: Error): ReplicaAppendResult => ({ ok: false, error }))));
+    // One random id per publish request, told apart per item: an id only has to be unique among the
+    // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
+    // most partitions, so a fresh UUID per item was most of this path's random draws.
+    const base = this.#o.random.uuid();
+    return Promise.all(items.map((it, i) => this.#appendOne(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`).catch((error: Error): ReplicaAppendResult => ({ ok: false, error }))));
   }
 
-  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string): Promise<ReplicaAppendResult> {
+  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
     if (this.#closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
-    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId);
-    const replica = await this.ensure(item.topic, item.partition);
+    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId);
+    // An open replica without a round through ensure()'s promise (the case of every append but the first).
+    const replica = this.#byKey.get(PartitionReplicas.key(item.topic, item.partition)) ?? (await this.ensure(item.topic, item.partition));
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
-    const requestId = this.#o.random.uuid();
     let inDoubt: string | undefined;
     for (;;) {
       const g = replica.group;
@@ -821,11 +848,10 @@ export class PartitionReplicas {
    * the replicas (each answers "not leader" with the leader it knows), with one request id for every
    * attempt so that a retry after a lost answer is stored once.
    */
-  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string): Promise<ReplicaAppendResult> {
+  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
     const where = this.#remoteTargets(item.topic, item.partition);
     if (where === undefined || this.#forwarder === undefined) throw unavailable(item, 'no placement for this partition');
     const key = PartitionReplicas.key(item.topic, item.partition);
-    const requestId = this.#o.random.uuid();
     let hint = this.#remoteLeaders.get(key) ?? noNode;
     let lastDetail = 'no replica answered';
     for (let round = 0; ; round++) {
@@ -883,7 +909,8 @@ export class PartitionReplicas {
   bounds(topic: number, partition: number): { oldest: Offset; newest: Offset } {
     const r = this.replica(topic, partition);
     const legacy = this.#o.legacy?.bounds(topic, partition);
-    if (r === undefined && this.#isRemote(topic, partition)) {
+    // A learner's replica here is still catching up: the bounds come from a voter, like reads.
+    if (this.#isRemote(topic, partition)) {
       // Held elsewhere: the bounds a replica told last (refreshed in the background when older than
       // remoteBoundsMaxAgeMs), so they may trail the replicas' by about that much.
       const c = this.#remote.get(PartitionReplicas.key(topic, partition));
@@ -896,7 +923,10 @@ export class PartitionReplicas {
     return b;
   }
 
-  /** Whether the partition is placed on other nodes only (reads go to a replica over the transport). */
+  /**
+   * Whether the partition's voters are all on other nodes (reads go to a replica over the transport):
+   * also while this node holds a learner of it, which may lack what is committed until promoted.
+   */
   #isRemote(topic: number, partition: number): boolean {
     const p = this.#o.placement(topic, partition);
     return p !== undefined && !p.replicas.includes(this.#o.self);
@@ -1071,6 +1101,43 @@ export class PartitionReplicas {
     await this.#o.kv.write((b) => {
       for (const g of groups) dropGroupKeys(b, g);
     }, { durable: false });
+  }
+
+  /** Tells the node host that a group has work (a configuration change or a transfer was just asked). */
+  kick(group: number): void {
+    this.#o.host.kick(group);
+  }
+
+  /** The replicas open on this node. */
+  held(): IterableIterator<PartitionReplica> {
+    return this.#byKey.values();
+  }
+
+  /**
+   * Drops this node's replica of a partition and its data (a move took it elsewhere). The caller
+   * checked that the group no longer counts this node (replica-mover.ts): what it held is on the others.
+   */
+  async dropReplica(topic: number, partition: number, group: number): Promise<void> {
+    const key = PartitionReplicas.key(topic, partition);
+    await this.#opening.get(key)?.catch(() => undefined);
+    const r = this.#byKey.get(key);
+    if (r !== undefined && r.groupId === group) {
+      this.#byKey.delete(key);
+      this.#o.groups?.unregister(group);
+      this.#coalescers.get(group)?.fail(new PartitionUnavailableError(topic, partition, new Error('the replica moved to another node')));
+      this.#coalescers.delete(group);
+      await this.#o.host.remove(group);
+      r.release();
+      this.#tailBytes -= r.tailBytes;
+    }
+    await this.#o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
+  }
+
+  /** The groups this node has data of on disk, with their partition (to drop those moved away at start). */
+  async *storedGroups(): AsyncIterable<{ group: number; topic: number; partition: number }> {
+    for await (const [k, v] of this.#o.kv.iterate({ gte: directoryKey(0), lt: Buffer.from([prefixGroupDirectory + 1]) })) {
+      yield { group: k.readUInt32BE(1), topic: v.readUInt32BE(0), partition: v.readUInt32BE(4) };
+    }
   }
 
   async close(): Promise<void> {

@@ -360,3 +360,20 @@ test('npx brook runs the executable package.json names', async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout.trim(), '0.1.0');
 });
+
+test('cluster move and cancel-move find the partition\'s group and exit 1 with the Problem detail when refused', async () => {
+  await call(broker.url, 'POST', '/event-types', businessEventType('cli.moves'));
+  const json = JSON.parse((await brook(['--json', 'cluster', 'partitions', '-e', 'cli.moves'])).stdout) as { group: number; moving: unknown }[];
+  assert.ok(json.length > 0 && json.every((p) => p.moving === null));
+  const refused = await brook(['cluster', 'move', 'cli.moves', '0', '--from', '1', '--to', '7']);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /422.*Node 7 is not a member of this cluster/);
+  const byGroup = await brook(['cluster', 'move', 'x', 'y', '--group', String(json[0]!.group), '--from', '1', '--to', '7']);
+  assert.match(byGroup.stderr, /422.*Node 7 is not a member/, '--group addresses the group directly');
+  const nothing = await brook(['cluster', 'cancel-move', 'cli.moves', '0']);
+  assert.equal(nothing.code, 1);
+  assert.match(nothing.stderr, /409.*no move in flight/);
+  const none = await brook(['cluster', 'move', 'cli.none', '0', '--from', '1', '--to', '2']);
+  assert.equal(none.code, 1);
+  assert.match(none.stderr, /no partition 0 of cli\.none/);
+});

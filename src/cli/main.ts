@@ -71,6 +71,10 @@ type Member = { id: number; reachable: boolean };
 type PartitionStatus = {
   event_type: string;
   partition: string;
+  group: number;
+  topic: number;
+  /** The replica move in flight (absent from nodes of a version without moves). */
+  moving?: { from: number; to: number } | null;
   leader: number | null;
   term: number | null;
   replicas: number[];
@@ -84,6 +88,7 @@ function partitionState(p: PartitionStatus, members: Member[]): string {
   if (p.leader === null) return 'leaderless';
   if (p.under_replicated) return 'under-replicated';
   if (p.replicas.some((n) => members.find((m) => m.id === n)?.reachable === false)) return 'replica unreachable';
+  if (p.moving != null) return `moving ${p.moving.from}->${p.moving.to}`;
   return 'ok';
 }
 
@@ -173,6 +178,49 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
           `${list.length} of ${v.partitions?.length ?? 0} partitions; node ${v.id} counts ${v.under_replicated_partitions} under-replicated and ${v.leaderless_partitions} leaderless\n` +
           (unknown ? `N? in sync: node ${v.id} does not lead that partition and has no figures for replica N (the leader's node has them)\n` : ''),
       );
+    });
+
+  type Move = { event_type: string; partition: string; group: number; placement: { replicas: number[]; learners: number[]; moving: { from: number; to: number } | null } };
+  const printMove = (m: Move) =>
+    print(m, () =>
+      fields([
+        ['partition', `${m.event_type} ${m.partition} (group ${m.group})`],
+        ['replicas', m.placement.replicas.join(', ')],
+        ['learners', m.placement.learners.join(', ')],
+        ['moving', m.placement.moving === null ? '' : `${m.placement.moving.from} -> ${m.placement.moving.to}`],
+      ]),
+    );
+  /** The Raft group of a partition of the event type's newest timeline (or `--group` as given). */
+  const groupOf = async (eventType: string, partition: string, group: string | undefined): Promise<string> => {
+    if (group !== undefined) return group;
+    const v = await client().get<PartitionsView>('/cluster');
+    const found = (v.partitions ?? []).filter((p) => p.event_type === eventType && p.partition === partition).sort((a, b) => b.topic - a.topic)[0];
+    if (found === undefined) throw new CliError(`no partition ${partition} of ${eventType} in GET /cluster`);
+    return String(found.group);
+  };
+  cluster
+    .command('move')
+    .description('move the replica of a partition on one node to another (administrator); its leader carries it out, `cluster partitions` shows it')
+    .argument('<event-type>')
+    .argument('<partition>')
+    .requiredOption('--from <node>', 'the node whose replica moves')
+    .requiredOption('--to <node>', 'the node that takes it')
+    .option('--group <group>', 'the Raft group to move instead (a partition of an older timeline; GET /cluster lists them)')
+    .action(async (eventType: string, partition: string, o: { from: string; to: string; group?: string }) => {
+      const group = await groupOf(eventType, partition, o.group);
+      const r = await client().request('POST', `/cluster/partitions/${encodeURIComponent(group)}/move`, { from: Number(o.from), to: Number(o.to) });
+      printMove(r.body as Move);
+    });
+  cluster
+    .command('cancel-move')
+    .description('cancel the move of a partition\'s replica while its new replica is not promoted (administrator)')
+    .argument('<event-type>')
+    .argument('<partition>')
+    .option('--group <group>', 'the Raft group instead (GET /cluster lists them)')
+    .action(async (eventType: string, partition: string, o: { group?: string }) => {
+      const group = await groupOf(eventType, partition, o.group);
+      const r = await client().request('DELETE', `/cluster/partitions/${encodeURIComponent(group)}/move`);
+      printMove(r.body as Move);
     });
 
   // ------------------------------------------------------------------ event types

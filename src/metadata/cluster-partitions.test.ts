@@ -28,7 +28,7 @@ test('healthy groups: leader, term, commit/applied, lag; nothing under-replicate
   assert.equal(view.leaderless_partitions, 0);
   const [p0, p1] = view.partitions;
   assert.deepEqual({ ...p0!, replica_status: undefined }, {
-    event_type: 'orders', partition: '0', topic: 1, group: 1, leader: 1, term: 3, preferred_leader: 1, replicas: [1, 2, 3], learners: [],
+    event_type: 'orders', partition: '0', topic: 1, group: 1, leader: 1, term: 3, preferred_leader: 1, replicas: [1, 2, 3], learners: [], moving: null,
     commit_index: 100, applied_index: 97, lag: 3, under_replicated: false, replica_status: undefined,
   });
   assert.deepEqual(p0!.replica_status.map((r) => [r.node, r.role, r.lag, r.in_sync]), [[1, 'voter', 0, true], [2, 'voter', 2, true], [3, 'voter', 3, true]]);
@@ -56,7 +56,7 @@ test('no facts: leaderless and under-replicated; a leader that did not report le
   const legacy = record('old', 4, 1);
   const view = clusterPartitions(placedPartitions([legacy], 7), new Map());
   assert.deepEqual(view.partitions, [{
-    event_type: 'old', partition: '0', topic: 4, group: legacyGroupId(4, 0), leader: null, term: null, preferred_leader: 7, replicas: [7], learners: [],
+    event_type: 'old', partition: '0', topic: 4, group: legacyGroupId(4, 0), leader: null, term: null, preferred_leader: 7, replicas: [7], learners: [], moving: null,
     commit_index: null, applied_index: null, lag: null, under_replicated: true,
     replica_status: [{ node: 7, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false }],
   }]);

@@ -55,6 +55,8 @@ export interface PartitionStatus {
   preferred_leader: number;
   replicas: number[];
   learners: number[];
+  /** The replica move in flight (POST /cluster/partitions/{group}/move), or null. */
+  moving: { from: number; to: number } | null;
   /** The group's commit index: the leader's, or the highest reported when the leader did not report. */
   commit_index: number | null;
   /** The lowest applied index among the voters that reported. */
@@ -97,6 +99,7 @@ function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMa
     preferred_leader: replicas[0]!,
     replicas: [...replicas],
     learners: [...learners],
+    moving: p.placement.moving === undefined ? null : { ...p.placement.moving },
     commit_index: commit,
     applied_index: votersApplied.length > 0 ? Math.min(...votersApplied) : null,
     lag: votersLag.length > 0 ? Math.max(...votersLag) : null,

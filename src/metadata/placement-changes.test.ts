@@ -34,10 +34,11 @@ const reason = (r: ApplyResult) => (r.ok ? 'ok' : r.reason);
 
 test('a move: add learner, promote, remove old; the new node takes the old one\'s slot', () => {
   const { sm, apply } = cluster();
-  assert.deepEqual(apply(move(1, 'add_learner', 1, 4)), { ok: true, placement: { group: 1, replicas: [1, 2, 3], learners: [4], moving: { from: 1, to: 4 } } });
-  assert.deepEqual(apply(move(1, 'promote', 1, 4)), { ok: true, placement: { group: 1, replicas: [1, 2, 3, 4], moving: { from: 1, to: 4 } } });
-  assert.deepEqual(apply(move(1, 'remove', 1, 4)), { ok: true, placement: { group: 1, replicas: [4, 2, 3] } });
-  assert.deepEqual(sm.eventType('a')!.storage.placement, [{ group: 1, replicas: [4, 2, 3] }, { group: 2, replicas: [2, 3, 1] }]);
+  assert.deepEqual(apply(move(1, 'add_learner', 1, 4)), { ok: true, placement: { group: 1, replicas: [1, 2, 3], learners: [4], moving: { from: 1, to: 4 }, founders: [1, 2, 3] } });
+  assert.deepEqual(apply(move(1, 'promote', 1, 4)), { ok: true, placement: { group: 1, replicas: [1, 2, 3, 4], moving: { from: 1, to: 4 }, founders: [1, 2, 3] } });
+  assert.deepEqual(apply(move(1, 'remove', 1, 4)), { ok: true, placement: { group: 1, replicas: [4, 2, 3], founders: [1, 2, 3] } });
+  // The founders stay: a node holding nothing for the group writes the founding configuration only if it founded it.
+  assert.deepEqual(sm.eventType('a')!.storage.placement, [{ group: 1, replicas: [4, 2, 3], founders: [1, 2, 3] }, { group: 2, replicas: [2, 3, 1] }]);
 });
 
 test('one move per partition at a time; another partition may move meanwhile', () => {
@@ -86,7 +87,7 @@ test('placement changes reach timelines after the first, and survive a snapshot'
   assert.equal(reason(apply(move(4, 'add_learner', 2, 3))), 'ok');
   const restored = MetadataStateMachine.restore(JSON.parse(JSON.stringify(sm.snapshot())), sm.appliedIndex);
   const tl = restored.eventType('a')!.storage.timelines![1]!;
-  assert.deepEqual(placementOf(restored.eventType('a')!, tl.topic, 1, 9), { group: 4, replicas: [2], learners: [3], moving: { from: 2, to: 3 } });
+  assert.deepEqual(placementOf(restored.eventType('a')!, tl.topic, 1, 9), { group: 4, replicas: [2], learners: [3], moving: { from: 2, to: 3 }, founders: [2] });
   assert.equal(reason(restored.apply(restored.appliedIndex + 1, move(4, 'add_learner', 2, 1))), 'conflict', 'the move in flight survives the snapshot');
 });
 
@@ -101,11 +102,11 @@ test('a legacy partition (no stored placement) is moved by its derived group; it
   assert.equal(reason(apply(move(legacyGroupId(topic + 1, 0), 'add_learner', 1, 2))), 'not_found');
   assert.equal(reason(apply(move(legacyGroupId(topic, 5), 'add_learner', 1, 2))), 'not_found', 'no such partition');
   assert.equal(reason(apply(move(g1, 'add_learner', 1, 2))), 'ok');
-  const stored: PartitionPlacement[] = [{ group: legacyGroupId(topic, 0), replicas: [1] }, { group: g1, replicas: [1], learners: [2], moving: { from: 1, to: 2 } }];
+  const stored: PartitionPlacement[] = [{ group: legacyGroupId(topic, 0), replicas: [1] }, { group: g1, replicas: [1], learners: [2], moving: { from: 1, to: 2 }, founders: [1] }];
   assert.deepEqual(sm.eventType('old')!.storage.placement, stored);
   assert.equal(reason(apply(move(g1, 'promote', 1, 2))), 'ok');
   assert.equal(reason(apply(move(g1, 'remove', 1, 2))), 'ok');
-  assert.deepEqual(placementOf(sm.eventType('old')!, topic, 1, 1), { group: g1, replicas: [2] });
+  assert.deepEqual(placementOf(sm.eventType('old')!, topic, 1, 1), { group: g1, replicas: [2], founders: [1] });
 });
 
 test('property: every accepted step changes the role of exactly one node (one configuration change); replicas stay distinct', () => {

@@ -55,6 +55,7 @@ function normalized(p: PartitionPlacement): PartitionPlacement {
   const out: PartitionPlacement = { group: p.group, replicas: p.replicas };
   if (p.learners !== undefined && p.learners.length > 0) out.learners = p.learners;
   if (p.moving !== undefined) out.moving = p.moving;
+  if (p.founders !== undefined) out.founders = p.founders;
   return out;
 }
 
@@ -65,7 +66,7 @@ function moveStep(p: PartitionPlacement, cmd: Extract<PlacementCommand, { op: 'p
     if (p.moving !== undefined) return rejected('conflict', `Group ${p.group} is already moving a replica from ${p.moving.from} to ${p.moving.to}`);
     if (!p.replicas.includes(from)) return rejected('invalid', `Node ${from} is not a replica of group ${p.group}`);
     if (p.replicas.includes(to) || learners.includes(to)) return rejected('invalid', `Node ${to} already replicates group ${p.group}`);
-    return { ...p, learners: [...learners, to], moving: { from, to } };
+    return { ...p, learners: [...learners, to], moving: { from, to }, founders: p.founders ?? [...p.replicas].sort((a, b) => a - b) };
   }
   if (p.moving === undefined) return rejected('invalid', `Group ${p.group} has no move in flight`);
   if (p.moving.from !== from || p.moving.to !== to) {
@@ -79,10 +80,10 @@ function moveStep(p: PartitionPlacement, cmd: Extract<PlacementCommand, { op: 'p
     case 'remove':
       if (!promoted) return rejected('invalid', `Node ${to} must be promoted before ${from} leaves group ${p.group}`);
       // `to` takes the place of `from`, so the order (and the preferred leader's slot) is kept.
-      return { group: p.group, replicas: p.replicas.filter((n) => n !== to).map((n) => (n === from ? to : n)), learners };
+      return { group: p.group, replicas: p.replicas.filter((n) => n !== to).map((n) => (n === from ? to : n)), learners, ...(p.founders === undefined ? {} : { founders: p.founders }) };
     case 'cancel':
       if (promoted) return rejected('invalid', `Node ${to} was promoted; move it out with a new move instead`);
-      return { group: p.group, replicas: p.replicas, learners: learners.filter((n) => n !== to) };
+      return { group: p.group, replicas: p.replicas, learners: learners.filter((n) => n !== to), ...(p.founders === undefined ? {} : { founders: p.founders }) };
   }
 }
 

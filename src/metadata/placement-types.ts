@@ -26,6 +26,14 @@ export interface PartitionPlacement {
    * time (partition.move: add_learner, promote, remove); a second move of the partition waits for it.
    */
   moving?: { from: number; to: number };
+  /**
+   * The voters the group was founded with, recorded by its first move (absent: `replicas` still are
+   * them, in some order). A replica opened on a node with no state for the group writes the founding
+   * configuration only if the node is one of these; any other node joins empty and is brought up to
+   * date by the leader (partition-replicas.ts). Founding with today's replicas instead would give the
+   * node a first log that differs from the group's under the same (index, term).
+   */
+  founders?: number[];
 }
 
 /**

@@ -92,7 +92,7 @@ const isSession = (s: unknown): boolean =>
 const isNodeList = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every(isNodeId);
 const isPlacementProposal = (v: unknown): boolean => isObject(v) && isNodeList(v['members']) && listOf(v['replicas'], isNodeList);
 const isPlacement = (p: unknown): boolean =>
-  isObject(p) && isInt(p['group'], 1) && isNodeList(p['replicas']) && opt(p['learners'], (v) => listOf(v, isNodeId)) && opt(p['moving'], (m) => isObject(m) && isNodeId(m['from']) && isNodeId(m['to']));
+  isObject(p) && isInt(p['group'], 1) && isNodeList(p['replicas']) && opt(p['learners'], (v) => listOf(v, isNodeId)) && opt(p['moving'], (m) => isObject(m) && isNodeId(m['from']) && isNodeId(m['to'])) && opt(p['founders'], isNodeList);
 
 /** The ops this version applies (commands.ts); the names are a wire format, only ever added to. */
 export const metadataOps: ReadonlySet<string> = new Set([

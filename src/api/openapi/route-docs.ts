@@ -69,6 +69,21 @@ const node = ['node'];
 export const routeDocs: Readonly<Record<string, RouteDoc>> = {
   'GET /health': { summary: 'Liveness: 200 "OK" while the node serves HTTP (no authentication)', tags: node, response: { 200: { description: 'OK', content: { 'text/plain': { schema: Type.String() } } } } },
   'GET /cluster': { summary: "This node's view of the cluster: members, reachability, metadata leader and term, partitions with their leaders and replicas", tags: node, response: { 200: ok('The view', S.ClusterView), ...authErrors } },
+  'POST /cluster/partitions/:group/move': {
+    summary: 'Move a replica of a partition to another node (administrator)',
+    description: 'Records the first step of the move (the new node becomes a learner) and answers 202; the partition leader then brings the new replica up to date, promotes it once caught up, moves leadership away from the old node, removes it and drops its data. GET /cluster shows the progress. docs/replication.md, "Moving a replica".',
+    tags: node,
+    params: Type.Object({ group: Type.String({ description: 'The Raft group of the partition (GET /cluster, partitions[].group)' }) }),
+    body: S.ReplicaMoveRequest,
+    response: { 202: ok('The move is recorded', S.ReplicaMove), ...badJson, ...common, 404: problem('No partition is replicated by that group'), 409: problem('A move of this partition is in flight'), ...unprocessable('Unknown node, "from" not a replica, "to" already one, or a malformed body') },
+  },
+  'DELETE /cluster/partitions/:group/move': {
+    summary: 'Cancel the replica move in flight (administrator)',
+    description: 'Allowed until the new replica is promoted; the partition leader then removes the learner and its node drops its data.',
+    tags: node,
+    params: Type.Object({ group: Type.String() }),
+    response: { 202: ok('The cancel is recorded', S.ReplicaMove), ...common, 404: problem('No partition is replicated by that group'), 409: problem('No move in flight, or its new replica is already promoted') },
+  },
   'GET /openapi.json': { summary: 'This document', tags: node, response: { 200: ok(
         'OpenAPI 3 document (its parts are those of the OpenAPI 3.0 specification)',
         Type.Object(

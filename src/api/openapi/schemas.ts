@@ -225,6 +225,7 @@ const PartitionStatus = named('PartitionStatus', Type.Object(
     preferred_leader: Type.Integer(),
     replicas: Type.Array(Type.Integer(), { description: 'Voters; the first is the preferred leader' }),
     learners: Type.Array(Type.Integer()),
+    moving: Type.Union([Type.Object({ from: Type.Integer(), to: Type.Integer() }), Type.Null()], { description: 'The replica move in flight (POST /cluster/partitions/{group}/move), or null' }),
     commit_index: nullable('integer', 'The group commit index, null when no replica reported'),
     applied_index: nullable('integer', 'The lowest applied index among the voters that reported'),
     lag: nullable('integer', 'How far the slowest voter trails the commit index'),
@@ -258,6 +259,22 @@ export const ClusterView = named('ClusterView', Type.Object(
   },
   { description: "This node's view of the cluster" },
 ));
+
+export const ReplicaMove = named('ReplicaMove', Type.Object(
+  {
+    event_type: str(),
+    partition: str(),
+    topic: Type.Integer({ description: 'The log (timeline) the partition belongs to' }),
+    group: Type.Integer({ description: 'The Raft group that replicates the partition' }),
+    placement: Type.Object({
+      replicas: Type.Array(Type.Integer(), { description: 'Voting replicas; the first is the preferred leader' }),
+      learners: Type.Array(Type.Integer(), { description: 'Replicas being added, not voting yet' }),
+      moving: Type.Union([Type.Object({ from: Type.Integer(), to: Type.Integer() }), Type.Null()], { description: 'The move in flight, or null' }),
+    }),
+  },
+  { description: 'A partition and its placement as recorded by the request; the move goes on in the background (GET /cluster shows it)' },
+));
+export const ReplicaMoveRequest = named('ReplicaMoveRequest', Type.Object({ from: Type.Integer({ minimum: 1, description: 'The node whose replica moves' }), to: Type.Integer({ minimum: 1, description: 'The node that takes it' }) }));
 
 export const Metrics = named('Metrics', Type.Object(
   {

@@ -1,11 +1,15 @@
 /**
  * GET /cluster: this node's view of the cluster (members, metadata leader and term, Raft indexes).
+ * POST /cluster/partitions/{group}/move: moves a replica of a partition ({"from", "to"}), answered 202
+ * once the move is recorded; DELETE cancels a move whose new replica is not promoted yet
+ * (administrator-only; rules in broker/move-service.ts, docs/replication.md "Moving a replica").
  * GET /health: 200 "OK" while the node serves HTTP, without authentication, as the original service
  * answered it: for load balancers and orchestrators' liveness and readiness probes.
  */
 import type { FastifyInstance } from 'fastify';
 import { problems } from '../../core/problem.js';
 import type { AppDeps } from '../deps.js';
+import { parseJsonBody } from '../json-body.js';
 
 export async function clusterRoutes(app: FastifyInstance, opts: { deps: AppDeps }): Promise<void> {
   const cluster = opts.deps.cluster;
@@ -13,5 +17,19 @@ export async function clusterRoutes(app: FastifyInstance, opts: { deps: AppDeps 
   app.get('/cluster', async () => {
     if (cluster === undefined) throw problems.notFound('This node runs without a cluster module');
     return cluster.view();
+  });
+  const moves = () => {
+    if (opts.deps.moves === undefined) throw problems.notFound('This node runs without a cluster module');
+    return opts.deps.moves;
+  };
+  app.post<{ Params: { group: string } }>('/cluster/partitions/:group/move', async (request, reply) => {
+    const moved = await moves().start(request.params.group, parseJsonBody(request.body));
+    request.log.info({ move: moved }, 'replica move started');
+    return reply.code(202).send(moved);
+  });
+  app.delete<{ Params: { group: string } }>('/cluster/partitions/:group/move', async (request, reply) => {
+    const moved = await moves().cancel(request.params.group);
+    request.log.info({ move: moved }, 'replica move cancelled');
+    return reply.code(202).send(moved);
   });
 }

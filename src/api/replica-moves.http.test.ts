@@ -1,0 +1,46 @@
+// Goal: the operator entry point of replica moves answers bad requests with the right Problem and
+// status (unknown node, unknown group, malformed body, nothing to cancel) and is reserved to the
+// administrator. A valid move, the 409 of a second one and a cancel need other nodes: the cluster test
+// (src/broker/replica-move.cluster.test.ts) checks them.
+// Method: a single broker with a static token file.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { allScopes, bearer, tokenFile } from '../testing/auth-fixtures.js';
+
+const tokens = { admin: { uid: 'brook-admin', scopes: [] }, alice: { uid: 'alice', type: 'user', scopes: allScopes } };
+let broker: TestBroker;
+before(async () => {
+  broker = await startTestBroker({ auth: 'static', authTokensFile: tokenFile(tokens) });
+});
+after(async () => {
+  await broker.destroy();
+});
+
+const admin = bearer('admin');
+type View = { members: { id: number }[]; partitions: { event_type: string; group: number; replicas: number[]; learners: number[]; moving: unknown }[] };
+
+test('moving a replica: Problem answers for bad requests, and only the administrator may', async () => {
+  assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('moves.a'), admin)).status, 201);
+  const view = (await call(broker.url, 'GET', '/cluster', undefined, admin)).body as View;
+  const p = view.partitions.find((x) => x.event_type === 'moves.a')!;
+  const url = `/cluster/partitions/${p.group}/move`;
+  const problem = async (method: string, path: string, body: unknown, status: number, detail: RegExp) => {
+    const res = await call(broker.url, method, path, body, admin);
+    assert.equal(res.status, status, `${method} ${path} ${JSON.stringify(body)}: ${res.text}`);
+    assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
+    assert.match((res.body as { detail: string }).detail, detail);
+  };
+  await problem('POST', url, { from: p.replicas[0], to: 42 }, 422, /Node 42 is not a member/);
+  await problem('POST', url, { from: 42, to: p.replicas[0] }, 422, /Node 42 is not a member/);
+  await problem('POST', url, { from: p.replicas[0], to: p.replicas[0] }, 422, /cannot move to the node it is on/);
+  await problem('POST', url, { from: 'one', to: 2 }, 422, /node ids/);
+  await problem('POST', url, { from: 1, to: 2, extra: true }, 422, /Unknown field/);
+  await problem('POST', url, [1, 2], 422, /must be an object/);
+  await problem('POST', url, '{broken', 400, /./);
+  await problem('POST', '/cluster/partitions/999999/move', { from: 1, to: 2 }, 404, /No partition is replicated by group 999999/);
+  await problem('POST', '/cluster/partitions/-1/move', { from: 1, to: 2 }, 404, /No partition/);
+  await problem('DELETE', url, undefined, 409, /no move in flight/);
+  assert.equal((await call(broker.url, 'POST', url, { from: p.replicas[0], to: 2 }, bearer('alice'))).status, 403, 'not the administrator');
+  assert.equal((await call(broker.url, 'DELETE', url, undefined, bearer('alice'))).status, 403, 'not the administrator');
+});

@@ -1,0 +1,141 @@
+// Goal: the partition leader's move steps come in the order the design needs (learner, promotion only
+// once caught up, leadership away from the leaving node, removal, then the metadata record), resume
+// from any point (a new leader, a stale view), and never remove a voter without a move in flight.
+// Method: examples, plus a property that walks a move through a simulated group and metadata, taking
+// the planned action each round with crashes of the view in between, and checks the safety rules at
+// every step.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { caughtUp, nextMoveAction, promoteLagEntriesMax, type MoveProgress, type MoveView } from './replica-move-plan.js';
+
+const live = (match: number): MoveProgress => ({ match, recentActive: true, state: 'replicate' });
+
+function view(v: Partial<MoveView> & Pick<MoveView, 'placement' | 'conf'>): MoveView {
+  const members = [...v.conf.voters, ...v.conf.learners];
+  return { self: 1, commit: 100, leadTransferee: 0, progress: new Map(members.map((n) => [n, live(100)])), ...v };
+}
+
+const moving = { from: 1, to: 4 };
+
+test('a follower plans nothing', () => {
+  assert.deepEqual(nextMoveAction({ ...view({ placement: { replicas: [1, 2, 3], learners: [4], moving }, conf: { voters: [1, 2, 3], learners: [] } }), progress: undefined }), { kind: 'idle' });
+});
+
+test('the steps of a move, in order, as the leader (node 2) sees them', () => {
+  const self = 2;
+  const steps: [MoveView['placement'], MoveView['conf'], unknown][] = [
+    [{ replicas: [1, 2, 3], learners: [4], moving }, { voters: [1, 2, 3], learners: [] }, { kind: 'confChange', change: { type: 'addLearner', nodeId: 4 } }],
+    [{ replicas: [1, 2, 3], learners: [4], moving }, { voters: [1, 2, 3], learners: [4] }, { kind: 'record', step: 'promote', from: 1, to: 4 }],
+    [{ replicas: [1, 2, 3, 4], moving }, { voters: [1, 2, 3], learners: [4] }, { kind: 'confChange', change: { type: 'addVoter', nodeId: 4 } }],
+    [{ replicas: [1, 2, 3, 4], moving }, { voters: [1, 2, 3, 4], learners: [] }, { kind: 'confChange', change: { type: 'removeNode', nodeId: 1 } }],
+    [{ replicas: [1, 2, 3, 4], moving }, { voters: [2, 3, 4], learners: [] }, { kind: 'record', step: 'remove', from: 1, to: 4 }],
+    [{ replicas: [4, 2, 3] }, { voters: [2, 3, 4], learners: [] }, { kind: 'idle' }],
+  ];
+  for (const [placement, conf, want] of steps) assert.deepEqual(nextMoveAction(view({ self, placement, conf })), want, JSON.stringify({ placement, conf }));
+});
+
+test('a learner is promoted only once caught up: behind, silent, or being probed, it waits (in metadata and in the group)', () => {
+  for (const placement of [{ replicas: [1, 2, 3], learners: [4], moving }, { replicas: [1, 2, 3, 4], moving }]) {
+    const conf = { voters: [1, 2, 3], learners: [4] };
+    const base = view({ self: 2, placement, conf });
+    const withLearner = (p: MoveProgress) => ({ ...base, progress: new Map([...base.progress!, [4, p]]) });
+    for (const p of [live(0), live(100 - promoteLagEntriesMax - 1), { ...live(100), recentActive: false }, { ...live(100), state: 'snapshot' as const }, { ...live(100), state: 'probe' as const }]) {
+      assert.equal(nextMoveAction(withLearner(p)).kind, 'wait', JSON.stringify(p));
+    }
+    assert.notEqual(nextMoveAction(withLearner(live(100 - promoteLagEntriesMax))).kind, 'wait', 'within the lag allowed');
+    assert.notEqual(nextMoveAction({ ...base, progress: new Map([...base.progress!].filter(([n]) => n !== 4)) }).kind, 'record', 'no progress known: not caught up');
+  }
+});
+
+test('the leaving node hands leadership to a caught-up voter first (the new one preferred), and never removes itself', () => {
+  const placement = { replicas: [1, 2, 3, 4], moving };
+  const conf = { voters: [1, 2, 3, 4], learners: [] };
+  assert.deepEqual(nextMoveAction(view({ self: 1, placement, conf })), { kind: 'transfer', to: 4 });
+  const lagging4 = view({ self: 1, placement, conf });
+  const p = new Map(lagging4.progress!);
+  p.set(4, live(90));
+  assert.deepEqual(nextMoveAction({ ...lagging4, progress: p }), { kind: 'transfer', to: 2 }, 'a voter that holds everything');
+  for (const n of [2, 3, 4]) p.set(n, { ...live(100), recentActive: false });
+  assert.equal(nextMoveAction({ ...lagging4, progress: p }).kind, 'wait');
+  assert.equal(nextMoveAction(view({ self: 1, placement, conf, leadTransferee: 4 })).kind, 'wait', 'a transfer under way');
+});
+
+test('a stale view waits or repeats a harmless step; voters are removed only for a move in flight', () => {
+  // The group promoted node 4 but this leader's metadata has not applied the promotion.
+  assert.equal(nextMoveAction(view({ self: 2, placement: { replicas: [1, 2, 3], learners: [4], moving }, conf: { voters: [1, 2, 3, 4], learners: [] } })).kind, 'wait');
+  // No move in flight (stale or finished): a voter outside the placement stays.
+  assert.deepEqual(nextMoveAction(view({ self: 2, placement: { replicas: [1, 2, 3] }, conf: { voters: [1, 2, 3, 4], learners: [] } })), { kind: 'idle' });
+  // A cancelled move leaves a learner: removed.
+  assert.deepEqual(nextMoveAction(view({ self: 2, placement: { replicas: [1, 2, 3] }, conf: { voters: [1, 2, 3], learners: [4] } })), { kind: 'confChange', change: { type: 'removeNode', nodeId: 4 } });
+  // A leader that restarts the move after the group lost the learner adds it again, then promotes.
+  assert.deepEqual(nextMoveAction(view({ self: 2, placement: { replicas: [1, 2, 3, 4], moving }, conf: { voters: [1, 2, 3], learners: [] } })), { kind: 'confChange', change: { type: 'addLearner', nodeId: 4 } });
+});
+
+test('caughtUp needs progress, activity and streaming', () => {
+  const v = view({ placement: { replicas: [1] }, conf: { voters: [1], learners: [4] } });
+  assert.equal(caughtUp(v, 4), true);
+  assert.equal(caughtUp(v, 9), false);
+});
+
+// A move walked through a model of the group and the metadata: each round a random member leads (with
+// progress that may lag), the planned action is taken if the model allows it, and the rules hold.
+test('property: any interleaving of leaders and lag walks the move to its end and keeps the rules', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 60 }), (rounds) => {
+      let placement: { replicas: number[]; learners?: number[]; moving?: { from: number; to: number } } = { replicas: [1, 2, 3], learners: [4], moving };
+      let conf = { voters: [1, 2, 3], learners: [] as number[] };
+      let dropped = false;
+      let leader = 1;
+      let heir: number | undefined;
+      for (const [pick, learnerCaughtUp, everyoneActive] of [...rounds, ...Array.from({ length: 12 }, () => [0, true, true] as const)]) {
+        const candidates = conf.voters;
+        leader = heir !== undefined && candidates.includes(heir) ? heir : candidates[pick % candidates.length]!;
+        heir = undefined;
+        const members = [...conf.voters, ...conf.learners];
+        const progress = new Map(members.map((n) => [n, { match: n === 4 && !learnerCaughtUp ? 10 : 100, recentActive: everyoneActive || n === leader, state: 'replicate' as const }]));
+        const a = nextMoveAction({ self: leader, placement, conf, commit: 100, progress, leadTransferee: 0 });
+        const before = { placement: JSON.stringify(placement), conf: JSON.stringify(conf) };
+        switch (a.kind) {
+          case 'confChange': {
+            const { type, nodeId } = a.change;
+            if (type === 'addVoter') {
+              assert.ok(learnerCaughtUp && everyoneActive, 'promoted while behind');
+              assert.ok(placement.replicas.includes(nodeId), 'a voter the metadata has not promoted');
+              conf = { voters: [...conf.voters, nodeId], learners: conf.learners.filter((n) => n !== nodeId) };
+            } else if (type === 'addLearner') conf = { ...conf, learners: [...conf.learners, nodeId] };
+            else {
+              assert.notEqual(nodeId, leader, 'a leader removed itself');
+              assert.ok(placement.moving !== undefined || !conf.voters.includes(nodeId), 'a voter removed without a move');
+              conf = { voters: conf.voters.filter((n) => n !== nodeId), learners: conf.learners.filter((n) => n !== nodeId) };
+            }
+            break;
+          }
+          case 'record':
+            if (a.step === 'promote') {
+              assert.ok(learnerCaughtUp && everyoneActive, 'promotion recorded while behind');
+              placement = { replicas: [...placement.replicas, 4], moving };
+            } else {
+              assert.ok(!conf.voters.includes(1) && !conf.learners.includes(1), 'remove recorded before the group removed the node');
+              placement = { replicas: [4, 2, 3] };
+              dropped = true;
+            }
+            break;
+          case 'transfer':
+            assert.equal(leader, 1);
+            assert.ok(conf.voters.includes(a.to));
+            heir = a.to;
+            break;
+          default:
+        }
+        assert.ok(conf.voters.length >= 3, 'the group shrank below three voters');
+        assert.ok(conf.voters.length + conf.learners.length <= 4);
+        if (a.kind === 'idle' || a.kind === 'wait') assert.deepEqual({ placement: JSON.stringify(placement), conf: JSON.stringify(conf) }, before);
+      }
+      // With everyone caught up for the last rounds, the move is done.
+      assert.ok(dropped, `move not finished: ${JSON.stringify({ placement, conf })}`);
+      assert.deepEqual([...conf.voters].sort(), [2, 3, 4]);
+    }),
+    { numRuns: 300 },
+  );
+});

@@ -1,0 +1,112 @@
+/**
+ * Carrying out a replica move: the next thing a partition group's leader does. PURE.
+ *
+ * The stored placement (placement-changes.ts) says where the move stands; the group's Raft
+ * configuration says what the group has done. The leader compares the two on every round and takes
+ * the one action that brings them a step closer, so a crash or a change of leader at any point
+ * resumes where the move stood: every action is safe to take again (a configuration change the group
+ * already has is refused by the core as unchanged; a metadata step already recorded is refused by
+ * the state machine as out of order).
+ *
+ * The order of a move from A to B:
+ * 1. metadata `add_learner` (the operator) -> the group adds B as a learner. B's node opens an empty
+ *    replica and the leader brings it up to date (appends, or a snapshot and log shipping).
+ * 2. once B is caught up: metadata `promote` is recorded, then the group adds B as a voter (caught up
+ *    is checked again: a new leader resuming the move may find B behind).
+ * 3. the group removes A; if A leads, it first hands leadership to a caught-up voter (B preferred).
+ * 4. metadata `remove` is recorded: A's node sees it holds no replica and drops its data. Recording it
+ *    only after the group removed A means a node drops a replica only once the group no longer counts it.
+ * A cancelled move (metadata `cancel`, before `promote`) leaves a learner the group then removes.
+ *
+ * Promotion waits until the learner is caught up: a voter that lags far behind adds to the quorum a
+ * member that cannot acknowledge new entries until it has fetched the whole log, so a group of three
+ * that lost one more node would stop. Raft's safety does not depend on it; availability does.
+ */
+
+export interface MoveProgress {
+  /** The highest index the leader knows the member holds. */
+  readonly match: number;
+  /** Whether the member answered within the last election timeout. */
+  readonly recentActive: boolean;
+  /** The leader's replication state for it: only 'replicate' is streaming entries normally. */
+  readonly state: 'probe' | 'replicate' | 'snapshot';
+}
+
+export interface MoveView {
+  readonly self: number;
+  /** The stored placement, as this node's metadata has applied it. */
+  readonly placement: {
+    readonly replicas: readonly number[];
+    readonly learners?: readonly number[];
+    readonly moving?: { readonly from: number; readonly to: number };
+  };
+  /** The group's configuration as applied here. */
+  readonly conf: { readonly voters: readonly number[]; readonly learners: readonly number[] };
+  /** The group's commit index as the leader knows it. */
+  readonly commit: number;
+  /** The leader's view of each member (absent: this node does not lead). */
+  readonly progress: ReadonlyMap<number, MoveProgress> | undefined;
+  /** A leadership transfer under way (0: none). */
+  readonly leadTransferee: number;
+}
+
+export type MoveAction =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'wait'; readonly why: string }
+  | { readonly kind: 'confChange'; readonly change: { readonly type: 'addLearner' | 'addVoter' | 'removeNode'; readonly nodeId: number } }
+  | { readonly kind: 'record'; readonly step: 'promote' | 'remove'; readonly from: number; readonly to: number }
+  | { readonly kind: 'transfer'; readonly to: number };
+
+/**
+ * Entries a learner may still lack when it is promoted: a learner streaming entries is always a few
+ * behind a leader that is taking writes, so "holds everything" would wait forever under load.
+ */
+export const promoteLagEntriesMax = 64;
+
+/** Whether `node` is caught up enough to become a voter: answering, streaming, and within a few entries of the commit index. */
+export function caughtUp(view: MoveView, node: number): boolean {
+  const pr = view.progress?.get(node);
+  if (pr === undefined || !pr.recentActive || pr.state !== 'replicate') return false;
+  return pr.match > 0 && pr.match + promoteLagEntriesMax >= view.commit;
+}
+
+const idle: MoveAction = { kind: 'idle' };
+const wait = (why: string): MoveAction => ({ kind: 'wait', why });
+
+/** The next action of the group's leader (`progress` present) for the move in flight, if any. */
+export function nextMoveAction(view: MoveView): MoveAction {
+  if (view.progress === undefined) return idle;
+  const { placement, conf } = view;
+  const placed = new Set([...placement.replicas, ...(placement.learners ?? [])]);
+  const inConf = (n: number) => conf.voters.includes(n) || conf.learners.includes(n);
+  const moving = placement.moving;
+  if (moving === undefined) {
+    // A learner the metadata no longer lists (a cancelled move) leaves the group. Voters are never
+    // removed without a move in flight: a leader whose metadata lags could otherwise remove a member
+    // whose promotion it has not applied yet.
+    const stray = conf.learners.find((n) => !placed.has(n));
+    if (stray !== undefined) return { kind: 'confChange', change: { type: 'removeNode', nodeId: stray } };
+    return idle;
+  }
+  const { from, to } = moving;
+  const strayLearner = conf.learners.find((n) => !placed.has(n));
+  if (strayLearner !== undefined) return { kind: 'confChange', change: { type: 'removeNode', nodeId: strayLearner } };
+  const promotedInMetadata = placement.replicas.includes(to);
+  if (!inConf(to)) return { kind: 'confChange', change: { type: 'addLearner', nodeId: to } };
+  if (conf.learners.includes(to)) {
+    if (!caughtUp(view, to)) return wait(`node ${to} is catching up`);
+    return promotedInMetadata ? { kind: 'confChange', change: { type: 'addVoter', nodeId: to } } : { kind: 'record', step: 'promote', from, to };
+  }
+  // `to` votes in the group.
+  if (!promotedInMetadata) return wait(`the metadata applied here has not recorded the promotion of node ${to}`);
+  if (inConf(from)) {
+    if (view.self !== from) return { kind: 'confChange', change: { type: 'removeNode', nodeId: from } };
+    // The leader leaves: leadership goes first to a caught-up voter, which then removes this node.
+    if (view.leadTransferee !== 0) return wait(`leadership is moving to node ${view.leadTransferee}`);
+    const heirs = [to, ...conf.voters.filter((n) => n !== to && n !== from)].filter((n) => conf.voters.includes(n));
+    const progress = view.progress;
+    const heir = heirs.find((n) => caughtUp(view, n) && progress.get(n)!.match >= view.commit);
+    return heir === undefined ? wait('no voter is caught up to take the leadership') : { kind: 'transfer', to: heir };
+  }
+  return { kind: 'record', step: 'remove', from, to };
+}
