@@ -73,7 +73,7 @@ export class BatchCoalescer {
   #refuse(expectedTerm: Term): ProposalFailedError | undefined {
     const g = this.#group;
     if (!g.isLeader()) return new ProposalFailedError('notLeader', `node ${g.self} does not lead group ${g.id}`, g.leader, g.term);
-    const term = g.raw.status().term;
+    const term = g.raw.term;
     if (expectedTerm !== 0 && expectedTerm !== term) return new ProposalFailedError('notLeader', `group ${g.id} is at term ${term}, not ${expectedTerm}`, g.self, term);
     return undefined;
   }

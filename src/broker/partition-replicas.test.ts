@@ -294,3 +294,18 @@ test('the memory tails of all partitions stay within the node budget, idle parti
   assert.deepEqual(all.map((e) => e.n), Array.from({ length: 160 }, (_, i) => i));
   await n.close();
 });
+
+test('the items of one append share one random draw but never an id: two batches for one partition in one call are both stored', async () => {
+  const kv = new MemoryKv();
+  const n = await node(kv);
+  const before = ids;
+  const res = await n.replicas.append([
+    { topic: 7, partition: 0, events: events(0, 2) },
+    { topic: 7, partition: 1, events: events(0, 1) },
+    { topic: 7, partition: 0, events: events(2, 3) },
+  ]);
+  assert.deepEqual(res.map((r) => (r.ok ? [r.first, r.last] : String(r.error))), [[0, 1], [0, 0], [2, 4]]);
+  assert.equal(ids - before, 1, 'one request id drawn for the three items');
+  assert.deepEqual((await readAll(n.replicas, -1)).map((e) => e.n), [0, 1, 2, 3, 4]);
+  await n.close();
+});

@@ -297,3 +297,39 @@ test('a founder that opens its replica only after a move writes the founding con
     await c.close();
   }
 });
+
+test('a partition whose oldest entries retention removed moves too: the new replica starts at the retained start', async () => {
+  const c = await cluster(16);
+  try {
+    await until('a leader', () => c.leader());
+    for (let i = 0; i < 40; i++) {
+      const [r] = await c.node(1).replicas.append([{ topic: c.topic, partition: 0, events: [ev(`old-${i}`)] }]);
+      assert.ok(r?.ok);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    const cutoff = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 40; i++) {
+      const [r] = await c.node(2).replicas.append([{ topic: c.topic, partition: 0, events: [ev(`new-${i}`)] }]);
+      assert.ok(r?.ok);
+    }
+    await until('every replica applied everything', () => [1, 2, 3].every((id) => c.node(id).replicas.replica(c.topic, 0)!.bounds().newest === 79));
+    for (const id of [1, 2, 3]) assert.equal(await c.node(id).replicas.applyRetention(c.topic, 0, cutoff), 40, `retention on node ${id}`);
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from: 3, to: 4 })).ok, true);
+    await until('the move finished', () => (c.sm.eventType('moved')!.storage.placement![0]!.moving === undefined ? true : undefined), 30_000);
+    await until('node 4 reads from the retained start', () => c.node(4).replicas.replica(c.topic, 0)!.bounds().oldest === 40);
+    assert.deepEqual(await readAllFrom(c.node(4).replicas, c.topic, 39), Array.from({ length: 40 }, (_, i) => `new-${i}`));
+  } finally {
+    await c.close();
+  }
+});
+
+async function readAllFrom(r: PartitionReplicas, topic: number, after: number): Promise<string[]> {
+  const out: string[] = [];
+  for (;;) {
+    const got = await r.read(topic, 0, after as Offset, 500, 1 << 20);
+    if (got.length === 0) return out;
+    for (const e of got) out.push((JSON.parse(e.bytes.toString()) as { s: string }).s);
+    after = got[got.length - 1]!.offset;
+  }
+}

@@ -123,6 +123,16 @@ export class RawNode {
     return this.#raft.id;
   }
 
+  /** The current term: what status().term says, without building a status (hosts ask per proposal). */
+  get term(): Term {
+    return this.#raft.term;
+  }
+
+  /** The commit index: what status().commit says, without building a status. */
+  get commitIndex(): Index {
+    return this.#raft.log.committed;
+  }
+
   /** Advances logical time by one tick (the host calls this at a fixed interval, e.g. every 100 ms). */
   tick(): void {
     this.#raft.tick();

@@ -17,6 +17,16 @@
  *      the write; installs snapshots;
  *   4. advances every group, and goes round again while any has work.
  *
+ * Deferred: a turn that would write nothing but moved commit indexes and the state machines' rows
+ * (offset index rows, applied index) writes nothing: they go into the next write (the next turn that
+ * writes entries, a term or vote, a snapshot; a flushRows(); at the latest the next tick), in call
+ * order before that turn's own records. Neither needs to be durable before anything is answered (a
+ * commit index is learnt again from the leader, and a group of one recommits its own log at open;
+ * rows are rebuilt by applying the log again from the stored applied index, with which they are
+ * written atomically). Writing them at once put a second write on every publish's path: after each
+ * write of entries came a turn that wrote only the commit index and the rows of those entries, and
+ * the batches that arrived meanwhile waited for it before their own turn could start.
+ *
  * A write the KV refused without applying anything (a full disk) is retried with backoff: every group
  * stands still meanwhile (proposals time out with a retriable error) and goes on once space is freed.
  * A proposal is told the write was not applied only if its entry is stored nowhere: one that is
@@ -147,7 +157,7 @@ export class RaftNodeHost {
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0 };
 
   constructor(o: NodeHostOptions) {
     this.#o = o;
@@ -219,10 +229,13 @@ export class RaftNodeHost {
     this.#schedule();
   }
 
-  /** Rows a state machine wants written (not fsynced) with the next write, e.g. an offset index. */
+  /**
+   * Rows a state machine wants written (not fsynced) with the next write, e.g. an offset index: the
+   * next turn that writes anyway (entries, a term or vote, a snapshot), a flushRows(), or at the latest
+   * the next tick. They do not start a write of their own (see "Deferred" in the header).
+   */
   writeRows(fill: (b: KvBatch) => void): void {
     this.#rows.push(fill);
-    this.#schedule();
   }
 
   /** Resolves once every row asked for before the call is written (not fsynced). */
@@ -332,7 +345,7 @@ export class RaftNodeHost {
 
   async #loop(): Promise<void> {
     try {
-      while (!this.#closed && (this.#hasWork() || this.#rows.length > 0 || this.#flushed.length > 0)) {
+      while (!this.#closed && (this.#hasWork() || this.#flushed.length > 0)) {
         const turn = this.#turn();
         this.#turnDone = turn.then(
           () => undefined,
@@ -374,13 +387,22 @@ export class RaftNodeHost {
       turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, early: 0 });
     }
     this.stats.readies += turns.length;
-    const rows = this.#rows;
-    this.#rows = [];
     const flushed = this.#flushed;
     this.#flushed = [];
     const mustSync = turns.some((t) => t.rd.mustSync);
+    // Deferred (see the header): a turn that would write only moved commit indexes and rows waits
+    // for the next write instead of writing now.
+    const defer = !mustSync && flushed.length === 0 && turns.every((t) => t.rd.snapshot === undefined && t.rd.entries.length === 0 && !t.rd.repaired && t.rd.damaged === undefined);
+    let rows: ((b: KvBatch) => void)[] = [];
+    if (defer) {
+      for (const t of turns) if (t.rd.hardState !== undefined) this.#rows.push((b) => t.group.store.fill(b, t.rd));
+      this.stats.deferred++;
+    } else {
+      rows = this.#rows;
+      this.#rows = [];
+    }
     // A Ready that only repairs or marks damage writes too: the mark is what a restart goes by.
-    const needsWrite = rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined);
+    const needsWrite = !defer && (rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined));
     // 1. One write for every group (started here, awaited below).
     const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);
     // 2. What a leader sends does not wait for its own disk.
@@ -489,7 +511,9 @@ export class RaftNodeHost {
     }
     // The node-level heartbeat: peers see this node alive while the groups they share are quiesced.
     if (quiescence) this.#transport?.ping?.(this.#o.tickMs);
-    if (this.#hasWork()) this.#schedule();
+    // Deferred rows and commit indexes are written at the latest now (a flush nobody waits for).
+    if (this.#rows.length > 0 && this.#flushed.length === 0) this.#flushed.push(() => undefined);
+    if (this.#hasWork() || this.#flushed.length > 0) this.#schedule();
   }
 
   #livenessMs(): number {
@@ -533,6 +557,18 @@ export class RaftNodeHost {
     this.#stopTicks?.();
     for (const g of this.#groups.values()) g.close();
     await this.#loopDone;
+    // What was deferred is written (not fsynced) before the KV closes: a clean stop leaves the applied
+    // state as it was, and nothing of it needs redoing at the next start.
+    const rows = this.#rows.splice(0);
+    if (rows.length > 0) {
+      try {
+        await this.#o.kv.write((b) => {
+          for (const fill of rows) fill(b);
+        }, { durable: false });
+      } catch (err) {
+        this.#o.logger.warn({ err: (err as Error).message }, 'the last rows and commit indexes were not written at close (the groups apply their logs again at the next start)');
+      }
+    }
     for (const f of this.#flushed.splice(0)) f();
   }
 }

@@ -234,7 +234,7 @@ export class RaftGroup<Outcome> {
     if (!this.raw.isLeader()) {
       return Promise.reject(new ProposalFailedError('notLeader', `node ${this.self} does not lead group ${this.id}`, this.#lead, this.#term));
     }
-    const term = this.raw.status().term;
+    const term = this.raw.term;
     if (expectedTerm !== 0 && expectedTerm !== term) {
       return Promise.reject(new ProposalFailedError('notLeader', `group ${this.id} is at term ${term}, not ${expectedTerm}`, this.self, term));
     }
@@ -331,7 +331,7 @@ export class RaftGroup<Outcome> {
   maybeQuiesce(): boolean {
     if (this.raw.quiesced) return true;
     if (!this.raw.isLeader() || this.#pending.size > 0 || this.#idleTicks < 2 * this.#o.heartbeatTicks + 1) return false;
-    if (this.#applied < this.raw.status().commit || this.busy?.() === true) return false;
+    if (this.#applied < this.raw.commitIndex || this.busy?.() === true) return false;
     return this.raw.quiesce();
   }
 
