@@ -149,7 +149,10 @@ async function settled(net: Net): Promise<void> {
 const allQuiesced = (net: Net) => [...net.members.values()].every((m) => m.group.raw.quiesced);
 
 test('an idle group stops heartbeating and its followers start no election; without quiescence it heartbeats on', async () => {
-  const net = await cluster();
+  // The liveness wake is not under test here (the next test has it): with 10 ms ticks, a loaded
+  // machine that stalls the event loop past an election timeout would delay pings, wake a follower
+  // for a leader that only seemed silent, and count its campaign as an idle group's traffic.
+  const net = await cluster({ livenessMs: 60_000 });
   try {
     const leader = net.leader()!;
     await leader.group.propose(Buffer.from('a'), systemClock.monotonicMs() + 2000);
