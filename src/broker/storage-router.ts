@@ -199,11 +199,11 @@ export class StorageRouter implements PartitionReader {
   async append(items: PartitionAppend[]): Promise<PartitionAppendResult[]> {
     const results: PartitionAppendResult[] = new Array(items.length);
     const deadlineMs = this.#o.monotonicMs() + this.#o.switchWaitMs;
-    let todo = items.map((item, index) => ({ index, item }));
-    while (todo.length > 0) {
+    let unplaced = items.map((item, index) => ({ index, item }));
+    while (unplaced.length > 0) {
       // Route each item to its event type's current timeline.
       const byStore = new Map<PartitionLogs, { index: number; item: PartitionAppend; from: string | undefined }[]>();
-      for (const { index, item } of todo) {
+      for (const { index, item } of unplaced) {
         const cur = this.#current(item.topic);
         let store = this.#stores.get(defaultStorageId)!;
         let routed = item;
@@ -232,10 +232,10 @@ export class StorageRouter implements PartitionReader {
       for (const x of sealed) {
         if (!waits.has(x.item.topic)) waits.set(x.item.topic, this.#awaitSwitch(x.item.topic, x.from, x.timeline, deadlineMs).then(() => undefined, (err: Error) => err));
       }
-      todo = [];
+      unplaced = [];
       for (const x of sealed) {
         const failed = await waits.get(x.item.topic)!;
-        if (failed === undefined) todo.push({ index: x.index, item: x.item });
+        if (failed === undefined) unplaced.push({ index: x.index, item: x.item });
         else results[x.index] = { ok: false, error: new PartitionUnavailableError(x.item.topic, x.item.partition, failed) };
       }
     }
