@@ -30,7 +30,7 @@ import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
 import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
 import { serveStream, statusOf } from './streams.js';
 import type { IdentifyReply } from './generated/brook/raft/v1/IdentifyReply.js';
-import type { AppendAnswer, ControlAnswer, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
+import type { NodeHandler, PeerIdentity, TransportLogger } from './types.js';
 
 export interface ServerOptions {
   readonly self: NodeId;
@@ -112,54 +112,38 @@ export class TransportServer {
   }
 
   async #append(w: Parameters<ForwardHandlers['Append']>[0]['request'], caller: NodeId): Promise<AppendReply> {
-    let answer: AppendAnswer;
-    try {
-      const req = fromWireAppendRequest(w);
-      // The leader stops waiting at the caller's deadline: the caller has given up by then, and a
-      // retry with the same request id finds the outcome.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<AppendAnswer>((resolve) => {
-        timer = setTimeout(() => resolve({ status: 'unavailable', detail: `no outcome within ${req.deadlineMs} ms` }), req.deadlineMs);
-      });
-      try {
-        answer = await Promise.race([this.#o.handler.append(caller, req), late]);
-      } finally {
-        clearTimeout(timer);
-      }
-    } catch (err) {
-      if (err instanceof DecodeError) {
-        this.#decodeFailed(err, caller);
-        answer = { status: 'refused', detail: err.message };
-      } else {
-        answer = { status: 'unavailable', detail: (err as Error)?.message ?? String(err) };
-      }
-    }
-    return toWireAppendReply(answer);
+    return toWireAppendReply(await this.#withinDeadline(caller, () => fromWireAppendRequest(w), (req) => this.#o.handler.append(caller, req)));
   }
 
   /** A control command (seal, base) for a partition group led here; like an append, bounded by the caller's deadline. */
   async #control(w: Parameters<ForwardHandlers['Control']>[0]['request'], caller: NodeId): Promise<AppendReply> {
-    let answer: ControlAnswer;
+    return toWireControlReply(await this.#withinDeadline(caller, () => fromWireControlRequest(w), (req) => this.#o.handler.control(caller, req)));
+  }
+
+  /**
+   * Decodes a forwarded request and runs it on the handler, answering at the caller's deadline at the
+   * latest: the leader stops waiting then (the caller has given up, and a retry with the same request
+   * id finds the outcome). A request that does not decode is refused; a handler that throws is unavailable.
+   */
+  async #withinDeadline<R extends { readonly deadlineMs: number }, A>(caller: NodeId, decode: () => R, run: (req: R) => Promise<A>): Promise<A | { status: 'unavailable' | 'refused'; detail: string }> {
     try {
-      const req = fromWireControlRequest(w);
+      const req = decode();
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<ControlAnswer>((resolve) => {
+      const late = new Promise<{ status: 'unavailable'; detail: string }>((resolve) => {
         timer = setTimeout(() => resolve({ status: 'unavailable', detail: `no outcome within ${req.deadlineMs} ms` }), req.deadlineMs);
       });
       try {
-        answer = await Promise.race([this.#o.handler.control(caller, req), late]);
+        return await Promise.race([run(req), late]);
       } finally {
         clearTimeout(timer);
       }
     } catch (err) {
       if (err instanceof DecodeError) {
         this.#decodeFailed(err, caller);
-        answer = { status: 'refused', detail: err.message };
-      } else {
-        answer = { status: 'unavailable', detail: (err as Error)?.message ?? String(err) };
+        return { status: 'refused', detail: err.message };
       }
+      return { status: 'unavailable', detail: (err as Error)?.message ?? String(err) };
     }
-    return toWireControlReply(answer);
   }
 
   /** Refuses a call whose caller is not named, with INVALID_ARGUMENT; undefined then. */
