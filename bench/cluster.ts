@@ -32,12 +32,21 @@
  *   npm run bench:cluster -- --quick           # short phases (smoke)
  *   npm run bench:cluster -- --cpu-prof DIR    # Brook nodes with --cpu-prof (one profile per pid)
  *   npm run bench:cluster -- --json FILE --no-build
+ *   npm run bench:cluster -- --only b --rate 100     # (b) at 1,000 events/s instead of 5,000
+ *   npm run bench:cluster -- --node-args '--max-semi-space-size=64' [--ab-node-args '...']   # node options of the nodes
+ *   npm run bench:cluster -- --ab DIR --only a,b   # A/B: a second Brook cluster runs the build in DIR
+ *                                              # (its dist/main.js), measured in the same rounds as
+ *                                              # 'brook' (this checkout) and NATS, in rotating order
+ *
+ * Each Brook figure line is followed by the WAL fdatasyncs per node during the phase and, where the
+ * build exports brook_raft_host_phase_seconds, the mean of each phase of the Raft host's commit path
+ * (src/broker/raft-host/node-host.ts, HostPhase).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { Pool } from 'undici';
-import { buildBroker, cpuSeconds } from './lib/broker.js';
+import { brokerEntryOf, buildBroker, cpuSeconds } from './lib/broker.js';
 import { natsServerVersion, startBrookCluster, startNatsCluster, type BrookCluster, type NatsCluster } from './lib/clusters.js';
 import { batchBodies, eventTypeBody, orderEventText } from './lib/events.js';
 import { closedLoop, openLoop, publishPool, RoundRobin, type PublishResult } from './lib/load.js';
@@ -53,7 +62,11 @@ const rounds = Number(argValue('--rounds') ?? '2');
 const failovers = Number(argValue('--failovers') ?? '5');
 const only = argValue('--only')?.split(',');
 const want = (phase: string) => only === undefined || only.includes(phase);
-const systems = (argValue('--systems') ?? 'brook,nats').split(',') as System[];
+const abRoot = argValue('--ab') === undefined ? undefined : resolve(argValue('--ab')!);
+const systems = [...((argValue('--systems') ?? 'brook,nats').split(',') as System[]), ...(abRoot === undefined ? [] : (['old'] as const))];
+// Extra node options for this checkout's nodes and for the --ab build's (e.g. a V8 flag tried side by side).
+const nodeArgs = argValue('--node-args')?.split(' ').filter((a) => a !== '') ?? [];
+const abNodeArgs = argValue('--ab-node-args')?.split(' ').filter((a) => a !== '') ?? [];
 const cpuProfDir = argValue('--cpu-prof') === undefined ? undefined : resolve(argValue('--cpu-prof')!);
 const jsonOut = argValue('--json');
 const cfg = quick
@@ -62,13 +75,16 @@ const cfg = quick
 const partitions = 4;
 const producers1000 = 6;
 const producers10 = 60;
-const latencyRate = 500; // requests/s of 10 events = 5,000 events/s
+// requests/s of 10 events: 500 = the 5,000 events/s of issue 9; --rate N measures (b) at another rate.
+const latencyRate = Number(argValue('--rate') ?? '500');
 const failoverRate = 100; // requests/s of 10 events to one partition
 const failoverTimeoutMs = 20_000;
 const targetFailoverMs = 3000;
 const targetP99Ms = 20;
 
-type System = 'brook' | 'nats';
+/** 'brook': this checkout's build; 'old': the --ab build. */
+type System = 'brook' | 'old' | 'nats';
+const isBrook = (s: System) => s !== 'nats';
 const log = (s: string) => process.stdout.write(s + '\n');
 const load = () => `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 const mb = (b: number) => (b / 1e6).toFixed(1);
@@ -119,14 +135,25 @@ function cpuMeter(pids: readonly number[]): () => { clusterCores: number; benchC
   };
 }
 
-/** fdatasyncs of the WAL so far on one node (brook_wal_fsync_duration_seconds _count and _sum). */
-async function fsyncTotals(url: string): Promise<{ count: number; sum: number }> {
+const hostPhases = ['wait', 'write', 'followerAck', 'ackApply'] as const;
+
+interface NodeTotals {
+  count: number;
+  sum: number;
+  /** Per phase of the Raft host's commit path (brook_raft_host_phase_seconds; absent in older builds). */
+  phases: Record<string, { count: number; sum: number }>;
+}
+
+/** fdatasyncs of the WAL so far on one node (brook_wal_fsync_duration_seconds _count and _sum), and the host's phases. */
+async function fsyncTotals(url: string): Promise<NodeTotals> {
   try {
     const text = await (await fetch(`${url}/metrics/prometheus`, { signal: AbortSignal.timeout(3000) })).text();
     const num = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
-    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum') };
+    const phase = (p: string, what: string) => Number(new RegExp(`^brook_raft_host_phase_seconds_${what}\\{phase="${p}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const phases = Object.fromEntries(hostPhases.map((p) => [p, { count: phase(p, 'count'), sum: phase(p, 'sum') }]));
+    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases };
   } catch {
-    return { count: NaN, sum: NaN };
+    return { count: NaN, sum: NaN, phases: {} };
   }
 }
 
@@ -141,7 +168,17 @@ async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>>
       .map((a, k) => {
         const n = a.count - before[k]!.count;
         const s = a.sum - before[k]!.sum;
-        return `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %)`;
+        const phases = hostPhases
+          .map((p) => {
+            const pn = (a.phases[p]?.count ?? NaN) - (before[k]!.phases[p]?.count ?? NaN);
+            const ps = (a.phases[p]?.sum ?? NaN) - (before[k]!.phases[p]?.sum ?? NaN);
+            return pn > 0 ? `${p} ${((1000 * ps) / pn).toFixed(1)}` : undefined;
+          })
+          .filter((x) => x !== undefined);
+        return (
+          `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %)` +
+          (phases.length > 0 ? ` [host phase means, ms: ${phases.join(', ')}]` : '')
+        );
       })
       .join(', ');
   };
@@ -315,8 +352,9 @@ async function main(): Promise<void> {
 
   const brook = await startBrookCluster({
     env: { BROOK_REPLICATION_FACTOR: '3' },
-    ...(cpuProfDir === undefined ? {} : { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] }),
+    nodeArgs: [...nodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])],
   });
+  let old: BrookCluster | undefined;
   let nats: NatsCluster | undefined;
   let natsc: NatsClients | undefined;
   let brookPools: RoundRobin[] = [];
@@ -326,6 +364,12 @@ async function main(): Promise<void> {
     await createEventType(brook, eventTypeBody(typeName, 'hash', partitions));
     const brookLeaders = await partitionsSettled(brook, typeName);
     log(`brook: event type ${typeName}, ${partitions} partitions, RF 3; partition leaders ${[...brookLeaders].map(([p, l]) => `${p}->node ${l}`).join(', ')}`);
+    if (abRoot !== undefined && (want('a') || want('b'))) {
+      old = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, entry: brokerEntryOf(abRoot), nodeArgs: abNodeArgs });
+      await createEventType(old, eventTypeBody(typeName, 'hash', partitions));
+      const oldLeaders = await partitionsSettled(old, typeName);
+      log(`old (${brokerEntryOf(abRoot)}): 3 nodes ${old.members.map((m) => `${m.id}=pid ${m.pid} ${m.url}`).join(', ')}; data ${old.dir}; partition leaders ${[...oldLeaders].map(([p, l]) => `${p}->node ${l}`).join(', ')}`);
+    }
     if (systems.includes('nats') && (want('a') || want('b'))) {
       nats = await startNatsCluster();
       natsc = await natsClients(nats.members.map((m) => m.natsUrl), 1);
@@ -339,14 +383,17 @@ async function main(): Promise<void> {
     const nats1000 = natsBatches(bodies1000, partitions);
     const nats10 = natsBatches(bodies10, partitions);
     const pubPath = `/event-types/${typeName}/events`;
-    const brookPids = () => brook.members.map((m) => m.pid);
+    const clusterOf = (s: System): BrookCluster => (s === 'old' ? old! : brook);
+    const brookPids = (s: System) => clusterOf(s).members.map((m) => m.pid);
     const natsPids = () => nats!.members.map((m) => m.pid);
     // Enough connections per node that every producer may be on any node at once.
-    const brookPool = (connections: number) => new RoundRobin(brook.members.map((m) => publishPool(m.url, connections)));
+    const brookPool = (s: System, connections: number) => new RoundRobin(clusterOf(s).members.map((m) => publishPool(m.url, connections)));
 
+    // Rounds rotate the order (brook, old, nats / old, nats, brook / ...), so no system always runs first.
     const order = (round: number): System[] => {
-      const s = systems.filter((x) => x === 'brook' || nats !== undefined);
-      return round % 2 === 1 ? s : [...s].reverse();
+      const s = systems.filter((x) => x === 'brook' || (x === 'old' && old !== undefined) || (x === 'nats' && nats !== undefined));
+      const k = (round - 1) % s.length;
+      return s.length === 3 ? [...s.slice(k), ...s.slice(0, k)] : round % 2 === 1 ? s : [...s].reverse();
     };
 
     if (want('a')) {
@@ -358,13 +405,13 @@ async function main(): Promise<void> {
             [10, producers10],
           ] as const) {
             const l0 = loadavg();
-            const meter = cpuMeter(system === 'brook' ? brookPids() : natsPids());
+            const meter = cpuMeter(isBrook(system) ? brookPids(system) : natsPids());
             let res: PublishResult;
             let fsyncs = '';
-            if (system === 'brook') {
-              const pool = brookPool(producers);
+            if (isBrook(system)) {
+              const pool = brookPool(system, producers);
               brookPools.push(pool);
-              const fm = await fsyncMeter(brook);
+              const fm = await fsyncMeter(clusterOf(system));
               res = await closedLoop({ pool, path: pubPath, bodies: batch === 1000 ? bodies1000 : bodies10, eventsPerBody: batch, producers, warmupMs: cfg.warmupMs, durationMs: cfg.durationMs });
               fsyncs = await fm();
               await pool.close();
@@ -391,12 +438,12 @@ async function main(): Promise<void> {
       for (let round = 1; round <= rounds; round++) {
         for (const system of order(round)) {
           const l0 = loadavg();
-          const meter = cpuMeter(system === 'brook' ? brookPids() : natsPids());
+          const meter = cpuMeter(isBrook(system) ? brookPids(system) : natsPids());
           let res: Awaited<ReturnType<typeof openLoop>>;
           let fsyncs = '';
-          if (system === 'brook') {
-            const pool = brookPool(32);
-            const fm = await fsyncMeter(brook);
+          if (isBrook(system)) {
+            const pool = brookPool(system, 32);
+            const fm = await fsyncMeter(clusterOf(system));
             res = await openLoop({ pool, path: pubPath, bodies: bodies10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
             fsyncs = await fm();
             await pool.close();
@@ -420,6 +467,8 @@ async function main(): Promise<void> {
     natsc = undefined;
     if (nats !== undefined) await nats.stop();
     nats = undefined;
+    if (old !== undefined) await old.stop();
+    old = undefined;
 
     if (want('c') && systems.includes('brook')) {
       const foType = 'bench.failover';
@@ -440,6 +489,7 @@ async function main(): Promise<void> {
     for (const p of brookPools) await p.close();
     if (natsc !== undefined) await natsc.close().catch(() => undefined);
     if (nats !== undefined) await nats.stop();
+    if (old !== undefined) await old.stop();
     await brook.stop();
   }
   summary(figures);
@@ -454,6 +504,11 @@ function summary(f: { throughput: ThroughputFigure[]; latency: LatencyFigure[]; 
   for (const batch of [1000, 10]) {
     const b = f.throughput.filter((x) => x.system === 'brook' && x.batch === batch);
     const n = f.throughput.filter((x) => x.system === 'nats' && x.batch === batch);
+    const o = f.throughput.filter((x) => x.system === 'old' && x.batch === batch);
+    if (o.length > 0) {
+      const perRound = b.map((x) => x.eventsPerS / (o.find((y) => y.round === x.round)?.eventsPerS ?? NaN)).filter(Number.isFinite);
+      log(`(a) batch ${batch}: old (--ab) ${rng(o.map((x) => x.eventsPerS), i)} ev/s; brook/old per round ${perRound.map((r) => r.toFixed(2)).join(', ') || '-'}`);
+    }
     if (b.length === 0 && n.length === 0) continue;
     const ratios = b.map((x) => {
       const peer = n.find((y) => y.round === x.round);
@@ -465,12 +520,12 @@ function summary(f: { throughput: ThroughputFigure[]; latency: LatencyFigure[]; 
         (batch === 1000 && ratios.length > 0 ? ` (target >= 1.00: ${median(ratios) >= 1 ? 'MET' : 'MISSED'})` : ''),
     );
   }
-  for (const system of ['brook', 'nats'] as const) {
+  for (const system of ['brook', 'old', 'nats'] as const) {
     const l = f.latency.filter((x) => x.system === system);
     if (l.length === 0) continue;
     log(
-      `(b) ${system} at 5,000 ev/s: p50 ${rng(l.map((x) => x.latency.p50), fmtMs)} ms, p99 ${rng(l.map((x) => x.latency.p99), fmtMs)} ms, max ${rng(l.map((x) => x.latency.max), fmtMs)} ms` +
-        (system === 'brook' ? ` (target p99 < ${targetP99Ms} ms: ${median(l.map((x) => x.latency.p99)) < targetP99Ms ? 'MET' : 'MISSED'})` : ''),
+      `(b) ${system} at ${fmtInt(latencyRate * 10)} ev/s: p50 ${rng(l.map((x) => x.latency.p50), fmtMs)} ms, p99 ${rng(l.map((x) => x.latency.p99), fmtMs)} ms, max ${rng(l.map((x) => x.latency.max), fmtMs)} ms` +
+        (isBrook(system) ? ` (target p99 < ${targetP99Ms} ms: ${median(l.map((x) => x.latency.p99)) < targetP99Ms ? 'MET' : 'MISSED'})` : ''),
     );
   }
   if (f.failover.length > 0) {
