@@ -2,7 +2,12 @@
  * Summarises a V8 .cpuprofile (from `npm run bench -- --cpu-prof DIR`): self time per function and
  * per package/file, so hot spots can be read without DevTools.
  *
- *   node dist-bench/bench/profile-summary.js DIR/file.cpuprofile [top=40] [--window FROM_US TO_US]
+ *   node dist-bench/bench/profile-summary.js DIR/file.cpuprofile [top=40] [--window FROM_US TO_US | --last FROM_S TO_S] [--requests N]
+ *
+ * --last FROM_S TO_S keeps the samples between FROM_S and TO_S seconds before the profile's end (a
+ * bench's last phase, e.g. `--last 11 2` for (b) of `npm run bench:cluster -- --only b --cpu-prof DIR`).
+ * --requests N adds the busy (non-idle) time per request: the profile's clock is wall time, so on a
+ * loaded machine a function's share includes the time its thread waited to be scheduled again.
  *
  * --window keeps only the samples taken between two instants of the monotonic clock in microseconds
  * (V8's profile clock; a bench prints `process.hrtime.bigint() / 1000n` around a phase), so one phase of
@@ -36,8 +41,17 @@ if (file === undefined) {
 }
 const top = Number(process.argv[3] !== undefined && !process.argv[3].startsWith('--') ? process.argv[3] : '40');
 const w = process.argv.indexOf('--window');
-const windowUs = w === -1 ? undefined : [Number(process.argv[w + 1]), Number(process.argv[w + 2])];
+const l = process.argv.indexOf('--last');
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const windowUs =
+  w !== -1
+    ? [Number(process.argv[w + 1]), Number(process.argv[w + 2])]
+    : l !== -1
+      ? [profile.endTime - Number(process.argv[l + 1]) * 1e6, profile.endTime - Number(process.argv[l + 2]) * 1e6]
+      : undefined;
+// Busy time per request, when the number of requests in the window is given (--requests N).
+const rq = process.argv.indexOf('--requests');
+const requests = rq === -1 ? undefined : Number(process.argv[rq + 1]);
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -81,6 +95,9 @@ for (const [id, us] of selfUs) {
   pkg.set(b, (pkg.get(b) ?? 0) + us);
 }
 const pct = (us: number) => ((100 * us) / total).toFixed(1).padStart(5) + '%';
+let idleUs = 0;
+for (const [id, us] of selfUs) if (byId.get(id)!.callFrame.functionName === '(idle)') idleUs += us;
+if (requests !== undefined) console.log(`busy ${((total - idleUs) / 1e6).toFixed(2)} s: ${((total - idleUs) / 1000 / requests).toFixed(2)} ms per request`);
 console.log(`profile ${file}: ${(total / 1e6).toFixed(1)} s sampled${windowUs === undefined ? '' : ` in the window ${windowUs[0]}-${windowUs[1]} us (profile ${profile.startTime}-${profile.endTime})`}`);
 console.log('\nself time by package / file:');
 for (const [k, us] of [...pkg].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${pct(us)}  ${k}`);
