@@ -39,6 +39,7 @@
 import { assert } from '../core/assert.js';
 import type { DurableCell, KvBatch, OrderedKv } from '../log/index.js';
 import type { NodeId } from '../raft/index.js';
+import { diskToken } from '../metadata/disk-registry.js';
 import {
   entryKeyIndex,
   groupKey,
@@ -84,7 +85,23 @@ export interface NodeIdentity {
    * absent. A node with it founds no raft group it holds no state for (see the header).
    */
   readonly lostRaftState?: string;
+  /**
+   * How many times a loss of durable raft writes was found on this directory (absent: never). Part of
+   * its registration in the metadata (metadata/disk-registry.ts): after each loss it registers again.
+   */
+  readonly losses?: number;
+  /** Initialised over raft state written before identities existed (that state is its own, never wiped). */
+  readonly migrated?: true;
 }
+
+/** The token under which this directory registers in the metadata (metadata/disk-registry.ts). */
+export const diskTokenOf = (id: NodeIdentity): string => diskToken(id.diskId, id.losses ?? (id.lostRaftState === undefined ? 0 : 1));
+
+/**
+ * Whether this directory founded its cluster and never lost raft state: it then never held a raft
+ * group it holds no state for, and needs no registration before founding one.
+ */
+export const isFoundingDisk = (id: NodeIdentity): boolean => id.lostRaftState === undefined && (id.migrated === true || id.founders.some((f) => f.id === id.nodeId && f.diskId === id.diskId));
 
 /** The marker's file name in the data directory (beside RocksDB's own files, which it ignores). */
 export const markerFileName = 'raft-marker';
@@ -131,6 +148,8 @@ function decodeIdentity(value: Buffer): NodeIdentity {
     throw new RaftRecordCorruptError(nodeIdentityKey, 'identity lacks a field');
   }
   if (v.lostRaftState !== undefined && typeof v.lostRaftState !== 'string') throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a lostRaftState that is not a string');
+  if (v.migrated !== undefined && v.migrated !== true) throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a migrated flag that is not true');
+  if (v.losses !== undefined && !(Number.isSafeInteger(v.losses) && v.losses >= 1)) throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a loss count that is not a positive integer');
   return v;
 }
 
@@ -271,7 +290,7 @@ export class NodeDisk {
         : before.state === 'corrupt'
           ? `the data directory has no identity, and its raft marker is corrupt (${before.reason}): raft writes may have been lost with the identity`
           : undefined;
-    const identity: NodeIdentity = { nodeId: o.self, diskId: o.newId(), clusterId: legacy ? legacyClusterId : '', founders: [], ...(lost === undefined ? {} : { lostRaftState: lost }) };
+    const identity: NodeIdentity = { nodeId: o.self, diskId: o.newId(), clusterId: legacy ? legacyClusterId : '', founders: [], ...(legacy ? { migrated: true as const } : {}), ...(lost === undefined ? {} : { lostRaftState: lost, losses: 1 }) };
     // Numbering goes on above the lost writes, and the marker keeps their number until the identity
     // that records the loss is written: a crash in between finds the loss again.
     const seq = lost === undefined ? 0 : (marked?.seq ?? 0);
@@ -371,7 +390,8 @@ export class NodeDisk {
       if ((await this.#kv.get(dk)) !== null) continue; // already damaged: the first reason stands
       marks.push([dk, encodeDamageRecord(dk, { term: await this.#storedTerm(g), index: await this.#lastStoredIndex(g), reason })]);
     }
-    const identity: NodeIdentity = { ...this.#identity, lostRaftState: this.#identity.lostRaftState ?? reason };
+    // Every loss counts (the registration token changes with it); the first reason stays the one shown.
+    const identity: NodeIdentity = { ...this.#identity, lostRaftState: this.#identity.lostRaftState ?? reason, losses: (this.#identity.losses ?? (this.#identity.lostRaftState === undefined ? 0 : 1)) + 1 };
     let seq = 0;
     await this.#kv.write((b) => {
       for (const [k, v] of marks) b.put(k, v);
