@@ -314,6 +314,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       const handedOutNow = sm.snapshot().nextTopic;
       for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
       for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
+      // Partitions placed here that the snapshot brought (a wiped node catching up, a follower far
+      // behind): their replicas open now, as at start, so they take part in their groups at once
+      // instead of on the first request that touches them.
+      for (const r of sm.eventTypes()) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name }, 'opening partition replicas failed'));
     },
     onFatal: (err) => fatal?.(err),
     onLeaderChange: () => leaderChanges++,

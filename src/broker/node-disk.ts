@@ -31,10 +31,9 @@
  * vote, no entries it had acknowledged, so it could vote twice in a term and elect a leader without
  * a committed entry. So a loss is also recorded in the identity (`lostRaftState`), and a node with
  * that record does not found a group it holds no state for: the member starts empty and damaged and
- * is repaired by the leader (partition-replicas.ts). The record stays (a group created later is
- * founded damaged on this node too, and repaired by the first leader of its other members):
- * telling the groups created before the loss from those created after needs the metadata that
- * created them (docs/metadata-raft.md, "What remains").
+ * is repaired by the leader (partition-replicas.ts). The record stays, and each loss is counted:
+ * the directory registers in the metadata under a token of its disk id and loss count, and founds
+ * only the partition groups created after that registration (metadata/disk-registry.ts).
  */
 import { assert } from '../core/assert.js';
 import type { DurableCell, KvBatch, OrderedKv } from '../log/index.js';
