@@ -152,19 +152,30 @@ function decodeIdentity(value: Buffer): NodeIdentity {
   return v;
 }
 
-function encodeMarker(seq: number, diskId: string): Buffer {
+/**
+ * The marker: the latest durable raft write's sequence number, the term ceiling, the disk id. Byte 8
+ * is 0 in this layout; markers written before the term ceiling existed had the disk id's first byte
+ * there (never 0: a disk id is text), and read as a ceiling of 0 (unknown).
+ */
+function encodeMarker(seq: number, ceiling: number, diskId: string): Buffer {
   const id = Buffer.from(diskId, 'utf8');
-  const out = Buffer.alloc(8 + id.length);
+  const out = Buffer.alloc(17 + id.length);
   out.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), 0);
   out.writeUInt32BE(seq % 0x1_0000_0000, 4);
-  id.copy(out, 8);
+  out.writeUInt8(0, 8);
+  out.writeUInt32BE(Math.floor(ceiling / 0x1_0000_0000), 9);
+  out.writeUInt32BE(ceiling % 0x1_0000_0000, 13);
+  id.copy(out, 17);
   return out;
 }
 
-function decodeMarker(payload: Buffer): { seq: number; diskId: string } | undefined {
+function decodeMarker(payload: Buffer): { seq: number; ceiling: number; diskId: string } | undefined {
   if (payload.length < 8) return undefined;
   const seq = payload.readUInt32BE(0) * 0x1_0000_0000 + payload.readUInt32BE(4);
-  return Number.isSafeInteger(seq) ? { seq, diskId: payload.subarray(8).toString('utf8') } : undefined;
+  if (!Number.isSafeInteger(seq)) return undefined;
+  if (payload.length < 17 || payload[8] !== 0) return { seq, ceiling: 0, diskId: payload.subarray(8).toString('utf8') };
+  const ceiling = payload.readUInt32BE(9) * 0x1_0000_0000 + payload.readUInt32BE(13);
+  return Number.isSafeInteger(ceiling) ? { seq, ceiling, diskId: payload.subarray(17).toString('utf8') } : undefined;
 }
 
 /** The groups that have any record, in order (one seek per group, not a scan of their logs). */
@@ -220,11 +231,18 @@ export class NodeDisk {
   #durable: number;
   #marked: number;
   #marking: Promise<void> | undefined;
+  /**
+   * The term ceiling (see termCeiling): the one the marker holds durably, and the highest asked for,
+   * with the raises waiting for it.
+   */
+  #ceiling: number;
+  #ceilingWanted: number;
+  #ceilingWaiters: { term: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
   /** Set at open when RocksDB lost raft writes (or the marker is gone): why every group was marked damaged. */
   readonly lostTail: string | undefined;
   readonly opening: DiskOpening;
 
-  private constructor(o: NodeDiskOptions, identity: NodeIdentity, seq: number, lostTail: string | undefined, opening: DiskOpening) {
+  private constructor(o: NodeDiskOptions, identity: NodeIdentity, seq: number, ceiling: number, lostTail: string | undefined, opening: DiskOpening) {
     this.#kv = o.kv;
     this.#cell = o.cell;
     this.#log = o.logger;
@@ -232,6 +250,8 @@ export class NodeDisk {
     this.#seq = seq;
     this.#durable = seq;
     this.#marked = seq;
+    this.#ceiling = ceiling;
+    this.#ceilingWanted = ceiling;
     this.lostTail = lostTail;
     this.opening = opening;
   }
@@ -259,6 +279,7 @@ export class NodeDisk {
       }
     }
     let markerSeq = 0;
+    let ceiling = 0;
     const marker = await o.cell.read();
     const m = marker.state === 'ok' ? decodeMarker(marker.payload) : undefined;
     if (marker.state === 'missing') lostTail ??= 'the raft marker file is missing (deleted, or lost with the file system): whether raft writes were lost cannot be told';
@@ -267,11 +288,12 @@ export class NodeDisk {
     else if (m.diskId !== identity.diskId) lostTail ??= `the raft marker file belongs to another data directory (disk ${m.diskId}, this one is ${identity.diskId})`;
     else {
       markerSeq = m.seq;
+      ceiling = m.ceiling;
       if (m.seq > stored) {
         lostTail ??= `RocksDB holds raft writes up to #${stored}, but write #${m.seq} was durable before: the end of its write-ahead log was lost (point-in-time recovery stops at the first corrupt record)`;
       }
     }
-    const disk = new NodeDisk(o, identity, Math.max(stored, markerSeq), lostTail, 'opened');
+    const disk = new NodeDisk(o, identity, Math.max(stored, markerSeq), ceiling, lostTail, 'opened');
     if (lostTail !== undefined) await disk.#markAllDamaged(lostTail);
     return disk;
   }
@@ -294,7 +316,9 @@ export class NodeDisk {
     // that records the loss is written: a crash in between finds the loss again.
     const seq = lost === undefined ? 0 : (marked?.seq ?? 0);
     // The marker first (see the header): a directory with an identity always had one.
-    await o.cell.write(encodeMarker(seq, identity.diskId));
+    // The term ceiling survives the loss: it bounds the terms the lost writes may have held.
+    const ceiling = lost === undefined ? 0 : (marked?.ceiling ?? 0);
+    await o.cell.write(encodeMarker(seq, ceiling, identity.diskId));
     // Collected first (the rewrite reads the KV), written below in one atomic batch with the identity.
     const rewritten = legacy ? await rewriteLegacy(o.kv) : { ops: [], records: 0, damaged: [] };
     await o.kv.write((b) => {
@@ -312,7 +336,7 @@ export class NodeDisk {
     } else {
       o.logger.info({ diskId: identity.diskId }, 'initialised an empty data directory');
     }
-    return new NodeDisk(o, identity, seq, lost, legacy ? 'migrated' : 'created');
+    return new NodeDisk(o, identity, seq, ceiling, lost, legacy ? 'migrated' : 'created');
   }
 
   get identity(): NodeIdentity {
@@ -344,17 +368,51 @@ export class NodeDisk {
     this.#marking ??= this.#mark();
   }
 
+  /**
+   * The term ceiling: no raft group on this node has used a term above it (the host raises it, durably,
+   * before a turn's messages carry a higher term: raiseTermCeiling). A lost tail can take a group's
+   * term and vote with it; its damaged member then starts at this term (markAllDamaged), so it cannot
+   * acknowledge a deposed leader of a term it had left behind before the loss. 0: unknown (a marker
+   * written before the ceiling existed).
+   */
+  get termCeiling(): number {
+    return this.#ceiling;
+  }
+
+  /**
+   * Makes the term ceiling at least `term`, durably. Undefined when it is already; otherwise resolves
+   * once the marker holds it, and rejects if the marker cannot be written (the caller must then not
+   * send what carries the term).
+   */
+  raiseTermCeiling(term: number): Promise<void> | undefined {
+    if (term <= this.#ceiling) return undefined;
+    this.#ceilingWanted = Math.max(this.#ceilingWanted, term);
+    const p = new Promise<void>((resolve, reject) => this.#ceilingWaiters.push({ term, resolve, reject }));
+    this.#marking ??= this.#mark();
+    return p;
+  }
+
   async #mark(): Promise<void> {
     try {
-      while (this.#marked < this.#durable) {
+      while (this.#marked < this.#durable || this.#ceiling < this.#ceilingWanted) {
         const seq = this.#durable;
+        const ceiling = this.#ceilingWanted;
         try {
-          await this.#cell.write(encodeMarker(seq, this.#identity.diskId));
+          await this.#cell.write(encodeMarker(seq, ceiling, this.#identity.diskId));
           this.#marked = seq;
+          this.#ceiling = ceiling;
+          const waiting = this.#ceilingWaiters;
+          this.#ceilingWaiters = waiting.filter((w) => w.term > ceiling);
+          for (const w of waiting) if (w.term <= ceiling) w.resolve();
         } catch (err) {
           // A marker that lags only weakens the check at the next start (it never makes a healthy
-          // log look damaged), so the node goes on; the next durable write tries again.
+          // log look damaged), so the node goes on; the next durable write tries again. A raise of
+          // the term ceiling cannot wait for that: what waits for it is told.
           this.#log.error({ err: (err as Error).message, seq }, 'writing the raft marker failed; the lost-tail check at the next start will be weaker');
+          const waiting = this.#ceilingWaiters;
+          this.#ceilingWaiters = [];
+          this.#ceilingWanted = this.#ceiling;
+          for (const w of waiting) w.reject(err);
           return;
         }
       }
@@ -387,7 +445,8 @@ export class NodeDisk {
     for (const g of groups) {
       const dk = groupKey(g, kindDamage);
       if ((await this.#kv.get(dk)) !== null) continue; // already damaged: the first reason stands
-      marks.push([dk, encodeDamageRecord(dk, { term: await this.#storedTerm(g), index: await this.#lastStoredIndex(g), reason })]);
+      // The stored term may be older than the lost one: the ceiling bounds every term used here.
+      marks.push([dk, encodeDamageRecord(dk, { term: Math.max(await this.#storedTerm(g), this.#ceiling), index: await this.#lastStoredIndex(g), reason })]);
     }
     // Every loss counts (the registration token changes with it); the first reason stays the one shown.
     const identity: NodeIdentity = { ...this.#identity, lostRaftState: this.#identity.lostRaftState ?? reason, losses: (this.#identity.losses ?? (this.#identity.lostRaftState === undefined ? 0 : 1)) + 1 };
