@@ -13,6 +13,9 @@
  * group member on the node is then marked damaged (raft-keys.ts, kind 0x04) in one durable write
  * before the marker moves on, and stays so until a healthy leader has repaired it.
  *
+ * The marker also holds the term ceiling (termCeiling): a lost tail can take a member's newest term,
+ * and the damaged member starts at the ceiling instead of its older stored term.
+ *
  * Cost: one key put per raft write and at most one marker write (plus its fdatasync, off the path of
  * any acknowledgement) in flight per node, whatever the number of groups: the marker holds one
  * number. It can lag the latest durable write by one marker write; a tail lost within that lag is not
