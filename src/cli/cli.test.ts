@@ -177,6 +177,15 @@ test('cluster status and partitions of three nodes, one unreachable (reached wit
     assert.deepEqual(json.map((p) => p.partition), ['0', '1', '2']);
     const statusJson = JSON.parse((await brook(['--url', url, '--json', 'cluster', 'status'])).stdout) as unknown;
     assert.deepEqual(statusJson, view, '--json prints the API answer as it came');
+
+    // A replica move in flight on the healthy partition: its state says so, and it is no problem.
+    Object.assign(view.partitions[3]!, { learners: [4], moving: { from: 2, to: 4 } });
+    const moving = await brook(['--url', url, 'cluster', 'partitions']);
+    assert.match(moving.stdout, /^c3\.orders\s+3\s+2\s+3\s+2,1\s+2\?,1\s+moving 2->4$/m);
+    assert.deepEqual((JSON.parse((await brook(['--url', url, '--json', 'cluster', 'partitions'])).stdout) as { moving: unknown }[]).map((p) => p.moving), [undefined, undefined, undefined, { from: 2, to: 4 }]);
+    const problemsWhileMoving = await brook(['--url', url, 'cluster', 'partitions', '--problems']);
+    assert.match(problemsWhileMoving.stdout, /^3 of 4 partitions;/m, 'a move is not a problem');
+    assert.doesNotMatch((await brook(['--url', url, 'cluster', 'status'])).stdout, /^c3\.orders\s+3\s/m);
   } finally {
     await new Promise((resolve) => standIn.close(resolve));
   }

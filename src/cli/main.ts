@@ -84,12 +84,16 @@ type PartitionStatus = {
 type PartitionsView = { partitions?: PartitionStatus[]; under_replicated_partitions?: number; leaderless_partitions?: number };
 
 /** As the console says it: leaderless, under-replicated (the broker's count), or a replica on a member this node cannot reach. */
-function partitionState(p: PartitionStatus, members: Member[]): string {
+function partitionProblem(p: PartitionStatus, members: Member[]): string | undefined {
   if (p.leader === null) return 'leaderless';
   if (p.under_replicated) return 'under-replicated';
   if (p.replicas.some((n) => members.find((m) => m.id === n)?.reachable === false)) return 'replica unreachable';
-  if (p.moving != null) return `moving ${p.moving.from}->${p.moving.to}`;
-  return 'ok';
+  return undefined;
+}
+
+/** The problem if any; otherwise a replica move in flight (no problem by itself, as on the console), or ok. */
+function partitionState(p: PartitionStatus, members: Member[]): string {
+  return partitionProblem(p, members) ?? (p.moving != null ? `moving ${p.moving.from}->${p.moving.to}` : 'ok');
 }
 
 function partitionTable(list: PartitionStatus[], members: Member[]): string {
@@ -144,7 +148,7 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
         metadata: { leader: number | null; term: number; commit_index: number; applied_index: number };
       };
       const v = await client().get<View & Partial<PartitionsView>>('/cluster');
-      const problems = (v.partitions ?? []).filter((p) => partitionState(p, v.members) !== 'ok');
+      const problems = (v.partitions ?? []).filter((p) => partitionProblem(p, v.members) !== undefined);
       print(v, () =>
         fields([
           ['node', `${v.id} (${v.role})`],
@@ -170,7 +174,7 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
     .option('--problems', 'only leaderless and under-replicated partitions, and those with a replica on an unreachable node')
     .action(async (o: { eventType?: string; problems?: boolean }) => {
       const v = await client().get<{ id: number; members: Member[] } & PartitionsView>('/cluster');
-      const list = (v.partitions ?? []).filter((p) => (o.eventType === undefined || p.event_type === o.eventType) && (o.problems !== true || partitionState(p, v.members) !== 'ok'));
+      const list = (v.partitions ?? []).filter((p) => (o.eventType === undefined || p.event_type === o.eventType) && (o.problems !== true || partitionProblem(p, v.members) !== undefined));
       const unknown = list.some((p) => p.replica_status.some((r) => r.applied_index === null));
       print(
         list,

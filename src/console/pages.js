@@ -23,6 +23,17 @@ function replicaBadge(r, leader, members) {
   return h('span', { class: `badge ${unreachable ? 'bad' : state.cls}`, 'data-node': String(r.node), title: parts.join(', ') }, `${r.node}${r.node === leader ? '★' : ''}: ${parts.join(', ')}`);
 }
 
+/**
+ * The replica move in flight (POST /cluster/partitions/{group}/move), if any: it is not a problem by
+ * itself, but a person watching the cluster must see that a replica is on its way from one node to
+ * another, and whether the new one still learns (a learner) or already votes.
+ */
+function moveBadge(p) {
+  const { from, to } = p.moving;
+  const step = (p.learners ?? []).includes(to) ? `${to} is a learner catching up` : p.replicas.includes(to) ? `${to} votes, ${from} is being removed` : `${to} is being added`;
+  return h('span', { class: 'badge warn', 'data-testid': 'partition-move', title: `A replica moves from node ${from} to node ${to}: ${step}` }, `moving ${from} → ${to}`);
+}
+
 /** Members this node cannot reach (the replicas on them may still count as in sync for a while). */
 function unreachableIds(view) {
   return new Set(view.members.filter((x) => !x.reachable).map((x) => x.id));
@@ -61,6 +72,7 @@ function partitionsView(view, filter) {
                 : onUnreachable(p)
                   ? h('span', { class: 'badge warn', title: 'This node cannot reach a node holding a replica; the node leading the partition says whether it is under-replicated' }, 'replica unreachable')
                   : h('span', { class: 'badge ok' }, 'ok'),
+            ...(p.moving == null ? [] : [' ', moveBadge(p)]),
           ),
         ),
       ),
@@ -130,6 +142,9 @@ function overviewBody(view, eventTypes, filter) {
       hasPartitions ? card('partitions', fmtNumber(view.partitions.length), 'partition-count') : null,
       hasPartitions ? card('under-replicated', fmtNumber(view.under_replicated_partitions), 'under-replicated', view.under_replicated_partitions > 0) : null,
       hasPartitions ? card('leaderless', fmtNumber(view.leaderless_partitions), 'leaderless', view.leaderless_partitions > 0) : null,
+      hasPartitions && view.partitions.some((p) => p.moving != null)
+        ? card('replica moves in flight', fmtNumber(view.partitions.filter((p) => p.moving != null).length), 'moves-in-flight')
+        : null,
       hasPartitions && unreachableIds(view).size > 0
         ? card('with a replica on an unreachable node', fmtNumber(view.partitions.filter((p) => p.replicas.some((n) => unreachableIds(view).has(n))).length), 'on-unreachable', true)
         : null,
