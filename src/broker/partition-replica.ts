@@ -407,6 +407,21 @@ export class PartitionReplica {
   }
 
   /**
+   * The de-duplication window at start is rebuilt from the index rows (load). A replica that installed
+   * a snapshot without the log before it (and has not fetched that log, or gave it up) has no rows of
+   * the batches before the snapshot, so that window would lack them. The window is part of the state
+   * every replica must share (a retried batch is stored by none or by all): it is the snapshot's
+   * window followed by the batches applied after it, as on a replica that never stopped.
+   */
+  withSnapshotWindow(img: PartitionImage): void {
+    const mine = this.#state.image();
+    const after = mine.recent.filter(([, first]) => first >= img.next);
+    const later = new Set(after.map(([id]) => id));
+    const recent = [...img.recent.filter(([id]) => !later.has(id)), ...after].slice(-dedupWindow);
+    this.#state = new PartitionState({ ...mine, recent });
+  }
+
+  /**
    * A snapshot from the leader. A replica that fetched the log up to it (log shipping, see
    * PartitionReplicas) holds every event before it: it keeps its own oldest offset (retention is a
    * local decision; the leader's image may name an older one than this replica still holds). One that

@@ -462,7 +462,7 @@ test('a follower behind the leader\'s retention installs the snapshot, fetches t
  * each, so the retained log takes several 1 MiB chunks), then let back: it installs the snapshot and
  * fetches the retained log. `hold` is awaited before each chunk shipped to it.
  */
-async function behindRetention(opts: ClusterOptions & { crashed?: Set<NodeId> } = {}) {
+async function behindRetention(opts: ClusterOptions & { crashed?: Set<NodeId>; beforeRetention?: (leader: SimNode) => Promise<void> } = {}) {
   const c = await cluster(16, [1, 2, 3], { ...opts, onFatal: (id, err) => assert.ok(opts.crashed?.has(id), `node ${id} stopped: ${String(err)}`) });
   for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
   const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
@@ -478,9 +478,10 @@ async function behindRetention(opts: ClusterOptions & { crashed?: Set<NodeId> } 
   const cutoff = Date.now();
   await new Promise((r) => setTimeout(r, 20));
   for (let i = 0; i < 250; i++) await publish(`new${i}`);
+  await opts.beforeRetention?.(leader);
   for (const n of [leader, other]) assert.equal(await n.replicas.applyRetention(1, 0, cutoff), 150, `retention on node ${n.id}`);
   const expected = await readFrom(leader.replicas, 0, 149);
-  assert.deepEqual([expected.length, expected[0]], [250, [150, 'new0']]);
+  assert.deepEqual([expected.length, expected[0]], [opts.beforeRetention === undefined ? 250 : 251, [150, 'new0']]);
   return { c, leader, lagging, other, expected, publish };
 }
 
@@ -546,6 +547,53 @@ test('a follower killed while fetching the retained log before its snapshot fetc
     await publish('after');
     await until('the new event on the restarted follower', () => again.replicas.bounds(1, 0).newest === 400);
     assert.deepEqual(await readFrom(again.replicas, 0, 399), [[400, 'after']]);
+  } finally {
+    await c.close();
+  }
+});
+
+// The de-duplication window is part of the state every replica must share: a batch retried with a
+// request id the window holds is stored by none or by all. A replica rebuilds its window at start
+// from its index rows; one restarted while it lacks the rows before its snapshot (the retained log not
+// fetched yet, or given up) must take the window from the snapshot. Before, it started with an empty
+// window: a retry of the last batch before the snapshot was stored again there only, and its offsets
+// differed from the others' from then on.
+test('a follower restarted before it fetched the retained log keeps the snapshot\'s de-duplication window: a retried batch is stored by none', async () => {
+  const crashed = new Set<NodeId>();
+  let shipped = 0;
+  let held: NodeId | undefined;
+  const retried = { requestId: 'retried-batch', events: [ev('retried')] };
+  const { c, leader, lagging, other, expected } = await behindRetention({
+    crashed,
+    fetchGate: async (_from, to) => {
+      if (to === held && shipped++ >= 1) await new Promise(() => undefined);
+    },
+    beforeRetention: async (l) => {
+      const g = l.replicas.replica(1, 0)!.group;
+      const a = await l.replicas.appendForwarded({ group: group10, topic: 1, partition: 0, epoch: g.term, flowId: 'f', deadlineMs: 3000, ...retried });
+      assert.equal(a.status, 'committed');
+    },
+  });
+  try {
+    held = lagging.id;
+    c.down.delete(lagging.id);
+    await until('the first chunk of the retained log shipped', () => shipped >= 2, 20_000);
+    crashed.add(lagging.id);
+    held = undefined;
+    // Stopped with every write it made on disk (its applied state is after the snapshot).
+    const again = await c.restart(lagging.id);
+    await again.replicas.ensure(1, 0);
+    // The producer's retry of the batch (its answer was lost) reaches the leader again.
+    const g = leader.replicas.replica(1, 0)!.group;
+    const a = await leader.replicas.appendForwarded({ group: group10, topic: 1, partition: 0, epoch: g.term, flowId: 'f', deadlineMs: 3000, ...retried });
+    assert.deepEqual(a.status === 'committed' ? [a.firstOffset, a.lastOffset] : a, [400, 400], 'the retry names the first attempt\'s offsets');
+    await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('after')] }]);
+    await until('the restarted follower holds the retained log and the new event', () => {
+      const b = again.replicas.bounds(1, 0);
+      return b.oldest === 150 && b.newest >= 401 && again.replicas.replica(1, 0)!.historyFrom === undefined ? b : undefined;
+    }, 20_000);
+    const want = [...expected, [401, 'after']];
+    for (const n of [leader, other, again]) assert.deepEqual(await readFrom(n.replicas, 0, 149), want, `node ${n.id}`);
   } finally {
     await c.close();
   }

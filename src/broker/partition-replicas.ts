@@ -284,7 +284,7 @@ export class PartitionReplicas {
     if (snap.metadata.index > replica.applied) {
       // The applied rows were lost with an unsynced write but a snapshot is newer: start from it.
       replica.restoreImage(decodeImage(snap.data));
-    }
+    } else if (snap.metadata.index > 0) replica.withSnapshotWindow(decodeImage(snap.data));
     // Entries known committed (the founding configuration; what was committed before a restart) are
     // applied now, so the group starts as a member of its configuration and a group of one can elect
     // itself at once instead of after an election timeout.
