@@ -32,7 +32,8 @@ import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '.
 import { openStorageReplicas } from './broker/storage-replicas.js';
 import { ReplicaMover } from './broker/replica-mover.js';
 import { MoveService } from './broker/move-service.js';
-import { placedPartitions, placementOf } from './metadata/placement-of.js';
+import { placedPartitions } from './metadata/placement-of.js';
+import { AppliedPlacements } from './broker/placement-lookup.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { TimelineSwitcher } from './broker/timeline-switch.js';
@@ -109,21 +110,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
   // single node has no transport and no dispatcher.
   const groups = parsePeers(config.peers).some((p) => p.id !== config.nodeId) ? new GroupDispatcher({ logger: logger.child({ component: 'transport' }), heard: (peer, incarnation) => raftHost.heard(peer, incarnation) }) : undefined;
-  // Every log (timeline) topic -> its event type, rebuilt after event types or timelines change.
-  let logIndex: Map<number, string> | undefined;
   // Partitions created before placement existed live on the lowest founding node (metadata/placement-of.ts).
   const legacyReplica = Math.min(config.nodeId, ...parsePeers(config.peers).map((p) => p.id));
-  const placement: PlacementLookup = (topic, partition) => {
-      const state = metadataForPlacement?.state;
-      if (state === undefined) return undefined;
-      logIndex ??= new Map([...state.eventTypes()].flatMap((r) => timelinesOf(r).map((t) => [t.topic, r.eventType.name] as const)));
-      const name = logIndex.get(topic);
-      const rec = name === undefined ? undefined : state.eventType(name);
-      if (rec === undefined || partition >= rec.storage.partitions.length) return undefined;
-      // A group that never applied anything starts at its timeline's first offset (partition-replicas.ts).
-      const start = timelinesOf(rec).find((t) => t.topic === topic)?.starts[partition] ?? 0;
-      return { ...placementOf(rec, topic, partition, legacyReplica), start };
-  };
+  // Told when event types or timelines come and go (onApplied, onRestored below).
+  const placements = new AppliedPlacements(() => metadataForPlacement?.state, legacyReplica);
+  const placement: PlacementLookup = (topic, partition) => placements.lookup(topic, partition);
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
@@ -282,7 +273,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       hub?.applied(cmd);
       if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
       const newTimeline = cmd.op === 'timeline.create' || cmd.op === 'timeline.commit';
-      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || newTimeline) logIndex = undefined;
+      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || newTimeline) placements.topicsChanged();
       // The replicas of new partitions start at once on every node that holds one, so the group can
       // elect a leader before the first publish.
       if (result.ok && (cmd.op === 'event_type.create' || newTimeline)) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
@@ -303,7 +294,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     onRestored: (sm) => {
       hub?.kickAll();
       topicIndex = undefined;
-      logIndex = undefined;
+      placements.topicsChanged();
       // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
       // types deleted in between leave logs behind.
       const liveNow = liveDefaultTopics(sm.eventTypes());

@@ -4,7 +4,7 @@
 // directly; MemoryCell for the same rules in memory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cellPayloadBytesMax, FileCell, MemoryCell } from './durable-cell.js';
@@ -52,4 +52,28 @@ test('a memory cell follows the same rules, and a payload must fit a slot', asyn
   const back = await cell.read();
   assert.equal(back.state === 'ok' && back.payload.toString(), 'a');
   await assert.rejects(cell.write(Buffer.alloc(cellPayloadBytesMax + 1)), /exceeds/);
+});
+
+test('a file cell is opened O_DSYNC on Linux: each write is one durable pwrite (no separate fdatasync request)', async (t) => {
+  if (process.platform !== 'linux') return t.skip('reads the open flags from /proc');
+  const dir = mkdtempSync(join(tmpdir(), 'brook-cell-'));
+  try {
+    const path = join(dir, 'marker');
+    const cell = new FileCell(path);
+    await cell.write(Buffer.from('one'));
+    const fd = readdirSync('/proc/self/fd').find((f) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${f}`) === path;
+      } catch {
+        return false;
+      }
+    });
+    assert.ok(fd !== undefined, 'the cell keeps its file open between writes');
+    const flags = /^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
+    assert.ok(flags !== null);
+    assert.ok((parseInt(flags[1]!, 8) & constants.O_DSYNC) !== 0, `flags ${flags[1]} lack O_DSYNC`);
+    await cell.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
