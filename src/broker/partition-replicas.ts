@@ -24,7 +24,7 @@ import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
-import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
+import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
 import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
@@ -295,7 +295,7 @@ export class PartitionReplicas {
     if (snap.metadata.index > replica.applied) {
       // The applied rows were lost with an unsynced write but a snapshot is newer: start from it.
       replica.restoreImage(decodeImage(snap.data));
-    }
+    } else if (snap.metadata.index > 0) replica.withSnapshotWindow(decodeImage(snap.data));
     // Entries known committed (the founding configuration; what was committed before a restart) are
     // applied now, so the group starts as a member of its configuration and a group of one can elect
     // itself at once instead of after an election timeout.
@@ -333,7 +333,7 @@ export class PartitionReplicas {
     });
     replica.attach(group);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
-    replica.onRestoredWithoutLog = (index, image) => this.#fetchHistory(replica, index, image);
+    replica.onRestoredWithoutLog = () => this.#fetchHistory(replica);
     replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
@@ -348,6 +348,11 @@ export class PartitionReplicas {
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
     o.groups?.register(placement.group, this.#handler(replica));
+    if (replica.pendingHistory !== undefined) {
+      // It stopped while fetching the log before its snapshot (or before it began): fetch it again.
+      log.info({ ...replica.pendingHistory }, 'partition replica opens without the retained log before its snapshot: fetching it again');
+      this.#fetchHistory(replica);
+    }
     // A one-member group elects itself at once; a new group's preferred leader campaigns at once, so
     // a fresh partition does not wait an election timeout for its first leader.
     if (group.isSingleton() || (fresh && placement.replicas[0] === o.self)) {
@@ -484,8 +489,12 @@ export class PartitionReplicas {
       fetchLog: (_from, req, signal) => {
         // Committed entries only (applied ones): those are the same on every replica that holds them,
         // so a replica may fetch them from any other, not only from its leader.
+        // A replica still fetching the log before its snapshot holds a part of it at most: it serves
+        // nothing below its snapshot (the asker tries another replica), never a log with a hole.
+        const floor = r.logFloor;
         const chunks = r.readLog(req.fromIndex, Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
+          if (floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
           for await (const entries of chunks) yield { entries };
         })();
       },
@@ -679,26 +688,28 @@ export class PartitionReplicas {
   /**
    * After a snapshot was installed without the log before it (the leader's retention had removed the
    * entries this replica lacked), fetches the log the leader still holds up to the snapshot, from
-   * where the image says it starts: in bounded chunks, each stored with the index rows that applying
-   * it gives (the same offsets as the leader's: the same entries applied by the same rules from the
-   * same offset), checked at the end to arrive exactly at the snapshot's next offset. Then those
-   * events are readable here; until then reads of them go to another replica. On failure what was
-   * stored is removed and the replica reads from the snapshot on (as after more retention).
+   * where the image says it starts (`pendingHistory`, recorded with the snapshot): in bounded chunks,
+   * each stored with the index rows that applying it gives (the same offsets as the leader's: the same
+   * entries applied by the same rules from the same offset), checked to be contiguous and at the end
+   * to arrive exactly at the snapshot's next offset. Then those events are readable here; until then
+   * reads of them go to another replica. A try that fails is removed before the next one, which may
+   * ask another replica (the leader first, then the others: any replica serves committed entries).
+   * Tries go on while no replica can be reached (a leader change, a cut); when the replicas that
+   * answered no longer hold that log (their retention went past it), the replica reads from its
+   * snapshot on (as after more retention). A node that stops meanwhile starts the fetch again at its
+   * next start (PartitionReplica.load). A later snapshot installed without its log replaces the fetch.
    */
-  #fetchHistory(r: PartitionReplica, index: number, image: PartitionImage): void {
-    const start = image.start;
-    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+  #fetchHistory(r: PartitionReplica): void {
+    const pending = r.pendingHistory;
     const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: r.groupId });
-    if (start === undefined || fetchLog === undefined) {
-      log.warn({ snapshot: index, next: image.next }, 'partition replica installed a snapshot without the log before it: it reads from the snapshot on');
+    if (pending === undefined) {
+      log.info({ oldest: r.bounds().oldest }, 'partition replica installed a snapshot without the log before it, and there is no retained log before it to fetch: it reads from the snapshot on');
       return;
     }
-    const [fromIndex, fromOffset] = start;
-    if (fromIndex > index || fromOffset >= image.next) {
-      log.info({ snapshot: index, oldest: image.next }, 'partition replica installed a snapshot at its leader\'s retained start: there is no log before it to fetch');
-      return;
-    }
-    const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const { index, next, fromIndex, fromOffset } = pending;
+    const generation = r.historyGeneration;
+    const current = () => !this.#closed && r.historyGeneration === generation && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
     r.historyFrom = fromOffset;
     this.#historyFetching.add(r.groupId);
     const started = this.#o.clock.monotonicMs();
@@ -706,37 +717,48 @@ export class PartitionReplicas {
       // The removal of what the replica held before the snapshot is queued for the node's next write:
       // it must be done before fetched entries are stored, or it would remove them.
       await this.#o.host.flushRows();
-      let lastErr = 'no replica to fetch from';
-      for (let attempt = 0; attempt < 3 * Math.max(1, peers.length); attempt++) {
-        const from = peers[attempt % Math.max(1, peers.length)];
-        if (from === undefined || this.#closed) break;
+      let lastErr = fetchLog === undefined ? 'this node cannot fetch from others' : 'no replica to fetch from';
+      // Replicas that answered without that log (retention removed it there), by node.
+      const without = new Set<NodeId>();
+      for (let attempt = 0; fetchLog !== undefined && current(); attempt++) {
+        const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+        if (peers.length === 0 || peers.every((n) => without.has(n))) break;
+        const from = peers[attempt % peers.length]!;
         const scratch = new PartitionState({ applied: fromIndex - 1, next: fromOffset, oldest: fromOffset, recent: [] });
         let chunks = 0;
         try {
           const signal = AbortSignal.timeout(120_000);
           for await (const chunk of fetchLog(from, { group: r.groupId, fromIndex, toIndex: index, maxBytes: logChunkBytes }, signal)) {
-            if (chunk.entries[0]?.index !== scratch.applied + 1) throw new Error(`chunk starts at ${chunk.entries[0]?.index}, expected ${scratch.applied + 1}`);
+            if (!current()) return;
+            chunk.entries.forEach((e, i) => {
+              if (e.index !== scratch.applied + 1 + i) throw new HistoryMissing(`entry ${e.index} where ${scratch.applied + 1 + i} was expected`);
+            });
             await r.storeHistory(chunk.entries, scratch);
             chunks++;
           }
-          if (scratch.applied !== index || scratch.newest + 1 !== image.next) {
-            throw new Error(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${image.next - 1}`);
+          if (!current()) return;
+          if (scratch.applied !== index || scratch.newest + 1 !== next) {
+            throw new HistoryMissing(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${next - 1}`);
           }
-          r.extendBack(fromOffset);
+          r.extendBack(pending);
           log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
           return;
         } catch (err) {
+          if (!current()) return;
+          if (err instanceof HistoryMissing) without.add(from);
           lastErr = `node ${from}: ${(err as Error).message}`;
-          log.warn({ from, err: (err as Error).message, chunks }, 'fetching the retained log before the snapshot failed; trying again');
-          await r.dropHistory(fromOffset, image.next, fromIndex, index).catch(() => undefined);
+          if (attempt < 10 || attempt % 100 === 0) log.warn({ from, err: (err as Error).message, chunks, attempt }, 'fetching the retained log before the snapshot failed; trying again');
+          await r.dropHistory(fromOffset, next, fromIndex, index).catch(() => undefined);
           r.historyFrom = fromOffset;
-          await (this.#o.sleep ?? sleep)(200);
+          await (this.#o.sleep ?? sleep)(Math.min(5000, 200 * 2 ** Math.min(5, Math.floor(attempt / Math.max(1, peers.length)))));
         }
       }
+      if (!current()) return;
       r.historyFrom = undefined;
       this.#historyFetching.delete(r.groupId);
-      log.error({ err: lastErr, oldest: image.next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
+      await r.abandonHistory(pending).catch(() => undefined);
+      log.error({ err: lastErr, oldest: next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
     })();
   }
 
@@ -1174,12 +1196,16 @@ function dropGroupKeys(b: KvBatch, g: number): void {
   };
   b.delRange(k(prefixOffsetIndex, g), k(prefixOffsetIndex, g + 1));
   b.del(k(prefixApplied, g));
+  b.del(k(prefixHistoryPending, g));
   b.del(directoryKey(g));
 }
 
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {
   return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
 }
+
+/** A replica answered a fetch of history without that log (not from its start, or not up to the snapshot). */
+class HistoryMissing extends Error {}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
