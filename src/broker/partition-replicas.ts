@@ -570,6 +570,29 @@ export class PartitionReplicas {
     }
   }
 
+  /**
+   * What the partition's other replicas say is its newest applied offset, each asked at once and
+   * given at most `timeoutMs`: the highest answer, and how many there were to ask.
+   */
+  async newestElsewhere(topic: number, partition: number, timeoutMs = 1000): Promise<{ asked: number; newest: number | undefined }> {
+    const where = this.#remoteTargets(topic, partition);
+    const ask = this.#forwarder?.bounds?.bind(this.#forwarder);
+    if (where === undefined || ask === undefined || where.targets.length === 0) return { asked: 0, newest: undefined };
+    const answers = await Promise.all(
+      where.targets.map(async (to) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs, undefined)));
+        try {
+          return await Promise.race([ask(to, { group: where.group, topic, partition }).then((b) => b.newest, () => undefined), late]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    const got = answers.filter((n): n is number => n !== undefined);
+    return { asked: where.targets.length, newest: got.length === 0 ? undefined : Math.max(...got) };
+  }
+
   /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
   #refreshRemote(topic: number, partition: number): void {
     const key = PartitionReplicas.key(topic, partition);
