@@ -34,6 +34,43 @@ import { entryKeyIndex } from './raft-keys.js';
 
 export const prefixOffsetIndex = 0x14;
 export const prefixApplied = 0x15;
+export const prefixHistoryPending = 0x17;
+
+/**
+ * The log before an installed snapshot that this replica still has to fetch (its history): the
+ * snapshot's index and next offset, and where the log it fetches starts (the leader's retained start).
+ * Stored under [0x17][group] in the write that installs the snapshot without its log, and removed in
+ * the write that makes the fetched log readable (or gives it up), so a replica that stops while
+ * fetching knows at its next start that the log below its snapshot is not all here.
+ */
+export interface PendingHistory {
+  readonly index: number;
+  readonly next: number;
+  readonly fromIndex: number;
+  readonly fromOffset: number;
+}
+
+function encodePending(p: PendingHistory): Buffer {
+  const v = Buffer.allocUnsafe(32);
+  writeU64(v, 0, p.index);
+  writeU64(v, 8, p.next);
+  writeU64(v, 16, p.fromIndex);
+  writeU64(v, 24, p.fromOffset);
+  return v;
+}
+
+function decodePending(v: Buffer): PendingHistory | undefined {
+  if (v.length !== 32) return undefined;
+  const p = { index: readU64(v, 0), next: readU64(v, 8), fromIndex: readU64(v, 16), fromOffset: readU64(v, 24) };
+  return p.fromIndex <= p.index && p.fromOffset < p.next ? p : undefined;
+}
+
+/** The history to fetch after installing `img` at `index` without the log before it, if any. */
+function pendingOf(index: number, img: PartitionImage): PendingHistory | undefined {
+  if (img.start === undefined) return undefined;
+  const [fromIndex, fromOffset] = img.start;
+  return fromIndex <= index && fromOffset < img.next ? { index, next: img.next, fromIndex, fromOffset } : undefined;
+}
 
 /**
  * What applying an entry gave: one outcome per batch of a batches entry, the seal's outcome for a
@@ -173,6 +210,17 @@ export class PartitionReplica {
    * starts at `start`, its timeline's first offset (every replica reads the same from metadata).
    */
   static async load(topic: number, partition: number, groupId: number, kv: OrderedKv, host: ReplicaHost, logger: Logger, start = 0): Promise<PartitionReplica> {
+    const pendingRaw = await kv.get(groupKey(prefixHistoryPending, groupId));
+    const pending = pendingRaw === null ? undefined : decodePending(pendingRaw);
+    if (pending !== undefined) {
+      // Stopped while fetching the log before its snapshot: what that fetch stored is an unknown
+      // part of it (chunks, possibly not the last ones; unsynced ones lost). It is removed, nothing of
+      // it is read or shipped, and the fetch starts again (PartitionReplicas) from the retained start.
+      await kv.write((b) => {
+        b.delRange(indexKey(groupId, 0), indexKey(groupId, pending.next));
+        b.delRange(entryKey(groupId, 0), entryKey(groupId, pending.index + 1));
+      }, { durable: false });
+    }
     const raw = await kv.get(groupKey(prefixApplied, groupId));
     let image: PartitionImage = { applied: 0, next: start, oldest: start, recent: [] };
     if (raw !== null) {
@@ -184,8 +232,26 @@ export class PartitionReplica {
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
       if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
     }
-    return new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
+    const replica = new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
+    if (pending !== undefined) {
+      replica.#pending = pending;
+      replica.#logFloor = pending.index + 1;
+    }
+    return replica;
   }
+
+  /** The log before the installed snapshot still to be fetched (undefined: none is missing). */
+  get pendingHistory(): PendingHistory | undefined {
+    return this.#pending;
+  }
+
+  #pending: PendingHistory | undefined;
+
+  /**
+   * Counts snapshots installed without their log: a fetch of history started for one stops when a
+   * later one replaced it (the later one's fetch takes over).
+   */
+  historyGeneration = 0;
 
   /** The applied index the group restarts from. */
   get applied(): number {
@@ -337,7 +403,22 @@ export class PartitionReplica {
    */
   restoreImage(img: PartitionImage): void {
     this.#state = new PartitionState(img);
-    this.#withoutLogBefore(img.applied);
+    this.#withoutLogBefore(img.applied, pendingOf(img.applied, img));
+  }
+
+  /**
+   * The de-duplication window at start is rebuilt from the index rows (load). A replica that installed
+   * a snapshot without the log before it (and has not fetched that log, or gave it up) has no rows of
+   * the batches before the snapshot, so that window would lack them. The window is part of the state
+   * every replica must share (a retried batch is stored by none or by all): it is the snapshot's
+   * window followed by the batches applied after it, as on a replica that never stopped.
+   */
+  withSnapshotWindow(img: PartitionImage): void {
+    const mine = this.#state.image();
+    const after = mine.recent.filter(([, first]) => first >= img.next);
+    const later = new Set(after.map(([id]) => id));
+    const recent = [...img.recent.filter(([id]) => !later.has(id)), ...after].slice(-dedupWindow);
+    this.#state = new PartitionState({ ...mine, recent });
   }
 
   /**
@@ -358,8 +439,8 @@ export class PartitionReplica {
       return;
     }
     this.#state = new PartitionState(img);
-    this.#withoutLogBefore(s.metadata.index);
-    this.onRestoredWithoutLog?.(s.metadata.index, img);
+    this.#withoutLogBefore(s.metadata.index, pendingOf(s.metadata.index, img));
+    this.onRestoredWithoutLog?.();
   }
 
   /**
@@ -367,15 +448,19 @@ export class PartitionReplica {
    * before the next offset, and the rows and entries it held before (some possibly never committed)
    * are removed, so that nothing of them is read or shipped to another replica.
    */
-  #withoutLogBefore(index: number): void {
+  #withoutLogBefore(index: number, pending: PendingHistory | undefined): void {
     this.#state.forgetAll();
     this.#recent = [];
     this.historyFrom = undefined;
     this.#logFloor = index + 1;
+    this.#pending = pending;
+    this.historyGeneration++;
     const g = this.groupId;
     this.#host.writeRows((b) => {
       b.delRange(indexKey(g, 0), groupKey(prefixOffsetIndex, g + 1));
       b.delRange(entryKey(g, 0), entryKey(g, index + 1));
+      if (pending === undefined) b.del(groupKey(prefixHistoryPending, g));
+      else b.put(groupKey(prefixHistoryPending, g), encodePending(pending));
     });
     this.#writeApplied();
   }
@@ -387,8 +472,17 @@ export class PartitionReplica {
    */
   #logFloor: number | undefined;
 
-  /** Told when a snapshot was installed without the log before it (the caller fetches that log back). */
-  onRestoredWithoutLog: ((index: number, image: PartitionImage) => void) | undefined;
+  /** Told when a snapshot was installed without the log before it (the caller fetches `pendingHistory`). */
+  onRestoredWithoutLog: (() => void) | undefined;
+
+  /**
+   * The first raft entry this replica serves to another one (FetchLog): undefined when it holds its
+   * log from its retained start on; the entry after its snapshot while the log before it is not all
+   * here (entries below it in the KV are a part of it at most).
+   */
+  get logFloor(): number | undefined {
+    return this.#logFloor;
+  }
 
   /**
    * While the log before an installed snapshot is being fetched back: the offset it starts at. Those
@@ -455,12 +549,33 @@ export class PartitionReplica {
     });
   }
 
-  /** The fetched history (from `oldest`) is all here: it is readable. */
-  extendBack(oldest: number): void {
-    this.#state.extendBack(oldest);
+  /**
+   * The fetched history (`pending`) is all here: it is readable. The record of the pending fetch goes
+   * in the same write as the applied state saying so; anything stored below the history's start (left
+   * by a fetch a later snapshot replaced) is removed with it, so the log starts where it says.
+   */
+  extendBack(pending: PendingHistory): void {
+    this.#state.extendBack(pending.fromOffset);
     this.historyFrom = undefined;
     this.#logFloor = undefined;
+    this.#pending = undefined;
+    const g = this.groupId;
+    this.#host.writeRows((b) => {
+      b.del(groupKey(prefixHistoryPending, g));
+      b.delRange(indexKey(g, 0), indexKey(g, pending.fromOffset));
+      b.delRange(entryKey(g, 0), entryKey(g, pending.fromIndex));
+    });
     this.#writeApplied();
+  }
+
+  /**
+   * The history could not be fetched from any replica (their retention went past it): this replica
+   * reads from its snapshot on, as if its own retention had gone that far, and stops looking for it.
+   */
+  async abandonHistory(pending: PendingHistory): Promise<void> {
+    await this.dropHistory(pending.fromOffset, pending.next, pending.fromIndex, pending.index);
+    this.#pending = undefined;
+    await this.#kv.write((b) => b.del(groupKey(prefixHistoryPending, this.groupId)), { durable: false });
   }
 
   /**

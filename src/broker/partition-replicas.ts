@@ -24,7 +24,7 @@ import { BatchCoalescer } from './batch-coalescer.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
-import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
+import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
 import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
@@ -200,6 +200,12 @@ export interface PartitionReplicasOptions {
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
   /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
   readonly disk?: NodeDisk;
+  /**
+   * Whether this node's data directory may found `group` when it holds no state for it (metadata/
+   * disk-registry.ts: its directory founded the cluster, or registered before the group was created).
+   * Absent: decided from the disk alone (a directory that lost raft state founds no group of several).
+   */
+  readonly mayFound?: (group: number) => boolean;
 }
 
 export class PartitionReplicas {
@@ -259,14 +265,19 @@ export class PartitionReplicas {
       // (node-disk.ts): founding afresh could vote twice in a term. It starts the member empty and
       // damaged instead; the leader of the other members repairs it. A group of one has nobody to
       // repair it and founds (a single node that lost its data has lost it).
+      // The same holds for a wiped directory that joined its cluster as a new disk: a former
+      // directory of this node may have been a member. Only a directory that founded the cluster, or
+      // registered in the metadata before the group was created, founds it (metadata/disk-registry.ts).
       const lost = o.disk?.identity.lostRaftState;
+      const mayFound = o.mayFound?.(placement.group) ?? lost === undefined;
       // Only a founder writes the founding configuration, and only the founders' one: a node that
       // joins a moved group (a learner, or a voter whose state is gone) starts empty and damaged, so it
       // neither votes nor counts as holding what a former self acknowledged (the leader's progress for
       // it may be stale: a damaged member's rejection voids it) until the leader has brought it up to date.
       const founders = placement.founders ?? placement.replicas;
-      if (lost !== undefined && placement.replicas.length > 1) {
-        await store.startEmpty([], `this node lost raft state (${lost}); it holds none for this group, which it may have held before`);
+      if (!mayFound && placement.replicas.length > 1) {
+        const why = lost !== undefined ? `this node lost raft state (${lost})` : 'this data directory joined the cluster after the group was created (it was wiped or is new)';
+        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`);
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
       } else if (!founders.includes(o.self)) {
         await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
@@ -284,7 +295,7 @@ export class PartitionReplicas {
     if (snap.metadata.index > replica.applied) {
       // The applied rows were lost with an unsynced write but a snapshot is newer: start from it.
       replica.restoreImage(decodeImage(snap.data));
-    }
+    } else if (snap.metadata.index > 0) replica.withSnapshotWindow(decodeImage(snap.data));
     // Entries known committed (the founding configuration; what was committed before a restart) are
     // applied now, so the group starts as a member of its configuration and a group of one can elect
     // itself at once instead of after an election timeout.
@@ -322,7 +333,7 @@ export class PartitionReplicas {
     });
     replica.attach(group);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
-    replica.onRestoredWithoutLog = (index, image) => this.#fetchHistory(replica, index, image);
+    replica.onRestoredWithoutLog = () => this.#fetchHistory(replica);
     replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
@@ -337,6 +348,11 @@ export class PartitionReplicas {
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
     o.groups?.register(placement.group, this.#handler(replica));
+    if (replica.pendingHistory !== undefined) {
+      // It stopped while fetching the log before its snapshot (or before it began): fetch it again.
+      log.info({ ...replica.pendingHistory }, 'partition replica opens without the retained log before its snapshot: fetching it again');
+      this.#fetchHistory(replica);
+    }
     // A one-member group elects itself at once; a new group's preferred leader campaigns at once, so
     // a fresh partition does not wait an election timeout for its first leader.
     if (group.isSingleton() || (fresh && placement.replicas[0] === o.self)) {
@@ -473,8 +489,12 @@ export class PartitionReplicas {
       fetchLog: (_from, req, signal) => {
         // Committed entries only (applied ones): those are the same on every replica that holds them,
         // so a replica may fetch them from any other, not only from its leader.
+        // A replica still fetching the log before its snapshot holds a part of it at most: it serves
+        // nothing below its snapshot (the asker tries another replica), never a log with a hole.
+        const floor = r.logFloor;
         const chunks = r.readLog(req.fromIndex, Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
+          if (floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
           for await (const entries of chunks) yield { entries };
         })();
       },
@@ -548,6 +568,29 @@ export class PartitionReplicas {
       if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition)) this.#remote.delete(key);
       else this.#refreshRemote(topic, partition);
     }
+  }
+
+  /**
+   * What the partition's other replicas say is its newest applied offset, each asked at once and
+   * given at most `timeoutMs`: the highest answer, and how many there were to ask.
+   */
+  async newestElsewhere(topic: number, partition: number, timeoutMs = 1000): Promise<{ asked: number; newest: number | undefined }> {
+    const where = this.#remoteTargets(topic, partition);
+    const ask = this.#forwarder?.bounds?.bind(this.#forwarder);
+    if (where === undefined || ask === undefined || where.targets.length === 0) return { asked: 0, newest: undefined };
+    const answers = await Promise.all(
+      where.targets.map(async (to) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs, undefined)));
+        try {
+          return await Promise.race([ask(to, { group: where.group, topic, partition }).then((b) => b.newest, () => undefined), late]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    const got = answers.filter((n): n is number => n !== undefined);
+    return { asked: where.targets.length, newest: got.length === 0 ? undefined : Math.max(...got) };
   }
 
   /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
@@ -668,26 +711,28 @@ export class PartitionReplicas {
   /**
    * After a snapshot was installed without the log before it (the leader's retention had removed the
    * entries this replica lacked), fetches the log the leader still holds up to the snapshot, from
-   * where the image says it starts: in bounded chunks, each stored with the index rows that applying
-   * it gives (the same offsets as the leader's: the same entries applied by the same rules from the
-   * same offset), checked at the end to arrive exactly at the snapshot's next offset. Then those
-   * events are readable here; until then reads of them go to another replica. On failure what was
-   * stored is removed and the replica reads from the snapshot on (as after more retention).
+   * where the image says it starts (`pendingHistory`, recorded with the snapshot): in bounded chunks,
+   * each stored with the index rows that applying it gives (the same offsets as the leader's: the same
+   * entries applied by the same rules from the same offset), checked to be contiguous and at the end
+   * to arrive exactly at the snapshot's next offset. Then those events are readable here; until then
+   * reads of them go to another replica. A try that fails is removed before the next one, which may
+   * ask another replica (the leader first, then the others: any replica serves committed entries).
+   * Tries go on while no replica can be reached (a leader change, a cut); when the replicas that
+   * answered no longer hold that log (their retention went past it), the replica reads from its
+   * snapshot on (as after more retention). A node that stops meanwhile starts the fetch again at its
+   * next start (PartitionReplica.load). A later snapshot installed without its log replaces the fetch.
    */
-  #fetchHistory(r: PartitionReplica, index: number, image: PartitionImage): void {
-    const start = image.start;
-    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+  #fetchHistory(r: PartitionReplica): void {
+    const pending = r.pendingHistory;
     const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: r.groupId });
-    if (start === undefined || fetchLog === undefined) {
-      log.warn({ snapshot: index, next: image.next }, 'partition replica installed a snapshot without the log before it: it reads from the snapshot on');
+    if (pending === undefined) {
+      log.info({ oldest: r.bounds().oldest }, 'partition replica installed a snapshot without the log before it, and there is no retained log before it to fetch: it reads from the snapshot on');
       return;
     }
-    const [fromIndex, fromOffset] = start;
-    if (fromIndex > index || fromOffset >= image.next) {
-      log.info({ snapshot: index, oldest: image.next }, 'partition replica installed a snapshot at its leader\'s retained start: there is no log before it to fetch');
-      return;
-    }
-    const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const { index, next, fromIndex, fromOffset } = pending;
+    const generation = r.historyGeneration;
+    const current = () => !this.#closed && r.historyGeneration === generation && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
     r.historyFrom = fromOffset;
     this.#historyFetching.add(r.groupId);
     const started = this.#o.clock.monotonicMs();
@@ -695,37 +740,48 @@ export class PartitionReplicas {
       // The removal of what the replica held before the snapshot is queued for the node's next write:
       // it must be done before fetched entries are stored, or it would remove them.
       await this.#o.host.flushRows();
-      let lastErr = 'no replica to fetch from';
-      for (let attempt = 0; attempt < 3 * Math.max(1, peers.length); attempt++) {
-        const from = peers[attempt % Math.max(1, peers.length)];
-        if (from === undefined || this.#closed) break;
+      let lastErr = fetchLog === undefined ? 'this node cannot fetch from others' : 'no replica to fetch from';
+      // Replicas that answered without that log (retention removed it there), by node.
+      const without = new Set<NodeId>();
+      for (let attempt = 0; fetchLog !== undefined && current(); attempt++) {
+        const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+        if (peers.length === 0 || peers.every((n) => without.has(n))) break;
+        const from = peers[attempt % peers.length]!;
         const scratch = new PartitionState({ applied: fromIndex - 1, next: fromOffset, oldest: fromOffset, recent: [] });
         let chunks = 0;
         try {
           const signal = AbortSignal.timeout(120_000);
           for await (const chunk of fetchLog(from, { group: r.groupId, fromIndex, toIndex: index, maxBytes: logChunkBytes }, signal)) {
-            if (chunk.entries[0]?.index !== scratch.applied + 1) throw new Error(`chunk starts at ${chunk.entries[0]?.index}, expected ${scratch.applied + 1}`);
+            if (!current()) return;
+            chunk.entries.forEach((e, i) => {
+              if (e.index !== scratch.applied + 1 + i) throw new HistoryMissing(`entry ${e.index} where ${scratch.applied + 1 + i} was expected`);
+            });
             await r.storeHistory(chunk.entries, scratch);
             chunks++;
           }
-          if (scratch.applied !== index || scratch.newest + 1 !== image.next) {
-            throw new Error(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${image.next - 1}`);
+          if (!current()) return;
+          if (scratch.applied !== index || scratch.newest + 1 !== next) {
+            throw new HistoryMissing(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${next - 1}`);
           }
-          r.extendBack(fromOffset);
+          r.extendBack(pending);
           log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
           return;
         } catch (err) {
+          if (!current()) return;
+          if (err instanceof HistoryMissing) without.add(from);
           lastErr = `node ${from}: ${(err as Error).message}`;
-          log.warn({ from, err: (err as Error).message, chunks }, 'fetching the retained log before the snapshot failed; trying again');
-          await r.dropHistory(fromOffset, image.next, fromIndex, index).catch(() => undefined);
+          if (attempt < 10 || attempt % 100 === 0) log.warn({ from, err: (err as Error).message, chunks, attempt }, 'fetching the retained log before the snapshot failed; trying again');
+          await r.dropHistory(fromOffset, next, fromIndex, index).catch(() => undefined);
           r.historyFrom = fromOffset;
-          await (this.#o.sleep ?? sleep)(200);
+          await (this.#o.sleep ?? sleep)(Math.min(5000, 200 * 2 ** Math.min(5, Math.floor(attempt / Math.max(1, peers.length)))));
         }
       }
+      if (!current()) return;
       r.historyFrom = undefined;
       this.#historyFetching.delete(r.groupId);
-      log.error({ err: lastErr, oldest: image.next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
+      await r.abandonHistory(pending).catch(() => undefined);
+      log.error({ err: lastErr, oldest: next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
     })();
   }
 
@@ -1163,12 +1219,16 @@ function dropGroupKeys(b: KvBatch, g: number): void {
   };
   b.delRange(k(prefixOffsetIndex, g), k(prefixOffsetIndex, g + 1));
   b.del(k(prefixApplied, g));
+  b.del(k(prefixHistoryPending, g));
   b.del(directoryKey(g));
 }
 
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {
   return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
 }
+
+/** A replica answered a fetch of history without that log (not from its start, or not up to the snapshot). */
+class HistoryMissing extends Error {}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

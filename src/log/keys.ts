@@ -16,7 +16,10 @@
  *                time, request id (src/broker/partition-replica.ts; the Raft log under 0x02 holds the events)
  *   0x15        partition applied state: [0x15][group u32] -> applied index, next offset, oldest offset
  *   0x16        partition group directory: [0x16][group u32] -> topic u32, partition u32 (groups held here)
- *   0x13, 0x17..0x1f  reserved for future partition-log data
+ *   0x17        partition history still to fetch: [0x17][group u32] -> snapshot index, next offset, first raft
+ *                index and offset of the log before the snapshot (a replica that installed a snapshot without
+ *                that log; src/broker/partition-replica.ts)
+ *   0x13, 0x18..0x1f  reserved for future partition-log data
  * Nothing else may write keys in 0x10..0x1f.
  *
  * All integers are big-endian and unsigned so RocksDB's bytewise order is numeric order: batches of

@@ -59,7 +59,8 @@ function normalized(p: PartitionPlacement): PartitionPlacement {
   return out;
 }
 
-function moveStep(p: PartitionPlacement, cmd: Extract<PlacementCommand, { op: 'partition.move' }>): PartitionPlacement | PlacementChange {
+/** One step of a move applied to a placement (the rules the state machine applies; the host simulation models metadata with it). */
+export function moveStep(p: PartitionPlacement, cmd: Extract<PlacementCommand, { op: 'partition.move' }>): PartitionPlacement | PlacementChange {
   const { from, to } = cmd;
   const learners = p.learners ?? [];
   if (cmd.step === 'add_learner') {

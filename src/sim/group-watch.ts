@@ -24,6 +24,13 @@ export class GroupWatch {
   #durableChecked = 0;
   /** Members whose disk lost fsynced data: the leader may count them from before the loss. */
   readonly #lostData = new Set<NodeId>();
+  /**
+   * Each member's voters as last observed. A leader decides a commit with the configuration it has
+   * applied at that moment; a configuration change committed in an event is applied in that same event
+   * (the host applies after its write), so the voters observed after the event are not those that
+   * decided it: DurableQuorum counts the voters observed before.
+   */
+  readonly #votersSeen = new Map<NodeId, readonly NodeId[]>();
   elections = 0;
   /** See #countOldTermQuorum. */
   oldTermQuorums = 0;
@@ -37,6 +44,7 @@ export class GroupWatch {
   /** A member opened the group (at start or restart). */
   opened(node: NodeId, g: RaftGroup<unknown>): void {
     this.#durable.set(node, g.store.storage);
+    this.#votersSeen.delete(node);
     this.#leaderOf.delete(node);
     this.#inv.notLeader(node);
   }
@@ -93,7 +101,7 @@ export class GroupWatch {
       this.#inv.leaderCommitted(node, st.term, st.commit, raw);
       if (this.#inv.rules && st.commit > this.#durableChecked) {
         this.#durableChecked = st.commit;
-        this.#durableQuorum(node, st.commit, raw.termAt(st.commit), st.confState.voters);
+        this.#durableQuorum(node, st.commit, raw.termAt(st.commit), this.#votersSeen.get(node) ?? st.confState.voters);
       }
     } else {
       this.#leaderOf.delete(node);
@@ -101,6 +109,7 @@ export class GroupWatch {
       if (st.state === 'candidate' && st.votes !== undefined) this.#inv.voteTally(node, st.term, st.votes);
     }
     this.#inv.committedPrefix(node, st.commit, raw);
+    this.#votersSeen.set(node, [...st.confState.voters]);
     return elected;
   }
 

@@ -31,6 +31,7 @@ import { Clients } from './host-clients.js';
 import { MetadataClients } from './host-metadata.js';
 import { emptyStats, type HostSimContext, type HostSimStats, type SimPartition } from './host-context.js';
 import { SimHostNode, type HostNodeEnv, type HostTuning } from './host-node.js';
+import { SimPlacements } from './host-moves.js';
 import { Nemesis, shuffle } from './host-nemesis.js';
 import { InvariantViolation } from './invariants.js';
 import { Network } from './network.js';
@@ -84,6 +85,8 @@ const topic = 7;
 const metadataGroup = 0;
 /** Liveness bound after faults heal (virtual ms): leaders, a new batch everywhere, converged replicas. */
 export const recoveryMsMax = 6000;
+/** Then, the bound for every replica move in flight to finish (a new replica catches up, then the steps). */
+export const movesMsMax = 8000;
 
 /** Lets every promise set off by the event just run settle: only microtasks run before this resolves. */
 function settle(): Promise<void> {
@@ -114,6 +117,7 @@ export class HostSimulation implements HostSimContext {
   readonly #clients: Clients;
   readonly #metadataClients: MetadataClients;
   readonly #ids: readonly NodeId[];
+  readonly moves: SimPlacements;
   #now = 0;
   #seq = 0;
   #markers = 0;
@@ -149,10 +153,25 @@ export class HostSimulation implements HostSimContext {
     const layouts = ids.length === 3 ? [3, 3] : [3, 3, 5];
     layouts.forEach((rf, index) => {
       const replicas = shuffle(r, ids).slice(0, rf);
-      this.partitions.push({ index, topic, partition: index, group: 100 + index, replicas });
+      this.partitions.push({ index, topic, partition: index, group: 100 + index, founders: replicas, replicas });
       this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true));
     });
     this.ledger = new PartitionLedger(this.partitions.length);
+    // Its own stream of choices (derived from the seed, drawing nothing from the main one).
+    this.moves = new SimPlacements(this, new Prng(opts.seed * 31 + 7), ids);
+    this.moves.metadataLeader = () => this.metadataLeader();
+    this.moves.onApplied = (id) => {
+      const n = this.node(id);
+      if (!n.running) return;
+      const inc = n.incarnation;
+      n.placementApplied().catch((err: unknown) => {
+        if (n.incarnation !== inc) return;
+        // The disk refused the new replica's first write (a full disk, a failed fsync, which stops
+        // the node by itself): main.ts logs it and goes on, as here.
+        if (err instanceof Error && (err.name === 'KvWriteError' || err.name === 'DurabilityLostError')) this.log(`n${id} opening a moved replica failed: ${err.message}`);
+        else this.fail(err);
+      });
+    };
     this.#nemesis = new Nemesis(this);
     this.#clients = new Clients(this, r.between(2, 4));
     this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true);
@@ -217,8 +236,8 @@ export class HostSimulation implements HostSimContext {
   leaderOf(p: SimPartition): SimHostNode | undefined {
     let best: SimHostNode | undefined;
     let term = -1;
-    for (const id of p.replicas) {
-      const n = this.node(id);
+    // Any node that holds the group (a move adds and removes members).
+    for (const n of this.#nodes.values()) {
       const g = n.running ? this.#group(n, p) : undefined;
       if (g === undefined || !g.isLeader()) continue;
       if (g.term > term) {
@@ -301,11 +320,9 @@ export class HostSimulation implements HostSimContext {
         if (this.#tracing) this.log(`n${node.id} opened metadata: applied ${md.raftGroup.applied}, ${JSON.stringify(md.view().metadata)}`);
         this.#watch.get(metadataGroup)!.opened(node.id, md.raftGroup);
       },
-      placement: (t, partition) => {
-        const p = this.partitions[partition];
-        return t === topic && p !== undefined ? { group: p.group, replicas: p.replicas } : undefined;
-      },
-      partitionsOf: (id) => this.partitions.filter((p) => p.replicas.includes(id)),
+      placement: (id) => this.moves.lookup(id),
+      proposeMove: (node) => this.moves.propose(node),
+      partitionsOf: (id) => this.moves.placedOn(id),
       transport: (node) => this.#transport(node),
       forwarder: (node) => this.#forwarder(node),
       fatal: (node, inc, err) => this.#fatal(node, inc, err),
@@ -324,6 +341,13 @@ export class HostSimulation implements HostSimContext {
         this.#watch.get(g.id)?.applied(node.id, e);
       },
       woke: (node, r) => this.#read(node, r),
+      moved: (node, actions) => {
+        for (const a of actions) {
+          if (a.kind === 'transfer') this.stats.moveTransfers++;
+          if (a.kind === 'confChange') this.stats.moveConfChanges++;
+          if (this.#tracing) this.log(`n${node.id} mover: ${JSON.stringify(a)}`);
+        }
+      },
     };
   }
 
@@ -532,6 +556,9 @@ export class HostSimulation implements HostSimContext {
       this.log(`n${node.id} opened g${r.groupId}: applied ${r.applied}, offsets ${JSON.stringify(r.bounds())}, log ${st.firstIndex()}..${st.lastIndex()} snapshot ${st.snapshot().metadata.index}, ${JSON.stringify(st.hardState())}${rs.damaged === null ? '' : ` DAMAGED ${JSON.stringify(rs.damaged)}`}; disk ${node.nodeDisk?.opening}${node.nodeDisk?.lostTail === undefined ? '' : ` LOST TAIL: ${node.nodeDisk.lostTail}`}`);
     }
     this.#watch.get(r.groupId)?.opened(node.id, r.group as RaftGroup<unknown>);
+    // A replica opened again after it was dropped (moved away, then back) starts empty.
+    this.#seen.set(`${node.id}:${this.partitions[r.partition]!.index}`, -1);
+    this.#reading.delete(`${node.id}:${this.partitions[r.partition]!.index}`);
     this.#read(node, r);
   }
 
@@ -544,14 +571,16 @@ export class HostSimulation implements HostSimContext {
     const replicas = node.replicas;
     if (replicas === undefined) return;
     this.#reading.add(key);
+    // This replica, read directly (a learner's node would read a voter's through PartitionReplicas).
+    const current = () => node.incarnation === inc && replicas.replica(p.topic, p.partition) === r;
     const loop = async (): Promise<void> => {
       for (;;) {
-        if (node.incarnation !== inc) return;
+        if (!current()) return;
         const seen = this.#seen.get(key) ?? -1;
         const newest = r.bounds().newest;
         if (newest <= seen) break;
-        const events = await replicas.read(p.topic, p.partition, seen as never, 64, 1 << 20);
-        if (node.incarnation !== inc) return;
+        const events = await r.read(seen as never, 64, 1 << 20);
+        if (!current()) return;
         if (events.length === 0) throw new InvariantViolation('Dense', `n${node.id} p${p.index}: read after ${seen} returned nothing below newest ${newest}`);
         let prev = seen;
         for (const e of events) {
@@ -563,7 +592,7 @@ export class HostSimulation implements HostSimContext {
       this.#reading.delete(key);
     };
     loop().catch((err: unknown) => {
-      if (node.incarnation === inc) this.fail(err);
+      if (current()) this.fail(err);
     });
   }
 
@@ -628,7 +657,7 @@ export class HostSimulation implements HostSimContext {
     for (const id of this.damaged) {
       const n = this.node(id);
       if (!n.running || n.replicas === undefined) continue;
-      const groups = [n.metadata?.raftGroup, ...this.partitions.filter((p) => p.replicas.includes(id)).map((p) => this.#group(n, p))];
+      const groups = [n.metadata?.raftGroup, ...this.partitions.filter((p) => this.moves.placed(p).includes(id)).map((p) => this.#group(n, p))];
       // Repaired for good once the mark is gone from the disk too (the Ready that repairs is written
       // durably; a crash before that keeps the member damaged).
       if (groups.every((g) => g !== undefined && g.raw.status().damaged === null && g.store.damage === undefined)) {
@@ -643,11 +672,10 @@ export class HostSimulation implements HostSimContext {
     }
     for (const p of this.partitions) {
       const w = this.#watch.get(p.group)!;
-      for (const id of p.replicas) {
-        const n = this.node(id);
+      for (const n of this.#nodes.values()) {
         if (!n.running) continue;
         const g = this.#group(n, p);
-        if (g !== undefined && w.observe(id, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
+        if (g !== undefined && w.observe(n.id, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
       }
     }
   }
@@ -694,10 +722,51 @@ export class HostSimulation implements HostSimContext {
     }
     const took = this.#now - since;
     this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);
+    // Every move in flight finishes: its steps go on without faults (new replicas catch up, are
+    // promoted, leaders leave, old replicas are removed and dropped), and the new replicas converge.
+    const movesSince = this.#now;
+    const settled = () => this.#movesSettled() && this.#converged(markers);
+    await this.#runUntil(movesSince + movesMsMax, settled);
+    if (!settled()) {
+      throw new InvariantViolation('MoveLiveness', `round ${round}: moves not finished ${movesMsMax} ms after recovery: ${this.#describeMoves()}; ${this.#describeState(markers)}`);
+    }
     this.stats.elections = [...this.#watch.values()].reduce((s, w) => s + w.elections, 0);
     this.stats.oldTermQuorums = [...this.#watch.values()].reduce((s, w) => s + w.oldTermQuorums, 0);
     this.log(`CALM round ${round}: recovered after ${took} ms`);
     this.chaos = true;
+  }
+
+  /**
+   * No move in flight, every node applied the stored placements, every group's configuration (as its
+   * leader has it) is its placement, and no running node holds a replica it is not placed on.
+   */
+  #movesSettled(): boolean {
+    if (this.moves.inFlight().length > 0 || !this.moves.applied()) return false;
+    for (const p of this.partitions) {
+      const s = this.moves.stored(p);
+      const l = this.leaderOf(p);
+      const conf = l === undefined ? undefined : this.#group(l, p)?.raw.status().confState;
+      if (conf === undefined || conf.learners.length > 0 || (s.learners?.length ?? 0) > 0) return false;
+      if ([...conf.voters].sort().join(',') !== [...s.replicas].sort().join(',')) return false;
+      for (const n of this.running()) if (!s.replicas.includes(n.id) && this.#group(n, p) !== undefined) return false;
+    }
+    return true;
+  }
+
+  #describeMoves(): string {
+    return this.partitions
+      .map((p) => {
+        const s = this.moves.stored(p);
+        const l = this.leaderOf(p);
+        const conf = l === undefined ? undefined : this.#group(l, p)?.raw.status().confState;
+        const holders = this.running().filter((n) => this.#group(n, p) !== undefined).map((n) => n.id);
+        return `p${p.index} stored [${s.replicas.join(',')}] learners [${(s.learners ?? []).join(',')}]${s.moving === undefined ? '' : ` moving ${s.moving.from}->${s.moving.to}`} conf ${conf === undefined ? '-' : `[${conf.voters.join(',')}]/[${conf.learners.join(',')}]`} held on [${holders.join(',')}]`;
+      })
+      .join('; ');
+  }
+
+  moveReplica(): string {
+    return this.moves.operate();
   }
 
   /** In calm, publishes one marker batch per partition through its leader until acknowledged. */
@@ -775,9 +844,9 @@ export class HostSimulation implements HostSimContext {
     for (const p of this.partitions) {
       const want = this.ledger.appliedMax(p.index);
       if (want < this.ledger.ackedMax(p.index)) return false;
-      for (const id of p.replicas) {
+      for (const id of this.moves.placed(p)) {
         const n = this.node(id);
-        if (!n.running || (this.#seen.get(`${id}:${p.index}`) ?? -1) !== want) return false;
+        if (!n.running || this.#group(n, p) === undefined || (this.#seen.get(`${id}:${p.index}`) ?? -1) !== want) return false;
       }
     }
     return true;
@@ -787,7 +856,7 @@ export class HostSimulation implements HostSimContext {
     return this.partitions
       .map((p) => {
         const l = this.leaderOf(p);
-        const rs = p.replicas.map((id) => {
+        const rs = this.moves.placed(p).map((id) => {
           const n = this.node(id);
           const g = this.#group(n, p);
           const st = g?.raw.status();

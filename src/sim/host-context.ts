@@ -15,8 +15,10 @@ export interface SimPartition {
   readonly topic: number;
   readonly partition: number;
   readonly group: number;
-  /** Its founding voters; the first is the preferred leader. */
-  readonly replicas: readonly NodeId[];
+  /** Its founding voters. */
+  readonly founders: readonly NodeId[];
+  /** The voters of its placement as stored in metadata (replica moves change them); the first is the preferred leader. */
+  replicas: readonly NodeId[];
 }
 
 export interface HostSimStats {
@@ -56,6 +58,13 @@ export interface HostSimStats {
   skews: number;
   storms: number;
   transfers: number;
+  /** Replica moves the operator started, cancelled, and finished (the removal recorded). */
+  moves: number;
+  movesCancelled: number;
+  movesDone: number;
+  /** Configuration changes the movers proposed, and leaderships a leaving leader handed away. */
+  moveConfChanges: number;
+  moveTransfers: number;
   /** Metadata registers: writes and reads asked, writes acknowledged. */
   metadataWrites: number;
   metadataReads: number;
@@ -96,6 +105,11 @@ export function emptyStats(): HostSimStats {
     skews: 0,
     storms: 0,
     transfers: 0,
+    moves: 0,
+    movesCancelled: 0,
+    movesDone: 0,
+    moveConfChanges: 0,
+    moveTransfers: 0,
     metadataWrites: 0,
     metadataReads: 0,
     metadataAcked: 0,
@@ -129,6 +143,8 @@ export interface HostSimContext {
   crash(node: SimHostNode, how: CrashKind, restartAfterMs: number | undefined): void;
   /** Nodes that lost fsynced writes and whose groups are not all repaired yet. */
   readonly damaged: ReadonlySet<NodeId>;
+  /** The operator moves a replica or cancels a move (host-moves.ts); says what it did. */
+  moveReplica(): string;
   /** A check failed inside an asynchronous callback: the run stops after the current event. */
   fail(err: unknown): void;
 }

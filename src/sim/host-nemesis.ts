@@ -13,7 +13,9 @@
  *   minority at a time);
  * - time: a node's clock running fast or slow (tick-rate skew), election storms (a group's leader is
  *   cut off for a moment and every member campaigns at once, one with a racing clock, another
- *   answering late), leadership transfers.
+ *   answering late), leadership transfers;
+ * - operations: an operator moves a replica of a partition to a node outside its group, or cancels a
+ *   move (host-moves.ts); the nodes carry the moves out meanwhile, under all of the above.
  */
 import { writeSeqKey } from '../broker/raft-keys.js';
 import { decodeU64Record } from '../broker/raft-records.js';
@@ -49,6 +51,11 @@ const actions = [
   'transfer',
   'transfer',
   'lostTail',
+  'move',
+  'move',
+  'move',
+  'move',
+  'move',
   'heal',
   'heal',
 ] as const;
@@ -268,6 +275,10 @@ export class Nemesis {
         this.#loseTail(r.pick(ctx.partitions));
         break;
       }
+      case 'move':
+        // The operator: a replica moved to a node outside its group, or a move cancelled (host-moves.ts).
+        detail = ctx.moveReplica();
+        break;
       case 'heal':
         ctx.net.heal();
         break;

@@ -15,6 +15,8 @@ import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-gr
 import { NodeDisk } from '../broker/node-disk.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
+import { ReplicaMover, type ReplicaMoverOptions } from '../broker/replica-mover.js';
+import type { MoveAction } from '../metadata/replica-move-plan.js';
 import { RaftNodeHost, type GroupTransport, type HostScheduler, type TickSource } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, NodeId } from '../raft/index.js';
@@ -48,14 +50,17 @@ export interface HostNodeEnv {
   /** The virtual time an fsync of the node's marker file takes. */
   syncMs(node: NodeId): number;
   readonly tuning: HostTuning;
-  readonly placement: PlacementLookup;
+  /** Where each partition lives, as this node's metadata has applied it. */
+  placement(node: NodeId): PlacementLookup;
+  /** How this node's ReplicaMover records a step of a move in metadata. */
+  proposeMove(node: SimHostNode): ReplicaMoverOptions['propose'];
   /** Every node: the metadata group's founding voters. */
   readonly founders: readonly NodeId[];
   /** How the metadata group forwards a follower's proposal to its leader. */
   metadataTransport(node: SimHostNode): MetadataTransport;
   /** The metadata group opened (before it starts), for the invariant checks. */
   metadataOpened(node: SimHostNode, md: RaftMetadataGroup): void;
-  /** The partitions (topic, partition) this node holds a replica of. */
+  /** The partitions (topic, partition) this node holds a replica of (voter or learner), as its metadata says. */
   partitionsOf(node: NodeId): readonly { topic: number; partition: number }[];
   transport(node: SimHostNode): GroupTransport;
   forwarder(node: SimHostNode): AppendForwarder;
@@ -66,6 +71,8 @@ export interface HostNodeEnv {
   persisted(node: SimHostNode, group: RaftGroup<unknown>, rd: PersistRequest): void;
   applied(node: SimHostNode, group: RaftGroup<unknown>, e: Entry): void;
   woke(node: SimHostNode, replica: PartitionReplica): void;
+  /** What a round of this node's ReplicaMover did (statistics, trace). */
+  moved(node: SimHostNode, actions: readonly MoveAction[]): void;
 }
 
 export class SimHostNode {
@@ -83,6 +90,8 @@ export class SimHostNode {
   host: RaftNodeHost | undefined;
   metadata: RaftMetadataGroup | undefined;
   replicas: PartitionReplicas | undefined;
+  /** Carries out replica moves on this node (production: a timer every 250 ms, and after each applied move). */
+  mover: ReplicaMover | undefined;
   /** Virtual clock: node milliseconds per simulated millisecond. */
   #rate = 1;
   #monoBase = 0;
@@ -167,7 +176,7 @@ export class SimHostNode {
       self: this.id,
       kv: this.disk,
       host,
-      placement: env.placement,
+      placement: env.placement(this.id),
       clock: this.clock,
       random: this.#rng,
       logger: silent,
@@ -217,6 +226,39 @@ export class SimHostNode {
       this.#hook(r);
       env.opened(this, r);
     }
+    // As main.ts: the mover starts once the placed replicas are open, drops what was moved away while
+    // the node was down, and takes a round every 250 ms.
+    const mover = new ReplicaMover({ self: this.id, stores: () => [replicas], placement: env.placement(this.id), propose: env.proposeMove(this), logger: silent });
+    await mover.dropStored();
+    if (this.incarnation !== inc) return;
+    this.mover = mover;
+    // A placement applied while the node was starting opens its replica now.
+    void this.placementApplied();
+    const round = (): void => {
+      env.moved(this, mover.round());
+      at(this.simMs(250), round);
+    };
+    at(this.simMs(250), round);
+  }
+
+  /**
+   * This node applied a new placement of a partition (main.ts, after a partition.move): it opens a
+   * replica now placed on it (a new learner starts empty), then takes the next step at once.
+   */
+  async placementApplied(): Promise<void> {
+    const replicas = this.replicas;
+    const mover = this.mover;
+    if (!this.running || replicas === undefined || mover === undefined) return;
+    const inc = this.incarnation;
+    for (const { topic, partition } of this.#env.partitionsOf(this.id)) {
+      if (replicas.replica(topic, partition) !== undefined) continue;
+      const r = await replicas.ensure(topic, partition);
+      if (this.incarnation !== inc) return;
+      if (r === undefined || replicas.replica(topic, partition) !== r) continue;
+      this.#hook(r);
+      this.#env.opened(this, r);
+    }
+    if (this.incarnation === inc) this.#env.moved(this, mover.round());
   }
 
   /** Observes a partition group, and wakes the reader when its replica applied something. */
@@ -258,6 +300,7 @@ export class SimHostNode {
     this.host = undefined;
     this.metadata = undefined;
     this.replicas = undefined;
+    this.mover = undefined;
     this.nodeDisk = undefined;
     this.handlers.clear();
     this.disk = next;

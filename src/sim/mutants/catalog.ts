@@ -78,4 +78,12 @@ export const mutants: readonly Mutant[] = [
       '          const proposedAt = replica.bounds().newest + 1;\n          const applied = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;\n          const out = { ...applied, first: proposedAt, last: proposedAt + item.events.length - 1 };',
     sims: ['host'],
   },
+  {
+    name: 'move-removal-recorded-first',
+    why: "a replica move records the old replica's removal in metadata before the group removed it (its node drops a replica the group still counts as a voter)",
+    file: 'src/metadata/replica-move-plan.ts',
+    find: '  if (inConf(from)) {',
+    replace: '  if (inConf(from) && view.self < 0) {',
+    sims: ['host'],
+  },
 ];

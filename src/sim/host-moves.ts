@@ -1,0 +1,171 @@
+/**
+ * Replica moves in the host simulation (docs/replication.md, "Moving a replica"): an operator moves a
+ * partition's replica to a node outside its group, and now and then cancels a move whose new replica
+ * is not promoted yet; every node runs the production ReplicaMover, which takes the steps (add the
+ * learner, promote it once caught up, hand leadership away from a leaving leader, remove the old
+ * voter, record each step in metadata), and the production PartitionReplicas, which open the new
+ * replica empty and drop the old one.
+ *
+ * The placement stored in metadata is modelled here, not run through the metadata group: one stored
+ * placement per partition, changed by the state machine's own rules (placement-changes.ts, moveStep),
+ * and seen by each node after a delay of its own (nodes apply metadata at their own pace: a leader may
+ * act on a placement older than the stored one, which the plan must survive). A step a node records
+ * travels to the metadata leader over the faulty network: it may be refused (no leader, cut off), or
+ * stored while its answer is lost, as a forwarded proposal can be.
+ *
+ * After calm every move must finish (MoveLiveness): the group's configuration is the placement's, and
+ * no node holds a replica it is not placed on.
+ */
+import { moveStep } from '../metadata/placement-changes.js';
+import type { PartitionPlacement } from '../metadata/placement-types.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import type { GroupPlacement, PlacementLookup } from '../broker/partition-replicas.js';
+import type { NodeId } from '../raft/index.js';
+import type { HostSimContext, SimPartition } from './host-context.js';
+import type { SimHostNode } from './host-node.js';
+import type { Prng } from './prng.js';
+
+type MoveCommand = Extract<MetadataCommand, { op: 'partition.move' }>;
+
+interface Version {
+  readonly v: number;
+  readonly p: PartitionPlacement;
+}
+
+/** How long a node takes at most to apply a metadata change (virtual ms). */
+const applyLagMsMax = 300;
+
+export class SimPlacements {
+  readonly #ctx: HostSimContext;
+  readonly #rng: Prng;
+  /** group -> the placement stored in metadata. */
+  readonly #stored = new Map<number, Version>();
+  /** node -> group -> the placement that node has applied. */
+  readonly #views = new Map<NodeId, Map<number, Version>>();
+  readonly #ids: readonly NodeId[];
+  /** Told that a node applied a new placement of a group (it opens a replica placed on it, takes the next step). */
+  onApplied: ((node: NodeId, group: number) => void) | undefined;
+  /** The node leading the metadata group now (where a recorded step goes). */
+  metadataLeader: () => SimHostNode | undefined = () => undefined;
+
+  constructor(ctx: HostSimContext, rng: Prng, ids: readonly NodeId[]) {
+    this.#ctx = ctx;
+    this.#rng = rng;
+    this.#ids = ids;
+    for (const p of ctx.partitions) this.#stored.set(p.group, { v: 0, p: { group: p.group, replicas: [...p.replicas] } });
+    for (const id of ids) this.#views.set(id, new Map(this.#stored));
+  }
+
+  /** The stored placement of a partition. */
+  stored(p: SimPartition): PartitionPlacement {
+    return this.#stored.get(p.group)!.p;
+  }
+
+  /** Nodes the stored placement names (voters and learners). */
+  placed(p: SimPartition): NodeId[] {
+    const s = this.stored(p);
+    return [...s.replicas, ...(s.learners ?? [])];
+  }
+
+  /** What a node's placement lookup answers: its own applied view. */
+  lookup(node: NodeId): PlacementLookup {
+    return (topic, partition) => {
+      const p = this.#ctx.partitions[partition];
+      if (p === undefined || p.topic !== topic) return undefined;
+      return this.#views.get(node)!.get(p.group)!.p as GroupPlacement;
+    };
+  }
+
+  /** Partitions a node's view places on it. */
+  placedOn(node: NodeId): SimPartition[] {
+    const view = this.#views.get(node)!;
+    return this.#ctx.partitions.filter((p) => {
+      const v = view.get(p.group)!.p;
+      return v.replicas.includes(node) || (v.learners?.includes(node) ?? false);
+    });
+  }
+
+  /** Applies a step to the stored placement by the state machine's rules; each node sees it after its own delay. */
+  #apply(cmd: MoveCommand): { ok: boolean; detail?: string } {
+    const cur = this.#stored.get(cmd.group);
+    if (cur === undefined) return { ok: false, detail: `no group ${cmd.group}` };
+    const next = moveStep(cur.p, cmd);
+    if ('ok' in next) return next.ok ? { ok: true } : { ok: false, detail: next.detail };
+    if (cmd.step === 'remove') this.#ctx.stats.movesDone++;
+    if (cmd.step === 'cancel') this.#ctx.stats.movesCancelled++;
+    const version: Version = { v: cur.v + 1, p: next };
+    this.#stored.set(cmd.group, version);
+    const sp = this.#ctx.partitions.find((p) => p.group === cmd.group)!;
+    sp.replicas = [...next.replicas];
+    this.#ctx.log(`MOVE stored g${cmd.group} ${cmd.step} ${cmd.from}->${cmd.to}: replicas [${next.replicas.join(',')}] learners [${(next.learners ?? []).join(',')}]${next.moving === undefined ? '' : ` moving ${next.moving.from}->${next.moving.to}`}`);
+    for (const id of this.#ids) {
+      this.#ctx.at(this.#rng.between(0, applyLagMsMax), () => {
+        const view = this.#views.get(id)!;
+        if (view.get(cmd.group)!.v >= version.v) return;
+        view.set(cmd.group, version);
+        this.onApplied?.(id, cmd.group);
+      });
+    }
+    return { ok: true };
+  }
+
+  /**
+   * A node records a step (ReplicaMover's propose): it travels to the metadata leader and back over
+   * the faulty network. Refused when no leader is reachable; stored with its answer lost when the
+   * way back is cut (the answer then says unavailable, as a timed-out proposal would).
+   */
+  propose(node: SimHostNode): (cmd: MoveCommand) => Promise<{ ok: boolean; detail?: string }> {
+    const ctx = this.#ctx;
+    return (cmd) =>
+      new Promise((resolve) => {
+        const f = ctx.net.faults;
+        ctx.at(this.#rng.between(f.delayMsMin, f.delayMsMax), () => {
+          const leader = this.metadataLeader();
+          if (leader === undefined || !ctx.net.canDeliver(node.id, leader.id)) {
+            resolve({ ok: false, detail: 'metadata unavailable' });
+            return;
+          }
+          const res = this.#apply(cmd);
+          ctx.at(this.#rng.between(f.delayMsMin, f.delayMsMax), () => resolve(ctx.net.canDeliver(leader.id, node.id) ? res : { ok: false, detail: 'no answer' }), node);
+        }, node);
+      });
+  }
+
+  /**
+   * The operator (during chaos): starts a move of a replica of a partition with none in flight to a
+   * node outside its group, or cancels a move whose new replica is not promoted yet. Asked of the
+   * metadata leader, as `POST /cluster/partitions/{group}/move` is; nothing happens without one.
+   */
+  operate(): string {
+    const ctx = this.#ctx;
+    if (this.metadataLeader() === undefined) return 'no metadata leader';
+    const p = this.#rng.pick(ctx.partitions);
+    const s = this.stored(p);
+    if (s.moving !== undefined) {
+      if (s.replicas.includes(s.moving.to) || !this.#rng.chance(0.5)) return `p${p.index} already moving ${s.moving.from}->${s.moving.to}`;
+      const res = this.#apply({ op: 'partition.move', group: p.group, step: 'cancel', from: s.moving.from, to: s.moving.to });
+      return `p${p.index} cancel ${s.moving.from}->${s.moving.to}: ${res.ok ? 'stored' : res.detail}`;
+    }
+    const spare = this.#ids.filter((id) => !s.replicas.includes(id) && !(s.learners ?? []).includes(id));
+    if (spare.length === 0) return `p${p.index} has no node to move to`;
+    const from = this.#rng.pick(s.replicas);
+    // Often back to a founder moved away before: it opens the group afresh and must write the founding
+    // configuration the others wrote (placement `founders`), not one of today's replicas.
+    const back = spare.filter((id) => p.founders.includes(id));
+    const to = this.#rng.pick(back.length > 0 && this.#rng.chance(0.6) ? back : spare);
+    const res = this.#apply({ op: 'partition.move', group: p.group, step: 'add_learner', from, to });
+    if (res.ok) ctx.stats.moves++;
+    return `p${p.index} ${from}->${to}: ${res.ok ? 'stored' : res.detail}`;
+  }
+
+  /** Moves still in flight in the stored placements. */
+  inFlight(): SimPartition[] {
+    return this.#ctx.partitions.filter((p) => this.stored(p).moving !== undefined);
+  }
+
+  /** Whether every node has applied the stored placement of every group. */
+  applied(): boolean {
+    for (const view of this.#views.values()) for (const [g, s] of this.#stored) if (view.get(g)!.v !== s.v) return false;
+    return true;
+  }
+}
