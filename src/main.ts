@@ -18,7 +18,9 @@ import { otherBodyBytesMax } from './core/limits.js';
 import { createLogger } from './observability/logger.js';
 import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
-import { markerFileName, NodeDisk } from './broker/node-disk.js';
+import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk } from './broker/node-disk.js';
+import { registerDisk } from './broker/disk-registration.js';
+import { mayFoundGroup } from './metadata/disk-registry.js';
 import { clusterIdOf, decideFounding } from './broker/founding.js';
 import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
 import type { NodeId } from './raft/index.js';
@@ -132,6 +134,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     // The memory tails of all partitions together, within the budget the tail cache had before.
     memoryBytesTotal: config.tailCacheBytesMax,
     ...(groups === undefined ? {} : { groups }),
+    // A directory that did not found the cluster founds only the groups created after it registered.
+    mayFound: (group) => mayFoundGroup(group, { token: diskTokenOf(disk.identity), foundingDisk: isFoundingDisk(disk.identity) }, metadataForPlacement?.state.disk(config.nodeId)),
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -301,6 +305,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       const handedOutNow = sm.snapshot().nextTopic;
       for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
       for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
+      // Partitions placed here that the snapshot brought (a wiped node catching up, a follower far
+      // behind): their replicas open now, as at start, so they take part in their groups at once
+      // instead of on the first request that touches them.
+      for (const r of sm.eventTypes()) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name }, 'opening partition replicas failed'));
     },
     onFatal: (err) => fatal?.(err),
     onLeaderChange: () => leaderChanges++,
@@ -540,6 +548,17 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Sessions of streams that died with this node's previous process hold partitions: close them. In a
   // multi-node cluster the leader may not be known yet, so keep trying in the background.
   let stopped = false;
+  void registerDisk({
+    node: self,
+    token: () => diskTokenOf(disk.identity),
+    foundingDisk: () => isFoundingDisk(disk.identity),
+    registered: () => metadata.state.disk(self),
+    propose: (cmd) => metadata.propose(cmd),
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    stopped: () => stopped,
+    retryMs: 500,
+    logger: logger.child({ component: 'disk' }),
+  });
   void (async () => {
     for (let attempt = 0; !stopped; attempt++) {
       try {

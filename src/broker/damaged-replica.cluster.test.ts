@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { businessEventType, call } from '../testing/broker-harness.js';
+import { businessEvent, businessEventType, call } from '../testing/broker-harness.js';
 import { freeClusterBase } from '../testing/free-ports.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -95,6 +95,13 @@ async function create(names: string[], on: number): Promise<void> {
   }
 }
 
+/** Each partition's newest offset, as node i answers it. */
+async function partitions(i: number, name: string): Promise<string[]> {
+  const r = await call(url(i), 'GET', `/event-types/${name}/partitions`);
+  assert.equal(r.status, 200, r.text);
+  return (r.body as { partition: string; newest_available_offset: string }[]).map((p) => `${p.partition}:${p.newest_available_offset}`).sort();
+}
+
 async function names(i: number): Promise<string[]> {
   const r = await call(url(i), 'GET', '/event-types');
   assert.equal(r.status, 200, r.text);
@@ -136,6 +143,14 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       const wiped = [1, 2, 3].find((i) => i !== leader0)!;
       const third = [1, 2, 3].find((i) => i !== leader0 && i !== wiped)!;
       const old = (await view(wiped))!;
+      // Partition groups that exist before the wipe, holding events the wiped node acknowledged.
+      await create(['data.before'], leader0);
+      for (let k = 0; k < 4; k++) {
+        const r = await call(url(leader0), 'POST', '/event-types/data.before/events', Array.from({ length: 5 }, (_, j) => businessEvent(`o${k}.${j}`)));
+        assert.equal(r.status, 200, r.text);
+      }
+      written.push('data.before');
+      const heldBefore = await partitions(leader0, 'data.before');
       process.kill(pidOf(wiped), 'SIGKILL');
       rmSync(dataDir(wiped), { recursive: true, force: true });
       await more(snapshotEntries, leader0, 'while.wiped');
@@ -148,6 +163,12 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       assert.match(lines, /metadata raft log damaged: this node will not vote or lead until a healthy leader has repaired it/);
       assert.match(lines, /installed a metadata snapshot from the leader/);
       assert.match(lines, /metadata raft member repaired from the leader/);
+      // Its partition groups existed before its new directory registered: joined empty and damaged,
+      // then repaired by their leaders; a group created after the registration is founded normally.
+      await until('the wiped node holding every event again', 15_000, async () => JSON.stringify(await partitions(wiped, 'data.before')) === JSON.stringify(heldBefore) ? true : undefined);
+      const later = newRun().join('\n');
+      assert.match(later, /this data directory joined the cluster after the group was created/);
+      assert.match(later, /this data directory is registered in the metadata/);
       assert.equal(v.cluster_id, old.cluster_id, 'the same cluster');
       assert.notEqual(v.disk_id, old.disk_id, 'a new disk');
       assert.deepEqual((await names(wiped)).sort(), [...written].sort(), 'it holds every write');
@@ -204,6 +225,7 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       }
       t.diagnostic(`cluster/down failed: ${(err as Error).message}`);
     }
-    rmSync(clusterDir, { recursive: true, force: true });
+    if (process.env['KEEP'] === undefined) rmSync(clusterDir, { recursive: true, force: true });
+    else t.diagnostic(clusterDir);
   }
 });

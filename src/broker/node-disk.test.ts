@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { MemoryCell, MemoryKv } from '../log/index.js';
 import { bootstrapState, encodeConfChange } from '../raft/index.js';
 import { encodeEntry, encodeHardState, encodeSnapshot } from '../transport/index.js';
-import { legacyClusterId, NodeDisk, NodeDiskError } from './node-disk.js';
+import { diskTokenOf, isFoundingDisk, legacyClusterId, NodeDisk, NodeDiskError } from './node-disk.js';
 import { entryKey, groupKey, kindHardState, kindSnapshot, nodeIdentityKey } from './raft-keys.js';
 import { RaftLogStore } from './raft-log-store.js';
 import { decodeEntryRecord } from './raft-records.js';
@@ -177,4 +177,32 @@ test('a lost tail is recorded in the identity too (for groups that lost every re
   const reopened = await NodeDisk.open({ kv: before.crash(), cell, self: 1, newId, logger: quiet });
   assert.equal(reopened.lostTail, undefined);
   assert.match(reopened.identity.lostRaftState ?? '', /was durable before/);
+});
+
+test('the registration token and the founding-disk rule: a founder never registers; a joined directory, and one that lost raft writes (each loss anew), do', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+  await disk.setCluster('c1', [{ id: 1, diskId: disk.identity.diskId }, { id: 2, diskId: 'other' }]);
+  assert.equal(isFoundingDisk(disk.identity), true);
+  assert.equal(diskTokenOf(disk.identity), disk.identity.diskId);
+  const joined = await NodeDisk.open({ kv: new MemoryKv(), cell: new MemoryCell(), self: 3, newId, logger: quiet });
+  await joined.setCluster('c1', []);
+  assert.equal(isFoundingDisk(joined.identity), false, 'a directory that joined registers');
+  // The founder loses a durable tail twice: it is no founding disk any more, and each loss is a new token.
+  const tokens = new Set([diskTokenOf(disk.identity)]);
+  let current = kv;
+  for (let loss = 1; loss <= 2; loss++) {
+    const opened = await NodeDisk.open({ kv: current, cell, self: 1, newId, logger: quiet });
+    const before = current.copyDurable();
+    await founded(current, opened);
+    await opened.flush();
+    const lost = await NodeDisk.open({ kv: before, cell, self: 1, newId, logger: quiet });
+    assert.equal(lost.identity.losses, loss);
+    assert.equal(isFoundingDisk(lost.identity), false);
+    tokens.add(diskTokenOf(lost.identity));
+    await lost.close();
+    current = before;
+  }
+  assert.equal(tokens.size, 3, 'each loss gives a new token');
 });

@@ -13,6 +13,9 @@
  * group member on the node is then marked damaged (raft-keys.ts, kind 0x04) in one durable write
  * before the marker moves on, and stays so until a healthy leader has repaired it.
  *
+ * The marker also holds the term ceiling (termCeiling): a lost tail can take a member's newest term,
+ * and the damaged member starts at the ceiling instead of its older stored term.
+ *
  * Cost: one key put per raft write and at most one marker write (plus its fdatasync, off the path of
  * any acknowledgement) in flight per node, whatever the number of groups: the marker holds one
  * number. It can lag the latest durable write by one marker write; a tail lost within that lag is not
@@ -31,14 +34,14 @@
  * vote, no entries it had acknowledged, so it could vote twice in a term and elect a leader without
  * a committed entry. So a loss is also recorded in the identity (`lostRaftState`), and a node with
  * that record does not found a group it holds no state for: the member starts empty and damaged and
- * is repaired by the leader (partition-replicas.ts). The record stays (a group created later is
- * founded damaged on this node too, and repaired by the first leader of its other members):
- * telling the groups created before the loss from those created after needs the metadata that
- * created them (docs/metadata-raft.md, "What remains").
+ * is repaired by the leader (partition-replicas.ts). The record stays, and each loss is counted:
+ * the directory registers in the metadata under a token of its disk id and loss count, and founds
+ * only the partition groups created after that registration (metadata/disk-registry.ts).
  */
 import { assert } from '../core/assert.js';
 import type { DurableCell, KvBatch, OrderedKv } from '../log/index.js';
 import type { NodeId } from '../raft/index.js';
+import { diskToken } from '../metadata/disk-registry.js';
 import {
   entryKeyIndex,
   groupKey,
@@ -84,7 +87,23 @@ export interface NodeIdentity {
    * absent. A node with it founds no raft group it holds no state for (see the header).
    */
   readonly lostRaftState?: string;
+  /**
+   * How many times a loss of durable raft writes was found on this directory (absent: never). Part of
+   * its registration in the metadata (metadata/disk-registry.ts): after each loss it registers again.
+   */
+  readonly losses?: number;
+  /** Initialised over raft state written before identities existed (that state is its own, never wiped). */
+  readonly migrated?: true;
 }
+
+/** The token under which this directory registers in the metadata (metadata/disk-registry.ts). */
+export const diskTokenOf = (id: NodeIdentity): string => diskToken(id.diskId, id.losses ?? (id.lostRaftState === undefined ? 0 : 1));
+
+/**
+ * Whether this directory founded its cluster and never lost raft state: it then never held a raft
+ * group it holds no state for, and needs no registration before founding one.
+ */
+export const isFoundingDisk = (id: NodeIdentity): boolean => id.lostRaftState === undefined && (id.migrated === true || id.founders.some((f) => f.id === id.nodeId && f.diskId === id.diskId));
 
 /** The marker's file name in the data directory (beside RocksDB's own files, which it ignores). */
 export const markerFileName = 'raft-marker';
@@ -131,22 +150,35 @@ function decodeIdentity(value: Buffer): NodeIdentity {
     throw new RaftRecordCorruptError(nodeIdentityKey, 'identity lacks a field');
   }
   if (v.lostRaftState !== undefined && typeof v.lostRaftState !== 'string') throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a lostRaftState that is not a string');
+  if (v.migrated !== undefined && v.migrated !== true) throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a migrated flag that is not true');
+  if (v.losses !== undefined && !(Number.isSafeInteger(v.losses) && v.losses >= 1)) throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a loss count that is not a positive integer');
   return v;
 }
 
-function encodeMarker(seq: number, diskId: string): Buffer {
+/**
+ * The marker: the latest durable raft write's sequence number, the term ceiling, the disk id. Byte 8
+ * is 0 in this layout; markers written before the term ceiling existed had the disk id's first byte
+ * there (never 0: a disk id is text), and read as a ceiling of 0 (unknown).
+ */
+function encodeMarker(seq: number, ceiling: number, diskId: string): Buffer {
   const id = Buffer.from(diskId, 'utf8');
-  const out = Buffer.alloc(8 + id.length);
+  const out = Buffer.alloc(17 + id.length);
   out.writeUInt32BE(Math.floor(seq / 0x1_0000_0000), 0);
   out.writeUInt32BE(seq % 0x1_0000_0000, 4);
-  id.copy(out, 8);
+  out.writeUInt8(0, 8);
+  out.writeUInt32BE(Math.floor(ceiling / 0x1_0000_0000), 9);
+  out.writeUInt32BE(ceiling % 0x1_0000_0000, 13);
+  id.copy(out, 17);
   return out;
 }
 
-function decodeMarker(payload: Buffer): { seq: number; diskId: string } | undefined {
+function decodeMarker(payload: Buffer): { seq: number; ceiling: number; diskId: string } | undefined {
   if (payload.length < 8) return undefined;
   const seq = payload.readUInt32BE(0) * 0x1_0000_0000 + payload.readUInt32BE(4);
-  return Number.isSafeInteger(seq) ? { seq, diskId: payload.subarray(8).toString('utf8') } : undefined;
+  if (!Number.isSafeInteger(seq)) return undefined;
+  if (payload.length < 17 || payload[8] !== 0) return { seq, ceiling: 0, diskId: payload.subarray(8).toString('utf8') };
+  const ceiling = payload.readUInt32BE(9) * 0x1_0000_0000 + payload.readUInt32BE(13);
+  return Number.isSafeInteger(ceiling) ? { seq, ceiling, diskId: payload.subarray(17).toString('utf8') } : undefined;
 }
 
 /** The groups that have any record, in order (one seek per group, not a scan of their logs). */
@@ -202,11 +234,18 @@ export class NodeDisk {
   #durable: number;
   #marked: number;
   #marking: Promise<void> | undefined;
+  /**
+   * The term ceiling (see termCeiling): the one the marker holds durably, and the highest asked for,
+   * with the raises waiting for it.
+   */
+  #ceiling: number;
+  #ceilingWanted: number;
+  #ceilingWaiters: { term: number; resolve: () => void; reject: (err: unknown) => void }[] = [];
   /** Set at open when RocksDB lost raft writes (or the marker is gone): why every group was marked damaged. */
   readonly lostTail: string | undefined;
   readonly opening: DiskOpening;
 
-  private constructor(o: NodeDiskOptions, identity: NodeIdentity, seq: number, lostTail: string | undefined, opening: DiskOpening) {
+  private constructor(o: NodeDiskOptions, identity: NodeIdentity, seq: number, ceiling: number, lostTail: string | undefined, opening: DiskOpening) {
     this.#kv = o.kv;
     this.#cell = o.cell;
     this.#log = o.logger;
@@ -214,6 +253,8 @@ export class NodeDisk {
     this.#seq = seq;
     this.#durable = seq;
     this.#marked = seq;
+    this.#ceiling = ceiling;
+    this.#ceilingWanted = ceiling;
     this.lostTail = lostTail;
     this.opening = opening;
   }
@@ -241,6 +282,7 @@ export class NodeDisk {
       }
     }
     let markerSeq = 0;
+    let ceiling = 0;
     const marker = await o.cell.read();
     const m = marker.state === 'ok' ? decodeMarker(marker.payload) : undefined;
     if (marker.state === 'missing') lostTail ??= 'the raft marker file is missing (deleted, or lost with the file system): whether raft writes were lost cannot be told';
@@ -249,11 +291,12 @@ export class NodeDisk {
     else if (m.diskId !== identity.diskId) lostTail ??= `the raft marker file belongs to another data directory (disk ${m.diskId}, this one is ${identity.diskId})`;
     else {
       markerSeq = m.seq;
+      ceiling = m.ceiling;
       if (m.seq > stored) {
         lostTail ??= `RocksDB holds raft writes up to #${stored}, but write #${m.seq} was durable before: the end of its write-ahead log was lost (point-in-time recovery stops at the first corrupt record)`;
       }
     }
-    const disk = new NodeDisk(o, identity, Math.max(stored, markerSeq), lostTail, 'opened');
+    const disk = new NodeDisk(o, identity, Math.max(stored, markerSeq), ceiling, lostTail, 'opened');
     if (lostTail !== undefined) await disk.#markAllDamaged(lostTail);
     return disk;
   }
@@ -271,12 +314,14 @@ export class NodeDisk {
         : before.state === 'corrupt'
           ? `the data directory has no identity, and its raft marker is corrupt (${before.reason}): raft writes may have been lost with the identity`
           : undefined;
-    const identity: NodeIdentity = { nodeId: o.self, diskId: o.newId(), clusterId: legacy ? legacyClusterId : '', founders: [], ...(lost === undefined ? {} : { lostRaftState: lost }) };
+    const identity: NodeIdentity = { nodeId: o.self, diskId: o.newId(), clusterId: legacy ? legacyClusterId : '', founders: [], ...(legacy ? { migrated: true as const } : {}), ...(lost === undefined ? {} : { lostRaftState: lost, losses: 1 }) };
     // Numbering goes on above the lost writes, and the marker keeps their number until the identity
     // that records the loss is written: a crash in between finds the loss again.
     const seq = lost === undefined ? 0 : (marked?.seq ?? 0);
     // The marker first (see the header): a directory with an identity always had one.
-    await o.cell.write(encodeMarker(seq, identity.diskId));
+    // The term ceiling survives the loss: it bounds the terms the lost writes may have held.
+    const ceiling = lost === undefined ? 0 : (marked?.ceiling ?? 0);
+    await o.cell.write(encodeMarker(seq, ceiling, identity.diskId));
     // Collected first (the rewrite reads the KV), written below in one atomic batch with the identity.
     const rewritten = legacy ? await rewriteLegacy(o.kv) : { ops: [], records: 0, damaged: [] };
     await o.kv.write((b) => {
@@ -294,7 +339,7 @@ export class NodeDisk {
     } else {
       o.logger.info({ diskId: identity.diskId }, 'initialised an empty data directory');
     }
-    return new NodeDisk(o, identity, seq, lost, legacy ? 'migrated' : 'created');
+    return new NodeDisk(o, identity, seq, ceiling, lost, legacy ? 'migrated' : 'created');
   }
 
   get identity(): NodeIdentity {
@@ -326,17 +371,51 @@ export class NodeDisk {
     this.#marking ??= this.#mark();
   }
 
+  /**
+   * The term ceiling: no raft group on this node has used a term above it (the host raises it, durably,
+   * before a turn's messages carry a higher term: raiseTermCeiling). A lost tail can take a group's
+   * term and vote with it; its damaged member then starts at this term (markAllDamaged), so it cannot
+   * acknowledge a deposed leader of a term it had left behind before the loss. 0: unknown (a marker
+   * written before the ceiling existed).
+   */
+  get termCeiling(): number {
+    return this.#ceiling;
+  }
+
+  /**
+   * Makes the term ceiling at least `term`, durably. Undefined when it is already; otherwise resolves
+   * once the marker holds it, and rejects if the marker cannot be written (the caller must then not
+   * send what carries the term).
+   */
+  raiseTermCeiling(term: number): Promise<void> | undefined {
+    if (term <= this.#ceiling) return undefined;
+    this.#ceilingWanted = Math.max(this.#ceilingWanted, term);
+    const p = new Promise<void>((resolve, reject) => this.#ceilingWaiters.push({ term, resolve, reject }));
+    this.#marking ??= this.#mark();
+    return p;
+  }
+
   async #mark(): Promise<void> {
     try {
-      while (this.#marked < this.#durable) {
+      while (this.#marked < this.#durable || this.#ceiling < this.#ceilingWanted) {
         const seq = this.#durable;
+        const ceiling = this.#ceilingWanted;
         try {
-          await this.#cell.write(encodeMarker(seq, this.#identity.diskId));
+          await this.#cell.write(encodeMarker(seq, ceiling, this.#identity.diskId));
           this.#marked = seq;
+          this.#ceiling = ceiling;
+          const waiting = this.#ceilingWaiters;
+          this.#ceilingWaiters = waiting.filter((w) => w.term > ceiling);
+          for (const w of waiting) if (w.term <= ceiling) w.resolve();
         } catch (err) {
           // A marker that lags only weakens the check at the next start (it never makes a healthy
-          // log look damaged), so the node goes on; the next durable write tries again.
+          // log look damaged), so the node goes on; the next durable write tries again. A raise of
+          // the term ceiling cannot wait for that: what waits for it is told.
           this.#log.error({ err: (err as Error).message, seq }, 'writing the raft marker failed; the lost-tail check at the next start will be weaker');
+          const waiting = this.#ceilingWaiters;
+          this.#ceilingWaiters = [];
+          this.#ceilingWanted = this.#ceiling;
+          for (const w of waiting) w.reject(err);
           return;
         }
       }
@@ -369,9 +448,11 @@ export class NodeDisk {
     for (const g of groups) {
       const dk = groupKey(g, kindDamage);
       if ((await this.#kv.get(dk)) !== null) continue; // already damaged: the first reason stands
-      marks.push([dk, encodeDamageRecord(dk, { term: await this.#storedTerm(g), index: await this.#lastStoredIndex(g), reason })]);
+      // The stored term may be older than the lost one: the ceiling bounds every term used here.
+      marks.push([dk, encodeDamageRecord(dk, { term: Math.max(await this.#storedTerm(g), this.#ceiling), index: await this.#lastStoredIndex(g), reason })]);
     }
-    const identity: NodeIdentity = { ...this.#identity, lostRaftState: this.#identity.lostRaftState ?? reason };
+    // Every loss counts (the registration token changes with it); the first reason stays the one shown.
+    const identity: NodeIdentity = { ...this.#identity, lostRaftState: this.#identity.lostRaftState ?? reason, losses: (this.#identity.losses ?? (this.#identity.lostRaftState === undefined ? 0 : 1)) + 1 };
     let seq = 0;
     await this.#kv.write((b) => {
       for (const [k, v] of marks) b.put(k, v);

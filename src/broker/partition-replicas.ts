@@ -200,6 +200,12 @@ export interface PartitionReplicasOptions {
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
   /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
   readonly disk?: NodeDisk;
+  /**
+   * Whether this node's data directory may found `group` when it holds no state for it (metadata/
+   * disk-registry.ts: its directory founded the cluster, or registered before the group was created).
+   * Absent: decided from the disk alone (a directory that lost raft state founds no group of several).
+   */
+  readonly mayFound?: (group: number) => boolean;
 }
 
 export class PartitionReplicas {
@@ -259,14 +265,19 @@ export class PartitionReplicas {
       // (node-disk.ts): founding afresh could vote twice in a term. It starts the member empty and
       // damaged instead; the leader of the other members repairs it. A group of one has nobody to
       // repair it and founds (a single node that lost its data has lost it).
+      // The same holds for a wiped directory that joined its cluster as a new disk: a former
+      // directory of this node may have been a member. Only a directory that founded the cluster, or
+      // registered in the metadata before the group was created, founds it (metadata/disk-registry.ts).
       const lost = o.disk?.identity.lostRaftState;
+      const mayFound = o.mayFound?.(placement.group) ?? lost === undefined;
       // Only a founder writes the founding configuration, and only the founders' one: a node that
       // joins a moved group (a learner, or a voter whose state is gone) starts empty and damaged, so it
       // neither votes nor counts as holding what a former self acknowledged (the leader's progress for
       // it may be stale: a damaged member's rejection voids it) until the leader has brought it up to date.
       const founders = placement.founders ?? placement.replicas;
-      if (lost !== undefined && placement.replicas.length > 1) {
-        await store.startEmpty([], `this node lost raft state (${lost}); it holds none for this group, which it may have held before`);
+      if (!mayFound && placement.replicas.length > 1) {
+        const why = lost !== undefined ? `this node lost raft state (${lost})` : 'this data directory joined the cluster after the group was created (it was wiped or is new)';
+        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`);
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
       } else if (!founders.includes(o.self)) {
         await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
@@ -557,6 +568,29 @@ export class PartitionReplicas {
       if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition)) this.#remote.delete(key);
       else this.#refreshRemote(topic, partition);
     }
+  }
+
+  /**
+   * What the partition's other replicas say is its newest applied offset, each asked at once and
+   * given at most `timeoutMs`: the highest answer, and how many there were to ask.
+   */
+  async newestElsewhere(topic: number, partition: number, timeoutMs = 1000): Promise<{ asked: number; newest: number | undefined }> {
+    const where = this.#remoteTargets(topic, partition);
+    const ask = this.#forwarder?.bounds?.bind(this.#forwarder);
+    if (where === undefined || ask === undefined || where.targets.length === 0) return { asked: 0, newest: undefined };
+    const answers = await Promise.all(
+      where.targets.map(async (to) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs, undefined)));
+        try {
+          return await Promise.race([ask(to, { group: where.group, topic, partition }).then((b) => b.newest, () => undefined), late]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    const got = answers.filter((n): n is number => n !== undefined);
+    return { asked: where.targets.length, newest: got.length === 0 ? undefined : Math.max(...got) };
   }
 
   /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */

@@ -239,7 +239,21 @@ export class RaftLogStore {
         b.put(dk, encodeDamageRecord(dk, d));
       }, true);
     }
+    if (damage !== undefined) RaftLogStore.#atDamageTerm(storage, damage);
     return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted, highest);
+  }
+
+  /**
+   * A damaged member starts at the highest term it may have used before the damage (its stored term
+   * may be older: a lost tail takes hard states with it), with no vote. Otherwise it would take a
+   * deposed leader of a term it had already left for a current one, and acknowledge its entries: the
+   * deposed leader could then commit with it what a newer leader had overwritten (host simulation,
+   * seed 1014). Not written here: the damage mark holds the term, so every start raises it again,
+   * and the hard state that ends the damage (the repair) is written with it.
+   */
+  static #atDamageTerm(storage: MemoryStorage, damage: DamageRecord): void {
+    const hs = storage.hardState();
+    if (hs.term < damage.term) storage.setHardState({ term: damage.term, vote: 0, commit: hs.commit });
   }
 
   /**
@@ -311,9 +325,12 @@ export class RaftLogStore {
     }
     if (this.#damage !== undefined) return;
     const dk = groupKey(this.#group, kindDamage);
-    const d: DamageRecord = { term: 0, index: 0, reason: why };
+    // The highest term this node may have used in the group (node-disk.ts, termCeiling; 0 for a
+    // directory that kept nothing of its past, such as a wiped one).
+    const d: DamageRecord = { term: this.#disk?.termCeiling ?? 0, index: 0, reason: why };
     await RaftLogStore.#write(this.#kv, this.#disk, (b) => b.put(dk, encodeDamageRecord(dk, d)), true);
     this.#damage = d;
+    RaftLogStore.#atDamageTerm(this.storage, d);
   }
 
   /** Writes the founding configuration (every founder writes the same). */

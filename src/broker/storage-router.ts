@@ -33,6 +33,8 @@ export interface PartitionLogs {
   bounds(topic: number, partition: number): PartitionBounds;
   read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]>;
   waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void>;
+  /** What the other replicas of a partition say is its newest offset (consumption/ports.ts). */
+  newestElsewhere?(topic: number, partition: number): Promise<{ asked: number; newest: number | undefined }>;
   append(items: PartitionAppend[]): Promise<PartitionAppendResult[]>;
   setBase(topic: number, partition: number, base: number): Promise<void>;
   /** A command of the partition's group (seal, base) through its leader; resolves with the log's next offset. */
@@ -155,6 +157,16 @@ export class StorageRouter implements PartitionReader {
     let k = tls.indexOf(timelineAt(tls, partition, after + 1));
     while (k + 1 < tls.length && after >= (tls[k + 1]!.starts[partition] ?? 0) - 1) k++;
     return tls[k]!;
+  }
+
+  /** The newest offset the other replicas of the log holding the partition's newest events know. */
+  async newestElsewhere(topic: number, partition: number): Promise<{ asked: number; newest: number | undefined }> {
+    const tls = this.#timelines(topic);
+    if (tls === undefined) return (await this.#stores.get(defaultStorageId)!.newestElsewhere?.(topic, partition)) ?? { asked: 0, newest: undefined };
+    const cur = tls[tls.length - 1]!;
+    const r = (await (await this.ensureStorage(cur.storage_id)).newestElsewhere?.(cur.topic, partition)) ?? { asked: 0, newest: undefined };
+    // A new timeline continues the offsets from its start.
+    return r.newest === undefined ? r : { asked: r.asked, newest: Math.max(r.newest, (cur.starts[partition] ?? 0) - 1) };
   }
 
   waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void> {

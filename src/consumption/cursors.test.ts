@@ -47,3 +47,15 @@ test('a cursor ahead of this node\'s copy waits for the copy to reach it, and is
   await assert.rejects(new CursorResolver(laggingReader(10, 20)).resolveCatchingUp(rec, '0', cursor(15), 0), (e) => isProblem(e) && e.status === 422);
   for (const stop of stops) stop();
 });
+
+test('a cursor still ahead of this node\'s copy after the wait: 503 (retry) when another replica holds it or none answers, 422 only when the others do not know it either', async () => {
+  const rec: EventTypeRecord = { eventType: storedEventType('orders'), schemas: [], storage: { topic: 1, partitions: ['0'], timeline: 1 } };
+  const behind = (elsewhere: { asked: number; newest: number | undefined }): PartitionReader => ({ ...laggingReader(10, 10), newestElsewhere: async () => elsewhere });
+  const retry = (e: unknown) => isProblem(e) && e.status === 503 && /ahead of this node's copy/.test(e.detail ?? '') && /Retry/.test(e.detail ?? '');
+  await assert.rejects(new CursorResolver(behind({ asked: 2, newest: 40 })).resolveCatchingUp(rec, '0', cursor(15), 50), (e) => retry(e) && /another replica holds it/.test((e as { detail?: string }).detail ?? ''));
+  await assert.rejects(new CursorResolver(behind({ asked: 2, newest: undefined })).resolveCatchingUp(rec, '0', cursor(15), 50), (e) => retry(e) && /no other replica/.test((e as { detail?: string }).detail ?? ''));
+  await assert.rejects(new CursorResolver(behind({ asked: 2, newest: 12 })).resolveCatchingUp(rec, '0', cursor(15), 50), (e) => isProblem(e) && e.status === 422 && /does not exist yet/.test(e.detail ?? ''));
+  // The only replica (nothing else to ask): invalid, as before.
+  await assert.rejects(new CursorResolver(behind({ asked: 0, newest: undefined })).resolveCatchingUp(rec, '0', cursor(15), 50), (e) => isProblem(e) && e.status === 422);
+  for (const stop of stops) stop();
+});

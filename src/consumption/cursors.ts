@@ -74,6 +74,18 @@ export class CursorResolver {
       while (!deadline.aborted && after > this.bounds(rec, partition).newest) {
         await this.#reader.waitForEvents(rec.storage.topic, index, this.bounds(rec, partition).newest, deadline);
       }
+      const newest = this.bounds(rec, partition).newest;
+      if (after > newest && this.#reader.newestElsewhere !== undefined) {
+        // Still ahead of this copy: a cursor the broker handed out is not invalid because this node
+        // trails (it restarted, or is cut off from the partition's leader). Only when the other
+        // replicas do not know it either is it refused as invalid; when they do, or none answers,
+        // the client is told to retry (its reading position stays valid).
+        const elsewhere = await this.#reader.newestElsewhere(rec.storage.topic, index);
+        if (elsewhere.asked > 0 && (elsewhere.newest === undefined || elsewhere.newest >= after)) {
+          const why = elsewhere.newest === undefined ? 'no other replica of it answered' : `another replica holds it (its newest offset is ${this.formatCursor(rec, partition, elsewhere.newest as Offset)})`;
+          throw problems.unavailable(`Offset "${offset}" of partition "${partition}" is ahead of this node's copy of the partition (newest here ${this.formatCursor(rec, partition, newest)}), which is catching up; ${why}. Retry, or read from another node.`);
+        }
+      }
     }
     this.checkInRange(rec, partition, after, offset);
     return after;

@@ -17,4 +17,9 @@ export interface PartitionReader {
   bounds(topic: number, partition: number): PartitionBounds;
   read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]>;
   waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void>;
+  /**
+   * What the partition's other replicas say is its newest offset (absent on a single node). `asked`:
+   * how many replicas there are to ask; `newest`: the highest answer, undefined when none answered.
+   */
+  newestElsewhere?(topic: number, partition: number): Promise<{ asked: number; newest: number | undefined }>;
 }

@@ -180,6 +180,18 @@ export type MetadataCommand =
       /** The metadata bounds every later command is applied against (a node proposes its configured ones). */
       op: 'limits.set';
       limits: MetadataLimits;
+    }
+  | {
+      /**
+       * Registers the data directory `disk` (its disk id, and how many raft-state losses it has recorded)
+       * as node `node`'s, from the partition group counter's value at apply on (disk-registry.ts). A
+       * node whose directory did not found the cluster proposes it; its partition groups created before
+       * are not founded there (a former directory of the node may have been a member), only repaired.
+       * The same registration again changes nothing.
+       */
+      op: 'node.disk';
+      node: number;
+      disk: string;
     };
 
 export type MetadataOp = MetadataCommand['op'];

@@ -72,6 +72,7 @@ const commands: MetadataCommand[] = [
   { op: 'partition.move', group: 1, step: 'add_learner', from: 1, to: 4 },
   { op: 'partition.leader', group: 1, leader: 2 },
   { op: 'limits.set', limits: { ...defaultMetadataLimits, eventTypesMax: 50 } },
+  { op: 'node.disk', node: 2, disk: 'a3c1e0a2-disk/lost-1' },
 ];
 
 test('the corpus covers every op, and the checks refuse none of it', () => {

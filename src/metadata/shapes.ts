@@ -15,6 +15,7 @@
 import type { MetadataOp } from './commands.js';
 import { isMetadataLimits } from './limits.js';
 import { isNodeId } from './placement-types.js';
+import { diskTokenBytesMax, registeredDisksMax } from './disk-registry.js';
 import { blacklistTypes, categories, compatibilityModes, enrichmentStrategies, partitionStrategies, readFromValues } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -90,6 +91,7 @@ const isSessionId = (v: unknown): boolean => nonEmptyString(v) && v.length <= 12
 const isSession = (s: unknown): boolean =>
   isObject(s) && isSessionId(s['id']) && isInt(s['node']) && isString(s['incarnation']) && s['incarnation'].length <= 128 && isInt(s['openedAtMs']) && isInt(s['commitTimeoutMs']);
 const isNodeList = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every(isNodeId);
+const isDiskToken = (v: unknown): boolean => nonEmptyString(v) && v.length <= diskTokenBytesMax && /^[\x21-\x7e]+$/.test(v);
 const isPlacementProposal = (v: unknown): boolean => isObject(v) && isNodeList(v['members']) && listOf(v['replicas'], isNodeList);
 const isPlacement = (p: unknown): boolean =>
   isObject(p) && isInt(p['group'], 1) && isNodeList(p['replicas']) && opt(p['learners'], (v) => listOf(v, isNodeId)) && opt(p['moving'], (m) => isObject(m) && isNodeId(m['from']) && isNodeId(m['to'])) && opt(p['founders'], isNodeList);
@@ -118,6 +120,7 @@ export const metadataOps: ReadonlySet<string> = new Set([
   'partition.move',
   'partition.leader',
   'limits.set',
+  'node.disk',
 ] satisfies MetadataOp[]);
 
 /** Checks a command's shape; throws a ShapeError naming the first problem. */
@@ -199,6 +202,9 @@ function checkCommandShape(cmd: unknown): void {
     case 'partition.leader':
       need(isInt(c['group'], 1) && isNodeId(c['leader']), 'partition.leader needs a group and a node');
       return;
+    case 'node.disk':
+      need(isNodeId(c['node']) && isDiskToken(c['disk']), 'node.disk needs a node and a disk token');
+      return;
     default:
       // Unknown ops (a newer member's) are the state machine's to refuse, alike on every node.
       need(isString(op), 'the command has no op');
@@ -250,6 +256,10 @@ function checkSnapshotShape(snap: unknown): void {
   need(isObject(snap), 'the snapshot state is not an object');
   const s = snap as Obj;
   need(isInt(s['nextTopic'], 1) && opt(s['nextGroup'], (v) => isInt(v, 1)), 'nextTopic and nextGroup must be positive integers');
+  need(
+    opt(s['disks'], (v) => listOf(v, (d) => isObject(d) && isNodeId(d['node']) && isDiskToken(d['disk']) && isInt(d['firstGroup'], 1)) && new Set((v as Obj[]).map((d) => d['node'])).size === (v as unknown[]).length && (v as unknown[]).length <= registeredDisksMax),
+    'disks is not a list of disk registrations, one per node',
+  );
   need(Array.isArray(s['eventTypes']), 'eventTypes is not a list');
   const names = new Set<string>();
   (s['eventTypes'] as unknown[]).forEach((rec, i) => {

@@ -11,6 +11,7 @@ import { admitPlacement } from './placement-admission.js';
 import { changePlacement, type PlacementCommand } from './placement-changes.js';
 import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
+import { registeredDisksMax, type DiskRegistration } from './disk-registry.js';
 import { commandProblem, snapshotProblem } from './shapes.js';
 import { defaultMetadataLimits, eventTypeLogs, eventTypeRecordBytes, isMetadataLimits, metadataLimitsOf, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
 import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type PendingTimeline, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
@@ -63,6 +64,8 @@ export interface MetadataSnapshot {
   limits?: MetadataLimits;
   /** The next partition group id to hand out (absent in snapshots written before placement existed: 1). */
   nextGroup?: number;
+  /** Registered data directories, one per node (absent in snapshots written before they existed: none). */
+  disks?: DiskRegistration[];
 }
 
 export class MetadataStateMachine {
@@ -98,6 +101,13 @@ export class MetadataStateMachine {
   }
   /** Partition group ids are handed out at apply time, like topics, so all nodes agree; never reused. */
   #nextGroup = 1;
+  /** The data directory registered per node (disk-registry.ts). */
+  readonly #disks = new Map<number, DiskRegistration>();
+
+  /** The data directory registered for `node`, if any. */
+  disk(node: number): DiskRegistration | undefined {
+    return this.#disks.get(node);
+  }
 
   get appliedIndex(): number {
     return this.#appliedIndex;
@@ -180,10 +190,20 @@ export class MetadataStateMachine {
         if (!isMetadataLimits(cmd.limits)) return { ok: false, reason: 'invalid', detail: 'limits.set needs every bound as a positive integer' };
         this.#limits = metadataLimitsOf(cmd.limits);
         return { ok: true };
+      case 'node.disk':
+        return this.#registerDisk(cmd.node, cmd.disk);
       default:
         // An op this version does not know (a newer member proposed it): refused on every node alike.
         return { ok: false, reason: 'invalid', detail: `Unknown metadata command ${JSON.stringify((cmd as { op?: unknown }).op)}` };
     }
+  }
+
+  #registerDisk(node: number, disk: string): ApplyResult {
+    // The same directory again (a retried proposal, a restart before the answer): its first group stays.
+    if (this.#disks.get(node)?.disk === disk) return { ok: true };
+    if (!this.#disks.has(node) && this.#disks.size >= registeredDisksMax) return this.#limit(`${registeredDisksMax} nodes have registered data directories, the most the metadata holds`);
+    this.#disks.set(node, { node, disk, firstGroup: this.#nextGroup });
+    return { ok: true };
   }
 
   #limit(detail: string): ApplyResult {
@@ -537,6 +557,7 @@ export class MetadataStateMachine {
       subscriptions: [...this.#subscriptions.values()],
       runtimes: [...this.#runtimes.values()].map((rt) => rt.image()),
       nextGroup: this.#nextGroup,
+      disks: [...this.#disks.values()],
     };
   }
 
@@ -567,6 +588,7 @@ export class MetadataStateMachine {
     for (const t of blacklistTypes) for (const name of snap.blacklist?.[t] ?? []) sm.#blacklist.get(t)!.add(name);
     for (const st of snap.storages ?? []) sm.#storages.set(st.id, st);
     sm.#nextGroup = snap.nextGroup ?? 1;
+    for (const d of snap.disks ?? []) sm.#disks.set(d.node, { node: d.node, disk: d.disk, firstGroup: d.firstGroup });
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

@@ -157,7 +157,7 @@ export class RaftNodeHost {
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, ceilingRaises: 0 };
 
   constructor(o: NodeHostOptions) {
     this.#o = o;
@@ -405,6 +405,26 @@ export class RaftNodeHost {
     const needsWrite = !defer && (rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined));
     // 1. One write for every group (started here, awaited below).
     const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);
+    // 1b. No message leaves with a term above the node's durable term ceiling (node-disk.ts): a lost
+    // tail could take the term with it, and the damaged member would start below it. Terms rise at
+    // elections only, so this costs a marker write per election, not per turn; until it is durable
+    // nothing of the turn is sent, not even what a leader sends early.
+    let termUsed = 0;
+    for (const t of turns) termUsed = Math.max(termUsed, t.rd.hardState?.term ?? t.group.store.storage.hardState().term);
+    const raised = this.#o.disk?.raiseTermCeiling(termUsed);
+    if (raised !== undefined) {
+      this.stats.ceilingRaises++;
+      // The write may fail while the raise is under way: it is observed below (await written).
+      written.catch(() => undefined);
+      try {
+        await raised;
+      } catch (err) {
+        // The marker cannot be written: the node stops (as when its raft log cannot be); the turn's
+        // write is waited for so that its outcome is not left unobserved.
+        await written.catch(() => false);
+        throw err;
+      }
+    }
     // 2. What a leader sends does not wait for its own disk.
     const early: GroupMessages[] = [];
     const late: GroupMessages[] = [];

@@ -1,0 +1,51 @@
+/**
+ * Which data directory each node runs on, as far as founding partition groups is concerned. PURE.
+ *
+ * Why it exists. A partition replica that finds no Raft state for its group founds it (term 0, the
+ * founding configuration) when its node is one of the group's founders. That is only safe if this data
+ * directory never held the group: a node whose directory was wiped (or whose RocksDB lost raft writes)
+ * may have voted and acknowledged entries in the group before, and founding afresh would forget both
+ * (a second vote in a term; a committed entry that no longer has a majority). Such a directory must
+ * join the groups that existed before it as an empty, damaged member that its leader repairs.
+ *
+ * Telling "existed before" from "created after" needs an order every node agrees on: the metadata log.
+ * A directory that did not found the cluster registers itself (`node.disk`); the registration records
+ * the partition group counter at apply. Group ids are handed out from that counter in log order, so a
+ * group numbered at or above `firstGroup` was created after the registration, hence after this
+ * directory existed, and cannot have been held by a former one. Every group below it, and every legacy
+ * group (derived ids, placement-types.ts), may have been.
+ *
+ * The token names the directory and the raft-state losses it has recorded (node-disk.ts): a directory
+ * that lost raft writes after registering registers again, so groups created between the two
+ * registrations (whose every record may have been in the lost tail) are not founded afresh either.
+ */
+import { legacyGroupIdBase } from './placement-types.js';
+
+export interface DiskRegistration {
+  readonly node: number;
+  /** diskToken(...) of the registered directory. */
+  readonly disk: string;
+  /** The first partition group id created after the registration. */
+  readonly firstGroup: number;
+}
+
+/** At most this many nodes are registered (a bound on what a command can make the state hold). */
+export const registeredDisksMax = 1024;
+/** A token is a disk id (a UUID) and a loss count: far below this. */
+export const diskTokenBytesMax = 128;
+
+/** The token of a directory with `diskId` that recorded `losses` raft-state losses. */
+export function diskToken(diskId: string, losses: number): string {
+  return losses === 0 ? diskId : `${diskId}/lost-${losses}`;
+}
+
+/**
+ * Whether this node may found group `group` when it holds no state for it (it is one of the group's
+ * founders; that check is the caller's). `foundingDisk`: this directory founded the cluster and never
+ * lost raft state, so it never held a group it holds no state for.
+ */
+export function mayFoundGroup(group: number, self: { readonly token: string; readonly foundingDisk: boolean }, registration: DiskRegistration | undefined): boolean {
+  if (self.foundingDisk) return true;
+  if (registration === undefined || registration.disk !== self.token) return false;
+  return group >= registration.firstGroup && group < legacyGroupIdBase;
+}
