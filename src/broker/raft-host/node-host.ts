@@ -410,7 +410,8 @@ export class RaftNodeHost {
     // elections only, so this costs a marker write per election, not per turn; until it is durable
     // nothing of the turn is sent, not even what a leader sends early.
     let termUsed = 0;
-    for (const t of turns) termUsed = Math.max(termUsed, t.rd.hardState?.term ?? t.group.store.storage.hardState().term);
+    // The group's term as this turn's Ready left it (RaftGroup.observe took any new hard state).
+    for (const t of turns) termUsed = Math.max(termUsed, t.group.term);
     const raised = this.#o.disk?.raiseTermCeiling(termUsed);
     if (raised !== undefined) {
       this.stats.ceilingRaises++;
