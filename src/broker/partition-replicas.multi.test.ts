@@ -695,6 +695,8 @@ test('a corrupt stored entry (real RocksDB) is replaced from another replica: ev
       sent.push(`c${i}`);
     }
     await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 99));
+    // Memory compaction runs after apply, one at a time per group: wait for it (node 3 writes RocksDB).
+    await until('every replica dropped its older entries from memory', () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.group.store.storage.firstIndex() > 50));
     const other = c.node(3).replicas.replica(1, 0)!.group.isLeader() ? c.node(1) : [...c.nodes.values()].find((n) => n.id !== 3 && n.replicas.replica(1, 0)!.group.isLeader())!;
     const damaged: [SimNode, Buffer][] = [];
     for (const [n, pick] of [[c.node(3), 0], [other, 5]] as const) {

@@ -21,7 +21,7 @@ function manualTicks(): TickSource & { fire(): void } {
 // de-duplicated as a retry of an earlier one.
 let ids = 0;
 
-async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, start = 0) {
+async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, start = 0, memoryEntries?: number) {
   const c = { nowMs: () => 1_700_000_000_000 + clock.t, monotonicMs: () => clock.t };
   const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock: c, ticks: manualTicks(), logger, onFatal: (err) => { throw err; } });
   const replicas = new PartitionReplicas({
@@ -36,6 +36,7 @@ async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, s
     heartbeatTicks: 1,
     appendTimeoutMs: 5000,
     ...(memoryBytesTotal === undefined ? {} : { memoryBytesTotal }),
+    ...(memoryEntries === undefined ? {} : { memoryEntries }),
   });
   host.start(undefined);
   return { host, replicas, close: async () => { await replicas.close(); await host.close(); } };
@@ -292,6 +293,33 @@ test('the memory tails of all partitions stay within the node budget, idle parti
   assert.ok(total < 8 * 40 * 4 * 1000 / 2, `most of the ${8 * 40 * 4 * 1000} bytes written left memory (${total} held)`);
   const all = await readAll(n.replicas, -1);
   assert.deepEqual(all.map((e) => e.n), Array.from({ length: 160 }, (_, i) => i));
+  await n.close();
+});
+
+test('entries applied while a memory compaction runs are compacted when it ends, also when the partition then goes idle', async () => {
+  // A compaction whose KV reads are slow: the appends made meanwhile skip theirs (one compaction of a
+  // group at a time), and the group goes idle after them with no apply left to trigger one.
+  class SlowReads extends MemoryKv {
+    slow: Promise<void> | undefined;
+    override async *iterate(range: Parameters<MemoryKv['iterate']>[0]): AsyncIterable<[Buffer, Buffer]> {
+      if (this.slow !== undefined) await this.slow;
+      yield* super.iterate(range);
+    }
+  }
+  const kv = new SlowReads();
+  const n = await node(kv, { t: 0 }, undefined, 0, 16);
+  let release = () => {};
+  for (let i = 0; i < 100; i++) {
+    if (i === 10) kv.slow = new Promise<void>((r) => (release = r));
+    assert.ok((await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]))[0]!.ok);
+  }
+  const mem = n.replicas.replica(7, 0)!.group.store.storage;
+  assert.ok(mem.lastIndex() - mem.firstIndex() > 40, `the slow compaction held the tail (${mem.firstIndex()}..${mem.lastIndex()})`);
+  kv.slow = undefined;
+  release();
+  for (let k = 0; k < 100 && mem.lastIndex() - mem.firstIndex() > 16; k++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(mem.lastIndex() - mem.firstIndex() <= 16, `the idle partition's tail went back within 16 entries (${mem.firstIndex()}..${mem.lastIndex()})`);
+  assert.deepEqual((await readAll(n.replicas, -1)).map((e) => e.n), Array.from({ length: 100 }, (_, i) => i));
   await n.close();
 });
 

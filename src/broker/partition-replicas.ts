@@ -1072,9 +1072,18 @@ export class PartitionReplicas {
     }
     if (compactTo < mem.firstIndex() || this.#compacting.has(g.id)) return;
     this.#compacting.add(g.id);
-    this.#compactMemory(r, compactTo)
-      .catch((err: unknown) => this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later'))
-      .finally(() => this.#compacting.delete(g.id));
+    this.#compactMemory(r, compactTo).then(
+      () => {
+        this.#compacting.delete(g.id);
+        // Applies that came while this compaction ran skipped theirs; without a look now, a group that
+        // then went idle would keep them in memory until its next apply.
+        if (!this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r) this.#maybeCompact(r);
+      },
+      (err: unknown) => {
+        this.#compacting.delete(g.id);
+        this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later');
+      },
+    );
   }
 
   readonly #compacting = new Set<number>();
