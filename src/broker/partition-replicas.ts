@@ -332,6 +332,8 @@ export class PartitionReplicas {
       uncommittedBytesMax: uncommittedBytesMax,
     });
     replica.attach(group);
+    // Stopped while fetching the log before its snapshot: it says so to its leaders from its first answer on.
+    if (replica.pendingHistory !== undefined) group.raw.setIncomplete(true);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
     replica.onRestoredWithoutLog = () => this.#fetchHistory(replica);
     replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to);
@@ -672,7 +674,13 @@ export class PartitionReplicas {
       // without them (it then reads nothing before the snapshot) and fetches the log the leader still
       // holds, up to the snapshot, afterwards (#fetchHistory).
       this.#o.logger.info({ topic: r.topic, partition: r.partition, group: id, leader: m.from, applied: r.applied, leaderLogStart: start[0], snapshot: target }, 'partition replica behind its leader\'s retained log: installing the snapshot, then fetching the retained log before it');
+      // Incomplete from the answer to this snapshot on (the leader sees it in its progress): until the
+      // retained log is here, this replica is not promoted from learner (replica-move-plan.ts).
+      r.group.raw.setIncomplete(true);
       this.#o.host.receive(id, m);
+      // The group did not take the snapshot (it holds it only if the snapshot's last entry is now
+      // its own): nothing will be fetched for it.
+      if (r.group.raw.termAt(target) !== snap.metadata.term && r.pendingHistory === undefined) this.#historyDone(r);
       return;
     }
     this.#catchingUp.add(id);
@@ -727,6 +735,7 @@ export class PartitionReplicas {
     const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: r.groupId });
     if (pending === undefined) {
       log.info({ oldest: r.bounds().oldest }, 'partition replica installed a snapshot without the log before it, and there is no retained log before it to fetch: it reads from the snapshot on');
+      this.#historyDone(r);
       return;
     }
     const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
@@ -766,6 +775,7 @@ export class PartitionReplicas {
           r.extendBack(pending);
           log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
+          this.#historyDone(r);
           return;
         } catch (err) {
           if (!current()) return;
@@ -781,8 +791,19 @@ export class PartitionReplicas {
       r.historyFrom = undefined;
       this.#historyFetching.delete(r.groupId);
       await r.abandonHistory(pending).catch(() => undefined);
+      if (current()) this.#historyDone(r);
       log.error({ err: lastErr, oldest: next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
     })();
+  }
+
+  /**
+   * The replica holds its whole retained log again (fetched, or nothing left anywhere to fetch): it
+   * is complete, and tells its leader at once (raft RawNode.setIncomplete).
+   */
+  #historyDone(r: PartitionReplica): void {
+    if (!r.group.raw.incomplete) return;
+    r.group.raw.setIncomplete(false);
+    this.#o.host.kick(r.groupId);
   }
 
   /** Groups fetching their history (retention waits: it would remove what is being fetched). */

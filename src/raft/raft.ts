@@ -31,7 +31,7 @@ import type {
   StateType,
   Term,
 } from './types.js';
-import { assertIndex, campaignTransfer, damagedReject, entriesBytes, makeMessage, noNode, quiesceContext } from './types.js';
+import { assertIndex, campaignTransfer, damagedReject, entriesBytes, incompleteAck, makeMessage, noNode, quiesceContext } from './types.js';
 
 /** Why a proposal was not appended. None of these is an error of the caller's making except 'invalid'. */
 export type ProposalDropReason =
@@ -95,6 +95,11 @@ export class Raft {
    * out: its host must wake it when the leader's node is no longer heard from (wake()).
    */
   quiesced = false;
+  /**
+   * The host says this member is incomplete (RawNode.setIncomplete): it holds the Raft log, but not
+   * yet all the data its host keeps beside it. Its accepted append answers say so (incompleteAck).
+   */
+  incomplete = false;
 
   readonly #readOnly: ReadOnly;
   /** Reads that arrived before the leader committed an entry of its term (thesis §6.4 step 1). */
@@ -749,6 +754,8 @@ export class Raft {
   }
 
   #handleAppendAccepted(m: Message, pr: Progress): void {
+    // Answers arrive in the order the member sent them: the latest says whether it is incomplete.
+    pr.incomplete = m.context === incompleteAck;
     const oldPaused = pr.isPaused();
     if (pr.maybeUpdate(m.index) || (pr.match === m.index && pr.state === 'probe')) {
       if (pr.state === 'probe') {
@@ -790,7 +797,7 @@ export class Raft {
   #handleAppend(m: Message): void {
     if (m.index < this.log.committed) {
       // Everything up to our commit index matches the leader already.
-      this.#send({ type: 'appResp', to: m.from, index: this.log.committed });
+      this.#send({ type: 'appResp', to: m.from, index: this.log.committed, context: this.#ackContext() });
       return;
     }
     for (let k = 0; k < m.entries.length; k++) {
@@ -801,7 +808,7 @@ export class Raft {
     const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
     if (lastNew !== undefined) {
       if (this.damaged !== null) this.#maybeRepaired(m, lastNew);
-      this.#send({ type: 'appResp', to: m.from, index: lastNew });
+      this.#send({ type: 'appResp', to: m.from, index: lastNew, context: this.#ackContext() });
       return;
     }
     // Reject with a hint: the largest index <= m.index whose term is <= m.logTerm. The leader can
@@ -862,9 +869,9 @@ export class Raft {
     const s = m.snapshot;
     assert(s !== undefined, `snap message from ${m.from} carries no snapshot`);
     if (this.#restore(s)) {
-      this.#send({ type: 'appResp', to: m.from, index: this.log.lastIndex() });
+      this.#send({ type: 'appResp', to: m.from, index: this.log.lastIndex(), context: this.#ackContext() });
     } else {
-      this.#send({ type: 'appResp', to: m.from, index: this.log.committed });
+      this.#send({ type: 'appResp', to: m.from, index: this.log.committed, context: this.#ackContext() });
     }
   }
 
@@ -914,6 +921,22 @@ export class Raft {
    * campaigns (and grants votes, its leader lease being over) as soon as a follower that had kept
    * ticking would have. A leader starts a fresh CheckQuorum period.
    */
+  /**
+   * The host says whether this member is incomplete (types.ts incompleteAck). A follower tells its
+   * leader at once with an answer that acknowledges its commit index (its log matches the leader's up
+   * to there), so the leader's view does not wait for the next append (an idle or quiesced group
+   * sends none).
+   */
+  setIncomplete(incomplete: boolean): void {
+    if (this.incomplete === incomplete) return;
+    this.incomplete = incomplete;
+    if (this.state === 'follower' && this.lead !== noNode) this.#send({ type: 'appResp', to: this.lead, index: this.log.committed, context: this.#ackContext() });
+  }
+
+  #ackContext(): string {
+    return this.incomplete ? incompleteAck : '';
+  }
+
   wake(electionElapsed: number): void {
     if (!this.quiesced) return;
     this.quiesced = false;

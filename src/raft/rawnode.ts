@@ -79,6 +79,8 @@ export interface ProgressStatus {
   readonly state: ProgressState;
   readonly isLearner: boolean;
   readonly recentActive: boolean;
+  /** The member's latest accepted append answer said it is incomplete (types.ts incompleteAck); the leader's own flag for itself. */
+  readonly incomplete: boolean;
 }
 
 export interface Status {
@@ -201,6 +203,19 @@ export class RawNode {
     this.#raft.wake(electionElapsed);
   }
 
+  /**
+   * Whether this member is incomplete: it holds the Raft log the group counts, but not yet all the
+   * data its host keeps beside it (a partition replica fetching the retained log before its
+   * snapshot). Its accepted append answers say so, and its leader's status shows it in progress.
+   */
+  setIncomplete(incomplete: boolean): void {
+    this.#raft.setIncomplete(incomplete);
+  }
+
+  get incomplete(): boolean {
+    return this.#raft.incomplete;
+  }
+
   /** Whether this member is quiesced (its ticks do nothing until it wakes). */
   get quiesced(): boolean {
     return this.#raft.quiesced;
@@ -318,6 +333,7 @@ export class RawNode {
           state: pr.state,
           isLearner: pr.isLearner,
           recentActive: pr.recentActive,
+          incomplete: id === r.id ? r.incomplete : pr.incomplete,
         });
       }
     }

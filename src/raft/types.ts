@@ -134,6 +134,15 @@ export const quiesceContext = 'quiesce';
  */
 export const damagedReject = 'damaged';
 
+/**
+ * The context a member puts on the appends it accepts while it is incomplete (RawNode.setIncomplete):
+ * it holds the Raft log the leader counts, but not all of the data its host keeps beside that log (a
+ * partition replica still fetching the retained log before its snapshot). The leader records it in
+ * that member's progress (ProgressStatus.incomplete), so its host neither promotes such a learner nor
+ * hands it the leadership.
+ */
+export const incompleteAck = 'incomplete';
+
 export type StateType = 'follower' | 'preCandidate' | 'candidate' | 'leader';
 
 /**
