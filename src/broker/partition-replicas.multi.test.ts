@@ -848,3 +848,89 @@ test('the newest offset elsewhere: a node cut off from its group learns that the
     await c.close();
   }
 });
+
+// A replica still fetching the retained log before its snapshot is incomplete (raft incompleteAck). It
+// may come to lead (it campaigns late, but may be the only candidate, or be handed the leadership).
+// Before: the leadership balancing handed it the leadership as soon as it was caught up; as leader it
+// kept it; and a follower sent its snapshot was told the log started after that snapshot, so it
+// dropped the retained events before it and never fetched them back (it read from offset 400 on).
+test('a replica still fetching the retained log is not handed the leadership, hands it away when it leads, and a follower sent its snapshot fetches the whole retained log', async () => {
+  let holdTo: NodeId | undefined;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  let wiped: NodeId | undefined;
+  const c = await cluster(16, [1, 2, 3], {
+    fetchGate: async (_from, to) => {
+      if (to === holdTo) await gate;
+    },
+    // The wiped node joins empty and damaged, as a node with a disk identity does.
+    mayFound: (id) => (id === wiped ? () => false : undefined),
+  });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const lagging = c.node(1); // the preferred leader (first replica)
+    c.down.add(lagging.id);
+    const leader = await until('a leader without node 1', () => [...c.nodes.values()].find((n) => n.id !== 1 && n.replicas.replica(1, 0)?.group.isLeader()));
+    const other = [...c.nodes.values()].find((n) => n.id !== 1 && n !== leader)!;
+    const big = (s: string) => Buffer.from(JSON.stringify({ s, pad: 'p'.repeat(8000) }));
+    const publish = async (s: string) => {
+      const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [big(s)] }]);
+      assert.ok(r?.ok, `publish ${s}`);
+    };
+    for (let i = 0; i < 150; i++) await publish(`old${i}`);
+    await new Promise((r) => setTimeout(r, 20));
+    const cutoff = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250; i++) await publish(`new${i}`);
+    for (const n of [leader, other]) assert.equal(await n.replicas.applyRetention(1, 0, cutoff), 150, `retention on node ${n.id}`);
+    // Node 1 comes back behind the retained log: it installs the snapshot; its fetch is held.
+    holdTo = lagging.id;
+    c.down.delete(lagging.id);
+    const g1 = () => lagging.replicas.replica(1, 0)!.group;
+    await until('node 1 installed the snapshot and fetches the retained log', () => lagging.replicas.replica(1, 0)?.pendingHistory !== undefined && g1().raw.incomplete);
+    for (let i = 0; i < 30; i++) await publish(`more${i}`);
+    await until('node 1 follows, incomplete in its leader\'s progress', () => {
+      const pr = leader.replicas.replica(1, 0)!.group.raw.status().progress?.get(1);
+      return lagging.replicas.bounds(1, 0).newest === 429 && pr?.match === leader.replicas.replica(1, 0)!.group.raw.status().lastIndex && pr.incomplete;
+    });
+    const expected = await readFrom(leader.replicas, 0, 149);
+    assert.deepEqual([expected.length, expected[0]], [280, [150, 'new0']]);
+    assert.equal(leader.replicas.balanceLeaders(), 0, 'the preferred leader is caught up but incomplete: it is not handed the leadership');
+    // It is handed the leadership all the same (as an election could make it leader).
+    assert.ok(leader.replicas.replica(1, 0)!.group.raw.transferLeadership(lagging.id));
+    leader.host.kick(group10);
+    await until('node 1 leads', () => g1().isLeader());
+    // A wiped node rejoins: its leader (node 1) sends it its snapshot. It fetches the whole retained log
+    // (from the replica that holds it: node 1 refuses, its own is not here yet).
+    wiped = other.id;
+    const fresh = await c.wipe(other.id);
+    await fresh.replicas.ensure(1, 0);
+    await until('the wiped node holds the whole retained log', () => {
+      const r = fresh.replicas.replica(1, 0);
+      const b = fresh.replicas.bounds(1, 0);
+      return r !== undefined && r.pendingHistory === undefined && r.historyFrom === undefined && b.newest === 429 ? b : undefined;
+    }, 20_000);
+    assert.deepEqual(fresh.replicas.bounds(1, 0), { oldest: 150, newest: 429 }, 'it reads from the retained start');
+    assert.deepEqual(await readFrom(fresh.replicas, 0, 149), expected);
+    // Node 1 leads while incomplete: it hands the leadership to a replica that holds the retained log.
+    let handOffs = 0;
+    let lastAsk = 0;
+    await until('another node leads', () => {
+      // As the node's periodic balancing does (a transfer to a member that cannot campaign, the wiped
+      // one until an entry of this term repairs it, times out and is asked of another).
+      if (Date.now() - lastAsk > 200 && g1().isLeader()) {
+        lastAsk = Date.now();
+        handOffs += lagging.replicas.balanceLeaders();
+      }
+      return [...c.nodes.values()].find((n) => n.id !== 1 && n.replicas.replica(1, 0)?.group.isLeader());
+    });
+    assert.ok(handOffs >= 1);
+    holdTo = undefined;
+    release();
+    await until('node 1 holds the retained log', () => lagging.replicas.replica(1, 0)!.pendingHistory === undefined && !g1().raw.incomplete, 20_000);
+    assert.deepEqual(await readFrom(lagging.replicas, 0, 149), expected);
+  } finally {
+    release();
+    await c.close();
+  }
+});

@@ -691,17 +691,26 @@ export class PartitionReplicas {
       await this.#o.host.pause(id);
       const from = r.applied + 1;
       log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
-      const signal = AbortSignal.timeout(60_000);
-      for await (const chunk of this.#forwarder!.fetchLog!(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
-        const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
-        if (!r.storeFetched(entries)) {
-          log.error({ leader: m.from, applied: r.applied, first: entries[0]?.index }, 'the leader no longer holds the entries this replica lacks (retention removed them); it cannot catch up by log shipping');
-          return;
+      // The leader first; any other replica serves the same committed entries (a leader still
+      // fetching the retained log before its own snapshot does not serve the entries before it).
+      const peers = [m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== this.#o.self && all.indexOf(n) === i);
+      const failures: string[] = [];
+      for (const peer of peers) {
+        if (r.applied >= target) break;
+        try {
+          const signal = AbortSignal.timeout(60_000);
+          for await (const chunk of this.#forwarder!.fetchLog!(peer, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+            const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
+            if (!r.storeFetched(entries)) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
+            fetched += entries.length;
+          }
+          if (r.applied < target) failures.push(`node ${peer} holds the entries up to ${r.applied} only`);
+        } catch (err) {
+          failures.push(`node ${peer}: ${(err as Error).message}`);
         }
-        fetched += entries.length;
       }
       if (r.applied < target) {
-        log.warn({ applied: r.applied, target }, 'log shipping ended before the snapshot index; the leader will send the snapshot again');
+        log.warn({ applied: r.applied, target, failures }, 'log shipping ended before the snapshot index; the leader will send the snapshot again');
         return;
       }
       log.info({ entries: fetched, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the log it lacked; installing the snapshot');
@@ -822,6 +831,10 @@ export class PartitionReplicas {
     for (const r of this.#byKey.values()) {
       const g = r.group;
       if (!g.isLeader()) continue;
+      if (g.raw.incomplete) {
+        if (this.#handOffIncomplete(r)) started++;
+        continue;
+      }
       const placed = this.#o.placement(r.topic, r.partition);
       const preferred = placed?.replicas[0];
       if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred)) continue;
@@ -829,7 +842,8 @@ export class PartitionReplicas {
       if (placed?.moving?.from === preferred) continue;
       const st = g.raw.status();
       const pr = st.progress?.get(preferred);
-      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || st.leadTransferee !== noNode) continue;
+      // A preferred leader still fetching the retained log before its snapshot waits until it is complete.
+      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || pr.incomplete || st.leadTransferee !== noNode) continue;
       if (g.raw.transferLeadership(preferred)) {
         this.#o.host.kick(g.id);
         started++;
@@ -837,6 +851,35 @@ export class PartitionReplicas {
       }
     }
     return started;
+  }
+
+  /**
+   * This node leads a group while it is still fetching the retained log before its snapshot (an
+   * incomplete member campaigns late, but may be the only candidate, or be handed the leadership):
+   * it hands the leadership to a complete voter that holds its whole log (the preferred leader
+   * first), so that the leader is a full copy of the retained log. None: it goes on leading.
+   */
+  readonly #handOffTried = new Map<number, NodeId>();
+
+  #handOffIncomplete(r: PartitionReplica): boolean {
+    const g = r.group;
+    const st = g.raw.status();
+    if (st.progress === undefined || st.leadTransferee !== noNode) return false;
+    const preferred = this.#o.placement(r.topic, r.partition)?.replicas ?? [];
+    const heirs = [...g.conf.voters].filter((n) => n !== this.#o.self).sort((a, b) => (preferred.indexOf(a) >>> 0) - (preferred.indexOf(b) >>> 0));
+    const able = heirs.filter((n) => {
+      const pr = st.progress!.get(n);
+      return pr !== undefined && pr.recentActive && !pr.incomplete && pr.state === 'replicate' && pr.match === st.lastIndex;
+    });
+    // A transfer that did not happen (the heir cannot campaign: a damaged member) is not asked of the
+    // same heir again next time while another is able.
+    const last = this.#handOffTried.get(g.id);
+    const heir = able[(last === undefined ? -1 : able.indexOf(last)) + 1] ?? able[0];
+    if (heir === undefined || !g.raw.transferLeadership(heir)) return false;
+    this.#handOffTried.set(g.id, heir);
+    this.#o.host.kick(g.id);
+    this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: heir, term: st.term }, 'this partition leader is still fetching the retained log before its snapshot: handing the leadership to a replica that holds it');
+    return true;
   }
 
   /**

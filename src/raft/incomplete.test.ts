@@ -12,14 +12,14 @@ import { MemoryStorage } from './storage.js';
 import type { Message, NodeId } from './types.js';
 import { incompleteAck } from './types.js';
 
-function group(ids: NodeId[]) {
+function group(ids: NodeId[], seed = 0) {
   const nodes = new Map<NodeId, { raw: RawNode; storage: MemoryStorage }>();
   for (const id of ids) {
     const storage = new MemoryStorage();
     const { entries, hardState } = bootstrapState(ids);
     storage.append(entries);
     storage.setHardState(hardState);
-    nodes.set(id, { raw: new RawNode({ id, storage, applied: 0, electionTicks: 10, heartbeatTicks: 1, random: new Prng(id), preVote: true, checkQuorum: true, damaged: null }), storage });
+    nodes.set(id, { raw: new RawNode({ id, storage, applied: 0, electionTicks: 10, heartbeatTicks: 1, random: new Prng(id + 100 * seed), preVote: true, checkQuorum: true, damaged: null }), storage });
   }
   const sent: Message[] = [];
   /** Delivers messages until every node is quiet (those to `cut` nodes are dropped). */
@@ -75,4 +75,48 @@ test('an incomplete member says so in its accepted append answers; the leader sh
   // The leader's own flag shows in its progress of itself.
   g.raw(1).setIncomplete(true);
   assert.equal(g.raw(1).status().progress!.get(1)!.incomplete, true);
+});
+
+// An incomplete member campaigns later than the others, so a complete member that can win leads; but
+// it still campaigns when nobody else does (a partition must not stay leaderless).
+test('an incomplete member campaigns two election timeouts later than a complete one would, but campaigns', () => {
+  const ticksToCampaign = (incomplete: boolean): number => {
+    const g = group([1, 2, 3]);
+    g.settle();
+    g.raw(1).campaign();
+    g.settle();
+    assert.equal(g.raw(1).isLeader(), true);
+    g.raw(2).setIncomplete(incomplete);
+    g.settle();
+    g.sent.length = 0;
+    // The leader is gone and node 3 does not campaign: node 2 is the only candidate.
+    for (let t = 1; t <= 100; t++) {
+      g.raw(2).tick();
+      g.settle(new Set([1, 3]));
+      if (g.sent.some((m) => m.from === 2 && m.type === 'preVote')) return t;
+    }
+    return Infinity;
+  };
+  const complete = ticksToCampaign(false);
+  const incomplete = ticksToCampaign(true);
+  assert.ok(complete >= 10 && complete < 20, `a complete member campaigns within its randomized election timeout (${complete} ticks)`);
+  assert.equal(incomplete, complete + 20, 'the same randomized timeout plus two election timeouts');
+});
+
+test('a complete member that can win is elected before an incomplete one campaigns', () => {
+  // Both followers tick: the complete one times out first and is elected with the incomplete one's
+  // vote, whatever their randomized timeouts (without the delay, node 2 leads under some seeds).
+  for (let seed = 1; seed <= 10; seed++) {
+    const g = group([1, 2, 3], seed);
+    g.settle();
+    g.raw(1).campaign();
+    g.settle();
+    g.raw(2).setIncomplete(true);
+    g.settle();
+    for (let t = 0; t < 100 && !g.raw(3).isLeader() && !g.raw(2).isLeader(); t++) {
+      for (const id of [2, 3]) g.raw(id).tick();
+      g.settle(new Set([1]));
+    }
+    assert.equal(g.raw(3).isLeader(), true, `seed ${seed}: the complete member leads`);
+  }
 });

@@ -50,6 +50,9 @@ export type ProposeResult =
   | { readonly ok: true; readonly term: Term; readonly firstIndex: Index; readonly lastIndex: Index }
   | { readonly ok: false; readonly reason: ProposalDropReason };
 
+/** Election timeouts an incomplete member waits beyond the randomized one before it campaigns. */
+export const incompleteElectionDelayTimeouts = 2;
+
 /** Heartbeat answers with a full, unacknowledged inflight window before the leader re-probes. */
 const stalledHeartbeatsMax = 3;
 
@@ -364,7 +367,11 @@ export class Raft {
 
   #tickElection(): void {
     this.electionElapsed++;
-    if (this.#promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
+    // An incomplete member (setIncomplete) waits two election timeouts longer than the others: a
+    // complete member that can win times out first and leads, yet a group whose only candidate is
+    // incomplete still elects it (its Raft log is whole: safety does not depend on this).
+    const timeout = this.randomizedElectionTimeout + (this.incomplete ? incompleteElectionDelayTimeouts * this.cfg.electionTicks : 0);
+    if (this.#promotable() && this.electionElapsed >= timeout) {
       this.electionElapsed = 0;
       this.hup(false);
     }
