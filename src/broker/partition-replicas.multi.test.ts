@@ -934,3 +934,131 @@ test('a replica still fetching the retained log is not handed the leadership, ha
     await c.close();
   }
 });
+
+/** Keys of a group in a node's KV, under every prefix that names the group first (raft log, rows, marks). */
+async function keysOfGroup(kv: OrderedKv, group: number): Promise<string[]> {
+  const out: string[] = [];
+  for await (const [k] of kv.iterate({})) if (k.length >= 5 && k[0]! !== 0x03 && k.readUInt32BE(1) === group) out.push(k.subarray(0, 1).toString('hex'));
+  return out;
+}
+
+// Dropping a replica (a move took it away, or its event type was deleted) removes every key of its
+// group, the record of a fetch of the retained log still to do (0x17) included, also when the drop
+// comes while that fetch runs: a chunk arriving after the drop stores nothing. A record left behind
+// would make the node fetch a dropped replica's history when it opens the partition again.
+test('a replica dropped while it fetches the retained log leaves no key of its group; opened again, it fetches nothing of the old fetch', async () => {
+  const lines: { node: NodeId; msg: string }[] = [];
+  let shipped = 0;
+  let held: NodeId | undefined;
+  let release: (() => void) | undefined;
+  const { c, lagging, expected } = await behindRetention({
+    logger: capture(lines),
+    fetchGate: async (_from, to) => {
+      if (to === held && shipped++ >= 1) await new Promise<void>((r) => (release = r));
+    },
+  });
+  try {
+    held = lagging.id;
+    c.down.delete(lagging.id);
+    await until('the second chunk of the retained log held', () => release, 20_000);
+    assert.notEqual(lagging.replicas.replica(1, 0)!.pendingHistory, undefined);
+    assert.ok((await keysOfGroup(lagging.kv, group10)).includes('17'), 'the fetch is recorded');
+    await lagging.replicas.dropReplica(1, 0, group10);
+    // The held chunk arrives after the drop; rows the node had queued are written by its next turns.
+    held = undefined;
+    release!();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(await keysOfGroup(lagging.kv, group10), [], 'no key of the dropped group is left');
+    // The node starts again and the partition is placed on it again (a move back): it opens empty and
+    // fetches nothing it was fetching before the drop.
+    lines.length = 0;
+    const again = await c.restart(lagging.id);
+    const r = (await again.replicas.ensure(1, 0))!;
+    assert.equal(r.pendingHistory, undefined, 'no fetch of the dropped replica\'s history');
+    assert.deepEqual(lines.filter((l) => l.node === lagging.id && /opens without the retained log/.test(l.msg)), []);
+    // It is brought up to date as any new replica is.
+    await until('the replica placed again holds the retained log', () => {
+      const b = again.replicas.bounds(1, 0);
+      return b.oldest === 150 && b.newest === 399 && again.replicas.replica(1, 0)!.pendingHistory === undefined;
+    }, 20_000);
+    assert.deepEqual(await readFrom(again.replicas, 0, 149), expected);
+  } finally {
+    release?.();
+    await c.close();
+  }
+});
+
+// The drop comes in the very turn that installs the snapshot without its log: the record of the fetch
+// (0x17) and the applied state are queued for the node's next write, which comes after the drop's.
+test('a replica dropped in the turn that installs its snapshot without the log leaves no key of its group; opened again, it fetches nothing of the old fetch', async () => {
+  const lines: { node: NodeId; msg: string }[] = [];
+  const { c, lagging, expected } = await behindRetention({ logger: capture(lines) });
+  try {
+    const r = lagging.replicas.replica(1, 0)!;
+    let dropped: Promise<void> | undefined;
+    const fetch = r.onRestoredWithoutLog;
+    r.onRestoredWithoutLog = () => {
+      dropped ??= lagging.replicas.dropReplica(1, 0, group10);
+      fetch?.();
+    };
+    c.down.delete(lagging.id);
+    await until('the replica dropped as it installed the snapshot', () => dropped, 20_000);
+    await dropped;
+    await new Promise((res) => setTimeout(res, 300));
+    assert.deepEqual(await keysOfGroup(lagging.kv, group10), [], 'no key of the dropped group is left');
+    lines.length = 0;
+    const again = await c.restart(lagging.id);
+    const fresh = (await again.replicas.ensure(1, 0))!;
+    assert.equal(fresh.pendingHistory, undefined, 'no fetch of the dropped replica\'s history');
+    assert.deepEqual(lines.filter((l) => l.node === lagging.id && /opens without the retained log/.test(l.msg)), []);
+    await until('the replica placed again holds the retained log', () => {
+      const b = again.replicas.bounds(1, 0);
+      return b.oldest === 150 && b.newest === 399 && again.replicas.replica(1, 0)!.pendingHistory === undefined;
+    }, 20_000);
+    assert.deepEqual(await readFrom(again.replicas, 0, 149), expected);
+  } finally {
+    await c.close();
+  }
+});
+
+// The drop comes in the turn that applies an entry: the applied state and index rows of that entry are
+// queued for a later write (one that writes only rows and commit indexes waits for the next write),
+// which came after the drop's and left them behind: a replica placed on the node again then started
+// from the dropped replica's applied index, without its log.
+test('a replica dropped, or whose event type is deleted, in the turn that applies an entry leaves no key of its group', async () => {
+  const c = await cluster(1024);
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const follower = [...c.nodes.values()].find((n) => n !== leader)!;
+    for (let i = 0; i < 5; i++) assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev(`e${i}`)] }]))[0]?.ok);
+    await until('the follower applied them', () => follower.replicas.bounds(1, 0).newest === 4);
+    const g = follower.replicas.replica(1, 0)!.group;
+    let dropped: Promise<void> | undefined;
+    const onApplied = g.onApplied;
+    g.onApplied = () => {
+      onApplied?.();
+      dropped ??= follower.replicas.dropReplica(1, 0, group10);
+    };
+    assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('last')] }]))[0]?.ok);
+    await until('the follower dropped its replica as it applied the entry', () => dropped);
+    await dropped;
+    // The same for the deletion of the event type, on the other follower.
+    const second = [...c.nodes.values()].find((n) => n !== leader && n !== follower)!;
+    const g2 = second.replicas.replica(1, 0)!.group;
+    const onApplied2 = g2.onApplied;
+    let deleted: Promise<void> | undefined;
+    g2.onApplied = () => {
+      onApplied2?.();
+      deleted ??= second.replicas.dropTopic(1);
+    };
+    assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('after')] }]))[0]?.ok);
+    await until('the other follower deleted the event type as it applied the entry', () => deleted);
+    await deleted;
+    await new Promise((res) => setTimeout(res, 300));
+    assert.deepEqual(await keysOfGroup(follower.kv, group10), [], 'no key of the dropped group is left');
+    assert.deepEqual(await keysOfGroup(second.kv, group10), [], 'no key of the deleted event type\'s group is left');
+  } finally {
+    await c.close();
+  }
+});

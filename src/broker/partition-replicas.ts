@@ -700,6 +700,8 @@ export class PartitionReplicas {
         try {
           const signal = AbortSignal.timeout(60_000);
           for await (const chunk of this.#forwarder!.fetchLog!(peer, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+            // Dropped meanwhile (moved away, event type deleted): it stores nothing more.
+            if (this.#closed || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
             const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
             if (!r.storeFetched(entries)) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
             fetched += entries.length;
@@ -1232,6 +1234,8 @@ export class PartitionReplicas {
       if (!groups.includes(r.groupId)) groups.push(r.groupId);
     }
     if (groups.length === 0) return;
+    // Rows the groups queued before they left the host go first, so the deletion below removes them.
+    await this.#o.host.flushRows();
     await this.#o.kv.write((b) => {
       for (const g of groups) dropGroupKeys(b, g);
     }, { durable: false });
@@ -1264,6 +1268,11 @@ export class PartitionReplicas {
       r.release();
       this.#tailBytes -= r.tailBytes;
     }
+    // Rows the group queued before it left the host (its last applied state and index rows, a deferred
+    // hard state, the record of a fetch of the retained log) are written by a later turn: they go
+    // first, so the deletion below removes them. Written after it, they outlived the replica (a
+    // replica placed here again would start from the dropped one's applied index, without its log).
+    await this.#o.host.flushRows();
     await this.#o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
   }
 
