@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { MemoryKv, openRocksKv, PartitionSealedError, type OrderedKv } from '../log/index.js';
 import { entryKey } from './raft-log-store.js';
-import { decodeEntryRecord, RaftRecordCorruptError } from './raft-records.js';
+import { decodeEntryRecord, encodeDamageRecord, RaftRecordCorruptError } from './raft-records.js';
+import { groupKey as raftGroupKey, kindDamage, kindSnapshot } from './raft-keys.js';
 import type { Offset } from '../core/offset.js';
 import type { Message, NodeId } from '../raft/index.js';
 import { CorruptBatchError, OffsetExpiredError, PartitionUnavailableError } from '../log/index.js';
@@ -738,6 +739,10 @@ test('a single node with a corrupt stored entry refuses reads of the partition w
       await corruptEntry(kv, group10, (await storedBatchEntries(kv, group10, 1_000)).at(-1)!);
     });
     await assert.rejects(again.replicas.ensure(1, 0), (err: unknown) => err instanceof PartitionUnavailableError && /this node holds the only replica of the partition, there is none to repair it from: .*CRC32C mismatch/.test(err.message));
+    // A corrupt snapshot: nobody can bring this replica up to date either; it does not start over.
+    const third = await c.restart(1, async (kv) => corruptRecord(kv, group10, kindSnapshot));
+    await assert.rejects(third.replicas.ensure(1, 0), (err: unknown) => err instanceof PartitionUnavailableError && /this node holds the only replica of the partition, there is none to repair it from: .*snapshot is corrupt/.test(err.message));
+    assert.notEqual(await third.kv.get(raftGroupKey(group10, kindSnapshot)), null, 'its records are kept');
   } finally {
     await c.close();
   }
@@ -1062,3 +1067,52 @@ test('a replica dropped, or whose event type is deleted, in the turn that applie
     await c.close();
   }
 });
+
+/** Flips a byte inside a group's stored record of `kind` (raft-keys.ts), as a bad sector would. */
+async function corruptRecord(kv: OrderedKv, group: number, kind: number): Promise<void> {
+  const k = raftGroupKey(group, kind);
+  const v = await kv.get(k);
+  assert.ok(v !== null, `record ${kind} of group ${group} is stored`);
+  const bad = Buffer.from(v);
+  bad[bad.length - 1]! ^= 0x10;
+  await kv.write((b) => b.put(k, bad), { durable: true });
+}
+
+// A corrupt snapshot record or damage mark: the member cannot tell what it held or acknowledged. It
+// starts over empty and damaged (it neither votes nor leads) and its leader brings it up to date, as a
+// wiped member's. Before, the partition stayed closed on that node for good: every open failed with
+// "its snapshot is corrupt", and nothing tried again.
+for (const [what, kind] of [['snapshot', kindSnapshot], ['damage mark', kindDamage]] as const) {
+  test(`a replica that opens with a corrupt ${what} starts over empty and damaged and is brought up to date by its leader`, async () => {
+    const lines: { node: NodeId; msg: string }[] = [];
+    const c = await cluster(16, [1, 2, 3], { logger: capture(lines) });
+    try {
+      for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+      await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+      const sent: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+        sent.push(`s${i}`);
+      }
+      await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 59));
+      const victim = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
+      const three = await c.restart(victim, async (kv) => {
+        if (kind === kindDamage) {
+          // A damage mark as a lost write-ahead-log tail leaves one (its term and index are what matter).
+          const k = raftGroupKey(group10, kindDamage);
+          await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 1, index: 1, reason: 'test' })), { durable: true });
+        }
+        await corruptRecord(kv, group10, kind);
+      });
+      await three.replicas.ensure(1, 0);
+      assert.notEqual(three.replicas.replica(1, 0)!.group.raw.status().damaged, null, 'it starts damaged: no vote, no campaign');
+      await until('it is repaired and holds every event', () => three.replicas.bounds(1, 0).newest === 59 && three.replicas.replica(1, 0)!.group.raw.status().damaged === null, 20_000);
+      assert.deepEqual(await readAll(three.replicas, 0), sent);
+      assert.ok(lines.some((l) => l.node === victim && /starting over empty and damaged/.test(l.msg)));
+      assert.ok((await c.node(victim).replicas.append([{ topic: 1, partition: 0, events: [ev('after')] }]))[0]?.ok);
+      await until('it takes new events', () => three.replicas.bounds(1, 0).newest === 60);
+    } finally {
+      await c.close();
+    }
+  });
+}

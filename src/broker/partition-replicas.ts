@@ -256,8 +256,9 @@ export class PartitionReplicas {
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
     const log = o.logger.child({ topic, partition, group: placement.group });
-    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
-    const store = await this.#openStore(replica, placement, log);
+    const load = () => PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
+    const opened = await this.#openStore(await load(), placement, log, load);
+    const { store, replica } = opened;
     if (store.damage !== undefined) log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
     const fresh = store.isEmpty;
     if (fresh) {
@@ -275,7 +276,10 @@ export class PartitionReplicas {
       // neither votes nor counts as holding what a former self acknowledged (the leader's progress for
       // it may be stale: a damaged member's rejection voids it) until the leader has brought it up to date.
       const founders = placement.founders ?? placement.replicas;
-      if (!mayFound && placement.replicas.length > 1) {
+      const startedOver = store.damage;
+      if (startedOver !== undefined) {
+        // Started over empty and damaged (its records were corrupt): its leader brings it up to date.
+      } else if (!mayFound && placement.replicas.length > 1) {
         const why = lost !== undefined ? `this node lost raft state (${lost})` : 'this data directory joined the cluster after the group was created (it was wiped or is new)';
         await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`);
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
@@ -374,13 +378,29 @@ export class PartitionReplicas {
    * With no other replica (a single node), or none that answers, the partition stays closed with a
    * message saying why; a replica that is not repaired yet is tried again every few seconds.
    */
-  async #openStore(replica: PartitionReplica, placement: GroupPlacement, log: Logger): Promise<RaftLogStore> {
+  async #openStore(replica: PartitionReplica, placement: GroupPlacement, log: Logger, reload: () => Promise<PartitionReplica>): Promise<{ store: RaftLogStore; replica: PartitionReplica }> {
     const o = this.#o;
+    let startedOver = false;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied });
+        return { store: await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied }), replica };
       } catch (err) {
         if (!(err instanceof RaftGroupCorruptError)) throw err;
+        if (err.startOver !== undefined && !startedOver) {
+          // A corrupt snapshot or damage mark: what this replica held and acknowledged cannot be
+          // told. With other replicas to bring it up to date, it starts over as a wiped member does:
+          // its records and rows removed, empty and marked damaged (no vote, no campaign) until its
+          // leader has brought it past everything it may have held. Alone, nothing can.
+          const others = [...placement.replicas, ...(placement.learners ?? [])].filter((n) => n !== o.self);
+          if (others.length === 0) throw new PartitionUnavailableError(replica.topic, replica.partition, new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from'));
+          log.error({ found: err.found, damage: err.startOver }, 'partition raft state corrupt (its snapshot or damage mark): starting over empty and damaged; its leader brings it up to date');
+          const group = placement.group;
+          await RaftLogStore.startOver(o.kv, group, o.disk, { ...err.startOver, reason: `started over: ${err.found.join('; ')}` }, (b) => dropReplicaRows(b, group));
+          startedOver = true;
+          replica = await reload();
+          attempt = -1;
+          continue;
+        }
         // Answered to clients as the partition being unavailable here (503, with what was found).
         if (err.committed === undefined || attempt > 0) throw new PartitionUnavailableError(replica.topic, replica.partition, err);
         const { from, to } = err.committed;
@@ -1293,6 +1313,12 @@ export class PartitionReplicas {
 
 function dropGroupKeys(b: KvBatch, g: number): void {
   RaftLogStore.drop(b, g);
+  dropReplicaRows(b, g);
+  b.del(directoryKey(g));
+}
+
+/** The partition's own keys of a group beside its Raft records: offset index, applied state, the record of a fetch to do. */
+function dropReplicaRows(b: KvBatch, g: number): void {
   const k = (prefix: number, n: number) => {
     const key = Buffer.allocUnsafe(5);
     key[0] = prefix;
@@ -1302,7 +1328,6 @@ function dropGroupKeys(b: KvBatch, g: number): void {
   b.delRange(k(prefixOffsetIndex, g), k(prefixOffsetIndex, g + 1));
   b.del(k(prefixApplied, g));
   b.del(k(prefixHistoryPending, g));
-  b.del(directoryKey(g));
 }
 
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {

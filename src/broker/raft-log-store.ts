@@ -79,6 +79,12 @@ export class RaftGroupCorruptError extends Error {
      */
     readonly committed?: { readonly from: Index; readonly to: Index },
     why = 'stays closed',
+    /**
+     * A corrupt snapshot or damage mark: what the member held or acknowledged cannot be told. The
+     * damage it starts over with if another replica can bring it up to date (RaftLogStore.startOver):
+     * the highest term it may have used and the highest index it stored.
+     */
+    readonly startOver?: Damage,
   ) {
     super(`raft group ${group} is corrupt and ${why}: ${found.join('; ')}`);
   }
@@ -220,10 +226,17 @@ export class RaftLogStore {
       // are committed, and a healthy replica holds the same ones: the caller replaces them from there
       // (`committed`) and opens again. Past the applied index, the log is cut and the member marked
       // damaged as the metadata group's are: its leader sends the entries again. A corrupt snapshot
-      // or damage mark, or an applied index unknown to the caller, keeps the group closed.
+      // or damage mark names the damage to start over with (`startOver`: the caller removes the
+      // group's records and opens it empty and damaged when another replica can bring it up to date);
+      // an applied index unknown to the caller keeps the group closed.
       const applied = opts.applied;
       const onlyEntries = found.every((f) => !f.startsWith('its snapshot') && !f.startsWith('its damage mark'));
-      if (applied === undefined || !onlyEntries) throw new RaftGroupCorruptError(group, found);
+      if (!onlyEntries) {
+        let term = Math.max(damage?.term ?? 0, hs?.term ?? 0, storage.snapshot().metadata.term, disk?.termCeiling ?? 0);
+        if (storage.lastIndex() > storage.snapshot().metadata.index) term = Math.max(term, storage.term(storage.lastIndex()));
+        throw new RaftGroupCorruptError(group, found, undefined, 'stays closed', { term, index: Math.max(highest, damage?.index ?? 0, hs?.commit ?? 0) });
+      }
+      if (applied === undefined) throw new RaftGroupCorruptError(group, found);
       if (cut !== undefined && cut <= applied) throw new RaftGroupCorruptError(group, found, { from: cut, to: Math.min(applied, highest) });
     }
     if (found.length > 0) {
@@ -279,6 +292,21 @@ export class RaftLogStore {
         const k = entryKey(group, e.index);
         b.put(k, encodeEntryRecord(k, e));
       }
+    }, true);
+  }
+
+  /**
+   * A member whose snapshot or damage mark is corrupt (RaftGroupCorruptError.startOver) starts over:
+   * every record of the group is removed (with what `fill` removes beside them, the partition's rows)
+   * and the member is marked damaged at `damage`, in one durable write. It opens empty and damaged,
+   * neither voting nor leading until a leader has brought it past everything it may have held.
+   */
+  static async startOver(kv: OrderedKv, group: number, disk: NodeDisk | undefined, damage: DamageRecord, fill: (b: KvBatch) => void): Promise<void> {
+    const dk = groupKey(group, kindDamage);
+    await RaftLogStore.#write(kv, disk, (b) => {
+      RaftLogStore.drop(b, group);
+      fill(b);
+      b.put(dk, encodeDamageRecord(dk, damage));
     }, true);
   }
 
