@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { NodeId } from '../raft/index.js';
 import type { ForwardHandlers } from './generated/brook/forward/v1/Forward.js';
 import type { AppendReply } from './generated/brook/forward/v1/AppendReply.js';
+import type { AppendManyReply } from './generated/brook/forward/v1/AppendManyReply.js';
 import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
 import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
@@ -17,10 +18,12 @@ import { fromKey } from './auth.js';
 import { DecodeError, decodeU64 } from './codec.js';
 import { decodeBatch } from './batch-codec.js';
 import {
+  fromWireAppendManyRequest,
   fromWireAppendRequest,
   fromWireBoundsRequest,
   fromWireControlRequest,
   fromWireReadRequest,
+  toWireAppendManyReply,
   toWireAppendReply,
   toWireBoundsReply,
   toWireControlReply,
@@ -113,6 +116,28 @@ export class TransportServer {
 
   async #append(w: Parameters<ForwardHandlers['Append']>[0]['request'], caller: NodeId): Promise<AppendReply> {
     return toWireAppendReply(await this.#withinDeadline(caller, () => fromWireAppendRequest(w), (req) => this.#o.handler.append(caller, req)));
+  }
+
+  /**
+   * The parts of one client batch for partitions led here, each run as a single Append would be (its
+   * own check, epoch, request id and deadline), all at once; answered when every part has its answer.
+   * A call that fails the whole-call check (too many parts or bytes) fails with INVALID_ARGUMENT.
+   */
+  async #appendMany(w: Parameters<ForwardHandlers['AppendMany']>[0]['request'], caller: NodeId): Promise<AppendManyReply> {
+    const parts = fromWireAppendManyRequest(w);
+    const answers = await Promise.all(
+      parts.map((p) =>
+        this.#withinDeadline(
+          caller,
+          () => {
+            if (p instanceof DecodeError) throw p;
+            return p;
+          },
+          (req) => this.#o.handler.append(caller, req),
+        ),
+      ),
+    );
+    return toWireAppendManyReply(answers);
   }
 
   /** A control command (seal, base) for a partition group led here; like an append, bounded by the caller's deadline. */
@@ -222,6 +247,17 @@ export class TransportServer {
         const caller = this.#caller(call.metadata, (s) => callback(s));
         if (caller === undefined) return;
         this.#append(call.request, caller).then((reply) => callback(null, reply));
+      },
+      AppendMany: (call, callback) => {
+        const caller = this.#caller(call.metadata, (s) => callback(s));
+        if (caller === undefined) return;
+        this.#appendMany(call.request, caller).then(
+          (reply) => callback(null, reply),
+          (err: unknown) => {
+            if (err instanceof DecodeError) this.#decodeFailed(err, caller);
+            callback(statusOf(err));
+          },
+        );
       },
       Control: (call, callback) => {
         const caller = this.#caller(call.metadata, (s) => callback(s));

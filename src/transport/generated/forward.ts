@@ -1,6 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
+import type { AppendManyReply as _brook_forward_v1_AppendManyReply, AppendManyReply__Output as _brook_forward_v1_AppendManyReply__Output } from './brook/forward/v1/AppendManyReply.js';
+import type { AppendManyRequest as _brook_forward_v1_AppendManyRequest, AppendManyRequest__Output as _brook_forward_v1_AppendManyRequest__Output } from './brook/forward/v1/AppendManyRequest.js';
 import type { AppendReply as _brook_forward_v1_AppendReply, AppendReply__Output as _brook_forward_v1_AppendReply__Output } from './brook/forward/v1/AppendReply.js';
 import type { AppendRequest as _brook_forward_v1_AppendRequest, AppendRequest__Output as _brook_forward_v1_AppendRequest__Output } from './brook/forward/v1/AppendRequest.js';
 import type { BaseCommand as _brook_forward_v1_BaseCommand, BaseCommand__Output as _brook_forward_v1_BaseCommand__Output } from './brook/forward/v1/BaseCommand.js';
@@ -20,6 +22,8 @@ export interface ProtoGrpcType {
   brook: {
     forward: {
       v1: {
+        AppendManyReply: MessageTypeDefinition<_brook_forward_v1_AppendManyReply, _brook_forward_v1_AppendManyReply__Output>
+        AppendManyRequest: MessageTypeDefinition<_brook_forward_v1_AppendManyRequest, _brook_forward_v1_AppendManyRequest__Output>
         AppendReply: MessageTypeDefinition<_brook_forward_v1_AppendReply, _brook_forward_v1_AppendReply__Output>
         AppendRequest: MessageTypeDefinition<_brook_forward_v1_AppendRequest, _brook_forward_v1_AppendRequest__Output>
         AppendStatus: EnumTypeDefinition
