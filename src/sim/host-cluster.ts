@@ -434,6 +434,7 @@ export class HostSimulation implements HostSimContext {
     return new Promise<readonly AppendAnswer[]>((resolve, reject) => {
       if (from.incarnation !== inc) return;
       this.stats.forwards++;
+      if (reqs.length > 1) this.stats.groupedForwards++;
       let done = false;
       const finish = (f: () => void): void => {
         if (done) return;
