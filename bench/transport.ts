@@ -3,8 +3,8 @@
  * in its own process (so client and server each have a core), through
  *   - forwardAppend (unary): batches of 100 and 1000 ~500-byte events, 1 and 8 callers in flight;
  *   - the parts of small publishes (3 parts of 3 events, as a batch of 10 over 4 partitions forwards to
- *     one node): one Append per part against one AppendMany per request, with the CPU of both
- *     processes per part;
+ *     one node): one Append per part, one AppendMany call per request, one request on the append
+ *     stream, with the CPU of both processes per part;
  *   - a read stream: one follow-less read of 2,000,000 events in chunks of 1000;
  *   - send(): Raft heartbeats of 1,000 groups per send, coalesced (messages/s).
  * The serving side answers at once (no storage, no Raft): this measures the transport alone.
@@ -106,7 +106,9 @@ async function appendPhase(t: GrpcTransport, batch: number, callers: number, sec
  * Requests of `parts` parts of `events` events each, `callers` in flight, the parts of a request sent as
  * single Appends or in one AppendMany; the CPU of both processes (this one and the server `pid`) per part.
  */
-async function partsPhase(t: GrpcTransport, pid: number, grouped: boolean, parts: number, events: number, callers: number, seconds: number) {
+type PartsWay = 'single Appends' | 'one AppendMany call' | 'one request on the append stream';
+
+async function partsPhase(t: GrpcTransport, pid: number, way: PartsWay, parts: number, events: number, callers: number, seconds: number) {
   let done = 0;
   let seq = 0;
   const cpu0 = process.cpuUsage();
@@ -121,7 +123,8 @@ async function partsPhase(t: GrpcTransport, pid: number, grouped: boolean, parts
           const start = ((r * parts + p) * 7) % (pool.length - events + 1);
           return { group: p + 1, topic: 1, partition: p, epoch: 1, requestId: `m-${r}.${p}`, flowId: 'bench', deadlineMs: 10_000, events: pool.slice(start, start + events) };
         });
-        const answers = grouped ? await t.forwardAppendMany(2, reqs) : await Promise.all(reqs.map((q) => t.forwardAppend(2, q)));
+        const answers =
+          way === 'single Appends' ? await Promise.all(reqs.map((q) => t.forwardAppend(2, q))) : way === 'one AppendMany call' ? await t.unaryAppendMany(2, reqs) : await t.forwardAppendMany(2, reqs);
         for (const a of answers) if (a.status !== 'committed') throw new Error(`append: ${JSON.stringify(a)}`);
         done += parts;
       }
@@ -191,11 +194,12 @@ async function main(): Promise<void> {
     const r = await appendPhase(t, batch, callers, seconds);
     console.log(`forwardAppend batch ${batch}, ${callers} in flight: ${fmtInt(r.evPerS)} ev/s, ${fmtInt(r.reqPerS)} req/s, p50 ${fmtMs(r.p50)} ms, p99 ${fmtMs(r.p99)} ms`);
   }
-  await partsPhase(t, child.pid!, true, 3, 3, 8, 1); // warm-up
+  const ways: PartsWay[] = ['single Appends', 'one AppendMany call', 'one request on the append stream'];
+  for (const w of ways) await partsPhase(t, child.pid!, w, 3, 3, 8, 1); // warm-up
   for (const round of [1, 2]) {
-    for (const grouped of round === 1 ? [false, true] : [true, false]) {
-      const r = await partsPhase(t, child.pid!, grouped, 3, 3, 8, seconds);
-      console.log(`publish parts (3 parts of 3 events per request, 8 in flight), ${grouped ? 'one AppendMany per request' : 'one Append per part'}, round ${round}: ${fmtInt(r.partsPerS)} parts/s, ${fmtInt(r.cpuUsPerPart)} µs CPU per part (both processes)`);
+    for (const way of round === 1 ? ways : [...ways].reverse()) {
+      const r = await partsPhase(t, child.pid!, way, 3, 3, 8, seconds);
+      console.log(`publish parts (3 parts of 3 events per request, 8 requests in flight) as ${way}, round ${round}: ${fmtInt(r.partsPerS)} parts/s, ${fmtInt(r.cpuUsPerPart)} µs CPU per part (both processes)`);
     }
   }
   await readPhase(t, 100_000); // warm-up

@@ -3,7 +3,9 @@
  * by partition, and every part whose partition is led on another node used to be a call of its own; a
  * call (an HTTP/2 stream, headers, a proof, a reply) was the largest single CPU item of a small
  * publish on three nodes (docs/benchmarks.md). The parts a request sends at the same moment to the
- * same node now travel in one call (AppendForwarder.forwardAppendMany), each with its own answer.
+ * same node now travel together (AppendForwarder.forwardAppendMany: one request on the peer's append
+ * stream, or one unary call for large ones), each with its own answer; a lone part too, so that it
+ * takes the stream.
  *
  * Nothing else changes for a part: it keeps its request id (so a retry is still de-duplicated by the
  * partition's state machine), its epoch and its deadline, and each part's sender handles its own
@@ -53,7 +55,7 @@ export class ForwardGrouper {
     for (const [to, list] of queued) {
       const many = this.#forwarder.forwardAppendMany?.bind(this.#forwarder);
       const sent: Promise<readonly AppendAnswer[]> =
-        list.length === 1 || many === undefined ? Promise.all(list.map((q) => this.#forwarder.forwardAppend(to, q.req).catch(unavailable))) : many(to, list.map((q) => q.req)).catch((err: unknown) => list.map(() => unavailable(err)));
+        many === undefined ? Promise.all(list.map((q) => this.#forwarder.forwardAppend(to, q.req).catch(unavailable))) : many(to, list.map((q) => q.req)).catch((err: unknown) => list.map(() => unavailable(err)));
       void sent.then((answers) => {
         list.forEach((q, k) => q.resolve(answers[k] ?? { status: 'unavailable', detail: `node ${to} gave no answer for this part` }));
       });

@@ -10,6 +10,7 @@ import type { NodeId } from '../raft/index.js';
 import type { ForwardHandlers } from './generated/brook/forward/v1/Forward.js';
 import type { AppendReply } from './generated/brook/forward/v1/AppendReply.js';
 import type { AppendManyReply } from './generated/brook/forward/v1/AppendManyReply.js';
+import type { AppendStreamRequest__Output } from './generated/brook/forward/v1/AppendStreamRequest.js';
 import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
 import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
@@ -33,7 +34,7 @@ import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
 import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
 import { serveStream, statusOf } from './streams.js';
 import type { IdentifyReply } from './generated/brook/raft/v1/IdentifyReply.js';
-import type { NodeHandler, PeerIdentity, TransportLogger } from './types.js';
+import type { AppendRequest, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
 
 export interface ServerOptions {
   readonly self: NodeId;
@@ -124,7 +125,10 @@ export class TransportServer {
    * A call that fails the whole-call check (too many parts or bytes) fails with INVALID_ARGUMENT.
    */
   async #appendMany(w: Parameters<ForwardHandlers['AppendMany']>[0]['request'], caller: NodeId): Promise<AppendManyReply> {
-    const parts = fromWireAppendManyRequest(w);
+    return this.#appendParts(fromWireAppendManyRequest(w), caller);
+  }
+
+  async #appendParts(parts: readonly (AppendRequest | DecodeError)[], caller: NodeId): Promise<AppendManyReply> {
     const answers = await Promise.all(
       parts.map((p) =>
         this.#withinDeadline(
@@ -258,6 +262,43 @@ export class TransportServer {
             callback(statusOf(err));
           },
         );
+      },
+      AppendStream: (call) => {
+        const caller = this.#caller(call.metadata, (s) => call.emit('error', s));
+        if (caller === undefined) return;
+        let open = true;
+        const close = () => {
+          open = false;
+        };
+        call.on('cancelled', close);
+        call.on('error', close);
+        // The client ends its side when it closes: end ours (requests still running are answered to no one).
+        call.on('end', () => {
+          if (open) call.end();
+          close();
+        });
+        call.on('data', (m: AppendStreamRequest__Output) => {
+          let id: number;
+          try {
+            id = decodeU64(m.id, 'append_stream.id');
+          } catch (err) {
+            // No id to answer to: the sender's request ends at its deadline.
+            this.#decodeFailed(err, caller);
+            return;
+          }
+          let parts: (AppendRequest | DecodeError)[];
+          try {
+            parts = fromWireAppendManyRequest(m.request ?? { parts: [], flow_id: '' });
+          } catch (err) {
+            if (!(err instanceof DecodeError)) throw err;
+            // The request as a whole is refused: every part, as a refused AppendMany call would be.
+            this.#decodeFailed(err, caller);
+            parts = (m.request?.parts ?? []).map(() => err);
+          }
+          void this.#appendParts(parts, caller).then((reply) => {
+            if (open) call.write({ id: String(id), reply });
+          });
+        });
       },
       Control: (call, callback) => {
         const caller = this.#caller(call.metadata, (s) => callback(s));
