@@ -295,9 +295,14 @@ export class TransportServer {
             this.#decodeFailed(err, caller);
             parts = (m.request?.parts ?? []).map(() => err);
           }
-          void this.#appendParts(parts, caller).then((reply) => {
-            if (open) call.write({ id: String(id), reply });
-          });
+          void this.#appendParts(parts, caller)
+            .then((reply) => {
+              if (open) call.write({ id: String(id), reply });
+            })
+            .catch((err: unknown) => {
+              // The call went away in between: the caller's request ends at its deadline.
+              this.#o.logger.debug({ err: (err as Error)?.message, from: caller }, 'could not answer on an append stream');
+            });
         });
       },
       Control: (call, callback) => {
