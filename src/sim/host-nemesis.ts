@@ -51,6 +51,7 @@ const actions = [
   'transfer',
   'transfer',
   'lostTail',
+  'wipe',
   'move',
   'move',
   'move',
@@ -275,6 +276,11 @@ export class Nemesis {
         this.#loseTail(r.pick(ctx.partitions));
         break;
       }
+      case 'wipe': {
+        if (!ctx.lostTail) break;
+        detail = this.#wipe() ?? detail;
+        break;
+      }
       case 'move':
         // The operator: a replica moved to a node outside its group, or a move cancelled (host-moves.ts).
         detail = ctx.moveReplica();
@@ -309,6 +315,21 @@ export class Nemesis {
     if (options.length === 0) return;
     ctx.stats.lostTailCrashes++;
     ctx.crash(n, { kind: 'lostTail', syncs: ctx.rng.pick(options) }, ctx.rng.between(10, 300));
+  }
+
+  /**
+   * A node's data directory is wiped (its KV and its marker file): it restarts with nothing, a disk
+   * that joined the cluster after every group was created, and joins its groups empty and damaged;
+   * each first learns a term floor from the other voters (src/raft, termProbe), then is repaired.
+   * Like a lost tail, one node at a time.
+   */
+  #wipe(): string | undefined {
+    const ctx = this.#ctx;
+    const n = ctx.rng.pick(ctx.nodes());
+    if (!n.running || ctx.damaged.size > 0) return undefined;
+    ctx.stats.wipes++;
+    ctx.crash(n, { kind: 'wiped' }, ctx.rng.between(10, 300));
+    return `n${n.id}`;
   }
 
   /** The fsync time a node's disk takes for one write now. */
