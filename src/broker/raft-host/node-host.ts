@@ -307,7 +307,8 @@ export class RaftNodeHost {
     try {
       // A message wakes a quiesced follower (the core does that itself), which must count how long
       // ago its leader was heard from; a leader decides itself (an answer to its heartbeat does not wake it).
-      if (g.raw.quiesced && !g.raw.isLeader()) this.#wake(g);
+      // A term probe (or its answer) changes nothing on the member it reaches, not its quiescence either.
+      if (g.raw.quiesced && !g.raw.isLeader() && m.type !== 'termProbe' && m.type !== 'termProbeResp') this.#wake(g);
       g.step(m);
     } catch (err) {
       this.#fatal(err);
