@@ -342,6 +342,7 @@ export class HostSimulation implements HostSimContext {
         this.#watch.get(g.id)?.applied(node.id, e);
       },
       woke: (node, r) => this.#read(node, r),
+      reopen: (node) => this.moves.onApplied?.(node.id, -1),
       moved: (node, actions) => {
         for (const a of actions) {
           if (a.kind === 'transfer') this.stats.moveTransfers++;
