@@ -880,6 +880,57 @@ test('the newest offset elsewhere: a node cut off from its group learns that the
   }
 });
 
+// A wiped directory keeps no term ceiling: the wiped replica starts at term 0 and could take the
+// appends of a leader deposed since its wipe, helping it commit over what a newer leader committed with
+// the replica's former self (docs/storage.md, "The term ceiling"). So it first learns a term floor from
+// a majority of the other replicas (src/raft, termProbe), durably, and takes nothing before.
+test('a wiped replica learns a term floor from a majority of the other replicas before it takes anything, keeps asking across a restart, and is then repaired', async () => {
+  const wiped = new Set<NodeId>();
+  const c = await cluster(1024, [1, 2, 3], { mayFound: (id) => () => !wiped.has(id) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [w, b] = [...c.nodes.values()].filter((n) => n !== leader).map((n) => n.id) as [NodeId, NodeId];
+    const sent: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev(`a${i}`)] }]);
+      assert.ok(r?.ok);
+      sent.push(`a${i}`);
+    }
+    const term = leader.replicas.replica(1, 0)!.group.term;
+    // Only the leader answers the wiped replica: one answer of the two it needs.
+    c.down.add(b);
+    wiped.add(w);
+    await c.wipe(w);
+    const probing = async (what: string) => {
+      const r = await c.node(w).replicas.ensure(1, 0);
+      assert.ok(r !== undefined);
+      assert.equal(r.group.store.damage?.termUnknown, true, `${what}: the damage mark says its term is unknown`);
+      const deadline = Date.now() + 600;
+      while (Date.now() < deadline) {
+        const st = r.group.raw.status();
+        assert.equal(st.damaged?.termUnknown, true, `${what}: still learning its floor`);
+        assert.equal(st.lastIndex, 0, `${what}: it took nothing from the leader`);
+        assert.equal(st.term, 0, `${what}: and adopted no term`);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
+    await probing('with one answer');
+    // A restart before the floor is learned asks again (the mark is durable).
+    await c.restart(w);
+    await probing('after a restart');
+    c.down.delete(b);
+    await until('the wiped replica repaired and holding every acknowledged event', () => {
+      const g = c.node(w).replicas.replica(1, 0)?.group;
+      return g !== undefined && g.store.damage === undefined && c.node(w).replicas.bounds(1, 0).newest === sent.length - 1;
+    });
+    assert.ok(c.node(w).replicas.replica(1, 0)!.group.term >= term);
+    assert.deepEqual(await readAll(c.node(w).replicas, 0), sent);
+  } finally {
+    await c.close();
+  }
+});
+
 // ---------------------------------------------------------------- grouped forwards (one call per leader node per request)
 
 /** Partitions 0..3 of topic 1 open on every node, all led by node 1, and node 2 knowing it. */

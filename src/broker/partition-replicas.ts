@@ -289,7 +289,13 @@ export class PartitionReplicas {
       const founders = placement.founders ?? placement.replicas;
       if (!mayFound && placement.replicas.length > 1) {
         const why = lost !== undefined ? `this node lost raft state (${lost})` : 'this data directory joined the cluster after the group was created (it was wiped or is new)';
-        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`);
+        // Nothing here bounds the terms that former state used in the group (a wiped directory has no
+        // term ceiling for it): a voter learns a term floor from the other replicas before it
+        // acknowledges anything (src/raft Damage.termUnknown). Not a move's new replica (a learner):
+        // its acknowledgements count in no commit until the leader that promotes it has given it that
+        // leader's term, and it must answer the probes of a voter wiped meanwhile (two members asking
+        // each other would wait for good).
+        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`, placement.replicas.includes(o.self));
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
       } else if (!founders.includes(o.self)) {
         await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
@@ -342,6 +348,10 @@ export class PartitionReplicas {
       // A group whose followers lag refuses new batches past this many uncommitted bytes: publishers
       // get a failed item at once (retriable) instead of the leader buffering without bound.
       uncommittedBytesMax: uncommittedBytesMax,
+      // The voters a member whose past term is unknown asks for theirs: the placement's, and a move's
+      // new replica, so that the raft configuration is this set or one member fewer at every step of
+      // a move (the core's count of answers covers one member more or less than it is told).
+      termProbePeers: [...new Set([o.self, ...placement.replicas, ...(placement.learners ?? [])])],
     });
     replica.attach(group);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);

@@ -71,6 +71,13 @@ export interface Ready {
    * the host records the damage in the same write as step 1, so a restart does not forget it.
    */
   readonly damaged: Damage | undefined;
+  /**
+   * Present once a member whose past term was unknown (Damage.termUnknown) has learned a term floor
+   * from a majority of the other voters: the host records in the same write (with the hard state at
+   * that term) that its damage term is at least this and that its term is no longer unknown, so a
+   * restart does not ask again, and a restart before that write does.
+   */
+  readonly termFloor: Term | undefined;
 }
 
 export interface ProgressStatus {
@@ -236,6 +243,7 @@ export class RawNode {
       r.readStates.length > 0 ||
       r.repaired ||
       r.newlyDamaged !== null ||
+      r.termFloor !== undefined ||
       r.log.unstable.entries.length > 0 ||
       r.log.unstable.snapshot !== undefined ||
       r.log.hasNextCommittedEntries()
@@ -268,13 +276,16 @@ export class RawNode {
         r.log.unstable.snapshot !== undefined ||
         r.repaired ||
         r.newlyDamaged !== null ||
+        r.termFloor !== undefined ||
         hs.term !== this.#prevHardState.term ||
         hs.vote !== this.#prevHardState.vote,
       repaired: r.repaired,
       damaged: r.newlyDamaged ?? undefined,
+      termFloor: r.termFloor,
     };
     r.repaired = false;
     r.newlyDamaged = null;
+    r.termFloor = undefined;
     r.msgs = [];
     r.readStates = [];
     this.#prevSoftState = ss;
