@@ -673,7 +673,12 @@ export class PartitionReplica {
     let decoded: { index: number; events: Buffer[] } | undefined;
     /** Takes the events of one indexed batch; false once the read is full. */
     const take = (row: IndexRow, e: Entry | undefined): boolean => {
-      if (e === undefined || e.index !== row.raftIndex) throw this.#damaged(next, `raft entry ${row.raftIndex} of the batch ${row.first}..${row.last} is missing`);
+      if (e === undefined || e.index !== row.raftIndex) {
+        // Retention removed it while this read ran: the reader starts again at the oldest offset.
+        const oldest = Math.max(this.#state.oldest, this.#removingBelow ?? 0);
+        if (next < oldest) throw new OffsetExpiredError(this.topic, this.partition, after, oldest);
+        throw this.#damaged(next, `raft entry ${row.raftIndex} of the batch ${row.first}..${row.last} is missing`);
+      }
       if (row.first > next) {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
         throw this.#damaged(next, `offsets ${next}..${row.first - 1} are missing`);
@@ -707,7 +712,11 @@ export class PartitionReplica {
     //    iterator, sized by how many events a row held so far), then their entries: those still in
     //    the memory tail from there, the others in one bounded iterator over the Raft log (entries
     //    between indexed batches are skipped: no-ops, configuration changes, refused duplicates).
-    const recentFirst = this.#recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
+    // The in-memory index as it is now: a memory compaction that ends while this read waits for the
+    // KV replaces it by a shorter one (those rows are in the KV by then), and part 2 must go on from
+    // where part 1 stopped (host simulation, seed 174: 'offsets 13..21 are missing').
+    const recent = this.#recent;
+    const recentFirst = recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
     if (next < recentFirst) {
       const rows: IndexRow[] = [];
       let events = 0;
@@ -752,11 +761,11 @@ export class PartitionReplica {
       if (rows.length >= rowsPerReadMax) return out;
       if (next < recentFirst && next <= newest) {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
-        if (this.#recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
+        if (recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
       }
     }
     // 2. Recent batches: the in-memory index and the Raft log's memory tail.
-    const r = this.#recent;
+    const r = recent;
     let lo = 0;
     let hi = r.length;
     while (lo < hi) {
@@ -791,6 +800,9 @@ export class PartitionReplica {
    * fetches what the leader still holds. Retention is decided by each replica on its own clock:
    * replicas may differ in their oldest offset for a while, never in the events at an offset.
    */
+  /** While retention's removal is being written: the oldest offset it leaves. */
+  #removingBelow: number | undefined;
+
   async applyRetention(cutoffMs: number, compactTo: (raftIndex: number) => Promise<void>): Promise<number> {
     let cut: IndexRow | undefined;
     for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, 0), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 })) {
@@ -802,11 +814,18 @@ export class PartitionReplica {
     const before = this.#state.oldest;
     const last = cut;
     if (last.raftIndex >= this.#group.store.storage.firstIndex()) await compactTo(last.raftIndex);
-    await this.#kv.write((b) => {
-      b.delRange(indexKey(this.groupId, 0), indexKey(this.groupId, last.last + 1));
-      b.delRange(entryKey(this.groupId, 0), entryKey(this.groupId, last.raftIndex + 1));
-    }, { durable: false });
-    this.#state.truncateBefore(last.last + 1);
+    // Reads that meet the removal (rows found, their entries gone by the time they are read) answer
+    // expired, not corrupt (see `take`).
+    this.#removingBelow = last.last + 1;
+    try {
+      await this.#kv.write((b) => {
+        b.delRange(indexKey(this.groupId, 0), indexKey(this.groupId, last.last + 1));
+        b.delRange(entryKey(this.groupId, 0), entryKey(this.groupId, last.raftIndex + 1));
+      }, { durable: false });
+      this.#state.truncateBefore(last.last + 1);
+    } finally {
+      this.#removingBelow = undefined;
+    }
     if (this.#logFloor !== undefined && this.#logFloor <= last.raftIndex) this.#logFloor = undefined;
     this.forgetBefore(last.raftIndex + 1);
     this.#writeApplied();
