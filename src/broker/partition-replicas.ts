@@ -287,6 +287,8 @@ export class PartitionReplicas {
       // joins a moved group (a learner, or a voter whose state is gone) starts empty and damaged, so it
       // neither votes nor counts as holding what a former self acknowledged (the leader's progress for
       // it may be stale: a damaged member's rejection voids it) until the leader has brought it up to date.
+      // A founder placed as a learner is such a node too: it was moved away (its replica dropped) and
+      // is being moved back; founding again would give it the founding log under the leader's state.
       const founders = placement.founders ?? placement.replicas;
       const startedOver = store.damage;
       if (startedOver !== undefined) {
@@ -301,7 +303,7 @@ export class PartitionReplicas {
         // each other would wait for good).
         await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`, placement.replicas.includes(o.self));
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
-      } else if (!founders.includes(o.self)) {
+      } else if (!founders.includes(o.self) || (placement.learners?.includes(o.self) ?? false)) {
         await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
         log.info({ founders }, 'partition replica joins its group empty; its leader brings it up to date');
       } else await store.bootstrap([...founders].sort((a, b) => a - b));

@@ -285,6 +285,41 @@ test('a move resumes under a new leader when the leader is cut off mid-move', as
   }
 });
 
+test('a founder moved away and then back joins its group empty as a learner: it does not found the group again', async () => {
+  const c = await cluster(16);
+  try {
+    await until('a leader', () => c.leader());
+    const sent: string[] = [];
+    const publish = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const s = `m${sent.length}`;
+        const [r] = await c.node(3).replicas.append([{ topic: c.topic, partition: 0, events: [ev(s)] }]);
+        assert.ok(r?.ok, `publish ${s}`);
+        sent.push(s);
+      }
+    };
+    await publish(40);
+    const finished = (want: number[]) => until(`the move to ${JSON.stringify(want)} finished`, () => {
+      const p = c.sm.eventType('moved')!.storage.placement![0]!;
+      return p.moving === undefined && JSON.stringify(p.replicas) === JSON.stringify(want) ? p : undefined;
+    }, 30_000);
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from: 1, to: 4 })).ok, true);
+    await finished([4, 2, 3]);
+    await until('node 1 dropped its replica', () => c.node(1).replicas.replica(c.topic, 0) === undefined);
+    await publish(40);
+    // Back to node 1, a founder of the group: it must start empty, not with the founding log.
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from: 4, to: 1 })).ok, true);
+    const back = c.node(1).replicas.replica(c.topic, 0)!;
+    assert.equal(back.group.store.storage.lastIndex(), 0, 'node 1 opened its replica empty');
+    await finished([1, 2, 3]);
+    await publish(10);
+    await until('node 1 caught up', () => c.node(1).replicas.replica(c.topic, 0)!.bounds().newest === sent.length - 1);
+    assert.deepEqual(await readAll(c.node(1).replicas, c.topic), sent);
+  } finally {
+    await c.close();
+  }
+});
+
 test('a founder that opens its replica only after a move writes the founding configuration, not one built from today\'s replicas', async () => {
   // Node 2 is placed at creation but opens nothing until the move from node 1 to node 4 is done.
   const late = new Set<NodeId>([2]);
