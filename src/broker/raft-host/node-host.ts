@@ -91,7 +91,7 @@ export const systemScheduler: HostScheduler = {
  *   under way when the work came, and the turns ahead of it;
  * - write: one turn's KV write, fsync included when the turn needs one;
  * - followerAck: a follower received entries until it sent the acknowledgement (its wait, its write);
- * - ackApply: a leader received an acknowledgement until it next applied entries of that group (the
+ * - ackApply: a leader received an acknowledgement until it applied the entries it committed (the
  *   wait for the turn that applies what the acknowledgement committed).
  */
 export type HostPhase = 'wait' | 'write' | 'followerAck' | 'ackApply';
@@ -137,6 +137,8 @@ interface Turn {
    * a snapshot): committed entries up to it may be applied before the turn's write completes.
    */
   readonly durableLast: number;
+  /** When the first acknowledgement this Ready answers arrived (for onPhase 'ackApply'). */
+  readonly ackAt: number | undefined;
   /** Committed entries applied before the write resolved. */
   early: number;
 }
@@ -404,6 +406,10 @@ export class RaftNodeHost {
       g?.beforeReady?.();
       this.#dirty.delete(id);
       this.#phaseSince(this.#workSince, id, 'wait');
+      // The acknowledgements received since the group's last turn: if they committed anything, it is
+      // in this Ready; if there is none or it commits nothing, no commit waited for them.
+      const ackAt = this.#ackSince.get(id);
+      this.#ackSince.delete(id);
       if (g === undefined || !g.raw.hasReady()) continue;
       const stored = g.store.storage.lastIndex();
       const rd = g.raw.ready();
@@ -412,7 +418,7 @@ export class RaftNodeHost {
       // a new leader's entries): only those before it are durable here as they are.
       const firstNew = rd.entries[0]?.index;
       const durableLast = firstNew === undefined ? stored : Math.min(stored, firstNew - 1);
-      turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, early: 0 });
+      turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, ackAt, early: 0 });
     }
     this.stats.readies += turns.length;
     const flushed = this.#flushed;
@@ -471,6 +477,7 @@ export class RaftNodeHost {
     for (const t of turns) {
       const ce = t.rd.committedEntries;
       while (t.early < ce.length && ce[t.early]!.index <= t.durableLast) t.group.applyEntry(ce[t.early++]!);
+      if (t.early > 0) this.#ackApplied(t);
     }
     if (!(await written)) {
       for (const t of turns) {
@@ -497,7 +504,7 @@ export class RaftNodeHost {
       for (let i = t.early; i < ce.length; i++) g.applyEntry(ce[i]!);
       g.onReadyDone?.(t.rd);
       g.raw.advance(t.rd);
-      if (ce.length > 0) this.#phaseSince(this.#ackSince, g.id, 'ackApply');
+      if (t.early === 0 && ce.length > 0) this.#ackApplied(t);
       if (ce.length > 0 || t.rd.snapshot !== undefined) g.onApplied?.();
       if (this.#groups.get(g.id) === g && g.raw.hasReady()) {
         this.#markWork(g.id);
@@ -542,6 +549,11 @@ export class RaftNodeHost {
   /** A group got work: its 'wait' starts now unless it already waits. */
   #markWork(id: number): void {
     if (this.#o.onPhase !== undefined && !this.#workSince.has(id)) this.#workSince.set(id, this.#o.clock.monotonicMs());
+  }
+
+  /** The turn applied its first committed entries: reports how long ago the acknowledgement came. */
+  #ackApplied(t: Turn): void {
+    if (t.ackAt !== undefined) this.#o.onPhase?.('ackApply', this.#o.clock.monotonicMs() - t.ackAt);
   }
 
   /** Reports the phase that started at `since[id]`, if any, and forgets it. */

@@ -4,9 +4,10 @@
  * latency of a publish goes (docs/benchmarks.md).
  * Method: three RaftNodeHosts with one group (MemoryKv whose durable writes take 25 ms, an in-memory
  * transport), a leader elected, then ten proposals one after the other. Every phase must be reported;
- * a write and a follower's acknowledgement (which waits for the follower's write) take at least the
- * 25 ms; the wait for a turn and the leader's wait from an acknowledgement to the apply less than one
- * write plus slack. Removing any of the host's reports fails the test.
+ * a write and a follower's acknowledgement (which waits for the follower's write) take the 25 ms
+ * (median); the wait for a turn and the leader's wait from an acknowledgement to the apply less than one
+ * write plus slack, also across an idle gap after which an acknowledgement that committed nothing
+ * must not count. Removing any of the host's reports fails the test.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +20,7 @@ import { RaftNodeHost, systemTicks, type GroupTransport, type HostPhase } from '
 import { RaftGroup } from './raft-group.js';
 
 const writeMs = 25;
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const groupId = 7;
 const ids: NodeId[] = [1, 2, 3];
 
@@ -74,16 +76,23 @@ test('the host reports each phase of the commit path with the time it took', asy
       await new Promise((r) => setTimeout(r, 5));
     }
     for (const id of ids) phases.get(id)!.length = 0;
-    for (let k = 0; k < 10; k++) await groups.get(1)!.propose(Buffer.from(`e${k}`), 5000);
+    for (let k = 0; k < 10; k++) {
+      await groups.get(1)!.propose(Buffer.from(`e${k}`), 5000);
+      // An idle gap: the acknowledgement of the second follower, which commits nothing, must not be
+      // counted as waiting until the next proposal is applied.
+      if (k === 4) await new Promise((r) => setTimeout(r, 300));
+    }
     const of = (id: NodeId, p: HostPhase) => phases.get(id)!.filter((x) => x.phase === p).map((x) => x.ms);
     const leaderWrites = of(1, 'write');
     assert.ok(leaderWrites.length >= 10, `the leader wrote each proposal (${leaderWrites.length} writes reported)`);
-    assert.ok(Math.min(...leaderWrites.filter((ms) => ms > 1)) >= writeMs - 2, `a durable write takes the disk's ${writeMs} ms: ${leaderWrites}`);
+    assert.ok(median(leaderWrites) >= writeMs - 2, `a durable write takes the disk's ${writeMs} ms: ${leaderWrites}`);
     assert.ok(of(1, 'wait').length >= 10, 'the leader waited for a turn for each proposal');
     assert.ok(Math.max(...of(1, 'wait')) < writeMs * 2 + 50, `a proposal waits at most about a write for its turn: ${of(1, 'wait')}`);
     const acks = [...of(2, 'followerAck'), ...of(3, 'followerAck')];
     assert.ok(acks.length >= 10, `the followers acknowledged the entries (${acks.length})`);
-    assert.ok(Math.min(...acks) >= writeMs - 2, `a follower acknowledges after its own write: ${acks}`);
+    // The median: entries that arrive while a write for earlier ones is in flight are timed from the
+    // next arrival after it (a diagnostic's approximation, not a bound on each).
+    assert.ok(median(acks) >= writeMs - 2, `a follower acknowledges after its own write: ${acks}`);
     const applies = of(1, 'ackApply');
     assert.ok(applies.length >= 10, `the leader applied after the acknowledgements (${applies.length})`);
     assert.ok(Math.max(...applies) < writeMs * 2 + 50, `from an acknowledgement to the apply at most about a write: ${applies}`);
