@@ -67,7 +67,7 @@ test('timelines: 404 unknown event type, 422 unknown storage or bad body, [] bef
   assert.equal((await req('DELETE', '/storages/st-tl')).status, 204);
 });
 
-test('a switch under continuous publishing and reading: low-level and subscription consumers cross timelines with nothing lost or repeated; a restart keeps it', async () => {
+test('a switch under continuous publishing and reading: low-level and subscription consumers cross timelines with nothing lost or repeated; a restart keeps it', async (t) => {
   const stat = { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 };
   assert.equal((await req('POST', '/event-types', businessEventType('tl.live', { partition_strategy: 'user_defined', default_statistic: stat }))).status, 201);
   assert.equal((await req('POST', '/storages', storage('st-live'))).status, 201);
@@ -76,6 +76,7 @@ test('a switch under continuous publishing and reading: low-level and subscripti
 
   const published: string[][] = [[], []];
   let stop = false;
+  let consumed = false;
   let seq = 0;
   // The timeline a publish lands in is only known for a publish that started after a switch was
   // answered and was answered before the next switch began: `inTimeline[k][p]` counts those events of
@@ -152,11 +153,18 @@ test('a switch under continuous publishing and reading: low-level and subscripti
   })();
   // A subscription consumer that commits every batch.
   const s = await SubscriptionStreamClient.open(broker.url, subId, 'batch_limit=5&batch_flush_timeout=1&max_uncommitted_events=50');
+  // A failed assertion must not leave the publisher and the streams running: the process would never
+  // end (the publisher loops until told to stop).
+  t.after(async () => {
+    stop = true;
+    consumed = true;
+    ac.abort();
+    await s.close().catch(() => undefined);
+  });
 
   await filled(0);
   await switchTo('st-live', 'a second timeline');
   let committedUpTo = 0;
-  let consumed = false;
   // Commits keep the subscription's window (max_uncommitted_events=50) open until everything arrived.
   const committer = (async () => {
     while (!consumed) {
