@@ -250,7 +250,7 @@ test('GET /cluster\'s facts: a follower the leader cannot reach reported nothing
     assert.equal(status().replica_status.find((s) => s.node === gone)?.lag, 0, 'Raft\'s progress alone calls it in sync');
     const cut = status((n) => !c.down.has(n));
     assert.equal(cut.under_replicated, true);
-    assert.deepEqual(cut.replica_status.find((s) => s.node === gone), { node: gone, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false });
+    assert.deepEqual(cut.replica_status.find((s) => s.node === gone), { node: gone, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null });
     assert.deepEqual(cut.replica_status.filter((s) => s.node !== gone).map((s) => s.in_sync), [true, true]);
   } finally {
     await c.close();
@@ -1092,6 +1092,11 @@ test('a replica still fetching the retained log is not handed the leadership, ha
       const pr = leader.replicas.replica(1, 0)!.group.raw.status().progress?.get(1);
       return lagging.replicas.bounds(1, 0).newest === 429 && pr?.match === leader.replicas.replica(1, 0)!.group.raw.status().lastIndex && pr.incomplete;
     });
+    // GET /cluster's facts show it: the leader from its progress, node 1 of itself (operators see which
+    // replica is still fetching; the third is complete).
+    assert.deepEqual([1, other.id].map((n) => leader.replicas.facts().get(group10)?.replicas.get(n)?.incomplete), [true, false], 'the leader sees node 1 incomplete');
+    assert.equal(leader.replicas.facts().get(group10)?.replicas.get(leader.id)?.incomplete, false);
+    assert.equal(lagging.replicas.facts().get(group10)?.replicas.get(1)?.incomplete, true, 'node 1 sees itself incomplete');
     const expected = await readFrom(leader.replicas, 0, 149);
     assert.deepEqual([expected.length, expected[0]], [280, [150, 'new0']]);
     assert.equal(leader.replicas.balanceLeaders(), 0, 'the preferred leader is caught up but incomplete: it is not handed the leadership');
@@ -1128,6 +1133,11 @@ test('a replica still fetching the retained log is not handed the leadership, ha
     release();
     await until('node 1 holds the retained log', () => lagging.replicas.replica(1, 0)!.pendingHistory === undefined && !g1().raw.incomplete, 20_000);
     assert.deepEqual(await readFrom(lagging.replicas, 0, 149), expected);
+    assert.equal(lagging.replicas.facts().get(group10)?.replicas.get(1)?.incomplete, false, 'node 1 is complete in its own facts');
+    await until('node 1 complete in the facts of the leader', () => {
+      const l = [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader());
+      return l !== undefined && l.id !== 1 && l.replicas.facts().get(group10)?.replicas.get(1)?.incomplete === false;
+    });
   } finally {
     release();
     await c.close();

@@ -31,7 +31,7 @@ import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
-import type { GroupFacts } from '../metadata/cluster-partitions.js';
+import type { GroupFacts, ReplicaFacts } from '../metadata/cluster-partitions.js';
 import { proposeControl, serveControl, type ControlCommand, type ControlSender } from './partition-control.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
@@ -940,7 +940,8 @@ export class PartitionReplicas {
   /**
    * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
    * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
-   * leader does not learn a follower's applied index, so match stands for both).
+   * leader does not learn a follower's applied index, so match stands for both), and whether each is
+   * incomplete (its own flag; a follower's from its latest append answer in the leader's progress).
    *
    * `reachable` is the transport's word on a peer. A follower it cannot reach reports nothing (and
    * so counts as not in sync): the leader's progress of a dead follower keeps the match it had, and a
@@ -951,8 +952,8 @@ export class PartitionReplicas {
     const out = new Map<number, GroupFacts>();
     for (const r of this.#byKey.values()) {
       const st = r.group.raw.status();
-      const replicas = new Map<number, { commit: number; applied: number }>([[this.#o.self, { commit: st.commit, applied: r.group.applied }]]);
-      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self && reachable(peer)) replicas.set(peer, { commit: pr.match, applied: pr.match });
+      const replicas = new Map<number, ReplicaFacts>([[this.#o.self, { commit: st.commit, applied: r.group.applied, incomplete: r.group.raw.incomplete }]]);
+      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self && reachable(peer)) replicas.set(peer, { commit: pr.match, applied: pr.match, incomplete: pr.incomplete });
       out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
     }
     // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.
