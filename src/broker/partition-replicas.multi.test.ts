@@ -68,6 +68,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
   const linked = (a: NodeId, b: NodeId) => !down.has(a) && !down.has(b);
   const start = (id: NodeId, kv: OrderedKv): SimNode => {
     const handlers = new Map<number, GroupHandler>();
+    const incarnation = randomUUID();
     const log = opts.logger?.(id) ?? logger.child({ node: id });
     const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: log, onFatal: (err) => (opts.onFatal === undefined ? assert.fail(String(err)) : opts.onFatal(id, err)) });
     const replicas = new PartitionReplicas({
@@ -136,11 +137,12 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
         }
       },
       // The node-level heartbeat: quiesced followers see their leader's node alive and stay quiesced.
+      // It names this start's incarnation, as the transport's batches do: peers see a restart.
       ping: () => {
         for (const to of nodes.keys()) {
           if (to === id) continue;
           setImmediate(() => {
-            if (linked(id, to)) nodes.get(to)?.host.heard(id);
+            if (linked(id, to)) nodes.get(to)?.host.heard(id, incarnation);
           });
         }
       },
@@ -1320,3 +1322,32 @@ for (const [what, kind] of [['snapshot', kindSnapshot], ['damage mark', kindDama
     }
   });
 }
+
+// A replica whose node comes back with less than it had (a wiped data directory here; a lost
+// write-ahead log tail is the same) joins empty and damaged, and a damaged member does not campaign.
+// Before: when its group's leader had quiesced (an idle partition), nothing was ever sent to it, and it
+// stayed empty (yet in sync by the leader's stale progress) until a write or a leadership change woke
+// the group; seen as the damaged-replica cluster test's 15 s timeout under load. Now the leader's node
+// sees the peer's new incarnation and probes it again in every group it leads with that peer.
+test('a wiped follower of a quiesced group is repaired without any write: the leader probes a restarted peer again', async () => {
+  let wiped: NodeId | undefined;
+  const c = await cluster(1024, [1, 2, 3], { mayFound: (id) => (id === wiped ? () => false : undefined) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const sent = Array.from({ length: 5 }, (_, i) => `a${i}`);
+    for (const tag of sent) assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev(tag)] }]))[0]?.ok);
+    await until('every replica applied', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === sent.length - 1));
+    await until('the leader quiesced', () => leader.replicas.replica(1, 0)!.group.raw.quiesced);
+    const w = [...c.nodes.values()].find((n) => n !== leader)!.id;
+    wiped = w;
+    const fresh = await c.wipe(w);
+    await fresh.replicas.ensure(1, 0);
+    assert.ok(fresh.replicas.replica(1, 0)?.group.store.damage !== undefined, 'the wiped node holds the group empty and damaged');
+    await until('the wiped replica repaired and holding every acknowledged event', () => c.node(w).replicas.replica(1, 0)?.group.store.damage === undefined && c.node(w).replicas.bounds(1, 0).newest === sent.length - 1);
+    assert.deepEqual(await readAll(c.node(w).replicas, 0), sent);
+    await until('the group quiesces again', () => leader.replicas.replica(1, 0)!.group.raw.quiesced);
+  } finally {
+    await c.close();
+  }
+});
