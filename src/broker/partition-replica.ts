@@ -231,6 +231,17 @@ export class PartitionReplica {
       }
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
       if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
+      // Retention removes the oldest rows and entries in a write of its own; the oldest offset that
+      // goes with it is written with the applied state in the node's next write. A crash between the
+      // two (the removal made durable by a later fsync, the new oldest offset lost) leaves an oldest
+      // offset whose rows are gone: every offset from oldest to next has a row (they are written with
+      // the applied state), so the first row left is where the log starts.
+      let held = image.next;
+      for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), limit: 1 })) held = decodeIndexRow(k, v).first;
+      if (held > image.oldest) {
+        logger.warn({ topic, partition, group: groupId, stored: image.oldest, oldest: Math.min(held, image.next) }, 'partition replica opens after a crash during retention: its log starts at the first batch left');
+        image = { ...image, oldest: Math.min(held, image.next) };
+      }
     }
     const replica = new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
     if (pending !== undefined) {
