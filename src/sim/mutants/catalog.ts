@@ -79,6 +79,14 @@ export const mutants: readonly Mutant[] = [
     sims: ['host'],
   },
   {
+    name: 'retention-past-cutoff',
+    why: 'retention removes one batch more than its cutoff allows (the first batch appended at or after the cutoff goes with the expired ones)',
+    file: 'src/broker/partition-replica.ts',
+    find: '      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest) break;',
+    replace: '      if ((cut === undefined ? row.appendTimeMs : cut.appendTimeMs) >= cutoffMs || row.last > this.#state.newest) break;',
+    sims: ['host'],
+  },
+  {
     name: 'move-removal-recorded-first',
     why: "a replica move records the old replica's removal in metadata before the group removed it (its node drops a replica the group still counts as a voter)",
     file: 'src/metadata/replica-move-plan.ts',
