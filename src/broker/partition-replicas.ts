@@ -1118,6 +1118,9 @@ export class PartitionReplicas {
     assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
     // The index rows of everything applied must be in the KV before memory forgets those batches.
     await this.#o.host.flushRows();
+    // A snapshot from the leader installed meanwhile covers more than this one would: nothing to do
+    // (its index is past what was applied when this one was taken, whose term memory no longer has).
+    if (applied < g.store.storage.firstIndex() - 1) return;
     const firstBefore = g.store.storage.firstIndex();
     await g.store.compact(applied, conf, image, compactTo);
     // A refresh that dropped nothing from memory leaves the tail (and its byte count) as it was.

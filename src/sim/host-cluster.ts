@@ -356,7 +356,9 @@ export class HostSimulation implements HostSimContext {
         this.#watch.get(g.id)?.applied(node.id, e);
         this.#stamps(g.id, e);
       },
-      retention: (node) => this.#retention(node).catch((err: unknown) => this.fail(err)),
+      // What production's runRetentionOnce would log as 'retention failed' (other than a refused
+      // write) is a bug: the run stops on it, naming the seed.
+      retention: (node) => this.#retention(node).catch((err: unknown) => this.fail(err instanceof InvariantViolation || err instanceof InvariantError ? err : new InvariantViolation('RetentionFailed', `n${node.id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`))),
       woke: (node, r) => this.#read(node, r),
       moved: (node, actions) => {
         for (const a of actions) {

@@ -87,6 +87,14 @@ export const mutants: readonly Mutant[] = [
     sims: ['host'],
   },
   {
+    name: 'history-mark-ignored',
+    why: 'a replica stopped while fetching the log before a snapshot it installed without it forgets at start that it was fetching (the 0x17 mark is not read): it never fetches that log again',
+    file: 'src/broker/partition-replica.ts',
+    find: '    const pending = pendingRaw === null ? undefined : decodePending(pendingRaw);',
+    replace: '    const pending = pendingRaw === null || pendingRaw !== null ? undefined : decodePending(pendingRaw);',
+    sims: ['host'],
+  },
+  {
     name: 'move-removal-recorded-first',
     why: "a replica move records the old replica's removal in metadata before the group removed it (its node drops a replica the group still counts as a voter)",
     file: 'src/metadata/replica-move-plan.ts',
