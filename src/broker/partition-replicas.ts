@@ -1081,7 +1081,7 @@ export class PartitionReplicas {
     }
     if (compactTo < mem.firstIndex() || this.#compacting.has(g.id)) return;
     this.#compacting.add(g.id);
-    this.#compactMemory(r, compactTo).then(
+    this.#writing(g.id, this.#compactMemory(r, compactTo)).then(
       () => {
         this.#compacting.delete(g.id);
         // Applies that came while this compaction ran skipped theirs; without a look now, a group that
@@ -1096,6 +1096,28 @@ export class PartitionReplicas {
   }
 
   readonly #compacting = new Set<number>();
+
+  /**
+   * Writes of a group's own keys that run beside its Raft turns (memory compaction, retention): a drop
+   * of the group waits for them, or one landing after the drop's delete would leave keys behind.
+   */
+  readonly #writes = new Map<number, Set<Promise<unknown>>>();
+
+  #writing<T>(group: number, p: Promise<T>): Promise<T> {
+    let set = this.#writes.get(group);
+    if (set === undefined) this.#writes.set(group, (set = new Set()));
+    set.add(p);
+    const done = (): void => {
+      set.delete(p);
+      if (set.size === 0 && this.#writes.get(group) === set) this.#writes.delete(group);
+    };
+    p.then(done, done);
+    return p;
+  }
+
+  async #writesSettled(group: number): Promise<void> {
+    for (let set = this.#writes.get(group); set !== undefined && set.size > 0; set = this.#writes.get(group)) await Promise.allSettled([...set]);
+  }
   /** Bytes of applied entries in the memory tails of all partitions (PartitionReplica.tailBytes summed). */
   #tailBytes = 0;
 
@@ -1118,6 +1140,8 @@ export class PartitionReplicas {
     assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
     // The index rows of everything applied must be in the KV before memory forgets those batches.
     await this.#o.host.flushRows();
+    // Dropped meanwhile (moved away, event type deleted): its keys are being deleted; write none.
+    if (this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
     // A snapshot from the leader installed meanwhile covers more than this one would: nothing to do
     // (its index is past what was applied when this one was taken, whose term memory no longer has).
     if (applied < g.store.storage.firstIndex() - 1) return;
@@ -1135,12 +1159,12 @@ export class PartitionReplicas {
     let removed = (await this.#o.legacy?.applyRetention(topic, partition, cutoffMs)) ?? 0;
     const r = this.replica(topic, partition);
     if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
-      const n = await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
+      const n = await this.#writing(r.groupId, r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex)));
       if (n > 0 && !this.#compacting.has(r.groupId)) {
         // One compaction of a group at a time (a later one taken first would make this one's older).
         this.#compacting.add(r.groupId);
         try {
-          await this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true);
+          await this.#writing(r.groupId, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
         } finally {
           this.#compacting.delete(r.groupId);
         }
@@ -1180,6 +1204,7 @@ export class PartitionReplicas {
       if (!groups.includes(r.groupId)) groups.push(r.groupId);
     }
     if (groups.length === 0) return;
+    for (const g of groups) await this.#writesSettled(g);
     await this.#o.kv.write((b) => {
       for (const g of groups) dropGroupKeys(b, g);
     }, { durable: false });
@@ -1212,6 +1237,7 @@ export class PartitionReplicas {
       r.release();
       this.#tailBytes -= r.tailBytes;
     }
+    await this.#writesSettled(group);
     await this.#o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
   }
 
