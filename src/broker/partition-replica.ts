@@ -713,7 +713,11 @@ export class PartitionReplica {
     //    iterator, sized by how many events a row held so far), then their entries: those still in
     //    the memory tail from there, the others in one bounded iterator over the Raft log (entries
     //    between indexed batches are skipped: no-ops, configuration changes, refused duplicates).
-    const recentFirst = this.#recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
+    // The in-memory index as it is now: a memory compaction that ends while this read waits for the
+    // KV replaces it by a shorter one (those rows are in the KV by then), and part 2 must go on from
+    // where part 1 stopped (host simulation, seed 174: 'offsets 13..21 are missing').
+    const recent = this.#recent;
+    const recentFirst = recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
     if (next < recentFirst) {
       const rows: IndexRow[] = [];
       let events = 0;
@@ -758,11 +762,11 @@ export class PartitionReplica {
       if (rows.length >= rowsPerReadMax) return out;
       if (next < recentFirst && next <= newest) {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
-        if (this.#recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
+        if (recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
       }
     }
     // 2. Recent batches: the in-memory index and the Raft log's memory tail.
-    const r = this.#recent;
+    const r = recent;
     let lo = 0;
     let hi = r.length;
     while (lo < hi) {
