@@ -750,6 +750,7 @@ if (isEntryPoint()) void run();
 function forwarderOf(t: GrpcTransport): AppendForwarder {
   return {
     forwardAppend: (to, req) => t.forwardAppend(to, req),
+    forwardAppendMany: (to, reqs) => t.forwardAppendMany(to, reqs),
     fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
     read: (to, req, signal) => t.read(to, req, signal),
     bounds: (to, req) => t.bounds(to, req),

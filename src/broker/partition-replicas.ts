@@ -6,7 +6,7 @@
  * Appends. A batch for a partition this node leads is proposed to its group and answered once it is
  * applied here, i.e. committed (durable on a majority; on one node, fsynced) — with the offsets apply
  * gave it. A batch for a partition led elsewhere is forwarded to its leader with the group's term (the
- * epoch) and a request id; a "not leader" answer is retried on the new leader until the deadline, and
+ * epoch) and a request id (the parts of one request for the same node in one call, forward-grouper.ts); a "not leader" answer is retried on the new leader until the deadline, and
  * a retry reuses the request id, so a batch that did commit before the answer was lost is not
  * appended twice (the state machine de-duplicates, src/replication/partition-state.ts).
  *
@@ -21,6 +21,7 @@ import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
 import { checkArrived, decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
 import { BatchCoalescer } from './batch-coalescer.js';
+import { ForwardGrouper } from './forward-grouper.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
@@ -79,6 +80,11 @@ export type AppendAnswer =
 /** How a node reaches a partition leader elsewhere (the gRPC transport). */
 export interface AppendForwarder {
   forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
+  /**
+   * Several parts (each for another partition) to one node in one call, each answered as
+   * forwardAppend would answer it, in order (forward-grouper.ts); absent: one forwardAppend per part.
+   */
+  forwardAppendMany?(to: NodeId, reqs: readonly ForwardedAppend[]): Promise<readonly AppendAnswer[]>;
   /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
   fetchLog?(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
   /** Remote read from a replica on another node (a node holding no replica of the partition). */
@@ -863,12 +869,14 @@ export class PartitionReplicas {
     // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
     // most partitions, so a fresh UUID per item was most of this path's random draws.
     const base = this.#o.random.uuid();
-    return Promise.all(items.map((it, i) => this.#appendOne(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`).catch((error: Error): ReplicaAppendResult => ({ ok: false, error }))));
+    // The parts this request forwards to one node at the same moment go in one call (forward-grouper.ts).
+    const forward = this.#forwarder === undefined ? undefined : new ForwardGrouper(this.#forwarder);
+    return Promise.all(items.map((it, i) => this.#appendOne(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward).catch((error: Error): ReplicaAppendResult => ({ ok: false, error }))));
   }
 
-  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
+  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
     if (this.#closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
-    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId);
+    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId, forward);
     // An open replica without a round through ensure()'s promise (the case of every append but the first).
     const replica = this.#byKey.get(PartitionReplicas.key(item.topic, item.partition)) ?? (await this.ensure(item.topic, item.partition));
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
@@ -887,8 +895,8 @@ export class PartitionReplicas {
           if (err.storageError !== undefined) throw err.storageError;
           if (err.reason !== 'notLeader' && err.reason !== 'overwritten') throw unavailable(item, err.message);
         }
-      } else if (g.leader !== noNode && this.#forwarder !== undefined) {
-        const answer = await this.#forwarder.forwardAppend(g.leader, {
+      } else if (g.leader !== noNode && forward !== undefined) {
+        const answer = await forward.send(g.leader, {
           group: g.id,
           topic: item.topic,
           partition: item.partition,
@@ -918,18 +926,16 @@ export class PartitionReplicas {
    * the replicas (each answers "not leader" with the leader it knows), with one request id for every
    * attempt so that a retry after a lost answer is stored once.
    */
-  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
+  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
     const where = this.#remoteTargets(item.topic, item.partition);
-    if (where === undefined || this.#forwarder === undefined) throw unavailable(item, 'no placement for this partition');
+    if (where === undefined || forward === undefined) throw unavailable(item, 'no placement for this partition');
     const key = PartitionReplicas.key(item.topic, item.partition);
     let hint = this.#remoteLeaders.get(key) ?? noNode;
     let lastDetail = 'no replica answered';
     for (let round = 0; ; round++) {
       const order = hint !== noNode ? [hint, ...where.targets.filter((t) => t !== hint)] : where.targets;
       for (const to of order) {
-        const answer = await this.#forwarder
-          .forwardAppend(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events })
-          .catch((err: Error): AppendAnswer => ({ status: 'unavailable', detail: err.message }));
+        const answer = await forward.send(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events });
         if (answer.status === 'committed') {
           this.#remoteLeaders.set(key, to);
           return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
