@@ -354,6 +354,10 @@ export class PartitionReplicas {
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
     o.groups?.register(placement.group, this.#handler(replica));
+    // A crash after retention removed entries but before the snapshot saying where the log now starts
+    // was written leaves a stored image whose `start` names removed entries: a follower sent it would
+    // ask this replica for them again and again (host simulation, seed 292). It is taken again.
+    if (replica.pendingHistory === undefined) void this.#refreshStaleStart(replica, log);
     if (replica.pendingHistory !== undefined) {
       // It stopped while fetching the log before its snapshot (or before it began): fetch it again.
       log.info({ ...replica.pendingHistory }, 'partition replica opens without the retained log before its snapshot: fetching it again');
@@ -1157,6 +1161,30 @@ export class PartitionReplicas {
     if (compactTo >= firstBefore) r.forgetBefore(compactTo + 1);
   }
 
+  /** Takes the snapshot again when its image says the log starts at an entry retention removed. */
+  async #refreshStaleStart(r: PartitionReplica, log: Logger): Promise<void> {
+    const id = r.groupId;
+    const data = r.group.store.storage.snapshot().data;
+    let start: readonly [number, number] | undefined;
+    try {
+      start = data.byteLength === 0 ? undefined : decodeImage(data).start;
+    } catch {
+      return;
+    }
+    if (start === undefined) return;
+    const actual = await r.logStart();
+    if (actual[0] <= start[0] || this.#compacting.has(id) || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+    log.info({ stored: start, actual }, 'partition snapshot names a log start retention removed: taking it again');
+    this.#compacting.add(id);
+    try {
+      await this.#writing(id, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
+    } catch (err) {
+      log.warn({ err }, 'taking the partition snapshot again failed; the next retention pass takes it');
+    } finally {
+      this.#compacting.delete(id);
+    }
+  }
+
   /**
    * Retention: removes batches appended before `cutoffMs`. The snapshot is taken again after it, so
    * that a follower sent it learns where the log now starts (the image's `start`).
@@ -1166,6 +1194,9 @@ export class PartitionReplicas {
     const r = this.replica(topic, partition);
     if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
       const n = await this.#writing(r.groupId, r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex)));
+      // A compaction running now may have taken its image before this removal (its `start` naming
+      // removed entries): the snapshot is taken again after it, not skipped (host simulation, seed 292).
+      for (let i = 0; n > 0 && i < 100 && this.#compacting.has(r.groupId) && this.#writes.has(r.groupId); i++) await this.#writesSettled(r.groupId);
       if (n > 0 && !this.#compacting.has(r.groupId)) {
         // One compaction of a group at a time (a later one taken first would make this one's older).
         this.#compacting.add(r.groupId);

@@ -8,13 +8,16 @@
  * for good (host simulation, seed 9 once the simulation applied retention).
  * Method: a single node on a MemoryKv; the removal's write is made durable on its own (as a durable
  * write of another group right after it would), then the node loses every unsynced write; the
- * replica opened again must read from the retained start.
+ * replica opened again must read from the retained start, and the snapshot it would send a follower
+ * must say where its log starts now (the one stored before the crash named removed entries, and a
+ * follower sent it asked for them again and again: seed 292).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pino from 'pino';
 import type { Offset } from '../core/offset.js';
 import { MemoryKv } from '../log/index.js';
+import { decodeImage } from './partition-replica.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
 
@@ -71,6 +74,13 @@ test('a crash after retention\'s removal was made durable, before the new oldest
   const got = await m.replicas.read(7, 0, (oldest - 1) as Offset, 100, 1 << 20);
   assert.deepEqual(got.map((e) => e.offset), Array.from({ length: 20 - oldest }, (_, k) => oldest + k));
   assert.deepEqual(got.map((e) => (JSON.parse(e.bytes.toString()) as { n: number }).n), Array.from({ length: 20 - oldest }, (_, k) => oldest + k));
+  // The snapshot a follower would be sent says where the log starts now, not where it started before
+  // retention (a follower told the old start asks for removed entries again and again: seed 292).
+  const r = m.replicas.replica(7, 0)!;
+  const [first] = await r.logStart();
+  const stored = () => decodeImage(r.group.store.storage.snapshot().data).start?.[0];
+  for (let i = 0; i < 100 && stored() !== first; i++) await new Promise((res) => setTimeout(res, 5));
+  assert.equal(stored(), first, 'the stored snapshot names where the log starts');
   await m.replicas.close();
   await m.host.close();
 });
