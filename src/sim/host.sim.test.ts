@@ -111,6 +111,7 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 1014, bug: 'a lost tail took a leader\'s term; back at the older term it acknowledged that term\'s deposed leader (term-ceiling.test.ts)' },
     { seed: 9, bug: 'a crash after retention\'s removal was durable but before its new oldest offset was written left a replica refusing reads (partition-retention-crash.test.ts)' },
     { seed: 174, bug: 'a read overtaken by a memory compaction missed the batches that left the in-memory index meanwhile, and the replica refused reads for good (partition-read-race.test.ts)' },
+    { seed: 292, bug: 'a snapshot naming a log start retention had removed (stored before a crash, or taken by a compaction racing retention) sent followers after removed entries for good (partition-retention-crash.test.ts, partition-retention-refresh.test.ts)' },
     { seed: 238, bug: 'the DurableQuorum check counted the voters of a configuration change applied in the event that committed it (a checker bug, once replica moves changed membership)' },
   ];
   for (const { seed, bug } of found) {
