@@ -679,7 +679,12 @@ export class PartitionReplica {
     let decoded: { index: number; events: Buffer[] } | undefined;
     /** Takes the events of one indexed batch; false once the read is full. */
     const take = (row: IndexRow, e: Entry | undefined): boolean => {
-      if (e === undefined || e.index !== row.raftIndex) throw this.#damaged(next, `raft entry ${row.raftIndex} of the batch ${row.first}..${row.last} is missing`);
+      if (e === undefined || e.index !== row.raftIndex) {
+        // Retention removed it while this read ran: the reader starts again at the oldest offset.
+        const oldest = Math.max(this.#state.oldest, this.#removingBelow ?? 0);
+        if (next < oldest) throw new OffsetExpiredError(this.topic, this.partition, after, oldest);
+        throw this.#damaged(next, `raft entry ${row.raftIndex} of the batch ${row.first}..${row.last} is missing`);
+      }
       if (row.first > next) {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
         throw this.#damaged(next, `offsets ${next}..${row.first - 1} are missing`);
@@ -801,6 +806,9 @@ export class PartitionReplica {
    * fetches what the leader still holds. Retention is decided by each replica on its own clock:
    * replicas may differ in their oldest offset for a while, never in the events at an offset.
    */
+  /** While retention's removal is being written: the oldest offset it leaves. */
+  #removingBelow: number | undefined;
+
   async applyRetention(cutoffMs: number, compactTo: (raftIndex: number) => Promise<void>): Promise<number> {
     let cut: IndexRow | undefined;
     for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, 0), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 })) {
@@ -812,11 +820,18 @@ export class PartitionReplica {
     const before = this.#state.oldest;
     const last = cut;
     if (last.raftIndex >= this.#group.store.storage.firstIndex()) await compactTo(last.raftIndex);
-    await this.#kv.write((b) => {
-      b.delRange(indexKey(this.groupId, 0), indexKey(this.groupId, last.last + 1));
-      b.delRange(entryKey(this.groupId, 0), entryKey(this.groupId, last.raftIndex + 1));
-    }, { durable: false });
-    this.#state.truncateBefore(last.last + 1);
+    // Reads that meet the removal (rows found, their entries gone by the time they are read) answer
+    // expired, not corrupt (see `take`).
+    this.#removingBelow = last.last + 1;
+    try {
+      await this.#kv.write((b) => {
+        b.delRange(indexKey(this.groupId, 0), indexKey(this.groupId, last.last + 1));
+        b.delRange(entryKey(this.groupId, 0), entryKey(this.groupId, last.raftIndex + 1));
+      }, { durable: false });
+      this.#state.truncateBefore(last.last + 1);
+    } finally {
+      this.#removingBelow = undefined;
+    }
     if (this.#logFloor !== undefined && this.#logFloor <= last.raftIndex) this.#logFloor = undefined;
     this.forgetBefore(last.raftIndex + 1);
     this.#writeApplied();
