@@ -240,6 +240,12 @@ export class PartitionReplicas {
     return this.#byKey.get(PartitionReplicas.key(topic, partition));
   }
 
+  /** Whether the placement puts a replica of the partition on this node that is not open (yet, or its open failed). */
+  missingHere(topic: number, partition: number): boolean {
+    const placement = this.#o.placement(topic, partition);
+    return placement !== undefined && placedOn(placement, this.#o.self) && !this.#byKey.has(PartitionReplicas.key(topic, partition)) && !this.#opening.has(PartitionReplicas.key(topic, partition));
+  }
+
   async ensure(topic: number, partition: number): Promise<PartitionReplica | undefined> {
     const key = PartitionReplicas.key(topic, partition);
     const have = this.#byKey.get(key);
