@@ -11,33 +11,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import pino from 'pino';
 import type { Offset } from '../core/offset.js';
 import { MemoryKv } from '../log/index.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
-
-const logger = pino({ level: 'silent' });
-let ids = 0;
-const noTicks: TickSource = { every: () => () => undefined };
+import { oneNodeReplicas } from '../testing/one-node-replicas.js';
 
 test('a read that memory compaction overtakes returns every event, in order', async () => {
   const kv = new MemoryKv();
-  const clock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
-  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => { throw err; } });
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    host,
-    placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1], start: 0 }),
-    clock,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => `request-${ids++}` },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-  });
-  host.start(undefined);
+  const { host, replicas, close } = oneNodeReplicas(kv);
   try {
     for (let i = 0; i < 10; i++) {
       const [a] = await replicas.append([{ topic: 7, partition: 0, events: [Buffer.from(`{"n":${i}}`)] }]);
@@ -56,7 +36,6 @@ test('a read that memory compaction overtakes returns every event, in order', as
     const again = await r.read(-1 as Offset, 100, 1 << 20);
     assert.equal(again.length, 10, 'the replica still reads');
   } finally {
-    await replicas.close();
-    await host.close();
+    await close();
   }
 });

@@ -9,35 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import pino from 'pino';
 import type { Offset } from '../core/offset.js';
 import { MemoryKv, OffsetExpiredError } from '../log/index.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
-
-const logger = pino({ level: 'silent' });
-let ids = 0;
-const noTicks: TickSource = { every: () => () => undefined };
+import { oneNodeReplicas } from '../testing/one-node-replicas.js';
 
 test('a read overtaken by retention is expired, not corrupt, and the replica reads on', async () => {
   const kv = new MemoryKv();
   const t = { now: 0 };
-  const clock = { nowMs: () => 1_700_000_000_000 + t.now, monotonicMs: () => t.now };
-  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => { throw err; } });
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    host,
-    placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1], start: 0 }),
-    clock,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => `request-${ids++}` },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-    memoryEntries: 4,
-  });
-  host.start(undefined);
+  const { host, replicas, close } = oneNodeReplicas(kv, { clockMs: () => t.now, memoryEntries: 4 });
   try {
     for (let i = 0; i < 40; i++) {
       t.now = i;
@@ -67,7 +46,6 @@ test('a read overtaken by retention is expired, not corrupt, and the replica rea
     }
     assert.ok(expired > 0, 'some reads were overtaken');
   } finally {
-    await replicas.close();
-    await host.close();
+    await close();
   }
 });

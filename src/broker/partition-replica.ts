@@ -517,6 +517,11 @@ export class PartitionReplica {
     const oldest = s.oldest;
     const next = s.newest + 1;
     const g = this.groupId;
+    // Still fetching the log before its snapshot: the log this replica's group holds starts where that
+    // fetch starts (other replicas hold it, and this one will). A follower sent this replica's
+    // snapshot then fetches that log too, from a replica that holds it; named as starting after the
+    // snapshot, that follower would drop its own older events and never fetch them back.
+    if (this.#pending !== undefined) return [this.#pending.fromIndex, this.#pending.fromOffset];
     if (this.#logFloor !== undefined) return [this.#logFloor, oldest];
     let first: number | undefined;
     for await (const [k] of this.#kv.iterate({ gte: entryKey(g, 0), lt: entryKey(g, Number.MAX_SAFE_INTEGER), limit: 1 })) first = entryKeyIndex(k);
