@@ -25,7 +25,7 @@ import type { MetadataTransport } from '../broker/metadata-group.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
-import type { Entry, Message, NodeId } from '../raft/index.js';
+import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import type { FetchLogRequest, ForwardAnswer } from '../transport/index.js';
 import { GroupWatch } from './group-watch.js';
 import { MinHeap } from './heap.js';
@@ -453,7 +453,28 @@ export class HostSimulation implements HostSimContext {
       forwardAppend: (to: NodeId, req: ForwardedAppend) => this.#forwardCall(from, to, [req]).then((a) => a[0]!),
       forwardAppendMany: (to: NodeId, reqs: readonly ForwardedAppend[]) => this.#forwardCall(from, to, reqs),
       fetchLog: (to: NodeId, req: FetchLogRequest, signal?: AbortSignal) => this.#fetchLog(from, from.incarnation, to, req, signal),
+      bounds: (to: NodeId, req: { group: number; topic: number; partition: number }) => this.#bounds(from, from.incarnation, to, req),
     };
+  }
+
+  /** A replica's bounds over the simulated network (one hop each way; fails when the link or the node is gone). */
+  async #bounds(from: SimHostNode, inc: number, to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }> {
+    const y = this.node(to);
+    const yInc = y.incarnation;
+    const hop = (a: NodeId, b: NodeId): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const f = this.net.faults;
+        this.at(this.rng.between(f.delayMsMin, f.delayMsMax), () => {
+          if (!this.net.canDeliver(a, b) || !y.running || y.incarnation !== yInc) reject(new Error(`bounds from node ${to}: connection lost`));
+          else resolve();
+        }, from, inc);
+      });
+    await hop(from.id, to);
+    const handler = y.handlers.get(req.group);
+    if (handler?.bounds === undefined) throw new Error(`bounds from node ${to}: group ${req.group} is not hosted there`);
+    const answer = await handler.bounds(from.id, req);
+    await hop(to, from.id);
+    return { oldest: answer.oldest, newest: answer.newest, epoch: answer.epoch as Term, leader: answer.leader as NodeId };
   }
 
   #forwardCall(from: SimHostNode, to: NodeId, reqs: readonly ForwardedAppend[]): Promise<readonly AppendAnswer[]> {
