@@ -64,12 +64,7 @@ export interface HostSimOptions {
   readonly ruleChecks?: boolean;
   /** Metadata reads skip the ReadIndex barrier: a broken rule the linearizability check must catch. */
   readonly staleMetadataReads?: boolean;
-  /**
-   * Nodes apply retention during chaos (default false: SIM_RETENTION=1 in host.sim.test.ts and the
-   * mutant runner). Off by default while a known bug stands: a replica that installed a snapshot gives
-   * up fetching the retained log before it when every peer's retention removed that log's first entry,
-   * although they hold most of it (seed 32 of the default 40; docs/testing.md).
-   */
+  /** Nodes apply retention during chaos (default true; SIM_RETENTION=0 turns it off in host.sim.test.ts and the mutant runner). */
   readonly retention?: boolean;
 }
 
@@ -137,7 +132,7 @@ export class HostSimulation implements HostSimContext {
   readonly #retentionMs: number;
   /** Per node and partition: the lowest offset read and checked from that replica since it last jumped ahead. */
   readonly #low = new Map<string, number>();
-  /** Per node and partition: the log before a snapshot the replica was fetching when last checked. */
+  /** Per node and partition: the next offset of the snapshot whose log the replica was fetching when last checked. */
   readonly #pendingSeen = new Map<string, number>();
   #failure: unknown;
 
@@ -162,7 +157,7 @@ export class HostSimulation implements HostSimContext {
       // Retention as production runs it, on every node (retention.ts), often enough to cut logs that
       // followers are still fetching or catching up on; off in a quarter of the seeds, and in all of
       // them unless asked for (opts.retention; the draw is made either way, so seeds keep their runs).
-      retentionEveryMs: ((every) => (opts.retention === true ? every : undefined))(r.pick([undefined, 150, 400, 1000])),
+      retentionEveryMs: ((every) => (opts.retention !== false ? every : undefined))(r.pick([undefined, 150, 400, 1000])),
     };
     // The event type's retention time (node ms): a cutoff is each node's own wall clock minus it.
     this.#retentionMs = r.pick([300, 800, 2000]);
@@ -646,12 +641,14 @@ export class HostSimulation implements HostSimContext {
         const oldest = r.localOldest;
         const pending = r.pendingHistory;
         const was = this.#pendingSeen.get(key);
-        if (pending !== undefined) this.#pendingSeen.set(key, pending.fromOffset);
+        // Fetched: the replica reads events before its snapshot's next offset (from the retained start
+        // or, when the others' retention moved it meanwhile, from where they hold the log).
+        if (pending !== undefined) this.#pendingSeen.set(key, pending.next);
         else if (was !== undefined) {
           this.#pendingSeen.delete(key);
-          if (oldest <= was) this.stats.historyFetched++;
+          if (oldest < was) this.stats.historyFetched++;
           else this.stats.historyAbandoned++;
-          this.log(`n${n.id} p${p.index} log before the snapshot ${oldest <= was ? 'fetched' : 'given up'}: oldest ${oldest}`);
+          this.log(`n${n.id} p${p.index} log before the snapshot ${oldest < was ? 'fetched' : 'given up'}: oldest ${oldest}`);
         }
         this.ledger.retained(`n${n.id}`, p.index, pending === undefined ? oldest : Math.min(oldest, pending.fromOffset), r.bounds().newest);
         const low = this.#low.get(key);
