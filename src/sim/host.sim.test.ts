@@ -118,6 +118,7 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 125, retention: true, bug: 'a fetch of the log before a snapshot whose offsets ran past it (a retry before its start taken for new) left rows past the snapshot, and the replica refused reads (partition-history-rows.test.ts, partition-state.test.ts)' },
     { seed: 131, retention: true, bug: 'a leader missed the answer saying a learner became complete (overtaken by an older one) and, quiesced, never asked again: the move never finished (incomplete.test.ts)' },
     { seed: 277, bug: 'a replica a move placed on a node whose disk was full at that moment was never opened again: the move never finished' },
+    { seed: 521, bug: 'the CommittedPrefix check missed a leader that committed its own removal and stepped down in one event (a checker bug, once replica moves removed leaders)' },
     { seed: 238, bug: 'the DurableQuorum check counted the voters of a configuration change applied in the event that committed it (a checker bug, once replica moves changed membership)' },
   ];
   for (const { seed, bug, retention: withRetention } of found) {
