@@ -343,8 +343,14 @@ export class PartitionReplicas {
       uncommittedBytesMax: uncommittedBytesMax,
       // The voters a member whose past term is unknown asks for theirs: the placement's, and a move's
       // new replica, so that the raft configuration is this set or one member fewer at every step of
-      // a move (the core's count of answers covers one member more or less than it is told).
-      termProbePeers: [...new Set([o.self, ...placement.replicas, ...(placement.learners ?? [])])],
+      // a move (the core's count of answers covers one member more or less than it is told). Read
+      // from the placement now, not at open: a move that ends or is cancelled while the member
+      // probes leaves a node that dropped its replica and never answers (the count would wait for it).
+      termProbePeers: () => {
+        const now = o.placement(topic, partition);
+        const p = now !== undefined && now.group === placement.group ? now : placement;
+        return [...new Set([o.self, ...p.replicas, ...(p.learners ?? [])])];
+      },
     });
     replica.attach(group);
     // Stopped while fetching the log before its snapshot: it says so to its leaders from its first answer on.

@@ -166,6 +166,22 @@ export class Raft {
     return this.#probe !== null;
   }
 
+  /**
+   * The host's view of the voters changed while this member learns its floor (a replica move began,
+   * ended or was cancelled). The count of answers is for one view: kept on a view that lists a member
+   * gone since (a cancelled move's learner, a moved replica's old node, whose data is dropped and who
+   * never answers again), it would wait for good; kept on answers given before the view changed, it
+   * could count a member that joined the commit quorums only since with a term from before. So the
+   * probe starts over: every voter of the new view is asked now, and only their answers count.
+   */
+  setProbePeers(known: readonly NodeId[]): void {
+    const p = this.#probe;
+    if (p === null) return;
+    const peers = [...new Set(known)].filter((id) => id !== this.id).sort((a, b) => a - b);
+    if (peers.length === p.peers.length && peers.every((id, i) => id === p.peers[i])) return;
+    this.#startProbe(known);
+  }
+
   /** Asks again, every heartbeat period, the voters that have not answered yet. */
   #tickProbe(): void {
     const p = this.#probe!;

@@ -120,6 +120,8 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 277, bug: 'a replica a move placed on a node whose disk was full at that moment was never opened again: the move never finished' },
     { seed: 521, bug: 'the CommittedPrefix check missed a leader that committed its own removal and stepped down in one event (a checker bug, once replica moves removed leaders)' },
     { seed: 238, bug: 'the DurableQuorum check counted the voters of a configuration change applied in the event that committed it (a checker bug, once replica moves changed membership)' },
+    { seed: 314, bug: 'a voter wiped during a move that was then cancelled asked the learner, gone with its replica, for its term for good' },
+    { seed: 1824, bug: 'the same with a move that finished: the old replica\'s node never answered the wiped voter\'s term probe' },
   ];
   for (const { seed, bug, retention: withRetention } of found) {
     const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true });

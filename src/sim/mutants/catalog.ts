@@ -95,6 +95,14 @@ export const mutants: readonly Mutant[] = [
     sims: ['host'],
   },
   {
+    name: 'term-probe-off',
+    why: 'a member whose past term is unknown (its data directory wiped) takes appends at once instead of first learning a term floor from a majority of the other voters: it can acknowledge a leader deposed since the wipe, which then commits over entries a newer leader committed with its former self',
+    file: 'src/raft/raft.ts',
+    find: '    if (this.damaged?.termUnknown === true) this.#startProbe(cfg.termProbePeers);',
+    replace: '    if (this.damaged?.termUnknown === true && cfg.termProbePeers.length < 0) this.#startProbe(cfg.termProbePeers);',
+    sims: ['host'],
+  },
+  {
     name: 'move-removal-recorded-first',
     why: "a replica move records the old replica's removal in metadata before the group removed it (its node drops a replica the group still counts as a voter)",
     file: 'src/metadata/replica-move-plan.ts',
