@@ -499,12 +499,21 @@ async function behindRetention(opts: ClusterOptions & { crashed?: Set<NodeId>; b
   await new Promise((r) => setTimeout(r, 20));
   const cutoff = Date.now();
   await new Promise((r) => setTimeout(r, 20));
-  for (let i = 0; i < 250; i++) await publish(`new${i}`);
+  let midCutoff = 0;
+  for (let i = 0; i < 250; i++) {
+    if (i === 100) {
+      // A later cutoff (after new99) for a test whose replicas' retention goes further meanwhile.
+      await new Promise((r) => setTimeout(r, 20));
+      midCutoff = Date.now();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await publish(`new${i}`);
+  }
   await opts.beforeRetention?.(leader);
   for (const n of [leader, other]) assert.equal(await n.replicas.applyRetention(1, 0, cutoff), 150, `retention on node ${n.id}`);
   const expected = await readFrom(leader.replicas, 0, 149);
   assert.deepEqual([expected.length, expected[0]], [opts.beforeRetention === undefined ? 250 : 251, [150, 'new0']]);
-  return { c, leader, lagging, other, expected, publish };
+  return { c, leader, lagging, other, expected, publish, midCutoff };
 }
 
 /**
@@ -647,6 +656,88 @@ test('a follower whose leader is cut off while it fetches the retained log fetch
     }
     assert.deepEqual(await readFrom(lagging.replicas, 0, 149), expected);
     assert.deepEqual(await lagging.replicas.replica(1, 0)!.logStart(), await other.replicas.replica(1, 0)!.logStart());
+  } finally {
+    await c.close();
+  }
+});
+
+/**
+ * behindRetention, with the lagging follower's first try at fetching the retained log held at its
+ * first chunk: `meanwhile` runs while it is held, then that try fails (a broken link) and the next
+ * one starts after what `meanwhile` did.
+ */
+async function fetchHeldOnce(opts: ClusterOptions, meanwhile: (ctx: Awaited<ReturnType<typeof behindRetention>>) => Promise<void>) {
+  let holding: NodeId | undefined;
+  let held = false;
+  let go!: () => void;
+  let hold: Promise<void> | undefined = new Promise<void>((r) => (go = r));
+  const ctx = await behindRetention({
+    ...opts,
+    fetchGate: async (_from, to) => {
+      if (to !== holding || hold === undefined) return;
+      const h = hold;
+      hold = undefined;
+      held = true;
+      await h;
+      throw new Error('the link broke');
+    },
+  });
+  holding = ctx.lagging.id;
+  ctx.c.down.delete(ctx.lagging.id);
+  await until('the fetch of the retained log under way', () => held, 20_000);
+  assert.equal(ctx.lagging.replicas.replica(1, 0)!.pendingHistory?.fromOffset, 150);
+  await meanwhile(ctx);
+  go();
+  await until('the fetch of the retained log ended', () => {
+    const r = ctx.lagging.replicas.replica(1, 0)!;
+    return r.pendingHistory === undefined && r.historyFrom === undefined;
+  }, 20_000);
+  return ctx;
+}
+
+// Found by the host simulation with retention (seed 32 of the default 40, and most retention seeds of
+// 300): while a follower fetched the retained log before its snapshot, the other replicas' retention
+// removed the start of that log. They still held most of it, but the follower gave the fetch up and
+// read from its snapshot on: the events between their new start and the snapshot were missing there
+// for good, while every other replica served them. It now fetches the log from where they hold it,
+// and its own retained start moves there (as its own retention would have moved it).
+test('a follower whose peers\' retention removed the start of the retained log while it fetched it takes the log from where they hold it; its retained start moves there', async () => {
+  const { c, leader, lagging } = await fetchHeldOnce({}, async ({ leader, other, midCutoff }) => {
+    for (const n of [leader, other]) assert.equal(await n.replicas.applyRetention(1, 0, midCutoff), 100, `more retention on node ${n.id}`);
+  });
+  try {
+    assert.deepEqual(lagging.replicas.bounds(1, 0), { oldest: 250, newest: 399 }, 'it holds what its peers hold');
+    const expected = await readFrom(leader.replicas, 0, 249);
+    assert.deepEqual([expected.length, expected[0]], [150, [250, 'new100']]);
+    assert.deepEqual(await readFrom(lagging.replicas, 0, 249), expected, 'same events at the same offsets');
+    assert.deepEqual(await lagging.replicas.replica(1, 0)!.logStart(), await leader.replicas.replica(1, 0)!.logStart(), 'it holds the log from where the leader does');
+  } finally {
+    await c.close();
+  }
+});
+
+// Found by the host simulation with retention (seed 61): a replica that gave up fetching the log before
+// its snapshot went on refusing every fetch below its snapshot ('it is fetching the log before its
+// snapshot'); another replica fetching from it took that for a passing refusal and asked again for
+// good. Having given up, it holds its log from its snapshot on, as if its retention had gone that far,
+// and serves it from there (the asker sees where its log starts).
+test('a follower that gave up the retained log (its peers\' retention removed all of it) serves its log from its snapshot on', async () => {
+  const { c, leader, lagging, publish } = await fetchHeldOnce({}, async ({ leader, other }) => {
+    const now = Date.now();
+    for (const n of [leader, other]) assert.equal(await n.replicas.applyRetention(1, 0, now), 250, `retention of everything on node ${n.id}`);
+  });
+  try {
+    assert.deepEqual(lagging.replicas.bounds(1, 0), { oldest: 400, newest: 399 }, 'nothing before the snapshot is left anywhere');
+    await publish('after');
+    await until('the new event on the follower', () => lagging.replicas.bounds(1, 0).newest === 400);
+    const r = lagging.replicas.replica(1, 0)!;
+    const floor = r.logFloor!;
+    assert.ok(floor > 1, 'it holds its log from after its snapshot');
+    const served: number[] = [];
+    for await (const chunk of lagging.handlers.get(group10)!.fetchLog!(leader.id, { group: group10, fromIndex: 1, toIndex: r.group.applied, maxBytes: 1 << 20 }, new AbortController().signal)) {
+      served.push(...chunk.entries.map((e) => e.index));
+    }
+    assert.deepEqual(served, Array.from({ length: r.group.applied - floor + 1 }, (_, i) => floor + i), 'its log from its snapshot on');
   } finally {
     await c.close();
   }

@@ -25,7 +25,7 @@ import { ForwardGrouper } from './forward-grouper.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
-import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
+import { HistoryMissingError, PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
 import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
@@ -371,6 +371,10 @@ export class PartitionReplicas {
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
     o.groups?.register(placement.group, this.#handler(replica));
+    // A crash after retention removed entries but before the snapshot saying where the log now starts
+    // was written leaves a stored image whose `start` names removed entries: a follower sent it would
+    // ask this replica for them again and again (host simulation, seed 292). It is taken again.
+    if (replica.pendingHistory === undefined) void this.#refreshStaleStart(replica, log);
     if (replica.pendingHistory !== undefined) {
       // It stopped while fetching the log before its snapshot (or before it began): fetch it again.
       log.info({ ...replica.pendingHistory }, 'partition replica opens without the retained log before its snapshot: fetching it again');
@@ -529,11 +533,15 @@ export class PartitionReplicas {
         // Committed entries only (applied ones): those are the same on every replica that holds them,
         // so a replica may fetch them from any other, not only from its leader.
         // A replica still fetching the log before its snapshot holds a part of it at most: it serves
-        // nothing below its snapshot (the asker tries another replica), never a log with a hole.
+        // nothing below its snapshot (the asker tries again, or another replica), never a log with a
+        // hole. One that gave that fetch up holds its log from its snapshot on, as if its retention had
+        // gone that far: it serves from there (the asker sees where its log starts), instead of
+        // refusing for good an asker that takes the refusal for a passing one.
         const floor = r.logFloor;
-        const chunks = r.readLog(req.fromIndex, Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
+        const fetching = r.pendingHistory !== undefined;
+        const chunks = r.readLog(Math.max(req.fromIndex, floor ?? 0), Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
-          if (floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
+          if (fetching && floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
           for await (const entries of chunks) yield { entries };
         })();
       },
@@ -782,10 +790,16 @@ export class PartitionReplicas {
    * to arrive exactly at the snapshot's next offset. Then those events are readable here; until then
    * reads of them go to another replica. A try that fails is removed before the next one, which may
    * ask another replica (the leader first, then the others: any replica serves committed entries).
+   * A replica whose retention removed the start of that log since (or that gave up its own fetch, and
+   * holds its log from its snapshot on) answers from where its log starts now: the fetch takes the log
+   * from there, starting at the oldest offset that replica names, and this replica's retained start
+   * moves there too, as its own retention would have moved it (the events before it were removed by
+   * a retention cutoff; the rest is still served, so giving it up would lose retained events here).
    * Tries go on while no replica can be reached (a leader change, a cut); when the replicas that
-   * answered no longer hold that log (their retention went past it), the replica reads from its
-   * snapshot on (as after more retention). A node that stops meanwhile starts the fetch again at its
-   * next start (PartitionReplica.load). A later snapshot installed without its log replaces the fetch.
+   * answered hold none of that log (their retention went past the snapshot), or answer one whose
+   * offsets do not add up to the snapshot's, the replica reads from its snapshot on (as after more
+   * retention). A node that stops meanwhile starts the fetch again at its next start
+   * (PartitionReplica.load). A later snapshot installed without its log replaces the fetch.
    */
   #fetchHistory(r: PartitionReplica): void {
     const pending = r.pendingHistory;
@@ -796,6 +810,7 @@ export class PartitionReplicas {
       return;
     }
     const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const boundsOf = this.#forwarder?.bounds?.bind(this.#forwarder);
     const { index, next, fromIndex, fromOffset } = pending;
     const generation = r.historyGeneration;
     const current = () => !this.#closed && r.historyGeneration === generation && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
@@ -813,30 +828,51 @@ export class PartitionReplicas {
         const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
         if (peers.length === 0 || peers.every((n) => without.has(n))) break;
         const from = peers[attempt % peers.length]!;
-        const scratch = new PartitionState({ applied: fromIndex - 1, next: fromOffset, oldest: fromOffset, recent: [] });
+        // Where the fetched log starts: the retained start, or later when `from` holds it from later.
+        let start = { fromIndex, fromOffset };
+        let scratch: PartitionState | undefined;
         let chunks = 0;
         try {
           const signal = AbortSignal.timeout(120_000);
           for await (const chunk of fetchLog(from, { group: r.groupId, fromIndex, toIndex: index, maxBytes: logChunkBytes }, signal)) {
             if (!current()) return;
+            const first = chunk.entries[0];
+            if (first === undefined) continue;
+            if (scratch === undefined) {
+              if (first.index > fromIndex) {
+                // `from` no longer holds the start of that log (its retention removed it, or it holds
+                // its log from a snapshot on): the log is taken from where `from` holds it, at the
+                // oldest offset it names (a retention cut falls between batches: the entries from its
+                // first on take the offsets from its oldest on). A start that does not fit shows at
+                // the end: the offsets do not arrive at the snapshot's.
+                const oldest = boundsOf === undefined ? undefined : (await boundsOf(from, { group: r.groupId, topic: r.topic, partition: r.partition })).oldest;
+                if (!current()) return;
+                if (oldest === undefined || oldest <= fromOffset || oldest >= next) throw new HistoryMissingError(`its log starts at entry ${first.index}, after ${fromIndex}, at offset ${oldest ?? 'unknown'}`);
+                start = { fromIndex: first.index, fromOffset: oldest };
+              }
+              // The de-duplication window the log had where the fetch starts is not here; the ids
+              // later windows remember tell which batches were retries of earlier ones.
+              scratch = new PartitionState({ applied: start.fromIndex - 1, next: start.fromOffset, oldest: start.fromOffset, recent: [] }, r.requestsKnown());
+            }
+            const s = scratch;
             chunk.entries.forEach((e, i) => {
-              if (e.index !== scratch.applied + 1 + i) throw new HistoryMissing(`entry ${e.index} where ${scratch.applied + 1 + i} was expected`);
+              if (e.index !== s.applied + 1 + i) throw new HistoryMissingError(`entry ${e.index} where ${s.applied + 1 + i} was expected`);
             });
-            await r.storeHistory(chunk.entries, scratch);
+            await r.storeHistory(chunk.entries, s, next);
             chunks++;
           }
           if (!current()) return;
-          if (scratch.applied !== index || scratch.newest + 1 !== next) {
-            throw new HistoryMissing(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${next - 1}`);
+          if (scratch === undefined || scratch.applied !== index || scratch.newest + 1 !== next) {
+            throw new HistoryMissingError(`the fetched log ends at index ${scratch?.applied ?? fromIndex - 1} and offset ${scratch?.newest ?? fromOffset - 1}, the snapshot at index ${index} and offset ${next - 1}`);
           }
-          r.extendBack(pending);
-          log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
+          r.extendBack({ ...pending, ...start });
+          log.info({ from, fromIndex: start.fromIndex, toIndex: index, oldest: start.fromOffset, retainedStart: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
           this.#historyDone(r);
           return;
         } catch (err) {
           if (!current()) return;
-          if (err instanceof HistoryMissing) without.add(from);
+          if (err instanceof HistoryMissingError) without.add(from);
           lastErr = `node ${from}: ${(err as Error).message}`;
           if (attempt < 10 || attempt % 100 === 0) log.warn({ from, err: (err as Error).message, chunks, attempt }, 'fetching the retained log before the snapshot failed; trying again');
           await r.dropHistory(fromOffset, next, fromIndex, index).catch(() => undefined);
@@ -1246,10 +1282,37 @@ export class PartitionReplicas {
     await this.#o.host.flushRows();
     // Dropped meanwhile (moved away, event type deleted): its keys are being deleted; write none.
     if (this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+    // A snapshot from the leader installed meanwhile covers more than this one would: nothing to do
+    // (its index is past what was applied when this one was taken, whose term memory no longer has).
+    if (applied < g.store.storage.firstIndex() - 1) return;
     const firstBefore = g.store.storage.firstIndex();
     await g.store.compact(applied, conf, image, compactTo);
     // A refresh that dropped nothing from memory leaves the tail (and its byte count) as it was.
     if (compactTo >= firstBefore) r.forgetBefore(compactTo + 1);
+  }
+
+  /** Takes the snapshot again when its image says the log starts at an entry retention removed. */
+  async #refreshStaleStart(r: PartitionReplica, log: Logger): Promise<void> {
+    const id = r.groupId;
+    const data = r.group.store.storage.snapshot().data;
+    let start: readonly [number, number] | undefined;
+    try {
+      start = data.byteLength === 0 ? undefined : decodeImage(data).start;
+    } catch {
+      return;
+    }
+    if (start === undefined) return;
+    const actual = await r.logStart();
+    if (actual[0] <= start[0] || this.#compacting.has(id) || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+    log.info({ stored: start, actual }, 'partition snapshot names a log start retention removed: taking it again');
+    this.#compacting.add(id);
+    try {
+      await this.#writing(id, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
+    } catch (err) {
+      log.warn({ err }, 'taking the partition snapshot again failed; the next retention pass takes it');
+    } finally {
+      this.#compacting.delete(id);
+    }
   }
 
   /**
@@ -1261,6 +1324,9 @@ export class PartitionReplicas {
     const r = this.replica(topic, partition);
     if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
       const n = await this.#writing(r.groupId, r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex)));
+      // A compaction running now may have taken its image before this removal (its `start` naming
+      // removed entries): the snapshot is taken again after it, not skipped (host simulation, seed 292).
+      for (let i = 0; n > 0 && i < 100 && this.#compacting.has(r.groupId) && this.#writes.has(r.groupId); i++) await this.#writesSettled(r.groupId);
       if (n > 0 && !this.#compacting.has(r.groupId)) {
         // One compaction of a group at a time (a later one taken first would make this one's older).
         this.#compacting.add(r.groupId);
@@ -1388,8 +1454,6 @@ function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableErro
 }
 
 /** A replica answered a fetch of history without that log (not from its start, or not up to the snapshot). */
-class HistoryMissing extends Error {}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

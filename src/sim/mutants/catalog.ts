@@ -79,6 +79,22 @@ export const mutants: readonly Mutant[] = [
     sims: ['host'],
   },
   {
+    name: 'retention-past-cutoff',
+    why: 'retention removes one batch more than its cutoff allows (the first batch appended at or after the cutoff goes with the expired ones)',
+    file: 'src/broker/partition-replica.ts',
+    find: '      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest) break;',
+    replace: '      if ((cut === undefined ? row.appendTimeMs : cut.appendTimeMs) >= cutoffMs || row.last > this.#state.newest) break;',
+    sims: ['host'],
+  },
+  {
+    name: 'history-mark-ignored',
+    why: 'a replica stopped while fetching the log before a snapshot it installed without it forgets at start that it was fetching (the 0x17 mark is not read): it never fetches that log again',
+    file: 'src/broker/partition-replica.ts',
+    find: '    const pending = pendingRaw === null ? undefined : decodePending(pendingRaw);',
+    replace: '    const pending = pendingRaw === null || pendingRaw !== null ? undefined : decodePending(pendingRaw);',
+    sims: ['host'],
+  },
+  {
     name: 'term-probe-off',
     why: 'a member whose past term is unknown (its data directory wiped) takes appends at once instead of first learning a term floor from a majority of the other voters: it can acknowledge a leader deposed since the wipe, which then commits over entries a newer leader committed with its former self',
     file: 'src/raft/raft.ts',
