@@ -959,13 +959,21 @@ export class PartitionReplica {
    * before the leader's snapshot index) and follow this replica's applied index without a gap.
    * Returns false when they do not (the leader's log starts after what this replica applied: the
    * events in between are gone everywhere and this replica cannot continue by itself).
+   * The entries are written (a write of their own) before they are applied: applying makes their
+   * offsets readable, and they are in no memory tail, so a read must find them in the KV. Queued for
+   * the node's next write instead, a read while that write waited (behind a slow fsync) found the
+   * index row but not its entry, and the replica refused reads for good (host simulation, seed 20).
+   * A crash between the two writes leaves entries past the applied index: the leader's snapshot is
+   * sent again and they are fetched and written over. `current` says whether the replica is still
+   * hosted once the write is done (it applies nothing otherwise).
    */
-  storeFetched(entries: readonly Entry[]): boolean {
+  async storeFetched(entries: readonly Entry[], current: () => boolean = () => true): Promise<boolean> {
     const first = entries[0];
     if (first === undefined) return true;
     if (first.index !== this.#state.applied + 1) return false;
-    const store = this.#group.store;
-    this.#host.writeRows((b) => store.fillFetched(b, entries));
+    await this.#group.store.storeFetched(entries);
+    if (!current()) return true;
+    if (first.index !== this.#state.applied + 1) return false;
     for (const e of entries) this.replay(e);
     return true;
   }

@@ -757,7 +757,7 @@ export class PartitionReplicas {
             // Dropped meanwhile (moved away, event type deleted): it stores nothing more.
             if (this.#closed || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
             const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
-            if (!r.storeFetched(entries)) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
+            if (!(await r.storeFetched(entries, () => !this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r))) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
             fetched += entries.length;
           }
           if (r.applied < target) failures.push(`node ${peer} holds the entries up to ${r.applied} only`);
