@@ -18,6 +18,8 @@ export interface Mutant {
   readonly find: string;
   readonly replace: string;
   readonly sims: readonly SimName[];
+  /** The host simulation runs it with retention on (SIM_RETENTION=1): what it breaks needs retention to show. */
+  readonly retention?: boolean;
 }
 
 export const mutants: readonly Mutant[] = [
@@ -85,6 +87,7 @@ export const mutants: readonly Mutant[] = [
     find: '      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest) break;',
     replace: '      if ((cut === undefined ? row.appendTimeMs : cut.appendTimeMs) >= cutoffMs || row.last > this.#state.newest) break;',
     sims: ['host'],
+    retention: true,
   },
   {
     name: 'history-mark-ignored',
@@ -93,6 +96,7 @@ export const mutants: readonly Mutant[] = [
     find: '    const pending = pendingRaw === null ? undefined : decodePending(pendingRaw);',
     replace: '    const pending = pendingRaw === null || pendingRaw !== null ? undefined : decodePending(pendingRaw);',
     sims: ['host'],
+    retention: true,
   },
   {
     name: 'term-probe-off',
