@@ -12,8 +12,8 @@
  *   SEED_FROM=<n>  with SEEDS: run seeds n..n+SEEDS-1
  *   LOST_TAIL=0    disks never lose fsynced writes (by default they may: a member of a group at a time,
  *                  where its marker file can tell; docs/testing.md)
- *   SIM_RETENTION=1  nodes apply retention during chaos (off by default while the bug of seed 20 stands:
- *                  docs/testing.md, "Open: retention seed 20")
+ *   SIM_RETENTION=1  nodes apply retention during chaos (off by default until a long run with it on has
+ *                  passed since the fix of seed 20: docs/testing.md, "Retention seed 20")
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -26,9 +26,9 @@ import { seedsFromEnv } from './seeds.js';
 
 const lostTail = process.env['LOST_TAIL'] !== '0';
 // Retention during chaos (host-cluster.ts, HostSimOptions.retention): off unless SIM_RETENTION=1.
-// It was on by default for an hour: combined with the repair of restarted peers (832a45c) it fails
-// seed 20 of the default 40 with a replica refusing a read as corrupt, not understood yet
-// (docs/testing.md). The found-list seeds of retention bugs still run with it on.
+// It was on by default for an hour: combined with the repair of restarted peers (832a45c) it failed
+// seed 20 of the default 40 (a log-shipping read race, since fixed; docs/testing.md). The found-list
+// seeds of retention bugs still run with it on.
 const retention = process.env['SIM_RETENTION'] === '1';
 
 async function report(failed: HostSimResult): Promise<string> {
