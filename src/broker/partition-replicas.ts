@@ -749,15 +749,16 @@ export class PartitionReplicas {
       // fetching the retained log before its own snapshot does not serve the entries before it).
       const peers = [m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== this.#o.self && all.indexOf(n) === i);
       const failures: string[] = [];
+      const hosted = () => !this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
       for (const peer of peers) {
         if (r.applied >= target) break;
         try {
           const signal = AbortSignal.timeout(60_000);
           for await (const chunk of this.#forwarder!.fetchLog!(peer, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
             // Dropped meanwhile (moved away, event type deleted): it stores nothing more.
-            if (this.#closed || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+            if (!hosted()) return;
             const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
-            if (!(await r.storeFetched(entries, () => !this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r))) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
+            if (!(await r.storeFetched(entries, hosted))) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
             fetched += entries.length;
           }
           if (r.applied < target) failures.push(`node ${peer} holds the entries up to ${r.applied} only`);
@@ -937,14 +938,15 @@ export class PartitionReplicas {
     return started;
   }
 
+  /** Per group, the heir the last hand-off of an incomplete leader was asked of (#handOffIncomplete). */
+  readonly #handOffTried = new Map<number, NodeId>();
+
   /**
    * This node leads a group while it is still fetching the retained log before its snapshot (an
    * incomplete member campaigns late, but may be the only candidate, or be handed the leadership):
    * it hands the leadership to a complete voter that holds its whole log (the preferred leader
    * first), so that the leader is a full copy of the retained log. None: it goes on leading.
    */
-  readonly #handOffTried = new Map<number, NodeId>();
-
   #handOffIncomplete(r: PartitionReplica): boolean {
     const g = r.group;
     const st = g.raw.status();
@@ -1453,7 +1455,6 @@ function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableErro
   return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
 }
 
-/** A replica answered a fetch of history without that log (not from its start, or not up to the snapshot). */
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
