@@ -8,6 +8,7 @@ import type { Offset } from '../core/offset.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { encodeBatchEntry } from '../log/partition-entry.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
+import { HeldWritesKv } from '../testing/held-writes-kv.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -351,32 +352,21 @@ test('a replica dropped while a memory compaction of it runs leaves no key of it
   await n.close();
 });
 
-/** A KV whose writes wait while held (a slow fsync: the writes after it wait their turn). */
-class HeldWrites extends MemoryKv {
-  held: Promise<void> | undefined;
-  override async write(...args: Parameters<MemoryKv['write']>): Promise<void> {
-    while (this.held !== undefined) await this.held;
-    return super.write(...args);
-  }
-}
-
 test('a replica opened again while its drop is in flight opens once the drop is done, empty, and its log survives a restart', async () => {
   // A move took the replica away and a later move brings it back before the drop has deleted its
   // data (host simulation seed 418). Opened at once, the replica went on from the data the drop then
   // deleted: in memory it held the old log, on disk only what it wrote after the deletion, and the
   // next start found a log with a gap and refused the partition.
-  const kv = new HeldWrites();
+  const kv = new HeldWritesKv();
   const n = await node(kv);
   for (let i = 0; i < 5; i++) assert.ok((await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]))[0]!.ok);
   const group = n.replicas.replica(7, 0)!.groupId;
-  let release = () => {};
-  kv.held = new Promise<void>((r) => (release = r));
+  kv.hold();
   const dropped = n.replicas.dropReplica(7, 0, group);
   await new Promise((r) => setTimeout(r, 10));
   const reopened = n.replicas.ensure(7, 0);
   await new Promise((r) => setTimeout(r, 10));
-  kv.held = undefined;
-  release();
+  kv.release();
   await dropped;
   const r = await reopened;
   assert.ok(r !== undefined);
