@@ -101,7 +101,7 @@ export class LocalCluster {
 
   /** Runs a cluster script (cluster/<cmd>) on this cluster; a failure names its output and the nodes' logs. */
   run(cmd: string, ...args: string[]): string {
-    const r = spawnSync(join(repo, 'cluster', cmd), args, { env: this.env, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(join(repo, 'cluster', cmd), args, { env: this.env, encoding: 'utf8', timeout: 90_000 });
     if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${this.logs()}`);
     return r.stdout;
   }
