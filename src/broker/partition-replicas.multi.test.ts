@@ -1370,7 +1370,8 @@ test('a replica dropped, or whose event type is deleted, in the turn that applie
 
 /**
  * A MemoryKv whose writes can be held (a slow fsync: the writes after it wait their turn, in order, as
- * RocksKv's queue keeps them) and that tells which keys each write puts when it is issued.
+ * RocksKv's queue keeps them) and that tells which keys each write puts when it is issued (unlike
+ * src/testing/held-writes-kv.ts, which runs a write's `fill` only once released).
  */
 class HeldKv extends MemoryKv {
   #gate: Promise<void> | undefined;
