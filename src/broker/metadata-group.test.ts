@@ -19,7 +19,7 @@ import { recordOps, type KvBatch } from '../log/kv.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
 import type { Clock } from '../core/ports.js';
-import type { Message, NodeId } from '../raft/index.js';
+import { noNode, type Message, type NodeId } from '../raft/index.js';
 import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
 import { metadataGroupId, type RaftMetadataGroup } from './metadata-group.js';
 import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
@@ -192,9 +192,11 @@ test('three members: writes through followers are forwarded, reads are lineariza
 test('a proposal made during a leadership transfer waits without blocking the event loop: 503 at its deadline while the transfer lasts, applied once it ends', async () => {
   const net = new Net();
   const ids = [1, 2, 3];
-  // Ticks of 20 ms: a transfer that cannot finish is given up after an election timeout (25 ticks,
-  // 500 ms), longer than a proposal may take (300 ms).
-  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs: 300, tickMs: 20, electionTicks: 25 })));
+  // Ticks of 20 ms: a transfer that cannot finish is given up after an election timeout (50 ticks,
+  // 1 s, longer under load: never sooner), longer than a proposal may take (600 ms). With 300 ms, the
+  // proposals that must succeed here (the first one, the one through the new leader) at times did not
+  // commit in time under load (six copies of this file beside stress-ng).
+  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs: 600, tickMs: 20, electionTicks: 50 })));
   groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
   groups.forEach((g, i) => startMember(g, net.transportFor(ids[i]!)));
   try {
@@ -214,7 +216,12 @@ test('a proposal made during a leadership transfer waits without blocking the ev
     const during = await outcome(leader.propose(create('t.during')));
     assert.equal(timerFired, true, 'a timer fired while the proposal waited (the event loop was not blocked)');
     assert.equal(during, 503, 'the proposal fails with 503 at its deadline');
-    // The transfer is given up after an election timeout, which the ticks (timers) bring about.
+    // The transfer is given up after an election timeout, which the ticks (timers) bring about. The
+    // test waits for that before it proposes again: an election timeout of ticks takes longer than
+    // its nominal time under load (the host applies at most a few ticks per late timer, node-host.ts
+    // catchUpTicksMax), and a proposal made at once saw the transfer still pending at its deadline.
+    await until('the transfer given up', 5000, () => leader.raftGroup.raw.status().leadTransferee === noNode);
+    assert.ok(leader.isLeader());
     assert.equal(await outcome(leader.propose(create('t.after-abort'))), 'ok', 'applied once the transfer was given up');
     assert.ok(leader.isLeader());
 
@@ -237,7 +244,9 @@ test('a proposal made during a leadership transfer waits without blocking the ev
 test('proposals are matched to entries by term and index: an older proposal at the same index, from an earlier leadership, neither fails nor hides the newer one', async () => {
   const net = new Net();
   const ids = [1, 2, 3];
-  const timeoutMs = 1500;
+  // Long enough that the setup below (an election, a rejoin, a transfer back) fits in half of it
+  // under load: with 1500 ms it did not, at times (2 of 12 runs of six copies beside stress-ng).
+  const timeoutMs = 4000;
   const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs })));
   groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
   groups.forEach((g, i) => startMember(g, net.transportFor(ids[i]!)));

@@ -1086,7 +1086,10 @@ test('grouped forward: the leader of one part is deposed while the call is under
         const g = c!.node(1).replicas.replica(1, 1)!.group;
         assert.ok(g.raw.transferLeadership(3));
         c!.node(1).host.kick(g.id);
-        await until('node 3 leads partition 1', () => c!.node(3).replicas.replica(1, 1)!.group.isLeader() && !g.isLeader());
+        // Node 1 names node 3 only once it has heard from it: deposed by node 3's vote request, it
+        // knows no leader until node 3's first append (under load that came after the call, which
+        // then named none).
+        await until('node 3 leads partition 1, and node 1 knows it', () => c!.node(3).replicas.replica(1, 1)!.group.isLeader() && !g.isLeader() && g.leader === 3);
       }
       const answers = await deliver();
       calls.push({ to, partitions: reqs.map((r) => r.partition), answers });
