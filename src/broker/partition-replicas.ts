@@ -854,7 +854,43 @@ export class PartitionReplicas {
     // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
     // most partitions, so a fresh UUID per item was most of this path's random draws.
     const base = this.#o.random.uuid();
-    return Promise.all(items.map((it, i) => this.#appendOne(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`).catch((error: Error): ReplicaAppendResult => ({ ok: false, error }))));
+    return Promise.all(items.map((it, i) => this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`)));
+  }
+
+  /**
+   * One item's append, never rejecting (a failure is its result). The common case on a single node,
+   * and on the leader of a partition, takes no async frame: the batch goes straight to the group's
+   * coalescer and its outcome is mapped in one callback; every other case, and a proposal refused
+   * because leadership moved, goes through #appendOne exactly as before (the refused one after the
+   * same pause as that loop's retry).
+   */
+  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
+    const failed = (error: Error): ReplicaAppendResult => ({ ok: false, error });
+    let coalescer: BatchCoalescer | undefined;
+    try {
+      const replica = this.#closed || this.#o.host.refusal !== undefined || this.#isRemote(item.topic, item.partition) ? undefined : this.#byKey.get(PartitionReplicas.key(item.topic, item.partition));
+      if (replica !== undefined && replica.group.isLeader()) coalescer = this.#coalescer(replica);
+    } catch (err) {
+      return Promise.resolve(failed(err as Error));
+    }
+    if (coalescer === undefined) return this.#appendOne(item, deadlineMs, flowId, requestId).catch(failed);
+    return coalescer
+      .add(requestId, item.events, deadlineMs)
+      .then(
+        ({ outcome: out }): ReplicaAppendResult => {
+          if (out.kind === 'sealed') return failed(new PartitionSealedError(item.topic, item.partition, out.timeline));
+          return { ok: true, first: out.first as Offset, last: out.last as Offset };
+        },
+        (err: Error): ReplicaAppendResult | Promise<ReplicaAppendResult> => {
+          if (!(err instanceof ProposalFailedError)) return failed(err);
+          if (err.storageError !== undefined) return failed(err.storageError);
+          if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
+          if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
+          return (this.#o.sleep ?? sleep)(retryMs)
+            .then(() => this.#appendOne(item, deadlineMs, flowId, requestId))
+            .catch(failed);
+        },
+      );
   }
 
   async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
