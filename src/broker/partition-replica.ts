@@ -29,6 +29,7 @@ import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
 import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
+import { RecentRows, type RecentRow } from './recent-rows.js';
 import { entryKey } from './raft-log-store.js';
 import { entryKeyIndex } from './raft-keys.js';
 
@@ -186,8 +187,8 @@ export class PartitionReplica {
   readonly #logger: Logger;
   #group!: RaftGroup<ReplicaOutcome>;
   #state: PartitionState;
-  /** Batches applied whose entries are still in the group's memory tail: [first, last, raft index]. */
-  #recent: IndexRow[] = [];
+  /** Batches applied whose entries are still in the group's memory tail (columns: recent-rows.ts). */
+  readonly #recent = new RecentRows();
   #waiters = new Set<() => void>();
   #corrupt: Error | undefined;
   /** About how many events an index row of this partition held in recent reads (sizes the next read's iterator). */
@@ -326,7 +327,7 @@ export class PartitionReplica {
           position += b.count;
         }
         if (rows.length > 0) {
-          for (const row of rows) this.#recent.push(row);
+          for (const row of rows) this.#recent.push(row.raftIndex, row.first, row.last, row.appendTimeMs, row.position);
           const g = this.groupId;
           this.#host.writeRows((b) => {
             for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
@@ -434,7 +435,7 @@ export class PartitionReplica {
     const img = decodeImage(s.data);
     if (before.applied >= s.metadata.index) {
       this.#state = new PartitionState({ ...img, oldest: Math.min(before.oldest, img.next) });
-      this.#recent = [];
+      this.#recent.clear();
       this.#writeApplied();
       return;
     }
@@ -450,7 +451,7 @@ export class PartitionReplica {
    */
   #withoutLogBefore(index: number, pending: PendingHistory | undefined): void {
     this.#state.forgetAll();
-    this.#recent = [];
+    this.#recent.clear();
     this.historyFrom = undefined;
     this.#logFloor = index + 1;
     this.#pending = pending;
@@ -512,7 +513,10 @@ export class PartitionReplica {
     first ??= this.#group.store.storage.lastIndex() + 1;
     let row: IndexRow | undefined;
     for await (const [k, v] of this.#kv.iterate({ gte: indexKey(g, oldest), lt: groupKey(prefixOffsetIndex, g + 1), limit: 1 })) row = decodeIndexRow(k, v);
-    row ??= this.#recent.find((r) => r.last >= oldest);
+    if (row === undefined) {
+      const i = this.#recent.lowerBoundLast(oldest);
+      if (i < this.#recent.length) row = this.#recent.row(i);
+    }
     return [first, row === undefined ? next : row.first];
   }
 
@@ -601,9 +605,7 @@ export class PartitionReplica {
   forgetBefore(raftIndex: number): void {
     this.onTailBytes?.(-this.tailBytes);
     this.tailBytes = 0;
-    let n = 0;
-    while (n < this.#recent.length && this.#recent[n]!.raftIndex < raftIndex) n++;
-    if (n > 0) this.#recent = this.#recent.slice(n);
+    this.#recent.dropBefore(raftIndex);
   }
 
   // ------------------------------------------------------------------ reads
@@ -702,7 +704,7 @@ export class PartitionReplica {
     //    iterator, sized by how many events a row held so far), then their entries: those still in
     //    the memory tail from there, the others in one bounded iterator over the Raft log (entries
     //    between indexed batches are skipped: no-ops, configuration changes, refused duplicates).
-    const recentFirst = this.#recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
+    const recentFirst = this.#recent.length > 0 ? this.#recent.firstAt(0) : Number.MAX_SAFE_INTEGER;
     if (next < recentFirst) {
       const rows: IndexRow[] = [];
       let events = 0;
@@ -750,18 +752,16 @@ export class PartitionReplica {
         if (this.#recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
       }
     }
-    // 2. Recent batches: the in-memory index and the Raft log's memory tail.
+    // 2. Recent batches: the in-memory index and the Raft log's memory tail. The rows this read can
+    //    take are copied out first: the index changes in place while the read awaits a stored entry.
     const r = this.#recent;
-    let lo = 0;
-    let hi = r.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (r[mid]!.last < next) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = r.lowerBoundLast(next);
+    const hi = Math.min(r.length, r.lowerBoundLast(Math.min(newest, next + maxEvents - 1)) + 1);
+    const rows: RecentRow[] = [];
+    for (let i = lo; i < hi; i++) rows.push(r.row(i));
     let prev: Entry | undefined;
-    for (let i = lo; i < r.length && next <= newest; i++) {
-      const row = r[i]!;
+    for (const row of rows) {
+      if (next > newest) break;
       let e = prev?.index === row.raftIndex ? prev : memEntry(row.raftIndex);
       if (e === undefined) for await (const x of this.#group.store.readStored(row.raftIndex, row.raftIndex + 1)) e = x;
       prev = e;
