@@ -562,11 +562,13 @@ export class PartitionReplicas {
 
   /** Refreshes the bounds of every partition held elsewhere that this node has looked at (periodic). */
   refreshRemoteBounds(): void {
-    for (const key of this.#remote.keys()) {
+    for (const key of new Set([...this.#remote.keys(), ...this.#remoteUnanswered])) {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
       // Gone, or held here as a voter now (a move promoted this node): nothing to refresh.
-      if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition)) this.#remote.delete(key);
-      else this.#refreshRemote(topic, partition);
+      if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition)) {
+        this.#remote.delete(key);
+        this.#remoteUnanswered.delete(key);
+      } else this.#refreshRemote(topic, partition);
     }
   }
 
@@ -607,6 +609,7 @@ export class PartitionReplicas {
         try {
           const b = await bounds(to, { group: where.group, topic, partition });
           this.#noteRemote(topic, partition, to, b.oldest, b.newest, b.leader === noNode ? undefined : { id: b.leader, term: b.epoch });
+          this.#remoteUnanswered.delete(key);
           return;
         } catch {
           // the next replica
@@ -614,8 +617,14 @@ export class PartitionReplicas {
       }
       const c = this.#remote.get(key);
       if (c !== undefined) c.refreshing = false;
+      // No replica answered the first ask (they may not have opened the new partition yet): the periodic
+      // refresh asks again, or this node would name no leader for it until a request touched it.
+      else this.#remoteUnanswered.add(key);
     })();
   }
+
+  /** Partitions held elsewhere whose replicas have not answered yet (refreshRemoteBounds asks again). */
+  readonly #remoteUnanswered = new Set<string>();
 
   async #remoteRead(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number, waitMs: number): Promise<StoredEventView[]> {
     const where = this.#remoteTargets(topic, partition);

@@ -463,7 +463,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         t.diagnostic(`${total} events in ${partitionCount} partitions, identical on nodes 1, 2 and 3`);
       }));
 
-    await t.test('timeline switches asked on nodes 2 and 3 (to a created storage and back) while six producers publish on random nodes: every publish succeeds, nothing lost, duplicated or reordered, offsets dense across timelines on every node', () =>
+    await t.test('timeline switches asked on nodes 2 and 3 (to a created storage and back) while six producers publish on random nodes: every publish succeeds (or, past its deadline, fails as retriable with nothing stored), nothing lost, duplicated or reordered, offsets dense across timelines on every node', () =>
       withLogs(async () => {
         const name = 'repl.timelines';
         await createEventType(name);
@@ -500,10 +500,19 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         const slowest = outcomes.reduce((m, o) => Math.max(m, o.doneAt - o.sentAt), 0);
         t.diagnostic(`switches: ${switches.map((x) => `node ${x.node} ${x.status} in ${x.ms} ms`).join(', ')}; ${outcomes.length} publishes, slowest ${slowest} ms`);
         for (const x of switches) assert.equal(x.status, 201, `the switch on node ${x.node}: ${x.text}`);
-        for (const o of outcomes) assert.equal(o.status, 200, `a publish during the switches (node ${o.node}): ${o.status} ${o.text.slice(0, 300)}`);
+        // A batch caught by a seal waits for the switch's commit until its deadline (2 s here); on a
+        // loaded machine a switch can take longer, and then the batch fails as retriable with nothing
+        // stored. Anything else is a failure, and such failures stay rare.
+        const late = outcomes.filter((o) => o.status === 207 && o.acked.length === 0 && o.failed.length === o.eids.length && /did not complete in time; the batch was not stored, retry it/.test(o.text));
+        for (const o of outcomes) if (!late.includes(o)) assert.equal(o.status, 200, `a publish during the switches (node ${o.node}): ${o.status} ${o.text.slice(0, 300)}`);
+        assert.ok(late.length * 10 <= outcomes.length, `${late.length} of ${outcomes.length} publishes waited past their deadline for a switch`);
+        if (late.length > 0) t.diagnostic(`${late.length} publishes failed as retriable: the switch took longer than their deadline`);
         const stored = await converged(name, 30_000);
         const { stored: n } = checkHistory(stored, sent, new Set(outcomes.flatMap((o) => o.acked)));
-        assert.equal(n, sent.length, 'every event sent was acknowledged and is stored once');
+        const failed = new Set(late.flatMap((o) => o.eids));
+        const phantoms = [...stored.values()].flat().filter((s) => failed.has(s.event.metadata.eid));
+        assert.deepEqual(phantoms, [], 'a batch told "not stored, retry it" is stored nowhere');
+        assert.equal(n, sent.length - failed.size, 'every event sent was acknowledged (or told not stored) and is stored once');
         // Every node lists the three timelines, and events were stored on each of them: the closed ones
         // end where the next begins (latest_position), and each holds events of some partition.
         type Tl = { order: number; storage_id: string; latest_position?: { offsets: { partition: string; offset: string }[] } };

@@ -3,7 +3,8 @@
 // docs/replication.md, "Moving a replica"): every acknowledged event is readable on every node
 // afterwards, identically and offset for offset; the old node no longer holds the replica (it logs the
 // drop, and no node lists it as a replica); GET /cluster on every node shows the new replicas; the
-// leader took every step, with leadership handed away by the leaving node itself; a
+// leader took every step, the leaving node never removing itself (it hands leadership away when it still
+// leads; a node that lost leadership under load is removed by the new leader); a
 // second move while one is in flight is refused with 409; a cancel after the promotion is refused.
 // Method: cluster/up 4 (the developers' scripts) in a temporary directory on free ports, with
 // BROOK_PARTITION_MEMORY_ENTRIES=16 so the new replica is brought up to date through a snapshot and log
@@ -54,18 +55,23 @@ function logs(): string {
   return nodes.map((i) => `--- node ${i} (last lines)\n${own(i).slice(-25).join('\n')}`).join('\n');
 }
 
-/** The messages node i logged about group `group`, in order. */
-function groupMessages(i: number, group: number): string[] {
-  const out: string[] = [];
+/** The lines node i logged about group `group`, in order. */
+function groupLines(i: number, group: number): { msg: string; leader?: number | null }[] {
+  const out: { msg: string; leader?: number | null }[] = [];
   for (const l of nodeLog(i).split('\n')) {
     if (!l.includes(`"group":${group}`)) continue;
     try {
-      out.push((JSON.parse(l) as { msg: string }).msg);
+      out.push(JSON.parse(l) as { msg: string; leader?: number | null });
     } catch {
       // a line being written
     }
   }
   return out;
+}
+
+/** The messages node i logged about group `group`, in order. */
+function groupMessages(i: number, group: number): string[] {
+  return groupLines(i, group).map((l) => l.msg);
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -140,7 +146,7 @@ async function publish(i: number, n: number): Promise<{ acked: string[]; status:
   }
 }
 
-test('a replica of a partition with data moves to another node while producers publish on every node', { timeout: 300_000 }, async () => {
+test('a replica of a partition with data moves to another node while producers publish on every node', { timeout: 300_000 }, async (t) => {
   try {
     clusterCmd('up', '4');
     const r = await call(url(1), 'POST', '/event-types', {
@@ -229,10 +235,19 @@ test('a replica of a partition with data moves to another node while producers p
     assert.ok(groupMessages(to, group).includes('partition replica fetched the log it lacked; installing the snapshot'), 'the new replica was shipped the log');
     // The steps, in order, across the leaders that took them.
     const steps = nodes.flatMap((i) => groupMessages(i, group)).filter((m) => m.startsWith('replica move: '));
-    const order = ['replica move: proposing addLearner of node', 'replica move: promote recorded', 'replica move: proposing addVoter of node', 'replica move: this node leaves the group', 'replica move: proposing removeNode of node', 'replica move: remove recorded'];
+    const order = ['replica move: proposing addLearner of node', 'replica move: promote recorded', 'replica move: proposing addVoter of node', 'replica move: proposing removeNode of node', 'replica move: remove recorded'];
     for (const s of order) assert.ok(steps.some((m) => m.startsWith(s)), `step "${s}" missing: ${JSON.stringify(steps)}`);
-    assert.ok(groupMessages(from, group).some((m) => m.startsWith('replica move: this node leaves the group')), 'the leaving leader handed leadership away itself');
+    // The leaving node never removes itself: when it still leads at the removal it hands leadership away
+    // first; when it lost leadership earlier (an election on a loaded machine), the new leader removes it.
     assert.ok(!groupMessages(from, group).some((m) => m === `replica move: proposing removeNode of node ${from}`), 'the leaving node never removed itself');
+    const handedAway = groupMessages(from, group).some((m) => m.startsWith('replica move: this node leaves the group'));
+    const removers = nodes.filter((i) => groupMessages(i, group).includes(`replica move: proposing removeNode of node ${from}`));
+    assert.ok(removers.length > 0 && !removers.includes(from), `node ${from} was removed by another node (${JSON.stringify(removers)})`);
+    if (!handedAway) {
+      const lost = groupLines(from, group).some((l) => l.msg === 'partition leader changed' && l.leader !== from);
+      assert.ok(lost, `node ${from} neither handed leadership away nor lost it before its removal: ${JSON.stringify(steps)}`);
+      t.diagnostic(`node ${from} lost leadership before the removal step; node ${removers.join(',')} removed it`);
+    }
   } finally {
     try {
       clusterCmd('down');
