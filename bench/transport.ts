@@ -2,6 +2,9 @@
  * Transport micro-benchmark (a script, not a test): records/s between two local GrpcTransports, each
  * in its own process (so client and server each have a core), through
  *   - forwardAppend (unary): batches of 100 and 1000 ~500-byte events, 1 and 8 callers in flight;
+ *   - the parts of small publishes (3 parts of 3 events, as a batch of 10 over 4 partitions forwards to
+ *     one node): one Append per part, one AppendMany call per request, one request on the append
+ *     stream, with the CPU of both processes per part;
  *   - a read stream: one follow-less read of 2,000,000 events in chunks of 1000;
  *   - send(): Raft heartbeats of 1,000 groups per send, coalesced (messages/s).
  * The serving side answers at once (no storage, no Raft): this measures the transport alone.
@@ -13,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { makeMessage } from '../src/raft/index.js';
 import { GrpcTransport, type AppendRequest, type NodeHandler, type ReadChunk } from '../src/transport/index.js';
 import { fmtInt, fmtMs, percentile } from './lib/stats.js';
+import { cpuSeconds } from './lib/broker.js';
 
 const quick = process.argv.includes('--quick');
 // Calls prove a cluster secret as a real cluster's do; --insecure measures without (the HMAC's cost).
@@ -98,6 +102,40 @@ async function appendPhase(t: GrpcTransport, batch: number, callers: number, sec
   return { batch, callers, evPerS: events / seconds, reqPerS: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
+/**
+ * Requests of `parts` parts of `events` events each, `callers` in flight, the parts of a request sent as
+ * single Appends or in one AppendMany; the CPU of both processes (this one and the server `pid`) per part.
+ */
+type PartsWay = 'single Appends' | 'one AppendMany call' | 'one request on the append stream';
+
+async function partsPhase(t: GrpcTransport, pid: number, way: PartsWay, parts: number, events: number, callers: number, seconds: number) {
+  let done = 0;
+  let seq = 0;
+  const cpu0 = process.cpuUsage();
+  const server0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (performance.now() < end) {
+        const r = seq++;
+        const reqs: AppendRequest[] = Array.from({ length: parts }, (_, p) => {
+          const start = ((r * parts + p) * 7) % (pool.length - events + 1);
+          return { group: p + 1, topic: 1, partition: p, epoch: 1, requestId: `m-${r}.${p}`, flowId: 'bench', deadlineMs: 10_000, events: pool.slice(start, start + events) };
+        });
+        const answers =
+          way === 'single Appends' ? await Promise.all(reqs.map((q) => t.forwardAppend(2, q))) : way === 'one AppendMany call' ? await t.unaryAppendMany(2, reqs) : await t.forwardAppendMany(2, reqs);
+        for (const a of answers) if (a.status !== 'committed') throw new Error(`append: ${JSON.stringify(a)}`);
+        done += parts;
+      }
+    }),
+  );
+  const s = (performance.now() - t0) / 1000;
+  const c = process.cpuUsage(cpu0);
+  const cpuS = (c.user + c.system) / 1e6 + (cpuSeconds(pid) - server0);
+  return { partsPerS: done / s, cpuUsPerPart: (cpuS * 1e6) / done };
+}
+
 async function readPhase(t: GrpcTransport, total: number) {
   const t0 = performance.now();
   let events = 0;
@@ -155,6 +193,14 @@ async function main(): Promise<void> {
   for (const [batch, callers] of [[100, 1], [100, 8], [1000, 1], [1000, 8]] as const) {
     const r = await appendPhase(t, batch, callers, seconds);
     console.log(`forwardAppend batch ${batch}, ${callers} in flight: ${fmtInt(r.evPerS)} ev/s, ${fmtInt(r.reqPerS)} req/s, p50 ${fmtMs(r.p50)} ms, p99 ${fmtMs(r.p99)} ms`);
+  }
+  const ways: PartsWay[] = ['single Appends', 'one AppendMany call', 'one request on the append stream'];
+  for (const w of ways) await partsPhase(t, child.pid!, w, 3, 3, 8, 1); // warm-up
+  for (const round of [1, 2]) {
+    for (const way of round === 1 ? ways : [...ways].reverse()) {
+      const r = await partsPhase(t, child.pid!, way, 3, 3, 8, seconds);
+      console.log(`publish parts (3 parts of 3 events per request, 8 requests in flight) as ${way}, round ${round}: ${fmtInt(r.partsPerS)} parts/s, ${fmtInt(r.cpuUsPerPart)} µs CPU per part (both processes)`);
+    }
   }
   await readPhase(t, 100_000); // warm-up
   const total = quick ? 500_000 : 2_000_000;

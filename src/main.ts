@@ -510,9 +510,15 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   });
   // Leadership back to preferred leaders after failovers and restarts (partition-replicas.ts); and the
   // metadata leader finishes timeline switches left pending by a node that stopped in the middle.
+  // And a replica placed here whose open failed (a full disk when a move added it or at the start) is
+  // opened again: the start and moveApplied try once.
   const balancer = setInterval(() => {
     for (const r of storageReplicas.values()) r.balanceLeaders();
     if (metadata.isLeader()) switcher.finishPending();
+    for (const r of metadata.state.eventTypes()) {
+      const missing = timelinesOf(r).some((t) => r.storage.partitions.some((_, p) => storageReplicas.get(t.storage_id)?.missingHere(t.topic, p) === true));
+      if (missing) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name }, 'opening partition replicas failed'));
+    }
   }, 5000);
   balancer.unref();
   // Replica moves: each partition leader takes the next step of a move in flight (replica-mover.ts).
@@ -750,6 +756,7 @@ if (isEntryPoint()) void run();
 function forwarderOf(t: GrpcTransport): AppendForwarder {
   return {
     forwardAppend: (to, req) => t.forwardAppend(to, req),
+    forwardAppendMany: (to, reqs) => t.forwardAppendMany(to, reqs),
     fetchLog: (to, req, signal) => t.fetchLog(to, req, signal),
     read: (to, req, signal) => t.read(to, req, signal),
     bounds: (to, req) => t.bounds(to, req),

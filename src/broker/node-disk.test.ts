@@ -206,3 +206,24 @@ test('the registration token and the founding-disk rule: a founder never registe
   }
   assert.equal(tokens.size, 3, 'each loss gives a new token');
 });
+
+test('raft writes read back at open but not yet durable (a kill -9 leaves them in the page cache) are not marked durable: a power loss after a marker write finds no lost tail', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+  const s = await RaftLogStore.open(kv, 5, { disk });
+  await s.startEmpty([1], 'unused');
+  await disk.flush();
+  // A raft write that is not durable yet when the process is killed: the next process reads it.
+  await kv.write((b) => void disk.stamp(b), { durable: false });
+  await disk.close();
+  const again = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+  assert.equal(again.lostTail, undefined);
+  // The next process raises the term ceiling (an election) before any durable write of its own...
+  await again.raiseTermCeiling(7);
+  await again.flush();
+  // ...and the power goes: the write the page cache held is gone. The marker never claimed it.
+  const third = await NodeDisk.open({ kv: kv.crash(), cell, self: 1, newId, logger: quiet });
+  assert.equal(third.lostTail, undefined, 'a write that was never durable is not a lost tail');
+  assert.equal(third.termCeiling, 7);
+});

@@ -245,14 +245,14 @@ export class NodeDisk {
   readonly lostTail: string | undefined;
   readonly opening: DiskOpening;
 
-  private constructor(o: NodeDiskOptions, identity: NodeIdentity, seq: number, ceiling: number, lostTail: string | undefined, opening: DiskOpening) {
+  private constructor(o: NodeDiskOptions, identity: NodeIdentity, seq: number, durable: number, ceiling: number, lostTail: string | undefined, opening: DiskOpening) {
     this.#kv = o.kv;
     this.#cell = o.cell;
     this.#log = o.logger;
     this.#identity = identity;
     this.#seq = seq;
-    this.#durable = seq;
-    this.#marked = seq;
+    this.#durable = durable;
+    this.#marked = durable;
     this.#ceiling = ceiling;
     this.#ceilingWanted = ceiling;
     this.lostTail = lostTail;
@@ -296,7 +296,12 @@ export class NodeDisk {
         lostTail ??= `RocksDB holds raft writes up to #${stored}, but write #${m.seq} was durable before: the end of its write-ahead log was lost (point-in-time recovery stops at the first corrupt record)`;
       }
     }
-    const disk = new NodeDisk(o, identity, Math.max(stored, markerSeq), ceiling, lostTail, 'opened');
+    // Numbering goes on after what the KV holds, but only what the marker names is known durable: the
+    // writes after it may be in the page cache alone (a kill -9 keeps them there, a power loss after it
+    // does not), and a marker written before the next durable write (a raise of the term ceiling)
+    // must not claim them, or a later power loss would look like a lost tail. The next durable write
+    // makes them durable with it.
+    const disk = new NodeDisk(o, identity, Math.max(stored, markerSeq), markerSeq, ceiling, lostTail, 'opened');
     if (lostTail !== undefined) await disk.#markAllDamaged(lostTail);
     return disk;
   }
@@ -339,7 +344,7 @@ export class NodeDisk {
     } else {
       o.logger.info({ diskId: identity.diskId }, 'initialised an empty data directory');
     }
-    return new NodeDisk(o, identity, seq, ceiling, lost, legacy ? 'migrated' : 'created');
+    return new NodeDisk(o, identity, seq, seq, ceiling, lost, legacy ? 'migrated' : 'created');
   }
 
   get identity(): NodeIdentity {

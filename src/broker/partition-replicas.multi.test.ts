@@ -19,7 +19,7 @@ import { CorruptBatchError, OffsetExpiredError, PartitionUnavailableError } from
 import { decodeEntryHead } from '../log/partition-entry.js';
 import type { GroupHandler } from '../transport/index.js';
 import { clusterPartitions } from '../metadata/cluster-partitions.js';
-import { PartitionReplicas } from './partition-replicas.js';
+import { PartitionReplicas, type AppendAnswer, type ForwardedAppend } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
@@ -53,6 +53,11 @@ interface ClusterOptions {
   logger?: (id: NodeId) => pino.Logger;
   /** Whether a node's data directory may found a group it holds no state for (absent: the default rule). */
   mayFound?: (id: NodeId) => ((group: number) => boolean) | undefined;
+  /**
+   * A grouped forward (forwardAppendMany) from `from` to `to`: `deliver` hands its parts to `to` and
+   * resolves with their answers. Absent: delivered as is. A test holds, reorders or loses calls here.
+   */
+  onForwardMany?: (from: NodeId, to: NodeId, reqs: readonly ForwardedAppend[], deliver: () => Promise<AppendAnswer[]>) => Promise<readonly AppendAnswer[]>;
 }
 
 async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: ClusterOptions = {}) {
@@ -79,11 +84,16 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
       groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
       ...(opts.mayFound?.(id) === undefined ? {} : { mayFound: opts.mayFound(id)! }),
     });
+    const appendAt = async (to: NodeId, req: ForwardedAppend): Promise<AppendAnswer> => {
+      if (!linked(id, to)) return { status: 'unavailable', detail: 'unreachable' };
+      const h = nodes.get(to)!.handlers.get(req.group);
+      return h?.append === undefined ? { status: 'notLeader', leaderHint: 0, epoch: 0 } : h.append(id, req);
+    };
     replicas.setForwarder({
-      forwardAppend: async (to, req) => {
-        if (!linked(id, to)) return { status: 'unavailable', detail: 'unreachable' };
-        const h = nodes.get(to)!.handlers.get(req.group);
-        return h?.append === undefined ? { status: 'notLeader', leaderHint: 0, epoch: 0 } : h.append(id, req);
+      forwardAppend: appendAt,
+      forwardAppendMany: (to, reqs) => {
+        const deliver = () => Promise.all(reqs.map((req) => appendAt(to, req)));
+        return opts.onForwardMany === undefined ? deliver() : opts.onForwardMany(id, to, reqs, deliver);
       },
       fetchLog: (to, req, signal) => {
         const h = nodes.get(to)!.handlers.get(req.group);
@@ -865,6 +875,118 @@ test('the newest offset elsewhere: a node cut off from its group learns that the
     c.down.add(leader.id);
     c.down.add(other.id);
     assert.deepEqual(await cut.replicas.newestElsewhere(1, 0, 200), { asked: 2, newest: undefined });
+  } finally {
+    await c.close();
+  }
+});
+
+// ---------------------------------------------------------------- grouped forwards (one call per leader node per request)
+
+/** Partitions 0..3 of topic 1 open on every node, all led by node 1, and node 2 knowing it. */
+async function ledByNode1(c: Awaited<ReturnType<typeof cluster>>): Promise<void> {
+  for (const n of c.nodes.values()) for (const p of [0, 1, 2, 3]) await n.replicas.ensure(1, p);
+  await until('node 1 leads partitions 0-3, and node 2 knows it', () => {
+    for (const n of c.nodes.values()) n.replicas.balanceLeaders();
+    return [0, 1, 2, 3].every((p) => c.node(1).replicas.replica(1, p)!.group.isLeader() && c.node(2).replicas.replica(1, p)!.group.leader === 1);
+  }, 15_000);
+}
+
+const parts = (tag: string) => [0, 1, 2, 3].map((p) => ({ topic: 1, partition: p, events: Array.from({ length: p + 1 }, (_, k) => ev(`${tag}-p${p}-${k}`)) }));
+
+test('grouped forward: a publish whose four parts go to one leader node is one call, and each part gets its own outcome (one of them sealed)', async () => {
+  const calls: { from: NodeId; to: NodeId; partitions: number[]; answers: AppendAnswer[] }[] = [];
+  const c = await cluster(1024, [1, 2, 3], {
+    onForwardMany: async (from, to, reqs, deliver) => {
+      const answers = await deliver();
+      calls.push({ from, to, partitions: reqs.map((r) => r.partition), answers });
+      return answers;
+    },
+  });
+  try {
+    await ledByNode1(c);
+    // Partition 2 already holds two events (its offsets differ from the others'); partition 3 is sealed.
+    assert.ok((await c.node(1).replicas.append([{ topic: 1, partition: 2, events: [ev('before-0'), ev('before-1')] }]))[0]!.ok);
+    await c.node(1).replicas.control(1, 3, { kind: 'seal', timeline: 'T', floor: 0 });
+    const results = await c.node(2).replicas.append(parts('a'));
+    assert.deepEqual(calls.map((x) => [x.from, x.to, x.partitions]), [[2, 1, [0, 1, 2, 3]]], 'one call from node 2 to node 1 carrying all four parts, in order');
+    assert.deepEqual(calls[0]!.answers.map((a) => a.status), ['committed', 'committed', 'committed', 'sealed']);
+    assert.deepEqual(results.slice(0, 3).map((r) => (r.ok ? [r.first, r.last] : r.error.message)), [[0, 0], [0, 1], [2, 4]]);
+    const sealed = results[3]!;
+    assert.ok(!sealed.ok && sealed.error instanceof PartitionSealedError, 'the sealed part alone fails, as sealed');
+    await until('every replica applied the parts', () => [1, 2, 3].every((id) => c.node(id).replicas.bounds(1, 2).newest === 4 && c.node(id).replicas.bounds(1, 1).newest === 1));
+    for (const id of [1, 2, 3]) {
+      assert.deepEqual(await readAll(c.node(id).replicas, 0), ['a-p0-0']);
+      assert.deepEqual(await readAll(c.node(id).replicas, 1), ['a-p1-0', 'a-p1-1']);
+      assert.deepEqual(await readAll(c.node(id).replicas, 2), ['before-0', 'before-1', 'a-p2-0', 'a-p2-1', 'a-p2-2']);
+      assert.deepEqual(await readAll(c.node(id).replicas, 3), []);
+    }
+  } finally {
+    await c.close();
+  }
+});
+
+test('grouped forward: the leader of one part is deposed while the call is under way; that part alone goes on to the new leader and every part is stored once', async () => {
+  const calls: { to: NodeId; partitions: number[]; answers: AppendAnswer[] }[] = [];
+  let c: Awaited<ReturnType<typeof cluster>> | undefined;
+  let deposed = false;
+  c = await cluster(1024, [1, 2, 3], {
+    onForwardMany: async (_from, to, reqs, deliver) => {
+      if (!deposed && to === 1) {
+        // While the call travels, node 1 hands partition 1 over to node 3.
+        deposed = true;
+        const g = c!.node(1).replicas.replica(1, 1)!.group;
+        assert.ok(g.raw.transferLeadership(3));
+        c!.node(1).host.kick(g.id);
+        await until('node 3 leads partition 1', () => c!.node(3).replicas.replica(1, 1)!.group.isLeader() && !g.isLeader());
+      }
+      const answers = await deliver();
+      calls.push({ to, partitions: reqs.map((r) => r.partition), answers });
+      return answers;
+    },
+  });
+  try {
+    await ledByNode1(c);
+    const results = await c.node(2).replicas.append(parts('b'));
+    assert.deepEqual(results.map((r) => (r.ok ? [r.first, r.last] : r.error.message)), [[0, 0], [0, 1], [0, 2], [0, 3]], 'every part acknowledged once, at its own offsets');
+    assert.deepEqual(calls[0]!.partitions, [0, 1, 2, 3]);
+    const first = calls[0]!.answers;
+    assert.deepEqual(first.map((a) => a.status), ['committed', 'notLeader', 'committed', 'committed'], 'only the deposed leader\'s part is turned away');
+    assert.equal((first[1] as { leaderHint: NodeId }).leaderHint, 3, 'with the new leader named');
+    assert.ok(c.node(3).replicas.replica(1, 1)!.group.isLeader());
+    await until('every replica applied the parts', () => [1, 2, 3].every((id) => [0, 1, 2, 3].every((p) => c!.node(id).replicas.bounds(1, p).newest === p)));
+    for (const id of [1, 2, 3]) {
+      for (const p of [0, 1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, p), Array.from({ length: p + 1 }, (_, k) => `b-p${p}-${k}`), `node ${id} partition ${p}`);
+    }
+  } finally {
+    await c.close();
+  }
+});
+
+test('grouped forward: a call whose answer is lost after the leader stored every part is retried with the same request ids and stored once', async () => {
+  let lost = 0;
+  const requestIds: string[][] = [];
+  const c = await cluster(1024, [1, 2, 3], {
+    onForwardMany: async (_from, _to, reqs, deliver) => {
+      requestIds.push(reqs.map((r) => r.requestId));
+      const answers = await deliver();
+      if (lost > 0) return answers;
+      lost++;
+      assert.deepEqual(answers.map((a) => a.status), ['committed', 'committed', 'committed', 'committed'], 'stored before the answer is lost');
+      return reqs.map(() => ({ status: 'unavailable', detail: 'the answer was lost on the way' }) as const);
+    },
+  });
+  try {
+    await ledByNode1(c);
+    const results = await c.node(2).replicas.append(parts('c'));
+    assert.equal(lost, 1);
+    assert.deepEqual(results.map((r) => (r.ok ? [r.first, r.last] : r.error.message)), [[0, 0], [0, 1], [0, 2], [0, 3]], 'the retries are answered with the offsets the first attempt got');
+    assert.equal(new Set(requestIds[0]).size, 4, 'a request id per part');
+    await until('every replica applied the parts', () => [1, 2, 3].every((id) => [0, 1, 2, 3].every((p) => c.node(id).replicas.bounds(1, p).newest === p)));
+    // Give a duplicate time to show: a second copy would have been applied by now.
+    await new Promise((r) => setTimeout(r, 100));
+    for (const id of [1, 2, 3]) {
+      for (const p of [0, 1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, p), Array.from({ length: p + 1 }, (_, k) => `c-p${p}-${k}`), `node ${id} partition ${p}: stored once`);
+    }
   } finally {
     await c.close();
   }

@@ -296,16 +296,18 @@ test('the memory tails of all partitions stay within the node budget, idle parti
   await n.close();
 });
 
+/** A KV whose reads wait while `slow` is set (a memory compaction starts with one: held mid-way). */
+class SlowReads extends MemoryKv {
+  slow: Promise<void> | undefined;
+  override async *iterate(range: Parameters<MemoryKv['iterate']>[0]): AsyncIterable<[Buffer, Buffer]> {
+    if (this.slow !== undefined) await this.slow;
+    yield* super.iterate(range);
+  }
+}
+
 test('entries applied while a memory compaction runs are compacted when it ends, also when the partition then goes idle', async () => {
   // A compaction whose KV reads are slow: the appends made meanwhile skip theirs (one compaction of a
   // group at a time), and the group goes idle after them with no apply left to trigger one.
-  class SlowReads extends MemoryKv {
-    slow: Promise<void> | undefined;
-    override async *iterate(range: Parameters<MemoryKv['iterate']>[0]): AsyncIterable<[Buffer, Buffer]> {
-      if (this.slow !== undefined) await this.slow;
-      yield* super.iterate(range);
-    }
-  }
   const kv = new SlowReads();
   const n = await node(kv, { t: 0 }, undefined, 0, 16);
   let release = () => {};
@@ -320,6 +322,32 @@ test('entries applied while a memory compaction runs are compacted when it ends,
   for (let k = 0; k < 100 && mem.lastIndex() - mem.firstIndex() > 16; k++) await new Promise((r) => setTimeout(r, 10));
   assert.ok(mem.lastIndex() - mem.firstIndex() <= 16, `the idle partition's tail went back within 16 entries (${mem.firstIndex()}..${mem.lastIndex()})`);
   assert.deepEqual((await readAll(n.replicas, -1)).map((e) => e.n), Array.from({ length: 100 }, (_, i) => i));
+  await n.close();
+});
+
+test('a replica dropped while a memory compaction of it runs leaves no key of its group behind', async () => {
+  const kv = new SlowReads();
+  const n = await node(kv, { t: 0 }, undefined, 0, 16);
+  let release = () => {};
+  for (let i = 0; i < 40; i++) {
+    if (i === 20) kv.slow = new Promise<void>((r) => (release = r));
+    assert.ok((await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]))[0]!.ok);
+  }
+  const group = n.replicas.replica(7, 0)!.groupId;
+  const keysOf = async () => {
+    let count = 0;
+    for await (const [k] of kv.iterate({})) if (k.length >= 5 && k.readUInt32BE(1) === group) count++;
+    return count;
+  };
+  // The drop comes while a compaction waits on its read; the read goes on after the drop began.
+  const dropped = n.replicas.dropReplica(7, 0, group);
+  await new Promise((r) => setTimeout(r, 20));
+  kv.slow = undefined;
+  release();
+  await dropped;
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(n.replicas.replica(7, 0), undefined);
+  assert.equal(await keysOf(), 0, 'keys of the dropped group were written after the drop');
   await n.close();
 });
 

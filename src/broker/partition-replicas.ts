@@ -6,7 +6,7 @@
  * Appends. A batch for a partition this node leads is proposed to its group and answered once it is
  * applied here, i.e. committed (durable on a majority; on one node, fsynced) — with the offsets apply
  * gave it. A batch for a partition led elsewhere is forwarded to its leader with the group's term (the
- * epoch) and a request id; a "not leader" answer is retried on the new leader until the deadline, and
+ * epoch) and a request id (the parts of one request for the same node in one call, forward-grouper.ts); a "not leader" answer is retried on the new leader until the deadline, and
  * a retry reuses the request id, so a batch that did commit before the answer was lost is not
  * appended twice (the state machine de-duplicates, src/replication/partition-state.ts).
  *
@@ -21,6 +21,7 @@ import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
 import { checkArrived, decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
 import { BatchCoalescer } from './batch-coalescer.js';
+import { ForwardGrouper } from './forward-grouper.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
@@ -79,6 +80,11 @@ export type AppendAnswer =
 /** How a node reaches a partition leader elsewhere (the gRPC transport). */
 export interface AppendForwarder {
   forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
+  /**
+   * Several parts (each for another partition) to one node in one call, each answered as
+   * forwardAppend would answer it, in order (forward-grouper.ts); absent: one forwardAppend per part.
+   */
+  forwardAppendMany?(to: NodeId, reqs: readonly ForwardedAppend[]): Promise<readonly AppendAnswer[]>;
   /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
   fetchLog?(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
   /** Remote read from a replica on another node (a node holding no replica of the partition). */
@@ -232,6 +238,12 @@ export class PartitionReplicas {
   /** The replica of a partition on this node, opened (or created from its placement) on first use. */
   replica(topic: number, partition: number): PartitionReplica | undefined {
     return this.#byKey.get(PartitionReplicas.key(topic, partition));
+  }
+
+  /** Whether the placement puts a replica of the partition on this node that is not open (yet, or its open failed). */
+  missingHere(topic: number, partition: number): boolean {
+    const placement = this.#o.placement(topic, partition);
+    return placement !== undefined && placedOn(placement, this.#o.self) && !this.#byKey.has(PartitionReplicas.key(topic, partition)) && !this.#opening.has(PartitionReplicas.key(topic, partition));
   }
 
   async ensure(topic: number, partition: number): Promise<PartitionReplica | undefined> {
@@ -863,7 +875,9 @@ export class PartitionReplicas {
     // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
     // most partitions, so a fresh UUID per item was most of this path's random draws.
     const base = this.#o.random.uuid();
-    return Promise.all(items.map((it, i) => this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`)));
+    // The parts this request forwards to one node at the same moment go in one call (forward-grouper.ts).
+    const forward = this.#forwarder === undefined ? undefined : new ForwardGrouper(this.#forwarder);
+    return Promise.all(items.map((it, i) => this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward)));
   }
 
   /**
@@ -873,7 +887,7 @@ export class PartitionReplicas {
    * because leadership moved, goes through #appendOne exactly as before (the refused one after the
    * same pause as that loop's retry).
    */
-  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
+  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
     const failed = (error: Error): ReplicaAppendResult => ({ ok: false, error });
     let coalescer: BatchCoalescer | undefined;
     try {
@@ -882,7 +896,7 @@ export class PartitionReplicas {
     } catch (err) {
       return Promise.resolve(failed(err as Error));
     }
-    if (coalescer === undefined) return this.#appendOne(item, deadlineMs, flowId, requestId).catch(failed);
+    if (coalescer === undefined) return this.#appendOne(item, deadlineMs, flowId, requestId, forward).catch(failed);
     return coalescer
       .add(requestId, item.events, deadlineMs)
       .then(
@@ -896,15 +910,15 @@ export class PartitionReplicas {
           if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
           if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
           return (this.#o.sleep ?? sleep)(retryMs)
-            .then(() => this.#appendOne(item, deadlineMs, flowId, requestId))
+            .then(() => this.#appendOne(item, deadlineMs, flowId, requestId, forward))
             .catch(failed);
         },
       );
   }
 
-  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
+  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
     if (this.#closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
-    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId);
+    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId, forward);
     // An open replica without a round through ensure()'s promise (the case of every append but the first).
     const replica = this.#byKey.get(PartitionReplicas.key(item.topic, item.partition)) ?? (await this.ensure(item.topic, item.partition));
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
@@ -923,8 +937,8 @@ export class PartitionReplicas {
           if (err.storageError !== undefined) throw err.storageError;
           if (err.reason !== 'notLeader' && err.reason !== 'overwritten') throw unavailable(item, err.message);
         }
-      } else if (g.leader !== noNode && this.#forwarder !== undefined) {
-        const answer = await this.#forwarder.forwardAppend(g.leader, {
+      } else if (g.leader !== noNode && forward !== undefined) {
+        const answer = await forward.send(g.leader, {
           group: g.id,
           topic: item.topic,
           partition: item.partition,
@@ -954,18 +968,16 @@ export class PartitionReplicas {
    * the replicas (each answers "not leader" with the leader it knows), with one request id for every
    * attempt so that a retry after a lost answer is stored once.
    */
-  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string): Promise<ReplicaAppendResult> {
+  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
     const where = this.#remoteTargets(item.topic, item.partition);
-    if (where === undefined || this.#forwarder === undefined) throw unavailable(item, 'no placement for this partition');
+    if (where === undefined || forward === undefined) throw unavailable(item, 'no placement for this partition');
     const key = PartitionReplicas.key(item.topic, item.partition);
     let hint = this.#remoteLeaders.get(key) ?? noNode;
     let lastDetail = 'no replica answered';
     for (let round = 0; ; round++) {
       const order = hint !== noNode ? [hint, ...where.targets.filter((t) => t !== hint)] : where.targets;
       for (const to of order) {
-        const answer = await this.#forwarder
-          .forwardAppend(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events })
-          .catch((err: Error): AppendAnswer => ({ status: 'unavailable', detail: err.message }));
+        const answer = await forward.send(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events });
         if (answer.status === 'committed') {
           this.#remoteLeaders.set(key, to);
           return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
@@ -1117,7 +1129,7 @@ export class PartitionReplicas {
     }
     if (compactTo < mem.firstIndex() || this.#compacting.has(g.id)) return;
     this.#compacting.add(g.id);
-    this.#compactMemory(r, compactTo).then(
+    this.#writing(g.id, this.#compactMemory(r, compactTo)).then(
       () => {
         this.#compacting.delete(g.id);
         // Applies that came while this compaction ran skipped theirs; without a look now, a group that
@@ -1132,6 +1144,28 @@ export class PartitionReplicas {
   }
 
   readonly #compacting = new Set<number>();
+
+  /**
+   * Writes of a group's own keys that run beside its Raft turns (memory compaction, retention): a drop
+   * of the group waits for them, or one landing after the drop's delete would leave keys behind.
+   */
+  readonly #writes = new Map<number, Set<Promise<unknown>>>();
+
+  #writing<T>(group: number, p: Promise<T>): Promise<T> {
+    let set = this.#writes.get(group);
+    if (set === undefined) this.#writes.set(group, (set = new Set()));
+    set.add(p);
+    const done = (): void => {
+      set.delete(p);
+      if (set.size === 0 && this.#writes.get(group) === set) this.#writes.delete(group);
+    };
+    p.then(done, done);
+    return p;
+  }
+
+  async #writesSettled(group: number): Promise<void> {
+    for (let set = this.#writes.get(group); set !== undefined && set.size > 0; set = this.#writes.get(group)) await Promise.allSettled([...set]);
+  }
   /** Bytes of applied entries in the memory tails of all partitions (PartitionReplica.tailBytes summed). */
   #tailBytes = 0;
 
@@ -1154,6 +1188,8 @@ export class PartitionReplicas {
     assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
     // The index rows of everything applied must be in the KV before memory forgets those batches.
     await this.#o.host.flushRows();
+    // Dropped meanwhile (moved away, event type deleted): its keys are being deleted; write none.
+    if (this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
     const firstBefore = g.store.storage.firstIndex();
     await g.store.compact(applied, conf, image, compactTo);
     // A refresh that dropped nothing from memory leaves the tail (and its byte count) as it was.
@@ -1168,12 +1204,12 @@ export class PartitionReplicas {
     let removed = (await this.#o.legacy?.applyRetention(topic, partition, cutoffMs)) ?? 0;
     const r = this.replica(topic, partition);
     if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
-      const n = await r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex));
+      const n = await this.#writing(r.groupId, r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex)));
       if (n > 0 && !this.#compacting.has(r.groupId)) {
         // One compaction of a group at a time (a later one taken first would make this one's older).
         this.#compacting.add(r.groupId);
         try {
-          await this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true);
+          await this.#writing(r.groupId, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
         } finally {
           this.#compacting.delete(r.groupId);
         }
@@ -1213,6 +1249,7 @@ export class PartitionReplicas {
       if (!groups.includes(r.groupId)) groups.push(r.groupId);
     }
     if (groups.length === 0) return;
+    for (const g of groups) await this.#writesSettled(g);
     await this.#o.kv.write((b) => {
       for (const g of groups) dropGroupKeys(b, g);
     }, { durable: false });
@@ -1245,6 +1282,7 @@ export class PartitionReplicas {
       r.release();
       this.#tailBytes -= r.tailBytes;
     }
+    await this.#writesSettled(group);
     await this.#o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
   }
 

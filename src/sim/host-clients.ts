@@ -4,7 +4,9 @@
  *
  * - `append`: PartitionReplicas.append on that node, as the publish path calls it; the node proposes
  *   if it leads the partition and otherwise forwards the batch to the leader over the simulated
- *   network with its own request id, retrying "not leader" answers with the same id;
+ *   network with its own request id, retrying "not leader" answers with the same id; sometimes one
+ *   request carries batches for two or three partitions (a client batch split by partition), whose
+ *   parts for the same leader node travel in one grouped call, each with its own outcome;
  * - `forward`: the batch arrives at the node as a forwarded append with a request id the client chose
  *   (as if another node forwarded it); the client retries "not leader", unavailable answers and lost
  *   calls with the same request id, on the hinted leader or another node, so a batch that committed
@@ -34,6 +36,8 @@ interface Op {
   node: SimHostNode;
   inc: number;
   done: boolean;
+  /** The ops of one multi-partition request still open: the client's next step waits for all. */
+  request?: { left: number };
 }
 
 export class Clients {
@@ -84,8 +88,48 @@ export class Clients {
       this.#finish(op, 'failed', 'node down');
       return;
     }
-    if (r.chance(0.6)) this.#append(op);
-    else this.#forward(op, `r-${batch.id}`, 0);
+    if (r.chance(0.6)) {
+      const others = ctx.partitions.filter((q) => q !== p);
+      if (others.length > 0 && r.chance(0.4)) this.#appendMany(op, others);
+      else this.#append(op);
+    } else this.#forward(op, `r-${batch.id}`, 0);
+  }
+
+  /** One request with batches for `op`'s partition and one or two others, through op's node. */
+  #appendMany(first: Op, others: readonly SimPartition[]): void {
+    const ctx = this.#ctx;
+    const r = ctx.rng;
+    const request = { left: 1 };
+    first.request = request;
+    const ops: Op[] = [first];
+    const pool = [...others];
+    for (let n = r.between(1, Math.min(2, pool.length)); n > 0; n--) {
+      const p = pool.splice(r.between(0, pool.length - 1), 1)[0]!;
+      const seq = this.#seq++;
+      const op: Op = { client: first.client, seq, batch: ctx.ledger.newBatch(`b${seq}`, p.index, r.between(1, 4)), p, node: first.node, inc: first.inc, done: false, request };
+      request.left++;
+      this.#ops.set(seq, op);
+      ctx.at(clientTimeoutMs, () => this.#finish(op, 'unknown', 'client timeout'));
+      ops.push(op);
+    }
+    ctx.log(`c${first.client} ${ops.map((o) => o.batch.id).join('+')} p${ops.map((o) => o.p.index).join('+')} append via n${first.node.id} in one request`);
+    first.node
+      .replicas!.append(ops.map((o) => ({ topic: o.p.topic, partition: o.p.partition, events: this.#events(o) })))
+      .then((results) => {
+        if (first.node.incarnation !== first.inc) return;
+        if (results.length !== ops.length) throw new Error(`append answered ${results.length} results for ${ops.length} items`);
+        ops.forEach((op, k) => this.#settle(op, results[k]!));
+      })
+      .catch((err: unknown) => ctx.fail(err));
+  }
+
+  #settle(op: Op, res: { ok: true; first: number; last: number } | { ok: false; error: Error }): void {
+    if (op.done) return;
+    if (res.ok) this.#ack(op, res.first, res.last);
+    else if (res.error.name === 'KvWriteError') {
+      this.#ctx.stats.refusedBatches++;
+      this.#finish(op, 'failed', res.error.message);
+    } else this.#finish(op, 'unknown', res.error.message);
   }
 
   #events(op: Op): Buffer[] {
@@ -174,6 +218,7 @@ export class Clients {
       ctx.ledger.unknown(op.batch);
     }
     ctx.log(`c${op.client} ${op.batch.id} ${outcome} (${why})`);
+    if (op.request !== undefined && --op.request.left > 0) return;
     ctx.at(ctx.rng.between(1, 30), () => this.#step(op.client));
   }
 }

@@ -341,6 +341,7 @@ export class HostSimulation implements HostSimContext {
         this.#watch.get(g.id)?.applied(node.id, e);
       },
       woke: (node, r) => this.#read(node, r),
+      reopen: (node) => this.moves.onApplied?.(node.id, -1),
       moved: (node, actions) => {
         for (const a of actions) {
           if (a.kind === 'transfer') this.stats.moveTransfers++;
@@ -414,47 +415,58 @@ export class HostSimulation implements HostSimContext {
     }
   }
 
-  /** Forwarded appends travel the same faulty network; a call that gets no answer ends at its deadline. */
+  /**
+   * Forwarded appends travel the same faulty network; a call that gets no answer ends at its deadline.
+   * A grouped call (forwardAppendMany) is one message each way: its parts arrive together, each is
+   * served on its own, and the answers come back together once all are in (as the gRPC server does).
+   */
   #forwarder(from: SimHostNode): AppendForwarder {
-    const inc = from.incarnation;
     return {
-      forwardAppend: (to: NodeId, req: ForwardedAppend) =>
-        new Promise<AppendAnswer>((resolve, reject) => {
-          if (from.incarnation !== inc) return;
-          this.stats.forwards++;
-          let done = false;
-          const finish = (f: () => void): void => {
-            if (done) return;
-            done = true;
-            f();
-          };
-          this.log(`n${from.id} forwards ${req.requestId} g${req.group} to n${to} epoch ${req.epoch}`);
-          this.at(from.simMs(req.deadlineMs), () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))), from);
-          for (const d of this.net.delays(this.rng)) {
-            this.at(d, () => {
-              const y = this.#nodes.get(to);
-              if (y === undefined || !this.net.canDeliver(from.id, to)) return;
-              if (!y.running || y.replicas === undefined) {
-                this.at(1, () => finish(() => reject(new Error(`forward to node ${to}: connection refused`))), from);
-                return;
-              }
-              const yInc = y.incarnation;
-              y.replicas
-                .appendForwarded(req)
-                .then((answer) => {
-                  if (y.incarnation !== yInc) return;
-                  for (const back of this.net.delays(this.rng)) {
-                    this.at(back, () => {
-                      if (this.net.canDeliver(to, from.id)) finish(() => resolve(answer));
-                    }, from);
-                  }
-                })
-                .catch((err: unknown) => this.fail(err));
-            });
-          }
-        }),
-      fetchLog: (to: NodeId, req: FetchLogRequest, signal?: AbortSignal) => this.#fetchLog(from, inc, to, req, signal),
+      forwardAppend: (to: NodeId, req: ForwardedAppend) => this.#forwardCall(from, to, [req]).then((a) => a[0]!),
+      forwardAppendMany: (to: NodeId, reqs: readonly ForwardedAppend[]) => this.#forwardCall(from, to, reqs),
+      fetchLog: (to: NodeId, req: FetchLogRequest, signal?: AbortSignal) => this.#fetchLog(from, from.incarnation, to, req, signal),
     };
+  }
+
+  #forwardCall(from: SimHostNode, to: NodeId, reqs: readonly ForwardedAppend[]): Promise<readonly AppendAnswer[]> {
+    const inc = from.incarnation;
+    let deadlineMs = 0;
+    for (const r of reqs) deadlineMs = Math.max(deadlineMs, r.deadlineMs);
+    return new Promise<readonly AppendAnswer[]>((resolve, reject) => {
+      if (from.incarnation !== inc) return;
+      this.stats.forwards++;
+      if (reqs.length > 1) this.stats.groupedForwards++;
+      let done = false;
+      const finish = (f: () => void): void => {
+        if (done) return;
+        done = true;
+        f();
+      };
+      for (const req of reqs) this.log(`n${from.id} forwards ${req.requestId} g${req.group} to n${to} epoch ${req.epoch}${reqs.length > 1 ? ` (1 of ${reqs.length} in one call)` : ''}`);
+      this.at(from.simMs(deadlineMs), () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))), from);
+      for (const d of this.net.delays(this.rng)) {
+        this.at(d, () => {
+          const y = this.#nodes.get(to);
+          if (y === undefined || !this.net.canDeliver(from.id, to)) return;
+          if (!y.running || y.replicas === undefined) {
+            this.at(1, () => finish(() => reject(new Error(`forward to node ${to}: connection refused`))), from);
+            return;
+          }
+          const yInc = y.incarnation;
+          const replicas = y.replicas;
+          Promise.all(reqs.map((req) => replicas.appendForwarded(req)))
+            .then((answer) => {
+              if (y.incarnation !== yInc) return;
+              for (const back of this.net.delays(this.rng)) {
+                this.at(back, () => {
+                  if (this.net.canDeliver(to, from.id)) finish(() => resolve(answer));
+                }, from);
+              }
+            })
+            .catch((err: unknown) => this.fail(err));
+        });
+      }
+    });
   }
 
   /**

@@ -32,6 +32,8 @@ export interface HostSimStats {
   logFetches: number;
   logFetchesDone: number;
   forwards: number;
+  /** Forwarded calls that carried the parts of one request for several partitions. */
+  groupedForwards: number;
   elections: number;
   /**
    * Granted votes delivered to a candidate that has moved on to a later term: the chances the
@@ -86,6 +88,7 @@ export function emptyStats(): HostSimStats {
     logFetches: 0,
     logFetchesDone: 0,
     forwards: 0,
+    groupedForwards: 0,
     elections: 0,
     staleGrants: 0,
     oldTermQuorums: 0,

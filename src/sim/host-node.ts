@@ -73,6 +73,8 @@ export interface HostNodeEnv {
   woke(node: SimHostNode, replica: PartitionReplica): void;
   /** What a round of this node's ReplicaMover did (statistics, trace). */
   moved(node: SimHostNode, actions: readonly MoveAction[]): void;
+  /** Opens again the replicas placed on the node that are not open (as after a partition.move). */
+  reopen(node: SimHostNode): void;
 }
 
 export class SimHostNode {
@@ -234,8 +236,11 @@ export class SimHostNode {
     this.mover = mover;
     // A placement applied while the node was starting opens its replica now.
     void this.placementApplied();
+    // As main.ts's 5 s timer: a replica placed here whose open failed (a full disk) is opened again.
+    let rounds = 0;
     const round = (): void => {
       env.moved(this, mover.round());
+      if (++rounds % 20 === 0 && env.partitionsOf(this.id).some(({ topic, partition }) => replicas.missingHere(topic, partition))) env.reopen(this);
       at(this.simMs(250), round);
     };
     at(this.simMs(250), round);

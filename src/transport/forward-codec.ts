@@ -10,6 +10,8 @@
 import type { NodeId } from '../raft/index.js';
 import type { AppendReply, AppendReply__Output } from './generated/brook/forward/v1/AppendReply.js';
 import type { AppendRequest as WireAppendRequest, AppendRequest__Output } from './generated/brook/forward/v1/AppendRequest.js';
+import type { AppendManyReply, AppendManyReply__Output } from './generated/brook/forward/v1/AppendManyReply.js';
+import type { AppendManyRequest, AppendManyRequest__Output } from './generated/brook/forward/v1/AppendManyRequest.js';
 import type { BoundsReply, BoundsReply__Output } from './generated/brook/forward/v1/BoundsReply.js';
 import type { BoundsRequest as WireBoundsRequest, BoundsRequest__Output } from './generated/brook/forward/v1/BoundsRequest.js';
 import type { ControlRequest as WireControlRequest, ControlRequest__Output } from './generated/brook/forward/v1/ControlRequest.js';
@@ -20,6 +22,7 @@ import { decodeGroup } from './batch-codec.js';
 import {
   appendBytesMax,
   appendEventsMax,
+  appendPartsMax,
   eventRecordBytesMax,
   flowIdLengthMax,
   forwardDeadlineMsMax,
@@ -164,6 +167,52 @@ export function fromWireAppendReply(w: AppendReply__Output, req: AppendRequest, 
     if (!(err instanceof DecodeError)) throw err;
     return { status: 'unavailable', detail: `malformed append reply from node ${peer}: ${err.message}` };
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AppendMany (the parts of one client batch for one node)
+
+export function toWireAppendManyRequest(parts: readonly AppendRequest[], flowId: string): AppendManyRequest {
+  return { parts: parts.map(toWireAppendRequest), flow_id: flowId };
+}
+
+/**
+ * The server's check of a grouped append: the call as a whole (its number of parts, their bytes
+ * together) throws a DecodeError (the call fails with INVALID_ARGUMENT, every part refused); each part
+ * is then checked on its own as an Append is, and one that fails is that part's DecodeError (answered
+ * `refused` for that part alone).
+ */
+export function fromWireAppendManyRequest(w: AppendManyRequest__Output): (AppendRequest | DecodeError)[] {
+  if (!Array.isArray(w.parts) || w.parts.length === 0) throw new DecodeError('append_many.parts: none');
+  if (w.parts.length > appendPartsMax) throw new DecodeError(`append_many.parts: ${w.parts.length} parts, more than ${appendPartsMax}`);
+  let bytes = 0;
+  for (const p of w.parts) if (Array.isArray(p?.events)) for (const e of p.events) bytes += e instanceof Uint8Array ? e.byteLength : 0;
+  if (bytes > appendBytesMax && w.parts.length > 1) throw new DecodeError(`append_many.parts: ${bytes} bytes together, more than ${appendBytesMax}`);
+  return w.parts.map((p, k) => {
+    try {
+      return fromWireAppendRequest(p);
+    } catch (err) {
+      if (!(err instanceof DecodeError)) throw err;
+      return new DecodeError(`part ${k}: ${err.message}`);
+    }
+  });
+}
+
+export function toWireAppendManyReply(answers: readonly AppendAnswer[]): AppendManyReply {
+  return { replies: answers.map(toWireAppendReply) };
+}
+
+/**
+ * The client's check of the answers to `parts`: one per part, each checked against its own part as
+ * fromWireAppendReply does. A reply with another number of answers tells nothing about any part:
+ * every part is then `unavailable` (a retry with the same request ids is safe).
+ */
+export function fromWireAppendManyReply(w: AppendManyReply__Output, parts: readonly AppendRequest[], peer: NodeId): AppendAnswer[] {
+  if (!Array.isArray(w.replies) || w.replies.length !== parts.length) {
+    const detail = `malformed append reply from node ${peer}: ${Array.isArray(w.replies) ? w.replies.length : 'no'} answers for ${parts.length} parts`;
+    return parts.map(() => ({ status: 'unavailable', detail }));
+  }
+  return parts.map((p, k) => fromWireAppendReply(w.replies[k]!, p, peer));
 }
 
 // ---------------------------------------------------------------------------------------------

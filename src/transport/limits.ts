@@ -58,6 +58,12 @@ export const eventRecordBytesMax = 4 * 1024 * 1024;
 /** All events of one forwarded append together: a publish body's bound. */
 export const appendBytesMax = publishBodyBytesMax;
 
+/**
+ * Parts (one per partition) in one AppendMany call. Each holds at least one event, so a publish batch
+ * never has more; the sender also splits a call whose parts together exceed appendBytesMax.
+ */
+export const appendPartsMax = publishBatchEventsMax;
+
 /** Events in one read chunk, at most (a stream's batch_limit bound). */
 export const readEventsMax = streamBatchLimitMax;
 /** Event bytes in one read chunk, at most (a single larger event travels alone). */

@@ -9,6 +9,8 @@ import * as grpc from '@grpc/grpc-js';
 import type { NodeId } from '../raft/index.js';
 import type { ForwardHandlers } from './generated/brook/forward/v1/Forward.js';
 import type { AppendReply } from './generated/brook/forward/v1/AppendReply.js';
+import type { AppendManyReply } from './generated/brook/forward/v1/AppendManyReply.js';
+import type { AppendStreamRequest__Output } from './generated/brook/forward/v1/AppendStreamRequest.js';
 import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
 import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
@@ -17,10 +19,12 @@ import { fromKey } from './auth.js';
 import { DecodeError, decodeU64 } from './codec.js';
 import { decodeBatch } from './batch-codec.js';
 import {
+  fromWireAppendManyRequest,
   fromWireAppendRequest,
   fromWireBoundsRequest,
   fromWireControlRequest,
   fromWireReadRequest,
+  toWireAppendManyReply,
   toWireAppendReply,
   toWireBoundsReply,
   toWireControlReply,
@@ -30,7 +34,7 @@ import { fromWireFetchLogRequest, toWireLogChunks } from './log-codec.js';
 import { flowIdLengthMax, forwardDeadlineMsMax } from './limits.js';
 import { serveStream, statusOf } from './streams.js';
 import type { IdentifyReply } from './generated/brook/raft/v1/IdentifyReply.js';
-import type { NodeHandler, PeerIdentity, TransportLogger } from './types.js';
+import type { AppendRequest, NodeHandler, PeerIdentity, TransportLogger } from './types.js';
 
 export interface ServerOptions {
   readonly self: NodeId;
@@ -113,6 +117,31 @@ export class TransportServer {
 
   async #append(w: Parameters<ForwardHandlers['Append']>[0]['request'], caller: NodeId): Promise<AppendReply> {
     return toWireAppendReply(await this.#withinDeadline(caller, () => fromWireAppendRequest(w), (req) => this.#o.handler.append(caller, req)));
+  }
+
+  /**
+   * The parts of one client batch for partitions led here, each run as a single Append would be (its
+   * own check, epoch, request id and deadline), all at once; answered when every part has its answer.
+   * A call that fails the whole-call check (too many parts or bytes) fails with INVALID_ARGUMENT.
+   */
+  async #appendMany(w: Parameters<ForwardHandlers['AppendMany']>[0]['request'], caller: NodeId): Promise<AppendManyReply> {
+    return this.#appendParts(fromWireAppendManyRequest(w), caller);
+  }
+
+  async #appendParts(parts: readonly (AppendRequest | DecodeError)[], caller: NodeId): Promise<AppendManyReply> {
+    const answers = await Promise.all(
+      parts.map((p) =>
+        this.#withinDeadline(
+          caller,
+          () => {
+            if (p instanceof DecodeError) throw p;
+            return p;
+          },
+          (req) => this.#o.handler.append(caller, req),
+        ),
+      ),
+    );
+    return toWireAppendManyReply(answers);
   }
 
   /** A control command (seal, base) for a partition group led here; like an append, bounded by the caller's deadline. */
@@ -222,6 +251,59 @@ export class TransportServer {
         const caller = this.#caller(call.metadata, (s) => callback(s));
         if (caller === undefined) return;
         this.#append(call.request, caller).then((reply) => callback(null, reply));
+      },
+      AppendMany: (call, callback) => {
+        const caller = this.#caller(call.metadata, (s) => callback(s));
+        if (caller === undefined) return;
+        this.#appendMany(call.request, caller).then(
+          (reply) => callback(null, reply),
+          (err: unknown) => {
+            if (err instanceof DecodeError) this.#decodeFailed(err, caller);
+            callback(statusOf(err));
+          },
+        );
+      },
+      AppendStream: (call) => {
+        const caller = this.#caller(call.metadata, (s) => call.emit('error', s));
+        if (caller === undefined) return;
+        let open = true;
+        const close = () => {
+          open = false;
+        };
+        call.on('cancelled', close);
+        call.on('error', close);
+        // The client ends its side when it closes: end ours (requests still running are answered to no one).
+        call.on('end', () => {
+          if (open) call.end();
+          close();
+        });
+        call.on('data', (m: AppendStreamRequest__Output) => {
+          let id: number;
+          try {
+            id = decodeU64(m.id, 'append_stream.id');
+          } catch (err) {
+            // No id to answer to: the sender's request ends at its deadline.
+            this.#decodeFailed(err, caller);
+            return;
+          }
+          let parts: (AppendRequest | DecodeError)[];
+          try {
+            parts = fromWireAppendManyRequest(m.request ?? { parts: [], flow_id: '' });
+          } catch (err) {
+            if (!(err instanceof DecodeError)) throw err;
+            // The request as a whole is refused: every part, as a refused AppendMany call would be.
+            this.#decodeFailed(err, caller);
+            parts = (m.request?.parts ?? []).map(() => err);
+          }
+          void this.#appendParts(parts, caller)
+            .then((reply) => {
+              if (open) call.write({ id: String(id), reply });
+            })
+            .catch((err: unknown) => {
+              // The call went away in between: the caller's request ends at its deadline.
+              this.#o.logger.debug({ err: (err as Error)?.message, from: caller }, 'could not answer on an append stream');
+            });
+        });
       },
       Control: (call, callback) => {
         const caller = this.#caller(call.metadata, (s) => callback(s));

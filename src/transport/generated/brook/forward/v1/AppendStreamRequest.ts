@@ -1,0 +1,14 @@
+// Original file: proto/forward.proto
+
+import type { AppendManyRequest as _brook_forward_v1_AppendManyRequest, AppendManyRequest__Output as _brook_forward_v1_AppendManyRequest__Output } from '../../../brook/forward/v1/AppendManyRequest.js';
+import type { Long } from '@grpc/proto-loader';
+
+export interface AppendStreamRequest {
+  'id'?: (number | string | Long);
+  'request'?: (_brook_forward_v1_AppendManyRequest | null);
+}
+
+export interface AppendStreamRequest__Output {
+  'id': (string);
+  'request': (_brook_forward_v1_AppendManyRequest__Output | null);
+}
