@@ -162,6 +162,8 @@ export class RaftMetadataGroup implements MetadataProposer {
       electionTicks: o.electionTicks,
       heartbeatTicks: o.heartbeatTicks,
       random: o.random,
+      // Asked for their terms by a member whose past term is unknown (it joined after a wipe).
+      termProbePeers: [...new Set([o.self, ...o.directory.map((m) => m.id), ...conf.voters])],
     });
     this.#group = group;
     group.setApplier({
@@ -397,6 +399,7 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   #readyDone(rd: Ready): void {
     if (rd.damaged !== undefined) this.#o.logger.error({ raftId: this.#o.self, leader: this.#group.leader, damagedIndex: rd.damaged.index }, 'metadata raft log damaged: the leader counts entries this node does not hold (entries it had acknowledged were lost); it will not vote or lead until repaired');
+    if (rd.termFloor !== undefined) this.#o.logger.warn({ raftId: this.#o.self, term: rd.termFloor }, 'metadata raft member learned its term floor from a majority of the other members: it takes entries from a leader now');
     if (rd.repaired) this.#o.logger.warn({ raftId: this.#o.self, term: this.#group.term, leader: this.#group.leader }, 'metadata raft member repaired from the leader: it votes and may lead again');
     if (rd.readStates.length > 0) this.#reads.answered(rd.readStates);
   }

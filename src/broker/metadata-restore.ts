@@ -46,8 +46,10 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
     // A node that lost raft state cannot tell whether it held this group (node-disk.ts): founding it
     // again (term 1, no vote) could vote twice in a term. It starts empty and damaged instead.
     const lost = o.disk?.identity.lostRaftState;
-    if (lost !== undefined) await store.startEmpty([], `this node started with no metadata raft state after losing raft writes (${lost})`);
-    else await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)');
+    // Nothing here bounds the terms a former state of this node used in the group: it learns a term
+    // floor from the other members before it acknowledges anything (src/raft Damage.termUnknown).
+    if (lost !== undefined) await store.startEmpty([], `this node started with no metadata raft state after losing raft writes (${lost})`, true);
+    else await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)', true);
     if (lost === undefined && o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
   }
   checkDamage(o, store);

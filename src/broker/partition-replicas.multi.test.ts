@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { MemoryKv, openRocksKv, PartitionSealedError, type OrderedKv } from '../log/index.js';
 import { entryKey } from './raft-log-store.js';
-import { decodeEntryRecord, RaftRecordCorruptError } from './raft-records.js';
+import { decodeEntryRecord, encodeDamageRecord, RaftRecordCorruptError } from './raft-records.js';
+import { groupKey as raftGroupKey, kindDamage, kindSnapshot } from './raft-keys.js';
 import type { Offset } from '../core/offset.js';
 import type { Message, NodeId } from '../raft/index.js';
 import { CorruptBatchError, OffsetExpiredError, PartitionUnavailableError } from '../log/index.js';
@@ -769,6 +770,10 @@ test('a single node with a corrupt stored entry refuses reads of the partition w
       await corruptEntry(kv, group10, (await storedBatchEntries(kv, group10, 1_000)).at(-1)!);
     });
     await assert.rejects(again.replicas.ensure(1, 0), (err: unknown) => err instanceof PartitionUnavailableError && /this node holds the only replica of the partition, there is none to repair it from: .*CRC32C mismatch/.test(err.message));
+    // A corrupt snapshot: nobody can bring this replica up to date either; it does not start over.
+    const third = await c.restart(1, async (kv) => corruptRecord(kv, group10, kindSnapshot));
+    await assert.rejects(third.replicas.ensure(1, 0), (err: unknown) => err instanceof PartitionUnavailableError && /this node holds the only replica of the partition, there is none to repair it from: .*snapshot is corrupt/.test(err.message));
+    assert.notEqual(await third.kv.get(raftGroupKey(group10, kindSnapshot)), null, 'its records are kept');
   } finally {
     await c.close();
   }
@@ -875,6 +880,57 @@ test('the newest offset elsewhere: a node cut off from its group learns that the
     c.down.add(leader.id);
     c.down.add(other.id);
     assert.deepEqual(await cut.replicas.newestElsewhere(1, 0, 200), { asked: 2, newest: undefined });
+  } finally {
+    await c.close();
+  }
+});
+
+// A wiped directory keeps no term ceiling: the wiped replica starts at term 0 and could take the
+// appends of a leader deposed since its wipe, helping it commit over what a newer leader committed with
+// the replica's former self (docs/storage.md, "The term ceiling"). So it first learns a term floor from
+// a majority of the other replicas (src/raft, termProbe), durably, and takes nothing before.
+test('a wiped replica learns a term floor from a majority of the other replicas before it takes anything, keeps asking across a restart, and is then repaired', async () => {
+  const wiped = new Set<NodeId>();
+  const c = await cluster(1024, [1, 2, 3], { mayFound: (id) => () => !wiped.has(id) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [w, b] = [...c.nodes.values()].filter((n) => n !== leader).map((n) => n.id) as [NodeId, NodeId];
+    const sent: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev(`a${i}`)] }]);
+      assert.ok(r?.ok);
+      sent.push(`a${i}`);
+    }
+    const term = leader.replicas.replica(1, 0)!.group.term;
+    // Only the leader answers the wiped replica: one answer of the two it needs.
+    c.down.add(b);
+    wiped.add(w);
+    await c.wipe(w);
+    const probing = async (what: string) => {
+      const r = await c.node(w).replicas.ensure(1, 0);
+      assert.ok(r !== undefined);
+      assert.equal(r.group.store.damage?.termUnknown, true, `${what}: the damage mark says its term is unknown`);
+      const deadline = Date.now() + 600;
+      while (Date.now() < deadline) {
+        const st = r.group.raw.status();
+        assert.equal(st.damaged?.termUnknown, true, `${what}: still learning its floor`);
+        assert.equal(st.lastIndex, 0, `${what}: it took nothing from the leader`);
+        assert.equal(st.term, 0, `${what}: and adopted no term`);
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
+    await probing('with one answer');
+    // A restart before the floor is learned asks again (the mark is durable).
+    await c.restart(w);
+    await probing('after a restart');
+    c.down.delete(b);
+    await until('the wiped replica repaired and holding every acknowledged event', () => {
+      const g = c.node(w).replicas.replica(1, 0)?.group;
+      return g !== undefined && g.store.damage === undefined && c.node(w).replicas.bounds(1, 0).newest === sent.length - 1;
+    });
+    assert.ok(c.node(w).replicas.replica(1, 0)!.group.term >= term);
+    assert.deepEqual(await readAll(c.node(w).replicas, 0), sent);
   } finally {
     await c.close();
   }
@@ -991,3 +1047,266 @@ test('grouped forward: a call whose answer is lost after the leader stored every
     await c.close();
   }
 });
+
+// A replica still fetching the retained log before its snapshot is incomplete (raft incompleteAck). It
+// may come to lead (it campaigns late, but may be the only candidate, or be handed the leadership).
+// Before: the leadership balancing handed it the leadership as soon as it was caught up; as leader it
+// kept it; and a follower sent its snapshot was told the log started after that snapshot, so it
+// dropped the retained events before it and never fetched them back (it read from offset 400 on).
+test('a replica still fetching the retained log is not handed the leadership, hands it away when it leads, and a follower sent its snapshot fetches the whole retained log', async () => {
+  let holdTo: NodeId | undefined;
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  let wiped: NodeId | undefined;
+  const c = await cluster(16, [1, 2, 3], {
+    fetchGate: async (_from, to) => {
+      if (to === holdTo) await gate;
+    },
+    // The wiped node joins empty and damaged, as a node with a disk identity does.
+    mayFound: (id) => (id === wiped ? () => false : undefined),
+  });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const lagging = c.node(1); // the preferred leader (first replica)
+    c.down.add(lagging.id);
+    const leader = await until('a leader without node 1', () => [...c.nodes.values()].find((n) => n.id !== 1 && n.replicas.replica(1, 0)?.group.isLeader()));
+    const other = [...c.nodes.values()].find((n) => n.id !== 1 && n !== leader)!;
+    const big = (s: string) => Buffer.from(JSON.stringify({ s, pad: 'p'.repeat(8000) }));
+    const publish = async (s: string) => {
+      const [r] = await leader.replicas.append([{ topic: 1, partition: 0, events: [big(s)] }]);
+      assert.ok(r?.ok, `publish ${s}`);
+    };
+    for (let i = 0; i < 150; i++) await publish(`old${i}`);
+    await new Promise((r) => setTimeout(r, 20));
+    const cutoff = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250; i++) await publish(`new${i}`);
+    for (const n of [leader, other]) assert.equal(await n.replicas.applyRetention(1, 0, cutoff), 150, `retention on node ${n.id}`);
+    // Node 1 comes back behind the retained log: it installs the snapshot; its fetch is held.
+    holdTo = lagging.id;
+    c.down.delete(lagging.id);
+    const g1 = () => lagging.replicas.replica(1, 0)!.group;
+    await until('node 1 installed the snapshot and fetches the retained log', () => lagging.replicas.replica(1, 0)?.pendingHistory !== undefined && g1().raw.incomplete);
+    for (let i = 0; i < 30; i++) await publish(`more${i}`);
+    await until('node 1 follows, incomplete in its leader\'s progress', () => {
+      const pr = leader.replicas.replica(1, 0)!.group.raw.status().progress?.get(1);
+      return lagging.replicas.bounds(1, 0).newest === 429 && pr?.match === leader.replicas.replica(1, 0)!.group.raw.status().lastIndex && pr.incomplete;
+    });
+    const expected = await readFrom(leader.replicas, 0, 149);
+    assert.deepEqual([expected.length, expected[0]], [280, [150, 'new0']]);
+    assert.equal(leader.replicas.balanceLeaders(), 0, 'the preferred leader is caught up but incomplete: it is not handed the leadership');
+    // It is handed the leadership all the same (as an election could make it leader).
+    assert.ok(leader.replicas.replica(1, 0)!.group.raw.transferLeadership(lagging.id));
+    leader.host.kick(group10);
+    await until('node 1 leads', () => g1().isLeader());
+    // A wiped node rejoins: its leader (node 1) sends it its snapshot. It fetches the whole retained log
+    // (from the replica that holds it: node 1 refuses, its own is not here yet).
+    wiped = other.id;
+    const fresh = await c.wipe(other.id);
+    await fresh.replicas.ensure(1, 0);
+    await until('the wiped node holds the whole retained log', () => {
+      const r = fresh.replicas.replica(1, 0);
+      const b = fresh.replicas.bounds(1, 0);
+      return r !== undefined && r.pendingHistory === undefined && r.historyFrom === undefined && b.newest === 429 ? b : undefined;
+    }, 20_000);
+    assert.deepEqual(fresh.replicas.bounds(1, 0), { oldest: 150, newest: 429 }, 'it reads from the retained start');
+    assert.deepEqual(await readFrom(fresh.replicas, 0, 149), expected);
+    // Node 1 leads while incomplete: it hands the leadership to a replica that holds the retained log.
+    let handOffs = 0;
+    let lastAsk = 0;
+    await until('another node leads', () => {
+      // As the node's periodic balancing does (a transfer to a member that cannot campaign, the wiped
+      // one until an entry of this term repairs it, times out and is asked of another).
+      if (Date.now() - lastAsk > 200 && g1().isLeader()) {
+        lastAsk = Date.now();
+        handOffs += lagging.replicas.balanceLeaders();
+      }
+      return [...c.nodes.values()].find((n) => n.id !== 1 && n.replicas.replica(1, 0)?.group.isLeader());
+    });
+    assert.ok(handOffs >= 1);
+    holdTo = undefined;
+    release();
+    await until('node 1 holds the retained log', () => lagging.replicas.replica(1, 0)!.pendingHistory === undefined && !g1().raw.incomplete, 20_000);
+    assert.deepEqual(await readFrom(lagging.replicas, 0, 149), expected);
+  } finally {
+    release();
+    await c.close();
+  }
+});
+
+/** Keys of a group in a node's KV, under every prefix that names the group first (raft log, rows, marks). */
+async function keysOfGroup(kv: OrderedKv, group: number): Promise<string[]> {
+  const out: string[] = [];
+  for await (const [k] of kv.iterate({})) if (k.length >= 5 && k[0]! !== 0x03 && k.readUInt32BE(1) === group) out.push(k.subarray(0, 1).toString('hex'));
+  return out;
+}
+
+// Dropping a replica (a move took it away, or its event type was deleted) removes every key of its
+// group, the record of a fetch of the retained log still to do (0x17) included, also when the drop
+// comes while that fetch runs: a chunk arriving after the drop stores nothing. A record left behind
+// would make the node fetch a dropped replica's history when it opens the partition again.
+test('a replica dropped while it fetches the retained log leaves no key of its group; opened again, it fetches nothing of the old fetch', async () => {
+  const lines: { node: NodeId; msg: string }[] = [];
+  let shipped = 0;
+  let held: NodeId | undefined;
+  let release: (() => void) | undefined;
+  const { c, lagging, expected } = await behindRetention({
+    logger: capture(lines),
+    fetchGate: async (_from, to) => {
+      if (to === held && shipped++ >= 1) await new Promise<void>((r) => (release = r));
+    },
+  });
+  try {
+    held = lagging.id;
+    c.down.delete(lagging.id);
+    await until('the second chunk of the retained log held', () => release, 20_000);
+    assert.notEqual(lagging.replicas.replica(1, 0)!.pendingHistory, undefined);
+    assert.ok((await keysOfGroup(lagging.kv, group10)).includes('17'), 'the fetch is recorded');
+    await lagging.replicas.dropReplica(1, 0, group10);
+    // The held chunk arrives after the drop; rows the node had queued are written by its next turns.
+    held = undefined;
+    release!();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(await keysOfGroup(lagging.kv, group10), [], 'no key of the dropped group is left');
+    // The node starts again and the partition is placed on it again (a move back): it opens empty and
+    // fetches nothing it was fetching before the drop.
+    lines.length = 0;
+    const again = await c.restart(lagging.id);
+    const r = (await again.replicas.ensure(1, 0))!;
+    assert.equal(r.pendingHistory, undefined, 'no fetch of the dropped replica\'s history');
+    assert.deepEqual(lines.filter((l) => l.node === lagging.id && /opens without the retained log/.test(l.msg)), []);
+    // It is brought up to date as any new replica is.
+    await until('the replica placed again holds the retained log', () => {
+      const b = again.replicas.bounds(1, 0);
+      return b.oldest === 150 && b.newest === 399 && again.replicas.replica(1, 0)!.pendingHistory === undefined;
+    }, 20_000);
+    assert.deepEqual(await readFrom(again.replicas, 0, 149), expected);
+  } finally {
+    release?.();
+    await c.close();
+  }
+});
+
+// The drop comes in the very turn that installs the snapshot without its log: the record of the fetch
+// (0x17) and the applied state are queued for the node's next write, which comes after the drop's.
+test('a replica dropped in the turn that installs its snapshot without the log leaves no key of its group; opened again, it fetches nothing of the old fetch', async () => {
+  const lines: { node: NodeId; msg: string }[] = [];
+  const { c, lagging, expected } = await behindRetention({ logger: capture(lines) });
+  try {
+    const r = lagging.replicas.replica(1, 0)!;
+    let dropped: Promise<void> | undefined;
+    const fetch = r.onRestoredWithoutLog;
+    r.onRestoredWithoutLog = () => {
+      dropped ??= lagging.replicas.dropReplica(1, 0, group10);
+      fetch?.();
+    };
+    c.down.delete(lagging.id);
+    await until('the replica dropped as it installed the snapshot', () => dropped, 20_000);
+    await dropped;
+    await new Promise((res) => setTimeout(res, 300));
+    assert.deepEqual(await keysOfGroup(lagging.kv, group10), [], 'no key of the dropped group is left');
+    lines.length = 0;
+    const again = await c.restart(lagging.id);
+    const fresh = (await again.replicas.ensure(1, 0))!;
+    assert.equal(fresh.pendingHistory, undefined, 'no fetch of the dropped replica\'s history');
+    assert.deepEqual(lines.filter((l) => l.node === lagging.id && /opens without the retained log/.test(l.msg)), []);
+    await until('the replica placed again holds the retained log', () => {
+      const b = again.replicas.bounds(1, 0);
+      return b.oldest === 150 && b.newest === 399 && again.replicas.replica(1, 0)!.pendingHistory === undefined;
+    }, 20_000);
+    assert.deepEqual(await readFrom(again.replicas, 0, 149), expected);
+  } finally {
+    await c.close();
+  }
+});
+
+// The drop comes in the turn that applies an entry: the applied state and index rows of that entry are
+// queued for a later write (one that writes only rows and commit indexes waits for the next write),
+// which came after the drop's and left them behind: a replica placed on the node again then started
+// from the dropped replica's applied index, without its log.
+test('a replica dropped, or whose event type is deleted, in the turn that applies an entry leaves no key of its group', async () => {
+  const c = await cluster(1024);
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const follower = [...c.nodes.values()].find((n) => n !== leader)!;
+    for (let i = 0; i < 5; i++) assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev(`e${i}`)] }]))[0]?.ok);
+    await until('the follower applied them', () => follower.replicas.bounds(1, 0).newest === 4);
+    const g = follower.replicas.replica(1, 0)!.group;
+    let dropped: Promise<void> | undefined;
+    const onApplied = g.onApplied;
+    g.onApplied = () => {
+      onApplied?.();
+      dropped ??= follower.replicas.dropReplica(1, 0, group10);
+    };
+    assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('last')] }]))[0]?.ok);
+    await until('the follower dropped its replica as it applied the entry', () => dropped);
+    await dropped;
+    // The same for the deletion of the event type, on the other follower.
+    const second = [...c.nodes.values()].find((n) => n !== leader && n !== follower)!;
+    const g2 = second.replicas.replica(1, 0)!.group;
+    const onApplied2 = g2.onApplied;
+    let deleted: Promise<void> | undefined;
+    g2.onApplied = () => {
+      onApplied2?.();
+      deleted ??= second.replicas.dropTopic(1);
+    };
+    assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('after')] }]))[0]?.ok);
+    await until('the other follower deleted the event type as it applied the entry', () => deleted);
+    await deleted;
+    await new Promise((res) => setTimeout(res, 300));
+    assert.deepEqual(await keysOfGroup(follower.kv, group10), [], 'no key of the dropped group is left');
+    assert.deepEqual(await keysOfGroup(second.kv, group10), [], 'no key of the deleted event type\'s group is left');
+  } finally {
+    await c.close();
+  }
+});
+
+/** Flips a byte inside a group's stored record of `kind` (raft-keys.ts), as a bad sector would. */
+async function corruptRecord(kv: OrderedKv, group: number, kind: number): Promise<void> {
+  const k = raftGroupKey(group, kind);
+  const v = await kv.get(k);
+  assert.ok(v !== null, `record ${kind} of group ${group} is stored`);
+  const bad = Buffer.from(v);
+  bad[bad.length - 1]! ^= 0x10;
+  await kv.write((b) => b.put(k, bad), { durable: true });
+}
+
+// A corrupt snapshot record or damage mark: the member cannot tell what it held or acknowledged. It
+// starts over empty and damaged (it neither votes nor leads) and its leader brings it up to date, as a
+// wiped member's. Before, the partition stayed closed on that node for good: every open failed with
+// "its snapshot is corrupt", and nothing tried again.
+for (const [what, kind] of [['snapshot', kindSnapshot], ['damage mark', kindDamage]] as const) {
+  test(`a replica that opens with a corrupt ${what} starts over empty and damaged and is brought up to date by its leader`, async () => {
+    const lines: { node: NodeId; msg: string }[] = [];
+    const c = await cluster(16, [1, 2, 3], { logger: capture(lines) });
+    try {
+      for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+      await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+      const sent: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+        sent.push(`s${i}`);
+      }
+      await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 59));
+      const victim = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
+      const three = await c.restart(victim, async (kv) => {
+        if (kind === kindDamage) {
+          // A damage mark as a lost write-ahead-log tail leaves one (its term and index are what matter).
+          const k = raftGroupKey(group10, kindDamage);
+          await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 1, index: 1, reason: 'test' })), { durable: true });
+        }
+        await corruptRecord(kv, group10, kind);
+      });
+      await three.replicas.ensure(1, 0);
+      assert.notEqual(three.replicas.replica(1, 0)!.group.raw.status().damaged, null, 'it starts damaged: no vote, no campaign');
+      await until('it is repaired and holds every event', () => three.replicas.bounds(1, 0).newest === 59 && three.replicas.replica(1, 0)!.group.raw.status().damaged === null, 20_000);
+      assert.deepEqual(await readAll(three.replicas, 0), sent);
+      assert.ok(lines.some((l) => l.node === victim && /starting over empty and damaged/.test(l.msg)));
+      assert.ok((await c.node(victim).replicas.append([{ topic: 1, partition: 0, events: [ev('after')] }]))[0]?.ok);
+      await until('it takes new events', () => three.replicas.bounds(1, 0).newest === 60);
+    } finally {
+      await c.close();
+    }
+  });
+}

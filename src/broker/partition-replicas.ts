@@ -268,8 +268,9 @@ export class PartitionReplicas {
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
     const log = o.logger.child({ topic, partition, group: placement.group });
-    const replica = await PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
-    const store = await this.#openStore(replica, placement, log);
+    const load = () => PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
+    const opened = await this.#openStore(await load(), placement, log, load);
+    const { store, replica } = opened;
     if (store.damage !== undefined) log.error({ damage: store.damage.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
     const fresh = store.isEmpty;
     if (fresh) {
@@ -286,12 +287,23 @@ export class PartitionReplicas {
       // joins a moved group (a learner, or a voter whose state is gone) starts empty and damaged, so it
       // neither votes nor counts as holding what a former self acknowledged (the leader's progress for
       // it may be stale: a damaged member's rejection voids it) until the leader has brought it up to date.
+      // A founder placed as a learner is such a node too: it was moved away (its replica dropped) and
+      // is being moved back; founding again would give it the founding log under the leader's state.
       const founders = placement.founders ?? placement.replicas;
-      if (!mayFound && placement.replicas.length > 1) {
+      const startedOver = store.damage;
+      if (startedOver !== undefined) {
+        // Started over empty and damaged (its records were corrupt): its leader brings it up to date.
+      } else if (!mayFound && placement.replicas.length > 1) {
         const why = lost !== undefined ? `this node lost raft state (${lost})` : 'this data directory joined the cluster after the group was created (it was wiped or is new)';
-        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`);
+        // Nothing here bounds the terms that former state used in the group (a wiped directory has no
+        // term ceiling for it): a voter learns a term floor from the other replicas before it
+        // acknowledges anything (src/raft Damage.termUnknown). Not a move's new replica (a learner):
+        // its acknowledgements count in no commit until the leader that promotes it has given it that
+        // leader's term, and it must answer the probes of a voter wiped meanwhile (two members asking
+        // each other would wait for good).
+        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`, placement.replicas.includes(o.self));
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
-      } else if (!founders.includes(o.self)) {
+      } else if (!founders.includes(o.self) || (placement.learners?.includes(o.self) ?? false)) {
         await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
         log.info({ founders }, 'partition replica joins its group empty; its leader brings it up to date');
       } else await store.bootstrap([...founders].sort((a, b) => a - b));
@@ -342,8 +354,14 @@ export class PartitionReplicas {
       // A group whose followers lag refuses new batches past this many uncommitted bytes: publishers
       // get a failed item at once (retriable) instead of the leader buffering without bound.
       uncommittedBytesMax: uncommittedBytesMax,
+      // The voters a member whose past term is unknown asks for theirs: the placement's, and a move's
+      // new replica, so that the raft configuration is this set or one member fewer at every step of
+      // a move (the core's count of answers covers one member more or less than it is told).
+      termProbePeers: [...new Set([o.self, ...placement.replicas, ...(placement.learners ?? [])])],
     });
     replica.attach(group);
+    // Stopped while fetching the log before its snapshot: it says so to its leaders from its first answer on.
+    if (replica.pendingHistory !== undefined) group.raw.setIncomplete(true);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
     replica.onRestoredWithoutLog = () => this.#fetchHistory(replica);
     replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to);
@@ -384,13 +402,29 @@ export class PartitionReplicas {
    * With no other replica (a single node), or none that answers, the partition stays closed with a
    * message saying why; a replica that is not repaired yet is tried again every few seconds.
    */
-  async #openStore(replica: PartitionReplica, placement: GroupPlacement, log: Logger): Promise<RaftLogStore> {
+  async #openStore(replica: PartitionReplica, placement: GroupPlacement, log: Logger, reload: () => Promise<PartitionReplica>): Promise<{ store: RaftLogStore; replica: PartitionReplica }> {
     const o = this.#o;
+    let startedOver = false;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied });
+        return { store: await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied }), replica };
       } catch (err) {
         if (!(err instanceof RaftGroupCorruptError)) throw err;
+        if (err.startOver !== undefined && !startedOver) {
+          // A corrupt snapshot or damage mark: what this replica held and acknowledged cannot be
+          // told. With other replicas to bring it up to date, it starts over as a wiped member does:
+          // its records and rows removed, empty and marked damaged (no vote, no campaign) until its
+          // leader has brought it past everything it may have held. Alone, nothing can.
+          const others = [...placement.replicas, ...(placement.learners ?? [])].filter((n) => n !== o.self);
+          if (others.length === 0) throw new PartitionUnavailableError(replica.topic, replica.partition, new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from'));
+          log.error({ found: err.found, damage: err.startOver }, 'partition raft state corrupt (its snapshot or damage mark): starting over empty and damaged; its leader brings it up to date');
+          const group = placement.group;
+          await RaftLogStore.startOver(o.kv, group, o.disk, { ...err.startOver, reason: `started over: ${err.found.join('; ')}` }, (b) => dropReplicaRows(b, group));
+          startedOver = true;
+          replica = await reload();
+          attempt = -1;
+          continue;
+        }
         // Answered to clients as the partition being unavailable here (503, with what was found).
         if (err.committed === undefined || attempt > 0) throw new PartitionUnavailableError(replica.topic, replica.partition, err);
         const { from, to } = err.committed;
@@ -693,7 +727,13 @@ export class PartitionReplicas {
       // without them (it then reads nothing before the snapshot) and fetches the log the leader still
       // holds, up to the snapshot, afterwards (#fetchHistory).
       this.#o.logger.info({ topic: r.topic, partition: r.partition, group: id, leader: m.from, applied: r.applied, leaderLogStart: start[0], snapshot: target }, 'partition replica behind its leader\'s retained log: installing the snapshot, then fetching the retained log before it');
+      // Incomplete from the answer to this snapshot on (the leader sees it in its progress): until the
+      // retained log is here, this replica is not promoted from learner (replica-move-plan.ts).
+      r.group.raw.setIncomplete(true);
       this.#o.host.receive(id, m);
+      // The group did not take the snapshot (it holds it only if the snapshot's last entry is now
+      // its own): nothing will be fetched for it.
+      if (r.group.raw.termAt(target) !== snap.metadata.term && r.pendingHistory === undefined) this.#historyDone(r);
       return;
     }
     this.#catchingUp.add(id);
@@ -704,17 +744,28 @@ export class PartitionReplicas {
       await this.#o.host.pause(id);
       const from = r.applied + 1;
       log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
-      const signal = AbortSignal.timeout(60_000);
-      for await (const chunk of this.#forwarder!.fetchLog!(m.from, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
-        const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
-        if (!r.storeFetched(entries)) {
-          log.error({ leader: m.from, applied: r.applied, first: entries[0]?.index }, 'the leader no longer holds the entries this replica lacks (retention removed them); it cannot catch up by log shipping');
-          return;
+      // The leader first; any other replica serves the same committed entries (a leader still
+      // fetching the retained log before its own snapshot does not serve the entries before it).
+      const peers = [m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== this.#o.self && all.indexOf(n) === i);
+      const failures: string[] = [];
+      for (const peer of peers) {
+        if (r.applied >= target) break;
+        try {
+          const signal = AbortSignal.timeout(60_000);
+          for await (const chunk of this.#forwarder!.fetchLog!(peer, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+            // Dropped meanwhile (moved away, event type deleted): it stores nothing more.
+            if (this.#closed || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+            const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
+            if (!r.storeFetched(entries)) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
+            fetched += entries.length;
+          }
+          if (r.applied < target) failures.push(`node ${peer} holds the entries up to ${r.applied} only`);
+        } catch (err) {
+          failures.push(`node ${peer}: ${(err as Error).message}`);
         }
-        fetched += entries.length;
       }
       if (r.applied < target) {
-        log.warn({ applied: r.applied, target }, 'log shipping ended before the snapshot index; the leader will send the snapshot again');
+        log.warn({ applied: r.applied, target, failures }, 'log shipping ended before the snapshot index; the leader will send the snapshot again');
         return;
       }
       log.info({ entries: fetched, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the log it lacked; installing the snapshot');
@@ -748,6 +799,7 @@ export class PartitionReplicas {
     const log = this.#o.logger.child({ topic: r.topic, partition: r.partition, group: r.groupId });
     if (pending === undefined) {
       log.info({ oldest: r.bounds().oldest }, 'partition replica installed a snapshot without the log before it, and there is no retained log before it to fetch: it reads from the snapshot on');
+      this.#historyDone(r);
       return;
     }
     const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
@@ -787,6 +839,7 @@ export class PartitionReplicas {
           r.extendBack(pending);
           log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
+          this.#historyDone(r);
           return;
         } catch (err) {
           if (!current()) return;
@@ -802,8 +855,19 @@ export class PartitionReplicas {
       r.historyFrom = undefined;
       this.#historyFetching.delete(r.groupId);
       await r.abandonHistory(pending).catch(() => undefined);
+      if (current()) this.#historyDone(r);
       log.error({ err: lastErr, oldest: next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
     })();
+  }
+
+  /**
+   * The replica holds its whole retained log again (fetched, or nothing left anywhere to fetch): it
+   * is complete, and tells its leader at once (raft RawNode.setIncomplete).
+   */
+  #historyDone(r: PartitionReplica): void {
+    if (!r.group.raw.incomplete) return;
+    r.group.raw.setIncomplete(false);
+    this.#o.host.kick(r.groupId);
   }
 
   /** Groups fetching their history (retention waits: it would remove what is being fetched). */
@@ -822,6 +886,10 @@ export class PartitionReplicas {
     for (const r of this.#byKey.values()) {
       const g = r.group;
       if (!g.isLeader()) continue;
+      if (g.raw.incomplete) {
+        if (this.#handOffIncomplete(r)) started++;
+        continue;
+      }
       const placed = this.#o.placement(r.topic, r.partition);
       const preferred = placed?.replicas[0];
       if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred)) continue;
@@ -829,7 +897,8 @@ export class PartitionReplicas {
       if (placed?.moving?.from === preferred) continue;
       const st = g.raw.status();
       const pr = st.progress?.get(preferred);
-      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || st.leadTransferee !== noNode) continue;
+      // A preferred leader still fetching the retained log before its snapshot waits until it is complete.
+      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || pr.incomplete || st.leadTransferee !== noNode) continue;
       if (g.raw.transferLeadership(preferred)) {
         this.#o.host.kick(g.id);
         started++;
@@ -837,6 +906,35 @@ export class PartitionReplicas {
       }
     }
     return started;
+  }
+
+  /**
+   * This node leads a group while it is still fetching the retained log before its snapshot (an
+   * incomplete member campaigns late, but may be the only candidate, or be handed the leadership):
+   * it hands the leadership to a complete voter that holds its whole log (the preferred leader
+   * first), so that the leader is a full copy of the retained log. None: it goes on leading.
+   */
+  readonly #handOffTried = new Map<number, NodeId>();
+
+  #handOffIncomplete(r: PartitionReplica): boolean {
+    const g = r.group;
+    const st = g.raw.status();
+    if (st.progress === undefined || st.leadTransferee !== noNode) return false;
+    const preferred = this.#o.placement(r.topic, r.partition)?.replicas ?? [];
+    const heirs = [...g.conf.voters].filter((n) => n !== this.#o.self).sort((a, b) => (preferred.indexOf(a) >>> 0) - (preferred.indexOf(b) >>> 0));
+    const able = heirs.filter((n) => {
+      const pr = st.progress!.get(n);
+      return pr !== undefined && pr.recentActive && !pr.incomplete && pr.state === 'replicate' && pr.match === st.lastIndex;
+    });
+    // A transfer that did not happen (the heir cannot campaign: a damaged member) is not asked of the
+    // same heir again next time while another is able.
+    const last = this.#handOffTried.get(g.id);
+    const heir = able[(last === undefined ? -1 : able.indexOf(last)) + 1] ?? able[0];
+    if (heir === undefined || !g.raw.transferLeadership(heir)) return false;
+    this.#handOffTried.set(g.id, heir);
+    this.#o.host.kick(g.id);
+    this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: heir, term: st.term }, 'this partition leader is still fetching the retained log before its snapshot: handing the leadership to a replica that holds it');
+    return true;
   }
 
   /**
@@ -1250,6 +1348,8 @@ export class PartitionReplicas {
     }
     if (groups.length === 0) return;
     for (const g of groups) await this.#writesSettled(g);
+    // Rows the groups queued before they left the host go first, so the deletion below removes them.
+    await this.#o.host.flushRows();
     await this.#o.kv.write((b) => {
       for (const g of groups) dropGroupKeys(b, g);
     }, { durable: false });
@@ -1283,6 +1383,11 @@ export class PartitionReplicas {
       this.#tailBytes -= r.tailBytes;
     }
     await this.#writesSettled(group);
+    // Rows the group queued before it left the host (its last applied state and index rows, a deferred
+    // hard state, the record of a fetch of the retained log) are written by a later turn: they go
+    // first, so the deletion below removes them. Written after it, they outlived the replica (a
+    // replica placed here again would start from the dropped one's applied index, without its log).
+    await this.#o.host.flushRows();
     await this.#o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
   }
 
@@ -1303,6 +1408,12 @@ export class PartitionReplicas {
 
 function dropGroupKeys(b: KvBatch, g: number): void {
   RaftLogStore.drop(b, g);
+  dropReplicaRows(b, g);
+  b.del(directoryKey(g));
+}
+
+/** The partition's own keys of a group beside its Raft records: offset index, applied state, the record of a fetch to do. */
+function dropReplicaRows(b: KvBatch, g: number): void {
   const k = (prefix: number, n: number) => {
     const key = Buffer.allocUnsafe(5);
     key[0] = prefix;
@@ -1312,7 +1423,6 @@ function dropGroupKeys(b: KvBatch, g: number): void {
   b.delRange(k(prefixOffsetIndex, g), k(prefixOffsetIndex, g + 1));
   b.del(k(prefixApplied, g));
   b.del(k(prefixHistoryPending, g));
-  b.del(directoryKey(g));
 }
 
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {

@@ -29,7 +29,7 @@
 import { assert } from '../core/assert.js';
 import type { KvBatch, OrderedKv } from '../log/index.js';
 import { bootstrapState, MemoryStorage } from '../raft/index.js';
-import type { ConfState, Damage, Entry, HardState, Index, NodeId, Snapshot } from '../raft/index.js';
+import type { ConfState, Damage, Entry, HardState, Index, NodeId, Snapshot, Term } from '../raft/index.js';
 import type { NodeDisk } from './node-disk.js';
 import { entryKey, entryKeyIndex, groupKey, kindDamage, kindHardState, kindSnapshot } from './raft-keys.js';
 import {
@@ -58,6 +58,11 @@ export interface PersistRequest {
   readonly repaired?: boolean;
   /** The core found the member damaged while running (Ready.damaged): its mark goes in the same write. */
   readonly damaged?: Damage | undefined;
+  /**
+   * The member learned a term floor (Ready.termFloor): its damage mark, rewritten in the same write as
+   * the hard state at that term, no longer says termUnknown (a restart before this write asks again).
+   */
+  readonly termFloor?: Term | undefined;
 }
 
 /** The reason recorded for damage the core finds while running. */
@@ -79,6 +84,12 @@ export class RaftGroupCorruptError extends Error {
      */
     readonly committed?: { readonly from: Index; readonly to: Index },
     why = 'stays closed',
+    /**
+     * A corrupt snapshot or damage mark: what the member held or acknowledged cannot be told. The
+     * damage it starts over with if another replica can bring it up to date (RaftLogStore.startOver):
+     * the highest term it may have used and the highest index it stored.
+     */
+    readonly startOver?: Damage,
   ) {
     super(`raft group ${group} is corrupt and ${why}: ${found.join('; ')}`);
   }
@@ -220,10 +231,17 @@ export class RaftLogStore {
       // are committed, and a healthy replica holds the same ones: the caller replaces them from there
       // (`committed`) and opens again. Past the applied index, the log is cut and the member marked
       // damaged as the metadata group's are: its leader sends the entries again. A corrupt snapshot
-      // or damage mark, or an applied index unknown to the caller, keeps the group closed.
+      // or damage mark names the damage to start over with (`startOver`: the caller removes the
+      // group's records and opens it empty and damaged when another replica can bring it up to date);
+      // an applied index unknown to the caller keeps the group closed.
       const applied = opts.applied;
       const onlyEntries = found.every((f) => !f.startsWith('its snapshot') && !f.startsWith('its damage mark'));
-      if (applied === undefined || !onlyEntries) throw new RaftGroupCorruptError(group, found);
+      if (!onlyEntries) {
+        let term = Math.max(damage?.term ?? 0, hs?.term ?? 0, storage.snapshot().metadata.term, disk?.termCeiling ?? 0);
+        if (storage.lastIndex() > storage.snapshot().metadata.index) term = Math.max(term, storage.term(storage.lastIndex()));
+        throw new RaftGroupCorruptError(group, found, undefined, 'stays closed', { term, index: Math.max(highest, damage?.index ?? 0, hs?.commit ?? 0) });
+      }
+      if (applied === undefined) throw new RaftGroupCorruptError(group, found);
       if (cut !== undefined && cut <= applied) throw new RaftGroupCorruptError(group, found, { from: cut, to: Math.min(applied, highest) });
     }
     if (found.length > 0) {
@@ -282,6 +300,21 @@ export class RaftLogStore {
     }, true);
   }
 
+  /**
+   * A member whose snapshot or damage mark is corrupt (RaftGroupCorruptError.startOver) starts over:
+   * every record of the group is removed (with what `fill` removes beside them, the partition's rows)
+   * and the member is marked damaged at `damage`, in one durable write. It opens empty and damaged,
+   * neither voting nor leading until a leader has brought it past everything it may have held.
+   */
+  static async startOver(kv: OrderedKv, group: number, disk: NodeDisk | undefined, damage: DamageRecord, fill: (b: KvBatch) => void): Promise<void> {
+    const dk = groupKey(group, kindDamage);
+    await RaftLogStore.#write(kv, disk, (b) => {
+      RaftLogStore.drop(b, group);
+      fill(b);
+      b.put(dk, encodeDamageRecord(dk, damage));
+    }, true);
+  }
+
   /** Deletes every key of a group (its log, hard state, snapshot and damage mark): the group left this node. */
   static drop(b: KvBatch, group: number): void {
     b.delRange(groupKey(group, 0), groupKey(group, 0xff));
@@ -309,15 +342,19 @@ export class RaftLogStore {
 
   /** The damage as the Raft core takes it (RaftConfig.damaged). */
   coreDamage(): Damage | null {
-    return this.#damage === undefined ? null : { term: this.#damage.term, index: this.#damage.index };
+    const d = this.#damage;
+    return d === undefined ? null : { term: d.term, index: d.index, ...(d.termUnknown === true ? { termUnknown: true } : {}) };
   }
 
   /**
    * A member with no state: a founder writes the founding configuration (every founder writes the
    * same); any other starts empty and damaged, since it may be a former member whose data directory
    * was wiped (what it voted for and acknowledged is gone), until a leader has brought it up to date.
+   * `termUnknown`: nothing on this node bounds the terms its former state used in the group (the
+   * directory was wiped or lost its records); the member learns a term floor from the other voters
+   * before it acknowledges anything (src/raft Damage.termUnknown).
    */
-  async startEmpty(founders: readonly NodeId[], why: string): Promise<void> {
+  async startEmpty(founders: readonly NodeId[], why: string, termUnknown = false): Promise<void> {
     assert(this.#empty, 'starting a group member that already has state');
     if (founders.length > 0) {
       await this.bootstrap(founders);
@@ -327,7 +364,7 @@ export class RaftLogStore {
     const dk = groupKey(this.#group, kindDamage);
     // The highest term this node may have used in the group (node-disk.ts, termCeiling; 0 for a
     // directory that kept nothing of its past, such as a wiped one).
-    const d: DamageRecord = { term: this.#disk?.termCeiling ?? 0, index: 0, reason: why };
+    const d: DamageRecord = { term: this.#disk?.termCeiling ?? 0, index: 0, reason: why, ...(termUnknown ? { termUnknown: true } : {}) };
     await RaftLogStore.#write(this.#kv, this.#disk, (b) => b.put(dk, encodeDamageRecord(dk, d)), true);
     this.#damage = d;
     RaftLogStore.#atDamageTerm(this.storage, d);
@@ -343,8 +380,8 @@ export class RaftLogStore {
 
   /** Step 1 of the Ready contract, in one atomic write; the mirror is updated once it is durable. */
   async persist(rd: PersistRequest): Promise<void> {
-    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && rd.repaired !== true && rd.damaged === undefined) return;
-    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && rd.repaired !== true && rd.damaged === undefined) {
+    if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && rd.repaired !== true && rd.damaged === undefined && rd.termFloor === undefined) return;
+    if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && rd.repaired !== true && rd.damaged === undefined && rd.termFloor === undefined) {
       // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
       // a group of one recommits its own log at open), so the Ready does not wait for this write: it
       // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
@@ -401,7 +438,16 @@ export class RaftLogStore {
     }
     const dk = groupKey(g, kindDamage);
     if (rd.damaged !== undefined) b.put(dk, encodeDamageRecord(dk, { ...rd.damaged, reason: damageFoundRunning }));
+    const floored = this.#floored(rd.termFloor);
+    if (floored !== undefined) b.put(dk, encodeDamageRecord(dk, floored));
     if (rd.repaired === true) b.del(dk);
+  }
+
+  /** The damage mark once a term floor is learned: at least that term, no longer termUnknown. */
+  #floored(floor: Term | undefined): DamageRecord | undefined {
+    const d = this.#damage;
+    if (floor === undefined || d === undefined) return undefined;
+    return { term: Math.max(d.term, floor), index: d.index, reason: d.reason };
   }
 
   /** Removes stored entries [from, to]: one delete each when few (the usual overwrite), else one bounded range. */
@@ -453,6 +499,7 @@ export class RaftLogStore {
     this.#clearedTo = 0;
     if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
     if (rd.damaged !== undefined) this.#damage = { ...rd.damaged, reason: damageFoundRunning };
+    this.#damage = this.#floored(rd.termFloor) ?? this.#damage;
     if (rd.repaired === true) this.#damage = undefined;
     if (rd.snapshot !== undefined || rd.entries.length > 0 || rd.hardState !== undefined) this.#empty = false;
   }

@@ -117,3 +117,15 @@ test('the record of a partition entry this node encoded is byte for byte the one
     assert.deepEqual(Buffer.from(decodeEntryRecord(key, derived).data), copy);
   }
 });
+
+test('a damage mark keeps the termUnknown flag; marks written before the flag existed read without it', () => {
+  const key = Buffer.from([2, 0, 0, 0, 7, 4]);
+  const d = { term: 0, index: 0, reason: 'wiped', termUnknown: true };
+  assert.deepEqual(decodeDamageRecord(key, encodeDamageRecord(key, d)), d);
+  // The earlier layout: term, index, reason (what a mark without the flag still is, byte for byte).
+  const plain = encodeDamageRecord(key, { term: 4, index: 9, reason: 'lost tail' });
+  assert.equal(plain.length, 6 + 16 + 'lost tail'.length);
+  assert.deepEqual(decodeDamageRecord(key, plain), { term: 4, index: 9, reason: 'lost tail' });
+  const flagged = encodeDamageRecord(key, d);
+  assert.equal(flagged.length, 6 + 18 + 'wiped'.length);
+});

@@ -19,7 +19,9 @@
  *   entry       term u64, index u64, type u8 (0 normal, 1 conf change), data (the rest)
  *   hard state  term u64, vote u64, commit u64
  *   snapshot    index u64, term u64, voters u32 + u64 each, learners u32 + u64 each, data (the rest)
- *   damage      term u64, index u64, reason (UTF-8, the rest)
+ *   damage      term u64, index u64, [0x00, flags u8], reason (UTF-8, the rest). The flags pair is there
+              only when a flag is set (bit 0: termUnknown); a reason never starts with a NUL byte, and
+              records written before the flags existed have none.
  *   (node records: see node-disk.ts)
  *
  * Format versions only ever grow; a reader refuses a version it does not know (as corruption, with
@@ -240,20 +242,42 @@ export interface DamageRecord {
   readonly index: Index;
   /** What was found, in words, for logs and GET /cluster. */
   readonly reason: string;
+  /**
+   * Nothing bounds the terms it used before (a wiped directory keeps no term ceiling): it learns a term
+   * floor from the other voters before it acknowledges anything (src/raft Damage.termUnknown).
+   */
+  readonly termUnknown?: boolean;
 }
 
+const damageFlagTermUnknown = 0x01;
+
 export function encodeDamageRecord(key: Buffer, d: DamageRecord): Buffer {
-  const reason = Buffer.from(d.reason, 'utf8');
-  const body = Buffer.allocUnsafe(16 + reason.length);
+  const reason = Buffer.from(d.reason.replace(/^\0+/, ''), 'utf8');
+  const flags = d.termUnknown === true ? damageFlagTermUnknown : 0;
+  const at = flags === 0 ? 16 : 18;
+  const body = Buffer.allocUnsafe(at + reason.length);
   putU64(body, 0, d.term);
   putU64(body, 8, d.index);
-  reason.copy(body, 16);
+  if (flags !== 0) {
+    body[16] = 0;
+    body[17] = flags;
+  }
+  reason.copy(body, at);
   return frameRecord('damage', key, body);
 }
 
 export function decodeDamageRecord(key: Buffer, value: Buffer): DamageRecord {
   const r = new BodyReader(key, unframeRecord('damage', key, value));
-  return { term: r.u64('damage term'), index: r.u64('damage index'), reason: r.rest().toString('utf8') };
+  const term = r.u64('damage term');
+  const index = r.u64('damage index');
+  const rest = r.rest();
+  if (rest.length > 0 && rest[0] === 0) {
+    if (rest.length < 2) throw new RaftRecordCorruptError(key, 'damage record: flags marker without flags');
+    const flags = rest[1]!;
+    if ((flags & ~damageFlagTermUnknown) !== 0) throw new RaftRecordCorruptError(key, `damage record: unknown flags ${flags}`);
+    return { term, index, reason: rest.subarray(2).toString('utf8'), ...((flags & damageFlagTermUnknown) !== 0 ? { termUnknown: true } : {}) };
+  }
+  return { term, index, reason: rest.toString('utf8') };
 }
 
 // ---------------------------------------------------------------------------------------------

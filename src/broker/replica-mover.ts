@@ -86,7 +86,7 @@ export class ReplicaMover {
       return { kind: 'idle' };
     }
     const st = g.raw.status();
-    const progress = st.progress === undefined ? undefined : new Map<number, MoveProgress>([...st.progress].map(([n, p]) => [n, { match: p.match, recentActive: p.recentActive || n === this.#o.self, state: p.state }]));
+    const progress = st.progress === undefined ? undefined : new Map<number, MoveProgress>([...st.progress].map(([n, p]) => [n, { match: p.match, recentActive: p.recentActive || n === this.#o.self, state: p.state, incomplete: p.incomplete }]));
     const a = nextMoveAction({
       self: this.#o.self,
       placement: { replicas: placement.replicas, ...(placement.learners === undefined ? {} : { learners: placement.learners }), ...(placement.moving === undefined ? {} : { moving: placement.moving }) },

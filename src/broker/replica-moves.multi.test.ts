@@ -41,7 +41,7 @@ interface Node {
 }
 
 /** Four nodes; partition 0 of the event type is placed on [1, 2, 3]; the metadata is one state machine all nodes read. */
-async function cluster(memoryEntries: number, late = new Set<NodeId>()) {
+async function cluster(memoryEntries: number, late = new Set<NodeId>(), opts: { fetchGate?: (from: NodeId, to: NodeId) => Promise<void> } = {}) {
   const sm = new MetadataStateMachine();
   sm.apply(1, { op: 'event_type.create', eventType: et, partitionCount: 1, placement: { replicas: [[1, 2, 3]], members: [1, 2, 3, 4] } });
   const topic = sm.eventType('moved')!.storage.topic;
@@ -77,7 +77,15 @@ async function cluster(memoryEntries: number, late = new Set<NodeId>()) {
         const h = nodes.get(to)!.handlers.get(req.group);
         return h?.append === undefined ? { status: 'notLeader', leaderHint: 0, epoch: 0 } : h.append(id, req);
       },
-      fetchLog: (to, req, signal) => handler(to, req.group).fetchLog!(id, req, signal ?? new AbortController().signal),
+      fetchLog: (to, req, signal) => {
+        const chunks = handler(to, req.group).fetchLog!(id, req, signal ?? new AbortController().signal);
+        return (async function* () {
+          for await (const chunk of chunks) {
+            await opts.fetchGate?.(to, id);
+            yield chunk;
+          }
+        })();
+      },
       read: (to, req, signal) => handler(to, req.group).read!(id, req, signal ?? new AbortController().signal),
       bounds: async (to, req) => handler(to, req.group).bounds!(id, req),
     });
@@ -277,6 +285,41 @@ test('a move resumes under a new leader when the leader is cut off mid-move', as
   }
 });
 
+test('a founder moved away and then back joins its group empty as a learner: it does not found the group again', async () => {
+  const c = await cluster(16);
+  try {
+    await until('a leader', () => c.leader());
+    const sent: string[] = [];
+    const publish = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const s = `m${sent.length}`;
+        const [r] = await c.node(3).replicas.append([{ topic: c.topic, partition: 0, events: [ev(s)] }]);
+        assert.ok(r?.ok, `publish ${s}`);
+        sent.push(s);
+      }
+    };
+    await publish(40);
+    const finished = (want: number[]) => until(`the move to ${JSON.stringify(want)} finished`, () => {
+      const p = c.sm.eventType('moved')!.storage.placement![0]!;
+      return p.moving === undefined && JSON.stringify(p.replicas) === JSON.stringify(want) ? p : undefined;
+    }, 30_000);
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from: 1, to: 4 })).ok, true);
+    await finished([4, 2, 3]);
+    await until('node 1 dropped its replica', () => c.node(1).replicas.replica(c.topic, 0) === undefined);
+    await publish(40);
+    // Back to node 1, a founder of the group: it must start empty, not with the founding log.
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from: 4, to: 1 })).ok, true);
+    const back = c.node(1).replicas.replica(c.topic, 0)!;
+    assert.equal(back.group.store.storage.lastIndex(), 0, 'node 1 opened its replica empty');
+    await finished([1, 2, 3]);
+    await publish(10);
+    await until('node 1 caught up', () => c.node(1).replicas.replica(c.topic, 0)!.bounds().newest === sent.length - 1);
+    assert.deepEqual(await readAll(c.node(1).replicas, c.topic), sent);
+  } finally {
+    await c.close();
+  }
+});
+
 test('a founder that opens its replica only after a move writes the founding configuration, not one built from today\'s replicas', async () => {
   // Node 2 is placed at creation but opens nothing until the move from node 1 to node 4 is done.
   const late = new Set<NodeId>([2]);
@@ -303,8 +346,21 @@ test('a founder that opens its replica only after a move writes the founding con
   }
 });
 
-test('a partition whose oldest entries retention removed moves too: the new replica starts at the retained start', async () => {
-  const c = await cluster(16);
+// The new replica installs the leader's snapshot and then fetches the retained log before it. Before
+// its progress said so (raft incompleteAck), it counted as caught up as soon as it streamed entries and
+// was promoted while the fetch was held: the old replica was then removed, leaving two full copies of
+// the retained log instead of three.
+test('a partition whose oldest entries retention removed moves too: the new replica is promoted only once it holds the retained log, and starts at the retained start', async () => {
+  let hold: Promise<void> | undefined;
+  let release: () => void = () => undefined;
+  let held = 0;
+  const c = await cluster(16, new Set(), {
+    fetchGate: async (_from, to) => {
+      if (to !== 4 || hold === undefined) return;
+      held++;
+      await hold;
+    },
+  });
   try {
     await until('a leader', () => c.leader());
     for (let i = 0; i < 40; i++) {
@@ -320,10 +376,26 @@ test('a partition whose oldest entries retention removed moves too: the new repl
     }
     await until('every replica applied everything', () => [1, 2, 3].every((id) => c.node(id).replicas.replica(c.topic, 0)!.bounds().newest === 79));
     for (const id of [1, 2, 3]) assert.equal(await c.node(id).replicas.applyRetention(c.topic, 0, cutoff), 40, `retention on node ${id}`);
+    hold = new Promise<void>((r) => (release = r));
     assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from: 3, to: 4 })).ok, true);
+    // Node 4 installed the snapshot and streams new entries, but its fetch of the retained log is held.
+    await until('node 4 streams entries while its fetch of the retained log is held', () => {
+      const st = c.leader()?.replicas.replica(c.topic, 0)?.group.raw.status();
+      const pr = st?.progress?.get(4);
+      return held > 0 && pr?.state === 'replicate' && pr.match >= st!.commit ? pr : undefined;
+    });
+    assert.equal(c.leader()!.replicas.replica(c.topic, 0)!.group.raw.status().progress!.get(4)!.incomplete, true, 'the leader sees node 4 incomplete');
+    const r = await c.leader()!.replicas.append([{ topic: c.topic, partition: 0, events: [ev('during-the-fetch')] }]);
+    assert.ok(r[0]?.ok);
+    await new Promise((res) => setTimeout(res, 800));
+    assert.deepEqual(c.applied.map((x) => (x.op === 'partition.move' ? x.step : x.op)), ['add_learner'], 'not promoted while it lacks the retained log');
+    assert.ok(c.leader()!.replicas.replica(c.topic, 0)!.group.conf.learners.includes(4), 'node 4 is still a learner in the group');
+    assert.notEqual(c.node(4).replicas.replica(c.topic, 0)!.pendingHistory, undefined, 'node 4 is still fetching');
+    hold = undefined;
+    release();
     await until('the move finished', () => (c.sm.eventType('moved')!.storage.placement![0]!.moving === undefined ? true : undefined), 30_000);
     await until('node 4 reads from the retained start', () => c.node(4).replicas.replica(c.topic, 0)!.bounds().oldest === 40);
-    assert.deepEqual(await readAllFrom(c.node(4).replicas, c.topic, 39), Array.from({ length: 40 }, (_, i) => `new-${i}`));
+    assert.deepEqual(await readAllFrom(c.node(4).replicas, c.topic, 39), [...Array.from({ length: 40 }, (_, i) => `new-${i}`), 'during-the-fetch']);
   } finally {
     await c.close();
   }

@@ -118,3 +118,49 @@ test('the host makes the term ceiling durable before a message carries a higher 
   assert.equal(host.stats.ceilingRaises, 1);
   await host.close();
 });
+
+// A wiped directory keeps no ceiling: its empty member learns a term floor from the other voters
+// (src/raft termProbe). The floor is written with the hard state, the damage mark loses termUnknown in
+// the same write, and the node's ceiling rises to it before the member's next message leaves.
+test('a wiped member\'s term floor is made durable with its hard state and raises the node\'s term ceiling; a restart before it asks again, one after does not', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet });
+  assert.equal(disk.termCeiling, 0, 'a fresh directory: no ceiling');
+  const open = async (store: RaftLogStore) => {
+    const g = new RaftGroup<string>({ id: 7, self: 1, store, conf: { voters: [], learners: [] }, applied: 0, electionTicks: 10, heartbeatTicks: 1, random: { int: () => 0 }, termProbePeers: [1, 2, 3] });
+    g.setApplier({ apply: () => '', applied: () => undefined, restore: () => undefined });
+    const sent: Message[] = [];
+    const host = new RaftNodeHost({ self: 1, kv, disk, tickMs: 1000, clock: { nowMs: () => 0, monotonicMs: () => 0 }, ticks: { every: () => () => undefined }, logger: pino({ level: 'silent' }), onFatal: (err) => assert.fail(`the host stopped: ${String(err)}`) });
+    host.start({ send: (groups) => groups.forEach((x) => sent.push(...x.messages)) });
+    host.add(g as RaftGroup<unknown>);
+    host.kick(7);
+    return { g, host, sent };
+  };
+  const store = await RaftLogStore.open(kv, 7, { disk });
+  await store.startEmpty([], 'wiped', true);
+  const first = await open(store);
+  await until(() => first.sent.filter((m) => m.type === 'termProbe').length === 2, 'probes to nodes 2 and 3');
+  first.host.receive(7, makeMessage({ type: 'termProbeResp', from: 2, to: 1, term: 12 }));
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(store.damage?.termUnknown, true, 'one answer of two: nothing learned');
+  await first.host.close();
+  // A restart before the floor was learned asks again.
+  const again = await RaftLogStore.open(kv, 7, { disk });
+  assert.equal(again.damage?.termUnknown, true);
+  const second = await open(again);
+  await until(() => second.sent.filter((m) => m.type === 'termProbe').length === 2, 'asked again after the restart');
+  second.host.receive(7, makeMessage({ type: 'termProbeResp', from: 3, to: 1, term: 15 }));
+  second.host.receive(7, makeMessage({ type: 'termProbeResp', from: 2, to: 1, term: 12 }));
+  await until(() => again.damage?.termUnknown === undefined, 'the floor learned and written');
+  assert.equal(again.storage.hardState().term, 15, 'the hard state at the floor');
+  assert.equal(again.damage?.term, 15, 'still damaged, at least at the floor');
+  // A deposed leader of term 14 gets a refusal carrying term 15 (after the ceiling is durable).
+  second.host.receive(7, makeMessage({ type: 'app', from: 2, to: 1, term: 14, index: 0, logTerm: 0, entries: [{ term: 14, index: 1, type: 'normal', data: Buffer.from('stale') }], commit: 0 }));
+  await until(() => second.sent.some((m) => m.type === 'appResp'), 'an answer to the deposed leader');
+  assert.equal(second.sent.find((m) => m.type === 'appResp')!.term, 15);
+  assert.ok(disk.termCeiling >= 15, `the node's ceiling rose to the floor (${disk.termCeiling})`);
+  await second.host.close();
+  const third = await RaftLogStore.open(kv, 7, { disk });
+  assert.deepEqual({ term: third.damage?.term, unknown: third.damage?.termUnknown, hs: third.storage.hardState().term }, { term: 15, unknown: undefined, hs: 15 }, 'a restart after it does not ask again');
+});

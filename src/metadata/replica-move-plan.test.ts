@@ -35,12 +35,12 @@ test('the steps of a move, in order, as the leader (node 2) sees them', () => {
   for (const [placement, conf, want] of steps) assert.deepEqual(nextMoveAction(view({ self, placement, conf })), want, JSON.stringify({ placement, conf }));
 });
 
-test('a learner is promoted only once caught up: behind, silent, or being probed, it waits (in metadata and in the group)', () => {
+test('a learner is promoted only once caught up: behind, silent, probed, or still fetching the retained log before its snapshot, it waits (in metadata and in the group)', () => {
   for (const placement of [{ replicas: [1, 2, 3], learners: [4], moving }, { replicas: [1, 2, 3, 4], moving }]) {
     const conf = { voters: [1, 2, 3], learners: [4] };
     const base = view({ self: 2, placement, conf });
     const withLearner = (p: MoveProgress) => ({ ...base, progress: new Map([...base.progress!, [4, p]]) });
-    for (const p of [live(0), live(100 - promoteLagEntriesMax - 1), { ...live(100), recentActive: false }, { ...live(100), state: 'snapshot' as const }, { ...live(100), state: 'probe' as const }]) {
+    for (const p of [live(0), live(100 - promoteLagEntriesMax - 1), { ...live(100), recentActive: false }, { ...live(100), state: 'snapshot' as const }, { ...live(100), state: 'probe' as const }, { ...live(100), incomplete: true }]) {
       assert.equal(nextMoveAction(withLearner(p)).kind, 'wait', JSON.stringify(p));
     }
     assert.notEqual(nextMoveAction(withLearner(live(100 - promoteLagEntriesMax))).kind, 'wait', 'within the lag allowed');
@@ -56,6 +56,8 @@ test('the leaving node hands leadership to a caught-up voter first (the new one 
   const p = new Map(lagging4.progress!);
   p.set(4, live(90));
   assert.deepEqual(nextMoveAction({ ...lagging4, progress: p }), { kind: 'transfer', to: 2 }, 'a voter that holds everything');
+  p.set(2, { ...live(100), incomplete: true });
+  assert.deepEqual(nextMoveAction({ ...lagging4, progress: p }), { kind: 'transfer', to: 3 }, 'not to a voter still fetching the retained log');
   for (const n of [2, 3, 4]) p.set(n, { ...live(100), recentActive: false });
   assert.equal(nextMoveAction({ ...lagging4, progress: p }).kind, 'wait');
   assert.equal(nextMoveAction(view({ self: 1, placement, conf, leadTransferee: 4 })).kind, 'wait', 'a transfer under way');

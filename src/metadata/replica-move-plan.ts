@@ -30,6 +30,11 @@ export interface MoveProgress {
   readonly recentActive: boolean;
   /** The leader's replication state for it: only 'replicate' is streaming entries normally. */
   readonly state: 'probe' | 'replicate' | 'snapshot';
+  /**
+   * The member said it is incomplete (raft/types.ts incompleteAck): it holds the Raft log, but not yet
+   * the retained partition log before its snapshot, which it is still fetching from another replica.
+   */
+  readonly incomplete?: boolean;
 }
 
 export interface MoveView {
@@ -63,10 +68,15 @@ export type MoveAction =
  */
 export const promoteLagEntriesMax = 64;
 
-/** Whether `node` is caught up enough to become a voter: answering, streaming, and within a few entries of the commit index. */
+/**
+ * Whether `node` is caught up enough to become a voter: answering, streaming, within a few entries of
+ * the commit index, and holding the whole retained log (not still fetching the log before the
+ * snapshot it installed): promoted earlier, it would replace a full copy of the retained log by a
+ * partial one once the old replica is removed.
+ */
 export function caughtUp(view: MoveView, node: number): boolean {
   const pr = view.progress?.get(node);
-  if (pr === undefined || !pr.recentActive || pr.state !== 'replicate') return false;
+  if (pr === undefined || !pr.recentActive || pr.state !== 'replicate' || pr.incomplete === true) return false;
   return pr.match > 0 && pr.match + promoteLagEntriesMax >= view.commit;
 }
 

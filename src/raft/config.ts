@@ -58,6 +58,12 @@ export interface RaftConfig {
    * Ready in which the repair becomes durable says `repaired`; the host then forgets the damage.
    */
   readonly damaged?: Damage | null;
+  /**
+   * The group's voters as the host knows them (itself included or not), asked for their term by a
+   * member whose damage says `termUnknown`: its own configuration is empty until a leader brings it.
+   * Required then; ignored otherwise.
+   */
+  readonly termProbePeers?: readonly NodeId[];
 }
 
 export type ResolvedConfig = Required<RaftConfig>;
@@ -76,6 +82,7 @@ export function withDefaults(c: RaftConfig): ResolvedConfig {
     pendingReadsMax: 4096,
     snapshotRetryTicks: 4 * c.electionTicks,
     damaged: null,
+    termProbePeers: [],
     ...stripUndefined(c),
   };
 }
@@ -108,4 +115,7 @@ export function validateConfig(c: ResolvedConfig): void {
     assertIndex(c.damaged.term, 'raft config damaged.term');
     assertIndex(c.damaged.index, 'raft config damaged.index');
   }
+  for (const id of c.termProbePeers) assertNodeId(id, 'raft config termProbePeers');
+  // Without the voters to ask, a member whose past term is unknown would learn nothing and take appends at once.
+  assert(c.damaged?.termUnknown !== true || c.termProbePeers.length > 0, 'a member whose past term is unknown needs termProbePeers (a group of one lists itself)');
 }

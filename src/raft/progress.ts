@@ -26,6 +26,8 @@ export class Progress {
   stalledHeartbeats = 0;
   /** Heard from since the last CheckQuorum round. */
   recentActive = false;
+  /** The member said in its latest accepted append answer that it is incomplete (types.ts incompleteAck). */
+  incomplete = false;
   /** In probe state: an append is outstanding, so send no more until an answer or heartbeat. */
   msgAppFlowPaused = false;
   isLearner: boolean;

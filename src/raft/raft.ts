@@ -31,7 +31,7 @@ import type {
   StateType,
   Term,
 } from './types.js';
-import { assertIndex, campaignTransfer, damagedReject, entriesBytes, makeMessage, noNode, quiesceContext } from './types.js';
+import { assertIndex, campaignTransfer, damagedReject, entriesBytes, incompleteAck, makeMessage, noNode, quiesceContext } from './types.js';
 
 /** Why a proposal was not appended. None of these is an error of the caller's making except 'invalid'. */
 export type ProposalDropReason =
@@ -49,6 +49,9 @@ export type ProposalDropReason =
 export type ProposeResult =
   | { readonly ok: true; readonly term: Term; readonly firstIndex: Index; readonly lastIndex: Index }
   | { readonly ok: false; readonly reason: ProposalDropReason };
+
+/** Election timeouts an incomplete member waits beyond the randomized one before it campaigns. */
+export const incompleteElectionDelayTimeouts = 2;
 
 /** Heartbeat answers with a full, unacknowledged inflight window before the leader re-probes. */
 const stalledHeartbeatsMax = 3;
@@ -87,6 +90,12 @@ export class Raft {
   /** Damage found while running (a leader counts entries this member lacks) since the last Ready. */
   newlyDamaged: Damage | null = null;
   /**
+   * The term floor learned since the last Ready (see #probe): the host makes it durable with the hard
+   * state and clears the damage's termUnknown in the same write, before any message of this member
+   * acknowledges anything.
+   */
+  termFloor: Term | undefined = undefined;
+  /**
    * Quiesced: an idle group's member that neither ticks nor heartbeats (CockroachDB's quiescence,
    * TiKV's hibernation). A leader quiesces when nothing is under way and every member holds and has
    * committed its whole log, and tells them so (heartbeats with quiesceContext); a follower quiesces
@@ -95,10 +104,28 @@ export class Raft {
    * out: its host must wake it when the leader's node is no longer heard from (wake()).
    */
   quiesced = false;
+  /**
+   * The host says this member is incomplete (RawNode.setIncomplete): it holds the Raft log, but not
+   * yet all the data its host keeps beside it. Its accepted append answers say so (incompleteAck).
+   */
+  incomplete = false;
 
   readonly #readOnly: ReadOnly;
   /** Reads that arrived before the leader committed an entry of its term (thesis §6.4 step 1). */
   #pendingReads: PendingRead[] = [];
+  /**
+   * Set while this member learns a term floor (Damage.termUnknown). It starts empty in a group its
+   * data directory may have belonged to, at a term that may be below one it acknowledged entries in:
+   * taking the appends of a leader deposed since, it could help that leader commit over an entry a
+   * newer leader committed with its former self's acknowledgement. So it first asks the other voters
+   * for their terms and takes the highest of `needed` answers (a majority of the voters, itself not
+   * counted). An entry committed in term T is on a majority M of the voters, each of which had a term
+   * >= T and never goes back (a member that lost a log tail restarts at its term ceiling; one whose
+   * past is unknown answers `reject` and is not counted): |answers| + |M without this member| > the
+   * number of other voters, so one answerer is in M and reports >= T. Until then it takes nothing
+   * (appends, heartbeats, snapshots, votes are dropped) and adopts no term.
+   */
+  #probe: { readonly peers: readonly NodeId[]; readonly needed: number; readonly answers: Map<NodeId, Term>; elapsed: number } | null = null;
 
   constructor(cfg: ResolvedConfig) {
     this.id = cfg.id;
@@ -115,6 +142,56 @@ export class Raft {
       this.log.appliedTo(cfg.applied);
     }
     this.becomeFollower(this.term, noNode);
+    if (this.damaged?.termUnknown === true) this.#startProbe(cfg.termProbePeers);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Learning a term floor (Damage.termUnknown)
+
+  #startProbe(known: readonly NodeId[]): void {
+    const peers = [...new Set(known)].filter((id) => id !== this.id).sort((a, b) => a - b);
+    const n = peers.length + 1;
+    // A majority of the n voters, itself not counted: for an odd n that is ceil(n / 2) of the others,
+    // the fewest the overlap argument (#probe) needs; for an even n one more, so that the answers
+    // still meet every commit quorum when the real configuration has one member more or less than
+    // the host's view (a membership change the host has not seen). Never more than there are others.
+    const needed = Math.min(peers.length, Math.floor(n / 2) + 1);
+    this.#probe = { peers, needed, answers: new Map(), elapsed: 0 };
+    if (needed === 0) this.#finishProbe();
+    else for (const id of peers) this.#send({ type: 'termProbe', to: id });
+  }
+
+  /** Whether this member is still learning its term floor (it takes nothing until it has). */
+  get probing(): boolean {
+    return this.#probe !== null;
+  }
+
+  /** Asks again, every heartbeat period, the voters that have not answered yet. */
+  #tickProbe(): void {
+    const p = this.#probe!;
+    if (++p.elapsed < this.cfg.heartbeatTicks) return;
+    p.elapsed = 0;
+    for (const id of p.peers) if (!p.answers.has(id)) this.#send({ type: 'termProbe', to: id });
+  }
+
+  #handleProbeAnswer(m: Message): void {
+    const p = this.#probe;
+    // Not probing (any more), a member not asked, or one whose own past term is unknown: not counted.
+    if (p === null || m.reject || !p.peers.includes(m.from)) return;
+    p.answers.set(m.from, Math.max(m.term, p.answers.get(m.from) ?? 0));
+    if (p.answers.size >= p.needed) this.#finishProbe();
+  }
+
+  #finishProbe(): void {
+    const p = this.#probe!;
+    let floor = this.term;
+    for (const t of p.answers.values()) floor = Math.max(floor, t);
+    this.#probe = null;
+    const d = this.damaged!;
+    // Still damaged (it lacks what it acknowledged): only a leader of a term >= the floor repairs it.
+    this.damaged = { term: Math.max(d.term, floor), index: d.index };
+    this.termFloor = floor;
+    if (floor > this.term) this.becomeFollower(floor, noNode);
   }
 
   #loadState(hs: HardState): void {
@@ -352,6 +429,7 @@ export class Raft {
   // Ticks
 
   tick(): void {
+    if (this.#probe !== null) this.#tickProbe();
     if (this.quiesced) return;
     if (this.state === 'leader') this.#tickHeartbeat();
     else this.#tickElection();
@@ -359,7 +437,11 @@ export class Raft {
 
   #tickElection(): void {
     this.electionElapsed++;
-    if (this.#promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
+    // An incomplete member (setIncomplete) waits two election timeouts longer than the others: a
+    // complete member that can win times out first and leads, yet a group whose only candidate is
+    // incomplete still elects it (its Raft log is whole: safety does not depend on this).
+    const timeout = this.randomizedElectionTimeout + (this.incomplete ? incompleteElectionDelayTimeouts * this.cfg.electionTicks : 0);
+    if (this.#promotable() && this.electionElapsed >= timeout) {
       this.electionElapsed = 0;
       this.hup(false);
     }
@@ -567,6 +649,20 @@ export class Raft {
     assertIndex(m.commit, 'message commit');
     assert(m.to === this.id, `message for ${m.to} delivered to ${this.id}`);
     if (m.from === this.id) return;
+    // A term probe is answered in any state and changes nothing here (it does not even wake a
+    // quiesced member). The answer carries this member's current term; a member still learning its
+    // own floor has none to give.
+    if (m.type === 'termProbe') {
+      this.#send({ type: 'termProbeResp', to: m.from, reject: this.#probe !== null });
+      return;
+    }
+    if (m.type === 'termProbeResp') {
+      this.#handleProbeAnswer(m);
+      return;
+    }
+    // Learning its term floor: it takes nothing and adopts no term (a deposed leader's append would
+    // otherwise be acknowledged). Leaders retry; the member answers once it knows its floor.
+    if (this.#probe !== null) return;
     // Any message wakes a quiesced member, but the answers to the heartbeats of a leader's own term
     // (among them those to the heartbeats that told its followers it quiesces).
     if (this.quiesced && !(this.state === 'leader' && m.type === 'heartbeatResp' && m.term === this.term)) this.wake(0);
@@ -749,6 +845,8 @@ export class Raft {
   }
 
   #handleAppendAccepted(m: Message, pr: Progress): void {
+    // Answers arrive in the order the member sent them: the latest says whether it is incomplete.
+    pr.incomplete = m.context === incompleteAck;
     const oldPaused = pr.isPaused();
     if (pr.maybeUpdate(m.index) || (pr.match === m.index && pr.state === 'probe')) {
       if (pr.state === 'probe') {
@@ -790,7 +888,7 @@ export class Raft {
   #handleAppend(m: Message): void {
     if (m.index < this.log.committed) {
       // Everything up to our commit index matches the leader already.
-      this.#send({ type: 'appResp', to: m.from, index: this.log.committed });
+      this.#send({ type: 'appResp', to: m.from, index: this.log.committed, context: this.#ackContext() });
       return;
     }
     for (let k = 0; k < m.entries.length; k++) {
@@ -801,7 +899,7 @@ export class Raft {
     const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
     if (lastNew !== undefined) {
       if (this.damaged !== null) this.#maybeRepaired(m, lastNew);
-      this.#send({ type: 'appResp', to: m.from, index: lastNew });
+      this.#send({ type: 'appResp', to: m.from, index: lastNew, context: this.#ackContext() });
       return;
     }
     // Reject with a hint: the largest index <= m.index whose term is <= m.logTerm. The leader can
@@ -862,9 +960,9 @@ export class Raft {
     const s = m.snapshot;
     assert(s !== undefined, `snap message from ${m.from} carries no snapshot`);
     if (this.#restore(s)) {
-      this.#send({ type: 'appResp', to: m.from, index: this.log.lastIndex() });
+      this.#send({ type: 'appResp', to: m.from, index: this.log.lastIndex(), context: this.#ackContext() });
     } else {
-      this.#send({ type: 'appResp', to: m.from, index: this.log.committed });
+      this.#send({ type: 'appResp', to: m.from, index: this.log.committed, context: this.#ackContext() });
     }
   }
 
@@ -914,6 +1012,22 @@ export class Raft {
    * campaigns (and grants votes, its leader lease being over) as soon as a follower that had kept
    * ticking would have. A leader starts a fresh CheckQuorum period.
    */
+  /**
+   * The host says whether this member is incomplete (types.ts incompleteAck). A follower tells its
+   * leader at once with an answer that acknowledges its commit index (its log matches the leader's up
+   * to there), so the leader's view does not wait for the next append (an idle or quiesced group
+   * sends none).
+   */
+  setIncomplete(incomplete: boolean): void {
+    if (this.incomplete === incomplete) return;
+    this.incomplete = incomplete;
+    if (this.state === 'follower' && this.lead !== noNode) this.#send({ type: 'appResp', to: this.lead, index: this.log.committed, context: this.#ackContext() });
+  }
+
+  #ackContext(): string {
+    return this.incomplete ? incompleteAck : '';
+  }
+
   wake(electionElapsed: number): void {
     if (!this.quiesced) return;
     this.quiesced = false;

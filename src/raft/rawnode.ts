@@ -71,6 +71,13 @@ export interface Ready {
    * the host records the damage in the same write as step 1, so a restart does not forget it.
    */
   readonly damaged: Damage | undefined;
+  /**
+   * Present once a member whose past term was unknown (Damage.termUnknown) has learned a term floor
+   * from a majority of the other voters: the host records in the same write (with the hard state at
+   * that term) that its damage term is at least this and that its term is no longer unknown, so a
+   * restart does not ask again, and a restart before that write does.
+   */
+  readonly termFloor: Term | undefined;
 }
 
 export interface ProgressStatus {
@@ -79,6 +86,8 @@ export interface ProgressStatus {
   readonly state: ProgressState;
   readonly isLearner: boolean;
   readonly recentActive: boolean;
+  /** The member's latest accepted append answer said it is incomplete (types.ts incompleteAck); the leader's own flag for itself. */
+  readonly incomplete: boolean;
 }
 
 export interface Status {
@@ -201,6 +210,19 @@ export class RawNode {
     this.#raft.wake(electionElapsed);
   }
 
+  /**
+   * Whether this member is incomplete: it holds the Raft log the group counts, but not yet all the
+   * data its host keeps beside it (a partition replica fetching the retained log before its
+   * snapshot). Its accepted append answers say so, and its leader's status shows it in progress.
+   */
+  setIncomplete(incomplete: boolean): void {
+    this.#raft.setIncomplete(incomplete);
+  }
+
+  get incomplete(): boolean {
+    return this.#raft.incomplete;
+  }
+
   /** Whether this member is quiesced (its ticks do nothing until it wakes). */
   get quiesced(): boolean {
     return this.#raft.quiesced;
@@ -236,6 +258,7 @@ export class RawNode {
       r.readStates.length > 0 ||
       r.repaired ||
       r.newlyDamaged !== null ||
+      r.termFloor !== undefined ||
       r.log.unstable.entries.length > 0 ||
       r.log.unstable.snapshot !== undefined ||
       r.log.hasNextCommittedEntries()
@@ -268,13 +291,16 @@ export class RawNode {
         r.log.unstable.snapshot !== undefined ||
         r.repaired ||
         r.newlyDamaged !== null ||
+        r.termFloor !== undefined ||
         hs.term !== this.#prevHardState.term ||
         hs.vote !== this.#prevHardState.vote,
       repaired: r.repaired,
       damaged: r.newlyDamaged ?? undefined,
+      termFloor: r.termFloor,
     };
     r.repaired = false;
     r.newlyDamaged = null;
+    r.termFloor = undefined;
     r.msgs = [];
     r.readStates = [];
     this.#prevSoftState = ss;
@@ -318,6 +344,7 @@ export class RawNode {
           state: pr.state,
           isLearner: pr.isLearner,
           recentActive: pr.recentActive,
+          incomplete: id === r.id ? r.incomplete : pr.incomplete,
         });
       }
     }

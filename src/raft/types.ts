@@ -95,7 +95,15 @@ export type MessageType =
   /** Follower → leader: a ReadIndex request with the caller's context. */
   | 'readIndex'
   /** Leader → follower: the read index for `context`, safe once applied locally. */
-  | 'readIndexResp';
+  | 'readIndexResp'
+  /**
+   * A member whose past term is unknown (Damage.termUnknown: it starts empty in a group its data
+   * directory may have belonged to) → the other voters: what is your term? Answered by any member in
+   * any state, changing nothing on the answerer (not even waking it from quiescence).
+   */
+  | 'termProbe'
+  /** The answer: `term` is the answerer's current term; `reject` when its own past term is unknown too. */
+  | 'termProbeResp';
 
 /**
  * One message between peers. Fields a type does not use hold their zero value ('' / 0 / false / []).
@@ -134,6 +142,15 @@ export const quiesceContext = 'quiesce';
  */
 export const damagedReject = 'damaged';
 
+/**
+ * The context a member puts on the appends it accepts while it is incomplete (RawNode.setIncomplete):
+ * it holds the Raft log the leader counts, but not all of the data its host keeps beside that log (a
+ * partition replica still fetching the retained log before its snapshot). The leader records it in
+ * that member's progress (ProgressStatus.incomplete), so its host neither promotes such a learner nor
+ * hands it the leadership.
+ */
+export const incompleteAck = 'incomplete';
+
 export type StateType = 'follower' | 'preCandidate' | 'candidate' | 'leader';
 
 /**
@@ -145,6 +162,12 @@ export type StateType = 'follower' | 'preCandidate' | 'candidate' | 'leader';
 export interface Damage {
   readonly term: Term;
   readonly index: Index;
+  /**
+   * Nothing of its past is known, not even an upper bound of its terms (a wiped data directory has no
+   * term ceiling): before it takes any append, heartbeat or snapshot it learns a term floor from a
+   * majority of the other voters (termProbe; Raft.#probe). Absent: false.
+   */
+  readonly termUnknown?: boolean;
 }
 
 /** Volatile state the host may want to observe (not persisted). */

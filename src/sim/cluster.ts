@@ -888,7 +888,11 @@ export function describeMessage(m: Message): string {
     case 'snap':
       parts.push(`snapshot ${m.snapshot?.metadata.index}@${m.snapshot?.metadata.term}`);
       break;
+    case 'termProbeResp':
+      if (m.reject) parts.push('UNKNOWN');
+      break;
     case 'timeoutNow':
+    case 'termProbe':
       break;
   }
   return parts.join(' ');

@@ -263,8 +263,9 @@ export class HostSimulation implements HostSimContext {
     this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
     this.stats.refusedWrites += node.disk.stats.refused;
     this.#countHost(node);
+    if (how.kind === 'wiped') node.wipeDirectory();
     node.crash(node.disk.crash(how));
-    if (how.kind === 'lostTail') {
+    if (how.kind === 'lostTail' || how.kind === 'wiped') {
       this.damaged.add(node.id);
       for (const w of this.#watch.values()) w.lostData(node.id);
     }

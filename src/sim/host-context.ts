@@ -52,6 +52,8 @@ export interface HostSimStats {
   midWriteCrashes: number;
   prefixCrashes: number;
   lostTailCrashes: number;
+  /** Nodes restarted on a wiped data directory. */
+  wipes: number;
   fullDisks: number;
   refusedWrites: number;
   /** Batches told failed because the disk refused them (the leader may have sent them already). */
@@ -101,6 +103,7 @@ export function emptyStats(): HostSimStats {
     midWriteCrashes: 0,
     prefixCrashes: 0,
     lostTailCrashes: 0,
+    wipes: 0,
     fullDisks: 0,
     refusedWrites: 0,
     refusedBatches: 0,

@@ -51,6 +51,8 @@ const actions = [
   'transfer',
   'transfer',
   'lostTail',
+  'wipe',
+  'wipeBesideDeposed',
   'move',
   'move',
   'move',
@@ -275,6 +277,16 @@ export class Nemesis {
         this.#loseTail(r.pick(ctx.partitions));
         break;
       }
+      case 'wipe': {
+        if (!ctx.lostTail) break;
+        detail = this.#wipe() ?? detail;
+        break;
+      }
+      case 'wipeBesideDeposed': {
+        if (!ctx.lostTail) break;
+        detail = this.#wipeBesideDeposed() ?? detail;
+        break;
+      }
       case 'move':
         // The operator: a replica moved to a node outside its group, or a move cancelled (host-moves.ts).
         detail = ctx.moveReplica();
@@ -309,6 +321,59 @@ export class Nemesis {
     if (options.length === 0) return;
     ctx.stats.lostTailCrashes++;
     ctx.crash(n, { kind: 'lostTail', syncs: ctx.rng.pick(options) }, ctx.rng.between(10, 300));
+  }
+
+  /**
+   * A node's data directory is wiped (its KV and its marker file): it restarts with nothing, a disk
+   * that joined the cluster after every group was created, and joins its groups empty and damaged;
+   * each first learns a term floor from the other voters (src/raft, termProbe), then is repaired.
+   * Like a lost tail, one node at a time.
+   */
+  #wipe(): string | undefined {
+    const ctx = this.#ctx;
+    const n = ctx.rng.pick(ctx.nodes());
+    if (!n.running || ctx.damaged.size > 0) return undefined;
+    ctx.stats.wipes++;
+    ctx.crash(n, { kind: 'wiped' }, ctx.rng.between(10, 300));
+    return `n${n.id}`;
+  }
+
+  /**
+   * The case a wiped member's term floor is for (docs/storage.md, "The term ceiling"): a group's leader
+   * b is cut off with a clock so slow that it goes on leading its term for seconds; the others elect a
+   * leader a of a newer term and commit with the third member w. Then w's directory is wiped and only
+   * b can reach it (a is cut off): w must not take b's appends, or b commits its own entries over what
+   * a committed with w's former self.
+   */
+  #wipeBesideDeposed(): string | undefined {
+    const ctx = this.#ctx;
+    const r = ctx.rng;
+    if (ctx.damaged.size > 0) return undefined;
+    const p = r.pick(ctx.partitions);
+    const b = ctx.leaderOf(p);
+    const voters = b?.replicas?.replica(p.topic, p.partition)?.group.raw.status().confState.voters ?? [];
+    if (b === undefined || voters.length !== 3) return undefined;
+    const ids = ctx.nodes().map((n) => n.id);
+    b.setRate(0.05);
+    ctx.net.isolate(b.id, ids);
+    ctx.at(r.between(300, 800), () => {
+      const a = ctx.leaderOf(p);
+      if (!ctx.chaos || a === undefined || a === b || !b.running || ctx.damaged.size > 0) return;
+      const wId = voters.find((id) => id !== a.id && id !== b.id);
+      const w = wId === undefined ? undefined : ctx.node(wId);
+      if (w === undefined || !w.running) return;
+      ctx.stats.wipes++;
+      ctx.net.rejoin(b.id);
+      ctx.net.isolate(a.id, ids);
+      ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} n${w.id} wiped, n${b.id} (deposed, slow) reaches it, n${a.id} (leader) cut off`);
+      ctx.crash(w, { kind: 'wiped' }, r.between(10, 50));
+      ctx.at(r.between(400, 1000), () => {
+        if (!ctx.chaos) return;
+        ctx.net.rejoin(a.id);
+        if (b.rate !== 1) b.setRate(1);
+      });
+    });
+    return `p${p.index} n${b.id} cut off, x${b.rate}`;
   }
 
   /** The fsync time a node's disk takes for one write now. */

@@ -188,6 +188,7 @@ export class SimHostNode {
       memoryEntries: t.memoryEntries,
       disk: nodeDisk,
       sleep: scheduler.sleep,
+      ...(this.wiped ? { mayFound: () => false } : {}),
       groups: {
         register: (group, handler) => this.handlers.set(group, handler),
         unregister: (group) => this.handlers.delete(group),
@@ -202,7 +203,7 @@ export class SimHostNode {
       incarnation: `n${this.id}.${inc}`,
       kv: this.disk,
       host,
-      founders: env.founders,
+      founders: this.wiped ? [] : env.founders,
       disk: nodeDisk,
       directory: env.founders.map((id) => ({ id })),
       tickMs: t.tickMs,
@@ -297,6 +298,21 @@ export class SimHostNode {
   get markedSeq(): number {
     return this.#cell?.seq ?? -1;
   }
+
+  /**
+   * The data directory was wiped: the marker file goes with the KV (crash() takes the empty disk). The
+   * node comes back as a directory that joined its cluster after every group was created: it founds
+   * neither the metadata group nor a partition group (as main.ts decides through the founders it
+   * recorded and its disk's registration in the metadata, metadata/disk-registry.ts), and joins them
+   * empty and damaged.
+   */
+  wipeDirectory(): void {
+    this.#cell = undefined;
+    this.wiped = true;
+  }
+
+  /** Whether the data directory was wiped since the cluster was founded (see wipeDirectory). */
+  wiped = false;
 
   /** The process dies at once: nothing is closed or flushed, and the disk keeps what `disk` says. */
   crash(next: SimDisk): void {

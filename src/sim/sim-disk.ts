@@ -37,7 +37,9 @@ export type CrashKind =
   /** The first `keep` unsynced writes survive (a prefix: the write-ahead log is sequential). */
   | { kind: 'keepPrefix'; keep: number }
   /** The writes of the last `syncs` fsyncs are lost too: the disk lost data it had confirmed. */
-  | { kind: 'lostTail'; syncs: number };
+  | { kind: 'lostTail'; syncs: number }
+  /** The data directory is wiped: the next process finds nothing (the marker file is gone too). */
+  | { kind: 'wiped' };
 
 interface DiskImage {
   readonly base: SortedBufferMap;
@@ -175,6 +177,8 @@ export class SimDisk implements OrderedKv {
         const keep = Math.max(0, this.#synced.length - how.syncs);
         return new SimDisk(this.#env, { base: this.#base, synced: this.#synced.slice(0, keep), unsynced: [] });
       }
+      case 'wiped':
+        return new SimDisk(this.#env);
     }
   }
 

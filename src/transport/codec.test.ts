@@ -53,7 +53,7 @@ function plain(v: unknown): unknown {
 }
 
 test('every message type our core emits survives encode and decode', () => {
-  const types = ['app', 'appResp', 'vote', 'voteResp', 'preVote', 'preVoteResp', 'heartbeat', 'heartbeatResp', 'snap', 'timeoutNow', 'readIndex', 'readIndexResp'] as const;
+  const types = ['app', 'appResp', 'vote', 'voteResp', 'preVote', 'preVoteResp', 'heartbeat', 'heartbeatResp', 'snap', 'timeoutNow', 'readIndex', 'readIndexResp', 'termProbe', 'termProbeResp'] as const;
   for (const type of types) {
     const m = type === 'app' ? app : type === 'snap' ? snap : makeMessage({ type, from: 3, to: 2, term: 5, index: 9, logTerm: 4, commit: 8, reject: type === 'appResp', rejectHint: 7, context: 'inc/1' });
     assert.deepEqual(plain(decodeMessage(encodeMessage(m), 2)), plain(m), type);

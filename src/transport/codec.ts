@@ -44,6 +44,8 @@ const messageTypes: Record<MessageType, WireMessageType & string> = {
   timeoutNow: 'MESSAGE_TYPE_TIMEOUT_NOW',
   readIndex: 'MESSAGE_TYPE_READ_INDEX',
   readIndexResp: 'MESSAGE_TYPE_READ_INDEX_RESP',
+  termProbe: 'MESSAGE_TYPE_TERM_PROBE',
+  termProbeResp: 'MESSAGE_TYPE_TERM_PROBE_RESP',
 };
 const messageTypesByWire = new Map<string, MessageType>(
   Object.entries(messageTypes).map(([k, v]) => [v, k as MessageType]),

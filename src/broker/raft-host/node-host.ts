@@ -307,7 +307,8 @@ export class RaftNodeHost {
     try {
       // A message wakes a quiesced follower (the core does that itself), which must count how long
       // ago its leader was heard from; a leader decides itself (an answer to its heartbeat does not wake it).
-      if (g.raw.quiesced && !g.raw.isLeader()) this.#wake(g);
+      // A term probe (or its answer) changes nothing on the member it reaches, not its quiescence either.
+      if (g.raw.quiesced && !g.raw.isLeader() && m.type !== 'termProbe' && m.type !== 'termProbeResp') this.#wake(g);
       g.step(m);
     } catch (err) {
       this.#fatal(err);
@@ -392,7 +393,7 @@ export class RaftNodeHost {
     const mustSync = turns.some((t) => t.rd.mustSync);
     // Deferred (see the header): a turn that would write only moved commit indexes and rows waits
     // for the next write instead of writing now.
-    const defer = !mustSync && flushed.length === 0 && turns.every((t) => t.rd.snapshot === undefined && t.rd.entries.length === 0 && !t.rd.repaired && t.rd.damaged === undefined);
+    const defer = !mustSync && flushed.length === 0 && turns.every((t) => t.rd.snapshot === undefined && t.rd.entries.length === 0 && !t.rd.repaired && t.rd.damaged === undefined && t.rd.termFloor === undefined);
     let rows: ((b: KvBatch) => void)[] = [];
     if (defer) {
       for (const t of turns) if (t.rd.hardState !== undefined) this.#rows.push((b) => t.group.store.fill(b, t.rd));
@@ -402,7 +403,7 @@ export class RaftNodeHost {
       this.#rows = [];
     }
     // A Ready that only repairs or marks damage writes too: the mark is what a restart goes by.
-    const needsWrite = !defer && (rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined));
+    const needsWrite = !defer && (rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined || t.rd.termFloor !== undefined));
     // 1. One write for every group (started here, awaited below).
     const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);
     // 1b. No message leaves with a term above the node's durable term ceiling (node-disk.ts): a lost

@@ -78,6 +78,11 @@ export interface RaftGroupOptions {
   readonly heartbeatTicks: number;
   readonly random: { int(n: number): number };
   readonly uncommittedBytesMax?: number;
+  /**
+   * The group's voters as this node knows them (the placement's replicas, the cluster's members), asked
+   * for their terms by a member whose past term is unknown (its store's damage says termUnknown).
+   */
+  readonly termProbePeers?: readonly NodeId[];
 }
 
 export class RaftGroup<Outcome> {
@@ -163,6 +168,8 @@ export class RaftGroup<Outcome> {
       // A member whose log was found damaged (a lost write-ahead-log tail) neither votes nor leads
       // until its leader has repaired it (src/raft, `damaged`).
       damaged: this.store.coreDamage(),
+      // A member whose past term is unknown (a wiped directory) learns a term floor from them first.
+      termProbePeers: this.#o.termProbePeers ?? [],
       ...(this.#o.uncommittedBytesMax === undefined ? {} : { uncommittedBytesMax: this.#o.uncommittedBytesMax }),
     });
   }

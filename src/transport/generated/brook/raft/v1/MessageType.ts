@@ -14,6 +14,8 @@ export const MessageType = {
   MESSAGE_TYPE_TIMEOUT_NOW: 'MESSAGE_TYPE_TIMEOUT_NOW',
   MESSAGE_TYPE_READ_INDEX: 'MESSAGE_TYPE_READ_INDEX',
   MESSAGE_TYPE_READ_INDEX_RESP: 'MESSAGE_TYPE_READ_INDEX_RESP',
+  MESSAGE_TYPE_TERM_PROBE: 'MESSAGE_TYPE_TERM_PROBE',
+  MESSAGE_TYPE_TERM_PROBE_RESP: 'MESSAGE_TYPE_TERM_PROBE_RESP',
 } as const;
 
 export type MessageType =
@@ -43,5 +45,9 @@ export type MessageType =
   | 11
   | 'MESSAGE_TYPE_READ_INDEX_RESP'
   | 12
+  | 'MESSAGE_TYPE_TERM_PROBE'
+  | 13
+  | 'MESSAGE_TYPE_TERM_PROBE_RESP'
+  | 14
 
 export type MessageType__Output = typeof MessageType[keyof typeof MessageType]
