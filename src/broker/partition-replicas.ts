@@ -30,7 +30,7 @@ import type { NodeDisk } from './node-disk.js';
 import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
-import type { GroupHandler } from '../transport/index.js';
+import type { AppendAnswer, AppendRequest, GroupHandler } from '../transport/index.js';
 import type { GroupFacts } from '../metadata/cluster-partitions.js';
 import { proposeControl, serveControl, type ControlCommand, type ControlSender } from './partition-control.js';
 
@@ -57,25 +57,12 @@ export const placedOn = (p: GroupPlacement, node: NodeId): boolean => p.replicas
 
 export type PlacementLookup = (topic: number, partition: number) => GroupPlacement | undefined;
 
-/** A publish forwarded to a partition's leader on another node. */
-export interface ForwardedAppend {
-  readonly group: number;
-  readonly topic: number;
-  readonly partition: number;
-  readonly epoch: Term;
-  readonly requestId: string;
-  readonly flowId: string;
-  readonly deadlineMs: number;
-  readonly events: readonly Buffer[];
-}
-
-export type AppendAnswer =
-  | { readonly status: 'committed'; readonly epoch: Term; readonly firstOffset: number; readonly lastOffset: number }
-  | { readonly status: 'notLeader'; readonly leaderHint: NodeId; readonly epoch: Term }
-  | { readonly status: 'unavailable'; readonly detail: string }
-  | { readonly status: 'refused'; readonly detail: string }
-  /** Not appended: the partition's log was sealed by the switch to `timeline`. */
-  | { readonly status: 'sealed'; readonly timeline: string };
+/**
+ * A publish forwarded to a partition's leader on another node, and its answer: the transport's wire
+ * types are the port (one definition of what each field and status means, in transport/types.ts).
+ */
+export type ForwardedAppend = AppendRequest;
+export type { AppendAnswer };
 
 /** How a node reaches a partition leader elsewhere (the gRPC transport). */
 export interface AppendForwarder {

@@ -380,7 +380,7 @@ export class Simulation {
     const st = raw.status();
     if (st.state === 'leader') {
       this.#inv.electionSafety(node.id, st.term);
-      if (!node.wasLeader) {
+      if (node.ledTerm !== st.term) {
         this.stats.elections++;
         this.#log(`n${node.id} became leader of term ${st.term} (last index ${st.lastIndex}, commit ${st.commit})`);
         this.#inv.leaderCompleteness(node.id, st.term, raw);
@@ -392,10 +392,16 @@ export class Simulation {
       this.#inv.leaderCommitRule(node.id, st.term, st.commit, raw);
       this.#inv.leaderCommitted(node.id, st.term, st.commit, raw);
     } else {
+      // A leader that committed its own removal steps down in the event that committed it (see
+      // GroupWatch.observe): its commit index of the term it led is still a leader's.
+      if (node.ledTerm === st.term) {
+        this.#inv.leaderCommitRule(node.id, st.term, st.commit, raw);
+        this.#inv.leaderCommitted(node.id, st.term, st.commit, raw);
+      }
       this.#inv.notLeader(node.id);
       if (st.state === 'candidate' && st.votes !== undefined) this.#inv.voteTally(node.id, st.term, st.votes);
     }
-    node.wasLeader = st.state === 'leader';
+    node.ledTerm = st.state === 'leader' ? st.term : undefined;
     this.#inv.committedPrefix(node.id, st.commit, raw);
   }
 

@@ -101,13 +101,14 @@ export class GroupWatch {
         this.#inv.voteQuorum(node, st.term, st.confState.voters);
       }
       if (st.progress !== undefined) this.#countOldTermQuorum(st.commit, st.term, st.confState.voters, st.progress, raw);
-      this.#inv.leaderCommitRule(node, st.term, st.commit, raw);
-      this.#inv.leaderCommitted(node, st.term, st.commit, raw);
-      if (this.#inv.rules && st.commit > this.#durableChecked) {
-        this.#durableChecked = st.commit;
-        this.#durableQuorum(node, st.commit, raw.termAt(st.commit), this.#votersSeen.get(node) ?? st.confState.voters, st.confState.voters);
-      }
+      this.#leaderCommit(node, st.term, st.commit, st.confState.voters, raw);
     } else {
+      // A leader can move its commit index and step down in one event: committing its own removal
+      // (a replica move away from it) applies the change in the same event, and a leader that is no
+      // longer a voter becomes a follower of the same term (seeds 521 and 1170 of SEEDS=2000). Its
+      // commit index of that term can only come from its own leadership (one leader per term), so it
+      // is checked and recorded as a leader's before the node counts as a follower.
+      if (this.#leaderOf.get(node) === st.term) this.#leaderCommit(node, st.term, st.commit, st.confState.voters, raw);
       this.#leaderOf.delete(node);
       this.#inv.notLeader(node);
       if (st.state === 'candidate' && st.votes !== undefined) this.#inv.voteTally(node, st.term, st.votes);
@@ -115,6 +116,16 @@ export class GroupWatch {
     this.#inv.committedPrefix(node, st.commit, raw);
     this.#votersSeen.set(node, [...st.confState.voters]);
     return elected;
+  }
+
+  /** What a leader's commit index of `term` covers: own-term rule, the committed prefix, DurableQuorum. */
+  #leaderCommit(node: NodeId, term: Term, commit: Index, votersAfter: readonly NodeId[], raw: RaftGroup<unknown>['raw']): void {
+    this.#inv.leaderCommitRule(node, term, commit, raw);
+    this.#inv.leaderCommitted(node, term, commit, raw);
+    if (this.#inv.rules && commit > this.#durableChecked) {
+      this.#durableChecked = commit;
+      this.#durableQuorum(node, commit, raw.termAt(commit), this.#votersSeen.get(node) ?? votersAfter, votersAfter);
+    }
   }
 
   /**

@@ -110,6 +110,7 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 17, bug: 'the same, once turns stopped writing rows on their own (deferred rows and commit indexes)' },
     { seed: 1014, bug: 'a lost tail took a leader\'s term; back at the older term it acknowledged that term\'s deposed leader (term-ceiling.test.ts)' },
     { seed: 277, bug: 'a replica a move placed on a node whose disk was full at that moment was never opened again: the move never finished' },
+    { seed: 521, bug: 'the CommittedPrefix check missed a leader that committed its own removal and stepped down in one event (a checker bug, once replica moves removed leaders)' },
     { seed: 238, bug: 'the DurableQuorum check counted the voters of a configuration change applied in the event that committed it (a checker bug, once replica moves changed membership)' },
   ];
   for (const { seed, bug } of found) {

@@ -4,7 +4,7 @@
  * finished, pending reads). The host logic follows the Ready contract of src/raft/rawnode.ts.
  */
 import { assert } from '../core/assert.js';
-import type { ConfState, Entry, NodeId, Ready } from '../raft/index.js';
+import type { ConfState, Entry, NodeId, Ready, Term } from '../raft/index.js';
 import { bootstrapState, MemoryStorage, RawNode } from '../raft/index.js';
 import { KvStateMachine } from './kv.js';
 import type { Prng } from './prng.js';
@@ -40,7 +40,8 @@ export class SimNode {
   outstanding: Ready | undefined;
   /** Removed from the group and shut down for good. */
   destroyed = false;
-  wasLeader = false;
+  /** The term it led at its last observation; undefined when it was not leader. */
+  ledTerm: Term | undefined;
 
   constructor(id: NodeId, tuning: NodeTuning, rng: Prng, founders: readonly NodeId[] | undefined) {
     this.id = id;
@@ -82,7 +83,7 @@ export class SimNode {
       preVote: t.preVote,
       checkQuorum: t.checkQuorum,
     });
-    this.wasLeader = false;
+    this.ledTerm = undefined;
   }
 
   /** Loses everything not on disk. */
