@@ -38,7 +38,8 @@ interface Partition {
   term: number | null;
   replicas: number[];
   under_replicated: boolean;
-  replica_status: { node: number; applied_index: number | null; lag: number | null; in_sync: boolean }[];
+  incomplete_replicas: number[];
+  replica_status: { node: number; applied_index: number | null; lag: number | null; in_sync: boolean; incomplete: boolean | null }[];
 }
 interface View {
   id: number;
@@ -58,6 +59,8 @@ interface Row {
   /** One line per replica: "3: not reporting, node unreachable". */
   replicaStatus: string;
   state: string;
+  /** The badge of replicas still fetching the retained log before their snapshot, if any. */
+  incomplete: string | null;
   problem: boolean;
 }
 
@@ -102,11 +105,11 @@ function expected(v: View, onlyProblems: boolean): Shown {
       const replicaStatus = p.replica_status
         .map((r) => {
           const known = r.applied_index === null ? (r.in_sync ? 'not known here' : 'not reporting') : r.in_sync ? (r.lag ? `in sync (${r.lag} behind)` : 'in sync') : `behind by ${r.lag}`;
-          const parts = [r.node === p.leader ? 'leader' : null, known, down.has(r.node) ? 'node unreachable' : null].filter((x) => x !== null);
+          const parts = [r.node === p.leader ? 'leader' : null, known, r.incomplete === true ? 'incomplete: fetching the retained log' : null, down.has(r.node) ? 'node unreachable' : null].filter((x) => x !== null);
           return `${r.node}${r.node === p.leader ? '★' : ''}: ${parts.join(', ')}`;
         })
         .join('\n');
-      return { key: `${p.event_type}/${p.partition}`, leader: p.leader === null ? 'none' : String(p.leader), term: p.term === null ? '-' : String(p.term), replicas: p.replicas.join(', '), replicaStatus, state, problem: state !== 'ok' };
+      return { key: `${p.event_type}/${p.partition}`, leader: p.leader === null ? 'none' : String(p.leader), term: p.term === null ? '-' : String(p.term), replicas: p.replicas.join(', '), replicaStatus, state, incomplete: p.incomplete_replicas.length === 0 ? null : `incomplete: ${p.incomplete_replicas.join(', ')}`, problem: state !== 'ok' };
     });
   return {
     rows: onlyProblems ? rows.filter((r) => r.problem) : rows,
@@ -127,7 +130,9 @@ async function shown(page: Page): Promise<Shown> {
     rows: await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
       trs.map((tr) => {
         const td = [...(tr as unknown as HTMLElement).querySelectorAll('td')].map((x) => x.innerText);
-        return { key: tr.getAttribute('data-key') ?? '', leader: td[2]!, term: td[3]!, replicas: td[4]!, replicaStatus: td[5]!, state: td[7]!, problem: tr.className === 'problem' };
+        const state = tr.querySelector('[data-testid=partition-state]')!.firstChild as unknown as HTMLElement;
+        const incomplete = tr.querySelector('[data-testid=partition-incomplete]') as unknown as HTMLElement | null;
+        return { key: tr.getAttribute('data-key') ?? '', leader: td[2]!, term: td[3]!, replicas: td[4]!, replicaStatus: td[5]!, state: state.innerText, incomplete: incomplete === null ? null : incomplete.innerText, problem: tr.className === 'problem' };
       }),
     ),
     nodeId: await text('[data-testid=node-id]'),

@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { businessEvent, businessEventType, call, startTestBroker, type TestBroker } from '../testing/broker-harness.js';
+import { eventually } from '../testing/stream-client.js';
 import { SubscriptionStreamClient } from '../testing/subscription-client.js';
 
 let broker: TestBroker;
@@ -66,7 +67,7 @@ test('timelines: 404 unknown event type, 422 unknown storage or bad body, [] bef
   assert.equal((await req('DELETE', '/storages/st-tl')).status, 204);
 });
 
-test('a switch under continuous publishing and reading: low-level and subscription consumers cross timelines with nothing lost or repeated; a restart keeps it', async () => {
+test('a switch under continuous publishing and reading: low-level and subscription consumers cross timelines with nothing lost or repeated; a restart keeps it', async (t) => {
   const stat = { messages_per_minute: 1, message_size: 1, read_parallelism: 2, write_parallelism: 2 };
   assert.equal((await req('POST', '/event-types', businessEventType('tl.live', { partition_strategy: 'user_defined', default_statistic: stat }))).status, 201);
   assert.equal((await req('POST', '/storages', storage('st-live'))).status, 201);
@@ -75,22 +76,57 @@ test('a switch under continuous publishing and reading: low-level and subscripti
 
   const published: string[][] = [[], []];
   let stop = false;
+  let consumed = false;
   let seq = 0;
+  // The timeline a publish lands in is only known for a publish that started after a switch was
+  // answered and was answered before the next switch began: `inTimeline[k][p]` counts those events of
+  // partition p for the k-th timeline (0-based). `phase` is 2k while timeline k is current and nothing
+  // switches, odd while a switch is asked; a publish counts when no phase change happened meanwhile.
+  const inTimeline = [
+    [0, 0],
+    [0, 0],
+    [0, 0],
+  ];
+  let phase = 0;
   const publisher = (async () => {
     while (!stop) {
       const p = seq % 2;
+      const startedIn = phase;
       const batch = [`n${seq++}`, `n${seq++}`, `n${seq++}`];
       const r = await req('POST', '/event-types/tl.live/events', batch.map((o) => businessEvent(o, { metadata: { eid: crypto.randomUUID(), occurred_at: '2026-11-22T10:00:00Z', partition: String(p) } })));
       assert.equal(r.status, 200, r.text);
       published[p]!.push(...batch);
+      if (startedIn === phase && phase % 2 === 0) inTimeline[phase / 2]![p]! += batch.length;
     }
   })();
+  // The low-level consumer reads batch_limit=7: its batches split each partition's offsets into runs of
+  // at most 7, so a timeline holding 7 events of a partition in a row has a batch that ends in it, whose
+  // cursor names that timeline. Each timeline gets that many before the next switch (a fixed sleep let
+  // no publish through under load: a publish there takes longer than 300 ms).
+  const batchLimit = 7;
+  let publishFailed: unknown;
+  publisher.catch((err: unknown) => (publishFailed = err));
+  const filled = (k: number) =>
+    eventually(
+      () => {
+        if (publishFailed !== undefined) throw publishFailed;
+        return inTimeline[k]!.every((n) => n >= batchLimit);
+      },
+      30_000,
+      `${batchLimit} events of each partition in timeline ${k + 1}`,
+    );
+  const switchTo = async (storageId: string, what: string) => {
+    phase++;
+    const r = await req('POST', '/event-types/tl.live/timelines', { storage_id: storageId });
+    assert.equal(r.status, 201, `${what}: ${r.text}`);
+    phase++;
+  };
 
   // A low-level consumer from BEGIN on both partitions.
   const low: string[][] = [[], []];
   const lowOffsets: string[] = [];
   const ac = new AbortController();
-  const lowRes = await fetch(`${broker.url}/event-types/tl.live/events?batch_limit=7&batch_flush_timeout=1`, {
+  const lowRes = await fetch(`${broker.url}/event-types/tl.live/events?batch_limit=${batchLimit}&batch_flush_timeout=1`, {
     headers: { 'X-Svc-Cursors': JSON.stringify([{ partition: '0', offset: 'BEGIN' }, { partition: '1', offset: 'BEGIN' }]) },
     signal: ac.signal,
   });
@@ -117,11 +153,18 @@ test('a switch under continuous publishing and reading: low-level and subscripti
   })();
   // A subscription consumer that commits every batch.
   const s = await SubscriptionStreamClient.open(broker.url, subId, 'batch_limit=5&batch_flush_timeout=1&max_uncommitted_events=50');
+  // A failed assertion must not leave the publisher and the streams running: the process would never
+  // end (the publisher loops until told to stop).
+  t.after(async () => {
+    stop = true;
+    consumed = true;
+    ac.abort();
+    await s.close().catch(() => undefined);
+  });
 
-  await new Promise((r) => setTimeout(r, 300));
-  assert.equal((await req('POST', '/event-types/tl.live/timelines', { storage_id: 'st-live' })).status, 201);
+  await filled(0);
+  await switchTo('st-live', 'a second timeline');
   let committedUpTo = 0;
-  let consumed = false;
   // Commits keep the subscription's window (max_uncommitted_events=50) open until everything arrived.
   const committer = (async () => {
     while (!consumed) {
@@ -134,9 +177,9 @@ test('a switch under continuous publishing and reading: low-level and subscripti
       await new Promise((r) => setTimeout(r, 20));
     }
   })();
-  await new Promise((r) => setTimeout(r, 300));
-  assert.equal((await req('POST', '/event-types/tl.live/timelines', { storage_id: 'default' })).status, 201, 'a third timeline, back on the default storage');
-  await new Promise((r) => setTimeout(r, 300));
+  await filled(1);
+  await switchTo('default', 'a third timeline, back on the default storage');
+  await filled(2);
   stop = true;
   await publisher;
   const total = published[0]!.length + published[1]!.length;
@@ -153,7 +196,7 @@ test('a switch under continuous publishing and reading: low-level and subscripti
     const viaSub = s.events().filter((e) => e.metadata['partition'] === String(p)).map((e) => e.order_number);
     assert.deepEqual(viaSub, published[p], `subscription partition ${p}: every event once, in order`);
   }
-  assert.ok(lowOffsets.some((o) => o.startsWith('001-0001-')) && lowOffsets.some((o) => o.startsWith('001-0002-')) && lowOffsets.some((o) => o.startsWith('001-0003-')), 'cursors of all three timelines were seen');
+  assert.ok(lowOffsets.some((o) => o.startsWith('001-0001-')) && lowOffsets.some((o) => o.startsWith('001-0002-')) && lowOffsets.some((o) => o.startsWith('001-0003-')), `cursors of all three timelines were seen: ${lowOffsets.join(' ')}`);
   await s.close();
 
   // A restart: everything is still readable from BEGIN, and the cursors committed across timelines hold.

@@ -66,6 +66,13 @@ function decodePending(v: Buffer): PendingHistory | undefined {
   return p.fromIndex <= p.index && p.fromOffset < p.next ? p : undefined;
 }
 
+/**
+ * A replica's answer to a fetch of the log before a snapshot does not fit that snapshot (it lacks the
+ * start of that log, or its entries give other offsets than the snapshot's): that replica cannot serve
+ * it, which is not a passing fault (PartitionReplicas tries the others, then gives up).
+ */
+export class HistoryMissingError extends Error {}
+
 /** The history to fetch after installing `img` at `index` without the log before it, if any. */
 function pendingOf(index: number, img: PartitionImage): PendingHistory | undefined {
   if (img.start === undefined) return undefined;
@@ -326,6 +333,17 @@ export class PartitionReplica {
       if (recent.length > dedupWindow) recent.splice(0, recent.length - dedupWindow);
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
       if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
+      // Retention removes the oldest rows and entries in a write of its own; the oldest offset that
+      // goes with it is written with the applied state in the node's next write. A crash between the
+      // two (the removal made durable by a later fsync, the new oldest offset lost) leaves an oldest
+      // offset whose rows are gone: every offset from oldest to next has a row (they are written with
+      // the applied state), so the first row left is where the log starts.
+      let held = image.next;
+      for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), limit: 1 })) held = decodeIndexRow(k, v).first;
+      if (held > image.oldest) {
+        logger.warn({ topic, partition, group: groupId, stored: image.oldest, oldest: Math.min(held, image.next) }, 'partition replica opens after a crash during retention: its log starts at the first batch left');
+        image = { ...image, oldest: Math.min(held, image.next) };
+      }
     }
     const replica = new PartitionReplica(topic, partition, groupId, kv, host, logger, new PartitionState(image));
     if (pending !== undefined) {
@@ -333,6 +351,37 @@ export class PartitionReplica {
       replica.#logFloor = pending.index + 1;
     }
     return replica;
+  }
+
+  /** The de-duplication window of the snapshot last installed without its log (while this process runs). */
+  #restoredWindow: PartitionImage['recent'] | undefined;
+
+  /**
+   * The request ids whose first offsets this replica knows from de-duplication windows at or after
+   * the index of the snapshot it installed without its log: that snapshot's, the stored snapshot's,
+   * its state's now. Where they differ, the lowest offsets (the first application nearest that
+   * snapshot). A fetch of the log before it that starts later than the log did gives them to its
+   * scratch state (PartitionState's `earlier`).
+   */
+  requestsKnown(): Map<string, readonly [number, number]> {
+    const out = new Map<string, readonly [number, number]>();
+    const add = (recent: PartitionImage['recent'] | undefined) => {
+      for (const [id, first, last] of recent ?? []) {
+        const had = out.get(id);
+        if (had === undefined || first < had[0]) out.set(id, [first, last]);
+      }
+    };
+    add(this.#restoredWindow);
+    const stored = this.#group.store.storage.snapshot().data;
+    if (stored.byteLength > 0) {
+      try {
+        add(decodeImage(stored).recent);
+      } catch {
+        // a malformed stored image: the other windows still count
+      }
+    }
+    add(this.#state.image().recent);
+    return out;
   }
 
   /** The log before the installed snapshot still to be fetched (undefined: none is missing). */
@@ -527,6 +576,7 @@ export class PartitionReplica {
       return;
     }
     this.#state = new PartitionState(img);
+    this.#restoredWindow = img.recent;
     this.#withoutLogBefore(s.metadata.index, pendingOf(s.metadata.index, img));
     this.onRestoredWithoutLog?.();
   }
@@ -618,7 +668,7 @@ export class PartitionReplica {
    * `scratch` gives (the same rules as apply, so the same offsets as on the replica they came from).
    * The live state does not change; `extendBack` makes them readable once all are here.
    */
-  async storeHistory(entries: readonly Entry[], scratch: PartitionState): Promise<void> {
+  async storeHistory(entries: readonly Entry[], scratch: PartitionState, below: number): Promise<void> {
     const rows: NewIndexRow[] = [];
     for (const e of entries) {
       if (e.type === 'confChange') {
@@ -631,6 +681,11 @@ export class PartitionReplica {
       else if (head.kind === 'seal') scratch.applySeal(e.index, head.timeline, head.floor);
       else rows.push(...indexRowsOf(e.index, head.appendTimeMs, head.batches, scratch.applyBatches(e.index, head.batches)));
     }
+    // The history ends before the snapshot's next offset. A row at or past it (offsets that do not add
+    // up: the answer starts elsewhere than it was taken to) is not written: it could replace the row
+    // of a batch applied after the snapshot, and the removal of a failed try (`dropHistory`, offsets
+    // below the snapshot's) would leave it behind, naming an entry that is not there.
+    if (scratch.newest >= below) throw new HistoryMissingError(`the fetched log reaches offset ${scratch.newest} by index ${scratch.applied}, past the snapshot's last offset ${below - 1}`);
     const g = this.groupId;
     await this.#group.store.storeHistory(entries, (b) => {
       for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
@@ -985,13 +1040,21 @@ export class PartitionReplica {
    * before the leader's snapshot index) and follow this replica's applied index without a gap.
    * Returns false when they do not (the leader's log starts after what this replica applied: the
    * events in between are gone everywhere and this replica cannot continue by itself).
+   * The entries are written (a write of their own) before they are applied: applying makes their
+   * offsets readable, and they are in no memory tail, so a read must find them in the KV. Queued for
+   * the node's next write instead, a read while that write waited (behind a slow fsync) found the
+   * index row but not its entry, and the replica refused reads for good (host simulation, seed 20).
+   * A crash between the two writes leaves entries past the applied index: the leader's snapshot is
+   * sent again and they are fetched and written over. `current` says whether the replica is still
+   * hosted once the write is done (it applies nothing otherwise).
    */
-  storeFetched(entries: readonly Entry[]): boolean {
+  async storeFetched(entries: readonly Entry[], current: () => boolean = () => true): Promise<boolean> {
     const first = entries[0];
     if (first === undefined) return true;
     if (first.index !== this.#state.applied + 1) return false;
-    const store = this.#group.store;
-    this.#host.writeRows((b) => store.fillFetched(b, entries));
+    await this.#group.store.storeFetched(entries);
+    if (!current()) return true;
+    if (first.index !== this.#state.applied + 1) return false;
     for (const e of entries) this.replay(e);
     return true;
   }

@@ -25,13 +25,13 @@ import { ForwardGrouper } from './forward-grouper.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
-import { PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
+import { HistoryMissingError, PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
 import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
 import type { RaftNodeHost } from './raft-host/node-host.js';
 import type { AppendAnswer, AppendRequest, GroupHandler } from '../transport/index.js';
-import type { GroupFacts } from '../metadata/cluster-partitions.js';
+import type { GroupFacts, ReplicaFacts } from '../metadata/cluster-partitions.js';
 import { proposeControl, serveControl, type ControlCommand, type ControlSender } from './partition-control.js';
 
 /** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
@@ -343,8 +343,14 @@ export class PartitionReplicas {
       uncommittedBytesMax: uncommittedBytesMax,
       // The voters a member whose past term is unknown asks for theirs: the placement's, and a move's
       // new replica, so that the raft configuration is this set or one member fewer at every step of
-      // a move (the core's count of answers covers one member more or less than it is told).
-      termProbePeers: [...new Set([o.self, ...placement.replicas, ...(placement.learners ?? [])])],
+      // a move (the core's count of answers covers one member more or less than it is told). Read
+      // from the placement now, not at open: a move that ends or is cancelled while the member
+      // probes leaves a node that dropped its replica and never answers (the count would wait for it).
+      termProbePeers: () => {
+        const now = o.placement(topic, partition);
+        const p = now !== undefined && now.group === placement.group ? now : placement;
+        return [...new Set([o.self, ...p.replicas, ...(p.learners ?? [])])];
+      },
     });
     replica.attach(group);
     // Stopped while fetching the log before its snapshot: it says so to its leaders from its first answer on.
@@ -365,6 +371,10 @@ export class PartitionReplicas {
     this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
     o.groups?.register(placement.group, this.#handler(replica));
+    // A crash after retention removed entries but before the snapshot saying where the log now starts
+    // was written leaves a stored image whose `start` names removed entries: a follower sent it would
+    // ask this replica for them again and again (host simulation, seed 292). It is taken again.
+    if (replica.pendingHistory === undefined) void this.#refreshStaleStart(replica, log);
     if (replica.pendingHistory !== undefined) {
       // It stopped while fetching the log before its snapshot (or before it began): fetch it again.
       log.info({ ...replica.pendingHistory }, 'partition replica opens without the retained log before its snapshot: fetching it again');
@@ -523,11 +533,15 @@ export class PartitionReplicas {
         // Committed entries only (applied ones): those are the same on every replica that holds them,
         // so a replica may fetch them from any other, not only from its leader.
         // A replica still fetching the log before its snapshot holds a part of it at most: it serves
-        // nothing below its snapshot (the asker tries another replica), never a log with a hole.
+        // nothing below its snapshot (the asker tries again, or another replica), never a log with a
+        // hole. One that gave that fetch up holds its log from its snapshot on, as if its retention had
+        // gone that far: it serves from there (the asker sees where its log starts), instead of
+        // refusing for good an asker that takes the refusal for a passing one.
         const floor = r.logFloor;
-        const chunks = r.readLog(req.fromIndex, Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
+        const fetching = r.pendingHistory !== undefined;
+        const chunks = r.readLog(Math.max(req.fromIndex, floor ?? 0), Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
-          if (floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
+          if (fetching && floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
           for await (const entries of chunks) yield { entries };
         })();
       },
@@ -735,15 +749,16 @@ export class PartitionReplicas {
       // fetching the retained log before its own snapshot does not serve the entries before it).
       const peers = [m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== this.#o.self && all.indexOf(n) === i);
       const failures: string[] = [];
+      const hosted = () => !this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
       for (const peer of peers) {
         if (r.applied >= target) break;
         try {
           const signal = AbortSignal.timeout(60_000);
           for await (const chunk of this.#forwarder!.fetchLog!(peer, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
             // Dropped meanwhile (moved away, event type deleted): it stores nothing more.
-            if (this.#closed || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+            if (!hosted()) return;
             const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
-            if (!r.storeFetched(entries)) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
+            if (!(await r.storeFetched(entries, hosted))) throw new Error(`it no longer holds the entries after ${r.applied} (its log starts at ${entries[0]?.index})`);
             fetched += entries.length;
           }
           if (r.applied < target) failures.push(`node ${peer} holds the entries up to ${r.applied} only`);
@@ -776,10 +791,16 @@ export class PartitionReplicas {
    * to arrive exactly at the snapshot's next offset. Then those events are readable here; until then
    * reads of them go to another replica. A try that fails is removed before the next one, which may
    * ask another replica (the leader first, then the others: any replica serves committed entries).
+   * A replica whose retention removed the start of that log since (or that gave up its own fetch, and
+   * holds its log from its snapshot on) answers from where its log starts now: the fetch takes the log
+   * from there, starting at the oldest offset that replica names, and this replica's retained start
+   * moves there too, as its own retention would have moved it (the events before it were removed by
+   * a retention cutoff; the rest is still served, so giving it up would lose retained events here).
    * Tries go on while no replica can be reached (a leader change, a cut); when the replicas that
-   * answered no longer hold that log (their retention went past it), the replica reads from its
-   * snapshot on (as after more retention). A node that stops meanwhile starts the fetch again at its
-   * next start (PartitionReplica.load). A later snapshot installed without its log replaces the fetch.
+   * answered hold none of that log (their retention went past the snapshot), or answer one whose
+   * offsets do not add up to the snapshot's, the replica reads from its snapshot on (as after more
+   * retention). A node that stops meanwhile starts the fetch again at its next start
+   * (PartitionReplica.load). A later snapshot installed without its log replaces the fetch.
    */
   #fetchHistory(r: PartitionReplica): void {
     const pending = r.pendingHistory;
@@ -790,6 +811,7 @@ export class PartitionReplicas {
       return;
     }
     const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+    const boundsOf = this.#forwarder?.bounds?.bind(this.#forwarder);
     const { index, next, fromIndex, fromOffset } = pending;
     const generation = r.historyGeneration;
     const current = () => !this.#closed && r.historyGeneration === generation && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
@@ -807,30 +829,51 @@ export class PartitionReplicas {
         const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
         if (peers.length === 0 || peers.every((n) => without.has(n))) break;
         const from = peers[attempt % peers.length]!;
-        const scratch = new PartitionState({ applied: fromIndex - 1, next: fromOffset, oldest: fromOffset, recent: [] });
+        // Where the fetched log starts: the retained start, or later when `from` holds it from later.
+        let start = { fromIndex, fromOffset };
+        let scratch: PartitionState | undefined;
         let chunks = 0;
         try {
           const signal = AbortSignal.timeout(120_000);
           for await (const chunk of fetchLog(from, { group: r.groupId, fromIndex, toIndex: index, maxBytes: logChunkBytes }, signal)) {
             if (!current()) return;
+            const first = chunk.entries[0];
+            if (first === undefined) continue;
+            if (scratch === undefined) {
+              if (first.index > fromIndex) {
+                // `from` no longer holds the start of that log (its retention removed it, or it holds
+                // its log from a snapshot on): the log is taken from where `from` holds it, at the
+                // oldest offset it names (a retention cut falls between batches: the entries from its
+                // first on take the offsets from its oldest on). A start that does not fit shows at
+                // the end: the offsets do not arrive at the snapshot's.
+                const oldest = boundsOf === undefined ? undefined : (await boundsOf(from, { group: r.groupId, topic: r.topic, partition: r.partition })).oldest;
+                if (!current()) return;
+                if (oldest === undefined || oldest <= fromOffset || oldest >= next) throw new HistoryMissingError(`its log starts at entry ${first.index}, after ${fromIndex}, at offset ${oldest ?? 'unknown'}`);
+                start = { fromIndex: first.index, fromOffset: oldest };
+              }
+              // The de-duplication window the log had where the fetch starts is not here; the ids
+              // later windows remember tell which batches were retries of earlier ones.
+              scratch = new PartitionState({ applied: start.fromIndex - 1, next: start.fromOffset, oldest: start.fromOffset, recent: [] }, r.requestsKnown());
+            }
+            const s = scratch;
             chunk.entries.forEach((e, i) => {
-              if (e.index !== scratch.applied + 1 + i) throw new HistoryMissing(`entry ${e.index} where ${scratch.applied + 1 + i} was expected`);
+              if (e.index !== s.applied + 1 + i) throw new HistoryMissingError(`entry ${e.index} where ${s.applied + 1 + i} was expected`);
             });
-            await r.storeHistory(chunk.entries, scratch);
+            await r.storeHistory(chunk.entries, s, next);
             chunks++;
           }
           if (!current()) return;
-          if (scratch.applied !== index || scratch.newest + 1 !== next) {
-            throw new HistoryMissing(`the fetched log ends at index ${scratch.applied} and offset ${scratch.newest}, the snapshot at index ${index} and offset ${next - 1}`);
+          if (scratch === undefined || scratch.applied !== index || scratch.newest + 1 !== next) {
+            throw new HistoryMissingError(`the fetched log ends at index ${scratch?.applied ?? fromIndex - 1} and offset ${scratch?.newest ?? fromOffset - 1}, the snapshot at index ${index} and offset ${next - 1}`);
           }
-          r.extendBack(pending);
-          log.info({ from, fromIndex, toIndex: index, oldest: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
+          r.extendBack({ ...pending, ...start });
+          log.info({ from, fromIndex: start.fromIndex, toIndex: index, oldest: start.fromOffset, retainedStart: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
           this.#historyDone(r);
           return;
         } catch (err) {
           if (!current()) return;
-          if (err instanceof HistoryMissing) without.add(from);
+          if (err instanceof HistoryMissingError) without.add(from);
           lastErr = `node ${from}: ${(err as Error).message}`;
           if (attempt < 10 || attempt % 100 === 0) log.warn({ from, err: (err as Error).message, chunks, attempt }, 'fetching the retained log before the snapshot failed; trying again');
           await r.dropHistory(fromOffset, next, fromIndex, index).catch(() => undefined);
@@ -895,14 +938,15 @@ export class PartitionReplicas {
     return started;
   }
 
+  /** Per group, the heir the last hand-off of an incomplete leader was asked of (#handOffIncomplete). */
+  readonly #handOffTried = new Map<number, NodeId>();
+
   /**
    * This node leads a group while it is still fetching the retained log before its snapshot (an
    * incomplete member campaigns late, but may be the only candidate, or be handed the leadership):
    * it hands the leadership to a complete voter that holds its whole log (the preferred leader
    * first), so that the leader is a full copy of the retained log. None: it goes on leading.
    */
-  readonly #handOffTried = new Map<number, NodeId>();
-
   #handOffIncomplete(r: PartitionReplica): boolean {
     const g = r.group;
     const st = g.raw.status();
@@ -927,7 +971,8 @@ export class PartitionReplicas {
   /**
    * What this node knows of each group it hosts, for GET /cluster: its own commit and applied index,
    * the leader and term, and, where it leads, how far each follower has acknowledged (match; the
-   * leader does not learn a follower's applied index, so match stands for both).
+   * leader does not learn a follower's applied index, so match stands for both), and whether each is
+   * incomplete (its own flag; a follower's from its latest append answer in the leader's progress).
    *
    * `reachable` is the transport's word on a peer. A follower it cannot reach reports nothing (and
    * so counts as not in sync): the leader's progress of a dead follower keeps the match it had, and a
@@ -938,8 +983,8 @@ export class PartitionReplicas {
     const out = new Map<number, GroupFacts>();
     for (const r of this.#byKey.values()) {
       const st = r.group.raw.status();
-      const replicas = new Map<number, { commit: number; applied: number }>([[this.#o.self, { commit: st.commit, applied: r.group.applied }]]);
-      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self && reachable(peer)) replicas.set(peer, { commit: pr.match, applied: pr.match });
+      const replicas = new Map<number, ReplicaFacts>([[this.#o.self, { commit: st.commit, applied: r.group.applied, incomplete: r.group.raw.incomplete }]]);
+      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self && reachable(peer)) replicas.set(peer, { commit: pr.match, applied: pr.match, incomplete: pr.incomplete });
       out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
     }
     // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.
@@ -1275,10 +1320,37 @@ export class PartitionReplicas {
     await this.#o.host.flushRows();
     // Dropped meanwhile (moved away, event type deleted): its keys are being deleted; write none.
     if (this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+    // A snapshot from the leader installed meanwhile covers more than this one would: nothing to do
+    // (its index is past what was applied when this one was taken, whose term memory no longer has).
+    if (applied < g.store.storage.firstIndex() - 1) return;
     const firstBefore = g.store.storage.firstIndex();
     await g.store.compact(applied, conf, image, compactTo);
     // A refresh that dropped nothing from memory leaves the tail (and its byte count) as it was.
     if (compactTo >= firstBefore) r.forgetBefore(compactTo + 1);
+  }
+
+  /** Takes the snapshot again when its image says the log starts at an entry retention removed. */
+  async #refreshStaleStart(r: PartitionReplica, log: Logger): Promise<void> {
+    const id = r.groupId;
+    const data = r.group.store.storage.snapshot().data;
+    let start: readonly [number, number] | undefined;
+    try {
+      start = data.byteLength === 0 ? undefined : decodeImage(data).start;
+    } catch {
+      return;
+    }
+    if (start === undefined) return;
+    const actual = await r.logStart();
+    if (actual[0] <= start[0] || this.#compacting.has(id) || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+    log.info({ stored: start, actual }, 'partition snapshot names a log start retention removed: taking it again');
+    this.#compacting.add(id);
+    try {
+      await this.#writing(id, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
+    } catch (err) {
+      log.warn({ err }, 'taking the partition snapshot again failed; the next retention pass takes it');
+    } finally {
+      this.#compacting.delete(id);
+    }
   }
 
   /**
@@ -1290,6 +1362,9 @@ export class PartitionReplicas {
     const r = this.replica(topic, partition);
     if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
       const n = await this.#writing(r.groupId, r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex)));
+      // A compaction running now may have taken its image before this removal (its `start` naming
+      // removed entries): the snapshot is taken again after it, not skipped (host simulation, seed 292).
+      for (let i = 0; n > 0 && i < 100 && this.#compacting.has(r.groupId) && this.#writes.has(r.groupId); i++) await this.#writesSettled(r.groupId);
       if (n > 0 && !this.#compacting.has(r.groupId)) {
         // One compaction of a group at a time (a later one taken first would make this one's older).
         this.#compacting.add(r.groupId);
@@ -1415,9 +1490,6 @@ function dropReplicaRows(b: KvBatch, g: number): void {
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {
   return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
 }
-
-/** A replica answered a fetch of history without that log (not from its start, or not up to the snapshot). */
-class HistoryMissing extends Error {}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -471,6 +471,11 @@ export class RaftLogStore {
     if (last !== undefined && last.index > this.storage.lastIndex()) this.#beyondMirror = Math.max(this.#beyondMirror, last.index);
   }
 
+  /** Stores entries fetched by log shipping (`fillFetched`) in a write of their own. */
+  async storeFetched(entries: readonly Entry[]): Promise<void> {
+    await RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fillFetched(b, entries), false);
+  }
+
   /**
    * Stores entries before the snapshot the member started from (a partition's history, fetched from
    * another replica after its snapshot was installed without the log before it), with the caller's

@@ -57,14 +57,16 @@ async function cluster(memoryEntries: number, late = new Set<NodeId>(), opts: { 
     for (const n of nodes.values()) if (!late.has(n.id)) await n.replicas.ensure(topic, 0);
     return r.ok ? { ok: true } : { ok: false, detail: r.detail };
   };
-  for (const id of [1, 2, 3, 4]) {
-    const kv = new MemoryKv();
+  // A node whose data directory was wiped joins the groups that existed before empty (it may not found them).
+  const wiped = new Set<NodeId>();
+  const start = (id: NodeId, kv: MemoryKv): Node => {
     const handlers = new Map<number, GroupHandler>();
     const host = new RaftNodeHost({ self: id, kv, tickMs: 10, clock, ticks: systemTicks, logger: logger.child({ node: id }), onFatal: (err) => assert.fail(String(err)) });
     const replicas = new PartitionReplicas({
       self: id, kv, host, placement, clock, random, logger: logger.child({ node: id }),
       electionTicks: 10, heartbeatTicks: 1, appendTimeoutMs: 5000, memoryEntries,
       groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
+      ...(wiped.has(id) ? { mayFound: () => false } : {}),
     });
     const handler = (to: NodeId, group: number) => {
       const h = nodes.get(to)!.handlers.get(group);
@@ -97,8 +99,11 @@ async function cluster(memoryEntries: number, late = new Set<NodeId>(), opts: { 
       },
     });
     const mover = new ReplicaMover({ self: id, stores: () => [replicas], placement, propose, logger: logger.child({ node: id, component: 'mover' }) });
-    nodes.set(id, { id, kv, host, replicas, mover, handlers });
-  }
+    const n = { id, kv, host, replicas, mover, handlers };
+    nodes.set(id, n);
+    return n;
+  };
+  for (const id of [1, 2, 3, 4]) start(id, new MemoryKv());
   for (const n of nodes.values()) if (!late.has(n.id)) await n.replicas.ensure(topic, 0);
   let stopped = false;
   const rounds = (async () => {
@@ -112,6 +117,17 @@ async function cluster(memoryEntries: number, late = new Set<NodeId>(), opts: { 
     node: (id: NodeId) => nodes.get(id)!,
     group: () => placement(topic, 0)!.group,
     leader: () => [...nodes.values()].find((n) => n.replicas.replica(topic, 0)?.group.isLeader()),
+    /** Stops a node and starts it again on an empty KV (its data directory was wiped); it opens its replica. */
+    async wipe(id: NodeId): Promise<Node> {
+      const old = nodes.get(id)!;
+      nodes.delete(id);
+      await old.replicas.close();
+      await old.host.close();
+      wiped.add(id);
+      const n = start(id, new MemoryKv());
+      await n.replicas.ensure(topic, 0);
+      return n;
+    },
     async close() {
       stopped = true;
       await rounds;
@@ -253,6 +269,44 @@ test('a cancelled move removes the learner from the group and the learner drops 
     c.down.delete(4);
     const [r] = await c.node(4).replicas.append([{ topic: c.topic, partition: 0, events: [ev('after')] }]);
     assert.ok(r?.ok, 'node 4 publishes through the leader');
+  } finally {
+    await c.close();
+  }
+});
+
+// A voter wiped during a move learns its term floor from the voters it knows (src/raft, termProbe):
+// with the move's learner that is four, so it needs the answers of all three others. Once the move is
+// cancelled the learner drops its replica and never answers again: the member must ask the voters of
+// the placement as it is now, not as it was when it opened (host simulation seeds 314 and 1824, where
+// it waited for good; 1824 with a finished move, whose old node drops its replica the same way).
+test('a voter wiped during a move that is then cancelled learns its term floor from the voters left, and is repaired', async () => {
+  const c = await cluster(1024);
+  try {
+    const leader = await until('a leader', () => c.leader());
+    const [w, from] = [1, 2, 3].filter((n) => n !== leader.id) as [NodeId, NodeId];
+    const sent: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const [r] = await leader.replicas.append([{ topic: c.topic, partition: 0, events: [ev(`e${i}`)] }]);
+      assert.ok(r?.ok);
+      sent.push(`e${i}`);
+    }
+    c.down.add(4);
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'add_learner', from, to: 4 })).ok, true);
+    await until('the group added node 4 as a learner', () => c.leader()?.replicas.replica(c.topic, 0)!.group.conf.learners.includes(4));
+    const wipedNode = await c.wipe(w);
+    const probing = () => wipedNode.replicas.replica(c.topic, 0)!.group.raw.probing;
+    assert.equal(probing(), true, 'the wiped voter learns its term floor first');
+    // The other voters answer; the learner cannot: three answers are needed of the four the member knows.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(probing(), true, 'still waiting for the learner\'s answer');
+    assert.equal((await c.propose({ op: 'partition.move', group: c.group(), step: 'cancel', from, to: 4 })).ok, true);
+    await until('node 4 dropped its replica', () => c.node(4).replicas.replica(c.topic, 0) === undefined);
+    c.down.delete(4);
+    await until('the wiped voter learned its floor, was repaired and holds every acknowledged event', () => {
+      const g = wipedNode.replicas.replica(c.topic, 0)?.group;
+      return g !== undefined && !g.raw.probing && g.store.damage === undefined && wipedNode.replicas.bounds(c.topic, 0).newest === sent.length - 1;
+    });
+    assert.deepEqual(await readAll(wipedNode.replicas, c.topic), sent);
   } finally {
     await c.close();
   }

@@ -7,7 +7,7 @@
 // Method: the router over the partition groups of one node (PartitionReplicas on MemoryKv, one per
 // storage), the TimelineSwitcher, and a real state machine whose applied commands reach the router as
 // main.ts passes them.
-import { test } from 'node:test';
+import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { toOffset } from '../core/offset.js';
@@ -26,6 +26,16 @@ import { storedEventType } from '../testing/metadata-fixtures.js';
 const et = (name: string) => storedEventType(name);
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
 let ids = 0;
+
+/**
+ * The setups a test has not closed: a failed assertion skips its test's close, and the hosts' tick
+ * timers then kept the file's process alive for good (the full suite hung on it under load).
+ */
+const open = new Set<() => Promise<void>>();
+afterEach(async () => {
+  for (const close of open) await close();
+  open.clear();
+});
 
 async function setup(partitions = 2) {
   const manual = new ManualClock();
@@ -108,11 +118,14 @@ async function setup(partitions = 2) {
     }
     return out;
   };
-  const close = async () => {
-    await router.close();
-    await main.close();
-    for (const h of hosts) await h.close();
-  };
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await router.close();
+      await main.close();
+      for (const h of hosts) await h.close();
+    })());
+  open.add(close);
   return { sm, apply, router, topic, append, switchTo, switcher, readAll, kvs, main, stores, opened, manual, hooks, opts, openReplicas, close, clock };
 }
 
@@ -154,11 +167,18 @@ test('a switch under concurrent appends loses, repeats and reorders nothing', as
       await new Promise((res) => setImmediate(res));
     }
   });
-  await new Promise((r) => setTimeout(r, 50));
+  // Each timeline takes batches before the next switch: wait for acknowledgements, not a fixed time
+  // (under load 50 ms could pass with none). Four writers have at most four batches in flight at a
+  // switch, so of eight more acknowledged at least four were sent after it.
+  const batchesMore = (k: number) => {
+    const want = acked.length + k;
+    return until(`${k} more acknowledged batches`, () => acked.length >= want, 30_000);
+  };
+  await batchesMore(8);
   await s.switchTo('second');
-  await new Promise((r) => setTimeout(r, 50));
+  await batchesMore(8);
   await s.switchTo('default');
-  await new Promise((r) => setTimeout(r, 50));
+  await batchesMore(8);
   stop = true;
   await Promise.all(writers);
   const all = await s.readAll(0);

@@ -79,9 +79,11 @@ type PartitionStatus = {
   term: number | null;
   replicas: number[];
   under_replicated: boolean;
+  /** Replicas still fetching the retained log before their snapshot (absent from nodes of an earlier version). */
+  incomplete_replicas?: number[];
   replica_status: { node: number; applied_index: number | null; lag: number | null; in_sync: boolean }[];
 };
-type PartitionsView = { partitions?: PartitionStatus[]; under_replicated_partitions?: number; leaderless_partitions?: number };
+type PartitionsView = { partitions?: PartitionStatus[]; under_replicated_partitions?: number; leaderless_partitions?: number; incomplete_partitions?: number };
 
 /** As the console says it: leaderless, under-replicated (the broker's count), or a replica on a member this node cannot reach. */
 function partitionProblem(p: PartitionStatus, members: Member[]): string | undefined {
@@ -91,9 +93,14 @@ function partitionProblem(p: PartitionStatus, members: Member[]): string | undef
   return undefined;
 }
 
-/** The problem if any; otherwise a replica move in flight (no problem by itself, as on the console), or ok. */
+/**
+ * The problem if any; otherwise a replica move in flight (no problem by itself, as on the console), or
+ * ok; then the replicas still fetching the retained log before their snapshot (no problem either).
+ */
 function partitionState(p: PartitionStatus, members: Member[]): string {
-  return partitionProblem(p, members) ?? (p.moving != null ? `moving ${p.moving.from}->${p.moving.to}` : 'ok');
+  const state = partitionProblem(p, members) ?? (p.moving != null ? `moving ${p.moving.from}->${p.moving.to}` : 'ok');
+  const incomplete = p.incomplete_replicas ?? [];
+  return incomplete.length === 0 ? state : `${state}, incomplete ${incomplete.join(',')}`;
 }
 
 function partitionTable(list: PartitionStatus[], members: Member[]): string {
@@ -157,7 +164,7 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
           ['commit / applied', `${v.metadata.commit_index} / ${v.metadata.applied_index}`],
           ...(v.partitions === undefined
             ? []
-            : ([['partitions', `${v.partitions.length} (${v.under_replicated_partitions ?? 0} under-replicated, ${v.leaderless_partitions ?? 0} leaderless)`]] as [string, string][])),
+            : ([['partitions', `${v.partitions.length} (${v.under_replicated_partitions ?? 0} under-replicated, ${v.leaderless_partitions ?? 0} leaderless${(v.incomplete_partitions ?? 0) > 0 ? `, ${v.incomplete_partitions} with an incomplete replica` : ''})`]] as [string, string][])),
         ]) +
           '\n' +
           table(

@@ -19,8 +19,13 @@ function replicaBadge(r, leader, members) {
       : r.in_sync
         ? { cls: 'ok', text: r.lag ? `in sync (${r.lag} behind)` : 'in sync' }
         : { cls: 'bad', text: `behind by ${r.lag}` };
-  const parts = [r.role === 'learner' ? 'learner' : null, r.node === leader ? 'leader' : null, state.text, unreachable ? 'node unreachable' : null].filter((x) => x !== null);
-  return h('span', { class: `badge ${unreachable ? 'bad' : state.cls}`, 'data-node': String(r.node), title: parts.join(', ') }, `${r.node}${r.node === leader ? '★' : ''}: ${parts.join(', ')}`);
+  // Incomplete: it holds the Raft log but still fetches the retained log before its snapshot (it
+  // cannot serve that log to others, and it leads only until a complete replica can). Not a problem
+  // by itself; absent (a node of an earlier version) or null (not known here) shows nothing.
+  const incomplete = r.incomplete === true;
+  const parts = [r.role === 'learner' ? 'learner' : null, r.node === leader ? 'leader' : null, state.text, incomplete ? 'incomplete: fetching the retained log' : null, unreachable ? 'node unreachable' : null].filter((x) => x !== null);
+  const cls = unreachable ? 'bad' : incomplete && state.cls !== 'bad' ? 'warn' : state.cls;
+  return h('span', { class: `badge ${cls}`, 'data-node': String(r.node), title: parts.join(', ') }, `${r.node}${r.node === leader ? '★' : ''}: ${parts.join(', ')}`);
 }
 
 /**
@@ -32,6 +37,16 @@ function moveBadge(p) {
   const { from, to } = p.moving;
   const step = (p.learners ?? []).includes(to) ? `${to} is a learner catching up` : p.replicas.includes(to) ? `${to} votes, ${from} is being removed` : `${to} is being added`;
   return h('span', { class: 'badge warn', 'data-testid': 'partition-move', title: `A replica moves from node ${from} to node ${to}: ${step}` }, `moving ${from} → ${to}`);
+}
+
+/** The replicas of a partition still fetching the retained log before their snapshot, as the answering node knows them. */
+function incompleteBadge(p) {
+  const nodes = p.incomplete_replicas;
+  return h(
+    'span',
+    { class: 'badge warn', 'data-testid': 'partition-incomplete', title: `Replica${nodes.length > 1 ? 's' : ''} on node${nodes.length > 1 ? 's' : ''} ${nodes.join(', ')} still fetch${nodes.length > 1 ? '' : 'es'} the retained log before ${nodes.length > 1 ? 'their' : 'its'} snapshot` },
+    `incomplete: ${nodes.join(', ')}`,
+  );
 }
 
 /** Members this node cannot reach (the replicas on them may still count as in sync for a while). */
@@ -73,6 +88,7 @@ function partitionsView(view, filter) {
                   ? h('span', { class: 'badge warn', title: 'This node cannot reach a node holding a replica; the node leading the partition says whether it is under-replicated' }, 'replica unreachable')
                   : h('span', { class: 'badge ok' }, 'ok'),
             ...(p.moving == null ? [] : [' ', moveBadge(p)]),
+            ...((p.incomplete_replicas ?? []).length === 0 ? [] : [' ', incompleteBadge(p)]),
           ),
         ),
       ),
@@ -98,7 +114,7 @@ function partitionsView(view, filter) {
       { class: 'hint' },
       'As node ',
       String(view.id),
-      ' knows them: the leader of a partition knows how far each replica acknowledged; another node knows only its own replica ("not known here": open the console of the leader\'s node). A replica is in sync unless it trails the commit index by more than the broker\'s limit or the leader cannot reach its node.',
+      ' knows them: the leader of a partition knows how far each replica acknowledged; another node knows only its own replica ("not known here": open the console of the leader\'s node). A replica is in sync unless it trails the commit index by more than the broker\'s limit or the leader cannot reach its node. An incomplete replica holds the Raft log but still fetches the retained log before its snapshot (after a restart or a move behind the retained log): not a problem by itself, but it gives away the leadership and cannot serve that older log to others until done.',
     ),
   );
 }
@@ -145,6 +161,7 @@ function overviewBody(view, eventTypes, filter) {
       hasPartitions && view.partitions.some((p) => p.moving != null)
         ? card('replica moves in flight', fmtNumber(view.partitions.filter((p) => p.moving != null).length), 'moves-in-flight')
         : null,
+      hasPartitions && (view.incomplete_partitions ?? 0) > 0 ? card('with an incomplete replica', fmtNumber(view.incomplete_partitions), 'incomplete-partitions') : null,
       hasPartitions && unreachableIds(view).size > 0
         ? card('with a replica on an unreachable node', fmtNumber(view.partitions.filter((p) => p.replicas.some((n) => unreachableIds(view).has(n))).length), 'on-unreachable', true)
         : null,

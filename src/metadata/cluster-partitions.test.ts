@@ -29,12 +29,12 @@ test('healthy groups: leader, term, commit/applied, lag; nothing under-replicate
   const [p0, p1] = view.partitions;
   assert.deepEqual({ ...p0!, replica_status: undefined }, {
     event_type: 'orders', partition: '0', topic: 1, group: 1, leader: 1, term: 3, preferred_leader: 1, replicas: [1, 2, 3], learners: [], moving: null,
-    commit_index: 100, applied_index: 97, lag: 3, under_replicated: false, replica_status: undefined,
+    commit_index: 100, applied_index: 97, lag: 3, under_replicated: false, incomplete_replicas: [], replica_status: undefined,
   });
   assert.deepEqual(p0!.replica_status.map((r) => [r.node, r.role, r.lag, r.in_sync]), [[1, 'voter', 0, true], [2, 'voter', 2, true], [3, 'voter', 3, true]]);
   assert.equal(p1!.preferred_leader, 2);
   assert.deepEqual(p1!.learners, [4]);
-  assert.deepEqual(p1!.replica_status.at(-1), { node: 4, role: 'learner', commit_index: null, applied_index: null, lag: null, in_sync: false });
+  assert.deepEqual(p1!.replica_status.at(-1), { node: 4, role: 'learner', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null });
   assert.equal(p1!.under_replicated, false, 'a learner that has not caught up does not make the partition under-replicated');
 });
 
@@ -57,8 +57,8 @@ test('no facts: leaderless and under-replicated; a leader that did not report le
   const view = clusterPartitions(placedPartitions([legacy], 7), new Map());
   assert.deepEqual(view.partitions, [{
     event_type: 'old', partition: '0', topic: 4, group: legacyGroupId(4, 0), leader: null, term: null, preferred_leader: 7, replicas: [7], learners: [], moving: null,
-    commit_index: null, applied_index: null, lag: null, under_replicated: true,
-    replica_status: [{ node: 7, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false }],
+    commit_index: null, applied_index: null, lag: null, under_replicated: true, incomplete_replicas: [],
+    replica_status: [{ node: 7, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null }],
   }]);
   assert.equal(view.leaderless_partitions, 1);
   assert.equal(view.under_replicated_partitions, 1);
@@ -116,4 +116,20 @@ test('facts from a follower (partial): replicas it does not know are not counted
   assert.equal(full.under_replicated_partitions, 1, 'from the leader, a replica that reported nothing is out of sync');
   const lagging = clusterPartitions(placed, new Map([[1, { leader: 2, term: 4, replicas: new Map([[3, { commit: 5000, applied: 10 }]]), partial: true }]]));
   assert.equal(lagging.under_replicated_partitions, 1);
+});
+
+test('incomplete replicas (still fetching the retained log before their snapshot) are shown per replica and per partition, and counted; unknown is null; they do not make a partition under-replicated', () => {
+  const rec = record('orders', 1, 3);
+  rec.storage.placement = [{ group: 1, replicas: [1, 2, 3] }, { group: 2, replicas: [1, 2], learners: [3] }, { group: 3, replicas: [1, 2, 3] }];
+  const view = clusterPartitions(placedPartitions([rec], 1), new Map([
+    [1, facts(1, 2, [[1, { commit: 50, applied: 50, incomplete: false }], [2, { commit: 50, applied: 50, incomplete: true }], [3, { commit: 50, applied: 50, incomplete: false }]])],
+    [2, facts(1, 2, [[1, { commit: 50, applied: 50, incomplete: false }], [2, { commit: 50, applied: 50, incomplete: false }], [3, { commit: 40, applied: 40, incomplete: true }]])],
+    // A follower's view: it knows only itself.
+    [3, { leader: 2, term: 2, replicas: new Map([[1, { commit: 50, applied: 50, incomplete: false }]]), partial: true }],
+  ]));
+  assert.deepEqual(view.partitions.map((p) => p.incomplete_replicas), [[2], [3], []]);
+  assert.deepEqual(view.partitions.map((p) => p.replica_status.map((r) => r.incomplete)), [[false, true, false], [false, false, true], [false, null, null]]);
+  assert.deepEqual(view.partitions.map((p) => p.under_replicated), [false, false, false], 'an incomplete replica holds the Raft log: in sync by its lag alone');
+  assert.equal(view.incomplete_partitions, 2);
+  assert.equal(clusterPartitions(placedPartitions([rec], 1), new Map()).incomplete_partitions, 0);
 });

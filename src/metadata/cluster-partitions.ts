@@ -8,6 +8,11 @@
  * unreachable, or not hosting the group yet) or its applied index is more than `inSyncLagMax` entries
  * behind the group's commit index. Learners are listed but do not count: they are not replicas yet.
  * A partition without a known leader is counted apart as leaderless (it cannot take writes).
+ *
+ * A replica is incomplete while it fetches the retained log before its snapshot (docs/replication.md,
+ * "incomplete"): it holds everything Raft counts, so it does not make the partition under-replicated,
+ * but it cannot serve that older log, campaigns late and gives the leadership away. Operators see it
+ * per replica and per partition; a replica whose state this node does not know shows null.
  */
 import type { PlacedPartition } from './placement-of.js';
 
@@ -17,6 +22,8 @@ export const inSyncLagEntriesDefault = 1000;
 export interface ReplicaFacts {
   commit: number;
   applied: number;
+  /** The replica is still fetching the retained log before its snapshot (absent: not known). */
+  incomplete?: boolean;
 }
 
 export interface GroupFacts {
@@ -42,6 +49,8 @@ export interface ReplicaStatus {
   /** Entries behind the group's commit index; null when the replica reported nothing. */
   lag: number | null;
   in_sync: boolean;
+  /** Still fetching the retained log before its snapshot; null when the replica reported nothing. */
+  incomplete: boolean | null;
 }
 
 export interface PartitionStatus {
@@ -64,6 +73,8 @@ export interface PartitionStatus {
   /** How far the slowest voter trails the commit index (null: no voter reported). */
   lag: number | null;
   under_replicated: boolean;
+  /** The replicas (voters or learners) known to be incomplete: still fetching the retained log before their snapshot. */
+  incomplete_replicas: number[];
   replica_status: ReplicaStatus[];
 }
 
@@ -71,6 +82,8 @@ export interface ClusterPartitions {
   partitions: PartitionStatus[];
   under_replicated_partitions: number;
   leaderless_partitions: number;
+  /** Partitions with at least one incomplete replica. */
+  incomplete_partitions: number;
 }
 
 function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMax: number): PartitionStatus {
@@ -84,7 +97,7 @@ function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMa
     const r = reported.get(node);
     const lag = r === undefined || commit === null ? null : Math.max(0, commit - r.applied);
     const unknown = r === undefined && facts?.partial === true;
-    return { node, role, commit_index: r?.commit ?? null, applied_index: r?.applied ?? null, lag, in_sync: unknown || (lag !== null && lag <= inSyncLagMax) };
+    return { node, role, commit_index: r?.commit ?? null, applied_index: r?.applied ?? null, lag, in_sync: unknown || (lag !== null && lag <= inSyncLagMax), incomplete: r?.incomplete ?? null };
   });
   const voters = replicaStatus.filter((r) => r.role === 'voter');
   const votersApplied = voters.flatMap((r) => (r.applied_index === null ? [] : [r.applied_index]));
@@ -104,6 +117,7 @@ function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMa
     applied_index: votersApplied.length > 0 ? Math.min(...votersApplied) : null,
     lag: votersLag.length > 0 ? Math.max(...votersLag) : null,
     under_replicated: voters.some((r) => !r.in_sync),
+    incomplete_replicas: replicaStatus.filter((r) => r.incomplete === true).map((r) => r.node),
     replica_status: replicaStatus,
   };
 }
@@ -115,5 +129,6 @@ export function clusterPartitions(placed: Iterable<PlacedPartition>, facts: Read
     partitions,
     under_replicated_partitions: partitions.filter((p) => p.under_replicated).length,
     leaderless_partitions: partitions.filter((p) => p.leader === null).length,
+    incomplete_partitions: partitions.filter((p) => p.incomplete_replicas.length > 0).length,
   };
 }

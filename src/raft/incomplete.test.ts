@@ -120,3 +120,25 @@ test('a complete member that can win is elected before an incomplete one campaig
     assert.equal(g.raw(3).isLeader(), true, `seed ${seed}: the complete member leads`);
   }
 });
+
+// Found by the host simulation with retention (seed 131): a learner's answer saying it became complete
+// arrived before an older one still saying incomplete (a reordering link; a lost answer does the same),
+// and the quiesced group sent nothing more: the leader held it incomplete and never promoted it.
+test('a leader that missed the answer saying a member became complete learns it from the next heartbeat, and does not quiesce meanwhile', () => {
+  const g = group([1, 2, 3]);
+  g.settle();
+  g.raw(1).campaign();
+  g.settle();
+  g.raw(2).setIncomplete(true);
+  g.settle();
+  assert.equal(g.raw(1).status().progress!.get(2)!.incomplete, true);
+  assert.equal(g.raw(1).quiesce(), false, 'no quiescence while a member is seen incomplete');
+  // Complete again, but that answer is lost.
+  g.raw(2).setIncomplete(false);
+  g.settle(new Set([2]));
+  assert.equal(g.raw(1).status().progress!.get(2)!.incomplete, true, 'the leader missed it');
+  g.raw(1).tick();
+  g.settle();
+  assert.equal(g.raw(1).status().progress!.get(2)!.incomplete, false, 'the heartbeat round asked again');
+  assert.equal(g.raw(1).quiesce(), true, 'then the idle group quiesces');
+});

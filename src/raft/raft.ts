@@ -166,6 +166,22 @@ export class Raft {
     return this.#probe !== null;
   }
 
+  /**
+   * The host's view of the voters changed while this member learns its floor (a replica move began,
+   * ended or was cancelled). The count of answers is for one view: kept on a view that lists a member
+   * gone since (a cancelled move's learner, a moved replica's old node, whose data is dropped and who
+   * never answers again), it would wait for good; kept on answers given before the view changed, it
+   * could count a member that joined the commit quorums only since with a term from before. So the
+   * probe starts over: every voter of the new view is asked now, and only their answers count.
+   */
+  setProbePeers(known: readonly NodeId[]): void {
+    const p = this.#probe;
+    if (p === null) return;
+    const peers = [...new Set(known)].filter((id) => id !== this.id).sort((a, b) => a - b);
+    if (peers.length === p.peers.length && peers.every((id, i) => id === p.peers[i])) return;
+    this.#startProbe(known);
+  }
+
   /** Asks again, every heartbeat period, the voters that have not answered yet. */
   #tickProbe(): void {
     const p = this.#probe!;
@@ -878,7 +894,11 @@ export class Raft {
     } else {
       pr.stalledHeartbeats = 0;
     }
-    if (pr.match < this.log.lastIndex() || pr.state === 'probe') this.#sendAppend(m.from, true);
+    // A member last seen incomplete is sent an (empty) append each heartbeat: its answer says whether
+    // it still is. The one answer it sends when it becomes complete can be lost, or overtaken by an
+    // older answer that still said incomplete; the leader would then hold it incomplete for good (a
+    // learner never promoted) in an idle group, which sends no other append.
+    if (pr.match < this.log.lastIndex() || pr.state === 'probe' || pr.incomplete) this.#sendAppend(m.from, true);
     if (m.context === '') return;
     const acks = this.#readOnly.recvAck(m.from, m.context);
     if (acks === undefined || !this.trk.hasQuorum(acks)) return;
@@ -988,7 +1008,8 @@ export class Raft {
 
   /**
    * Quiesces this leader if nothing is under way: no proposal, transfer or read in flight, its own
-   * log durable and committed, and every member (learners too) holding all of it and replicating;
+   * log durable and committed, and every member (learners too) holding all of it, replicating, and
+   * not seen incomplete;
    * then tells every member so with a heartbeat (quiesceContext) that names the commit index. Returns
    * whether it is quiesced. It stops ticking and heartbeating until a message or a request wakes it.
    */
@@ -999,7 +1020,8 @@ export class Raft {
     const last = this.log.lastIndex();
     if (this.log.committed !== last || this.log.lastStableIndex() !== last) return false;
     for (const [id, pr] of this.trk.progress) {
-      if (id !== this.id && (pr.match !== last || pr.state !== 'replicate')) return false;
+      // A member seen incomplete keeps the group awake: its heartbeats ask it again (above).
+      if (id !== this.id && (pr.match !== last || pr.state !== 'replicate' || pr.incomplete)) return false;
     }
     this.quiesced = true;
     this.#bcastHeartbeat(quiesceContext);

@@ -223,6 +223,21 @@ export class RawNode {
     return this.#raft.incomplete;
   }
 
+  /** Whether this member is learning its term floor (Damage.termUnknown): it takes nothing until it has. */
+  get probing(): boolean {
+    return this.#raft.probing;
+  }
+
+  /**
+   * Tells a member learning its term floor the voters as its host knows them now (the config's
+   * termProbePeers at start): on a change it asks the new ones and counts only their answers (see
+   * Raft.setProbePeers). Nothing happens once the floor is learned. A group of one lists itself.
+   */
+  setTermProbePeers(known: readonly NodeId[]): void {
+    assert(known.length > 0, 'termProbePeers of a member whose past term is unknown cannot be empty (a group of one lists itself)');
+    this.#raft.setProbePeers(known);
+  }
+
   /** Whether this member is quiesced (its ticks do nothing until it wakes). */
   get quiesced(): boolean {
     return this.#raft.quiesced;

@@ -198,3 +198,33 @@ test('a member whose past term is unknown must be told the voters to ask', () =>
   const { raw } = probingNode([1]);
   assert.equal(raw.ready().termFloor, 0);
 });
+
+// A replica move changes the voters while a wiped member probes: a view that names a member gone since
+// (a cancelled move's learner, a moved replica's old node: its data is dropped, it never answers) must
+// not be waited for. Seeds 314 and 1824 of the host simulation: the member waited for good.
+test('a probing member told new voters asks them and counts only their answers; the same voters change nothing', () => {
+  // Voters 1, 2, 3 and a move's learner 4 in the host's view: three answers needed of 2, 3, 4.
+  const { raw, storage } = probingNode([1, 2, 3, 4]);
+  drain(raw, storage);
+  raw.step(msg('termProbeResp', 2, 6));
+  raw.step(msg('termProbeResp', 4, 9));
+  assert.equal(raw.probing, true);
+  raw.setTermProbePeers([3, 1, 2, 4, 2]);
+  assert.deepEqual(drain(raw, storage), [], 'the same voters in another order: nothing starts over');
+  raw.step(msg('termProbeResp', 2, 6));
+  assert.equal(raw.probing, true, 'an answer given twice counts once');
+  // The move is cancelled: voters 1, 2, 3. Everyone of the new view is asked again at once.
+  raw.setTermProbePeers([1, 2, 3]);
+  assert.deepEqual(drain(raw, storage).map((m) => [m.type, m.to]), [['termProbe', 2], ['termProbe', 3]]);
+  raw.step(msg('termProbeResp', 4, 9));
+  raw.step(msg('termProbeResp', 2, 5));
+  assert.equal(raw.probing, true, 'answers from before the change, and from a member no longer listed, do not count');
+  raw.step(msg('termProbeResp', 3, 7));
+  const rd = raw.ready();
+  assert.equal(rd.termFloor, 7, 'the highest answer of the new view');
+  raw.advance(rd);
+  assert.equal(raw.probing, false);
+  raw.setTermProbePeers([1, 5]);
+  assert.deepEqual(drain(raw, storage), [], 'once the floor is learned, a new view changes nothing');
+  assert.equal(raw.status().term, 7);
+});

@@ -96,8 +96,19 @@ export class PartitionState {
   /** Request id -> [first, last], oldest first (the eviction order); typed arrays, see request-window.ts. */
   readonly #recent: RequestWindow;
   #sealed: string | undefined;
+  /**
+   * Request ids with the offsets of their first application, as states at later indexes remember
+   * them (absent: none). Given to a state that applies a part of the log starting after its
+   * beginning, without the window the log had there (a replica fetching the log before its snapshot
+   * from where retention moved its start): a batch whose id took offsets before this state's next
+   * offset was a duplicate where it was first applied (a later window that holds its id held it at
+   * that batch too: fewer ids came between). An id the later windows no longer hold cannot be told;
+   * the offsets then do not add up, which the caller checks.
+   */
+  readonly #earlier: ReadonlyMap<string, readonly [number, number]> | undefined;
 
-  constructor(image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] }) {
+  constructor(image: PartitionImage = { applied: 0, next: 0, oldest: 0, recent: [] }, earlier?: ReadonlyMap<string, readonly [number, number]>) {
+    this.#earlier = earlier;
     this.#applied = image.applied;
     this.#next = image.next;
     this.#oldest = image.oldest;
@@ -147,6 +158,8 @@ export class PartitionState {
     if (requestId !== '') {
       const seen = this.#recent.find(requestId);
       if (seen >= 0) return { kind: 'duplicate', first: this.#recent.firstAt(seen), last: this.#recent.lastAt(seen) };
+      const known = this.#earlier?.get(requestId);
+      if (known !== undefined && known[0] < this.#next) return { kind: 'duplicate', first: known[0], last: known[1] };
     }
     if (this.#sealed !== undefined) return { kind: 'sealed', timeline: this.#sealed };
     const first = this.#next;

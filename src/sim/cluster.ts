@@ -871,7 +871,7 @@ export function describeMessage(m: Message): string {
       parts.push(`prev ${m.index}@${m.logTerm} ents ${m.entries.length ? `${m.entries[0]!.index}..${m.entries[m.entries.length - 1]!.index}` : '-'} commit ${m.commit}`);
       break;
     case 'appResp':
-      parts.push(m.reject ? `REJECT ${m.index} hint ${m.rejectHint}@${m.logTerm}` : `ok ${m.index}`);
+      parts.push(m.reject ? `REJECT ${m.index} hint ${m.rejectHint}@${m.logTerm}` : `ok ${m.index}${m.context ? ` ctx ${m.context}` : ''}`);
       break;
     case 'vote':
     case 'preVote':

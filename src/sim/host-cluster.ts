@@ -17,13 +17,15 @@
  * run in a fixed order, and a seed replays exactly.
  */
 import { InvariantError } from '../core/assert.js';
+import { OffsetExpiredError } from '../log/index.js';
+import { batchEvents, decodeEntryHead } from '../log/partition-entry.js';
 import type { AppendAnswer, AppendForwarder, ForwardedAppend } from '../broker/partition-replicas.js';
 import { encodeImage } from '../broker/metadata-codec.js';
 import type { MetadataTransport } from '../broker/metadata-group.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
-import type { Entry, Message, NodeId } from '../raft/index.js';
+import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import type { FetchLogRequest, ForwardAnswer } from '../transport/index.js';
 import { GroupWatch } from './group-watch.js';
 import { MinHeap } from './heap.js';
@@ -35,7 +37,7 @@ import { SimPlacements } from './host-moves.js';
 import { Nemesis, shuffle } from './host-nemesis.js';
 import { InvariantViolation } from './invariants.js';
 import { Network } from './network.js';
-import { PartitionLedger } from './partition-ledger.js';
+import { batchOfEvent, PartitionLedger } from './partition-ledger.js';
 import { Prng } from './prng.js';
 import { SimDisk, type CrashKind } from './sim-disk.js';
 import { describeMessage } from './cluster.js';
@@ -62,6 +64,8 @@ export interface HostSimOptions {
   readonly ruleChecks?: boolean;
   /** Metadata reads skip the ReadIndex barrier: a broken rule the linearizability check must catch. */
   readonly staleMetadataReads?: boolean;
+  /** Nodes apply retention during chaos (default true here; host.sim.test.ts and the mutant runner turn it on with SIM_RETENTION=1). */
+  readonly retention?: boolean;
 }
 
 export interface HostSimResult {
@@ -124,6 +128,12 @@ export class HostSimulation implements HostSimContext {
   readonly #probing = new Set<number>();
   /** Probability that a new leader is cut off shortly after its election (during chaos). */
   readonly #flapRate: number;
+  /** The event type's retention time (node ms). */
+  readonly #retentionMs: number;
+  /** Per node and partition: the lowest offset read and checked from that replica since it last jumped ahead. */
+  readonly #low = new Map<string, number>();
+  /** Per node and partition: the next offset of the snapshot whose log the replica was fetching when last checked. */
+  readonly #pendingSeen = new Map<string, number>();
   #failure: unknown;
 
   constructor(opts: HostSimOptions) {
@@ -144,19 +154,27 @@ export class HostSimulation implements HostSimContext {
       // Often small: the metadata group compacts and lagging members install its snapshots.
       metadataSnapshotEntries: r.pick([8, 32, 1000]),
       metadataTimeoutMs: 1000,
+      // Retention as production runs it, on every node (retention.ts), often enough to cut logs that
+      // followers are still fetching or catching up on; off in a quarter of the seeds, and in all of
+      // them unless asked for (opts.retention; the draw is made either way, so seeds keep their runs).
+      retentionEveryMs: ((every) => (opts.retention !== false ? every : undefined))(r.pick([undefined, 150, 400, 1000])),
     };
+    // The event type's retention time (node ms): a cutoff is each node's own wall clock minus it.
+    this.#retentionMs = r.pick([300, 800, 2000]);
     this.#flapRate = r.pick([0, 0.2, 0.5]);
-    const ids = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];
+    const ids = r.chance(0.4) ? [1, 2, 3] : r.chance(0.5) ? [1, 2, 3, 4] : [1, 2, 3, 4, 5];
     this.#ids = ids;
     this.#watch.set(metadataGroup, new GroupWatch(metadataGroup, ids, opts.ruleChecks ?? true));
-    // Three nodes: two partitions of three replicas. Five: two of three and one of five replicas.
-    const layouts = ids.length === 3 ? [3, 3] : [3, 3, 5];
+    // Three and four nodes: two partitions of three replicas. Five: two of three and one of five
+    // replicas. Replica moves need a node outside a group: four and five nodes.
+    const layouts = ids.length === 5 ? [3, 3, 5] : [3, 3];
     layouts.forEach((rf, index) => {
       const replicas = shuffle(r, ids).slice(0, rf);
       this.partitions.push({ index, topic, partition: index, group: 100 + index, founders: replicas, replicas });
       this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true));
     });
-    this.ledger = new PartitionLedger(this.partitions.length);
+    // A batch's append time is some node's clock after it was sent: at least the slowest clock then.
+    this.ledger = new PartitionLedger(this.partitions.length, () => Math.min(...this.nodes().map((n) => n.clock.nowMs())));
     // Its own stream of choices (derived from the seed, drawing nothing from the main one).
     this.moves = new SimPlacements(this, new Prng(opts.seed * 31 + 7), ids);
     this.moves.metadataLeader = () => this.metadataLeader();
@@ -281,7 +299,7 @@ export class HostSimulation implements HostSimContext {
   }
 
   #start(node: SimHostNode): void {
-    for (const p of this.partitions) this.#seen.set(`${node.id}:${p.index}`, -1);
+    for (const p of this.partitions) this.#forget(`${node.id}:${p.index}`);
     this.log(`n${node.id} START`);
     const inc = node.incarnation + 1;
     node.start().catch((err: unknown) => {
@@ -340,7 +358,11 @@ export class HostSimulation implements HostSimContext {
       applied: (node, g, e) => {
         if (this.#tracing) this.log(`n${node.id} g${g.id} applied ${e.index}@${e.term}`);
         this.#watch.get(g.id)?.applied(node.id, e);
+        this.#stamps(g.id, e);
       },
+      // What production's runRetentionOnce would log as 'retention failed' (other than a refused
+      // write) is a bug: the run stops on it, naming the seed.
+      retention: (node) => this.#retention(node).catch((err: unknown) => this.fail(err instanceof InvariantViolation || err instanceof InvariantError ? err : new InvariantViolation('RetentionFailed', `n${node.id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`))),
       woke: (node, r) => this.#read(node, r),
       reopen: (node) => this.moves.onApplied?.(node.id, -1),
       moved: (node, actions) => {
@@ -426,7 +448,28 @@ export class HostSimulation implements HostSimContext {
       forwardAppend: (to: NodeId, req: ForwardedAppend) => this.#forwardCall(from, to, [req]).then((a) => a[0]!),
       forwardAppendMany: (to: NodeId, reqs: readonly ForwardedAppend[]) => this.#forwardCall(from, to, reqs),
       fetchLog: (to: NodeId, req: FetchLogRequest, signal?: AbortSignal) => this.#fetchLog(from, from.incarnation, to, req, signal),
+      bounds: (to: NodeId, req: { group: number; topic: number; partition: number }) => this.#bounds(from, from.incarnation, to, req),
     };
+  }
+
+  /** A replica's bounds over the simulated network (one hop each way; fails when the link or the node is gone). */
+  async #bounds(from: SimHostNode, inc: number, to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }> {
+    const y = this.node(to);
+    const yInc = y.incarnation;
+    const hop = (a: NodeId, b: NodeId): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const f = this.net.faults;
+        this.at(this.rng.between(f.delayMsMin, f.delayMsMax), () => {
+          if (!this.net.canDeliver(a, b) || !y.running || y.incarnation !== yInc) reject(new Error(`bounds from node ${to}: connection lost`));
+          else resolve();
+        }, from, inc);
+      });
+    await hop(from.id, to);
+    const handler = y.handlers.get(req.group);
+    if (handler?.bounds === undefined) throw new Error(`bounds from node ${to}: group ${req.group} is not hosted there`);
+    const answer = await handler.bounds(from.id, req);
+    await hop(to, from.id);
+    return { oldest: answer.oldest, newest: answer.newest, epoch: answer.epoch as Term, leader: answer.leader as NodeId };
   }
 
   #forwardCall(from: SimHostNode, to: NodeId, reqs: readonly ForwardedAppend[]): Promise<readonly AppendAnswer[]> {
@@ -570,12 +613,58 @@ export class HostSimulation implements HostSimContext {
     }
     this.#watch.get(r.groupId)?.opened(node.id, r.group as RaftGroup<unknown>);
     // A replica opened again after it was dropped (moved away, then back) starts empty.
-    this.#seen.set(`${node.id}:${this.partitions[r.partition]!.index}`, -1);
+    this.#forget(`${node.id}:${this.partitions[r.partition]!.index}`);
     this.#reading.delete(`${node.id}:${this.partitions[r.partition]!.index}`);
     this.#read(node, r);
   }
 
-  /** Reads what a replica applied since the last read through its read path, and checks it. */
+  /** A replica opens: it is read again from its oldest offset. */
+  #forget(key: string): void {
+    this.#seen.set(key, -1);
+    this.#low.delete(key);
+    this.#pendingSeen.delete(key);
+  }
+
+  /**
+   * After every event, every running replica: nothing retention must keep lies before its readable
+   * start (RetainedLost; while it fetches the log before its snapshot, from where that log starts);
+   * the reader starts again when the readable start moved past it or back before what it read.
+   */
+  #checkRetained(): void {
+    for (const n of this.#nodes.values()) {
+      const replicas = n.running ? n.replicas : undefined;
+      if (replicas === undefined) continue;
+      for (const p of this.partitions) {
+        const r = replicas.replica(p.topic, p.partition);
+        if (r === undefined) continue;
+        const key = `${n.id}:${p.index}`;
+        const oldest = r.localOldest;
+        const pending = r.pendingHistory;
+        const was = this.#pendingSeen.get(key);
+        // Fetched: the replica reads events before its snapshot's next offset (from the retained start
+        // or, when the others' retention moved it meanwhile, from where they hold the log).
+        if (pending !== undefined) this.#pendingSeen.set(key, pending.next);
+        else if (was !== undefined) {
+          this.#pendingSeen.delete(key);
+          if (oldest < was) this.stats.historyFetched++;
+          else this.stats.historyAbandoned++;
+          this.log(`n${n.id} p${p.index} log before the snapshot ${oldest < was ? 'fetched' : 'given up'}: oldest ${oldest}`);
+        }
+        this.ledger.retained(`n${n.id}`, p.index, pending === undefined ? oldest : Math.min(oldest, pending.fromOffset), r.bounds().newest);
+        const low = this.#low.get(key);
+        if ((this.#seen.get(key) ?? -1) + 1 < oldest || (low !== undefined && oldest < low)) this.#read(n, r);
+      }
+    }
+  }
+
+  /**
+   * Reads what a replica applied since the last read through its read path, and checks it. A replica's
+   * readable log may start after the next offset to read (retention removed it, or a snapshot was
+   * installed without the log before it): the reader starts again at the replica's oldest offset, and
+   * the ledger checks that nothing retention must keep lay in between. When the replica's oldest
+   * offset moves back before the lowest one read (the log before a snapshot fetched back), that part
+   * is read and checked too, and must join what was read before.
+   */
   #read(node: SimHostNode, r: PartitionReplica): void {
     const p = this.partitions[r.partition]!;
     const key = `${node.id}:${p.index}`;
@@ -584,29 +673,132 @@ export class HostSimulation implements HostSimContext {
     const replicas = node.replicas;
     if (replicas === undefined) return;
     this.#reading.add(key);
+    const who = `n${node.id}`;
     // This replica, read directly (a learner's node would read a voter's through PartitionReplicas).
     const current = () => node.incarnation === inc && replicas.replica(p.topic, p.partition) === r;
+    /** Reads oldest..low-1 (all before the lowest offset read so far), which must end right before low. */
+    const readBack = async (oldest: number, low: number): Promise<boolean> => {
+      let prev = oldest - 1;
+      while (prev < low - 1) {
+        const events = await r.read(prev as never, 64, 1 << 20);
+        if (!current()) return false;
+        if (events.length === 0) throw new InvariantViolation('Dense', `${who} p${p.index}: read after ${prev} returned nothing below ${low} (its oldest is ${oldest})`);
+        for (const e of events) {
+          if (e.offset >= low) break;
+          this.ledger.stored(who, p.index, prev, e.offset, e.bytes.toString());
+          prev = e.offset;
+        }
+        if (events[events.length - 1]!.offset >= low && prev !== low - 1) {
+          throw new InvariantViolation('Dense', `${who} p${p.index}: the log read back from ${oldest} ends at ${prev}, the log read before starts at ${low}`);
+        }
+      }
+      return true;
+    };
     const loop = async (): Promise<void> => {
       for (;;) {
         if (!current()) return;
         const seen = this.#seen.get(key) ?? -1;
+        const low = this.#low.get(key);
+        const oldest = r.localOldest;
         const newest = r.bounds().newest;
+        if (low !== undefined && oldest < low && oldest <= seen) {
+          if (!(await readBack(oldest, low))) return;
+          this.#low.set(key, oldest);
+          continue;
+        }
+        if (seen + 1 < oldest) {
+          // Retention removed the next offset to read (or the replica never held it): start again
+          // at its oldest. While it fetches the log before its snapshot, those events still count.
+          const pending = r.pendingHistory;
+          this.ledger.skipped(who, p.index, seen, oldest, newest, pending === undefined ? oldest : Math.min(oldest, pending.fromOffset));
+          this.#seen.set(key, oldest - 1);
+          this.#low.set(key, oldest);
+          continue;
+        }
         if (newest <= seen) break;
-        const events = await r.read(seen as never, 64, 1 << 20);
+        let events;
+        try {
+          events = await r.read(seen as never, 64, 1 << 20);
+        } catch (err) {
+          // Retention moved the oldest offset past it while the read ran: the next turn starts there.
+          if (err instanceof OffsetExpiredError && current() && r.localOldest > seen + 1) continue;
+          throw err;
+        }
         if (!current()) return;
-        if (events.length === 0) throw new InvariantViolation('Dense', `n${node.id} p${p.index}: read after ${seen} returned nothing below newest ${newest}`);
+        if (events.length === 0) throw new InvariantViolation('Dense', `${who} p${p.index}: read after ${seen} returned nothing below newest ${newest}`);
         let prev = seen;
         for (const e of events) {
-          this.ledger.stored(`n${node.id}`, p.index, prev, e.offset, e.bytes.toString());
+          this.ledger.stored(who, p.index, prev, e.offset, e.bytes.toString());
           prev = e.offset;
         }
         this.#seen.set(key, prev);
+        if (low === undefined) this.#low.set(key, seen + 1);
       }
       this.#reading.delete(key);
     };
     loop().catch((err: unknown) => {
-      if (current()) this.fail(err);
+      if (!current()) return;
+      // A replica that refuses to read what its bounds say it holds (a corrupt-batch error, a gap) is a bug.
+      this.fail(err instanceof InvariantViolation || err instanceof InvariantError ? err : new InvariantViolation('ReadFailed', `${who} p${p.index}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`));
     });
+  }
+
+  /** The append time of each batch a partition group applied (the leader's clock when it proposed it). */
+  #stamps(group: number, e: Entry): void {
+    if (e.type !== 'normal' || e.data.byteLength === 0) return;
+    const p = this.partitions.find((q) => q.group === group);
+    if (p === undefined) return;
+    const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
+    let head;
+    let events: Buffer[];
+    try {
+      head = decodeEntryHead(data, true);
+      if (head.kind !== 'batches') return;
+      events = batchEvents(data);
+    } catch {
+      return; // a malformed entry takes no offsets (the replica drops it)
+    }
+    let at = 0;
+    for (const b of head.batches) {
+      const first = events[at];
+      at += b.count;
+      if (first !== undefined) this.ledger.stamped(p.index, batchOfEvent(first.toString()), head.appendTimeMs);
+    }
+  }
+
+  /**
+   * A retention pass on a node, as runRetentionOnce runs it (src/broker/retention.ts): during chaos,
+   * every partition it holds, with the cutoff its own wall clock gives (now minus the retention time),
+   * one partition after the other. A refused write fails that partition's pass (production logs it).
+   */
+  async #retention(node: SimHostNode): Promise<void> {
+    const replicas = node.replicas;
+    if (!this.chaos || !node.running || replicas === undefined) return;
+    const inc = node.incarnation;
+    const cutoff = node.clock.nowMs() - this.#retentionMs;
+    this.stats.retentionPasses++;
+    for (const p of this.partitions) {
+      const r = replicas.replica(p.topic, p.partition);
+      if (r === undefined) continue;
+      this.ledger.retention(p.index, cutoff);
+      let removed: number;
+      try {
+        removed = await replicas.applyRetention(p.topic, p.partition, cutoff);
+      } catch (err) {
+        if (node.incarnation !== inc) return;
+        if (err instanceof Error && (err.name === 'KvWriteError' || err.name === 'DurabilityLostError')) {
+          this.log(`n${node.id} p${p.index} retention failed: ${err.message}`);
+          continue;
+        }
+        throw err;
+      }
+      if (node.incarnation !== inc) return;
+      this.stats.retentionRemoved += removed;
+      if (removed > 0) {
+        this.log(`n${node.id} p${p.index} retention before ${cutoff}: removed ${removed}, oldest ${r.localOldest}`);
+        this.#read(node, r);
+      }
+    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -665,8 +857,9 @@ export class HostSimulation implements HostSimContext {
     }
   }
 
-  /** The Raft checks of every running member of every group. */
+  /** The Raft checks of every running member of every group, and what retention may remove. */
   #check(): void {
+    this.#checkRetained();
     for (const id of this.damaged) {
       const n = this.node(id);
       if (!n.running || n.replicas === undefined) continue;
@@ -737,11 +930,13 @@ export class HostSimulation implements HostSimContext {
     this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);
     // Every move in flight finishes: its steps go on without faults (new replicas catch up, are
     // promoted, leaders leave, old replicas are removed and dropped), and the new replicas converge.
+    // So does every fetch of the log before a snapshot installed without it (its tries back off).
     const movesSince = this.#now;
-    const settled = () => this.#movesSettled() && this.#converged(markers);
+    const settled = () => this.#movesSettled() && this.#converged(markers) && this.#fetching().length === 0;
     await this.#runUntil(movesSince + movesMsMax, settled);
     if (!settled()) {
-      throw new InvariantViolation('MoveLiveness', `round ${round}: moves not finished ${movesMsMax} ms after recovery: ${this.#describeMoves()}; ${this.#describeState(markers)}`);
+      const fetching = this.#fetching();
+      throw new InvariantViolation(fetching.length > 0 && this.#movesSettled() ? 'Liveness' : 'MoveLiveness', `round ${round}: moves or fetches not finished ${movesMsMax} ms after recovery: ${this.#describeMoves()}; still fetching the log before a snapshot: [${fetching.join(' ')}]; ${this.#describeState(markers)}`);
     }
     this.stats.elections = [...this.#watch.values()].reduce((s, w) => s + w.elections, 0);
     this.stats.oldTermQuorums = [...this.#watch.values()].reduce((s, w) => s + w.oldTermQuorums, 0);
@@ -764,6 +959,18 @@ export class HostSimulation implements HostSimContext {
       for (const n of this.running()) if (!s.replicas.includes(n.id) && this.#group(n, p) !== undefined) return false;
     }
     return true;
+  }
+
+  /** Replicas still fetching the log before a snapshot they installed without it. */
+  #fetching(): string[] {
+    const out: string[] = [];
+    for (const n of this.running()) {
+      for (const p of this.partitions) {
+        const h = n.replicas?.replica(p.topic, p.partition)?.pendingHistory;
+        if (h !== undefined) out.push(`n${n.id}:p${p.index}@${h.fromOffset}..${h.next - 1}`);
+      }
+    }
+    return out;
   }
 
   #describeMoves(): string {
@@ -873,7 +1080,8 @@ export class HostSimulation implements HostSimContext {
           const n = this.node(id);
           const g = this.#group(n, p);
           const st = g?.raw.status();
-          return `n${id}${n.running ? '' : '(down)'}:${st === undefined ? '-' : `${st.state[0]}${st.term}/c${st.commit}/a${g!.applied}`}/seen${this.#seen.get(`${id}:${p.index}`)}`;
+          const r = n.replicas?.replica(p.topic, p.partition);
+          return `n${id}${n.running ? '' : '(down)'}:${st === undefined ? '-' : `${st.state[0]}${st.term}/c${st.commit}/a${g!.applied}`}/seen${this.#seen.get(`${id}:${p.index}`)}${r === undefined ? '' : `/oldest${r.localOldest}`}`;
         });
         return `p${p.index} marker ${markers[p.index] ? 'acked' : 'pending'} leader ${l?.id ?? '-'} applied max ${this.ledger.appliedMax(p.index)} [${rs.join(' ')}]`;
       })

@@ -69,6 +69,15 @@ export interface HostSimStats {
   /** Configuration changes the movers proposed, and leaderships a leaving leader handed away. */
   moveConfChanges: number;
   moveTransfers: number;
+  /**
+   * Retention passes a node ran over its replicas (during chaos, each node on its own clock), events
+   * they removed, and logs before an installed snapshot fetched back to the end (history).
+   */
+  retentionPasses: number;
+  retentionRemoved: number;
+  historyFetched: number;
+  /** Such fetches given up (no replica held that log any more): the replica reads from its snapshot on. */
+  historyAbandoned: number;
   /** Metadata registers: writes and reads asked, writes acknowledged. */
   metadataWrites: number;
   metadataReads: number;
@@ -116,6 +125,10 @@ export function emptyStats(): HostSimStats {
     movesDone: 0,
     moveConfChanges: 0,
     moveTransfers: 0,
+    retentionPasses: 0,
+    retentionRemoved: 0,
+    historyFetched: 0,
+    historyAbandoned: 0,
     metadataWrites: 0,
     metadataReads: 0,
     metadataAcked: 0,

@@ -40,6 +40,8 @@ export interface HostTuning {
   readonly metadataSnapshotEntries: number;
   /** How long a metadata write or read may take (node ms). */
   readonly metadataTimeoutMs: number;
+  /** How often a node runs retention over its replicas (node ms; undefined: never). */
+  readonly retentionEveryMs: number | undefined;
 }
 
 /** What a node needs from the simulation. */
@@ -73,6 +75,8 @@ export interface HostNodeEnv {
   woke(node: SimHostNode, replica: PartitionReplica): void;
   /** What a round of this node's ReplicaMover did (statistics, trace). */
   moved(node: SimHostNode, actions: readonly MoveAction[]): void;
+  /** A retention pass over this node's replicas (src/broker/retention.ts, on the node's own clock). */
+  retention(node: SimHostNode): Promise<void>;
   /** Opens again the replicas placed on the node that are not open (as after a partition.move). */
   reopen(node: SimHostNode): void;
 }
@@ -245,6 +249,16 @@ export class SimHostNode {
       at(this.simMs(250), round);
     };
     at(this.simMs(250), round);
+    // As startRetention (main.ts): a pass every so often, each after the one before has ended.
+    const every = t.retentionEveryMs;
+    if (every !== undefined) {
+      let passes: Promise<void> = Promise.resolve();
+      const retention = (): void => {
+        passes = passes.then(() => env.retention(this));
+        at(this.simMs(every), retention);
+      };
+      at(this.simMs(1 + this.#rng.int(every)), retention);
+    }
   }
 
   /**

@@ -12,6 +12,8 @@
  *   SEED_FROM=<n>  with SEEDS: run seeds n..n+SEEDS-1
  *   LOST_TAIL=0    disks never lose fsynced writes (by default they may: a member of a group at a time,
  *                  where its marker file can tell; docs/testing.md)
+ *   SIM_RETENTION=1  nodes apply retention during chaos (off by default until a long run with it on has
+ *                  passed since the fix of seed 20: docs/testing.md, "Retention seed 20")
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -23,14 +25,19 @@ import type { HostSimStats } from './host-context.js';
 import { seedsFromEnv } from './seeds.js';
 
 const lostTail = process.env['LOST_TAIL'] !== '0';
+// Retention during chaos (host-cluster.ts, HostSimOptions.retention): off unless SIM_RETENTION=1.
+// It was on by default for an hour: combined with the repair of restarted peers (832a45c) it failed
+// seed 20 of the default 40 (a log-shipping read race, since fixed; docs/testing.md). The found-list
+// seeds of retention bugs still run with it on.
+const retention = process.env['SIM_RETENTION'] === '1';
 
 async function report(failed: HostSimResult): Promise<string> {
-  const replay = await runHostSimulation({ seed: failed.seed, trace: true, lostTail });
+  const replay = await runHostSimulation({ seed: failed.seed, trace: true, lostTail, retention });
   const file = join(tmpdir(), `brook-host-sim-seed-${failed.seed}.trace`);
   writeFileSync(file, replay.trace.join('\n') + '\n');
   return [
     `seed ${failed.seed} failed: ${failed.error}`,
-    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
+    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}${retention ? 'SIM_RETENTION=1 ' : ''}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
     replay.error === failed.error ? '' : `(the traced replay ended differently: ${replay.error ?? 'ok'} — determinism bug)`,
     '--- last events ---',
     replay.trace.slice(-120).join('\n'),
@@ -43,7 +50,7 @@ test('partition groups on the production host keep every acknowledged batch, onc
   const totals: Partial<Record<keyof HostSimStats, number>> = {};
   const failed: HostSimResult[] = [];
   for (const seed of seeds) {
-    const r = await runHostSimulation({ seed, lostTail });
+    const r = await runHostSimulation({ seed, lostTail, retention });
     if (!r.ok) {
       // Go on: the other failing seeds tell whether it is one rare run or a pattern.
       failed.push(r);
@@ -66,7 +73,7 @@ test('partition groups on the production host keep every acknowledged batch, onc
   assert.ok((totals.metadataReads ?? 0) > n * 5, 'too few metadata reads');
   if (n >= 20) {
     // staleGrants and oldTermQuorums are the chances a broken vote or commit rule gets to show.
-    for (const k of ['midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers'] as const) {
+    for (const k of ['midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers', ...(retention ? (['retentionPasses', 'retentionRemoved', 'historyFetched'] as const) : [])] as const) {
       assert.ok((totals[k] ?? 0) > 0, `no ${k} in ${n} seeds`);
     }
   }
@@ -109,12 +116,20 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 285, bug: 'a Ready that only repaired a member was not written: damaged again after a restart' },
     { seed: 17, bug: 'the same, once turns stopped writing rows on their own (deferred rows and commit indexes)' },
     { seed: 1014, bug: 'a lost tail took a leader\'s term; back at the older term it acknowledged that term\'s deposed leader (term-ceiling.test.ts)' },
+    { seed: 9, retention: true, bug: 'a crash after retention\'s removal was durable but before its new oldest offset was written left a replica refusing reads (partition-retention-crash.test.ts)' },
+    { seed: 174, retention: true, bug: 'a read overtaken by a memory compaction missed the batches that left the in-memory index meanwhile, and the replica refused reads for good (partition-read-race.test.ts)' },
+    { seed: 292, retention: true, bug: 'a snapshot naming a log start retention had removed (stored before a crash, or taken by a compaction racing retention) sent followers after removed entries for good (partition-retention-crash.test.ts, partition-retention-refresh.test.ts)' },
+    { seed: 125, retention: true, bug: 'a fetch of the log before a snapshot whose offsets ran past it (a retry before its start taken for new) left rows past the snapshot, and the replica refused reads (partition-history-rows.test.ts, partition-state.test.ts)' },
+    { seed: 20, retention: true, bug: 'log shipping applied fetched entries before writing them: a read while the node\'s write waited behind a slow fsync found an index row without its entry, and the replica refused reads for good (partition-catchup-read.test.ts)' },
+    { seed: 131, retention: true, bug: 'a leader missed the answer saying a learner became complete (overtaken by an older one) and, quiesced, never asked again: the move never finished (incomplete.test.ts)' },
     { seed: 277, bug: 'a replica a move placed on a node whose disk was full at that moment was never opened again: the move never finished' },
     { seed: 521, bug: 'the CommittedPrefix check missed a leader that committed its own removal and stepped down in one event (a checker bug, once replica moves removed leaders)' },
     { seed: 238, bug: 'the DurableQuorum check counted the voters of a configuration change applied in the event that committed it (a checker bug, once replica moves changed membership)' },
+    { seed: 314, bug: 'a voter wiped during a move that was then cancelled asked the learner, gone with its replica, for its term for good' },
+    { seed: 1824, bug: 'the same with a move that finished: the old replica\'s node never answered the wiped voter\'s term probe' },
   ];
-  for (const { seed, bug } of found) {
-    const r = await runHostSimulation({ seed, lostTail: true });
+  for (const { seed, bug, retention: withRetention } of found) {
+    const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true });
     assert.ok(r.ok, `seed ${seed} (${bug}): ${r.error}`);
   }
 });

@@ -75,3 +75,65 @@ test('a batch told failed for certain must never be stored', () => {
   m.stored('n1', 0, -1, 0, 'b0.0');
   assert.throws(() => m.failed(b), violation('FailedBatchAppeared'));
 });
+
+test('retention may remove acknowledged batches appended before the largest cutoff, and no other', () => {
+  let wall = 1000;
+  const l = new PartitionLedger(1, () => wall);
+  const a = l.newBatch('b0', 0, 2);
+  l.stamped(0, 'b0', 1005);
+  l.acked(a, 0, 1);
+  wall = 2000;
+  const b = l.newBatch('b1', 0, 1);
+  l.stamped(0, 'b1', 2003);
+  l.acked(b, 2, 2);
+  // Nothing may go yet: no node used a cutoff.
+  assert.throws(() => l.retained('n1', 0, 2, 2), violation('RetainedLost'));
+  l.retention(0, 1500);
+  l.retained('n1', 0, 2, 2);
+  assert.throws(() => l.retained('n1', 0, 3, 2), violation('RetainedLost'));
+  // A replica that has not applied that far yet reads from where it is.
+  l.retained('n2', 0, 2, 1);
+  // A smaller cutoff of another node changes nothing; a larger one lets b1 go too.
+  l.retention(0, 1200);
+  assert.throws(() => l.retained('n1', 0, 3, 2), violation('RetainedLost'));
+  l.retention(0, 2004);
+  l.retained('n1', 0, 3, 2);
+});
+
+test('without an append time seen, a batch is kept from when it was sent (the slowest clock then)', () => {
+  let wall = 1000;
+  const l = new PartitionLedger(1, () => wall);
+  const a = l.newBatch('b0', 0, 1);
+  l.acked(a, 0, 0);
+  l.retention(0, 1000);
+  assert.throws(() => l.retained('n1', 0, 1, 0), violation('RetainedLost'));
+  wall = 3000;
+  // An append time before the batch was sent is a clock or stamping bug.
+  l.newBatch('b1', 0, 1);
+  assert.throws(() => l.stamped(0, 'b1', 2999), violation('AppendTime'));
+});
+
+test('a reader that skips to a replica\'s oldest offset may skip only what retention could remove', () => {
+  let wall = 1000;
+  const l = new PartitionLedger(1, () => wall);
+  const a = l.newBatch('b0', 0, 1);
+  l.stamped(0, 'b0', 1000);
+  l.acked(a, 0, 0);
+  wall = 2000;
+  const b = l.newBatch('b1', 0, 1);
+  l.stamped(0, 'b1', 2000);
+  l.acked(b, 1, 1);
+  assert.throws(() => l.skipped('n1', 0, -1, 1, 1), violation('RetainedLost'));
+  l.retention(0, 1500);
+  assert.throws(() => l.skipped('n1', 0, -1, 2, 1), violation('RetainedLost'));
+  assert.throws(() => l.skipped('n1', 0, 0, 1, 1), violation('Dense'));
+  assert.throws(() => l.skipped('n1', 0, -1, 3, 1), violation('Dense'));
+  // While the replica fetches the log before its snapshot (from offset 0), nothing is missing yet.
+  l.skipped('n1', 0, -1, 2, 1, 0);
+  l.skipped('n2', 0, -1, 1, 1);
+  // No replica reported offset 0 before it went: the reader goes on at 1, and another replica's
+  // copy of offset 0 is still compared with what is acknowledged there.
+  l.stored('n2', 0, 0, 1, 'b1.0');
+  assert.throws(() => l.stored('n3', 0, -1, 0, 'b1.0'), violation('AckedBatchLost|Duplicate'));
+  l.stored('n3', 0, -1, 0, 'b0.0');
+});

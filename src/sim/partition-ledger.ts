@@ -11,6 +11,13 @@
  * - Converge: all replicas hold the same bytes at the same offset.
  * - FailedBatchAppeared: a batch the client was told failed for certain (the disk refused it) never
  *   shows up anywhere.
+ * - RetainedLost: retention (each node on its own clock) removes only batches appended before its
+ *   cutoff, oldest first: an acknowledged batch appended at or after the largest cutoff any node used
+ *   is readable on every replica that applied that far. A replica's readable log may start after
+ *   offset 0 (`skipped`), nowhere past such a batch.
+ * - AppendTime: a batch's append time (the leader's clock when it proposed it) is not before the
+ *   batch was sent (the slowest node's clock then): so a batch sent at or after a cutoff, allowing for
+ *   every node's clock skew, is protected whatever node stamped it.
  */
 import { InvariantViolation } from './invariants.js';
 
@@ -22,16 +29,29 @@ export interface Batch {
   readonly floor: number;
   status: 'pending' | 'acked' | 'failed' | 'unknown';
   first?: number;
+  /** The slowest node's wall clock when the batch was sent: every append time of it is at least this. */
+  readonly sentWall: number;
+  /** The earliest append time of it seen in a committed entry (a retry refused as duplicate comes later). */
+  stamp?: number;
 }
 
 interface PartitionBook {
-  /** offset -> event, as the first replica that applied it reported it. */
-  readonly ref: string[];
+  /**
+   * offset -> event, as the first replica that applied it reported it; a hole where replicas read
+   * from a later oldest offset before any reported it (retention removed it first).
+   */
+  readonly ref: (string | undefined)[];
   /** event -> offset. */
   readonly where: Map<string, number>;
   /** offset -> event, from acknowledgements. */
   readonly expected: Map<number, string>;
   ackedMax: number;
+  /** Acknowledged batches, and the largest retention cutoff any node used (wall-clock ms). */
+  readonly acked: Batch[];
+  cutoffMax: number;
+  /** The acknowledged batch with the lowest offsets that retention must keep (recomputed when stale). */
+  floor: Batch | undefined;
+  floorStale: boolean;
 }
 
 export function batchOfEvent(payload: string): string {
@@ -41,9 +61,12 @@ export function batchOfEvent(payload: string): string {
 export class PartitionLedger {
   readonly #books: PartitionBook[] = [];
   readonly #batches = new Map<string, Batch>();
+  /** The slowest node's wall clock now (ms). */
+  readonly #wallFloor: () => number;
 
-  constructor(partitions: number) {
-    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), ackedMax: -1 });
+  constructor(partitions: number, wallFloor: () => number = () => 0) {
+    this.#wallFloor = wallFloor;
+    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), ackedMax: -1, acked: [], cutoffMax: -Infinity, floor: undefined, floorStale: false });
   }
 
   #book(p: number): PartitionBook {
@@ -53,7 +76,7 @@ export class PartitionLedger {
   /** A client is about to send a new batch. */
   newBatch(id: string, partition: number, size: number): Batch {
     const payloads = Array.from({ length: size }, (_, k) => `${id}.${k}`);
-    const b: Batch = { id, partition, payloads, floor: this.#book(partition).ackedMax, status: 'pending' };
+    const b: Batch = { id, partition, payloads, floor: this.#book(partition).ackedMax, status: 'pending', sentWall: this.#wallFloor() };
     this.#batches.set(id, b);
     return b;
   }
@@ -62,7 +85,7 @@ export class PartitionLedger {
     return this.#book(p).ackedMax;
   }
 
-  /** Offsets some replica has applied (the longest log seen). */
+  /** The newest offset some replica has applied (the longest log seen). */
   appliedMax(p: number): number {
     return this.#book(p).ref.length - 1;
   }
@@ -96,6 +119,74 @@ export class PartitionLedger {
     b.status = 'acked';
     b.first = first;
     book.ackedMax = Math.max(book.ackedMax, last);
+    book.acked.push(b);
+    if (this.#kept(book, b) && (book.floor === undefined || first < book.floor.first!)) book.floor = b;
+  }
+
+  // ------------------------------------------------------------------ retention
+
+  /** Whether retention must keep `b`: appended at or after every cutoff used so far. */
+  #kept(book: PartitionBook, b: Batch): boolean {
+    return Math.max(b.stamp ?? -Infinity, b.sentWall) >= book.cutoffMax;
+  }
+
+  /** A node applies retention to partition `p` with `cutoffMs` (its own wall clock minus the retention time). */
+  retention(p: number, cutoffMs: number): void {
+    const book = this.#book(p);
+    if (cutoffMs <= book.cutoffMax) return;
+    book.cutoffMax = cutoffMs;
+    book.floorStale = true;
+  }
+
+  /** A committed entry holds (a copy of) batch `id` appended at `appendTimeMs` by its leader. */
+  stamped(p: number, id: string, appendTimeMs: number): void {
+    const b = this.#batches.get(id);
+    if (b === undefined || b.partition !== p) return;
+    if (appendTimeMs < b.sentWall) {
+      throw new InvariantViolation('AppendTime', `batch ${b.id} of partition ${p} appended at ${appendTimeMs}, before it was sent (every clock was at ${b.sentWall} or later)`);
+    }
+    if (b.stamp !== undefined && b.stamp <= appendTimeMs) return;
+    b.stamp = appendTimeMs;
+    if (b.status === 'acked') this.#book(p).floorStale = true;
+  }
+
+  /** The acknowledged batch at the lowest offsets that retention must keep, if any. */
+  keptFloor(p: number): Batch | undefined {
+    const book = this.#book(p);
+    if (book.floorStale) {
+      book.floorStale = false;
+      book.floor = undefined;
+      for (const b of book.acked) if (this.#kept(book, b) && (book.floor === undefined || b.first! < book.floor.first!)) book.floor = b;
+    }
+    return book.floor;
+  }
+
+  /**
+   * Replica `who` of partition `p` reads from `oldest` on and has applied up to `newest`: every
+   * acknowledged batch retention must keep that it applied is at or after `oldest`.
+   */
+  retained(who: string, p: number, oldest: number, newest: number): void {
+    const f = this.keptFloor(p);
+    if (f === undefined || f.first! >= oldest) return;
+    const last = f.first! + f.payloads.length - 1;
+    if (last > newest) return;
+    const book = this.#book(p);
+    throw new InvariantViolation('RetainedLost', `${who} partition ${p} reads from offset ${oldest} (applied to ${newest}), but batch ${f.id} at ${f.first}..${last} was appended at ${Math.max(f.stamp ?? -Infinity, f.sentWall)}, not before the largest retention cutoff ${book.cutoffMax}`);
+  }
+
+  /**
+   * A reader of replica `who` read up to `previous` and the replica's readable log now starts at
+   * `oldest` (retention removed what lies between, or the replica never held it: a snapshot installed
+   * without its log). `kept`: where the replica holds the log from for this check (lower while it
+   * fetches the log before a snapshot: those events are still coming).
+   */
+  skipped(who: string, p: number, previous: number, oldest: number, newest: number, kept = oldest): void {
+    if (oldest <= previous + 1) throw new InvariantViolation('Dense', `${who} partition ${p}: skipping from ${previous} to ${oldest}`);
+    if (oldest > newest + 1) throw new InvariantViolation('Dense', `${who} partition ${p}: oldest offset ${oldest} beyond newest ${newest}`);
+    this.retained(who, p, kept, newest);
+    // The offsets before it exist (committed) even if no reader saw them.
+    const book = this.#book(p);
+    if (book.ref.length < oldest) book.ref.length = oldest;
   }
 
   /** The client was told the batch failed for certain (nothing stored). */
@@ -122,10 +213,10 @@ export class PartitionLedger {
     const book = this.#book(p);
     const have = book.ref[offset];
     if (have === undefined) {
-      if (offset !== book.ref.length) throw new InvariantViolation('Dense', `${who} partition ${p}: offset ${offset} while others hold ${book.ref.length - 1}`);
+      if (offset > book.ref.length) throw new InvariantViolation('Dense', `${who} partition ${p}: offset ${offset} while others hold ${book.ref.length - 1}`);
       const exp = book.expected.get(offset);
       if (exp !== undefined && exp !== payload) throw new InvariantViolation('AckedBatchLost', `${who} partition ${p} holds ${payload} at offset ${offset}, acknowledged there: ${exp}`);
-      book.ref.push(payload);
+      book.ref[offset] = payload;
     } else if (have !== payload) {
       const exp = book.expected.get(offset);
       const what = exp === undefined ? 'Converge' : 'AckedBatchLost';

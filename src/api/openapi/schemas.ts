@@ -21,7 +21,7 @@ function named(id: string, schema: TSchema): TSchema {
 const str = (description?: string) => Type.String(description === undefined ? {} : { description });
 const strEnum = (values: readonly string[], description?: string) =>
   Type.Unsafe<string>({ type: 'string', enum: [...values], ...(description === undefined ? {} : { description }) });
-const nullable = (type: 'string' | 'integer', description: string) => Type.Unsafe<string | number | null>({ type, nullable: true, description });
+const nullable = (type: 'string' | 'integer' | 'boolean', description: string) => Type.Unsafe<string | number | boolean | null>({ type, nullable: true, description });
 /** An object whose keys are free (OpenAPI 3.0 has additionalProperties, not patternProperties). */
 const map = (value: TSchema, description?: string) =>
   Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: value, ...(description === undefined ? {} : { description }) });
@@ -212,6 +212,7 @@ const ReplicaStatus = Type.Object({
   applied_index: nullable('integer', 'Null when it reported nothing to this node'),
   lag: nullable('integer', 'Entries behind the group commit index; null when it reported nothing'),
   in_sync: Type.Boolean({ description: 'Also true when this node does not lead the group and so cannot know' }),
+  incomplete: nullable('boolean', 'Still fetching the retained log before its snapshot (it holds the Raft log; it does not lead while a complete replica can); null when it reported nothing to this node'),
 });
 
 const PartitionStatus = named('PartitionStatus', Type.Object(
@@ -230,6 +231,7 @@ const PartitionStatus = named('PartitionStatus', Type.Object(
     applied_index: nullable('integer', 'The lowest applied index among the voters that reported'),
     lag: nullable('integer', 'How far the slowest voter trails the commit index'),
     under_replicated: Type.Boolean({ description: 'A voter reported nothing (down, or its node unreachable from the leader) or trails the commit index by more than the in-sync limit' }),
+    incomplete_replicas: Type.Array(Type.Integer(), { description: 'Replicas known here to be incomplete: still fetching the retained log before their snapshot (not under-replicated by that alone)' }),
     replica_status: Type.Array(ReplicaStatus),
   },
   { description: "One partition, as this node knows it: the leader of a group knows every replica's progress, another node only its own" },
@@ -254,6 +256,7 @@ export const ClusterView = named('ClusterView', Type.Object(
     partitions: Type.Array(PartitionStatus, { description: 'Every partition of every event type (and timeline)' }),
     under_replicated_partitions: Type.Integer(),
     leaderless_partitions: Type.Integer(),
+    incomplete_partitions: Type.Integer({ description: 'Partitions with an incomplete replica' }),
     cluster_id: str('The cluster this data directory founded or joined'),
     disk_id: str('This data directory'),
   },

@@ -268,17 +268,34 @@ export class RaftNodeHost {
    * refuses (pre-)votes for a live leader, and campaigns within its randomized timeout (so the
    * members woken together do not all campaign at the same tick); a group whose leader really is the
    * restarted node again hears from it in a newer term and follows it.
+   *
+   * And every group this node leads with the peer as a member probes it again: the leader's progress
+   * for it is its former self's, and the new process may hold less (a wiped data directory, a lost
+   * write-ahead log tail: it comes back empty or damaged and may not campaign). A quiesced leader sent
+   * it nothing, and a damaged member cannot campaign to wake it, so such a replica stayed unrepaired
+   * (empty, yet in sync by its stale progress) until a write or a leadership change woke its group.
+   * In probe state the leader does not quiesce again until the member has answered.
    */
   #peerRestarted(peer: NodeId): void {
     this.stats.peerRestarts++;
     let woken = 0;
+    let probed = 0;
     for (const g of this.#groups.values()) {
-      if (g.raw.isLeader() || g.leader !== peer || !g.raw.quiesced) continue;
+      if (g.raw.isLeader()) {
+        const conf = g.conf;
+        if (!conf.voters.includes(peer) && !conf.learners.includes(peer)) continue;
+        if (g.raw.quiesced) this.#wake(g);
+        g.raw.reportUnreachable(peer);
+        this.kick(g.id);
+        probed++;
+        continue;
+      }
+      if (g.leader !== peer || !g.raw.quiesced) continue;
       this.stats.woken++;
       g.raw.wake(g.electionTicks);
       woken++;
     }
-    this.#o.logger.info({ peer, woken }, 'a peer node restarted: the quiesced groups it led wake to elect');
+    this.#o.logger.info({ peer, woken, probed }, 'a peer node restarted: the quiesced groups it led wake to elect, the groups led here probe it again');
   }
 
   receive(group: number, m: Message): boolean {

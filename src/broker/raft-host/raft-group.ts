@@ -80,9 +80,11 @@ export interface RaftGroupOptions {
   readonly uncommittedBytesMax?: number;
   /**
    * The group's voters as this node knows them (the placement's replicas, the cluster's members), asked
-   * for their terms by a member whose past term is unknown (its store's damage says termUnknown).
+   * for their terms by a member whose past term is unknown (its store's damage says termUnknown). A
+   * function when that view changes (a partition's placement during a replica move): it is asked again
+   * on every tick while the member probes, and a new view starts the probe over (src/raft, setProbePeers).
    */
-  readonly termProbePeers?: readonly NodeId[];
+  readonly termProbePeers?: readonly NodeId[] | (() => readonly NodeId[]);
 }
 
 export class RaftGroup<Outcome> {
@@ -169,9 +171,14 @@ export class RaftGroup<Outcome> {
       // until its leader has repaired it (src/raft, `damaged`).
       damaged: this.store.coreDamage(),
       // A member whose past term is unknown (a wiped directory) learns a term floor from them first.
-      termProbePeers: this.#o.termProbePeers ?? [],
+      termProbePeers: this.#probePeers(),
       ...(this.#o.uncommittedBytesMax === undefined ? {} : { uncommittedBytesMax: this.#o.uncommittedBytesMax }),
     });
+  }
+
+  #probePeers(): readonly NodeId[] {
+    const p = this.#o.termProbePeers;
+    return typeof p === 'function' ? p() : (p ?? []);
   }
 
   /**
@@ -325,6 +332,8 @@ export class RaftGroup<Outcome> {
   /** A tick of the node host: `n` Raft ticks (0 when the host runs late), expiry of proposals, the owner's hook. */
   tick(n: number, nowMs: number): void {
     this.#idleTicks += n;
+    // A member learning its term floor asks the voters of the current view (a move may have ended).
+    if (n > 0 && this.raw.probing && typeof this.#o.termProbePeers === 'function') this.raw.setTermProbePeers(this.#o.termProbePeers());
     for (let i = 0; i < n; i++) this.raw.tick();
     this.expire(nowMs);
     this.onTick?.(nowMs);

@@ -18,6 +18,8 @@ export interface Mutant {
   readonly find: string;
   readonly replace: string;
   readonly sims: readonly SimName[];
+  /** The host simulation runs it with retention on (SIM_RETENTION=1): what it breaks needs retention to show. */
+  readonly retention?: boolean;
 }
 
 export const mutants: readonly Mutant[] = [
@@ -76,6 +78,32 @@ export const mutants: readonly Mutant[] = [
     find: '          const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;',
     replace:
       '          const proposedAt = replica.bounds().newest + 1;\n          const applied = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;\n          const out = { ...applied, first: proposedAt, last: proposedAt + item.events.length - 1 };',
+    sims: ['host'],
+  },
+  {
+    name: 'retention-past-cutoff',
+    why: 'retention removes one batch more than its cutoff allows (the first batch appended at or after the cutoff goes with the expired ones)',
+    file: 'src/broker/partition-replica.ts',
+    find: '      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest) break;',
+    replace: '      if ((cut === undefined ? row.appendTimeMs : cut.appendTimeMs) >= cutoffMs || row.last > this.#state.newest) break;',
+    sims: ['host'],
+    retention: true,
+  },
+  {
+    name: 'history-mark-ignored',
+    why: 'a replica stopped while fetching the log before a snapshot it installed without it forgets at start that it was fetching (the 0x17 mark is not read): it never fetches that log again',
+    file: 'src/broker/partition-replica.ts',
+    find: '    const pending = pendingRaw === null ? undefined : decodePending(pendingRaw);',
+    replace: '    const pending = pendingRaw === null || pendingRaw !== null ? undefined : decodePending(pendingRaw);',
+    sims: ['host'],
+    retention: true,
+  },
+  {
+    name: 'term-probe-off',
+    why: 'a member whose past term is unknown (its data directory wiped) takes appends at once instead of first learning a term floor from a majority of the other voters: it can acknowledge a leader deposed since the wipe, which then commits over entries a newer leader committed with its former self',
+    file: 'src/raft/raft.ts',
+    find: '    if (this.damaged?.termUnknown === true) this.#startProbe(cfg.termProbePeers);',
+    replace: '    if (this.damaged?.termUnknown === true && cfg.termProbePeers.length < 0) this.#startProbe(cfg.termProbePeers);',
     sims: ['host'],
   },
   {

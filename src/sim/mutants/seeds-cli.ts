@@ -22,7 +22,7 @@ if ((sim !== 'raft' && sim !== 'host') || !Number.isSafeInteger(from) || !Number
 for (let seed = from; seed < from + count; seed++) {
   let line: { seed: number; ok: boolean; error?: string };
   try {
-    const r = sim === 'raft' ? runSimulation({ seed, ruleChecks }) : await runHostSimulation({ seed, ruleChecks });
+    const r = sim === 'raft' ? runSimulation({ seed, ruleChecks }) : await runHostSimulation({ seed, ruleChecks, retention: process.env['SIM_RETENTION'] === '1' });
     line = r.ok ? { seed, ok: true } : { seed, ok: false, error: r.error ?? 'failed' };
   } catch (err) {
     // A mutant may also break the code in ways no check names (an exception out of the run).

@@ -1,0 +1,117 @@
+// Goal: log shipping never makes an event readable before its entry is stored. A follower told to
+// install a snapshot fetches the entries it lacks and applies them itself (PartitionReplicas
+// #catchUp). Those entries are in no Raft log memory tail; if they were only queued for the node's
+// next write while applying them already made their offsets readable, a read in between (the node's
+// write in flight behind a slow fsync) found the index row but not its entry: CorruptBatchError
+// 'raft entry 38 of the batch 67..67 is missing', and the replica refused every read for good.
+// Found by the host simulation (seed 20 with retention, fsync spikes up to 150 ms).
+// Method: one node (PartitionReplicas on a RaftNodeHost, placement of three) fed Raft messages by hand,
+// a forwarder that serves the log from a list of entries, and a KV whose writes can be held.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { MemoryKv, type KvBatch } from '../log/index.js';
+import { encodeBatchEntry } from '../log/partition-entry.js';
+import type { Entry, Message, Snapshot } from '../raft/index.js';
+import { encodeImage } from './partition-replica.js';
+import { PartitionReplicas } from './partition-replicas.js';
+import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
+import type { GroupHandler } from '../transport/index.js';
+import type { Offset } from '../core/offset.js';
+
+const logger = pino({ level: 'silent' });
+const noTicks: TickSource = { every: () => () => undefined };
+const clock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
+const group = 100;
+
+function msg(m: Partial<Message> & Pick<Message, 'type' | 'from' | 'term'>): Message {
+  return { to: 1, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: '', snapshot: undefined, ...m };
+}
+
+const entry = (index: number, term: number): Entry => ({ index, term, type: 'normal', data: encodeBatchEntry(clock.nowMs(), `r${index}`, [Buffer.from(`{"i":${index}}`)]) });
+
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, ok: () => boolean): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!ok()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await settle(2);
+  }
+}
+
+/** A KV whose writes wait while `held` (a slow fsync: the writes after it wait their turn). */
+class HeldKv extends MemoryKv {
+  #release: (() => void) | undefined;
+  #gate: Promise<void> | undefined;
+  hold(): void {
+    this.#gate = new Promise((r) => (this.#release = r));
+  }
+  release(): void {
+    this.#release?.();
+    this.#gate = undefined;
+  }
+  override async write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
+    while (this.#gate !== undefined) await this.#gate;
+    return super.write(fill, opts);
+  }
+}
+
+test('entries fetched for a snapshot are readable only once stored: a read while the node\'s write waits finds no missing entry', async () => {
+  const kv = new HeldKv();
+  const fatal: unknown[] = [];
+  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => fatal.push(err) });
+  const handlers = new Map<number, GroupHandler>();
+  const replicas = new PartitionReplicas({
+    self: 1,
+    kv,
+    host,
+    placement: () => ({ group, replicas: [1, 2, 3] }),
+    clock,
+    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
+    logger,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    appendTimeoutMs: 5000,
+    groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
+  });
+  // Node 2 leads term 2 and holds entries 4..6 (one event each, offsets 0..2), then compacted them.
+  const log = [entry(4, 2), entry(5, 2), entry(6, 2)];
+  replicas.setForwarder({
+    forwardAppend: () => Promise.reject(new Error('not used')),
+    fetchLog: (_to, req) =>
+      (async function* () {
+        yield { entries: log.filter((e) => e.index >= req.fromIndex && e.index <= req.toIndex) };
+      })(),
+  });
+  host.start({ send: () => undefined });
+  try {
+    const r = (await replicas.ensure(7, 0))!;
+    const h = handlers.get(group)!;
+    assert.equal(r.applied, 3, 'the founding configuration');
+    h.receive(msg({ type: 'heartbeat', from: 2, term: 2, commit: 3 }));
+    await until('term 2', () => r.group.term === 2);
+    await settle(20);
+    // The node's writes wait (a slow fsync) while the leader's snapshot arrives: log shipping fetches
+    // 4..6 and applies them.
+    kv.hold();
+    const snapshot: Snapshot = { metadata: { index: 6, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 6, next: 3, oldest: 0, recent: [] }) };
+    h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
+    await settle(30);
+    // A read meanwhile: nothing yet (not applied), or the events; never a missing entry.
+    const during = await r.read(-1 as Offset, 10, 1 << 20).then(
+      (evs) => evs.map((e) => e.offset),
+      (err: Error) => err,
+    );
+    kv.release();
+    assert.ok(!(during instanceof Error) || during.name !== 'CorruptBatchError', `a read while the write waited failed: ${during instanceof Error ? during.message : ''}`);
+    await until('entry 6 applied', () => r.applied === 6 || fatal.length > 0);
+    assert.deepEqual(fatal, []);
+    const after = await r.read(-1 as Offset, 10, 1 << 20);
+    assert.deepEqual(after.map((e) => [e.offset, e.bytes.toString()]), [[0, '{"i":4}'], [1, '{"i":5}'], [2, '{"i":6}']]);
+  } finally {
+    kv.release();
+    await replicas.close();
+    await host.close();
+  }
+});
