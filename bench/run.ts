@@ -20,6 +20,9 @@
  *   npm run bench -- --ab DIR --runs 2   # A/B: each run measures this build and the build in DIR
  *                                        # (DIR/dist/main.js, e.g. an older commit unpacked with git archive,
  *                                        # npm ci && npm run build), in alternating order; ratios new/old
+ *   npm run bench -- --ab main=DIR1 --ab old=DIR2 --runs 2   # several builds beside this one, each named;
+ *                                        # rounds alternate the start order (DIR1 DIR2 new / new DIR2 DIR1);
+ *                                        # ratios new/each per round
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -44,7 +47,19 @@ const brokerNodeArgs = argValue('--broker-node-args')?.split(' ').filter((a) => 
 const brokerLog = argValue('--broker-log');
 const only = argValue('--only')?.split(',');
 const want = (phase: string) => only === undefined || only.includes(phase);
-const abRoot = argValue('--ab');
+/**
+ * The builds measured beside this checkout's (`--ab [NAME=]DIR`, repeatable): a single one without a
+ * name is 'old', as before.
+ */
+const others: { label: string; root: string }[] = process.argv.flatMap((a, i) => {
+  const v = process.argv[i + 1];
+  if (a !== '--ab' || v === undefined) return [];
+  const eq = v.indexOf('=');
+  return [eq > 0 ? { label: v.slice(0, eq), root: v.slice(eq + 1) } : { label: 'old', root: v }];
+});
+if (others.some((o) => o.label === 'new') || new Set(others.map((o) => o.label)).size !== others.length) throw new Error('--ab names must be distinct and not "new"');
+const abRoot = others.length === 0 ? undefined : others;
+const rootOf = (label: string) => others.find((o) => o.label === label)?.root;
 
 const cfg = quick
   ? { warmupMs: 500, durationMs: 3000, latencyWarmupMs: 500, latencyMs: 4000, backlog: 100_000, stallMs: 3000, floorWarmupMs: 300, floorMs: 1000 }
@@ -73,8 +88,10 @@ async function createEventType(broker: BrokerProcess, name: string, strategy: 'h
 }
 
 interface RunResult {
-  /** 'new' (this checkout's dist/) or 'old' (the --ab build). */
-  label: 'new' | 'old';
+  /** 'new' (this checkout's dist/) or the name of an --ab build ('old' when unnamed). */
+  label: string;
+  /** The round (run number) it belongs to. */
+  round: number;
   load: number[];
   eventBytes: number;
   floor1000: number;
@@ -96,9 +113,10 @@ interface RunResult {
   };
 }
 
-async function oneRun(runNo: number, label: 'new' | 'old'): Promise<RunResult> {
+async function oneRun(runNo: number, label: string): Promise<RunResult> {
   const nodeArgs = [...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])];
-  const entry = label === 'old' ? brokerEntryOf(abRoot!) : undefined;
+  const root = rootOf(label);
+  const entry = root === undefined ? undefined : brokerEntryOf(root);
   const broker = await startBroker({ nodeArgs, ...(brokerLog === undefined ? {} : { logFile: `${brokerLog}.${runNo}.${label}` }), ...(entry === undefined ? {} : { entry }) });
   const load = loadavg();
   log(
@@ -122,7 +140,7 @@ async function oneRun(runNo: number, label: 'new' | 'old'): Promise<RunResult> {
       return { f1000: f1000.eventsPerS, f10: f10.eventsPerS };
     };
     const floorStart = floorOnce('before load');
-    const r: RunResult = { label, load, eventBytes, floor1000: floorStart.f1000, floor10: floorStart.f10, floorRuns };
+    const r: RunResult = { label, round: runNo, load, eventBytes, floor1000: floorStart.f1000, floor10: floorStart.f10, floorRuns };
 
     const pubPath = `/event-types/${pubType.name}/events`;
     if (want('a')) {
@@ -340,9 +358,9 @@ function summary(results: RunResult[]): void {
   }
 }
 
-/** Per round, new against old: each figure's ratio, and whether it got worse by more than 10 %. */
-function abSummary(results: RunResult[]): void {
-  log(`\n=== A/B: new / old per round (same run, alternating order); "worse" = more than 10 % worse`);
+/** Per round, new against `base`: each figure's ratio, and whether it got worse by more than 10 %. */
+function abSummary(results: RunResult[], base: string): void {
+  log(`\n=== A/B: new / ${base} per round (same run, alternating order); "worse" = more than 10 % worse`);
   const rows: { name: string; f: (r: RunResult) => number | undefined; higherIsBetter: boolean; fmt: (n: number) => string }[] = [
     { name: '(a) batch 1000 broker/floor', f: (r) => (r.pub1000 ? r.pub1000.eventsPerS / r.floor1000 : undefined), higherIsBetter: true, fmt: (n) => `${(n * 100).toFixed(0)}%` },
     { name: '(a) batch 1000 ev/s', f: (r) => r.pub1000?.eventsPerS, higherIsBetter: true, fmt: fmtInt },
@@ -361,20 +379,19 @@ function abSummary(results: RunResult[]): void {
     { name: '(a) batch 1000 broker CPU per event (us)', f: (r) => (r.pub1000 ? (r.pub1000.brokerCores * r.pub1000.seconds * 1e6) / r.pub1000.events : undefined), higherIsBetter: false, fmt: (n) => n.toFixed(1) },
     { name: 'preload batches not acknowledged (207)', f: (r) => r.preload?.failed, higherIsBetter: false, fmt: (n) => String(n) },
   ];
-  const roundsOf = [...new Set(results.map((_, k) => Math.floor(k / 2)))];
+  const roundsOf = [...new Set(results.map((r) => r.round))];
   for (const row of rows) {
     const cells: string[] = [];
     const ratios: number[] = [];
     for (const k of roundsOf) {
-      const pair = results.slice(2 * k, 2 * k + 2);
-      const o = pair.find((r) => r.label === 'old');
-      const n = pair.find((r) => r.label === 'new');
+      const o = results.find((r) => r.round === k && r.label === base);
+      const n = results.find((r) => r.round === k && r.label === 'new');
       const ov = o === undefined ? undefined : row.f(o);
       const nv = n === undefined ? undefined : row.f(n);
       if (ov === undefined || nv === undefined) continue;
       const ratio = nv / ov;
       ratios.push(ratio);
-      cells.push(`old ${row.fmt(ov)} new ${row.fmt(nv)} = ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'}`);
+      cells.push(`${base} ${row.fmt(ov)} new ${row.fmt(nv)} = ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'}`);
     }
     if (cells.length === 0) continue;
     const m = median(ratios);
@@ -398,16 +415,19 @@ async function main(): Promise<void> {
       results.push(await oneRun(n, 'new'));
       continue;
     }
-    // Alternate the order (old, new / new, old / ...) so a drift of the machine's load hits both alike.
-    for (const label of n % 2 === 1 ? (['old', 'new'] as const) : (['new', 'old'] as const)) results.push(await oneRun(n, label));
+    // Alternate the order (others, new / new, others reversed / ...) so a drift of the machine's load
+    // hits every build alike.
+    const order = [...abRoot.map((o) => o.label), 'new'];
+    for (const label of n % 2 === 1 ? order : order.reverse()) results.push(await oneRun(n, label));
   }
   if (abRoot === undefined) summary(results);
   else {
-    for (const label of ['old', 'new'] as const) {
-      log(`\n##### ${label}: ${label === 'old' ? brokerEntryOf(abRoot) : 'this checkout'}`);
+    for (const label of [...abRoot.map((o) => o.label), 'new']) {
+      const root = rootOf(label);
+      log(`\n##### ${label}: ${root === undefined ? 'this checkout' : brokerEntryOf(root)}`);
       summary(results.filter((r) => r.label === label));
     }
-    abSummary(results);
+    for (const o of abRoot) abSummary(results, o.label);
   }
   log(`load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);

@@ -22,13 +22,14 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import { publishBatchEventsMax } from '../core/limits.js';
 import type { Offset } from '../core/offset.js';
-import { batchEvents, decodeEntryHead, isChecked, PartitionEntryError } from '../log/partition-entry.js';
+import { batchEvents, decodeEntryHead, isChecked, PartitionEntryError, requestIdBytesMax } from '../log/partition-entry.js';
 import { CorruptBatchError, OffsetExpiredError, OffsetNotYetAvailableError, PartitionUnavailableError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { RaftRecordCorruptError } from './raft-records.js';
 import { readU64, writeU64 } from '../log/keys.js';
 import type { Entry, Snapshot } from '../raft/index.js';
 import { dedupWindow, partitionImageProblem, PartitionState, type BatchOutcome, type PartitionImage, type SealOutcome } from '../replication/partition-state.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
+import { RecentRows, type RecentRow } from './recent-rows.js';
 import { entryKey } from './raft-log-store.js';
 import { entryKeyIndex } from './raft-keys.js';
 
@@ -115,36 +116,127 @@ interface IndexRow {
   readonly first: number;
   readonly last: number;
   readonly appendTimeMs: number;
-  readonly requestId: string;
-  /** Where the batch's events start among the entry's (an entry may hold several batches). */
+  /** Where the row's first event is among the entry's (an entry may hold several batches). */
   readonly position: number;
 }
 
+/** One batch of a row: its request id ('' for none) and how many events it holds. */
+interface IndexedBatch {
+  readonly requestId: string;
+  readonly count: number;
+}
+
+/** A row to write, with its batches in order (their request ids rebuild the de-duplication window at start). */
+interface NewIndexRow extends IndexRow {
+  readonly batches: readonly IndexedBatch[];
+}
+
 /**
- * Row values: [0x01][raft index u64][first offset u64][append time u64][position u32][request id].
- * Rows written before entries held several batches have no format byte and no position:
- * [raft index u64][first offset u64][append time u64][request id] (a raft index is below 2^53, so
- * their first byte is always 0).
+ * Row values, keyed by the row's last offset:
+ * - format 2, a run of consecutive batches of one entry, all appended: [0x02][raft index u64][first
+ *   offset u64][append time u64][position u32][batches u16], then per batch [events u32][request id
+ *   bytes u8][request id]. One row per run instead of one per batch: with many small publishes a
+ *   turn's entry holds dozens of batches, and a put per batch was most of the node's KV operations
+ *   (docs/benchmarks.md, "one index row per entry");
+ * - format 1, one batch: [0x01][raft index u64][first offset u64][append time u64][position u32][request id];
+ * - rows written before entries held several batches have no format byte and no position:
+ *   [raft index u64][first offset u64][append time u64][request id] (a raft index is below 2^53, so
+ *   their first byte is always 0).
  */
 const indexRowFormat = 1;
+const indexRunFormat = 2;
 
-function encodeIndexRow(r: IndexRow): Buffer {
-  const idBytes = Buffer.byteLength(r.requestId, 'utf8');
-  const v = Buffer.allocUnsafe(29 + idBytes);
-  v[0] = indexRowFormat;
+function encodeIndexRow(r: NewIndexRow): Buffer {
+  if (r.batches.length === 1) {
+    const id = r.batches[0]!.requestId;
+    const idBytes = Buffer.byteLength(id, 'utf8');
+    const v = Buffer.allocUnsafe(29 + idBytes);
+    v[0] = indexRowFormat;
+    writeU64(v, 1, r.raftIndex);
+    writeU64(v, 9, r.first);
+    writeU64(v, 17, r.appendTimeMs);
+    v.writeUInt32BE(r.position, 25);
+    v.write(id, 29, 'utf8');
+    return v;
+  }
+  assert(r.batches.length <= 0xffff, `an index row of ${r.batches.length} batches`);
+  let size = 31;
+  for (const b of r.batches) size += 5 + Buffer.byteLength(b.requestId, 'utf8');
+  const v = Buffer.allocUnsafe(size);
+  v[0] = indexRunFormat;
   writeU64(v, 1, r.raftIndex);
   writeU64(v, 9, r.first);
   writeU64(v, 17, r.appendTimeMs);
   v.writeUInt32BE(r.position, 25);
-  v.write(r.requestId, 29, 'utf8');
+  v.writeUInt16BE(r.batches.length, 29);
+  let at = 31;
+  for (const b of r.batches) {
+    v.writeUInt32BE(b.count, at);
+    const n = v.write(b.requestId, at + 5, 'utf8');
+    assert(n <= requestIdBytesMax, `request id of ${n} bytes`);
+    v[at + 4] = n;
+    at += 5 + n;
+  }
   return v;
 }
 
 function decodeIndexRow(k: Buffer, v: Buffer): IndexRow {
-  if (v[0] === indexRowFormat) {
-    return { last: readU64(k, 5), raftIndex: readU64(v, 1), first: readU64(v, 9), appendTimeMs: readU64(v, 17), position: v.readUInt32BE(25), requestId: v.toString('utf8', 29) };
+  if (v[0] === indexRowFormat || v[0] === indexRunFormat) {
+    return { last: readU64(k, 5), raftIndex: readU64(v, 1), first: readU64(v, 9), appendTimeMs: readU64(v, 17), position: v.readUInt32BE(25) };
   }
-  return { last: readU64(k, 5), raftIndex: readU64(v, 0), first: readU64(v, 8), appendTimeMs: readU64(v, 16), position: 0, requestId: v.toString('utf8', 24) };
+  return { last: readU64(k, 5), raftIndex: readU64(v, 0), first: readU64(v, 8), appendTimeMs: readU64(v, 16), position: 0 };
+}
+
+/** The (request id, first, last) of each batch of a stored row that has a request id, in order. */
+function indexRowRequests(k: Buffer, v: Buffer): [string, number, number][] {
+  if (v[0] === indexRunFormat) {
+    const out: [string, number, number][] = [];
+    let first = readU64(v, 9);
+    const n = v.readUInt16BE(29);
+    let at = 31;
+    for (let i = 0; i < n; i++) {
+      const count = v.readUInt32BE(at);
+      const idBytes = v[at + 4]!;
+      const id = v.toString('utf8', at + 5, at + 5 + idBytes);
+      if (id !== '') out.push([id, first, first + count - 1]);
+      first += count;
+      at += 5 + idBytes;
+    }
+    return out;
+  }
+  const id = v.toString('utf8', v[0] === indexRowFormat ? 29 : 24);
+  if (id === '') return [];
+  const r = decodeIndexRow(k, v);
+  return [[id, r.first, r.last]];
+}
+
+/**
+ * The index rows of a batches entry: one per run of consecutive batches that were appended (a
+ * duplicate or a batch refused by a seal gets no offsets, so it ends a run; its events still take
+ * their place in the entry).
+ */
+function indexRowsOf(raftIndex: number, appendTimeMs: number, batches: readonly IndexedBatch[], outcomes: readonly BatchOutcome[]): NewIndexRow[] {
+  const rows: NewIndexRow[] = [];
+  let run: { raftIndex: number; first: number; last: number; appendTimeMs: number; position: number; batches: IndexedBatch[] } | undefined;
+  let position = 0;
+  for (let i = 0; i < outcomes.length; i++) {
+    const o = outcomes[i]!;
+    const b = batches[i]!;
+    if (o.kind === 'appended') {
+      if (run === undefined) run = { raftIndex, first: o.first, last: o.last, appendTimeMs, position, batches: [b] };
+      else {
+        assert(o.first === run.last + 1, `batch ${i} of entry ${raftIndex} starts at ${o.first}, not at ${run.last + 1}`);
+        run.last = o.last;
+        run.batches.push(b);
+      }
+    } else if (run !== undefined) {
+      rows.push(run);
+      run = undefined;
+    }
+    position += b.count;
+  }
+  if (run !== undefined) rows.push(run);
+  return rows;
 }
 
 function encodeApplied(s: PartitionState): Buffer {
@@ -193,8 +285,8 @@ export class PartitionReplica {
   readonly #logger: Logger;
   #group!: RaftGroup<ReplicaOutcome>;
   #state: PartitionState;
-  /** Batches applied whose entries are still in the group's memory tail: [first, last, raft index]. */
-  #recent: IndexRow[] = [];
+  /** Batches applied whose entries are still in the group's memory tail (columns: recent-rows.ts). */
+  readonly #recent = new RecentRows();
   #waiters = new Set<() => void>();
   #corrupt: Error | undefined;
   /** About how many events an index row of this partition held in recent reads (sizes the next read's iterator). */
@@ -231,11 +323,14 @@ export class PartitionReplica {
     const raw = await kv.get(groupKey(prefixApplied, groupId));
     let image: PartitionImage = { applied: 0, next: start, oldest: start, recent: [] };
     if (raw !== null) {
+      // The newest `dedupWindow` request ids, as the state machine's window holds them (a row holds
+      // one batch or more, each with its id).
       const recent: [string, number, number][] = [];
       for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), reverse: true, limit: dedupWindow })) {
-        const r = decodeIndexRow(k, v);
-        if (r.requestId !== '') recent.unshift([r.requestId, r.first, r.last]);
+        recent.unshift(...indexRowRequests(k, v));
+        if (recent.length >= dedupWindow) break;
       }
+      if (recent.length > dedupWindow) recent.splice(0, recent.length - dedupWindow);
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
       if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
       // Retention removes the oldest rows and entries in a write of its own; the oldest offset that
@@ -363,19 +458,12 @@ export class PartitionReplica {
         outcome = this.#state.applySeal(e.index, head.timeline, head.floor);
         break;
       case 'batches': {
-        // Each batch of the entry is de-duplicated on its own; those appended get an index row that
-        // says where their events start in the entry.
+        // Each batch of the entry is de-duplicated on its own; the batches appended get index rows
+        // (one per run of them) that say where their events start in the entry.
         const outcomes = this.#state.applyBatches(e.index, head.batches);
-        const rows: IndexRow[] = [];
-        let position = 0;
-        for (let i = 0; i < outcomes.length; i++) {
-          const o = outcomes[i]!;
-          const b = head.batches[i]!;
-          if (o.kind === 'appended') rows.push({ raftIndex: e.index, first: o.first, last: o.last, appendTimeMs: head.appendTimeMs, requestId: b.requestId, position });
-          position += b.count;
-        }
+        const rows = indexRowsOf(e.index, head.appendTimeMs, head.batches, outcomes);
         if (rows.length > 0) {
-          for (const row of rows) this.#recent.push(row);
+          for (const row of rows) this.#recent.push(row.raftIndex, row.first, row.last, row.appendTimeMs, row.position);
           const g = this.groupId;
           this.#host.writeRows((b) => {
             for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
@@ -483,7 +571,7 @@ export class PartitionReplica {
     const img = decodeImage(s.data);
     if (before.applied >= s.metadata.index) {
       this.#state = new PartitionState({ ...img, oldest: Math.min(before.oldest, img.next) });
-      this.#recent = [];
+      this.#recent.clear();
       this.#writeApplied();
       return;
     }
@@ -500,7 +588,7 @@ export class PartitionReplica {
    */
   #withoutLogBefore(index: number, pending: PendingHistory | undefined): void {
     this.#state.forgetAll();
-    this.#recent = [];
+    this.#recent.clear();
     this.historyFrom = undefined;
     this.#logFloor = index + 1;
     this.#pending = pending;
@@ -567,7 +655,10 @@ export class PartitionReplica {
     first ??= this.#group.store.storage.lastIndex() + 1;
     let row: IndexRow | undefined;
     for await (const [k, v] of this.#kv.iterate({ gte: indexKey(g, oldest), lt: groupKey(prefixOffsetIndex, g + 1), limit: 1 })) row = decodeIndexRow(k, v);
-    row ??= this.#recent.find((r) => r.last >= oldest);
+    if (row === undefined) {
+      const i = this.#recent.lowerBoundLast(oldest);
+      if (i < this.#recent.length) row = this.#recent.row(i);
+    }
     return [first, row === undefined ? next : row.first];
   }
 
@@ -578,7 +669,7 @@ export class PartitionReplica {
    * The live state does not change; `extendBack` makes them readable once all are here.
    */
   async storeHistory(entries: readonly Entry[], scratch: PartitionState, below: number): Promise<void> {
-    const rows: IndexRow[] = [];
+    const rows: NewIndexRow[] = [];
     for (const e of entries) {
       if (e.type === 'confChange') {
         scratch.applyOther(e.index);
@@ -588,15 +679,7 @@ export class PartitionReplica {
       if (head === undefined || head.kind === 'noop') scratch.applyOther(e.index);
       else if (head.kind === 'base') scratch.applyBase(e.index, head.base);
       else if (head.kind === 'seal') scratch.applySeal(e.index, head.timeline, head.floor);
-      else {
-        const outcomes = scratch.applyBatches(e.index, head.batches);
-        let position = 0;
-        for (let i = 0; i < outcomes.length; i++) {
-          const o = outcomes[i]!;
-          if (o.kind === 'appended') rows.push({ raftIndex: e.index, first: o.first, last: o.last, appendTimeMs: head.appendTimeMs, requestId: head.batches[i]!.requestId, position });
-          position += head.batches[i]!.count;
-        }
-      }
+      else rows.push(...indexRowsOf(e.index, head.appendTimeMs, head.batches, scratch.applyBatches(e.index, head.batches)));
     }
     // The history ends before the snapshot's next offset. A row at or past it (offsets that do not add
     // up: the answer starts elsewhere than it was taken to) is not written: it could replace the row
@@ -661,9 +744,7 @@ export class PartitionReplica {
   forgetBefore(raftIndex: number): void {
     this.onTailBytes?.(-this.tailBytes);
     this.tailBytes = 0;
-    let n = 0;
-    while (n < this.#recent.length && this.#recent[n]!.raftIndex < raftIndex) n++;
-    if (n > 0) this.#recent = this.#recent.slice(n);
+    this.#recent.dropBefore(raftIndex);
   }
 
   // ------------------------------------------------------------------ reads
@@ -767,12 +848,13 @@ export class PartitionReplica {
     //    iterator, sized by how many events a row held so far), then their entries: those still in
     //    the memory tail from there, the others in one bounded iterator over the Raft log (entries
     //    between indexed batches are skipped: no-ops, configuration changes, refused duplicates).
-    // The in-memory index as it is now: a memory compaction that ends while this read waits for the
-    // KV replaces it by a shorter one (those rows are in the KV by then), and part 2 must go on from
-    // where part 1 stopped (host simulation, seed 174: 'offsets 13..21 are missing').
-    const recent = this.#recent;
-    const recentFirst = recent[0]?.first ?? Number.MAX_SAFE_INTEGER;
-    if (next < recentFirst) {
+    // The bound between the two parts is taken again after each pass over the KV: a memory compaction
+    // that ends while this read awaits the KV moves rows from the in-memory index there, and the read
+    // goes on from where it stopped, in the KV again (host simulation, seed 174: 'offsets 13..21 are
+    // missing' when part 2 started after where part 1 stopped).
+    const recentFirstNow = (): number => (this.#recent.length > 0 ? this.#recent.firstAt(0) : Number.MAX_SAFE_INTEGER);
+    for (let recentFirst = recentFirstNow(); next < recentFirst && next <= newest; recentFirst = recentFirstNow()) {
+      const recentEmpty = this.#recent.length === 0;
       const rows: IndexRow[] = [];
       let events = 0;
       const capacity = Math.min(rowsPerReadMax, Math.max(4, Math.ceil(maxEvents / this.#eventsPerRow) + 1));
@@ -816,21 +898,20 @@ export class PartitionReplica {
       if (rows.length >= rowsPerReadMax) return out;
       if (next < recentFirst && next <= newest) {
         if (next < this.#state.oldest) throw new OffsetExpiredError(this.topic, this.partition, after, this.#state.oldest);
-        if (recent.length === 0) throw this.#damaged(next, 'no index row holds this offset');
+        if (recentEmpty) throw this.#damaged(next, 'no index row holds this offset');
+        break; // the KV holds no row up to the bound: part 2 names what is missing
       }
     }
-    // 2. Recent batches: the in-memory index and the Raft log's memory tail.
-    const r = recent;
-    let lo = 0;
-    let hi = r.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (r[mid]!.last < next) lo = mid + 1;
-      else hi = mid;
-    }
+    // 2. Recent batches: the in-memory index and the Raft log's memory tail. The rows this read can
+    //    take are copied out first: the index changes in place while the read awaits a stored entry.
+    const r = this.#recent;
+    const lo = r.lowerBoundLast(next);
+    const hi = Math.min(r.length, r.lowerBoundLast(Math.min(newest, next + maxEvents - 1)) + 1);
+    const rows: RecentRow[] = [];
+    for (let i = lo; i < hi; i++) rows.push(r.row(i));
     let prev: Entry | undefined;
-    for (let i = lo; i < r.length && next <= newest; i++) {
-      const row = r[i]!;
+    for (const row of rows) {
+      if (next > newest) break;
       let e = prev?.index === row.raftIndex ? prev : memEntry(row.raftIndex);
       if (e === undefined) for await (const x of this.#group.store.readStored(row.raftIndex, row.raftIndex + 1)) e = x;
       prev = e;

@@ -204,9 +204,10 @@ test('a group of a later timeline starts at its timeline\'s first offset without
 });
 
 // Batches that wait for the same turn of a partition's group go into one Raft entry (kind 3); each
-// keeps its request id, its own offsets and its own outcome; an index row per batch says where its
-// events start in the entry.
-test('batches published between two turns share one raft entry: offsets dense per batch, a retry in the same entry stored once, reads exact across restarts', async () => {
+// keeps its request id, its own offsets and its own outcome; one index row per run of appended batches
+// says where their events start in the entry (a put per batch was most of a turn's KV operations),
+// and holds their request ids, from which a restart rebuilds the de-duplication window.
+test('batches published between two turns share one raft entry: offsets dense per batch, a retry in the same entry stored once, one index row per run of batches, reads exact across restarts', async () => {
   const kv = new MemoryKv();
   const n = await node(kv);
   const r = (await n.replicas.ensure(7, 0))!;
@@ -218,9 +219,15 @@ test('batches published between two turns share one raft entry: offsets dense pe
   const fwd = { group: r.groupId, topic: 7, partition: 0, epoch: 0, requestId: 'forwarded-twice', flowId: 'f', deadlineMs: 2000, events: events(9000, 2) };
   const first = n.replicas.appendForwarded(fwd);
   const retry = n.replicas.appendForwarded(fwd);
+  // After the retry (a duplicate: no offsets, so it ends the run of batches of the entry), one more.
+  const after = n.replicas.appendForwarded({ ...fwd, requestId: 'after-the-retry', events: events(9100, 1) });
   const results = (await Promise.all(local)).map((x) => x[0]!);
-  const [a, b] = await Promise.all([first, retry]);
+  const [a, b, c] = await Promise.all([first, retry, after]);
   assert.equal(r.group.store.storage.lastIndex() - lastBefore, 1, 'one entry for all of them');
+  await n.host.flushRows();
+  const rows: Buffer[] = [];
+  for await (const [k] of kv.iterate({ gte: Buffer.from([0x14]), lt: Buffer.from([0x15]) })) rows.push(k);
+  assert.equal(rows.length, 2, 'one index row for the 21 batches before the retry, one for the batch after it');
   let next = 0;
   results.forEach((res, i) => {
     assert.ok(res.ok);
@@ -230,7 +237,10 @@ test('batches published between two turns share one raft entry: offsets dense pe
   assert.equal(a.status, 'committed');
   assert.deepEqual(b, a, 'the retry got the offsets of the first attempt');
   assert.deepEqual(a.status === 'committed' ? [a.firstOffset, a.lastOffset] : [], [next, next + 1]);
-  const expected = [...Array.from({ length: 20 }, (_, i) => Array.from({ length: 1 + (i % 3) }, (_, k) => 100 * i + k)).flat(), 9000, 9001];
+  assert.deepEqual(c.status === 'committed' ? [c.firstOffset, c.lastOffset] : c, [next + 2, next + 2]);
+  const expected = [...Array.from({ length: 20 }, (_, i) => Array.from({ length: 1 + (i % 3) }, (_, k) => 100 * i + k)).flat(), 9000, 9001, 9100];
+  const windowBefore = r.image().recent;
+  assert.equal(windowBefore.length, 22);
   assert.deepEqual((await readAll(n.replicas, -1)).map((e) => e.n), expected);
   // From the middle of a batch in the middle of the entry.
   assert.deepEqual((await n.replicas.read(7, 0, 2 as Offset, 3, 1 << 20)).map((e) => JSON.parse(e.bytes.toString()).n), [200, 201, 202]);
@@ -241,6 +251,7 @@ test('batches published between two turns share one raft entry: offsets dense pe
   const r2 = (await m.replicas.ensure(7, 0))!;
   for (let i = 0; i < 20 && !r2.group.isLeader(); i++) await new Promise((res) => setTimeout(res, 5));
   assert.deepEqual((await readAll(m.replicas, -1)).map((e) => e.n), expected);
+  assert.deepEqual(r2.image().recent, windowBefore, 'the de-duplication window rebuilt from the rows holds every request id');
   const again = await m.replicas.appendForwarded({ ...fwd, epoch: 0 });
   assert.deepEqual(again.status === 'committed' ? [again.firstOffset, again.lastOffset] : again, [next, next + 1]);
   await m.close();

@@ -1031,7 +1031,43 @@ export class PartitionReplicas {
     const base = this.#o.random.uuid();
     // The parts this request forwards to one node at the same moment go in one call (forward-grouper.ts).
     const forward = this.#forwarder === undefined ? undefined : new ForwardGrouper(this.#forwarder);
-    return Promise.all(items.map((it, i) => this.#appendOne(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward).catch((error: Error): ReplicaAppendResult => ({ ok: false, error }))));
+    return Promise.all(items.map((it, i) => this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward)));
+  }
+
+  /**
+   * One item's append, never rejecting (a failure is its result). The common case on a single node,
+   * and on the leader of a partition, takes no async frame: the batch goes straight to the group's
+   * coalescer and its outcome is mapped in one callback; every other case, and a proposal refused
+   * because leadership moved, goes through #appendOne exactly as before (the refused one after the
+   * same pause as that loop's retry).
+   */
+  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
+    const failed = (error: Error): ReplicaAppendResult => ({ ok: false, error });
+    let coalescer: BatchCoalescer | undefined;
+    try {
+      const replica = this.#closed || this.#o.host.refusal !== undefined || this.#isRemote(item.topic, item.partition) ? undefined : this.#byKey.get(PartitionReplicas.key(item.topic, item.partition));
+      if (replica !== undefined && replica.group.isLeader()) coalescer = this.#coalescer(replica);
+    } catch (err) {
+      return Promise.resolve(failed(err as Error));
+    }
+    if (coalescer === undefined) return this.#appendOne(item, deadlineMs, flowId, requestId, forward).catch(failed);
+    return coalescer
+      .add(requestId, item.events, deadlineMs)
+      .then(
+        ({ outcome: out }): ReplicaAppendResult => {
+          if (out.kind === 'sealed') return failed(new PartitionSealedError(item.topic, item.partition, out.timeline));
+          return { ok: true, first: out.first as Offset, last: out.last as Offset };
+        },
+        (err: Error): ReplicaAppendResult | Promise<ReplicaAppendResult> => {
+          if (!(err instanceof ProposalFailedError)) return failed(err);
+          if (err.storageError !== undefined) return failed(err.storageError);
+          if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
+          if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
+          return (this.#o.sleep ?? sleep)(retryMs)
+            .then(() => this.#appendOne(item, deadlineMs, flowId, requestId, forward))
+            .catch(failed);
+        },
+      );
   }
 
   async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {

@@ -9,21 +9,31 @@
  * than members means a key was repeated. Only then is the element scanned again to name the key.
  */
 
+/**
+ * The containers still to visit, shared by every call: keyCount runs on every published event, and a
+ * fresh stack per event was most of what this check allocated (it never re-enters: nothing here awaits
+ * or calls back). Emptied by each call, so it holds no event after it returns.
+ */
+const pending: object[] = [];
+
 /** Keys held by every object inside `value` (itself included); iterative, so any depth is fine. */
 export function keyCount(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
   let n = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v !== 'object' || v === null) continue;
+  pending.push(value);
+  while (pending.length > 0) {
+    const v = pending.pop()!;
     if (Array.isArray(v)) {
-      for (const x of v) if (typeof x === 'object' && x !== null) stack.push(x);
+      for (let i = 0; i < v.length; i++) {
+        const x: unknown = v[i];
+        if (typeof x === 'object' && x !== null) pending.push(x);
+      }
       continue;
     }
     for (const k in v) {
       n++;
       const x = (v as Record<string, unknown>)[k];
-      if (typeof x === 'object' && x !== null) stack.push(x);
+      if (typeof x === 'object' && x !== null) pending.push(x);
     }
   }
   return n;

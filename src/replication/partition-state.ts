@@ -22,6 +22,7 @@
  * Offsets are plain safe integers here (src/core/offset.ts brands them at the edges).
  */
 import { assert } from '../core/assert.js';
+import { RequestWindow } from './request-window.js';
 
 /** Request ids remembered for de-duplication, per partition. */
 export const dedupWindow = 512;
@@ -92,8 +93,8 @@ export class PartitionState {
   #applied: number;
   #next: number;
   #oldest: number;
-  /** id -> [first, last]; Map keeps insertion order, which is the eviction order. */
-  #recent = new Map<string, readonly [number, number]>();
+  /** Request id -> [first, last], oldest first (the eviction order); typed arrays, see request-window.ts. */
+  readonly #recent: RequestWindow;
   #sealed: string | undefined;
   /**
    * Request ids with the offsets of their first application, as states at later indexes remember
@@ -112,7 +113,10 @@ export class PartitionState {
     this.#next = image.next;
     this.#oldest = image.oldest;
     this.#sealed = image.sealed;
-    for (const [id, first, last] of image.recent) this.#recent.set(id, [first, last]);
+    // An image never holds more than the window (partitionImageProblem, load, restore); one that did
+    // would keep that many, as the Map this replaced did.
+    this.#recent = new RequestWindow(image.recent.length <= dedupWindow ? dedupWindow : new Set(image.recent.map(([id]) => id)).size);
+    for (const [id, first, last] of image.recent) this.#recent.put(id, first, last);
     assert(this.#oldest <= this.#next, `oldest ${this.#oldest} beyond next ${this.#next}`);
   }
 
@@ -152,8 +156,8 @@ export class PartitionState {
   #batch(requestId: string, count: number): BatchOutcome {
     assert(Number.isSafeInteger(count) && count > 0, `batch of ${count} events`);
     if (requestId !== '') {
-      const seen = this.#recent.get(requestId);
-      if (seen !== undefined) return { kind: 'duplicate', first: seen[0], last: seen[1] };
+      const seen = this.#recent.find(requestId);
+      if (seen >= 0) return { kind: 'duplicate', first: this.#recent.firstAt(seen), last: this.#recent.lastAt(seen) };
       const known = this.#earlier?.get(requestId);
       if (known !== undefined && known[0] < this.#next) return { kind: 'duplicate', first: known[0], last: known[1] };
     }
@@ -161,10 +165,7 @@ export class PartitionState {
     const first = this.#next;
     const last = first + count - 1;
     this.#next = last + 1;
-    if (requestId !== '') {
-      this.#recent.set(requestId, [first, last]);
-      if (this.#recent.size > dedupWindow) this.#recent.delete(this.#recent.keys().next().value!);
-    }
+    if (requestId !== '') this.#recent.add(requestId, first, last);
     return { kind: 'appended', first, last };
   }
 
@@ -229,7 +230,7 @@ export class PartitionState {
       applied: this.#applied,
       next: this.#next,
       oldest: this.#oldest,
-      recent: [...this.#recent].map(([id, [first, last]]) => [id, first, last] as const),
+      recent: this.#recent.entries(),
       ...(this.#sealed === undefined ? {} : { sealed: this.#sealed }),
     };
   }

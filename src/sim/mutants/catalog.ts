@@ -67,7 +67,7 @@ export const mutants: readonly Mutant[] = [
     name: 'dedup-off',
     why: 'the partition state machine stores a batch retried with the same request id again (no de-duplication)',
     file: 'src/replication/partition-state.ts',
-    find: "      if (seen !== undefined) return { kind: 'duplicate', first: seen[0], last: seen[1] };\n",
+    find: "      if (seen >= 0) return { kind: 'duplicate', first: this.#recent.firstAt(seen), last: this.#recent.lastAt(seen) };\n",
     replace: '',
     sims: ['host'],
   },
