@@ -189,6 +189,11 @@ export interface PartitionReplicasOptions {
   readonly memoryBytesTotal?: number;
   /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * A signal that aborts after `ms` (defaults to AbortSignal.timeout; the simulator passes one on its
+   * virtual clock): how long a remote read served here waits for new events.
+   */
+  readonly timeout?: (ms: number) => AbortSignal;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
   /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
@@ -575,7 +580,7 @@ export class PartitionReplicas {
     let after = req.afterOffset as Offset;
     do {
       if (req.waitMs > 0 && r.bounds().newest <= after) {
-        const wait = AbortSignal.any([signal, AbortSignal.timeout(req.waitMs)]);
+        const wait = AbortSignal.any([signal, this.#o.timeout?.(req.waitMs) ?? AbortSignal.timeout(req.waitMs)]);
         await r.waitForEvents(after, wait);
       }
       if (signal.aborted) return;
