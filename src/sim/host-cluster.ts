@@ -500,9 +500,17 @@ export class HostSimulation implements HostSimContext {
         }, from, inc);
       });
     this.stats.remoteReads++;
-    await hop(from.id, to);
+    try {
+      await hop(from.id, to);
+    } catch (err) {
+      this.stats.remoteReadsFailed++;
+      throw err;
+    }
     const handler = y.handlers.get(req.group);
-    if (handler?.read === undefined) throw new TransportError('unavailable', `read from node ${to}: group ${req.group} is not hosted there`);
+    if (handler?.read === undefined) {
+      this.stats.remoteReadsFailed++;
+      throw new TransportError('unavailable', `read from node ${to}: group ${req.group} is not hosted there`);
+    }
     const served = fromWireReadRequest(toWireReadRequest(req) as Parameters<typeof fromWireReadRequest>[0]);
     const ac = new AbortController();
     signal?.addEventListener('abort', () => ac.abort(), { once: true });
@@ -526,13 +534,17 @@ export class HostSimulation implements HostSimContext {
           wire = toWireReadChunks(next.value, served, sentAfter);
         } catch (err) {
           // What the server's read threw reaches the client as a status, one hop later.
+          this.stats.remoteReadsFailed++;
           await hop(to, from.id);
           throw err instanceof TransportError ? err : new TransportError('unavailable', `node ${to}: ${(err as Error).message}`);
         }
         const last = next.value.events[next.value.events.length - 1];
         if (last !== undefined) sentAfter = last.offset;
         for (const w of wire) {
-          await hop(to, from.id);
+          await hop(to, from.id).catch((err: unknown) => {
+            this.stats.remoteReadsFailed++;
+            throw err;
+          });
           const chunk = fromWireReadChunk(w as Parameters<typeof fromWireReadChunk>[0], req, after);
           const l = chunk.events[chunk.events.length - 1];
           if (l !== undefined) after = l.offset;

@@ -78,8 +78,9 @@ export interface HostSimStats {
   historyFetched: number;
   /** Such fetches given up (no replica held that log any more): the replica reads from its snapshot on. */
   historyAbandoned: number;
-  /** Remote reads (the transport's Read service) the nodes made over the simulated network. */
+  /** Remote reads (the transport's Read service) the nodes made over the simulated network, and those that failed (link cut, server crashed or refused). */
   remoteReads: number;
+  remoteReadsFailed: number;
   /** Consumers' streams opened, ended by an error, left on purpose to resume elsewhere; events received (through a node holding no voter of the partition). */
   consumerStreams: number;
   consumerErrors: number;
@@ -138,6 +139,7 @@ export function emptyStats(): HostSimStats {
     historyFetched: 0,
     historyAbandoned: 0,
     remoteReads: 0,
+    remoteReadsFailed: 0,
     consumerStreams: 0,
     consumerErrors: 0,
     consumerResumes: 0,
