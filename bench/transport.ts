@@ -5,6 +5,8 @@
  *   - the parts of small publishes (3 parts of 3 events, as a batch of 10 over 4 partitions forwards to
  *     one node): one Append per part, one AppendMany call per request, one request on the append
  *     stream, with the CPU of both processes per part;
+ *   - large parts (2 parts of 250 events, as a batch of 1000 forwards to a node leading two partitions):
+ *     single Appends in parallel against one AppendMany call, with request latency and CPU per part;
  *   - a read stream: one follow-less read of 2,000,000 events in chunks of 1000;
  *   - send(): Raft heartbeats of 1,000 groups per send, coalesced (messages/s).
  * The serving side answers at once (no storage, no Raft): this measures the transport alone.
@@ -111,6 +113,7 @@ type PartsWay = 'single Appends' | 'one AppendMany call' | 'one request on the a
 async function partsPhase(t: GrpcTransport, pid: number, way: PartsWay, parts: number, events: number, callers: number, seconds: number) {
   let done = 0;
   let seq = 0;
+  const latencies: number[] = [];
   const cpu0 = process.cpuUsage();
   const server0 = cpuSeconds(pid);
   const t0 = performance.now();
@@ -123,9 +126,11 @@ async function partsPhase(t: GrpcTransport, pid: number, way: PartsWay, parts: n
           const start = ((r * parts + p) * 7) % (pool.length - events + 1);
           return { group: p + 1, topic: 1, partition: p, epoch: 1, requestId: `m-${r}.${p}`, flowId: 'bench', deadlineMs: 10_000, events: pool.slice(start, start + events) };
         });
+        const r0 = performance.now();
         const answers =
           way === 'single Appends' ? await Promise.all(reqs.map((q) => t.forwardAppend(2, q))) : way === 'one AppendMany call' ? await t.unaryAppendMany(2, reqs) : await t.forwardAppendMany(2, reqs);
         for (const a of answers) if (a.status !== 'committed') throw new Error(`append: ${JSON.stringify(a)}`);
+        latencies.push(performance.now() - r0);
         done += parts;
       }
     }),
@@ -133,7 +138,8 @@ async function partsPhase(t: GrpcTransport, pid: number, way: PartsWay, parts: n
   const s = (performance.now() - t0) / 1000;
   const c = process.cpuUsage(cpu0);
   const cpuS = (c.user + c.system) / 1e6 + (cpuSeconds(pid) - server0);
-  return { partsPerS: done / s, cpuUsPerPart: (cpuS * 1e6) / done };
+  latencies.sort((a, b) => a - b);
+  return { partsPerS: done / s, cpuUsPerPart: (cpuS * 1e6) / done, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
 async function readPhase(t: GrpcTransport, total: number) {
@@ -200,6 +206,17 @@ async function main(): Promise<void> {
     for (const way of round === 1 ? ways : [...ways].reverse()) {
       const r = await partsPhase(t, child.pid!, way, 3, 3, 8, seconds);
       console.log(`publish parts (3 parts of 3 events per request, 8 requests in flight) as ${way}, round ${round}: ${fmtInt(r.partsPerS)} parts/s, ${fmtInt(r.cpuUsPerPart)} µs CPU per part (both processes)`);
+    }
+  }
+  // Large parts: a batch of 1000 over 4 partitions forwards about 2 parts of 250 events to a node
+  // leading two of them; 3 such requests in flight. Sent as single Appends in parallel (the build
+  // before the grouped forward) and as one AppendMany (what forwardAppendMany does with them).
+  const large: PartsWay[] = ['single Appends', 'one AppendMany call'];
+  for (const w of large) await partsPhase(t, child.pid!, w, 2, 250, 3, 1); // warm-up
+  for (const round of [1, 2]) {
+    for (const way of round === 1 ? large : [...large].reverse()) {
+      const r = await partsPhase(t, child.pid!, way, 2, 250, 3, seconds);
+      console.log(`large parts (2 parts of 250 events per request, 3 requests in flight) as ${way}, round ${round}: ${fmtInt(r.partsPerS)} parts/s, request p50 ${fmtMs(r.p50)} ms p99 ${fmtMs(r.p99)} ms, ${fmtInt(r.cpuUsPerPart)} µs CPU per part (both processes)`);
     }
   }
   await readPhase(t, 100_000); // warm-up

@@ -82,6 +82,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Metrics exist once the services do; what happens before (the first WAL syncs, the first election) is
   // counted from then on through these.
   let fsyncObserver: ((durationMs: number) => void) | undefined;
+  let phaseObserver: ((phase: string, durationMs: number) => void) | undefined;
   let leaderChanges = 0;
   const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
   // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
@@ -104,6 +105,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     ticks: systemTicks,
     logger: logger.child({ component: 'raft' }),
+    onPhase: (phase, durationMs) => phaseObserver?.(phase, durationMs),
     // A quiesced follower wakes when its leader's node has been silent (no message, no ping) this long.
     livenessMs: config.raftElectionTicks * config.raftTickMs,
     onFatal: (err) => fatalRef?.(err),
@@ -441,6 +443,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     },
   });
   fsyncObserver = (durationMs) => metrics.fsynced(durationMs);
+  phaseObserver = (phase, durationMs) => metrics.raftHostPhase(phase, durationMs);
   hub = new SubscriptionHub({
     observer: metrics,
     state: () => metadata.state,

@@ -10,16 +10,11 @@
 // GET /cluster (raft_damaged, cluster_id, disk_id) and the node's log lines of its new run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { businessEvent, businessEventType, call } from '../testing/broker-harness.js';
-import { freeClusterBase } from '../testing/free-ports.js';
+import { LocalCluster } from '../testing/local-cluster.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const clusterDir = mkdtempSync(join(tmpdir(), 'brook-damaged-test-'));
 const snapshotEntries = 8;
 
 interface View {
@@ -30,63 +25,12 @@ interface View {
   metadata: { leader: number | null; term: number; commit_index: number; applied_index: number; snapshot_index: number; raft_damaged: boolean; raft_damage: string | null };
 }
 
-const base = await freeClusterBase();
-const url = (i: number) => `http://127.0.0.1:${base + i - 1}`;
-const env = {
-  ...process.env,
-  BROOK_CLUSTER_DIR: clusterDir,
-  BROOK_CLUSTER_PORT: String(base),
-  BROOK_CLUSTER_NO_BUILD: '1',
-  BROOK_RAFT_SNAPSHOT_ENTRIES: String(snapshotEntries),
-  BROOK_METADATA_TIMEOUT_MS: '2000',
-  BROOK_LOG_LEVEL: 'info',
-};
-
-function clusterCmd(cmd: string, ...args: string[]): string {
-  const r = spawnSync(join(repo, 'cluster', cmd), args, { env, encoding: 'utf8', timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${logs()}`);
-  return r.stdout;
-}
-
-const pidOf = (i: number) => Number(readFileSync(join(clusterDir, `node${i}`, 'pid'), 'utf8'));
-const dataDir = (i: number) => join(clusterDir, `node${i}`, 'data');
-
-function nodeLog(i: number): string {
-  const f = join(clusterDir, `node${i}`, 'node.log');
-  return existsSync(f) ? readFileSync(f, 'utf8') : '';
-}
-
-function logs(): string {
-  const own = (i: number) => nodeLog(i).split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
-  return [1, 2, 3].map((i) => `--- node ${i} (last lines)\n${own(i).slice(-20).join('\n')}`).join('\n');
-}
-
-async function view(i: number): Promise<View | undefined> {
-  try {
-    const res = await fetch(`${url(i)}/cluster`, { signal: AbortSignal.timeout(1000) });
-    return res.ok ? ((await res.json()) as View) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function agreedLeader(nodes: number[], timeoutMs: number): Promise<number> {
-  return until(`a leader agreed on by nodes ${nodes.join(', ')}`, timeoutMs, async () => {
-    const vs = await Promise.all(nodes.map(view));
-    const l = vs[0]?.metadata.leader;
-    return l !== null && l !== undefined && nodes.includes(l) && vs.every((v) => v?.metadata.leader === l) ? l : undefined;
-  });
-}
+const cluster = await LocalCluster.create('brook-damaged-test-', { BROOK_RAFT_SNAPSHOT_ENTRIES: String(snapshotEntries), BROOK_METADATA_TIMEOUT_MS: '2000' });
+const url = (i: number) => cluster.url(i);
+const view = (i: number) => cluster.view<View>(i);
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => cluster.until(what, timeoutMs, probe);
+/** The metadata leader every node in `nodes` agrees on. */
+const agreedLeader = (nodes: number[], timeoutMs: number) => cluster.agreedMetadataLeader(nodes, timeoutMs);
 
 async function create(names: string[], on: number): Promise<void> {
   for (const name of names) {
@@ -110,10 +54,10 @@ async function names(i: number): Promise<string[]> {
 
 /** Restarts node i with cluster/up; returns its log lines from the new run only. */
 function restart(i: number): () => string[] {
-  const from = nodeLog(i).length;
-  const out = clusterCmd('up', '3');
+  const from = cluster.nodeLog(i).length;
+  const out = cluster.run('up', '3');
   assert.match(out, new RegExp(`node ${i}: started`));
-  return () => nodeLog(i).slice(from).split('\n').filter((l) => l.includes('"component"') || l.includes('"msg"'));
+  return () => cluster.nodeLog(i).slice(from).split('\n').filter((l) => l.includes('"component"') || l.includes('"msg"'));
 }
 
 /** The node is caught up with the leader's commit index and not damaged any more. */
@@ -126,7 +70,7 @@ async function repaired(i: number, target: number): Promise<View> {
 
 test('a wiped node joins as a new member and is repaired; a node whose WAL lost raft writes is found damaged and repaired', { timeout: 150_000 }, async (t) => {
   try {
-    clusterCmd('up', '3');
+    cluster.run('up', '3');
     const leader0 = await agreedLeader([1, 2, 3], 10_000);
     const founded = (await Promise.all([1, 2, 3].map(view))) as View[];
     assert.ok(founded.every((v) => v.cluster_id === founded[0]!.cluster_id && /^[0-9a-f]{32}$/.test(v.cluster_id)), 'one cluster id on every founder');
@@ -151,8 +95,8 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       }
       written.push('data.before');
       const heldBefore = await partitions(leader0, 'data.before');
-      process.kill(pidOf(wiped), 'SIGKILL');
-      rmSync(dataDir(wiped), { recursive: true, force: true });
+      cluster.kill9(wiped);
+      rmSync(cluster.dataDir(wiped), { recursive: true, force: true });
       await more(snapshotEntries, leader0, 'while.wiped');
       const newRun = restart(wiped);
       const target = (await view(leader0))!.metadata.commit_index;
@@ -173,7 +117,7 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       assert.notEqual(v.disk_id, old.disk_id, 'a new disk');
       assert.deepEqual((await names(wiped)).sort(), [...written].sort(), 'it holds every write');
       // Electable again: without the leader, the repaired node and the third one elect a leader.
-      process.kill(pidOf(leader0), 'SIGKILL');
+      cluster.kill9(leader0);
       const leader1 = await agreedLeader([wiped, third], 10_000);
       assert.ok([wiped, third].includes(leader1));
       await until('a write after the leader was killed', 8_000, async () => {
@@ -181,7 +125,7 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
         return r.status === 201 ? r : undefined;
       });
       written.push('after.kill');
-      clusterCmd('up', '3');
+      cluster.run('up', '3');
       await agreedLeader([1, 2, 3], 10_000);
     });
 
@@ -194,9 +138,9 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
         return l !== undefined && v !== undefined && v.metadata.applied_index >= l.metadata.commit_index ? true : undefined;
       });
       await new Promise((r) => setTimeout(r, 300)); // the marker follows the last durable write
-      process.kill(pidOf(victim), 'SIGKILL');
+      cluster.kill9(victim);
       // Flip one byte in the middle of the newest WAL: RocksDB keeps only what was written before it.
-      const dir = dataDir(victim);
+      const dir = cluster.dataDir(victim);
       const wal = readdirSync(dir).filter((f) => f.endsWith('.log')).sort().pop()!;
       const bytes = readFileSync(join(dir, wal));
       assert.ok(statSync(join(dir, wal)).size > 1000, 'a WAL with raft writes in it');
@@ -213,19 +157,7 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       assert.deepEqual((await names(victim)).sort(), [...written].sort(), 'it holds every write again');
     });
   } finally {
-    try {
-      clusterCmd('down');
-    } catch (err) {
-      for (const i of [1, 2, 3]) {
-        try {
-          process.kill(pidOf(i), 'SIGKILL');
-        } catch {
-          // not running
-        }
-      }
-      t.diagnostic(`cluster/down failed: ${(err as Error).message}`);
-    }
-    if (process.env['KEEP'] === undefined) rmSync(clusterDir, { recursive: true, force: true });
-    else t.diagnostic(clusterDir);
+    const said = cluster.destroy();
+    if (said !== undefined) t.diagnostic(said);
   }
 });

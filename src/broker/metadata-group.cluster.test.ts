@@ -10,18 +10,11 @@
 // needs root and iptables (.ci/run installs it); without them it is skipped with a message saying so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { businessEventType, call } from '../testing/broker-harness.js';
 import { isolate, partitionUnsupported } from '../testing/partition.js';
-import { freeClusterBase } from '../testing/free-ports.js';
+import { LocalCluster } from '../testing/local-cluster.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const clusterDir = mkdtempSync(join(tmpdir(), 'brook-cluster-test-'));
 const snapshotEntries = 8;
 
 interface View {
@@ -31,68 +24,12 @@ interface View {
   metadata: { leader: number | null; term: number; commit_index: number; applied_index: number; last_index: number; snapshot_index: number };
 }
 
-
-const base = await freeClusterBase();
-const url = (i: number) => `http://127.0.0.1:${base + i - 1}`;
-const raftPort = (i: number) => base + 1000 + i - 1;
-const env = {
-  ...process.env,
-  BROOK_CLUSTER_DIR: clusterDir,
-  BROOK_CLUSTER_PORT: String(base),
-  BROOK_CLUSTER_NO_BUILD: '1',
-  BROOK_RAFT_SNAPSHOT_ENTRIES: String(snapshotEntries),
-  BROOK_METADATA_TIMEOUT_MS: '2000',
-  BROOK_LOG_LEVEL: 'info',
-};
-
-function clusterCmd(cmd: string, ...args: string[]): string {
-  const r = spawnSync(join(repo, 'cluster', cmd), args, { env, encoding: 'utf8', timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${logs()}`);
-  return r.stdout;
-}
-
-function pidOf(i: number): number {
-  return Number(readFileSync(join(clusterDir, `node${i}`, 'pid'), 'utf8'));
-}
-
-function nodeLog(i: number): string {
-  const f = join(clusterDir, `node${i}`, 'node.log');
-  return existsSync(f) ? readFileSync(f, 'utf8') : '';
-}
-
-function logs(): string {
-  // Request lines drown the rest: show the node's own log lines.
-  const own = (i: number) => nodeLog(i).split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
-  return [1, 2, 3].map((i) => `--- node ${i} (last lines)\n${own(i).slice(-20).join('\n')}`).join('\n');
-}
-
-async function view(i: number): Promise<View | undefined> {
-  try {
-    const res = await fetch(`${url(i)}/cluster`, { signal: AbortSignal.timeout(1000) });
-    return res.ok ? ((await res.json()) as View) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** The leader that every node in `nodes` agrees on. */
-function agreedLeader(nodes: number[], timeoutMs: number): Promise<number> {
-  return until(`a leader agreed on by nodes ${nodes.join(', ')}`, timeoutMs, async () => {
-    const vs = await Promise.all(nodes.map(view));
-    const l = vs[0]?.metadata.leader;
-    return l !== null && l !== undefined && nodes.includes(l) && vs.every((v) => v?.metadata.leader === l) ? l : undefined;
-  });
-}
+const cluster = await LocalCluster.create('brook-cluster-test-', { BROOK_RAFT_SNAPSHOT_ENTRIES: String(snapshotEntries), BROOK_METADATA_TIMEOUT_MS: '2000' });
+const url = (i: number) => cluster.url(i);
+const view = (i: number) => cluster.view<View>(i);
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => cluster.until(what, timeoutMs, probe);
+/** The metadata leader every node in `nodes` agrees on. */
+const agreedLeader = (nodes: number[], timeoutMs: number) => cluster.agreedMetadataLeader(nodes, timeoutMs);
 
 function eventType(name: string): Record<string, unknown> {
   return businessEventType(name);
@@ -100,7 +37,7 @@ function eventType(name: string): Record<string, unknown> {
 
 test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot, no writes when partitioned', { timeout: 150_000 }, async (t) => {
   try {
-    clusterCmd('up', '3');
+    cluster.run('up', '3');
     const leader0 = await agreedLeader([1, 2, 3], 10_000);
 
     await t.test('an event type created on node 1 is seen at once on node 3 (and on node 2)', async () => {
@@ -182,7 +119,7 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
     const survivors = [1, 2, 3].filter((i) => i !== killed);
     await t.test('kill -9 of the leader: a new leader and successful metadata writes within a few seconds', async () => {
       const killedView = (await view(killed))!;
-      process.kill(pidOf(killed), 'SIGKILL');
+      cluster.kill9(killed);
       const started = Date.now();
       const leader1 = await agreedLeader(survivors, 8_000);
       assert.notEqual(leader1, killed);
@@ -210,7 +147,7 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
         return v !== undefined && v.metadata.snapshot_index > before.metadata.commit_index ? v : undefined;
       });
       assert.ok(compacted.metadata.snapshot_index > 0);
-      const out = clusterCmd('up', '3');
+      const out = cluster.run('up', '3');
       assert.match(out, new RegExp(`node ${killed}: started`));
       for (const i of survivors) assert.match(out, new RegExp(`node ${i}: already running`));
       const leader = await agreedLeader([1, 2, 3], 10_000);
@@ -219,7 +156,7 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
         const v = await view(killed);
         return v !== undefined && v.metadata.applied_index >= target ? v : undefined;
       });
-      assert.match(nodeLog(killed), /installed a metadata snapshot from the leader/);
+      assert.match(cluster.nodeLog(killed), /installed a metadata snapshot from the leader/);
       const list = await call(url(killed), 'GET', '/event-types');
       const names = (list.body as { name: string }[]).map((e) => e.name);
       for (let k = 0; k < 3 * snapshotEntries; k++) assert.ok(names.includes(`while.down.n${k}`), `while.down.${k} on the restarted node`);
@@ -236,7 +173,7 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
       // Cut off the leader: the harder case (it must stop acknowledging, and the others must move on).
       const cut = leader;
       const majority = [1, 2, 3].filter((i) => i !== cut);
-      const partition = isolate(cut, pidOf(cut), base + cut - 1, raftPort(cut), [1, 2, 3].filter((i) => i !== cut).map(raftPort));
+      const partition = isolate(cut, cluster.pid(cut), cluster.base + cut - 1, cluster.raftPort(cut), [1, 2, 3].filter((i) => i !== cut).map((i) => cluster.raftPort(i)));
       try {
         const onCut = await call(url(cut), 'POST', '/event-types', eventType('partitioned.write'));
         assert.equal(onCut.status, 503, `a write on the isolated node must fail: ${onCut.text}`);
@@ -267,20 +204,8 @@ test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot
       assert.ok(!names.includes('partitioned.write.2'), 'a write refused on the isolated node never appears');
     });
   } finally {
-    try {
-      clusterCmd('down');
-    } catch (err) {
-      // Kill whatever is left so no process outlives the test.
-      for (const i of [1, 2, 3]) {
-        try {
-          process.kill(pidOf(i), 'SIGKILL');
-        } catch {
-          // not running
-        }
-      }
-      t.diagnostic(`cluster/down failed: ${(err as Error).message}`);
-    }
-    rmSync(clusterDir, { recursive: true, force: true });
+    const said = cluster.destroy();
+    if (said !== undefined) t.diagnostic(said);
   }
 });
 

@@ -9,74 +9,19 @@
 // a forwarder that serves the log from a list of entries, and a KV whose writes can be held.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { MemoryKv, type KvBatch } from '../log/index.js';
-import { encodeBatchEntry } from '../log/partition-entry.js';
-import type { Entry, Message, Snapshot } from '../raft/index.js';
+import type { Snapshot } from '../raft/index.js';
 import { encodeImage } from './partition-replica.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
-import type { GroupHandler } from '../transport/index.js';
 import type { Offset } from '../core/offset.js';
-
-const logger = pino({ level: 'silent' });
-const noTicks: TickSource = { every: () => () => undefined };
-const clock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
-const group = 100;
-
-function msg(m: Partial<Message> & Pick<Message, 'type' | 'from' | 'term'>): Message {
-  return { to: 1, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: '', snapshot: undefined, ...m };
-}
-
-const entry = (index: number, term: number): Entry => ({ index, term, type: 'normal', data: encodeBatchEntry(clock.nowMs(), `r${index}`, [Buffer.from(`{"i":${index}}`)]) });
+import { HeldWritesKv } from '../testing/held-writes-kv.js';
+import { batchEntry, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!ok()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await settle(2);
-  }
-}
-
-/** A KV whose writes wait while `held` (a slow fsync: the writes after it wait their turn). */
-class HeldKv extends MemoryKv {
-  #release: (() => void) | undefined;
-  #gate: Promise<void> | undefined;
-  hold(): void {
-    this.#gate = new Promise((r) => (this.#release = r));
-  }
-  release(): void {
-    this.#release?.();
-    this.#gate = undefined;
-  }
-  override async write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
-    while (this.#gate !== undefined) await this.#gate;
-    return super.write(fill, opts);
-  }
-}
-
 test('entries fetched for a snapshot are readable only once stored: a read while the node\'s write waits finds no missing entry', async () => {
-  const kv = new HeldKv();
-  const fatal: unknown[] = [];
-  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => fatal.push(err) });
-  const handlers = new Map<number, GroupHandler>();
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    host,
-    placement: () => ({ group, replicas: [1, 2, 3] }),
-    clock,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-    groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
-  });
+  const kv = new HeldWritesKv();
+  const { replicas, fatal, handler, close } = handFedFollower(kv);
   // Node 2 leads term 2 and holds entries 4..6 (one event each, offsets 0..2), then compacted them.
-  const log = [entry(4, 2), entry(5, 2), entry(6, 2)];
+  const log = [batchEntry(4, 2), batchEntry(5, 2), batchEntry(6, 2)];
   replicas.setForwarder({
     forwardAppend: () => Promise.reject(new Error('not used')),
     fetchLog: (_to, req) =>
@@ -84,10 +29,9 @@ test('entries fetched for a snapshot are readable only once stored: a read while
         yield { entries: log.filter((e) => e.index >= req.fromIndex && e.index <= req.toIndex) };
       })(),
   });
-  host.start({ send: () => undefined });
   try {
     const r = (await replicas.ensure(7, 0))!;
-    const h = handlers.get(group)!;
+    const h = handler();
     assert.equal(r.applied, 3, 'the founding configuration');
     h.receive(msg({ type: 'heartbeat', from: 2, term: 2, commit: 3 }));
     await until('term 2', () => r.group.term === 2);
@@ -111,7 +55,6 @@ test('entries fetched for a snapshot are readable only once stored: a read while
     assert.deepEqual(after.map((e) => [e.offset, e.bytes.toString()]), [[0, '{"i":4}'], [1, '{"i":5}'], [2, '{"i":6}']]);
   } finally {
     kv.release();
-    await replicas.close();
-    await host.close();
+    await close();
   }
 });

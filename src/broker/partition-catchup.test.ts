@@ -8,54 +8,15 @@
 // with a forwarder that serves the log from a list of entries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { MemoryKv } from '../log/index.js';
-import { encodeBatchEntry } from '../log/partition-entry.js';
-import type { Entry, Message, Snapshot } from '../raft/index.js';
+import type { Snapshot } from '../raft/index.js';
 import { encodeImage } from './partition-replica.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
-import type { GroupHandler } from '../transport/index.js';
-
-const logger = pino({ level: 'silent' });
-const noTicks: TickSource = { every: () => () => undefined };
-const clock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
-const group = 100;
-
-function msg(m: Partial<Message> & Pick<Message, 'type' | 'from' | 'term'>): Message {
-  return { to: 1, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: '', snapshot: undefined, ...m };
-}
-
-const entry = (index: number, term: number): Entry => ({ index, term, type: 'normal', data: encodeBatchEntry(clock.nowMs(), `r${index}`, [Buffer.from(`{"i":${index}}`)]) });
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!ok()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+import { batchEntry, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
 
 test('a snapshot from a leader of an older term is not caught up to: the replica stays where its group is', async () => {
-  const kv = new MemoryKv();
-  const fatal: unknown[] = [];
-  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => fatal.push(err) });
-  const handlers = new Map<number, GroupHandler>();
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    host,
-    placement: () => ({ group, replicas: [1, 2, 3] }),
-    clock,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-    groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
-  });
+  const { replicas, fatal, handler, close } = handFedFollower(new MemoryKv());
   // The leader of term 2 (node 2) holds entries 4..6 of term 2; node 3 leads term 3 after them.
-  const log = [entry(4, 2), entry(5, 2), entry(6, 2), entry(7, 3)];
+  const log = [batchEntry(4, 2), batchEntry(5, 2), batchEntry(6, 2), batchEntry(7, 3)];
   let fetches = 0;
   replicas.setForwarder({
     forwardAppend: () => Promise.reject(new Error('not used')),
@@ -66,10 +27,9 @@ test('a snapshot from a leader of an older term is not caught up to: the replica
       })();
     },
   });
-  host.start({ send: () => undefined });
   try {
     const r = (await replicas.ensure(7, 0))!;
-    const h = handlers.get(group)!;
+    const h = handler();
     assert.equal(r.applied, 3, 'the founding configuration');
     // Node 3 leads term 3: the group follows it (nothing to append yet).
     h.receive(msg({ type: 'heartbeat', from: 3, term: 3, commit: 3 }));
@@ -86,7 +46,6 @@ test('a snapshot from a leader of an older term is not caught up to: the replica
     assert.equal(r.group.applied, 7);
     assert.equal(fetches, 0, 'nothing fetched for a snapshot the group drops');
   } finally {
-    await replicas.close();
-    await host.close();
+    await close();
   }
 });

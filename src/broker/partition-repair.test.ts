@@ -9,53 +9,18 @@
 // the damage mark is put on its disk while it is down, as NodeDisk does after a lost WAL tail.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { MemoryKv } from '../log/index.js';
 import { encodeBatchEntry } from '../log/partition-entry.js';
-import type { Message } from '../raft/index.js';
-import { PartitionReplicas } from './partition-replicas.js';
 import { groupKey, kindDamage } from './raft-keys.js';
 import { encodeDamageRecord } from './raft-records.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
-import type { GroupHandler } from '../transport/index.js';
+import { followerGroup as group, followerNowMs, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
 
-const logger = pino({ level: 'silent' });
-const noTicks: TickSource = { every: () => () => undefined };
-const clock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
-const group = 100;
 const damageKey = groupKey(group, kindDamage);
 
-function msg(m: Partial<Message> & Pick<Message, 'type' | 'from' | 'term'>): Message {
-  return { to: 1, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: '', snapshot: undefined, ...m };
-}
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!ok()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
 async function node(kv: MemoryKv) {
-  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => assert.fail(String(err)) });
-  const handlers = new Map<number, GroupHandler>();
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    host,
-    placement: () => ({ group, replicas: [1, 2, 3] }),
-    clock,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-    groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
-  });
-  host.start({ send: () => undefined });
-  const r = (await replicas.ensure(7, 0))!;
-  return { r, h: handlers.get(group)!, close: async () => { await replicas.close(); await host.close(); } };
+  const f = handFedFollower(kv, { onFatal: (err) => assert.fail(String(err)) });
+  const r = (await f.replicas.ensure(7, 0))!;
+  return { r, h: f.handler(), close: f.close };
 }
 
 test('a repair that writes nothing else removes the damage mark from disk', async () => {
@@ -63,7 +28,7 @@ test('a repair that writes nothing else removes the damage mark from disk', asyn
   const a = await node(kv);
   // Node 2 wins term 2 with node 1's vote and appends entry 4.
   a.h.receive(msg({ type: 'vote', from: 2, term: 2, logTerm: 1, index: 3 }));
-  a.h.receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [{ index: 4, term: 2, type: 'normal', data: encodeBatchEntry(clock.nowMs(), 'r4', [Buffer.from('{}')]) }], commit: 4 }));
+  a.h.receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [{ index: 4, term: 2, type: 'normal', data: encodeBatchEntry(followerNowMs, 'r4', [Buffer.from('{}')]) }], commit: 4 }));
   await until('entry 4 applied', () => a.r.applied === 4);
   await a.close();
   // Down, the node is found to have lost raft writes: its group is marked damaged.

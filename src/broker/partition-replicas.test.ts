@@ -8,6 +8,7 @@ import type { Offset } from '../core/offset.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { encodeBatchEntry } from '../log/partition-entry.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
+import { HeldWritesKv } from '../testing/held-writes-kv.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -349,6 +350,34 @@ test('a replica dropped while a memory compaction of it runs leaves no key of it
   assert.equal(n.replicas.replica(7, 0), undefined);
   assert.equal(await keysOf(), 0, 'keys of the dropped group were written after the drop');
   await n.close();
+});
+
+test('a replica opened again while its drop is in flight opens once the drop is done, empty, and its log survives a restart', async () => {
+  // A move took the replica away and a later move brings it back before the drop has deleted its
+  // data (host simulation seed 418). Opened at once, the replica went on from the data the drop then
+  // deleted: in memory it held the old log, on disk only what it wrote after the deletion, and the
+  // next start found a log with a gap and refused the partition.
+  const kv = new HeldWritesKv();
+  const n = await node(kv);
+  for (let i = 0; i < 5; i++) assert.ok((await n.replicas.append([{ topic: 7, partition: 0, events: events(i, 1) }]))[0]!.ok);
+  const group = n.replicas.replica(7, 0)!.groupId;
+  kv.hold();
+  const dropped = n.replicas.dropReplica(7, 0, group);
+  await new Promise((r) => setTimeout(r, 10));
+  const reopened = n.replicas.ensure(7, 0);
+  await new Promise((r) => setTimeout(r, 10));
+  kv.release();
+  await dropped;
+  const r = await reopened;
+  assert.ok(r !== undefined);
+  assert.deepEqual(await readAll(n.replicas, -1), [], 'the replica opened again holds nothing of the dropped one');
+  const [res] = await n.replicas.append([{ topic: 7, partition: 0, events: events(100, 2) }]);
+  assert.ok(res !== undefined && res.ok, String(res !== undefined && !res.ok && res.error));
+  assert.equal(res.first, 0);
+  await n.close();
+  const again = await node(kv);
+  assert.deepEqual(await readAll(again.replicas, -1), [{ offset: 0, n: 100 }, { offset: 1, n: 101 }]);
+  await again.close();
 });
 
 test('the items of one append share one random draw but never an id: two batches for one partition in one call are both stored', async () => {

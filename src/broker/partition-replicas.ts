@@ -242,6 +242,13 @@ export class PartitionReplicas {
     const key = PartitionReplicas.key(topic, partition);
     const have = this.#byKey.get(key);
     if (have !== undefined) return have;
+    // A drop of this partition's replica still in flight (a move took it away, and a later move
+    // brings it back before the drop has deleted its data): opened now, the replica would read the
+    // data the drop is about to delete and go on from it in memory, while its disk kept only what it
+    // wrote after the deletion (host simulation seed 418: a log from entry 16 on, refused at the next
+    // start). It opens once the drop is done, empty, as a moved-back replica must.
+    const dropping = this.#dropping.get(key);
+    if (dropping !== undefined) return dropping.then(() => this.ensure(topic, partition));
     const placement = this.#o.placement(topic, partition);
     if (placement === undefined) return undefined;
     if (!placedOn(placement, this.#o.self)) {
@@ -447,11 +454,18 @@ export class PartitionReplicas {
     }
   }
 
+  /**
+   * Opens the replica again once its repair could work. Through the injected sleep when there is one
+   * (the host simulation's virtual timers: a real timer there fired outside the simulated time and
+   * made a seed's run depend on the machine); the process's own timer is unref'd so a pending retry
+   * does not hold a closing process open.
+   */
   #retryOpen(topic: number, partition: number): void {
     if (this.#closed) return;
-    setTimeout(() => {
+    const wait = this.#o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()));
+    void wait(retryOpenMs).then(() => {
       if (!this.#closed) this.ensure(topic, partition).catch(() => undefined);
-    }, retryOpenMs).unref();
+    });
   }
 
   /**
@@ -1402,6 +1416,26 @@ export class PartitionReplicas {
    */
   async dropReplica(topic: number, partition: number, group: number): Promise<void> {
     const key = PartitionReplicas.key(topic, partition);
+    const earlier = this.#dropping.get(key);
+    const drop = (async () => {
+      await earlier;
+      await this.#drop(key, topic, partition, group);
+    })();
+    // Opens of this partition wait for it (ensure); it settles either way, and a failed drop is
+    // answered to its caller, who retries it.
+    const settled = drop.catch(() => undefined);
+    this.#dropping.set(key, settled);
+    try {
+      await drop;
+    } finally {
+      if (this.#dropping.get(key) === settled) this.#dropping.delete(key);
+    }
+  }
+
+  /** Drops in flight, per partition: an open of the same partition waits for them (ensure). */
+  readonly #dropping = new Map<string, Promise<void>>();
+
+  async #drop(key: string, topic: number, partition: number, group: number): Promise<void> {
     await this.#opening.get(key)?.catch(() => undefined);
     const r = this.#byKey.get(key);
     if (r !== undefined && r.groupId === group) {

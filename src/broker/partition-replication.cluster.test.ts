@@ -16,72 +16,40 @@
 // part is skipped with a message saying so.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { call } from '../testing/broker-harness.js';
 import { isolate, partitionUnsupported, sweep } from '../testing/partition.js';
-import { freeClusterBase } from '../testing/free-ports.js';
+import { LocalCluster } from '../testing/local-cluster.js';
 import { cursorsHeader, openStream, readUntil, type StreamLine } from '../testing/stream-client.js';
 import { SubscriptionStreamClient, type SubscriptionCursor } from '../testing/subscription-client.js';
 import { hashPartitionIndex } from '../publishing/partitioner.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const clusterDir = mkdtempSync(join(tmpdir(), 'brook-partition-cluster-test-'));
 const nodes = [1, 2, 3];
 const partitionCount = 4;
 const partitions = Array.from({ length: partitionCount }, (_, p) => String(p));
 const deadlineMs = 2000;
 const memoryEntries = 16;
 
-const base = await freeClusterBase();
-const url = (i: number) => `http://127.0.0.1:${base + i - 1}`;
-const raftPort = (i: number) => base + 1000 + i - 1;
-const env = {
-  ...process.env,
-  BROOK_CLUSTER_DIR: clusterDir,
-  BROOK_CLUSTER_PORT: String(base),
-  BROOK_CLUSTER_NO_BUILD: '1',
+const url = (i: number) => cluster.url(i);
+// Retention runs often, so that a part can make it remove a log a follower lacks (only event types
+// whose retention time is set short lose anything).
+const cluster = await LocalCluster.create('brook-partition-cluster-test-', {
   BROOK_METADATA_TIMEOUT_MS: String(deadlineMs),
   BROOK_PARTITION_MEMORY_ENTRIES: String(memoryEntries),
-  // Retention runs often, so that a part can make it remove a log a follower lacks (only event types
-  // whose retention time is set short lose anything).
   BROOK_RETENTION_CHECK_INTERVAL_MS: '500',
-  BROOK_LOG_LEVEL: 'info',
-};
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------ processes and logs
 
-function clusterCmd(cmd: string, ...args: string[]): string {
-  const r = spawnSync(join(repo, 'cluster', cmd), args, { env, encoding: 'utf8', timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${logs()}`);
-  return r.stdout;
-}
-
-function pidOf(i: number): number {
-  return Number(readFileSync(join(clusterDir, `node${i}`, 'pid'), 'utf8'));
-}
-
+/** Kills node i with SIGKILL; returns when (Date.now()). */
 function kill9(i: number): number {
-  process.kill(pidOf(i), 'SIGKILL');
+  cluster.kill9(i);
   return Date.now();
 }
 
-function nodeLog(i: number): string {
-  const f = join(clusterDir, `node${i}`, 'node.log');
-  return existsSync(f) ? readFileSync(f, 'utf8') : '';
-}
-
-function logs(): string {
-  // Request lines drown the rest: show the node's own log lines.
-  const own = (i: number) => nodeLog(i).split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
-  return nodes.map((i) => `--- node ${i} (last lines)\n${own(i).slice(-30).join('\n')}`).join('\n');
-}
+const logs = () => cluster.logs(nodes, 30);
 
 interface LogLine {
   msg?: string;
@@ -93,7 +61,7 @@ interface LogLine {
 
 function logLines(i: number, msg: string): LogLine[] {
   const out: LogLine[] = [];
-  for (const l of nodeLog(i).split('\n')) {
+  for (const l of cluster.nodeLog(i).split('\n')) {
     if (!l.includes(msg)) continue;
     try {
       const j = JSON.parse(l) as LogLine;
@@ -157,15 +125,7 @@ async function busiestLeader(name: string): Promise<[number, string[]]> {
   return [...led].sort((a, b) => b[1].length - a[1].length)[0]!;
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, pauseMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
-    await sleep(pauseMs);
-  }
-}
+const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, pauseMs = 100) => cluster.until(what, timeoutMs, probe, pauseMs);
 
 async function metadataLeader(i: number): Promise<number | null | undefined> {
   try {
@@ -178,7 +138,7 @@ async function metadataLeader(i: number): Promise<number | null | undefined> {
 
 /** Starts the nodes that are down and waits until all three agree on a metadata leader. */
 async function allUp(): Promise<number> {
-  clusterCmd('up', '3');
+  cluster.run('up', '3');
   return until('a metadata leader agreed on by every node', 20_000, async () => {
     const ls = await Promise.all(nodes.map(metadataLeader));
     return ls[0] != null && ls.every((l) => l === ls[0]) ? ls[0] : undefined;
@@ -606,7 +566,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
           if (o.status === 0) assert.equal(o.node, victim, `only the killed node leaves a publish unanswered: ${o.text}`);
         }
 
-        const out = clusterCmd('up', '3');
+        const out = cluster.run('up', '3');
         assert.match(out, new RegExp(`node ${victim}: started`));
         const stored = await converged(name, 40_000);
         const acked = new Set(outcomes.flatMap((o) => o.acked));
@@ -646,7 +606,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         const onCut: Outcome[] = [];
         let electedMs = 0;
         let majorityOkMs = 0;
-        const partition = isolate(cut, pidOf(cut), base + cut - 1, raftPort(cut), majority.map(raftPort));
+        const partition = isolate(cut, cluster.pid(cut), cluster.base + cut - 1, cluster.raftPort(cut), majority.map((i) => cluster.raftPort(i)));
         const cutAt = Date.now();
         try {
           // Publishes on the cut node to the partitions it led (refused within the deadline), while
@@ -741,7 +701,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         };
         await producer(0);
         t.diagnostic(`${ok} batches of ${partitionCount} events acknowledged by nodes ${others.join(', ')} in ${Date.now() - started} ms while node ${follower} was down`);
-        const out = clusterCmd('up', '3');
+        const out = cluster.run('up', '3');
         assert.match(out, new RegExp(`node ${follower}: started`));
         const restartedAt = Date.now();
         const stored = await converged(name, 60_000);
@@ -792,7 +752,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         await publishBatches(280);
         const before = await partitionsOf(others[0]!, name);
         for (const p of before) assert.ok(offsetNumber(p.oldest_available_offset) >= 30, `partition ${p.partition} starts after the removed batches: ${p.oldest_available_offset}`);
-        const out = clusterCmd('up', '3');
+        const out = cluster.run('up', '3');
         assert.match(out, new RegExp(`node ${follower}: started`));
         const restartedAt = Date.now();
         const stored = await converged(name, 60_000, nodes, true);
@@ -848,7 +808,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
           onB = streamB;
           // The killed node's session holds its partitions until that node is back (it closes the
           // sessions of its previous run at start).
-          const out = clusterCmd('up', '3');
+          const out = cluster.run('up', '3');
           assert.match(out, new RegExp(`node ${a}: started`));
           const rest = (perPartition - 2) * partitionCount;
           await streamB.waitFor((c) => c.events().length >= rest, 30_000, `the ${rest} uncommitted events on node ${b}`);
@@ -883,19 +843,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
     } catch {
       // nothing to remove
     }
-    try {
-      clusterCmd('down');
-    } catch (err) {
-      // Kill whatever is left so no process outlives the test.
-      for (const i of nodes) {
-        try {
-          process.kill(pidOf(i), 'SIGKILL');
-        } catch {
-          // not running
-        }
-      }
-      t.diagnostic(`cluster/down failed: ${(err as Error).message}`);
-    }
-    rmSync(clusterDir, { recursive: true, force: true });
+    const said = cluster.destroy();
+    if (said !== undefined) t.diagnostic(said);
   }
 });

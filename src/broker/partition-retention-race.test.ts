@@ -8,53 +8,16 @@
 // what the follower holds) arrives in the same moment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { MemoryKv } from '../log/index.js';
-import { encodeBatchEntry } from '../log/partition-entry.js';
-import type { Entry, Message, Snapshot } from '../raft/index.js';
+import type { Snapshot } from '../raft/index.js';
 import { encodeImage } from './partition-replica.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
-import type { GroupHandler } from '../transport/index.js';
+import { batchEntry, followerNowMs as t0, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
 
-const logger = pino({ level: 'silent' });
-const noTicks: TickSource = { every: () => () => undefined };
-const t0 = 1_700_000_000_000;
-const clock = { nowMs: () => t0, monotonicMs: () => 0 };
-const group = 100;
-
-function msg(m: Partial<Message> & Pick<Message, 'type' | 'from' | 'term'>): Message {
-  return { to: 1, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: '', snapshot: undefined, ...m };
-}
-
-const entry = (index: number, term: number): Entry => ({ index, term, type: 'normal', data: encodeBatchEntry(t0 + index, `r${index}`, [Buffer.from(`{"i":${index}}`)]) });
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!ok()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+/** Entry `index` was appended at t0 + index (retention's cutoff below removes the first ones). */
+const entry = (index: number, term: number) => batchEntry(index, term, t0 + index);
 
 test('a snapshot installed while retention compacts a follower\'s memory does not fail the retention pass', async () => {
-  const kv = new MemoryKv();
-  const fatal: unknown[] = [];
-  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => fatal.push(err) });
-  const handlers = new Map<number, GroupHandler>();
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    host,
-    placement: () => ({ group, replicas: [1, 2, 3] }),
-    clock,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-    groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
-  });
+  const { host, replicas, fatal, handler, close } = handFedFollower(new MemoryKv());
   replicas.setForwarder({
     forwardAppend: () => Promise.reject(new Error('not used')),
     // The leader's log before its snapshot is not needed here (the history fetch may fail).
@@ -63,10 +26,9 @@ test('a snapshot installed while retention compacts a follower\'s memory does no
       throw new Error('unreachable');
     })(),
   });
-  host.start({ send: () => undefined });
   try {
     const r = (await replicas.ensure(7, 0))!;
-    const h = handlers.get(group)!;
+    const h = handler();
     assert.equal(r.applied, 3, 'the founding configuration');
     h.receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [entry(4, 2), entry(5, 2), entry(6, 2)], commit: 6 }));
     await until('entry 6 applied', () => r.applied === 6 || fatal.length > 0);
@@ -91,7 +53,6 @@ test('a snapshot installed while retention compacts a follower\'s memory does no
     assert.equal(r.group.store.storage.firstIndex(), 10);
     assert.equal(r.bounds().newest, 5);
   } finally {
-    await replicas.close();
-    await host.close();
+    await close();
   }
 });

@@ -10,36 +10,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import pino from 'pino';
 import { MemoryKv } from '../log/index.js';
 import { decodeImage } from './partition-replica.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
-
-const logger = pino({ level: 'silent' });
-let ids = 0;
-const noTicks: TickSource = { every: () => () => undefined };
+import { oneNodeReplicas } from '../testing/one-node-replicas.js';
 
 test('retention while a memory compaction runs leaves a snapshot that names where the log starts', async () => {
   const kv = new MemoryKv();
   kv.beforeWrite = () => new Promise((res) => setTimeout(res, 2));
   const t = { now: 0 };
-  const clock = { nowMs: () => 1_700_000_000_000 + t.now, monotonicMs: () => t.now };
-  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: (err) => { throw err; } });
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    host,
-    placement: (topic, partition) => ({ group: 1000 + topic * 16 + partition, replicas: [1], start: 0 }),
-    clock,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => `request-${ids++}` },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-    memoryEntries: 4,
-  });
-  host.start(undefined);
+  const { host, replicas, close } = oneNodeReplicas(kv, { clockMs: () => t.now, memoryEntries: 4 });
   try {
     for (let i = 0; i < 20; i++) {
       t.now = i;
@@ -63,7 +42,6 @@ test('retention while a memory compaction runs leaves a snapshot that names wher
     }
     assert.equal(checked, 10);
   } finally {
-    await replicas.close();
-    await host.close();
+    await close();
   }
 });

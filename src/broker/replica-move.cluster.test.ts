@@ -12,53 +12,21 @@
 // partition's leader to the fourth node. Partitions are read with low-level streams from BEGIN on every node.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { call } from '../testing/broker-harness.js';
-import { freeClusterBase } from '../testing/free-ports.js';
+import { LocalCluster } from '../testing/local-cluster.js';
 import { cursorsHeader, openStream, readUntil } from '../testing/stream-client.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const clusterDir = mkdtempSync(join(tmpdir(), 'brook-move-cluster-test-'));
 const nodes = [1, 2, 3, 4];
-const base = await freeClusterBase();
-const url = (i: number) => `http://127.0.0.1:${base + i - 1}`;
-const env = {
-  ...process.env,
-  BROOK_CLUSTER_DIR: clusterDir,
-  BROOK_CLUSTER_PORT: String(base),
-  BROOK_CLUSTER_NO_BUILD: '1',
-  BROOK_METADATA_TIMEOUT_MS: '3000',
-  BROOK_PARTITION_MEMORY_ENTRIES: '16',
-  BROOK_LOG_LEVEL: 'info',
-};
+const cluster = await LocalCluster.create('brook-move-cluster-test-', { BROOK_METADATA_TIMEOUT_MS: '3000', BROOK_PARTITION_MEMORY_ENTRIES: '16' }, { nodes: nodes.length });
+const url = (i: number) => cluster.url(i);
 const name = 'moves.cluster';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function clusterCmd(cmd: string, ...args: string[]): string {
-  const r = spawnSync(join(repo, 'cluster', cmd), args, { env, encoding: 'utf8', timeout: 90_000 });
-  if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${logs()}`);
-  return r.stdout;
-}
-
-function nodeLog(i: number): string {
-  const f = join(clusterDir, `node${i}`, 'node.log');
-  return existsSync(f) ? readFileSync(f, 'utf8') : '';
-}
-
-function logs(): string {
-  const own = (i: number) => nodeLog(i).split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
-  return nodes.map((i) => `--- node ${i} (last lines)\n${own(i).slice(-25).join('\n')}`).join('\n');
-}
 
 /** The lines node i logged about group `group`, in order. */
 function groupLines(i: number, group: number): { msg: string; leader?: number | null }[] {
   const out: { msg: string; leader?: number | null }[] = [];
-  for (const l of nodeLog(i).split('\n')) {
+  for (const l of cluster.nodeLog(i).split('\n')) {
     if (!l.includes(`"group":${group}`)) continue;
     try {
       out.push(JSON.parse(l) as { msg: string; leader?: number | null });
@@ -74,14 +42,9 @@ function groupMessages(i: number, group: number): string[] {
   return groupLines(i, group).map((l) => l.msg);
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${logs()}`);
-    await sleep(200);
-  }
+/** As LocalCluster.until, a probe that throws (a node down) counting as no answer yet. */
+function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  return cluster.until(what, timeoutMs, () => probe().catch(() => undefined), 200);
 }
 
 interface PartitionView {
@@ -148,7 +111,7 @@ async function publish(i: number, n: number): Promise<{ acked: string[]; status:
 
 test('a replica of a partition with data moves to another node while producers publish on every node', { timeout: 300_000 }, async (t) => {
   try {
-    clusterCmd('up', '4');
+    cluster.run('up', '4');
     const r = await call(url(1), 'POST', '/event-types', {
       name,
       owning_application: 'move-test',
@@ -225,7 +188,7 @@ test('a replica of a partition with data moves to another node while producers p
 
     // The old node dropped its replica; the new replicas report; the leader is not the old node.
     await until('the old node to log the drop', 10_000, async () => (groupMessages(from, group).includes('partition replica moved to another node: dropping it here') ? true : undefined));
-    assert.ok(!nodeLog(from).includes('dropping a moved partition replica failed'));
+    assert.ok(!cluster.nodeLog(from).includes('dropping a moved partition replica failed'));
     const after = await until('a leader among the new replicas', 20_000, async () => {
       const v = await partitionView(to);
       return v?.leader != null && want.includes(v.leader) ? v : undefined;
@@ -249,17 +212,7 @@ test('a replica of a partition with data moves to another node while producers p
       t.diagnostic(`node ${from} lost leadership before the removal step; node ${removers.join(',')} removed it`);
     }
   } finally {
-    try {
-      clusterCmd('down');
-    } catch {
-      for (const i of nodes) {
-        try {
-          process.kill(Number(readFileSync(join(clusterDir, `node${i}`, 'pid'), 'utf8')), 'SIGKILL');
-        } catch {
-          // not running
-        }
-      }
-    }
-    rmSync(clusterDir, { recursive: true, force: true });
+    const said = cluster.destroy();
+    if (said !== undefined) t.diagnostic(said);
   }
 });

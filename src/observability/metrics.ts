@@ -77,6 +77,8 @@ export class BrokerMetrics {
   readonly #batchEvents: Summary;
   readonly #fsyncSeconds: Histogram;
   readonly #fsyncMs: Summary;
+  readonly #raftHostSeconds: Histogram;
+  readonly #raftHostByPhase = new Map<string, { observe(v: number): void }>();
   readonly #sources: MetricsSources;
   #storageBytes = 0;
 
@@ -101,6 +103,13 @@ export class BrokerMetrics {
       name: 'brook_wal_fsync_duration_seconds',
       help: 'fdatasync of the RocksDB write-ahead log, one per group commit of durable writes',
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.5, 1],
+      registers,
+    });
+    this.#raftHostSeconds = new Histogram({
+      name: 'brook_raft_host_phase_seconds',
+      help: 'Where the commit path of the node\'s Raft host waits, per phase (src/broker/raft-host/node-host.ts, HostPhase)',
+      labelNames: ['phase'],
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2],
       registers,
     });
     this.#fsyncMs = new Summary({ name: 'brook_wal_fsync_ms', help: 'WAL fsync latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
@@ -209,6 +218,14 @@ export class BrokerMetrics {
   fsynced(durationMs: number): void {
     this.#fsyncSeconds.observe(durationMs / 1000);
     this.#fsyncMs.observe(durationMs);
+  }
+
+  /** A phase of the Raft host's commit path took `durationMs` (node-host.ts onPhase). */
+  raftHostPhase(phase: string, durationMs: number): void {
+    // Called per group per turn: the labelled child is looked up once per phase, not hashed per call.
+    let child = this.#raftHostByPhase.get(phase);
+    if (child === undefined) this.#raftHostByPhase.set(phase, (child = this.#raftHostSeconds.labels(phase)));
+    child.observe(durationMs / 1000);
   }
 
   // ---------------------------------------------------------------- views

@@ -28,6 +28,8 @@ export interface HostSimStats {
   snapshots: number;
   /** Snapshots a member stored (installed). */
   snapshotsStored: number;
+  /** Replica opens refused for now (a damaged raft log no reachable replica could repair yet; retried). */
+  opensRefused: number;
   /** Log-shipping streams opened, and those that delivered every chunk to the end. */
   logFetches: number;
   logFetchesDone: number;
@@ -105,6 +107,7 @@ export function emptyStats(): HostSimStats {
     messages: 0,
     snapshots: 0,
     snapshotsStored: 0,
+    opensRefused: 0,
     logFetches: 0,
     logFetchesDone: 0,
     forwards: 0,

@@ -15,6 +15,7 @@ import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-gr
 import { NodeDisk } from '../broker/node-disk.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
+import { PartitionUnavailableError } from '../log/errors.js';
 import { ReplicaMover, type ReplicaMoverOptions } from '../broker/replica-mover.js';
 import type { MoveAction } from '../metadata/replica-move-plan.js';
 import { RaftNodeHost, type GroupTransport, type HostScheduler, type TickSource } from '../broker/raft-host/node-host.js';
@@ -79,6 +80,11 @@ export interface HostNodeEnv {
   retention(node: SimHostNode): Promise<void>;
   /** Opens again the replicas placed on the node that are not open (as after a partition.move). */
   reopen(node: SimHostNode): void;
+  /**
+   * A replica placed here could not open (its raft log is damaged and no other replica could repair it
+   * yet): main.ts logs it and goes on; it is opened again later.
+   */
+  openRefused(node: SimHostNode, topic: number, partition: number, err: Error): void;
 }
 
 export class SimHostNode {
@@ -233,10 +239,9 @@ export class SimHostNode {
     env.metadataOpened(this, metadata);
     metadata.start(env.metadataTransport(this));
     for (const { topic, partition } of env.partitionsOf(this.id)) {
-      const r = await replicas.ensure(topic, partition);
-      if (r === undefined || this.incarnation !== inc) return;
-      this.#hook(r);
-      env.opened(this, r);
+      const r = await this.#ensure(replicas, topic, partition);
+      if (this.incarnation !== inc) return;
+      if (r !== undefined && !this.#hooked.has(r)) this.#hook(r);
     }
     // As main.ts: the mover starts once the placed replicas are open, drops what was moved away while
     // the node was down, and takes a round every 250 ms.
@@ -250,7 +255,7 @@ export class SimHostNode {
     let rounds = 0;
     const round = (): void => {
       env.moved(this, mover.round());
-      if (++rounds % 20 === 0 && env.partitionsOf(this.id).some(({ topic, partition }) => replicas.missingHere(topic, partition))) env.reopen(this);
+      if (++rounds % 20 === 0 && env.partitionsOf(this.id).some(({ topic, partition }) => replicas.missingHere(topic, partition) || this.#unhooked(replicas.replica(topic, partition)))) env.reopen(this);
       at(this.simMs(250), round);
     };
     at(this.simMs(250), round);
@@ -276,25 +281,49 @@ export class SimHostNode {
     if (!this.running || replicas === undefined || mover === undefined) return;
     const inc = this.incarnation;
     for (const { topic, partition } of this.#env.partitionsOf(this.id)) {
-      if (replicas.replica(topic, partition) !== undefined) continue;
-      const r = await replicas.ensure(topic, partition);
+      const have = replicas.replica(topic, partition);
+      if (have !== undefined && this.#hooked.has(have)) continue;
+      const r = await this.#ensure(replicas, topic, partition);
       if (this.incarnation !== inc) return;
-      if (r === undefined || replicas.replica(topic, partition) !== r) continue;
+      if (r === undefined || replicas.replica(topic, partition) !== r || this.#hooked.has(r)) continue;
       this.#hook(r);
-      this.#env.opened(this, r);
     }
     if (this.incarnation === inc) this.#env.moved(this, mover.round());
   }
 
-  /** Observes a partition group, and wakes the reader when its replica applied something. */
+  /**
+   * Opens a replica placed here. A replica whose open is refused for now (PartitionUnavailableError:
+   * a damaged raft log no reachable replica could repair yet) is left closed, as main.ts does: it
+   * opens again by itself (PartitionReplicas' retry) or at the next reopen round.
+   */
+  async #ensure(replicas: PartitionReplicas, topic: number, partition: number): Promise<PartitionReplica | undefined> {
+    const inc = this.incarnation;
+    try {
+      return await replicas.ensure(topic, partition);
+    } catch (err) {
+      if (this.incarnation !== inc || !(err instanceof PartitionUnavailableError)) throw err;
+      this.#env.openRefused(this, topic, partition, err);
+      return undefined;
+    }
+  }
+
+  /** Replicas opened and hooked for the checks, by this incarnation (one opened by a retry is hooked at the next round). */
+  #hooked = new WeakSet<PartitionReplica>();
+
+  #unhooked(r: PartitionReplica | undefined): boolean {
+    return r !== undefined && !this.#hooked.has(r);
+  }
+
+  /** Observes a partition group, and wakes the reader when its replica applied something; tells the checks it opened. */
   #hook(r: PartitionReplica): void {
+    this.#hooked.add(r);
     const env = this.#env;
     this.#observe(r.group as RaftGroup<unknown>);
     const onApplied = r.group.onApplied;
     r.group.onApplied = () => {
       onApplied?.();
       env.woke(this, r);
-    };
+    };    env.opened(this, r);
   }
 
   /** Observes what a group persists and applies. */

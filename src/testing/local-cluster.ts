@@ -12,56 +12,127 @@ import { freeClusterBase } from './free-ports.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
+/** The Raft port of a node is its HTTP port + 1000 (cluster/cluster.mjs). */
+const raftOffset = 1000;
+
 export class LocalCluster {
   readonly dir: string;
   readonly base: number;
   readonly env: Record<string, string | undefined>;
+  /** The nodes whose logs a failure message shows (1..3 unless create() was told otherwise). */
+  readonly nodes: readonly number[];
 
-  private constructor(dir: string, base: number, env: Record<string, string>) {
+  private constructor(dir: string, base: number, env: Record<string, string>, nodes: number) {
     this.dir = dir;
     this.base = base;
+    this.nodes = Array.from({ length: nodes }, (_, k) => k + 1);
     this.env = { ...process.env, BROOK_CLUSTER_DIR: dir, BROOK_CLUSTER_PORT: String(base), BROOK_CLUSTER_NO_BUILD: '1', BROOK_LOG_LEVEL: 'info', ...env };
   }
 
   /** A cluster directory and free ports; no node runs until up(). `env` reaches every node. */
-  static async create(prefix: string, env: Record<string, string> = {}): Promise<LocalCluster> {
-    return new LocalCluster(mkdtempSync(join(tmpdir(), prefix)), await freeClusterBase(), env);
+  static async create(prefix: string, env: Record<string, string> = {}, o: { nodes?: number } = {}): Promise<LocalCluster> {
+    return new LocalCluster(mkdtempSync(join(tmpdir(), prefix)), await freeClusterBase(), env, o.nodes ?? 3);
   }
 
   url(i: number): string {
     return `http://127.0.0.1:${this.base + i - 1}`;
   }
 
+  raftPort(i: number): number {
+    return this.base + raftOffset + i - 1;
+  }
+
   /** Starts the nodes 1..n that are down; returns once they agree on a metadata leader (cluster/up). */
   up(n: number): string {
-    return this.cmd('up', String(n));
+    return this.run('up', String(n));
   }
 
-  /** Stops every node and removes the directory. */
-  destroy(): void {
+  /**
+   * Stops every node (cluster/down; if that fails, kill -9 of every node left) and removes the
+   * directory, unless KEEP is set in the environment. Returns what a test should report: why down
+   * failed, or where the kept directory is.
+   */
+  destroy(): string | undefined {
+    let said: string | undefined;
     try {
-      this.cmd('down');
-    } finally {
-      rmSync(this.dir, { recursive: true, force: true });
+      this.run('down');
+    } catch (err) {
+      for (const i of this.nodes) {
+        try {
+          this.kill9(i);
+        } catch {
+          // not running
+        }
+      }
+      said = `cluster/down failed: ${(err as Error).message}`;
     }
+    if (process.env['KEEP'] !== undefined) return [said, `cluster directory kept: ${this.dir}`].filter((x) => x !== undefined).join('\n');
+    rmSync(this.dir, { recursive: true, force: true });
+    return said;
   }
 
-  kill9(i: number): void {
-    process.kill(Number(readFileSync(join(this.dir, `node${i}`, 'pid'), 'utf8')), 'SIGKILL');
+  pid(i: number): number {
+    return Number(readFileSync(join(this.dir, `node${i}`, 'pid'), 'utf8'));
+  }
+
+  /** Kills node i with SIGKILL; returns its pid. */
+  kill9(i: number): number {
+    const pid = this.pid(i);
+    process.kill(pid, 'SIGKILL');
+    return pid;
+  }
+
+  /** The node's RocksDB directory. */
+  dataDir(i: number): string {
+    return join(this.dir, `node${i}`, 'data');
+  }
+
+  /** Node i's whole log file (every run of it), '' before its first start. */
+  nodeLog(i: number): string {
+    const f = join(this.dir, `node${i}`, 'node.log');
+    return existsSync(f) ? readFileSync(f, 'utf8') : '';
   }
 
   /** The nodes' own log lines (not the request lines), the last `n` of each: for failure messages. */
-  logs(nodes: readonly number[], n = 20): string {
-    const own = (i: number) => {
-      const f = join(this.dir, `node${i}`, 'node.log');
-      return (existsSync(f) ? readFileSync(f, 'utf8') : '').split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
-    };
+  logs(nodes: readonly number[] = this.nodes, n = 20): string {
+    const own = (i: number) => this.nodeLog(i).split('\n').filter((l) => !l.includes('"req"') && !l.includes('"res"'));
     return nodes.map((i) => `--- node ${i} (last lines)\n${own(i).slice(-n).join('\n')}`).join('\n');
   }
 
-  private cmd(cmd: string, ...args: string[]): string {
-    const r = spawnSync(join(repo, 'cluster', cmd), args, { env: this.env, encoding: 'utf8', timeout: 60_000 });
-    if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
+  /** Runs a cluster script (cluster/<cmd>) on this cluster; a failure names its output and the nodes' logs. */
+  run(cmd: string, ...args: string[]): string {
+    const r = spawnSync(join(repo, 'cluster', cmd), args, { env: this.env, encoding: 'utf8', timeout: 90_000 });
+    if (r.status !== 0) throw new Error(`cluster/${cmd} ${args.join(' ')} failed (${r.status}):\n${r.stdout}\n${r.stderr}\n${this.logs()}`);
     return r.stdout;
+  }
+
+  /** Probes every `pauseMs` until the probe returns something; fails after `timeoutMs` with the nodes' logs. */
+  async until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, pauseMs = 50): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await probe();
+      if (v !== undefined) return v;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${this.logs()}`);
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  }
+
+  /** Node i's GET /cluster, or undefined when it does not answer 200 within a second. */
+  async view<T>(i: number): Promise<T | undefined> {
+    try {
+      const res = await fetch(`${this.url(i)}/cluster`, { signal: AbortSignal.timeout(1000) });
+      return res.ok ? ((await res.json()) as T) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The metadata leader every node in `nodes` names. */
+  agreedMetadataLeader(nodes: readonly number[], timeoutMs: number): Promise<number> {
+    return this.until(`a metadata leader agreed on by nodes ${nodes.join(', ')}`, timeoutMs, async () => {
+      const vs = await Promise.all(nodes.map((i) => this.view<{ metadata: { leader: number | null } }>(i)));
+      const l = vs[0]?.metadata.leader;
+      return l !== null && l !== undefined && nodes.includes(l) && vs.every((v) => v?.metadata.leader === l) ? l : undefined;
+    });
   }
 }

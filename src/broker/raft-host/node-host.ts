@@ -85,6 +85,17 @@ export const systemScheduler: HostScheduler = {
   sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
 };
 
+/**
+ * The phases of the commit path the host times (for metrics; docs/benchmarks.md reads them):
+ * - wait: a group had work (a proposal, a message, a tick) until a turn took its Ready: the turn
+ *   under way when the work came, and the turns ahead of it;
+ * - write: one turn's KV write, fsync included when the turn needs one;
+ * - followerAck: a follower received entries until it sent the acknowledgement (its wait, its write);
+ * - ackApply: a leader received an acknowledgement until it applied the entries it committed (the
+ *   wait for the turn that applies what the acknowledgement committed).
+ */
+export type HostPhase = 'wait' | 'write' | 'followerAck' | 'ackApply';
+
 export interface NodeHostOptions {
   readonly self: NodeId;
   readonly kv: OrderedKv;
@@ -108,6 +119,8 @@ export interface NodeHostOptions {
   readonly scheduler?: HostScheduler;
   /** The disk failed or an invariant broke: the node must stop. */
   readonly onFatal: (err: unknown) => void;
+  /** Told how long each phase of the commit path took (metrics). */
+  readonly onPhase?: (phase: HostPhase, durationMs: number) => void;
 }
 
 /** Message types only a leader sends; none promises anything about the leader's own disk. */
@@ -124,6 +137,8 @@ interface Turn {
    * a snapshot): committed entries up to it may be applied before the turn's write completes.
    */
   readonly durableLast: number;
+  /** When the first acknowledgement this Ready answers arrived (for onPhase 'ackApply'). */
+  readonly ackAt: number | undefined;
   /** Committed entries applied before the write resolved. */
   early: number;
 }
@@ -158,6 +173,12 @@ export class RaftNodeHost {
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
   readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, ceilingRaises: 0 };
+  /** Per group, since when it has had work no turn has taken (monotonic ms; for onPhase 'wait'). */
+  readonly #workSince = new Map<number, number>();
+  /** Per group, since when entries received as a follower wait for their acknowledgement. */
+  readonly #entriesSince = new Map<number, number>();
+  /** Per group, since when an acknowledgement received as a leader waits for an apply. */
+  readonly #ackSince = new Map<number, number>();
 
   constructor(o: NodeHostOptions) {
     this.#o = o;
@@ -187,6 +208,7 @@ export class RaftNodeHost {
     this.#groups.delete(id);
     this.#dirty.delete(id);
     this.#paused.delete(id);
+    for (const m of [this.#workSince, this.#entriesSince, this.#ackSince]) m.delete(id);
     g.close();
     await this.#turnDone;
   }
@@ -225,6 +247,7 @@ export class RaftNodeHost {
 
   /** A group may have work (a proposal, a received message): handle it in the next turn. */
   kick(id: number): void {
+    this.#markWork(id);
     this.#dirty.add(id);
     this.#schedule();
   }
@@ -321,6 +344,11 @@ export class RaftNodeHost {
         return true;
       }
     }
+    if (this.#o.onPhase !== undefined) {
+      const now = this.#o.clock.monotonicMs();
+      if (m.type === 'app' && m.entries.length > 0 && !this.#entriesSince.has(group)) this.#entriesSince.set(group, now);
+      else if (m.type === 'appResp' && !m.reject && !this.#ackSince.has(group)) this.#ackSince.set(group, now);
+    }
     try {
       // A message wakes a quiesced follower (the core does that itself), which must count how long
       // ago its leader was heard from; a leader decides itself (an answer to its heartbeat does not wake it).
@@ -394,6 +422,11 @@ export class RaftNodeHost {
       // the proposal's kick does not add it back).
       g?.beforeReady?.();
       this.#dirty.delete(id);
+      this.#phaseSince(this.#workSince, id, 'wait');
+      // The acknowledgements received since the group's last turn: if they committed anything, it is
+      // in this Ready; if there is none or it commits nothing, no commit waited for them.
+      const ackAt = this.#ackSince.get(id);
+      this.#ackSince.delete(id);
       if (g === undefined || !g.raw.hasReady()) continue;
       const stored = g.store.storage.lastIndex();
       const rd = g.raw.ready();
@@ -402,7 +435,7 @@ export class RaftNodeHost {
       // a new leader's entries): only those before it are durable here as they are.
       const firstNew = rd.entries[0]?.index;
       const durableLast = firstNew === undefined ? stored : Math.min(stored, firstNew - 1);
-      turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, early: 0 });
+      turns.push({ group: g, rd, durableLast: rd.snapshot === undefined ? durableLast : 0, ackAt, early: 0 });
     }
     this.stats.readies += turns.length;
     const flushed = this.#flushed;
@@ -461,6 +494,7 @@ export class RaftNodeHost {
     for (const t of turns) {
       const ce = t.rd.committedEntries;
       while (t.early < ce.length && ce[t.early]!.index <= t.durableLast) t.group.applyEntry(ce[t.early++]!);
+      if (t.early > 0) this.#ackApplied(t);
     }
     if (!(await written)) {
       for (const t of turns) {
@@ -475,7 +509,10 @@ export class RaftNodeHost {
     }
     for (const f of flushed) f();
     for (const t of turns) t.group.store.persisted(t.rd);
-    if (late.length > 0) this.#transport?.send(late);
+    if (late.length > 0) {
+      this.#transport?.send(late);
+      for (const gm of late) if (gm.messages.some((m) => m.type === 'appResp')) this.#phaseSince(this.#entriesSince, gm.group, 'followerAck');
+    }
     // 3b, 4. Apply the rest and advance.
     for (const t of turns) {
       const g = t.group;
@@ -484,8 +521,12 @@ export class RaftNodeHost {
       for (let i = t.early; i < ce.length; i++) g.applyEntry(ce[i]!);
       g.onReadyDone?.(t.rd);
       g.raw.advance(t.rd);
+      if (t.early === 0 && ce.length > 0) this.#ackApplied(t);
       if (ce.length > 0 || t.rd.snapshot !== undefined) g.onApplied?.();
-      if (this.#groups.get(g.id) === g && g.raw.hasReady()) this.#dirty.add(g.id);
+      if (this.#groups.get(g.id) === g && g.raw.hasReady()) {
+        this.#markWork(g.id);
+        this.#dirty.add(g.id);
+      }
     }
   }
 
@@ -499,6 +540,7 @@ export class RaftNodeHost {
     this.stats.writes++;
     if (durable) this.stats.durableWrites++;
     let seq = 0;
+    const t0 = this.#o.clock.monotonicMs();
     try {
       await this.#o.kv.write((b) => {
         for (const fill of rows) fill(b);
@@ -507,6 +549,7 @@ export class RaftNodeHost {
         if (this.#o.disk !== undefined) seq = this.#o.disk.stamp(b);
       }, { durable });
       if (durable) this.#o.disk?.durable(seq);
+      this.#o.onPhase?.('write', this.#o.clock.monotonicMs() - t0);
     } catch (err) {
       if (!(err instanceof KvWriteError) || this.#closed) throw err;
       if (this.#refusal === undefined) this.#o.logger.error({ err: err.message, groups: turns.length }, 'raft log write refused (writes fail until it succeeds again)');
@@ -518,6 +561,24 @@ export class RaftNodeHost {
     if (this.#refusal !== undefined) this.#o.logger.warn('raft log writes succeed again');
     this.#refusal = undefined;
     return true;
+  }
+
+  /** A group got work: its 'wait' starts now unless it already waits. */
+  #markWork(id: number): void {
+    if (this.#o.onPhase !== undefined && !this.#workSince.has(id)) this.#workSince.set(id, this.#o.clock.monotonicMs());
+  }
+
+  /** The turn applied its first committed entries: reports how long ago the acknowledgement came. */
+  #ackApplied(t: Turn): void {
+    if (t.ackAt !== undefined) this.#o.onPhase?.('ackApply', this.#o.clock.monotonicMs() - t.ackAt);
+  }
+
+  /** Reports the phase that started at `since[id]`, if any, and forgets it. */
+  #phaseSince(since: Map<number, number>, id: number, phase: HostPhase): void {
+    const at = since.get(id);
+    if (at === undefined) return;
+    since.delete(id);
+    this.#o.onPhase?.(phase, this.#o.clock.monotonicMs() - at);
   }
 
   // ------------------------------------------------------------------ time
@@ -542,7 +603,10 @@ export class RaftNodeHost {
         }
         g.tick(n, now);
         if (quiescence && g.maybeQuiesce()) this.stats.quiesced++;
-        if (g.raw.hasReady()) this.#dirty.add(g.id);
+        if (g.raw.hasReady()) {
+          this.#markWork(g.id);
+          this.#dirty.add(g.id);
+        }
       }
     } catch (err) {
       this.#fatal(err);

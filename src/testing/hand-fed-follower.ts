@@ -1,0 +1,88 @@
+/**
+ * TEST-ONLY: one node of a three-replica partition group (PartitionReplicas on a RaftNodeHost that
+ * never ticks on its own) whose Raft messages the test writes by hand, for unit tests of what a
+ * follower does with what its leader sends: log shipping for a snapshot, repairs, retention meanwhile.
+ * Nothing it sends goes anywhere; the leader's log, when the test needs one served, comes from the
+ * forwarder the test sets (`replicas.setForwarder`).
+ */
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import type { OrderedKv } from '../log/index.js';
+import { encodeBatchEntry } from '../log/partition-entry.js';
+import type { Entry, Message } from '../raft/index.js';
+import { PartitionReplicas } from '../broker/partition-replicas.js';
+import { RaftNodeHost, type TickSource } from '../broker/raft-host/node-host.js';
+import type { GroupHandler } from '../transport/index.js';
+
+const logger = pino({ level: 'silent' });
+const noTicks: TickSource = { every: () => () => undefined };
+
+/** The wall clock of the node (fixed: entries carry it as their append time). */
+export const followerNowMs = 1_700_000_000_000;
+/** The partition group's id (placement of nodes 1, 2, 3; this node is 1). */
+export const followerGroup = 100;
+
+export interface HandFedFollower {
+  readonly host: RaftNodeHost;
+  readonly replicas: PartitionReplicas;
+  /** What the host reported as fatal (a test asserts it stays empty). */
+  readonly fatal: unknown[];
+  /** The group's transport handler once its replica is open (`replicas.ensure`): feed it messages. */
+  handler(): GroupHandler;
+  close(): Promise<void>;
+}
+
+/** `onFatal` replaces collecting fatal errors in `fatal` (e.g. to fail the test at once). */
+export function handFedFollower(kv: OrderedKv, o: { onFatal?: (err: unknown) => void } = {}): HandFedFollower {
+  const fatal: unknown[] = [];
+  const clock = { nowMs: () => followerNowMs, monotonicMs: () => 0 };
+  const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: o.onFatal ?? ((err) => fatal.push(err)) });
+  const handlers = new Map<number, GroupHandler>();
+  const replicas = new PartitionReplicas({
+    self: 1,
+    kv,
+    host,
+    placement: () => ({ group: followerGroup, replicas: [1, 2, 3] }),
+    clock,
+    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
+    logger,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    appendTimeoutMs: 5000,
+    groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
+  });
+  host.start({ send: () => undefined });
+  return {
+    host,
+    replicas,
+    fatal,
+    handler: () => {
+      const h = handlers.get(followerGroup);
+      assert.ok(h !== undefined, 'the group is not open');
+      return h;
+    },
+    close: async () => {
+      await replicas.close();
+      await host.close();
+    },
+  };
+}
+
+/** A Raft message to node 1 with every field not given at its zero value. */
+export function msg(m: Partial<Message> & Pick<Message, 'type' | 'from' | 'term'>): Message {
+  return { to: 1, logTerm: 0, index: 0, entries: [], commit: 0, reject: false, rejectHint: 0, context: '', snapshot: undefined, ...m };
+}
+
+/** A partition entry of one event `{"i":index}`, appended at `appendedMs`. */
+export function batchEntry(index: number, term: number, appendedMs = followerNowMs): Entry {
+  return { index, term, type: 'normal', data: encodeBatchEntry(appendedMs, `r${index}`, [Buffer.from(`{"i":${index}}`)]) };
+}
+
+/** Waits (polling every 2 ms, 5 s at most) until `ok`, or fails naming `what`. */
+export async function until(what: string, ok: () => boolean): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!ok()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
