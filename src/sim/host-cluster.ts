@@ -66,7 +66,7 @@ export interface HostSimOptions {
   readonly ruleChecks?: boolean;
   /** Metadata reads skip the ReadIndex barrier: a broken rule the linearizability check must catch. */
   readonly staleMetadataReads?: boolean;
-  /** Nodes apply retention during chaos (default true here; host.sim.test.ts and the mutant runner turn it on with SIM_RETENTION=1). */
+  /** Nodes apply retention during chaos (default true here; host.sim.test.ts and the mutant runner turn it off with SIM_RETENTION=0). */
   readonly retention?: boolean;
   /**
    * Consumers follow the partitions through the nodes' read paths, mostly remote (host-consumers.ts;

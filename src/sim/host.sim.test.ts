@@ -12,8 +12,8 @@
  *   SEED_FROM=<n>  with SEEDS: run seeds n..n+SEEDS-1
  *   LOST_TAIL=0    disks never lose fsynced writes (by default they may: a member of a group at a time,
  *                  where its marker file can tell; docs/testing.md)
- *   SIM_RETENTION=1  nodes apply retention during chaos (off by default until a long run with it on has
- *                  passed since the fix of seed 20: docs/testing.md, "Retention seed 20")
+ *   SIM_RETENTION=0  nodes apply no retention during chaos (on by default; docs/testing.md, "Retention
+ *                  seed 20")
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -22,14 +22,11 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runHostSimulation, type HostSimResult } from './host-cluster.js';
 import type { HostSimStats } from './host-context.js';
-import { seedsFromEnv } from './seeds.js';
+import { seedsFromEnv, simRetentionFromEnv } from './seeds.js';
 
 const lostTail = process.env['LOST_TAIL'] !== '0';
-// Retention during chaos (host-cluster.ts, HostSimOptions.retention): off unless SIM_RETENTION=1.
-// It was on by default for an hour: combined with the repair of restarted peers (832a45c) it failed
-// seed 20 of the default 40 (a log-shipping read race, since fixed; docs/testing.md). The found-list
-// seeds of retention bugs still run with it on.
-const retention = process.env['SIM_RETENTION'] === '1';
+// Retention during chaos (host-cluster.ts, HostSimOptions.retention): on unless SIM_RETENTION=0.
+const retention = simRetentionFromEnv();
 
 async function report(failed: HostSimResult): Promise<string> {
   const replay = await runHostSimulation({ seed: failed.seed, trace: true, lostTail, retention });
@@ -37,7 +34,7 @@ async function report(failed: HostSimResult): Promise<string> {
   writeFileSync(file, replay.trace.join('\n') + '\n');
   return [
     `seed ${failed.seed} failed: ${failed.error}`,
-    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}${retention ? 'SIM_RETENTION=1 ' : ''}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
+    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}${retention ? '' : 'SIM_RETENTION=0 '}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
     replay.error === failed.error ? '' : `(the traced replay ended differently: ${replay.error ?? 'ok'} — determinism bug)`,
     '--- last events ---',
     replay.trace.slice(-120).join('\n'),

@@ -7,3 +7,12 @@ export function seedsFromEnv(defaultCount: number): number[] {
   if (!Number.isSafeInteger(n) || n <= 0 || !Number.isSafeInteger(from) || from < 0) throw new Error(`bad SEEDS=${process.env['SEEDS']} SEED_FROM=${process.env['SEED_FROM']}`);
   return Array.from({ length: n }, (_, i) => from + i);
 }
+
+/**
+ * Whether the host simulation's nodes apply retention during chaos: on unless SIM_RETENTION=0. It was
+ * off by default after seed 20 (docs/testing.md, "Retention seed 20") until 2,000 seeds with it on
+ * had passed on the fixed code.
+ */
+export function simRetentionFromEnv(): boolean {
+  return process.env['SIM_RETENTION'] !== '0';
+}

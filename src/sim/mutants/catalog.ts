@@ -18,7 +18,7 @@ export interface Mutant {
   readonly find: string;
   readonly replace: string;
   readonly sims: readonly SimName[];
-  /** The host simulation runs it with retention on (SIM_RETENTION=1): what it breaks needs retention to show. */
+  /** The host simulation runs it with retention on also under SIM_RETENTION=0: what it breaks needs retention to show. */
   readonly retention?: boolean;
 }
 
