@@ -139,6 +139,7 @@ export class Consumers {
       }
       // Expired: the client starts again at the oldest offset; nothing retention had to keep lay between.
       ctx.ledger.skipped(`k${c.id}`, c.p.index, c.after, b.oldest, b.newest);
+      ctx.stats.consumerExpired++;
       ctx.log(`${who} p${c.p.index}: cursor ${c.after} expired, starting again at ${b.oldest}`);
       c.after = b.oldest - 1;
     }

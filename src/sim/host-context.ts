@@ -89,6 +89,8 @@ export interface HostSimStats {
   consumerResumes: number;
   consumerEvents: number;
   consumerRemoteEvents: number;
+  /** Consumers told their cursor expired (retention removed the events after it): they start again at the oldest offset. */
+  consumerExpired: number;
   /** Metadata registers: writes and reads asked, writes acknowledged. */
   metadataWrites: number;
   metadataReads: number;
@@ -148,6 +150,7 @@ export function emptyStats(): HostSimStats {
     consumerResumes: 0,
     consumerEvents: 0,
     consumerRemoteEvents: 0,
+    consumerExpired: 0,
     metadataWrites: 0,
     metadataReads: 0,
     metadataAcked: 0,
