@@ -552,15 +552,17 @@ export class PartitionReplicas {
         // Committed entries only (applied ones): those are the same on every replica that holds them,
         // so a replica may fetch them from any other, not only from its leader.
         // A replica still fetching the log before its snapshot holds a part of it at most: it serves
-        // nothing below its snapshot (the asker tries again, or another replica), never a log with a
-        // hole. One that gave that fetch up holds its log from its snapshot on, as if its retention had
-        // gone that far: it serves from there (the asker sees where its log starts), instead of
-        // refusing for good an asker that takes the refusal for a passing one.
+        // nothing below its snapshot, never a log with a hole, and says so with an answer that ends
+        // without entries (the asker takes it for a replica without that log and asks another). A
+        // refusal the asker took for a passing one kept two replicas fetching the same log, which the
+        // third had removed meanwhile, asking each other for good (host simulation seed 277). One that
+        // gave that fetch up holds its log from its snapshot on, as if its retention had gone that far:
+        // it serves from there (the asker sees where its log starts).
         const floor = r.logFloor;
         const fetching = r.pendingHistory !== undefined;
         const chunks = r.readLog(Math.max(req.fromIndex, floor ?? 0), Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
-          if (fetching && floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
+          if (fetching && floor !== undefined && req.fromIndex < floor) return;
           for await (const entries of chunks) yield { entries };
         })();
       },
