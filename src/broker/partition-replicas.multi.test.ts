@@ -743,6 +743,35 @@ test('a follower that gave up the retained log (its peers\' retention removed al
   }
 });
 
+// Found by the host simulation with consumers (seed 277): two followers installed the leader's snapshot
+// without the log before it and both fetched that log, which the leader's retention then removed. Each
+// asked the other, which refused with an error ('it is fetching the log before its snapshot') that the
+// asker took for a passing one, and asked again: neither fetch ever ended (only a replica that answers
+// without that log counts toward giving it up). A replica still fetching answers such a fetch with no
+// entries: a replica without that log.
+test('a follower still fetching the retained log answers a fetch below its snapshot with no entries, not an error', async () => {
+  let served: number[] | string | undefined;
+  const { c } = await fetchHeldOnce({}, async ({ leader, lagging }) => {
+    const r = lagging.replicas.replica(1, 0)!;
+    assert.ok(r.pendingHistory !== undefined && r.logFloor !== undefined, 'it is fetching');
+    const got: number[] = [];
+    try {
+      for await (const chunk of lagging.handlers.get(group10)!.fetchLog!(leader.id, { group: group10, fromIndex: 1, toIndex: r.group.applied, maxBytes: 1 << 20 }, new AbortController().signal)) {
+        got.push(...chunk.entries.map((e) => e.index));
+      }
+      served = got;
+    } catch (err) {
+      // Not thrown from here: the held fetch must be let go for the cluster to close.
+      served = `refused: ${(err as Error).message}`;
+    }
+  });
+  try {
+    assert.deepEqual(served, [], 'nothing below its snapshot, and no error');
+  } finally {
+    await c.close();
+  }
+});
+
 /** Flips a byte inside the stored record of raft entry `index` (in its events), as a bad sector would. */
 async function corruptEntry(kv: OrderedKv, group: number, index: number): Promise<Buffer> {
   const k = entryKey(group, index);
