@@ -109,8 +109,8 @@ test('the same seed replays to the same run', async () => {
 test('seeds that found bugs stay fixed', async () => {
   // Found by longer runs; each fails without its fix (checked when it was added; docs/testing.md,
   // "Bugs the host simulation found"). The simulation may change under them, so they stand beside
-  // the seed range, not for it; the fixes have unit tests where one could be written. They run
-  // without the consumers (added after them), which would change their schedules.
+  // the seed range, not for it; the fixes have unit tests where one could be written. Those found
+  // before the consumers existed run without them (they would change their schedules).
   const found = [
     { seed: 124, bug: 'a damaged member committed from a heartbeat an older version of an entry' },
     { seed: 197, bug: 'log shipping applied entries that appends let the group commit meanwhile' },
@@ -132,9 +132,10 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 238, bug: 'the DurableQuorum check counted the voters of a configuration change applied in the event that committed it (a checker bug, once replica moves changed membership)' },
     { seed: 314, bug: 'a voter wiped during a move that was then cancelled asked the learner, gone with its replica, for its term for good' },
     { seed: 1824, bug: 'the same with a move that finished: the old replica\'s node never answered the wiped voter\'s term probe' },
+    { seed: 277, retention: true, consumers: true, bug: 'two followers fetching the log before the same snapshot, which the leader\'s retention removed, asked each other for good: each refused while fetching (partition-replicas.multi.test.ts)' },
   ];
-  for (const { seed, bug, retention: withRetention } of found) {
-    const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true, consumers: false });
+  for (const { seed, bug, retention: withRetention, consumers } of found as { seed: number; bug: string; retention?: boolean; consumers?: boolean }[]) {
+    const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true, consumers: consumers === true });
     assert.ok(r.ok, `seed ${seed} (${bug}): ${r.error}`);
   }
 });
