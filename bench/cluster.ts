@@ -14,20 +14,35 @@
  * file streams, one per partition (bench/lib/nats-load.ts), the same events routed by the same hash,
  * producers spread over the servers.
  *
+ * Rounds. Each round starts fresh Brook clusters (temp data dirs, new processes) and stops them at its
+ * end; NATS stays up for the whole run. Within a round every figure is measured for each system in
+ * turn (batch 1000: A, B, ...; batch 10: A, B, ...; then (b)), so the systems are interleaved round by
+ * round, not phase by phase. What rotates, because an A/A run of an earlier version of this bench (the
+ * same build on both sides, one pair of clusters kept for the whole run) had the first-started cluster
+ * lose 10 of 12 batch-1000 rounds, with leaders placed 2-1-1 in one cluster and 3-1-0 in the other:
+ *   - which Brook cluster is started first: alternates every round;
+ *   - the order the systems are measured in: rotates every second round (so over 4 rounds of an A/B
+ *     each of the 2x2 start/measure orders happens once);
+ *   - leader placement: each cluster waits until every partition is led by its preferred leader (so
+ *     both clusters of an A/B have their leaders on the same nodes), and the node that leads two of the
+ *     4 partitions moves on by one each round (0, 1 or 2 idle event types are created first);
+ *   - the node the load generator sends its first request to (then round-robin over the three).
+ * Leader changes during a phase are reported under the figure. The summary gives per-round ratios
+ * (brook/old, brook/nats) and their median.
+ *
  * Figures:
  *   (a) publish throughput, closed loop: batches of 1000 (6 producers) and of 10 (60 producers),
- *       2 s warm-up + 8 s, Brook and NATS in alternating rounds (ABAB.. / BABA..);
+ *       2 s warm-up + 8 s;
  *   (b) publish latency at 5,000 events/s, open loop: batches of 10 due every 2 ms (500/s), spread over
- *       the nodes in turn, latency from the due time to the answer (or to the last PubAck), 2 s + 10 s,
- *       alternating rounds;
- *   (c) failover gap (Brook only, NATS stopped first): a user_defined event type of 4 partitions;
- *       publish batches of 10 to one partition at 100 requests/s (1,000 events/s, open loop) through a
- *       node that does not lead it, kill -9 the partition's leader, and take the time from the kill
- *       to the first 200 of a request SENT after the kill. The killed node is started again and the
- *       cluster allowed to catch up between trials.
+ *       the nodes in turn, latency from the due time to the answer (or to the last PubAck), 2 s + 10 s;
+ *   (c) failover gap (Brook only, after the rounds, NATS stopped, a fresh cluster): a user_defined event
+ *       type of 4 partitions; publish batches of 10 to one partition at 100 requests/s (1,000 events/s,
+ *       open loop) through a node that does not lead it, kill -9 the partition's leader, and take the
+ *       time from the kill to the first 200 of a request SENT after the kill. The killed node is started
+ *       again and the cluster allowed to catch up between trials.
  *
- *   npm run bench:cluster                      # 2 rounds of (a) and (b), 5 failovers, ~5 min
- *   npm run bench:cluster -- --rounds 3 --failovers 5
+ *   npm run bench:cluster                      # 2 rounds of (a) and (b), 5 failovers, ~6 min
+ *   npm run bench:cluster -- --rounds 4 --failovers 5   # rounds in multiples of 4 balance the orders
  *   npm run bench:cluster -- --only a,b        # phases; --systems brook (or nats) for one system
  *   npm run bench:cluster -- --quick           # short phases (smoke)
  *   npm run bench:cluster -- --cpu-prof DIR    # Brook nodes with --cpu-prof (one profile per pid)
@@ -36,7 +51,8 @@
  *   npm run bench:cluster -- --node-args '--max-semi-space-size=64' [--ab-node-args '...']   # node options of the nodes
  *   npm run bench:cluster -- --ab DIR --only a,b   # A/B: a second Brook cluster runs the build in DIR
  *                                              # (its dist/main.js), measured in the same rounds as
- *                                              # 'brook' (this checkout) and NATS, in rotating order
+ *                                              # 'brook' (this checkout) and NATS, in rotating order;
+ *                                              # --ab with this checkout's own path is an A/A run
  *
  * Each Brook figure line is followed by the WAL fdatasyncs per node during the phase and, where the
  * build exports brook_raft_host_phase_seconds, the mean of each phase of the Raft host's commit path
@@ -97,6 +113,8 @@ interface ThroughputFigure extends PublishResult {
   clusterCores: number;
   benchCores: number;
   load: number[];
+  /** Brook: where the bench's partitions were led when the round started. */
+  placement?: Placement | undefined;
 }
 interface LatencyFigure extends PublishResult {
   system: System;
@@ -106,6 +124,7 @@ interface LatencyFigure extends PublishResult {
   clusterCores: number;
   benchCores: number;
   load: number[];
+  placement?: Placement | undefined;
 }
 interface FailoverFigure {
   trial: number;
@@ -198,6 +217,8 @@ interface PartitionView {
   event_type: string;
   partition: string;
   leader: number | null;
+  /** The first replica of the placement, whom the leadership balancer gives the leadership. */
+  preferred_leader: number;
   replicas: number[];
   under_replicated: boolean;
 }
@@ -337,6 +358,48 @@ async function failoverTrial(cluster: BrookCluster, eventType: string, trial: nu
   };
 }
 
+/** Where a cluster's partitions of the bench's event type are led, and by which node its metadata. */
+interface Placement {
+  /** Leader node per partition, in partition order (null: none known). */
+  leaders: (number | null)[];
+  metadataLeader: number | null;
+}
+
+const placementText = (p: Placement) => `partition leaders ${p.leaders.map((l, k) => `${k}->${l ?? '-'}`).join(' ')}, metadata leader ${p.metadataLeader ?? '-'}`;
+
+/** The placement as the first node that answers sees it. */
+async function placementOf(cluster: BrookCluster, eventType: string): Promise<Placement | undefined> {
+  for (const m of cluster.members) {
+    const v = (await getJson(`${m.url}/cluster`)) as ClusterView | undefined;
+    if (v === undefined) continue;
+    const mine = v.partitions.filter((p) => p.event_type === eventType).sort((a, b) => Number(a.partition) - Number(b.partition));
+    return { leaders: mine.map((p) => p.leader), metadataLeader: v.metadata.leader };
+  }
+  return undefined;
+}
+
+/**
+ * Waits until every node sees each partition of `eventType` led by its preferred leader (the first
+ * replica of its placement), none under-replicated: the placement's rule then puts the leaders of both
+ * Brook clusters of an A/B on the same nodes, where the first election alone left them 2-1-1 in one
+ * and 3-1-0 in the other. The leadership balancer gets there within a few of its 5 s passes; if it does
+ * not within the timeout, the run goes on with what it has (and says so).
+ */
+async function preferredLeadersSettled(cluster: BrookCluster, eventType: string, timeoutMs = 45_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const views = (await Promise.all(cluster.members.map((m) => getJson(`${m.url}/cluster`)))) as (ClusterView | undefined)[];
+    const settled = views.every((v) => {
+      if (v === undefined || v.under_replicated_partitions !== 0 || v.leaderless_partitions !== 0) return false;
+      const mine = v.partitions.filter((p) => p.event_type === eventType);
+      return mine.length === partitions && mine.every((p) => p.leader === p.preferred_leader);
+    });
+    if (settled) return true;
+    if (Date.now() > deadline) return false;
+    await sleep(250);
+  }
+}
+
 async function main(): Promise<void> {
   log(`brook bench:cluster ${quick ? '(quick) ' : ''}${new Date().toISOString()}; ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Node ${process.version}`);
   log(`uptime: ${readFileSync('/proc/loadavg', 'utf8').trim()} (${load()}); the machine is shared: other work may be running on the same cores`);
@@ -348,28 +411,37 @@ async function main(): Promise<void> {
   const natsVersion = natsServerVersion();
   if (systems.includes('nats') && natsVersion === undefined) throw new Error('nats-server is not installed (apt-get install -y nats-server), or pass --systems brook');
   const started = performance.now();
-  const figures: { throughput: ThroughputFigure[]; latency: LatencyFigure[]; failover: FailoverFigure[] } = { throughput: [], latency: [], failover: [] };
+  const figures: Figures = { throughput: [], latency: [], failover: [] };
+  const typeName = 'bench.cluster-orders';
+  const brookSystems = systems.filter(isBrook);
+  // The measured systems in the order of `systems` (brook, nats, then old).
+  const measured = systems;
 
-  const brook = await startBrookCluster({
-    env: { BROOK_REPLICATION_FACTOR: '3' },
-    nodeArgs: [...nodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])],
-  });
-  let old: BrookCluster | undefined;
+  /** A fresh three-node cluster of `system`'s build, its placement rotated for `round` (see the header). */
+  const startBrook = async (system: System, round: number): Promise<{ cluster: BrookCluster; placement: Placement | undefined; settled: boolean }> => {
+    const cluster = await startBrookCluster({
+      env: { BROOK_REPLICATION_FACTOR: '3' },
+      ...(system === 'old' ? { entry: brokerEntryOf(abRoot!), nodeArgs: abNodeArgs } : { nodeArgs: [...nodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])] }),
+    });
+    try {
+      // Event types created before the bench's move its preferred leaders on by one node each
+      // (placement.ts gives the next partition to the node that leads fewest, then the lowest id).
+      for (let f = 0; f < (round - 1) % 3; f++) await createEventType(cluster, eventTypeBody(`bench.cluster-filler-${f}`, 'hash', partitions));
+      await createEventType(cluster, eventTypeBody(typeName, 'hash', partitions));
+      await partitionsSettled(cluster, typeName);
+      const settled = await preferredLeadersSettled(cluster, typeName);
+      return { cluster, placement: await placementOf(cluster, typeName), settled };
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+  };
+
   let nats: NatsCluster | undefined;
   let natsc: NatsClients | undefined;
   let brookPools: RoundRobin[] = [];
+  const live = new Map<System, BrookCluster>();
   try {
-    log(`brook: 3 nodes ${brook.members.map((m) => `${m.id}=pid ${m.pid} ${m.url}`).join(', ')}; data ${brook.dir}`);
-    const typeName = 'bench.cluster-orders';
-    await createEventType(brook, eventTypeBody(typeName, 'hash', partitions));
-    const brookLeaders = await partitionsSettled(brook, typeName);
-    log(`brook: event type ${typeName}, ${partitions} partitions, RF 3; partition leaders ${[...brookLeaders].map(([p, l]) => `${p}->node ${l}`).join(', ')}`);
-    if (abRoot !== undefined && (want('a') || want('b'))) {
-      old = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, entry: brokerEntryOf(abRoot), nodeArgs: abNodeArgs });
-      await createEventType(old, eventTypeBody(typeName, 'hash', partitions));
-      const oldLeaders = await partitionsSettled(old, typeName);
-      log(`old (${brokerEntryOf(abRoot)}): 3 nodes ${old.members.map((m) => `${m.id}=pid ${m.pid} ${m.url}`).join(', ')}; data ${old.dir}; partition leaders ${[...oldLeaders].map(([p, l]) => `${p}->node ${l}`).join(', ')}`);
-    }
     if (systems.includes('nats') && (want('a') || want('b'))) {
       nats = await startNatsCluster();
       natsc = await natsClients(nats.members.map((m) => m.natsUrl), 1);
@@ -383,82 +455,120 @@ async function main(): Promise<void> {
     const nats1000 = natsBatches(bodies1000, partitions);
     const nats10 = natsBatches(bodies10, partitions);
     const pubPath = `/event-types/${typeName}/events`;
-    const clusterOf = (s: System): BrookCluster => (s === 'old' ? old! : brook);
+    const clusterOf = (s: System): BrookCluster => live.get(s)!;
     const brookPids = (s: System) => clusterOf(s).members.map((m) => m.pid);
     const natsPids = () => nats!.members.map((m) => m.pid);
-    // Enough connections per node that every producer may be on any node at once.
-    const brookPool = (s: System, connections: number) => new RoundRobin(clusterOf(s).members.map((m) => publishPool(m.url, connections)));
-
-    // Rounds rotate the order (brook, old, nats / old, nats, brook / ...), so no system always runs first.
-    const order = (round: number): System[] => {
-      const s = systems.filter((x) => x === 'brook' || (x === 'old' && old !== undefined) || (x === 'nats' && nats !== undefined));
-      const k = (round - 1) % s.length;
-      return s.length === 3 ? [...s.slice(k), ...s.slice(0, k)] : round % 2 === 1 ? s : [...s].reverse();
+    // Enough connections per node that every producer may be on any node at once; the first request of
+    // a phase goes to node `first` (rotated by round), the next to the one after, and so on.
+    const brookPool = (s: System, connections: number, first: number) => {
+      const pools = clusterOf(s).members.map((m) => publishPool(m.url, connections));
+      return new RoundRobin([...pools.slice(first), ...pools.slice(0, first)]);
     };
 
-    if (want('a')) {
-      log(`\n(a) publish throughput, closed loop, ${cfg.warmupMs / 1000} s warm-up + ${cfg.durationMs / 1000} s, producers spread over the 3 nodes/servers`);
-      for (let round = 1; round <= rounds; round++) {
-        for (const system of order(round)) {
+    if (want('a') || want('b')) {
+      log(
+        `\nrounds: ${rounds}; each round starts fresh Brook clusters (start order alternating by round), rotates their preferred leaders and the node the load starts on, ` +
+          `and measures the systems in an order that rotates every second round, so start order and measurement order are balanced over 4 rounds; NATS stays up`,
+      );
+    }
+    for (let round = 1; round <= rounds && (want('a') || want('b')); round++) {
+      const startOrder = round % 2 === 1 ? brookSystems : [...brookSystems].reverse();
+      const k = Math.floor((round - 1) / 2) % measured.length;
+      const order = [...measured.slice(k), ...measured.slice(0, k)];
+      const first = (round - 1) % 3;
+      log(`\n--- round ${round}: start ${startOrder.join(', ')}; measure ${order.join(', ')}; load from node ${first + 1} on`);
+      const placements = new Map<System, Placement | undefined>();
+      try {
+        for (const s of startOrder) {
+          const { cluster, placement, settled } = await startBrook(s, round);
+          live.set(s, cluster);
+          placements.set(s, placement);
+          log(
+            `  ${s}${s === 'old' ? ` (${brokerEntryOf(abRoot!)})` : ''}: pids ${cluster.members.map((m) => m.pid).join(' ')}; ` +
+              `${placement === undefined ? 'placement unknown' : placementText(placement)}${settled ? '' : ' (NOT the preferred leaders: the balancer did not get there in time)'}`,
+          );
+        }
+        const placementNote = async (s: System): Promise<string> => {
+          const now = await placementOf(clusterOf(s), typeName);
+          const before = placements.get(s);
+          if (now === undefined || before === undefined) return '';
+          return now.leaders.join() === before.leaders.join() ? '' : `      leaders MOVED during the phase: now ${placementText(now)}`;
+        };
+
+        if (want('a')) {
           for (const [batch, producers] of [
             [1000, producers1000],
             [10, producers10],
           ] as const) {
+            for (const system of order) {
+              const l0 = loadavg();
+              const meter = cpuMeter(isBrook(system) ? brookPids(system) : natsPids());
+              let res: PublishResult;
+              let fsyncs = '';
+              let moved = '';
+              if (isBrook(system)) {
+                const pool = brookPool(system, producers, first);
+                brookPools.push(pool);
+                const fm = await fsyncMeter(clusterOf(system));
+                res = await closedLoop({ pool, path: pubPath, bodies: batch === 1000 ? bodies1000 : bodies10, eventsPerBody: batch, producers, warmupMs: cfg.warmupMs, durationMs: cfg.durationMs });
+                fsyncs = await fm();
+                await pool.close();
+                brookPools = brookPools.filter((p) => p !== pool);
+                moved = await placementNote(system);
+              } else {
+                res = await natsClosedLoop({ js: natsc!.js, batches: batch === 1000 ? nats1000 : nats10, producers, warmupMs: cfg.warmupMs, durationMs: cfg.durationMs });
+              }
+              const c = meter();
+              figures.throughput.push({ ...res, ...c, system, round, batch, producers, load: l0, placement: placements.get(system) });
+              log(
+                `  (a) round ${round} ${system.padEnd(5)} batch ${String(batch).padStart(4)} x ${producers}: ${fmtInt(res.eventsPerS).padStart(7)} ev/s (${mb(res.bytesPerS)} MB/s, ${fmtInt(res.requests / res.seconds)} batches/s); ` +
+                  `batch latency p50 ${fmtMs(res.latency.p50)} ms p99 ${fmtMs(res.latency.p99)} ms; errors ${res.errors}${res.firstError ? ` (${res.firstError.slice(0, 200)})` : ''}; ` +
+                  `cluster CPU ${c.clusterCores.toFixed(2)} cores, bench ${c.benchCores.toFixed(2)}; load ${l0.map((x) => x.toFixed(2)).join(' ')}`,
+              );
+              if (fsyncs !== '') log(`      WAL fdatasync (warm-up included): ${fsyncs}`);
+              if (moved !== '') log(moved);
+              await sleep(1000);
+            }
+          }
+        }
+
+        if (want('b')) {
+          for (const system of order) {
             const l0 = loadavg();
             const meter = cpuMeter(isBrook(system) ? brookPids(system) : natsPids());
-            let res: PublishResult;
+            let res: Awaited<ReturnType<typeof openLoop>>;
             let fsyncs = '';
+            let moved = '';
             if (isBrook(system)) {
-              const pool = brookPool(system, producers);
+              const pool = brookPool(system, 32, first);
               brookPools.push(pool);
               const fm = await fsyncMeter(clusterOf(system));
-              res = await closedLoop({ pool, path: pubPath, bodies: batch === 1000 ? bodies1000 : bodies10, eventsPerBody: batch, producers, warmupMs: cfg.warmupMs, durationMs: cfg.durationMs });
+              res = await openLoop({ pool, path: pubPath, bodies: bodies10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
               fsyncs = await fm();
               await pool.close();
               brookPools = brookPools.filter((p) => p !== pool);
+              moved = await placementNote(system);
             } else {
-              res = await natsClosedLoop({ js: natsc!.js, batches: batch === 1000 ? nats1000 : nats10, producers, warmupMs: cfg.warmupMs, durationMs: cfg.durationMs });
+              res = await natsOpenLoop({ js: natsc!.js, batches: nats10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
             }
             const c = meter();
-            figures.throughput.push({ ...res, ...c, system, round, batch, producers, load: l0 });
+            figures.latency.push({ ...res, ...c, system, round, load: l0, placement: placements.get(system) });
             log(
-              `  round ${round} ${system.padEnd(5)} batch ${String(batch).padStart(4)} x ${producers}: ${fmtInt(res.eventsPerS).padStart(7)} ev/s (${mb(res.bytesPerS)} MB/s, ${fmtInt(res.requests / res.seconds)} batches/s); ` +
-                `batch latency p50 ${fmtMs(res.latency.p50)} ms p99 ${fmtMs(res.latency.p99)} ms; errors ${res.errors}${res.firstError ? ` (${res.firstError.slice(0, 200)})` : ''}; ` +
-                `cluster CPU ${c.clusterCores.toFixed(2)} cores, bench ${c.benchCores.toFixed(2)}; load ${l0.map((x) => x.toFixed(2)).join(' ')}`,
+              `  (b) round ${round} ${system.padEnd(5)} at ${fmtInt(latencyRate * 10)} ev/s: achieved ${fmtInt(res.eventsPerS)} ev/s; p50 ${fmtMs(res.latency.p50)} ms, p90 ${fmtMs(res.latency.p90)}, p99 ${fmtMs(res.latency.p99)}, ` +
+                `p99.9 ${fmtMs(res.latency.p999)}, max ${fmtMs(res.latency.max)} (n=${res.latency.count}); sender lag p99 ${fmtMs(res.sendLagP99Ms)} ms; in flight max ${res.inFlightMax}; ` +
+                `errors ${res.errors}${res.firstError ? ` (${res.firstError.slice(0, 200)})` : ''}; cluster CPU ${c.clusterCores.toFixed(2)} cores, bench ${c.benchCores.toFixed(2)}; load ${l0.map((x) => x.toFixed(2)).join(' ')}`,
             );
             if (fsyncs !== '') log(`      WAL fdatasync (warm-up included): ${fsyncs}`);
+            if (moved !== '') log(moved);
             await sleep(1000);
           }
         }
-      }
-    }
-
-    if (want('b')) {
-      log(`\n(b) publish latency at ${fmtInt(latencyRate * 10)} ev/s: open loop, batches of 10 at ${latencyRate}/s over the 3 nodes in turn, ${cfg.latencyWarmupMs / 1000} s + ${cfg.latencyMs / 1000} s`);
-      for (let round = 1; round <= rounds; round++) {
-        for (const system of order(round)) {
-          const l0 = loadavg();
-          const meter = cpuMeter(isBrook(system) ? brookPids(system) : natsPids());
-          let res: Awaited<ReturnType<typeof openLoop>>;
-          let fsyncs = '';
-          if (isBrook(system)) {
-            const pool = brookPool(system, 32);
-            const fm = await fsyncMeter(clusterOf(system));
-            res = await openLoop({ pool, path: pubPath, bodies: bodies10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
-            fsyncs = await fm();
-            await pool.close();
-          } else {
-            res = await natsOpenLoop({ js: natsc!.js, batches: nats10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
-          }
-          const c = meter();
-          figures.latency.push({ ...res, ...c, system, round, load: l0 });
-          log(
-            `  round ${round} ${system.padEnd(5)}: achieved ${fmtInt(res.eventsPerS)} ev/s; p50 ${fmtMs(res.latency.p50)} ms, p90 ${fmtMs(res.latency.p90)}, p99 ${fmtMs(res.latency.p99)}, ` +
-              `p99.9 ${fmtMs(res.latency.p999)}, max ${fmtMs(res.latency.max)} (n=${res.latency.count}); sender lag p99 ${fmtMs(res.sendLagP99Ms)} ms; in flight max ${res.inFlightMax}; ` +
-              `errors ${res.errors}${res.firstError ? ` (${res.firstError.slice(0, 200)})` : ''}; cluster CPU ${c.clusterCores.toFixed(2)} cores, bench ${c.benchCores.toFixed(2)}; load ${l0.map((x) => x.toFixed(2)).join(' ')}`,
-          );
-          if (fsyncs !== '') log(`      WAL fdatasync (warm-up included): ${fsyncs}`);
-          await sleep(1000);
+      } finally {
+        for (const p of brookPools) await p.close();
+        brookPools = [];
+        for (const [s, c] of live) {
+          await c.stop();
+          live.delete(s);
         }
       }
     }
@@ -467,13 +577,14 @@ async function main(): Promise<void> {
     natsc = undefined;
     if (nats !== undefined) await nats.stop();
     nats = undefined;
-    if (old !== undefined) await old.stop();
-    old = undefined;
 
     if (want('c') && systems.includes('brook')) {
+      const brook = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, nodeArgs });
+      live.set('brook', brook);
       const foType = 'bench.failover';
       await createEventType(brook, { ...eventTypeBody(foType, 'user_defined', partitions) });
       log(`\n(c) failover gap: ${failoverRate} batches of 10/s to one partition through a node that does not lead it; kill -9 its leader after 2 s; gap = kill -> first 200 of a request sent after the kill (target < ${targetFailoverMs / 1000} s)`);
+      log(`  brook: 3 nodes ${brook.members.map((m) => `${m.id}=pid ${m.pid} ${m.url}`).join(', ')}; data ${brook.dir}`);
       for (let trial = 1; trial <= failovers; trial++) {
         const f = await failoverTrial(brook, foType, trial);
         figures.failover.push(f);
@@ -489,35 +600,36 @@ async function main(): Promise<void> {
     for (const p of brookPools) await p.close();
     if (natsc !== undefined) await natsc.close().catch(() => undefined);
     if (nats !== undefined) await nats.stop();
-    if (old !== undefined) await old.stop();
-    await brook.stop();
+    for (const c of live.values()) await c.stop();
   }
   summary(figures);
   log(`\nend: ${load()}; total ${((performance.now() - started) / 1000).toFixed(0)} s`);
   if (jsonOut !== undefined) writeFileSync(jsonOut, JSON.stringify({ quick, rounds, cfg, figures }, null, 2));
 }
 
-function summary(f: { throughput: ThroughputFigure[]; latency: LatencyFigure[]; failover: FailoverFigure[] }): void {
+interface Figures {
+  throughput: ThroughputFigure[];
+  latency: LatencyFigure[];
+  failover: FailoverFigure[];
+}
+
+function summary(f: Figures): void {
   const i = (n: number) => fmtInt(n);
   const rng = (v: number[], fmt: (n: number) => string) => (v.length < 2 ? fmt(v[0] ?? NaN) : `${fmt(median(v))} [${fmt(Math.min(...v))}-${fmt(Math.max(...v))}]`);
-  log(`\n=== summary (median [min-max] over rounds; the machine is shared, see the load averages above)`);
+  const ratios = (v: number[]) => (v.length === 0 ? '-' : `${v.map((r) => r.toFixed(2)).join(', ')} (median ${median(v).toFixed(2)})`);
+  log(`\n=== summary (median [min-max] over rounds; ratios per round, then their median; the machine is shared, see the load averages above)`);
   for (const batch of [1000, 10]) {
-    const b = f.throughput.filter((x) => x.system === 'brook' && x.batch === batch);
-    const n = f.throughput.filter((x) => x.system === 'nats' && x.batch === batch);
-    const o = f.throughput.filter((x) => x.system === 'old' && x.batch === batch);
-    if (o.length > 0) {
-      const perRound = b.map((x) => x.eventsPerS / (o.find((y) => y.round === x.round)?.eventsPerS ?? NaN)).filter(Number.isFinite);
-      log(`(a) batch ${batch}: old (--ab) ${rng(o.map((x) => x.eventsPerS), i)} ev/s; brook/old per round ${perRound.map((r) => r.toFixed(2)).join(', ') || '-'}`);
-    }
-    if (b.length === 0 && n.length === 0) continue;
-    const ratios = b.map((x) => {
-      const peer = n.find((y) => y.round === x.round);
-      return peer === undefined ? NaN : x.eventsPerS / peer.eventsPerS;
-    }).filter(Number.isFinite);
+    const at = f.throughput.filter((x) => x.batch === batch);
+    const of = (s: System) => at.filter((x) => x.system === s);
+    const ev = (x: ThroughputFigure) => x.eventsPerS;
+    const paired = (a: System, b: System) => of(a).filter((x) => of(b).some((y) => y.round === x.round)).map((x) => ev(x) / ev(of(b).find((y) => y.round === x.round)!));
+    if (of('old').length > 0) log(`(a) batch ${batch}: old (--ab) ${rng(of('old').map(ev), i)} ev/s; brook/old per round ${ratios(paired('brook', 'old'))}`);
+    if (of('brook').length === 0 && of('nats').length === 0) continue;
+    const bn = paired('brook', 'nats');
     log(
-      `(a) batch ${batch}: brook ${b.length > 0 ? rng(b.map((x) => x.eventsPerS), i) : '-'} ev/s; nats R3 ${n.length > 0 ? rng(n.map((x) => x.eventsPerS), i) : '-'} ev/s; ` +
-        `brook/nats per round ${ratios.map((r) => r.toFixed(2)).join(', ') || '-'}` +
-        (batch === 1000 && ratios.length > 0 ? ` (target >= 1.00: ${median(ratios) >= 1 ? 'MET' : 'MISSED'})` : ''),
+      `(a) batch ${batch}: brook ${of('brook').length > 0 ? rng(of('brook').map(ev), i) : '-'} ev/s; nats R3 ${of('nats').length > 0 ? rng(of('nats').map(ev), i) : '-'} ev/s; ` +
+        `brook/nats per round ${ratios(bn)}` +
+        (batch === 1000 && bn.length > 0 ? ` (target >= 1.00: ${median(bn) >= 1 ? 'MET' : 'MISSED'})` : ''),
     );
   }
   for (const system of ['brook', 'old', 'nats'] as const) {
@@ -527,6 +639,11 @@ function summary(f: { throughput: ThroughputFigure[]; latency: LatencyFigure[]; 
       `(b) ${system} at ${fmtInt(latencyRate * 10)} ev/s: p50 ${rng(l.map((x) => x.latency.p50), fmtMs)} ms, p99 ${rng(l.map((x) => x.latency.p99), fmtMs)} ms, max ${rng(l.map((x) => x.latency.max), fmtMs)} ms` +
         (isBrook(system) ? ` (target p99 < ${targetP99Ms} ms: ${median(l.map((x) => x.latency.p99)) < targetP99Ms ? 'MET' : 'MISSED'})` : ''),
     );
+  }
+  const lOf = (s: System) => f.latency.filter((x) => x.system === s);
+  if (lOf('brook').length > 0 && lOf('old').length > 0) {
+    const p = (q: 'p50' | 'p99') => lOf('brook').filter((x) => lOf('old').some((y) => y.round === x.round)).map((x) => x.latency[q] / lOf('old').find((y) => y.round === x.round)!.latency[q]);
+    log(`(b) brook/old latency per round: p50 ${ratios(p('p50'))}; p99 ${ratios(p('p99'))}`);
   }
   if (f.failover.length > 0) {
     const gaps = f.failover.map((x) => x.gapMs);

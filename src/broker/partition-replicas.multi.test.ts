@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { MemoryKv, openRocksKv, PartitionSealedError, type OrderedKv } from '../log/index.js';
+import { MemoryKv, openRocksKv, PartitionSealedError, type KvBatch, type OrderedKv } from '../log/index.js';
 import { entryKey } from './raft-log-store.js';
 import { decodeEntryRecord, encodeDamageRecord, RaftRecordCorruptError } from './raft-records.js';
 import { groupKey as raftGroupKey, kindDamage, kindSnapshot } from './raft-keys.js';
@@ -1391,6 +1391,174 @@ test('a replica dropped, or whose event type is deleted, in the turn that applie
     assert.deepEqual(await keysOfGroup(follower.kv, group10), [], 'no key of the dropped group is left');
     assert.deepEqual(await keysOfGroup(second.kv, group10), [], 'no key of the deleted event type\'s group is left');
   } finally {
+    await c.close();
+  }
+});
+
+/**
+ * A MemoryKv whose writes can be held (a slow fsync: the writes after it wait their turn, in order, as
+ * RocksKv's queue keeps them) and that tells which keys each write puts when it is issued (unlike
+ * src/testing/held-writes-kv.ts, which runs a write's `fill` only once released).
+ */
+class HeldKv extends MemoryKv {
+  #gate: Promise<void> | undefined;
+  #open: (() => void) | undefined;
+  /** Told the keys each write puts, when it is issued (before it is held). */
+  onIssue: ((puts: readonly Buffer[]) => void) | undefined;
+  constructor() {
+    super();
+    this.beforeWrite = async () => {
+      while (this.#gate !== undefined) await this.#gate;
+    };
+  }
+  hold(): void {
+    this.#gate ??= new Promise((r) => (this.#open = r));
+  }
+  release(): void {
+    this.#gate = undefined;
+    this.#open?.();
+  }
+  override write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
+    return super.write((b) => {
+      const puts: Buffer[] = [];
+      fill({ put: (k, v) => (puts.push(k), b.put(k, v)), del: (k) => b.del(k), delRange: (s, e) => b.delRange(s, e) });
+      this.onIssue?.(puts);
+    }, opts);
+  }
+}
+
+const isEntryOf = (k: Buffer, group: number) => k.length === 14 && k.subarray(0, 6).equals(raftGroupKey(group, 0x03));
+
+// Log shipping writes each fetched chunk in a write of its own before applying it (partition-replica.ts
+// storeFetched). A drop (a move took the replica away, the event type was deleted) that comes while
+// that write is in flight (held behind a slow fsync) must leave no key of the group: the chunk's
+// entries land before the drop's delete (the write was issued while the replica was hosted, and the KV
+// applies writes in call order), and nothing is applied from the chunk once the write is done (its
+// index rows and applied state, queued for a later write, would outlive the drop: removing that check
+// from PartitionReplica.storeFetched fails this test).
+for (const how of ['dropped', 'deleted'] as const) {
+  test(`a replica ${how === 'dropped' ? 'dropped' : 'whose event type is deleted'} while a chunk it fetched to catch up is being written leaves no key of its group`, async () => {
+    let holdFetch = false;
+    let fetchHeld: (() => void) | undefined;
+    const kvs = new Map<NodeId, HeldKv>();
+    const c = await cluster(16, [1, 2, 3], {
+      kv: async (id) => {
+        const kv = new HeldKv();
+        kvs.set(id, kv);
+        return kv;
+      },
+      fetchGate: async () => {
+        if (holdFetch) await new Promise<void>((r) => (fetchHeld = r));
+      },
+    });
+    const held = new Set<HeldKv>();
+    try {
+      for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+      const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+      const lagging = [...c.nodes.values()].find((n) => n !== leader)!;
+      c.down.add(lagging.id);
+      for (let i = 0; i < 400; i++) assert.ok((await leader.replicas.append([{ topic: 1, partition: 0, events: [ev(`x${i}`)] }]))[0]?.ok, `publish ${i}`);
+      assert.ok(leader.replicas.replica(1, 0)!.group.store.storage.firstIndex() > 16, 'the leader dropped the oldest entries from memory');
+      // The lagging node is sent the snapshot and fetches the log it lacks; the first chunk is held on
+      // its way, then the node's KV is held and the chunk let through: its write is issued and waits.
+      holdFetch = true;
+      c.down.delete(lagging.id);
+      await until('a chunk of log shipping on its way', () => fetchHeld, 15_000);
+      const kv = kvs.get(lagging.id)!;
+      let chunkWrite = false;
+      kv.onIssue = (puts) => (chunkWrite ||= puts.some((k) => isEntryOf(k, group10)));
+      kv.hold();
+      held.add(kv);
+      holdFetch = false;
+      fetchHeld!();
+      await until('the fetched chunk\'s write issued and held', () => chunkWrite);
+      const drop = how === 'dropped' ? lagging.replicas.dropReplica(1, 0, group10) : lagging.replicas.dropTopic(1);
+      await new Promise((r) => setTimeout(r, 50));
+      kv.release();
+      await drop;
+      // Rows a turn queued meanwhile are written by the node's next turns.
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(await keysOfGroup(lagging.kv, group10), [], 'no key of the dropped group is left');
+    } finally {
+      for (const kv of held) kv.release();
+      await c.close();
+    }
+  });
+}
+
+// The repair of a corrupt stored entry (a read met it) fetches the entry from another replica and
+// writes it over the corrupt one. A drop while that fetch is under way (moved away, event type
+// deleted) left the entry behind: the repair wrote it after the drop's delete. It writes nothing once
+// the replica is dropped.
+for (const how of ['dropped', 'deleted'] as const) {
+  test(`a replica ${how === 'dropped' ? 'dropped' : 'whose event type is deleted'} while it repairs a corrupt entry from another replica leaves no key of its group`, async () => {
+    let holdTo: NodeId | undefined;
+    let fetchHeld: (() => void) | undefined;
+    const c = await cluster(16, [1, 2, 3], {
+      fetchGate: async (_from, to) => {
+        if (to === holdTo) await new Promise<void>((r) => (fetchHeld = r));
+      },
+    });
+    try {
+      for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+      await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+      const compacted = () => [...c.nodes.values()].every((n) => n.replicas.replica(1, 0)!.group.store.storage.firstIndex() > 30);
+      for (let i = 0; i < 100 || (!compacted() && i < 1000); i++) assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`c${i}`)] }]))[0]?.ok, `publish ${i}`);
+      assert.ok(compacted(), 'every replica dropped its older entries from memory');
+      const victim = [...c.nodes.values()].find((n) => !n.replicas.replica(1, 0)!.group.isLeader())!;
+      const stored = await storedBatchEntries(victim.kv, group10, victim.replicas.replica(1, 0)!.group.store.storage.firstIndex());
+      await corruptEntry(victim.kv, group10, stored[3]!);
+      // A read meets the corrupt entry and asks another replica for it; that answer is held.
+      holdTo = victim.id;
+      const read = readAll(victim.replicas, 0).catch((err: unknown) => err);
+      await until('the repair\'s fetch under way', () => fetchHeld);
+      await (how === 'dropped' ? victim.replicas.dropReplica(1, 0, group10) : victim.replicas.dropTopic(1));
+      holdTo = undefined;
+      fetchHeld!();
+      await read;
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(await keysOfGroup(victim.kv, group10), [], 'no key of the dropped group is left');
+    } finally {
+      fetchHeld?.();
+      await c.close();
+    }
+  });
+}
+
+// The deletion of an event type while a replica of it is being opened (here: its open replaces a
+// corrupt committed entry from another replica first) waits for the open, as a drop after a move
+// does, and then drops it. Before, the deletion went ahead: the open wrote the repaired entry after
+// the deletion's delete and then hosted the replica of a deleted event type.
+test('an event type deleted while a replica of it opens (repairing a corrupt entry first) leaves no replica and no key of its group', async () => {
+  let holdTo: NodeId | undefined;
+  let fetchHeld: (() => void) | undefined;
+  const c = await cluster(1024, [1, 2, 3], {
+    fetchGate: async (_from, to) => {
+      if (to === holdTo) await new Promise<void>((r) => (fetchHeld = r));
+    },
+  });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    for (let i = 0; i < 30; i++) assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`o${i}`)] }]))[0]?.ok);
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 29));
+    const three = await c.restart(3, async (kv) => {
+      await corruptEntry(kv, group10, (await storedBatchEntries(kv, group10, 1_000))[10]!);
+    });
+    holdTo = 3;
+    const opening = three.replicas.ensure(1, 0).catch((err: unknown) => err);
+    await until('the open\'s repair fetch under way', () => fetchHeld);
+    const deleting = three.replicas.dropTopic(1);
+    await new Promise((r) => setTimeout(r, 50));
+    holdTo = undefined;
+    fetchHeld!();
+    await deleting;
+    await opening;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(three.replicas.replica(1, 0), undefined, 'no replica of the deleted event type is hosted');
+    assert.deepEqual(await keysOfGroup(three.kv, group10), [], 'no key of the deleted event type\'s group is left');
+  } finally {
+    fetchHeld?.();
     await c.close();
   }
 });

@@ -369,7 +369,9 @@ export class PartitionReplicas {
     if (replica.pendingHistory !== undefined) group.raw.setIncomplete(true);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
     replica.onRestoredWithoutLog = () => this.#fetchHistory(replica);
-    replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to);
+    // A repair a read asked for writes nothing once the replica is dropped (see #repairEntries).
+    const hosted = () => !this.#closed && this.#byKey.get(PartitionReplicas.key(topic, partition)) === replica;
+    replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to, hosted);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
     this.#coalescers.set(placement.group, coalescer);
@@ -473,8 +475,14 @@ export class PartitionReplicas {
    * replica (fetched with FetchLog, which serves applied entries only, in bounded chunks), each checked
    * before it is written (the partition entry's own CRC32C, a configuration change's encoding), in
    * one durable write per chunk. 'alone' when no other replica exists to ask.
+   *
+   * `live` is asked right before each chunk's write is issued: a replica dropped meanwhile (moved
+   * away, event type deleted) writes nothing more, since a write issued after the drop's delete would
+   * leave the entries behind (a fetch from another node takes long enough for a drop to come). A write
+   * issued before it lands before it (the KV applies writes in call order). A repair before the
+   * replica opens needs no check: a drop waits for the open.
    */
-  async #repairEntries(topic: number, partition: number, group: number, from: number, to: number): Promise<'repaired' | 'alone'> {
+  async #repairEntries(topic: number, partition: number, group: number, from: number, to: number, live: () => boolean = () => !this.#closed): Promise<'repaired' | 'alone'> {
     const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
     const p = this.#o.placement(topic, partition);
     const leader = this.replica(topic, partition)?.group.leader;
@@ -491,12 +499,14 @@ export class PartitionReplicas {
             if (problem !== undefined) throw new Error(`its entry ${e.index} fails its check too: ${problem}`);
           }
           if (chunk.entries[0]?.index !== next) throw new Error(`it sent entry ${chunk.entries[0]?.index}, not ${next}`);
+          if (!live()) throw new ReplicaDroppedError();
           await RaftLogStore.replaceEntries(this.#o.kv, group, chunk.entries, this.#o.disk);
           next = chunk.entries[chunk.entries.length - 1]!.index + 1;
         }
         if (next > to) return 'repaired';
         failures.push(`node ${peer} holds the entries up to ${next - 1} only`);
       } catch (err) {
+        if (err instanceof ReplicaDroppedError) throw err;
         failures.push(`node ${peer}: ${(err as Error).message}`);
       }
     }
@@ -1382,6 +1392,9 @@ export class PartitionReplicas {
   }
 
   async dropTopic(topic: number): Promise<void> {
+    // A replica of the topic being opened is dropped once open (as dropReplica waits for its open):
+    // an open that ended after the deletion would host the replica again and write its keys.
+    await Promise.allSettled([...this.#opening].filter(([key]) => key.startsWith(`${topic}:`)).map(([, p]) => p));
     await this.#o.legacy?.dropTopic(topic);
     const groups = (await this.storedTopics()).get(topic) ?? [];
     for (const r of [...this.#byKey.values()].filter((x) => x.topic === topic)) {
@@ -1470,6 +1483,13 @@ export class PartitionReplicas {
     for (const c of this.#coalescers.values()) c.fail(new ProposalFailedError('closed', 'the node is shutting down'));
     for (const r of this.#byKey.values()) r.release();
     await Promise.allSettled([...this.#opening.values()]);
+  }
+}
+
+/** A repair of a replica dropped while it ran: it writes nothing more. */
+class ReplicaDroppedError extends Error {
+  constructor() {
+    super('the replica was dropped (moved away, or its event type deleted) during the repair');
   }
 }
 

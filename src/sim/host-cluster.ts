@@ -753,6 +753,21 @@ export class HostSimulation implements HostSimContext {
    * start (RetainedLost; while it fetches the log before its snapshot, from where that log starts);
    * the reader starts again when the readable start moved past it or back before what it read.
    */
+  /**
+   * A crash aimed at a fetch of the retained log before a snapshot, a few milliseconds after it
+   * began: the fetch must go on after the restart (its mark on disk, history-mark-ignored), and the
+   * nemesis's own crashes, every 50-400 ms, rarely land in a window this short. The draw that decides
+   * it is made only when such a fetch begins, so runs without one are as they were.
+   */
+  #crashWhileFetching(n: SimHostNode, partition: number): void {
+    this.at(this.rng.between(5, 40), () => {
+      if (!this.chaos || !n.running) return;
+      this.stats.historyFetchCrashes++;
+      this.log(`NEMESIS crash while fetching the retained log: n${n.id} p${partition}`);
+      this.crash(n, { kind: 'unsynced' }, this.rng.between(10, 600));
+    }, n);
+  }
+
   #checkRetained(): void {
     for (const n of this.#nodes.values()) {
       const replicas = n.running ? n.replicas : undefined;
@@ -766,8 +781,10 @@ export class HostSimulation implements HostSimContext {
         const was = this.#pendingSeen.get(key);
         // Fetched: the replica reads events before its snapshot's next offset (from the retained start
         // or, when the others' retention moved it meanwhile, from where they hold the log).
-        if (pending !== undefined) this.#pendingSeen.set(key, pending.next);
-        else if (was !== undefined) {
+        if (pending !== undefined) {
+          if (was === undefined && this.chaos && this.rng.chance(0.5)) this.#crashWhileFetching(n, p.index);
+          this.#pendingSeen.set(key, pending.next);
+        } else if (was !== undefined) {
           this.#pendingSeen.delete(key);
           if (oldest < was) this.stats.historyFetched++;
           else this.stats.historyAbandoned++;

@@ -28,6 +28,8 @@ export interface HostSimStats {
   snapshots: number;
   /** Snapshots a member stored (installed). */
   snapshotsStored: number;
+  /** Crashes of a node while it fetched the retained log before a snapshot (the nemesis aims some crashes there). */
+  historyFetchCrashes: number;
   /** Replica opens refused for now (a damaged raft log no reachable replica could repair yet; retried). */
   opensRefused: number;
   /** Log-shipping streams opened, and those that delivered every chunk to the end. */
@@ -110,6 +112,7 @@ export function emptyStats(): HostSimStats {
     snapshots: 0,
     snapshotsStored: 0,
     opensRefused: 0,
+    historyFetchCrashes: 0,
     logFetches: 0,
     logFetchesDone: 0,
     forwards: 0,

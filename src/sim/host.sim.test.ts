@@ -70,7 +70,7 @@ test('partition groups on the production host keep every acknowledged batch, onc
   assert.ok((totals.metadataReads ?? 0) > n * 5, 'too few metadata reads');
   if (n >= 20) {
     // staleGrants and oldTermQuorums are the chances a broken vote or commit rule gets to show.
-    for (const k of ['remoteReads', 'remoteReadsFailed', 'consumerEvents', 'consumerRemoteEvents', 'consumerResumes', 'consumerErrors', 'midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers', ...(retention ? (['retentionPasses', 'retentionRemoved', 'historyFetched', 'consumerExpired'] as const) : [])] as const) {
+    for (const k of ['remoteReads', 'remoteReadsFailed', 'consumerEvents', 'consumerRemoteEvents', 'consumerResumes', 'consumerErrors', 'midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers', ...(retention ? (['retentionPasses', 'retentionRemoved', 'historyFetched', 'historyFetchCrashes', 'consumerExpired'] as const) : [])] as const) {
       assert.ok((totals[k] ?? 0) > 0, `no ${k} in ${n} seeds`);
     }
   }
