@@ -189,6 +189,11 @@ export interface PartitionReplicasOptions {
   readonly memoryBytesTotal?: number;
   /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * A signal that aborts after `ms` (defaults to AbortSignal.timeout; the simulator passes one on its
+   * virtual clock): how long a remote read served here waits for new events.
+   */
+  readonly timeout?: (ms: number) => AbortSignal;
   /** Where the transport finds each group's handler (absent on a single node: no transport). */
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
   /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
@@ -557,15 +562,17 @@ export class PartitionReplicas {
         // Committed entries only (applied ones): those are the same on every replica that holds them,
         // so a replica may fetch them from any other, not only from its leader.
         // A replica still fetching the log before its snapshot holds a part of it at most: it serves
-        // nothing below its snapshot (the asker tries again, or another replica), never a log with a
-        // hole. One that gave that fetch up holds its log from its snapshot on, as if its retention had
-        // gone that far: it serves from there (the asker sees where its log starts), instead of
-        // refusing for good an asker that takes the refusal for a passing one.
+        // nothing below its snapshot, never a log with a hole, and says so with an answer that ends
+        // without entries (the asker takes it for a replica without that log and asks another). A
+        // refusal the asker took for a passing one kept two replicas fetching the same log, which the
+        // third had removed meanwhile, asking each other for good (host simulation seed 277). One that
+        // gave that fetch up holds its log from its snapshot on, as if its retention had gone that far:
+        // it serves from there (the asker sees where its log starts).
         const floor = r.logFloor;
         const fetching = r.pendingHistory !== undefined;
         const chunks = r.readLog(Math.max(req.fromIndex, floor ?? 0), Math.min(req.toIndex, r.group.applied), Math.min(req.maxBytes, logChunkBytes), signal);
         return (async function* () {
-          if (fetching && floor !== undefined && req.fromIndex < floor) throw new Error(`this replica holds the log from index ${floor} on only (it is fetching the log before its snapshot)`);
+          if (fetching && floor !== undefined && req.fromIndex < floor) return;
           for await (const entries of chunks) yield { entries };
         })();
       },
@@ -599,7 +606,7 @@ export class PartitionReplicas {
     let after = req.afterOffset as Offset;
     do {
       if (req.waitMs > 0 && r.bounds().newest <= after) {
-        const wait = AbortSignal.any([signal, AbortSignal.timeout(req.waitMs)]);
+        const wait = AbortSignal.any([signal, this.#o.timeout?.(req.waitMs) ?? AbortSignal.timeout(req.waitMs)]);
         await r.waitForEvents(after, wait);
       }
       if (signal.aborted) return;

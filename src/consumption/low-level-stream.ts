@@ -26,6 +26,16 @@ export interface LowLevelStreamSpec {
   /** Encodes a batch to its line (cursor format lives with the caller). */
   encode(batch: OutBatch): Buffer;
   monotonicMs(): number;
+  /**
+   * Calls `fn` after `ms` and returns what cancels it (defaults to setTimeout; the simulator passes
+   * one on its virtual clock, so a stream's flush timer is an event of its queue).
+   */
+  timer?(ms: number, fn: () => void): () => void;
+}
+
+function realTimer(ms: number, fn: () => void): () => void {
+  const t = setTimeout(fn, ms);
+  return () => clearTimeout(t);
 }
 
 export type StreamEnd = 'limit' | 'client_closed' | 'error';
@@ -86,15 +96,16 @@ async function waitForWork(
     // A waiter that rejects after the race is decided must not become an unhandled rejection.
     waits.push(reader.waitForEvents(spec.topic, Number(partition), readCursor.get(partition)!, round.signal).catch(() => undefined));
   }
-  let timer: NodeJS.Timeout | undefined;
+  let cancel: (() => void) | undefined;
   if (Number.isFinite(delayMs)) {
-    waits.push(new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(timerDelayMsMax, Math.max(0, delayMs))))));
+    const timer = spec.timer?.bind(spec) ?? realTimer;
+    waits.push(new Promise<void>((resolve) => (cancel = timer(Math.min(timerDelayMsMax, Math.max(0, delayMs)), resolve))));
   }
   waits.push(new Promise<void>((resolve) => round.signal.addEventListener('abort', () => resolve(), { once: true })));
   try {
     await Promise.race(waits);
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    cancel?.();
     round.abort();
     signal.removeEventListener('abort', onAbort);
   }

@@ -26,10 +26,12 @@ import type { PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
-import type { FetchLogRequest, ForwardAnswer } from '../transport/index.js';
+import { TransportError, type FetchLogRequest, type ForwardAnswer, type ReadChunk, type ReadRequest } from '../transport/index.js';
+import { fromWireReadChunk, fromWireReadRequest, toWireReadChunks, toWireReadRequest } from '../transport/forward-codec.js';
 import { GroupWatch } from './group-watch.js';
 import { MinHeap } from './heap.js';
 import { Clients } from './host-clients.js';
+import { Consumers } from './host-consumers.js';
 import { MetadataClients } from './host-metadata.js';
 import { emptyStats, type HostSimContext, type HostSimStats, type SimPartition } from './host-context.js';
 import { SimHostNode, type HostNodeEnv, type HostTuning } from './host-node.js';
@@ -60,12 +62,17 @@ export interface HostSimOptions {
    * file can tell (NodeDisk marks its groups damaged; they neither vote nor lead until repaired).
    */
   readonly lostTail?: boolean;
-  /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm) as well as their consequences (default). */
+  /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm, ReadUncommitted) as well as their consequences (default). */
   readonly ruleChecks?: boolean;
   /** Metadata reads skip the ReadIndex barrier: a broken rule the linearizability check must catch. */
   readonly staleMetadataReads?: boolean;
   /** Nodes apply retention during chaos (default true here; host.sim.test.ts and the mutant runner turn it off with SIM_RETENTION=0). */
   readonly retention?: boolean;
+  /**
+   * Consumers follow the partitions through the nodes' read paths, mostly remote (host-consumers.ts;
+   * default true). Off, a seed runs as it did before they existed (the found-list seeds replay so).
+   */
+  readonly consumers?: boolean;
 }
 
 export interface HostSimResult {
@@ -120,6 +127,7 @@ export class HostSimulation implements HostSimContext {
   readonly #nemesis: Nemesis;
   readonly #clients: Clients;
   readonly #metadataClients: MetadataClients;
+  readonly #consumers: Consumers;
   readonly #ids: readonly NodeId[];
   readonly moves: SimPlacements;
   #now = 0;
@@ -193,6 +201,17 @@ export class HostSimulation implements HostSimContext {
     this.#nemesis = new Nemesis(this);
     this.#clients = new Clients(this, r.between(2, 4));
     this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true);
+    // Their own stream of choices, so that the draws above and the nodes' forks stay as they were.
+    const consumerRng = new Prng(opts.seed * 37 + 11);
+    this.#consumers = new Consumers(
+      this,
+      consumerRng,
+      {
+        voterOn: (node, p) => this.moves.lookup(node)(p.topic, p.partition)?.replicas.includes(node) ?? false,
+        retention: this.#tuning.retentionEveryMs !== undefined,
+      },
+      opts.consumers === false ? 0 : consumerRng.between(2, 4),
+    );
     const env = this.#env();
     for (const id of ids) {
       const disk = new SimDisk(this.#diskEnv(id));
@@ -290,6 +309,9 @@ export class HostSimulation implements HostSimContext {
     this.#clients.nodeCrashed(node);
     this.#metadataClients.nodeCrashed(node);
     for (const p of this.partitions) this.#reading.delete(`${node.id}:${p.index}`);
+    // The reads it served fail (their connections reset); the streams it served to consumers end.
+    for (const reset of [...(this.#resets.get(node.id) ?? [])]) reset();
+    this.#consumers.nodeCrashed(node);
     if (restartAfterMs !== undefined) {
       const inc = node.incarnation;
       this.at(restartAfterMs, () => {
@@ -453,7 +475,104 @@ export class HostSimulation implements HostSimContext {
       forwardAppendMany: (to: NodeId, reqs: readonly ForwardedAppend[]) => this.#forwardCall(from, to, reqs),
       fetchLog: (to: NodeId, req: FetchLogRequest, signal?: AbortSignal) => this.#fetchLog(from, from.incarnation, to, req, signal),
       bounds: (to: NodeId, req: { group: number; topic: number; partition: number }) => this.#bounds(from, from.incarnation, to, req),
+      read: (to: NodeId, req: ReadRequest, signal?: AbortSignal) => this.#remoteRead(from, from.incarnation, to, req, signal),
     };
+  }
+
+  /** Per node: what fails the calls it serves when it crashes (a TCP connection reset). */
+  readonly #resets = new Map<NodeId, Set<() => void>>();
+
+  /**
+   * A remote read (the transport's Read service, forward.proto) over the simulated network: the
+   * request and each chunk take a link delay, both ends go through the wire codec as the gRPC
+   * transport does (the server splits a chunk where its offsets or the limits say, the client checks
+   * each one against what it read before), and the call fails when the link is cut at a hop, the
+   * server crashes while it serves (even while it waits for new events), or the server's read fails
+   * (the client sees only a status). Before a chunk leaves, the check that a replica serves only
+   * what it applied (ReadUncommitted).
+   */
+  async *#remoteRead(from: SimHostNode, inc: number, to: NodeId, req: ReadRequest, signal?: AbortSignal): AsyncIterable<ReadChunk> {
+    const y = this.node(to);
+    const yInc = y.incarnation;
+    const lost = () => new TransportError('unavailable', `read from node ${to}: connection lost`);
+    const hop = (a: NodeId, b: NodeId): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const f = this.net.faults;
+        this.at(this.rng.between(f.delayMsMin, f.delayMsMax), () => {
+          if (!this.net.canDeliver(a, b) || !y.running || y.incarnation !== yInc) reject(lost());
+          else resolve();
+        }, from, inc);
+      });
+    this.stats.remoteReads++;
+    try {
+      await hop(from.id, to);
+    } catch (err) {
+      this.stats.remoteReadsFailed++;
+      throw err;
+    }
+    const handler = y.handlers.get(req.group);
+    if (handler?.read === undefined) {
+      this.stats.remoteReadsFailed++;
+      throw new TransportError('unavailable', `read from node ${to}: group ${req.group} is not hosted there`);
+    }
+    const served = fromWireReadRequest(toWireReadRequest(req) as Parameters<typeof fromWireReadRequest>[0]);
+    const ac = new AbortController();
+    signal?.addEventListener('abort', () => ac.abort(), { once: true });
+    let reset!: () => void;
+    const crashed = new Promise<never>((_, reject) => (reset = () => reject(lost())));
+    crashed.catch(() => undefined);
+    const resets = this.#resets.get(to) ?? new Set();
+    this.#resets.set(to, resets);
+    resets.add(reset);
+    const it = handler.read(from.id, served, ac.signal)[Symbol.asyncIterator]();
+    let sentAfter = served.afterOffset;
+    let after = req.afterOffset;
+    try {
+      for (;;) {
+        let next: IteratorResult<ReadChunk>;
+        let wire: ReturnType<typeof toWireReadChunks>;
+        try {
+          next = await Promise.race([it.next(), crashed]);
+          if (next.done === true) return;
+          this.#checkServed(y, req, next.value);
+          wire = toWireReadChunks(next.value, served, sentAfter);
+        } catch (err) {
+          // What the server's read threw reaches the client as a status, one hop later.
+          this.stats.remoteReadsFailed++;
+          await hop(to, from.id);
+          throw err instanceof TransportError ? err : new TransportError('unavailable', `node ${to}: ${(err as Error).message}`);
+        }
+        const last = next.value.events[next.value.events.length - 1];
+        if (last !== undefined) sentAfter = last.offset;
+        for (const w of wire) {
+          await hop(to, from.id).catch((err: unknown) => {
+            this.stats.remoteReadsFailed++;
+            throw err;
+          });
+          const chunk = fromWireReadChunk(w as Parameters<typeof fromWireReadChunk>[0], req, after);
+          const l = chunk.events[chunk.events.length - 1];
+          if (l !== undefined) after = l.offset;
+          yield chunk;
+        }
+      }
+    } finally {
+      resets.delete(reset);
+      ac.abort();
+      void it.return?.()?.catch(() => undefined);
+    }
+  }
+
+  /** A replica serves only events it applied (committed): none past its newest applied offset. */
+  #checkServed(server: SimHostNode, req: ReadRequest, chunk: ReadChunk): void {
+    if (this.#opts.ruleChecks === false) return;
+    const r = server.replicas?.replica(req.topic, req.partition);
+    const last = chunk.events[chunk.events.length - 1];
+    if (last === undefined) return;
+    const applied = r?.bounds().newest ?? -1;
+    if (last.offset > applied) {
+      // Failed here, not thrown: the node reading would take a throw for a failed read and try another replica.
+      this.fail(new InvariantViolation('ReadUncommitted', `n${server.id} served offset ${last.offset} of partition ${req.partition} to a remote read, beyond ${applied}, the newest offset it applied`));
+    }
   }
 
   /** A replica's bounds over the simulated network (one hop each way; fails when the link or the node is gone). */
@@ -834,6 +953,7 @@ export class HostSimulation implements HostSimContext {
       await settle();
       this.#clients.start();
       this.#metadataClients.start();
+      this.#consumers.start();
       for (let round = 0; round < rounds; round++) {
         this.chaos = true;
         this.#nemesis.chaosBegins();
@@ -859,6 +979,8 @@ export class HostSimulation implements HostSimContext {
       this.stats.virtualMs = this.#now;
       this.log(`FAILED ${err.message}`);
       return { seed: this.seed, ok: false, error: `${err.name}: ${err.message}`, trace: this.#trace, stats: this.stats };
+    } finally {
+      this.#consumers.stop();
     }
   }
 
@@ -945,10 +1067,13 @@ export class HostSimulation implements HostSimContext {
       this.at(20, probe);
     };
     this.at(20, probe);
-    const recovered = () => this.#converged(markers) && metadataMarker.acked && this.#metadataConverged();
+    const newest = (p: SimPartition): number => this.ledger.appliedMax(p.index);
+    const recovered = () => this.#converged(markers) && metadataMarker.acked && this.#metadataConverged() && this.#consumers.caughtUp(newest);
     await this.#runUntil(since + recoveryMsMax, recovered);
     if (!recovered()) {
-      throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}; metadata marker ${metadataMarker.acked ? 'acked' : 'pending'}: ${this.#describeMetadata()}`);
+      const phantoms = this.#converged(markers) ? this.partitions.flatMap((p) => this.ledger.claimsBeyond(p.index).map((c) => `p${p.index}: ${c}`)) : [];
+      if (phantoms.length > 0) throw new InvariantViolation('ConsumerPhantom', `round ${round}: consumers read beyond the log every replica converged on: ${phantoms.join('; ')}`);
+      throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}; metadata marker ${metadataMarker.acked ? 'acked' : 'pending'}: ${this.#describeMetadata()}; consumers: ${this.#consumers.describe()}`);
     }
     const took = this.#now - since;
     this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);

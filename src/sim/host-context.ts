@@ -82,6 +82,17 @@ export interface HostSimStats {
   historyFetched: number;
   /** Such fetches given up (no replica held that log any more): the replica reads from its snapshot on. */
   historyAbandoned: number;
+  /** Remote reads (the transport's Read service) the nodes made over the simulated network, and those that failed (link cut, server crashed or refused). */
+  remoteReads: number;
+  remoteReadsFailed: number;
+  /** Consumers' streams opened, ended by an error, left on purpose to resume elsewhere; events received (through a node holding no voter of the partition). */
+  consumerStreams: number;
+  consumerErrors: number;
+  consumerResumes: number;
+  consumerEvents: number;
+  consumerRemoteEvents: number;
+  /** Consumers told their cursor expired (retention removed the events after it): they start again at the oldest offset. */
+  consumerExpired: number;
   /** Metadata registers: writes and reads asked, writes acknowledged. */
   metadataWrites: number;
   metadataReads: number;
@@ -135,6 +146,14 @@ export function emptyStats(): HostSimStats {
     retentionRemoved: 0,
     historyFetched: 0,
     historyAbandoned: 0,
+    remoteReads: 0,
+    remoteReadsFailed: 0,
+    consumerStreams: 0,
+    consumerErrors: 0,
+    consumerResumes: 0,
+    consumerEvents: 0,
+    consumerRemoteEvents: 0,
+    consumerExpired: 0,
     metadataWrites: 0,
     metadataReads: 0,
     metadataAcked: 0,

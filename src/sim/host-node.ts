@@ -198,6 +198,11 @@ export class SimHostNode {
       memoryEntries: t.memoryEntries,
       disk: nodeDisk,
       sleep: scheduler.sleep,
+      timeout: (ms) => {
+        const ac = new AbortController();
+        at(this.simMs(ms), () => ac.abort());
+        return ac.signal;
+      },
       ...(this.wiped ? { mayFound: () => false } : {}),
       groups: {
         register: (group, handler) => this.handlers.set(group, handler),

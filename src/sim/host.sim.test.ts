@@ -70,7 +70,7 @@ test('partition groups on the production host keep every acknowledged batch, onc
   assert.ok((totals.metadataReads ?? 0) > n * 5, 'too few metadata reads');
   if (n >= 20) {
     // staleGrants and oldTermQuorums are the chances a broken vote or commit rule gets to show.
-    for (const k of ['midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers', ...(retention ? (['retentionPasses', 'retentionRemoved', 'historyFetched', 'historyFetchCrashes'] as const) : [])] as const) {
+    for (const k of ['remoteReads', 'remoteReadsFailed', 'consumerEvents', 'consumerRemoteEvents', 'consumerResumes', 'consumerErrors', 'midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers', ...(retention ? (['retentionPasses', 'retentionRemoved', 'historyFetched', 'historyFetchCrashes', 'consumerExpired'] as const) : [])] as const) {
       assert.ok((totals[k] ?? 0) > 0, `no ${k} in ${n} seeds`);
     }
   }
@@ -92,18 +92,25 @@ test('metadata reads that skip the ReadIndex barrier are caught as not lineariza
 });
 
 test('the same seed replays to the same run', async () => {
-  const a = await runHostSimulation({ seed: 11, trace: true, rounds: 1, chaosMs: 1500 });
-  const b = await runHostSimulation({ seed: 11, trace: true, rounds: 1, chaosMs: 1500 });
-  assert.equal(a.ok, true, a.error);
-  assert.ok(a.trace.length > 100);
-  assert.deepEqual(a.trace, b.trace);
-  assert.deepEqual(a.stats, b.stats);
+  // Seed 11 runs three nodes (its consumers read local replicas); seed 17 five, whose consumers read
+  // remote replicas through the simulated Read service (their long-polls wait on virtual timers).
+  for (const seed of [11, 17]) {
+    const a = await runHostSimulation({ seed, trace: true, rounds: 1, chaosMs: 1500 });
+    const b = await runHostSimulation({ seed, trace: true, rounds: 1, chaosMs: 1500 });
+    assert.equal(a.ok, true, a.error);
+    assert.ok(a.trace.length > 100);
+    assert.ok(a.stats.consumerEvents > 0, `seed ${seed}: no consumer read anything`);
+    if (seed === 17) assert.ok(a.stats.remoteReads > 0 && a.stats.consumerRemoteEvents > 0, 'seed 17: no remote read');
+    assert.deepEqual(a.trace, b.trace);
+    assert.deepEqual(a.stats, b.stats);
+  }
 });
 
 test('seeds that found bugs stay fixed', async () => {
   // Found by longer runs; each fails without its fix (checked when it was added; docs/testing.md,
   // "Bugs the host simulation found"). The simulation may change under them, so they stand beside
-  // the seed range, not for it; the fixes have unit tests where one could be written.
+  // the seed range, not for it; the fixes have unit tests where one could be written. Those found
+  // before the consumers existed run without them (they would change their schedules).
   const found = [
     { seed: 124, bug: 'a damaged member committed from a heartbeat an older version of an entry' },
     { seed: 197, bug: 'log shipping applied entries that appends let the group commit meanwhile' },
@@ -125,9 +132,10 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 238, bug: 'the DurableQuorum check counted the voters of a configuration change applied in the event that committed it (a checker bug, once replica moves changed membership)' },
     { seed: 314, bug: 'a voter wiped during a move that was then cancelled asked the learner, gone with its replica, for its term for good' },
     { seed: 1824, bug: 'the same with a move that finished: the old replica\'s node never answered the wiped voter\'s term probe' },
+    { seed: 277, retention: true, consumers: true, bug: 'two followers fetching the log before the same snapshot, which the leader\'s retention removed, asked each other for good: each refused while fetching (partition-replicas.multi.test.ts)' },
   ];
-  for (const { seed, bug, retention: withRetention } of found) {
-    const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true });
+  for (const { seed, bug, retention: withRetention, consumers } of found as { seed: number; bug: string; retention?: boolean; consumers?: boolean }[]) {
+    const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true, consumers: consumers === true });
     assert.ok(r.ok, `seed ${seed} (${bug}): ${r.error}`);
   }
 });

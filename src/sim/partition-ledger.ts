@@ -49,6 +49,10 @@ interface PartitionBook {
   /** Acknowledged batches, and the largest retention cutoff any node used (wall-clock ms). */
   readonly acked: Batch[];
   cutoffMax: number;
+  /** offset -> an event a consumer read there before any replica's reader reported that offset. */
+  readonly claims: Map<number, { who: string; payload: string }>;
+  /** event -> the offset consumers read it at. */
+  readonly consumed: Map<string, number>;
   /** The acknowledged batch with the lowest offsets that retention must keep (recomputed when stale). */
   floor: Batch | undefined;
   floorStale: boolean;
@@ -66,7 +70,7 @@ export class PartitionLedger {
 
   constructor(partitions: number, wallFloor: () => number = () => 0) {
     this.#wallFloor = wallFloor;
-    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), ackedMax: -1, acked: [], cutoffMax: -Infinity, floor: undefined, floorStale: false });
+    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), claims: new Map(), consumed: new Map(), ackedMax: -1, acked: [], cutoffMax: -Infinity, floor: undefined, floorStale: false });
   }
 
   #book(p: number): PartitionBook {
@@ -115,6 +119,10 @@ export class PartitionLedger {
         throw new InvariantViolation('AckedBatchLost', `batch ${b.id} acknowledged at ${first}..${last}, but ${other} was acknowledged at offset ${o} of partition ${b.partition}`);
       }
       book.expected.set(o, want);
+      const claim = book.claims.get(o);
+      if (claim !== undefined && claim.payload !== want) {
+        throw new InvariantViolation('ConsumerReadLost', `batch ${b.id} acknowledged at ${first}..${last}, but consumer ${claim.who} read ${claim.payload} at offset ${o} of partition ${b.partition}`);
+      }
     }
     b.status = 'acked';
     b.first = first;
@@ -196,6 +204,8 @@ export class PartitionLedger {
     for (const p of b.payloads) {
       const o = book.where.get(p);
       if (o !== undefined) throw new InvariantViolation('FailedBatchAppeared', `batch ${b.id} was told failed but is stored at offset ${o} of partition ${b.partition}`);
+      const c = book.consumed.get(p);
+      if (c !== undefined) throw new InvariantViolation('FailedBatchAppeared', `batch ${b.id} was told failed but a consumer read it at offset ${c} of partition ${b.partition}`);
     }
     b.status = 'failed';
   }
@@ -217,6 +227,11 @@ export class PartitionLedger {
       const exp = book.expected.get(offset);
       if (exp !== undefined && exp !== payload) throw new InvariantViolation('AckedBatchLost', `${who} partition ${p} holds ${payload} at offset ${offset}, acknowledged there: ${exp}`);
       book.ref[offset] = payload;
+      const claim = book.claims.get(offset);
+      book.claims.delete(offset);
+      if (claim !== undefined && claim.payload !== payload) {
+        throw new InvariantViolation('ConsumerReadLost', `consumer ${claim.who} read ${claim.payload} at offset ${offset} of partition ${p}, but ${who} holds ${payload} there`);
+      }
     } else if (have !== payload) {
       const exp = book.expected.get(offset);
       const what = exp === undefined ? 'Converge' : 'AckedBatchLost';
@@ -233,6 +248,40 @@ export class PartitionLedger {
     if (b.first !== undefined && b.first + k !== offset) {
       throw new InvariantViolation('AckedBatchLost', `${who} partition ${p}: event ${payload} at ${offset}, acknowledged at ${b.first + k}`);
     }
+  }
+
+  /**
+   * A consumer (`who`) read `payload` at `offset` of partition `p` (its stream's continuity is checked
+   * by the consumer): the event must be the one the partition's log holds there — what the replicas'
+   * readers reported, or, if none reported that offset yet, what they report later (`claims`) — of a
+   * batch a client sent to that partition, not told failed, and at the offsets it was acknowledged at.
+   */
+  consumed(who: string, p: number, offset: number, payload: string): void {
+    const book = this.#book(p);
+    const b = this.#batches.get(batchOfEvent(payload));
+    if (b === undefined || b.partition !== p) throw new InvariantViolation('ConsumerPhantom', `consumer ${who} read ${payload} at offset ${offset} of partition ${p}, which no client sent to it`);
+    if (b.status === 'failed') throw new InvariantViolation('FailedBatchAppeared', `consumer ${who} read ${payload} at offset ${offset} of partition ${p}: its batch was told failed`);
+    const k = Number(payload.slice(payload.indexOf('.') + 1));
+    if (b.first !== undefined && b.first + k !== offset) throw new InvariantViolation('ConsumerReadLost', `consumer ${who} read ${payload} at offset ${offset} of partition ${p}, acknowledged at ${b.first + k}`);
+    const exp = book.expected.get(offset);
+    if (exp !== undefined && exp !== payload) throw new InvariantViolation('ConsumerReadLost', `consumer ${who} read ${payload} at offset ${offset} of partition ${p}, acknowledged there: ${exp}`);
+    const at = book.consumed.get(payload) ?? book.where.get(payload);
+    if (at !== undefined && at !== offset) throw new InvariantViolation('Duplicate', `consumer ${who} read ${payload} at offset ${offset} of partition ${p}, and it is at ${at}`);
+    book.consumed.set(payload, offset);
+    const have = book.ref[offset];
+    if (have !== undefined) {
+      if (have !== payload) throw new InvariantViolation('ConsumerReadLost', `consumer ${who} read ${payload} at offset ${offset} of partition ${p}, the replicas hold ${have} there`);
+      return;
+    }
+    const claim = book.claims.get(offset);
+    if (claim !== undefined && claim.payload !== payload) throw new InvariantViolation('ConsumerReadLost', `consumers ${claim.who} and ${who} read ${claim.payload} and ${payload} at offset ${offset} of partition ${p}`);
+    book.claims.set(offset, { who, payload });
+  }
+
+  /** Events consumers read at offsets beyond every replica's log (checked once the replicas converged). */
+  claimsBeyond(p: number): string[] {
+    const book = this.#book(p);
+    return [...book.claims].filter(([o]) => o >= book.ref.length).map(([o, c]) => `${c.who} read ${c.payload} at ${o}`);
   }
 
   counts(): { acked: number; failed: number; unknown: number; pending: number } {

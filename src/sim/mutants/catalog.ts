@@ -107,6 +107,36 @@ export const mutants: readonly Mutant[] = [
     sims: ['host'],
   },
   {
+    name: 'remote-read-past-applied',
+    why: 'a replica serving a remote read also serves the events of the entries it holds but has not applied (not known to be committed), at the offsets they would take',
+    file: 'src/broker/partition-replicas.ts',
+    find: '      const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];\n',
+    replace:
+      '      const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];\n' +
+      '      const mem = r.group.store.storage;\n' +
+      '      if ((events[events.length - 1]?.offset ?? after) === b.newest && mem.lastIndex() > r.group.applied) {\n' +
+      "        const { batchEvents } = await import('../log/partition-entry.js');\n" +
+      '        let next = b.newest + 1;\n' +
+      '        for (const e of mem.entries(r.group.applied + 1, mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER)) {\n' +
+      "          if (e.type !== 'normal' || e.data.byteLength === 0) continue;\n" +
+      '          try {\n' +
+      '            for (const bytes of batchEvents(Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength))) events.push({ offset: next++ as Offset, bytes });\n' +
+      '          } catch {\n' +
+      '            // not a batch\n' +
+      '          }\n' +
+      '        }\n' +
+      '      }\n',
+    sims: ['host'],
+  },
+  {
+    name: 'remote-failover-skips',
+    why: 'a remote read whose replica failed resumes on the next replica one event past the cursor (an off-by-one on failover)',
+    file: 'src/broker/partition-replicas.ts',
+    find: 'afterOffset: after, maxEvents, maxBytes, waitMs, follow: false',
+    replace: 'afterOffset: lastErr === undefined ? after : after + 1, maxEvents, maxBytes, waitMs, follow: false',
+    sims: ['host'],
+  },
+  {
     name: 'move-removal-recorded-first',
     why: "a replica move records the old replica's removal in metadata before the group removed it (its node drops a replica the group still counts as a voter)",
     file: 'src/metadata/replica-move-plan.ts',
