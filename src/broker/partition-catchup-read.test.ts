@@ -13,7 +13,7 @@ import type { Snapshot } from '../raft/index.js';
 import { encodeImage } from './partition-replica.js';
 import type { Offset } from '../core/offset.js';
 import { HeldWritesKv } from '../testing/held-writes-kv.js';
-import { batchEntry, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
+import { batchEntry, handFedFollower, msg, servingLog, until } from '../testing/hand-fed-follower.js';
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -22,13 +22,7 @@ test('entries fetched for a snapshot are readable only once stored: a read while
   const { replicas, fatal, handler, close } = handFedFollower(kv);
   // Node 2 leads term 2 and holds entries 4..6 (one event each, offsets 0..2), then compacted them.
   const log = [batchEntry(4, 2), batchEntry(5, 2), batchEntry(6, 2)];
-  replicas.setForwarder({
-    forwardAppend: () => Promise.reject(new Error('not used')),
-    fetchLog: (_to, req) =>
-      (async function* () {
-        yield { entries: log.filter((e) => e.index >= req.fromIndex && e.index <= req.toIndex) };
-      })(),
-  });
+  replicas.setForwarder(servingLog(log));
   try {
     const r = (await replicas.ensure(7, 0))!;
     const h = handler();

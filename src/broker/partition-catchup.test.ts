@@ -11,22 +11,14 @@ import assert from 'node:assert/strict';
 import { MemoryKv } from '../log/index.js';
 import type { Snapshot } from '../raft/index.js';
 import { encodeImage } from './partition-replica.js';
-import { batchEntry, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
+import { batchEntry, handFedFollower, msg, servingLog, until } from '../testing/hand-fed-follower.js';
 
 test('a snapshot from a leader of an older term is not caught up to: the replica stays where its group is', async () => {
   const { replicas, fatal, handler, close } = handFedFollower(new MemoryKv());
   // The leader of term 2 (node 2) holds entries 4..6 of term 2; node 3 leads term 3 after them.
   const log = [batchEntry(4, 2), batchEntry(5, 2), batchEntry(6, 2), batchEntry(7, 3)];
-  let fetches = 0;
-  replicas.setForwarder({
-    forwardAppend: () => Promise.reject(new Error('not used')),
-    fetchLog: (_to, req) => {
-      fetches++;
-      return (async function* () {
-        yield { entries: log.filter((e) => e.index >= req.fromIndex && e.index <= req.toIndex) };
-      })();
-    },
-  });
+  const fetches = { n: 0 };
+  replicas.setForwarder(servingLog(log, fetches));
   try {
     const r = (await replicas.ensure(7, 0))!;
     const h = handler();
@@ -44,7 +36,7 @@ test('a snapshot from a leader of an older term is not caught up to: the replica
     await until('entry 7 applied', () => r.applied === 7 || fatal.length > 0);
     assert.deepEqual(fatal, []);
     assert.equal(r.group.applied, 7);
-    assert.equal(fetches, 0, 'nothing fetched for a snapshot the group drops');
+    assert.equal(fetches.n, 0, 'nothing fetched for a snapshot the group drops');
   } finally {
     await close();
   }

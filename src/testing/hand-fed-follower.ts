@@ -10,7 +10,7 @@ import pino from 'pino';
 import type { OrderedKv } from '../log/index.js';
 import { encodeBatchEntry } from '../log/partition-entry.js';
 import type { Entry, Message } from '../raft/index.js';
-import { PartitionReplicas } from '../broker/partition-replicas.js';
+import { PartitionReplicas, type AppendForwarder } from '../broker/partition-replicas.js';
 import { RaftNodeHost, type TickSource } from '../broker/raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
 
@@ -85,4 +85,17 @@ export async function until(what: string, ok: () => boolean): Promise<void> {
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 2));
   }
+}
+
+/** A leader that serves `log` (in one chunk per fetch) and takes no appends; `fetches.n` counts the fetches. */
+export function servingLog(log: readonly Entry[], fetches: { n: number } = { n: 0 }): AppendForwarder {
+  return {
+    forwardAppend: () => Promise.reject(new Error('not used')),
+    fetchLog: (_to, req) => {
+      fetches.n++;
+      return (async function* () {
+        yield { entries: log.filter((e) => e.index >= req.fromIndex && e.index <= req.toIndex) };
+      })();
+    },
+  };
 }
