@@ -52,8 +52,9 @@ const allowed: Record<string, string[]> = {
   // The simulator runs the production node host and partition replicas (broker) over simulated disks
   // (log's KV port and in-memory map) and plays the transport (its group-handler types), so that the
   // code it checks is the code that ships; it stays test-only (never imported by non-test code,
-  // checked below). Its consumers run the production stream driver (consumption).
-  sim: ['core', 'raft', 'metadata', 'replication', 'log', 'broker', 'transport', 'consumption'],
+  // checked below). Its consumers run the production stream drivers and cursor tools (consumption)
+  // and create their subscription as the HTTP layer does (subscriptions).
+  sim: ['core', 'raft', 'metadata', 'replication', 'log', 'broker', 'transport', 'consumption', 'subscriptions'],
   // The command-line tool is an HTTP client: it shares nothing with the broker but the core.
   cli: ['core'],
   testing: ['*'],

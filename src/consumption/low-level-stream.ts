@@ -48,7 +48,8 @@ export async function runLowLevelStream(
 ): Promise<StreamEnd> {
   const batcher = new StreamBatcher(spec.params, spec.partitions, spec.monotonicMs());
   const readCursor = new Map<string, Offset>(spec.partitions.map((p) => [p.partition, p.after]));
-  const perPartitionBytes = Math.max(streamReadAheadBytesMax / spec.partitions.length, 1_000_000);
+  // Whole bytes: a remote read carries the bound as a u32 on the wire (transport/forward-codec.ts).
+  const perPartitionBytes = Math.max(Math.floor(streamReadAheadBytesMax / spec.partitions.length), 1_000_000);
 
   while (!signal.aborted) {
     let readSomething = false;

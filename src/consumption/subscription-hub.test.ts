@@ -228,3 +228,63 @@ test('a stream session whose close could not be proposed (no metadata quorum) is
   assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the session was closed in the end');
   assert.equal(proposed.filter((c) => c.op === 'stream.close').length, 3, 'two failures, then the retry that worked');
 });
+
+test('a stream request whose stream.open had an unknown outcome does not leave a session holding the partitions', async () => {
+  // Found by the host simulation (seed 3): a forwarded stream.open whose answer did not come in time
+  // was applied anyway; no stream ran for that session and nothing closed it, so it held its
+  // partitions for as long as the node ran, and every later stream request got 409 (no free slots).
+  const sm = new MetadataStateMachine();
+  sm.apply(1, { op: 'event_type.create', eventType: et('orders'), partitionCount: 1 });
+  sm.apply(2, { op: 'subscription.create', subscription: { id: 'sub', owning_application: 'app', event_types: ['orders'], consumer_group: 'g', read_from: 'begin', created_at: 't0' } });
+  const late: MetadataCommand[] = [];
+  let mode: 'applyThenFail' | 'failThenApplyLater' | 'normal' = 'applyThenFail';
+  let n = 0;
+  const reader = memoryReader([3]);
+  const apply = (cmd: MetadataCommand): ApplyResult => {
+    const r = sm.apply(sm.appliedIndex + 1, cmd);
+    hub.applied(cmd);
+    return r;
+  };
+  const hub: SubscriptionHub = new SubscriptionHub({
+    state: () => sm,
+    propose: async (cmd) => {
+      if (cmd.op === 'stream.open' && mode === 'applyThenFail') {
+        apply(cmd);
+        throw new Error('metadata write not confirmed (test)');
+      }
+      if (cmd.op === 'stream.open' && mode === 'failThenApplyLater') {
+        late.push(cmd);
+        throw new Error('metadata write not confirmed (test)');
+      }
+      return apply(cmd);
+    },
+    reader,
+    cursors: new CursorResolver(reader),
+    clock: { nowMs: () => 1_000_000, monotonicMs: () => performance.now() },
+    newId: () => `id-${++n}`,
+    node: 1,
+    incarnation: 'inc-1',
+    logger: { info: () => undefined, warn: () => undefined },
+  });
+  const settle = async () => {
+    for (let i = 0; i < 50 && sm.runtime('sub')!.sessions.length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  // Applied, and the answer lost: the session is closed at once.
+  await assert.rejects(hub.open('sub', {}));
+  await settle();
+  assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the session applied before the failure was closed');
+
+  // Not applied yet when the request failed, applied later: closed when it shows up.
+  mode = 'failThenApplyLater';
+  await assert.rejects(hub.open('sub', {}));
+  mode = 'normal';
+  apply(late[0]!);
+  assert.equal(sm.runtime('sub')!.sessions.length, 1);
+  await settle();
+  assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the session applied after the failure was closed');
+
+  // The next stream request gets the partition.
+  const opened = await hub.open('sub', {});
+  assert.equal(sm.runtime('sub')!.slots[0]!.session, opened.id);
+});

@@ -77,6 +77,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 const startedInfo = '{"debug":"Stream started"}';
+/** Stream requests of unknown outcome remembered at most (the oldest are forgotten first). */
+const abandonedMax = 1000;
+
+/** A timer that does not keep the process alive (a closed stream's bookkeeping, retried closes). */
+function unrefTimer(ms: number, fn: () => void): () => void {
+  const t = setTimeout(fn, ms);
+  t.unref();
+  return () => clearTimeout(t);
+}
 
 export class SubscriptionHub {
   readonly #state: () => SubscriptionState;
@@ -93,6 +102,11 @@ export class SubscriptionHub {
   readonly #streams = new Map<string, LocalStream>();
   /** Subscriptions with a cursor reset running through this node. */
   readonly #resetting = new Set<string>();
+  /** Sessions whose stream.open failed with an unknown outcome (session -> subscription): closed if applied. */
+  readonly #abandoned = new Map<string, string>();
+  readonly #timer: (ms: number, fn: () => void) => () => void;
+  /** What streams wait with: the injected timer, else their own (a ref'd setTimeout). */
+  readonly #streamTimer: ((ms: number, fn: () => void) => () => void) | undefined;
 
   constructor(deps: {
     state: () => SubscriptionState;
@@ -105,6 +119,11 @@ export class SubscriptionHub {
     incarnation: string;
     logger: HubLogger;
     observer?: HubObserver;
+    /**
+     * Calls `fn` after `ms` and returns what cancels it; also what the streams wait with. Defaults to
+     * an unref'd setTimeout; the simulator passes one on its node's virtual clock.
+     */
+    timer?: (ms: number, fn: () => void) => () => void;
   }) {
     this.#state = deps.state;
     this.#propose = deps.propose;
@@ -116,6 +135,8 @@ export class SubscriptionHub {
     this.#incarnation = deps.incarnation;
     this.#log = deps.logger;
     this.#observer = deps.observer;
+    this.#timer = deps.timer ?? unrefTimer;
+    this.#streamTimer = deps.timer;
   }
 
   /** Closes the sessions this node held before it restarted (their streams died with the process). */
@@ -131,8 +152,32 @@ export class SubscriptionHub {
     return stale;
   }
 
+  /**
+   * A stream.open of this process whose outcome its caller never learnt: closes the session if it is
+   * open, else once it is applied (a proposal may commit long after its answer was given up).
+   */
+  #abandon(subscription: string, session: string): void {
+    if (this.#state().runtime(subscription)?.session(session) !== undefined) return this.#closeOrphan(subscription, session);
+    this.#abandoned.set(session, subscription);
+    // Bounded: an entry is only needed while its proposal may still commit.
+    if (this.#abandoned.size > abandonedMax) this.#abandoned.delete(this.#abandoned.keys().next().value!);
+  }
+
+  #closeOrphan(subscription: string, session: string): void {
+    const close = () => this.#propose({ op: 'stream.close', subscription, session, atMs: this.#clock.nowMs() });
+    close().then(
+      () => this.#log.info({ subscription, stream: session }, 'closed the session of a stream request that failed'),
+      () => void this.#retryClose(subscription, session, close),
+    );
+  }
+
   /** Called for every applied metadata command: wakes the streams it concerns. */
   applied(cmd: MetadataCommand): void {
+    if (cmd.op === 'stream.open' && cmd.session.node === this.#node && cmd.session.incarnation === this.#incarnation && this.#abandoned.has(cmd.session.id)) {
+      this.#abandoned.delete(cmd.session.id);
+      // Not from inside the apply: the close is a proposal of its own.
+      this.#timer(0, () => this.#closeOrphan(cmd.subscription, cmd.session.id));
+    }
     const sub = 'subscription' in cmd && typeof cmd.subscription === 'string' ? cmd.subscription : cmd.op === 'subscription.delete' ? cmd.id : undefined;
     if (cmd.op === 'stream.close_stale') return this.kickAll();
     if (sub === undefined) return;
@@ -164,12 +209,21 @@ export class SubscriptionHub {
     if (this.#resetting.has(subscriptionId)) throw problems.conflict(`A cursor reset of subscription ${subscriptionId} is in progress; retry when it is done`);
     const starts = this.#starts(sub);
     const id = this.#newId();
-    const r = await this.#propose({
-      op: 'stream.open',
-      subscription: subscriptionId,
-      session: { id, node: this.#node, incarnation: this.#incarnation, openedAtMs: this.#clock.nowMs(), commitTimeoutMs: params.commitTimeoutMs },
-      starts,
-    });
+    let r: ApplyResult;
+    try {
+      r = await this.#propose({
+        op: 'stream.open',
+        subscription: subscriptionId,
+        session: { id, node: this.#node, incarnation: this.#incarnation, openedAtMs: this.#clock.nowMs(), commitTimeoutMs: params.commitTimeoutMs },
+        starts,
+      });
+    } catch (err) {
+      // The outcome is unknown (a forwarded proposal's answer lost, a deadline passed): the session may
+      // be opened now or later, and no stream will ever run for it or close it, while it holds its
+      // partitions. It is closed once it shows up.
+      this.#abandon(subscriptionId, id);
+      throw err;
+    }
     if (!r.ok) {
       if (r.reason === 'not_found') throw problems.subscriptionNotFound(`Subscription with id "${subscriptionId}" does not exist`);
       if (r.reason === 'no_slots') throw problems.conflict(r.detail);
@@ -234,6 +288,7 @@ export class SubscriptionHub {
       params,
       reader: this.#reader,
       monotonicMs: () => this.#clock.monotonicMs(),
+      ...(this.#streamTimer === undefined ? {} : { timer: this.#streamTimer }),
       view: {
         alive: () => runtime()?.session(id) !== undefined,
         assigned: () => (runtime()?.slots ?? []).filter((s) => s.session === id && s.releasingFrom === undefined).map(withStorage),
@@ -260,7 +315,7 @@ export class SubscriptionHub {
     const { stream, subscription } = local;
     this.#log.info({ subscription, stream: stream.id, end, uncommitted: stream.uncommitted() }, 'subscription stream closed');
     // Keep it for commits within the window after closing; forget it afterwards.
-    setTimeout(() => this.#streams.delete(stream.id), local.commitTimeoutMs + 1000).unref();
+    this.#timer(local.commitTimeoutMs + 1000, () => this.#streams.delete(stream.id));
     if (end === 'closed_by_service') return; // the session is already gone from the replicated state
     const atMs = local.closedAtMs ?? this.#clock.nowMs();
     const close = () => this.#propose({ op: 'stream.close', subscription, session: stream.id, atMs });
@@ -279,7 +334,7 @@ export class SubscriptionHub {
   /** Retries a stream.close with backoff while the session still holds a place in the replicated state. */
   async #retryClose(subscription: string, session: string, close: () => Promise<unknown>): Promise<void> {
     for (let attempt = 0; !this.#draining; attempt++) {
-      await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** Math.min(attempt, 5))).unref());
+      await new Promise<void>((r) => this.#timer(Math.min(5000, 250 * 2 ** Math.min(attempt, 5)), r));
       const rt = this.#state().runtime(subscription);
       if (this.#draining || rt === undefined || !rt.sessions.some((x) => x.id === session)) return;
       try {

@@ -71,10 +71,20 @@ export interface SubscriptionStreamDeps {
   /** Encodes a batch line; `first` marks the stream's first line (it carries the debug info). */
   encode(p: StreamPartition, batch: OutBatch, first: boolean): Buffer;
   monotonicMs(): number;
+  /**
+   * Calls `fn` after `ms` and returns what cancels it (defaults to setTimeout; the simulator passes
+   * one on its node's virtual clock, so the stream's deadlines are events of its queue).
+   */
+  timer?(ms: number, fn: () => void): () => void;
   /** Events of partitions were sent (metrics hook). */
   onSent?(p: StreamPartition, events: number, bytes: number): void;
   /** A partition started or stopped being sent (for logs). */
   onPartitions?(change: { added: PartitionKey[]; removed: PartitionKey[] }): void;
+}
+
+function realTimer(ms: number, fn: () => void): () => void {
+  const t = setTimeout(fn, ms);
+  return () => clearTimeout(t);
 }
 
 export class SubscriptionStream {
@@ -143,7 +153,8 @@ export class SubscriptionStream {
       let window = params.maxUncommittedEvents - uncommitted - this.#batcher.buffered;
       let readSomething = false;
       const active = [...this.#progress.values()].filter((pr) => pr.active);
-      const bytesPerPartition = Math.max(streamReadAheadBytesMax / Math.max(1, active.length), 1_000_000);
+      // Whole bytes: a remote read carries the bound as a u32 on the wire (transport/forward-codec.ts).
+      const bytesPerPartition = Math.max(Math.floor(streamReadAheadBytesMax / Math.max(1, active.length)), 1_000_000);
       for (const pr of active) {
         const key = partitionKeyOf(pr.p);
         const room = Math.min(this.#batcher.capacity(key), window);
@@ -291,15 +302,18 @@ export class SubscriptionStream {
       // A waiter that rejects after the race is decided must not become an unhandled rejection.
       waits.push(this.#d.reader.waitForEvents(pr.p.topic, Number(pr.p.partition), pr.readAfter, round.signal).catch(() => undefined));
     }
-    let timer: NodeJS.Timeout | undefined;
-    if (Number.isFinite(delayMs)) waits.push(new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(timerDelayMsMax, Math.max(0, delayMs))))));
+    let cancel: (() => void) | undefined;
+    if (Number.isFinite(delayMs)) {
+      const timer = this.#d.timer?.bind(this.#d) ?? realTimer;
+      waits.push(new Promise<void>((resolve) => (cancel = timer(Math.min(timerDelayMsMax, Math.max(0, delayMs)), resolve))));
+    }
     waits.push(new Promise<void>((resolve) => round.signal.addEventListener('abort', () => resolve(), { once: true })));
     if (also !== undefined) waits.push(also);
     try {
       await Promise.race(waits);
     } finally {
       this.#kick = undefined;
-      if (timer !== undefined) clearTimeout(timer);
+      cancel?.();
       round.abort();
       signal.removeEventListener('abort', onAbort);
     }

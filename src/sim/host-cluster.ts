@@ -33,6 +33,7 @@ import { MinHeap } from './heap.js';
 import { Clients } from './host-clients.js';
 import { Consumers } from './host-consumers.js';
 import { MetadataClients } from './host-metadata.js';
+import { SubscriptionSim } from './host-subscriptions.js';
 import { emptyStats, type HostSimContext, type HostSimStats, type SimPartition } from './host-context.js';
 import { SimHostNode, type HostNodeEnv, type HostTuning } from './host-node.js';
 import { SimPlacements } from './host-moves.js';
@@ -73,6 +74,11 @@ export interface HostSimOptions {
    * default true). Off, a seed runs as it did before they existed (the found-list seeds replay so).
    */
   readonly consumers?: boolean;
+  /**
+   * Subscription consumers and cursor tools (host-subscriptions.ts; default true). Off, a seed runs as
+   * it did before they existed (the found-list seeds replay so).
+   */
+  readonly subscriptions?: boolean;
 }
 
 export interface HostSimResult {
@@ -128,6 +134,7 @@ export class HostSimulation implements HostSimContext {
   readonly #clients: Clients;
   readonly #metadataClients: MetadataClients;
   readonly #consumers: Consumers;
+  readonly #subscriptions: SubscriptionSim;
   readonly #ids: readonly NodeId[];
   readonly moves: SimPlacements;
   #now = 0;
@@ -211,6 +218,16 @@ export class HostSimulation implements HostSimContext {
         retention: this.#tuning.retentionEveryMs !== undefined,
       },
       opts.consumers === false ? 0 : consumerRng.between(2, 4),
+    );
+    this.#subscriptions = new SubscriptionSim(
+      this,
+      {
+        seed: opts.seed,
+        topic,
+        retention: this.#tuning.retentionEveryMs !== undefined,
+        voterOn: (node, p) => this.moves.lookup(node)(p.topic, p.partition)?.replicas.includes(node) ?? false,
+      },
+      opts.subscriptions === false ? 0 : new Prng(opts.seed * 47 + 5).between(1, 3),
     );
     const env = this.#env();
     for (const id of ids) {
@@ -312,6 +329,7 @@ export class HostSimulation implements HostSimContext {
     // The reads it served fail (their connections reset); the streams it served to consumers end.
     for (const reset of [...(this.#resets.get(node.id) ?? [])]) reset();
     this.#consumers.nodeCrashed(node);
+    this.#subscriptions.nodeCrashed(node);
     if (restartAfterMs !== undefined) {
       const inc = node.incarnation;
       this.at(restartAfterMs, () => {
@@ -386,6 +404,8 @@ export class HostSimulation implements HostSimContext {
       // write) is a bug: the run stops on it, naming the seed.
       retention: (node) => this.#retention(node).catch((err: unknown) => this.fail(err instanceof InvariantViolation || err instanceof InvariantError ? err : new InvariantViolation('RetentionFailed', `n${node.id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`))),
       woke: (node, r) => this.#read(node, r),
+      metadataApplied: (_node, md) => this.#subscriptions.applied(md),
+      hub: (node, inc, md, replicas) => (this.#subscriptions.enabled ? this.#subscriptions.hubFor(node, inc, md, replicas) : undefined),
       reopen: (node) => this.moves.onApplied?.(node.id, -1),
       openRefused: (node, topic, partition, err) => {
         this.stats.opensRefused++;
@@ -954,6 +974,7 @@ export class HostSimulation implements HostSimContext {
       this.#clients.start();
       this.#metadataClients.start();
       this.#consumers.start();
+      this.#subscriptions.start();
       for (let round = 0; round < rounds; round++) {
         this.chaos = true;
         this.#nemesis.chaosBegins();
@@ -981,6 +1002,7 @@ export class HostSimulation implements HostSimContext {
       return { seed: this.seed, ok: false, error: `${err.name}: ${err.message}`, trace: this.#trace, stats: this.stats };
     } finally {
       this.#consumers.stop();
+      this.#subscriptions.stop();
     }
   }
 
@@ -1006,6 +1028,7 @@ export class HostSimulation implements HostSimContext {
   /** The Raft checks of every running member of every group, and what retention may remove. */
   #check(): void {
     this.#checkRetained();
+    this.#subscriptions.observe();
     for (const id of this.damaged) {
       const n = this.node(id);
       if (!n.running || n.replicas === undefined) continue;
@@ -1068,12 +1091,12 @@ export class HostSimulation implements HostSimContext {
     };
     this.at(20, probe);
     const newest = (p: SimPartition): number => this.ledger.appliedMax(p.index);
-    const recovered = () => this.#converged(markers) && metadataMarker.acked && this.#metadataConverged() && this.#consumers.caughtUp(newest);
+    const recovered = () => this.#converged(markers) && metadataMarker.acked && this.#metadataConverged() && this.#consumers.caughtUp(newest) && this.#subscriptions.caughtUp(newest);
     await this.#runUntil(since + recoveryMsMax, recovered);
     if (!recovered()) {
       const phantoms = this.#converged(markers) ? this.partitions.flatMap((p) => this.ledger.claimsBeyond(p.index).map((c) => `p${p.index}: ${c}`)) : [];
       if (phantoms.length > 0) throw new InvariantViolation('ConsumerPhantom', `round ${round}: consumers read beyond the log every replica converged on: ${phantoms.join('; ')}`);
-      throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}; metadata marker ${metadataMarker.acked ? 'acked' : 'pending'}: ${this.#describeMetadata()}; consumers: ${this.#consumers.describe()}`);
+      throw new InvariantViolation('Liveness', `round ${round}: not recovered ${recoveryMsMax} ms after healing: ${this.#describeState(markers)}; metadata marker ${metadataMarker.acked ? 'acked' : 'pending'}: ${this.#describeMetadata()}; consumers: ${this.#consumers.describe()}; ${this.#subscriptions.describe()}`);
     }
     const took = this.#now - since;
     this.stats.recoveryMsMax = Math.max(this.stats.recoveryMsMax, took);

@@ -93,6 +93,25 @@ export interface HostSimStats {
   consumerRemoteEvents: number;
   /** Consumers told their cursor expired (retention removed the events after it): they start again at the oldest offset. */
   consumerExpired: number;
+  /**
+   * Subscription consumers (host-subscriptions.ts): streams opened, ended by an error, left to resume
+   * elsewhere; events delivered (through a node holding no voter of the partition); commits asked,
+   * acknowledged, refused, late or repeated, sent through another node than the stream's, sent after
+   * the stream's node crashed; cursor tools run during chaos, and those refused (422, 503).
+   */
+  subStreams: number;
+  subStreamErrors: number;
+  subResumes: number;
+  subEvents: number;
+  subRemoteEvents: number;
+  subCommits: number;
+  subCommitsAcked: number;
+  subCommitsRefused: number;
+  subLateCommits: number;
+  subCommitsElsewhere: number;
+  subCommitsAfterCrash: number;
+  cursorTools: number;
+  cursorToolsRefused: number;
   /** Metadata registers: writes and reads asked, writes acknowledged. */
   metadataWrites: number;
   metadataReads: number;
@@ -154,6 +173,19 @@ export function emptyStats(): HostSimStats {
     consumerEvents: 0,
     consumerRemoteEvents: 0,
     consumerExpired: 0,
+    subStreams: 0,
+    subStreamErrors: 0,
+    subResumes: 0,
+    subEvents: 0,
+    subRemoteEvents: 0,
+    subCommits: 0,
+    subCommitsAcked: 0,
+    subCommitsRefused: 0,
+    subLateCommits: 0,
+    subCommitsElsewhere: 0,
+    subCommitsAfterCrash: 0,
+    cursorTools: 0,
+    cursorToolsRefused: 0,
     metadataWrites: 0,
     metadataReads: 0,
     metadataAcked: 0,

@@ -23,6 +23,7 @@ import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, NodeId } from '../raft/index.js';
 import type { PersistRequest } from '../broker/raft-log-store.js';
 import type { GroupHandler } from '../transport/index.js';
+import type { SubscriptionHub } from '../consumption/subscription-hub.js';
 import type { Prng } from './prng.js';
 import { SimCell } from './sim-cell.js';
 import type { SimDisk } from './sim-disk.js';
@@ -81,6 +82,13 @@ export interface HostNodeEnv {
   /** Opens again the replicas placed on the node that are not open (as after a partition.move). */
   reopen(node: SimHostNode): void;
   /**
+   * The production subscription hub of this node process (host-subscriptions.ts), or none when the
+   * run has no subscription consumers.
+   */
+  hub(node: SimHostNode, inc: number, md: RaftMetadataGroup, replicas: PartitionReplicas): SubscriptionHub | undefined;
+  /** The node applied a metadata command (for the subscription checks: every cursor the state machine held). */
+  metadataApplied(node: SimHostNode, md: RaftMetadataGroup): void;
+  /**
    * A replica placed here could not open (its raft log is damaged and no other replica could repair it
    * yet): main.ts logs it and goes on; it is opened again later.
    */
@@ -104,6 +112,8 @@ export class SimHostNode {
   replicas: PartitionReplicas | undefined;
   /** Carries out replica moves on this node (production: a timer every 250 ms, and after each applied move). */
   mover: ReplicaMover | undefined;
+  /** Its subscription streams and cursor operations (main.ts's SubscriptionHub). */
+  hub: SubscriptionHub | undefined;
   /** Virtual clock: node milliseconds per simulated millisecond. */
   #rate = 1;
   #monoBase = 0;
@@ -231,6 +241,15 @@ export class SimHostNode {
       logger: silent,
       sleep: scheduler.sleep,
       onFatal: (err) => env.fatal(this, inc, err),
+      // As main.ts: applied commands wake the streams they concern; a snapshot wakes them all.
+      onApplied: (cmd) => {
+        if (this.incarnation !== inc) return;
+        this.hub?.applied(cmd);
+        if (this.metadata !== undefined) env.metadataApplied(this, this.metadata);
+      },
+      onRestored: () => {
+        if (this.incarnation === inc) this.hub?.kickAll();
+      },
     });
     if (this.incarnation !== inc) return;
     this.metadata = metadata;
@@ -238,6 +257,16 @@ export class SimHostNode {
     this.#observe(metadata.raftGroup);
     env.metadataOpened(this, metadata);
     metadata.start(env.metadataTransport(this));
+    const hub = env.hub(this, inc, metadata, replicas);
+    this.hub = hub;
+    if (hub !== undefined) {
+      // As main.ts: the sessions of the previous process's streams are closed, retried every 500 ms
+      // until the metadata group takes it.
+      const closeStale = (): void => {
+        hub.closeStaleSessions().catch(() => at(this.simMs(500), closeStale));
+      };
+      closeStale();
+    }
     for (const { topic, partition } of env.partitionsOf(this.id)) {
       const r = await this.#ensure(replicas, topic, partition);
       if (this.incarnation !== inc) return;
@@ -370,6 +399,7 @@ export class SimHostNode {
     this.metadata = undefined;
     this.replicas = undefined;
     this.mover = undefined;
+    this.hub = undefined;
     this.nodeDisk = undefined;
     this.handlers.clear();
     this.disk = next;

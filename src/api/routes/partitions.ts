@@ -4,8 +4,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { problems } from '../../core/problem.js';
-import { toOffset } from '../../core/offset.js';
 import { cursorShapeError, type WireCursor } from '../../consumption/cursors.js';
+import { cursorDistance, cursorLag, shiftCursor } from '../../consumption/cursor-tools.js';
 import type { AppDeps } from '../deps.js';
 import { parseJsonBody } from '../json-body.js';
 
@@ -69,12 +69,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
       const o = q as Record<string, unknown>;
       const initial = asCursor(o['initial_cursor'], `[${i}].initial_cursor`);
       const final = asCursor(o['final_cursor'], `[${i}].final_cursor`);
-      if (initial.partition !== final.partition) {
-        throw problems.unprocessable(`[${i}]: initial_cursor and final_cursor must name the same partition`);
-      }
-      const a = cursors.resolve(rec, initial.partition, initial.offset);
-      const b = cursors.resolve(rec, final.partition, final.offset);
-      return { initial_cursor: initial, final_cursor: final, distance: b - a };
+      return { initial_cursor: initial, final_cursor: final, distance: cursorDistance(cursors, rec, initial, final, `[${i}]`) };
     });
   });
 
@@ -82,10 +77,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     const rec = deps.eventTypes.record(request.params.name);
     deps.access.checkRead(request.principal, rec.eventType);
     const list = bodyArray(request.body, 'cursors');
-    return list.map((c, i) => {
-      const cur = asCursor(c, `[${i}]`);
-      return cursors.partitionView(rec, cur.partition, cursors.resolve(rec, cur.partition, cur.offset));
-    });
+    return list.map((c, i) => cursorLag(cursors, rec, asCursor(c, `[${i}]`)));
   });
 
   app.post<{ Params: NameParams }>('/event-types/:name/shifted-cursors', async (request) => {
@@ -98,13 +90,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
       if (typeof shift !== 'number' || !Number.isSafeInteger(shift)) {
         throw problems.unprocessable(`[${i}].shift must be an integer`);
       }
-      const start = cursors.resolve(rec, cur.partition, cur.offset);
-      const target = start + shift;
-      if (target < -1) throw problems.invalidCursor(`[${i}]: shifting ${cur.offset} by ${shift} goes before the first offset`);
-      // Past 2^53 the sum is no longer exact (and no partition holds that many events): not yet existing.
-      if (!Number.isSafeInteger(target)) throw problems.invalidCursor(`[${i}]: shifting ${cur.offset} by ${shift} goes past the newest offset`);
-      cursors.checkInRange(rec, cur.partition, toOffset(target), `${cur.offset} shifted by ${shift}`);
-      return { partition: cur.partition, offset: cursors.formatCursor(rec, cur.partition, toOffset(target)) };
+      return shiftCursor(cursors, rec, cur, shift, `[${i}]`);
     });
   });
 };

@@ -1,0 +1,686 @@
+/**
+ * Subscriptions in the host simulation: the production subscription machinery on every node, and
+ * subscription consumers and cursor-tool clients that use it as the HTTP handlers do.
+ *
+ * What is real: each node runs the production SubscriptionHub (streams, commits, cursor reads,
+ * statistics; consumption/subscription-hub.ts) driving the production SubscriptionStream (assignment,
+ * hand-over, flow control, commit timeout) over the node's PartitionReplicas as its PartitionReader
+ * (local replicas, or remote reads through the transport's Read service), with the production
+ * CursorResolver. Sessions, assignments and committed cursors are commands of the production metadata
+ * state machine (metadata/subscription-runtime.ts) replicated by the production metadata group
+ * (RaftMetadataGroup, group 0) that every simulated node runs: stream.open, cursor.commit,
+ * stream.release, stream.close and stream.close_stale go through Raft like any metadata write,
+ * forwarded by followers over the faulty network, and a restarted node closes the sessions of its
+ * previous process (closeStaleSessions, retried as main.ts does). The event type and the subscription
+ * are created through the metadata group too (the subscription by the production SubscriptionService).
+ * The cursor tools are the functions the HTTP routes answer with (consumption/cursor-tools.ts).
+ *
+ * What is modelled: the simulated partitions are topic 7 of the Raft host, placed by the simulation
+ * (host-moves.ts), not by the metadata; the event type record the metadata holds for the subscription's
+ * event type is shown to the hub with its storage topic replaced by topic 7 (`stateOf`). HTTP itself
+ * (routing, NDJSON over a socket, auth) is not run: a consumer calls the hub, and parses the lines its
+ * stream writes. The session reaper (sessions of a node that stays down) does not run: nodes come back.
+ *
+ * The checks (this file; the events themselves are checked by the ledger, as for low-level consumers):
+ *
+ * - SubscriptionCursorBackwards: along the metadata log, a committed cursor never moves backwards.
+ *   After every event each node's applied index and committed cursors are recorded; the cursor as a
+ *   function of the applied index must not decrease (every node applies the same log).
+ * - SubscriptionCommitLost: a commit acknowledged (committed or outdated) by a node that had applied
+ *   index i leaves a cursor at least that far on every node that applied i or more.
+ * - SubscriptionSkipped: a committed cursor never passes an event no subscription stream delivered
+ *   (retention may remove events before anyone read them: then the ledger checks that nothing it had
+ *   to keep lay between, RetainedLost); within a stream each partition's events continue its cursor
+ *   exactly (keep-alives repeat it), and a stream starts no later than the first event not delivered yet.
+ * - SubscriptionDuplicate: within one stream a partition's events never repeat or go back (a new
+ *   stream may deliver again what was not committed: at-least-once).
+ * - ConsumerReadLost, ConsumerPhantom, FailedBatchAppeared, Duplicate (partition-ledger.ts `consumed`):
+ *   every event delivered is the event the partition's log holds at that offset.
+ * - Liveness (in calm, host-cluster.ts): the subscription's committed cursors reach the newest offset
+ *   of every partition on every node (every event delivered and committed).
+ * - CursorToolUncommitted, CursorToolFailed: the cursor tools and the subscription's statistics, run on
+ *   random nodes during chaos, never name an offset no replica applied (past the commit), their
+ *   arithmetic matches the log (a distance is the number of events between two cursors, a shift lands
+ *   where it says), and they fail only with a 422 (a cursor the node cannot place) or a 503.
+ */
+import pino from 'pino';
+import { formatCursor, parseOffset } from '../core/offset.js';
+import { isProblem } from '../core/problem.js';
+import type { RaftMetadataGroup } from '../broker/metadata-group.js';
+import type { PartitionReplicas } from '../broker/partition-replicas.js';
+import { CursorResolver } from '../consumption/cursors.js';
+import { cursorDistance, cursorLag, shiftCursor } from '../consumption/cursor-tools.js';
+import { SubscriptionHub, type SubscriptionState } from '../consumption/subscription-hub.js';
+import { partitionKeyOf } from '../metadata/assignment.js';
+import { SubscriptionService } from '../subscriptions/subscription-service.js';
+import type { NodeId } from '../raft/index.js';
+import type { HostSimContext, SimPartition } from './host-context.js';
+import { eventTypeFor } from './host-metadata.js';
+import type { SimHostNode } from './host-node.js';
+import { InvariantViolation } from './invariants.js';
+import { Prng } from './prng.js';
+
+const silent = pino({ level: 'silent' });
+/** The event type the subscription reads: the simulated partitions, as the metadata knows them. */
+export const subscriptionEventType = 'sim-sub';
+
+export interface SubscriptionSimEnv {
+  readonly seed: number;
+  /** The simulated partitions' topic on every node's Raft host. */
+  readonly topic: number;
+  /** Whether nodes apply retention (events may be removed before a stream delivered them). */
+  readonly retention: boolean;
+  /** Whether `node`'s applied placement makes it a voter of `p`. */
+  voterOn(node: NodeId, p: SimPartition): boolean;
+}
+
+/** Errors a stream or a call may end with that are not bugs (the client tries again). */
+const retriable = new Set(['PartitionUnavailableError', 'OffsetExpiredError', 'OffsetNotYetAvailableError', 'TransportError', 'StoreClosedError']);
+
+interface Stream {
+  readonly node: SimHostNode;
+  readonly inc: number;
+  readonly ac: AbortController;
+  id: string | undefined;
+  /** Per partition: the cursor of the last batch with events this stream delivered. */
+  readonly last: Map<number, number>;
+}
+
+interface SubConsumer {
+  readonly id: number;
+  stream: Stream | undefined;
+  /** The stream whose cursors `pending` holds, and what it delivered and did not commit yet (per partition). */
+  pendingOf: Stream | undefined;
+  readonly pending: Map<number, number>;
+  /** Cursors committed before (a late or repeated commit sends one again). */
+  readonly sent: number[][];
+}
+
+/** A committed cursor as a function of the metadata's applied index, per partition. */
+interface Track {
+  /** [applied index, cursor] sorted by index, one per index. */
+  readonly points: [number, number][];
+  /** Acknowledged commits: every node that applied `index` holds a cursor of at least `offset`. */
+  obligations: { index: number; offset: number; who: string }[];
+  /** Offsets delivered by some stream (or removed by retention before any did), and the highest h with every offset up to h among them. */
+  readonly covered: Set<number>;
+  h: number;
+  /** Every committed cursor the state machine held, on any node (where a stream may start the partition). */
+  readonly values: Set<number>;
+}
+
+export class SubscriptionSim {
+  readonly #ctx: HostSimContext;
+  readonly #rng: Prng;
+  readonly #env: SubscriptionSimEnv;
+  readonly #consumers: SubConsumer[] = [];
+  readonly #tracks: Track[];
+  /** Per partition: the newest offset any replica has applied (committed), over the whole run. */
+  readonly #newestEver: number[];
+  /** Per node: the metadata index applied when last recorded, and its incarnation. */
+  readonly #seen = new Map<NodeId, { inc: number; applied: number }>();
+  #subscription: string | undefined;
+  /** The setup attempt in flight (its answer may never come: its node may crash). */
+  #setupBusy: object | undefined;
+  #stopped = false;
+
+  constructor(ctx: HostSimContext, env: SubscriptionSimEnv, consumers: number) {
+    this.#ctx = ctx;
+    this.#env = env;
+    // Its own stream of choices, so that the other parts' draws stay as they were.
+    this.#rng = new Prng(env.seed * 43 + 17);
+    for (let id = 0; id < consumers; id++) this.#consumers.push({ id, stream: undefined, pendingOf: undefined, pending: new Map(), sent: [] });
+    this.#tracks = ctx.partitions.map(() => ({ points: [], obligations: [], covered: new Set<number>(), h: -1, values: new Set<number>() }));
+    this.#newestEver = ctx.partitions.map(() => -1);
+  }
+
+  get enabled(): boolean {
+    return this.#consumers.length > 0;
+  }
+
+  start(): void {
+    if (!this.enabled) return;
+    this.#ctx.at(this.#rng.between(20, 200), () => this.#setup());
+    for (const c of this.#consumers) this.#ctx.at(this.#rng.between(100, 600), () => this.#connect(c));
+    const tools = (): void => {
+      if (this.#stopped) return;
+      if (this.#ctx.chaos) this.#tools();
+      this.#ctx.at(this.#rng.between(100, 400), tools);
+    };
+    this.#ctx.at(this.#rng.between(100, 400), tools);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    for (const c of this.#consumers) {
+      const s = c.stream;
+      c.stream = undefined;
+      s?.ac.abort();
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The nodes' side
+
+  /** The subscription state a node's hub sees: its metadata state, with the event type on the simulated topic. */
+  stateOf(md: RaftMetadataGroup): SubscriptionState {
+    const topic = this.#env.topic;
+    return {
+      subscription: (id) => md.state.subscription(id),
+      eventType: (name) => {
+        const rec = md.state.eventType(name);
+        return rec === undefined || name !== subscriptionEventType ? rec : { ...rec, storage: { ...rec.storage, topic } };
+      },
+      runtime: (id) => md.state.runtime(id),
+      runtimes: () => md.state.runtimes(),
+    };
+  }
+
+  /** The production hub of one node process, on its virtual clock. */
+  hubFor(node: SimHostNode, inc: number, md: RaftMetadataGroup, replicas: PartitionReplicas): SubscriptionHub {
+    const ctx = this.#ctx;
+    const ids = new Prng(this.#env.seed * 1009 + node.id * 101 + inc);
+    return new SubscriptionHub({
+      state: () => this.stateOf(md),
+      propose: (cmd) => md.propose(cmd),
+      reader: replicas,
+      cursors: new CursorResolver(replicas),
+      clock: node.clock,
+      newId: () => ids.uuid(),
+      node: node.id,
+      incarnation: `n${node.id}.${inc}`,
+      logger: silent,
+      timer: (ms, fn) => {
+        let live = true;
+        // As setTimeout: at least 1 ms (a deadline due in 1e-13 ms would come again and again at one instant).
+        ctx.at(node.simMs(Math.max(1, ms)), () => live && fn(), node, inc);
+        return () => (live = false);
+      },
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Setup: the event type and the subscription, through the metadata group
+
+  #setup(): void {
+    const ctx = this.#ctx;
+    if (this.#stopped || this.#subscription !== undefined || this.#setupBusy) return;
+    const again = (): void => ctx.at(this.#rng.between(50, 300), () => this.#setup());
+    const up = ctx.running().filter((n) => n.metadata !== undefined);
+    if (up.length === 0) return again();
+    const node = this.#rng.pick(up);
+    const md = node.metadata!;
+    const inc = node.incarnation;
+    const attempt = {};
+    this.#setupBusy = attempt;
+    // A client gives up waiting after a while (the node may have crashed: no answer ever comes).
+    ctx.at(2500, () => {
+      if (this.#setupBusy !== attempt) return;
+      this.#setupBusy = undefined;
+      this.#setup();
+    });
+    const step = async (): Promise<string> => {
+      if (md.state.eventType(subscriptionEventType) === undefined) {
+        const r = await md.propose({ op: 'event_type.create', eventType: eventTypeFor(subscriptionEventType, 'sim', '2026-01-01T00:00:00.000Z'), partitionCount: ctx.partitions.length });
+        if (!r.ok && r.reason !== 'exists') throw new Error(`event type not created: ${r.reason}`);
+      }
+      const service = new SubscriptionService({
+        reader: {
+          eventType: (name) => md.state.eventType(name),
+          subscription: (id) => md.state.subscription(id),
+          subscriptions: () => md.state.subscriptions(),
+          subscriptionCount: () => md.state.subscriptionCount(),
+          subscriptionsMax: () => md.state.limits.subscriptionsMax,
+        },
+        proposer: md,
+        clock: node.clock,
+        newId: () => this.#rng.uuid(),
+        checkCursor: () => undefined,
+        options: { partitionsMax: 100 },
+      });
+      const { subscription } = await service.create({ owning_application: 'sim', event_types: [subscriptionEventType], consumer_group: 'sim', read_from: 'begin' });
+      return subscription.id;
+    };
+    step().then(
+      (id) => {
+        if (this.#setupBusy !== attempt) return;
+        this.#setupBusy = undefined;
+        if (node.incarnation !== inc) return again();
+        this.#subscription = id;
+        ctx.log(`subscription ${id} created via n${node.id}`);
+      },
+      (err: unknown) => {
+        if (this.#setupBusy !== attempt) return;
+        this.#setupBusy = undefined;
+        if (node.incarnation === inc && !isProblem(err) && !(err instanceof Error && err.message.startsWith('event type not created'))) return ctx.fail(err);
+        ctx.log(`subscription setup via n${node.id} failed: ${err instanceof Error ? err.message : String(err)}`);
+        again();
+      },
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Consumers
+
+  /** The node crashed: streams it served end with it; their consumers may commit elsewhere, and connect again elsewhere. */
+  nodeCrashed(node: SimHostNode): void {
+    for (const c of this.#consumers) {
+      if (c.stream?.node !== node) continue;
+      // The process is gone: no code of it runs any more (the stream is not aborted, it just stops).
+      c.stream = undefined;
+      this.#ctx.log(`s${c.id}: stream on n${node.id} lost (node crashed)`);
+      if (c.pending.size > 0 && this.#rng.chance(0.5)) {
+        this.#ctx.at(this.#rng.between(5, 300), () => this.#commit(c, c.pendingOf!, true));
+      }
+      this.#later(c);
+    }
+  }
+
+  #later(c: SubConsumer, lo = 50, hi = 400): void {
+    if (!this.#stopped) this.#ctx.at(this.#rng.between(lo, hi), () => this.#connect(c));
+  }
+
+  #connect(c: SubConsumer): void {
+    const ctx = this.#ctx;
+    const r = this.#rng;
+    if (this.#stopped || c.stream !== undefined) return;
+    const sub = this.#subscription;
+    const up = ctx.running().filter((n) => n.hub !== undefined && n.replicas !== undefined);
+    if (sub === undefined || up.length === 0) return this.#later(c);
+    // Often a node that holds no voter of some partition (its reads of that partition are remote).
+    const remote = up.filter((n) => ctx.partitions.some((p) => !this.#env.voterOn(n.id, p)));
+    const node = r.pick(remote.length > 0 && r.chance(0.7) ? remote : up);
+    const hub = node.hub!;
+    const stream: Stream = { node, inc: node.incarnation, ac: new AbortController(), id: undefined, last: new Map() };
+    c.stream = stream;
+    const query = {
+      batch_limit: String(r.pick([1, 1, 4, 16])),
+      batch_flush_timeout: '1',
+      max_uncommitted_events: String(r.pick([1, 4, 20])),
+      commit_timeout: String(r.pick([1, 2, 3])),
+    };
+    const who = `s${c.id} via n${node.id}`;
+    const current = () => c.stream === stream && node.incarnation === stream.inc;
+    hub.open(sub, query).then(
+      (opened) => {
+        if (!current()) return;
+        stream.id = opened.id;
+        this.#ctx.stats.subStreams++;
+        ctx.log(`${who}: stream ${opened.id} opened ${JSON.stringify(query)}`);
+        const sink = {
+          write: (line: Buffer): boolean => {
+            if (!current()) return true;
+            try {
+              this.#received(c, stream, line.toString());
+            } catch (err) {
+              ctx.fail(err);
+            }
+            return true;
+          },
+          drain: () => Promise.resolve(),
+        };
+        opened.run(sink, stream.ac.signal).then(
+          (end) => {
+            if (!current()) return;
+            c.stream = undefined;
+            ctx.log(`${who}: stream ${opened.id} ended: ${end}`);
+            this.#later(c);
+          },
+          (err: unknown) => {
+            if (!current()) return;
+            if (!this.#expected(err)) return ctx.fail(this.#asFailure('SubscriptionStreamFailed', who, err));
+            c.stream = undefined;
+            this.#ctx.stats.subStreamErrors++;
+            ctx.log(`${who}: stream ${opened.id} failed: ${(err as Error).message}`);
+            this.#later(c);
+          },
+        );
+        // Now and then the consumer leaves (committing what it has, or not) and resumes elsewhere.
+        ctx.at(r.between(500, 3000), () => {
+          if (c.stream !== stream) return;
+          if (r.chance(0.5)) this.#commit(c, stream, false);
+          c.stream = undefined;
+          stream.ac.abort();
+          this.#ctx.stats.subResumes++;
+          ctx.log(`${who}: leaves`);
+          this.#later(c, 1, 100);
+        });
+      },
+      (err: unknown) => {
+        if (!current()) return;
+        c.stream = undefined;
+        if (!this.#expected(err)) return ctx.fail(this.#asFailure('SubscriptionStreamFailed', who, err));
+        ctx.log(`${who}: open refused: ${(err as Error).message}`);
+        this.#later(c);
+      },
+    );
+  }
+
+  #expected(err: unknown): boolean {
+    return isProblem(err) || (err instanceof Error && retriable.has(err.name));
+  }
+
+  #asFailure(check: string, who: string, err: unknown): unknown {
+    if (err instanceof InvariantViolation || (err instanceof Error && err.name === 'InvariantError')) return err;
+    return new InvariantViolation(check, `${who}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  }
+
+  /** A line of a stream: `{"cursor":{...},"events":[...],"info":{...}}` whose events are the stored payloads. */
+  #received(c: SubConsumer, stream: Stream, text: string): void {
+    const head = '{"cursor":';
+    const end = text.indexOf('}');
+    const cursor = JSON.parse(text.slice(head.length, end + 1)) as { partition: string; offset: string; event_type: string };
+    const pos = parseOffset(cursor.offset);
+    if (pos === undefined || cursor.event_type !== subscriptionEventType) throw new InvariantViolation('SubscriptionSkipped', `s${c.id}: a line with cursor ${JSON.stringify(cursor)}`);
+    const at = pos.kind === 'begin' ? -1 : pos.offset;
+    const p = Number(cursor.partition);
+    const open = text.indexOf(',"events":[', end);
+    const events = open < 0 ? [] : text.slice(open + ',"events":['.length, text.indexOf(']', open)).split(',');
+    const who = `s${c.id} stream ${stream.id} on n${stream.node.id} p${p}`;
+    const last = stream.last.get(p);
+    const t = this.#tracks[p]!;
+    if (events.length === 0) {
+      // A keep-alive repeats the cursor of the last batch; before the first, it names where the stream starts.
+      if (last === undefined) this.#starts(who, p, at);
+      else if (at !== last) throw new InvariantViolation('SubscriptionSkipped', `${who}: a keep-alive names cursor ${at}, the last batch ended at ${last}`);
+      return;
+    }
+    const first = at - events.length + 1;
+    // A batch continues the last one, or the stream (re)starts the partition (its first batch, or the
+    // partition came back to it after a rebalance).
+    if (last === undefined || first !== last + 1) this.#starts(who, p, first - 1);
+    const remote = !this.#env.voterOn(stream.node.id, this.#ctx.partitions[p]!);
+    events.forEach((payload, k) => {
+      const offset = first + k;
+      this.#ctx.ledger.consumed(`s${c.id}`, p, offset, payload);
+      t.covered.add(offset);
+      this.#ctx.stats.subEvents++;
+      if (remote) this.#ctx.stats.subRemoteEvents++;
+    });
+    while (t.covered.has(t.h + 1)) t.covered.delete(++t.h);
+    stream.last.set(p, at);
+    this.#ctx.log(`${who}: ${first}..${at}`);
+    // What it received is committed: soon, late, or with a later batch.
+    if (c.pendingOf !== stream) {
+      c.pendingOf = stream;
+      c.pending.clear();
+    }
+    c.pending.set(p, at);
+    const r = this.#rng;
+    const x = r.next();
+    if (x < 0.6) this.#ctx.at(r.between(5, 150), () => this.#commit(c, stream, false));
+    else if (x < 0.85) this.#ctx.at(r.between(300, 2000), () => this.#commit(c, stream, false));
+  }
+
+  /**
+   * A stream (re)starts partition `p` after `after`: right after a cursor the subscription committed
+   * (SubscriptionResumedWrong otherwise; nothing earlier is sent again, nothing uncommitted skipped),
+   * or, with retention, at an oldest offset past it with nothing retention had to keep before it; and
+   * never past an event no stream delivered (SubscriptionSkipped, unless retention removed it).
+   */
+  #starts(who: string, p: number, after: number): void {
+    const t = this.#tracks[p]!;
+    if (!t.values.has(after)) {
+      const floor = this.#env.retention ? this.#ctx.ledger.keptFloor(p) : undefined;
+      const keptBefore = floor !== undefined && floor.first! <= after && floor.first! + floor.payloads.length - 1 <= this.#newestEver[p]!;
+      if (!this.#env.retention || keptBefore || after < Math.max(...t.values)) {
+        throw new InvariantViolation('SubscriptionResumedWrong', `${who}: starts after ${after}, which is no cursor the subscription committed (${[...t.values].sort((a, b) => a - b).slice(-6).join(', ')}, ...)`);
+      }
+    }
+    if (after > t.h) this.#gap(who, p, after + 1);
+  }
+
+  /**
+   * Events from `first` on reach a consumer while offsets after the highest h covered so far were never
+   * delivered: only retention may have removed them (RetainedLost checks that it was allowed to).
+   */
+  #gap(who: string, p: number, first: number): void {
+    const t = this.#tracks[p]!;
+    if (!this.#env.retention) throw new InvariantViolation('SubscriptionSkipped', `${who}: starts at ${first}, but no stream delivered ${t.h + 1}..${first - 1} (retention is off)`);
+    this.#ctx.ledger.skipped(who, p, t.h, first, Math.max(first - 1, this.#newestEver[p]!));
+    for (let o = t.h + 1; o < first; o++) t.covered.add(o);
+    while (t.covered.has(t.h + 1)) t.covered.delete(++t.h);
+  }
+
+  /** Commits what the stream delivered and not committed yet, through its node or another, sometimes with an older cursor again. */
+  #commit(c: SubConsumer, stream: Stream, afterCrash: boolean): void {
+    const ctx = this.#ctx;
+    const r = this.#rng;
+    const sub = this.#subscription;
+    if (sub === undefined || stream.id === undefined || c.pendingOf !== stream || c.pending.size === 0) return;
+    const up = ctx.running().filter((n) => n.hub !== undefined);
+    const here = stream.node.running && stream.node.incarnation === stream.inc && stream.node.hub !== undefined;
+    const elsewhere = up.filter((n) => n !== stream.node);
+    const node = here && (elsewhere.length === 0 || r.chance(0.8)) ? stream.node : elsewhere.length > 0 ? r.pick(elsewhere) : undefined;
+    if (node === undefined) return;
+    const cursors: number[][] = [...c.pending].map(([p, o]) => [p, o]);
+    // A late or repeated commit: a cursor committed before goes again (it must come back outdated).
+    const late = c.sent.length > 0 && r.chance(0.15);
+    if (late) cursors.push(r.pick(c.sent));
+    c.pending.clear();
+    for (const cur of cursors) c.sent.push(cur);
+    if (c.sent.length > 20) c.sent.splice(0, c.sent.length - 20);
+    const items = cursors.map(([p, o]) => ({ event_type: subscriptionEventType, partition: String(p), offset: formatCursor(1, o as never), cursor_token: 't' }));
+    const inc = node.incarnation;
+    const who = `s${c.id} commit via n${node.id} for ${stream.id}`;
+    this.#ctx.stats.subCommits++;
+    if (late) this.#ctx.stats.subLateCommits++;
+    if (node !== stream.node) this.#ctx.stats.subCommitsElsewhere++;
+    if (afterCrash) this.#ctx.stats.subCommitsAfterCrash++;
+    ctx.log(`${who}: ${cursors.map(([p, o]) => `p${p}@${o}`).join(' ')}`);
+    node.hub!.commit(sub, stream.id, { items }).then(
+      () => {
+        if (node.incarnation !== inc || node.metadata === undefined) return;
+        this.#ctx.stats.subCommitsAcked++;
+        // Committed or outdated: either way the cursor is at least there on every node that applied as far.
+        const index = node.metadata.raftGroup.applied;
+        ctx.log(`${who}: acknowledged at metadata index ${index}`);
+        try {
+          for (const [p, o] of cursors) this.#oblige(p!, index, o!, who);
+        } catch (err) {
+          ctx.fail(err);
+        }
+      },
+      (err: unknown) => {
+        if (node.incarnation !== inc) return;
+        if (!this.#expected(err)) return ctx.fail(this.#asFailure('SubscriptionCommitFailed', who, err));
+        this.#ctx.stats.subCommitsRefused++;
+        ctx.log(`${who}: refused: ${(err as Error).message}`);
+      },
+    );
+  }
+
+  #oblige(p: number, index: number, offset: number, who: string): void {
+    const t = this.#tracks[p]!;
+    // Obligations at a lower index with a higher offset cover this one.
+    if (t.obligations.some((o) => o.index <= index && o.offset >= offset)) return;
+    t.obligations = t.obligations.filter((o) => !(o.index >= index && o.offset <= offset));
+    t.obligations.push({ index, offset, who });
+    // Nodes that already applied that far must hold it now (the others are checked as they apply).
+    for (const n of this.#ctx.running()) {
+      const md = n.metadata;
+      if (md === undefined || md.raftGroup.applied < index || this.#subscription === undefined) continue;
+      const have = md.state.runtime(this.#subscription)?.committed.get(keyOf(p))?.offset ?? -2;
+      if (have < offset) throw new InvariantViolation('SubscriptionCommitLost', `p${p}: n${n.id} applied metadata index ${md.raftGroup.applied} and holds cursor ${have}, but ${who} was acknowledged at index ${index} for ${offset}`);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Cursor tools during chaos
+
+  #tools(): void {
+    const ctx = this.#ctx;
+    const r = this.#rng;
+    const up = ctx.running().filter((n) => n.replicas !== undefined && n.metadata !== undefined && n.hub !== undefined);
+    if (up.length === 0) return;
+    const node = r.pick(up);
+    const md = node.metadata!;
+    const rec = this.stateOf(md).eventType(subscriptionEventType);
+    if (rec === undefined) return;
+    const cursors = new CursorResolver(node.replicas!);
+    const p = r.int(ctx.partitions.length);
+    const part = String(p);
+    const ever = this.#newestEver[p]!;
+    const pickOffset = (): number => Math.min(ever + 2, Math.max(-1, ever - r.int(8) + r.int(3)));
+    const wire = (o: number) => ({ partition: part, offset: formatCursor(1, o as never) });
+    const who = `n${node.id} p${p}`;
+    const beyond = (what: string, o: number): void => {
+      // Read again now: an apply in this very event counts as committed.
+      this.observe();
+      if (o > this.#newestEver[p]!) throw new InvariantViolation('CursorToolUncommitted', `${who}: ${what} names offset ${o}, past the newest offset any replica applied (${this.#newestEver[p]})`);
+    };
+    const kind = r.pick(['partitions', 'distance', 'lag', 'shift', 'stats'] as const);
+    this.#ctx.stats.cursorTools++;
+    try {
+      switch (kind) {
+        case 'partitions': {
+          const v = cursors.partitionView(rec, part);
+          beyond('the partition view', offsetOf(v.newest_available_offset));
+          break;
+        }
+        case 'distance': {
+          const a = pickOffset();
+          const b = pickOffset();
+          const d = cursorDistance(cursors, rec, wire(a), wire(b), who);
+          beyond('a distance', Math.max(a, b));
+          if (d !== b - a) throw new InvariantViolation('CursorToolFailed', `${who}: distance from ${a} to ${b} is ${d}`);
+          break;
+        }
+        case 'lag': {
+          const a = pickOffset();
+          const v = cursorLag(cursors, rec, wire(a));
+          const newest = offsetOf(v.newest_available_offset);
+          beyond('a lag', Math.max(a, newest));
+          if (v.unconsumed_events !== newest - a) throw new InvariantViolation('CursorToolFailed', `${who}: lag of ${a} is ${v.unconsumed_events} with newest ${newest}`);
+          break;
+        }
+        case 'shift': {
+          const a = pickOffset();
+          const shift = r.between(-4, 4);
+          const to = offsetOf(shiftCursor(cursors, rec, wire(a), shift, who).offset);
+          beyond(`a shift of ${a} by ${shift}`, Math.max(a, to));
+          if (to !== a + shift) throw new InvariantViolation('CursorToolFailed', `${who}: ${a} shifted by ${shift} is ${to}`);
+          break;
+        }
+        case 'stats': {
+          if (this.#subscription === undefined) break;
+          for (const et of node.hub!.stats(this.#subscription)) {
+            for (const s of et.partitions) {
+              if (s.unconsumed_events !== undefined && s.unconsumed_events < 0) throw new InvariantViolation('CursorToolFailed', `${who}: ${s.partition} has ${s.unconsumed_events} unconsumed events`);
+            }
+          }
+          break;
+        }
+      }
+      ctx.log(`${who}: cursor tool ${kind} answered`);
+    } catch (err) {
+      if (err instanceof InvariantViolation) throw err;
+      if (isProblem(err) && (err.status === 422 || err.status === 503)) {
+        this.#ctx.stats.cursorToolsRefused++;
+        ctx.log(`${who}: cursor tool ${kind} refused: ${err.detail ?? err.title}`);
+        return;
+      }
+      throw this.#asFailure('CursorToolFailed', `${who} ${kind}`, err);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Checks after every event
+
+  /** A node applied a metadata command: the committed cursors it now holds are places a stream may start. */
+  applied(md: RaftMetadataGroup): void {
+    const sub = this.#subscription;
+    const rt = sub === undefined ? undefined : md.state.runtime(sub);
+    if (rt === undefined) return;
+    for (const p of this.#ctx.partitions) {
+      const c = rt.committed.get(keyOf(p.partition))?.offset;
+      if (c !== undefined) this.#tracks[p.index]!.values.add(c);
+    }
+  }
+
+  /** Records what every node's metadata and replicas hold now, and checks the cursors against it. */
+  observe(): void {
+    const ctx = this.#ctx;
+    for (const n of ctx.running()) {
+      for (const p of ctx.partitions) {
+        const b = n.replicas?.replica(this.#env.topic, p.partition)?.bounds();
+        if (b !== undefined && b.newest > this.#newestEver[p.index]!) this.#newestEver[p.index] = b.newest;
+      }
+    }
+    const sub = this.#subscription;
+    if (sub === undefined) return;
+    for (const n of ctx.running()) {
+      const md = n.metadata;
+      if (md === undefined) continue;
+      const applied = md.raftGroup.applied;
+      const seen = this.#seen.get(n.id);
+      if (seen !== undefined && seen.inc === n.incarnation && seen.applied === applied) continue;
+      this.#seen.set(n.id, { inc: n.incarnation, applied });
+      const rt = md.state.runtime(sub);
+      if (rt === undefined) continue;
+      for (const p of ctx.partitions) {
+        const c = rt.committed.get(keyOf(p.partition))?.offset;
+        if (c !== undefined) this.#point(n.id, p.index, applied, c);
+      }
+    }
+  }
+
+  #point(node: NodeId, p: number, index: number, cursor: number): void {
+    const t = this.#tracks[p]!;
+    const pts = t.points;
+    let lo = 0;
+    let hi = pts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (pts[mid]![0] < index) lo = mid + 1;
+      else hi = mid;
+    }
+    const same = pts[lo];
+    if (same !== undefined && same[0] === index) {
+      if (same[1] !== cursor) throw new InvariantViolation('SubscriptionCursorBackwards', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, another node held ${same[1]} there`);
+    } else {
+      const before = pts[lo - 1];
+      const after = pts[lo];
+      if (before !== undefined && before[1] > cursor) throw new InvariantViolation('SubscriptionCursorBackwards', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, it was ${before[1]} at index ${before[0]}`);
+      if (after !== undefined && after[1] < cursor) throw new InvariantViolation('SubscriptionCursorBackwards', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, it is ${after[1]} at the later index ${after[0]}`);
+      pts.splice(lo, 0, [index, cursor]);
+    }
+    for (const o of t.obligations) {
+      if (o.index <= index && cursor < o.offset) throw new InvariantViolation('SubscriptionCommitLost', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, but ${o.who} was acknowledged at index ${o.index} for ${o.offset}`);
+    }
+    if (cursor > t.h) this.#gap(`the cursor on n${node} at metadata index ${index}`, p, cursor + 1);
+  }
+
+  /** In calm: every node's committed cursors are at the newest offset of every partition. */
+  caughtUp(newest: (p: SimPartition) => number): boolean {
+    const sub = this.#subscription;
+    if (!this.enabled) return true;
+    if (sub === undefined) return false;
+    return this.#ctx.running().every((n) => {
+      const rt = n.metadata?.state.runtime(sub);
+      return rt !== undefined && this.#ctx.partitions.every((p) => (rt.committed.get(keyOf(p.partition))?.offset ?? -2) >= newest(p));
+    });
+  }
+
+  describe(): string {
+    const sub = this.#subscription;
+    if (sub === undefined) return 'no subscription yet';
+    const md = this.#ctx.running().find((n) => n.metadata !== undefined)?.metadata;
+    const rt = md?.state.runtime(sub);
+    const cursors = this.#ctx.partitions.map((p) => `p${p.index}@${rt?.committed.get(keyOf(p.partition))?.offset ?? '-'}`).join(' ');
+    const slots = rt?.slots.map((s) => `${s.partition}:${s.session?.slice(0, 8) ?? '-'}${s.releasingFrom === undefined ? '' : `<${s.releasingFrom.slice(0, 8)}`}`).join(' ') ?? '-';
+    const sessions = rt?.sessions.map((s) => `${s.id.slice(0, 8)}@n${s.node}.${s.incarnation}`).join(' ') ?? '-';
+    const consumers = this.#consumers.map((c) => `s${c.id}${c.stream === undefined ? ' (not connected)' : ` on n${c.stream.node.id} ${c.stream.id?.slice(0, 8) ?? '(opening)'}`}`).join(' ');
+    return `subscription cursors ${cursors}; slots ${slots}; sessions ${sessions}; ${consumers}; delivered up to ${this.#tracks.map((t, i) => `p${i}@${t.h}`).join(' ')}`;
+  }
+}
+
+function keyOf(partition: number): string {
+  return partitionKeyOf({ event_type: subscriptionEventType, partition: String(partition) });
+}
+
+function offsetOf(wire: string): number {
+  const pos = parseOffset(wire);
+  if (pos === undefined) throw new InvariantViolation('CursorToolFailed', `an answer names offset ${wire}`);
+  return pos.kind === 'begin' ? -1 : pos.offset;
+}
