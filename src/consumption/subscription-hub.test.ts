@@ -288,3 +288,23 @@ test('a stream request whose stream.open had an unknown outcome does not leave a
   const opened = await hub.open('sub', {});
   assert.equal(sm.runtime('sub')!.slots[0]!.session, opened.id);
 });
+
+test('a session of an earlier process of this node that this node learns of only after its start is closed', async () => {
+  // Found by the host simulation (seed 7): a node whose data directory was wiped started with an empty
+  // metadata copy, so closeStaleSessions found nothing to close; the session its previous process held
+  // arrived later with the catch-up, and held its partitions for as long as the node ran.
+  const { hub, sm, proposed } = setup({ partitions: 2, events: [3, 3], incarnation: 'new' });
+  assert.equal(await hub.closeStaleSessions(), 0, 'nothing stale in this node\'s copy at start');
+  const late: MetadataCommand = { op: 'stream.open', subscription: 'sub', session: { id: 'old-stream', node: 1, incarnation: 'old', openedAtMs: 0, commitTimeoutMs: 60_000 }, starts: [] };
+  sm.apply(sm.appliedIndex + 1, late);
+  hub.applied(late);
+  for (let i = 0; i < 50 && sm.runtime('sub')!.sessions.length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the stale session was closed');
+  assert.ok(proposed.some((c) => c.op === 'stream.close_stale'));
+  // Another node's session is not this node's to close.
+  const other: MetadataCommand = { op: 'stream.open', subscription: 'sub', session: { id: 'elsewhere', node: 2, incarnation: 'x', openedAtMs: 0, commitTimeoutMs: 60_000 }, starts: [] };
+  sm.apply(sm.appliedIndex + 1, other);
+  hub.applied(other);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(sm.runtime('sub')!.sessions.map((s) => s.id), ['elsewhere']);
+});

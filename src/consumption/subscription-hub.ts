@@ -179,14 +179,46 @@ export class SubscriptionHub {
       this.#timer(0, () => this.#closeOrphan(cmd.subscription, cmd.session.id));
     }
     const sub = 'subscription' in cmd && typeof cmd.subscription === 'string' ? cmd.subscription : cmd.op === 'subscription.delete' ? cmd.id : undefined;
-    if (cmd.op === 'stream.close_stale') return this.kickAll();
+    // A session of an earlier process of this node shows up only now (this node's metadata lagged at
+    // start, or its directory was wiped): close it, as at start.
+    if (cmd.op === 'stream.open' && cmd.session.node === this.#node && cmd.session.incarnation !== this.#incarnation) this.#closeStaleSoon();
+    if (cmd.op === 'stream.close_stale') return this.#kickStreams();
     if (sub === undefined) return;
     for (const s of this.#streams.values()) if (s.subscription === sub && s.closedAtMs === undefined) s.stream.kick();
   }
 
-  /** The state was replaced (a snapshot from the leader): every stream re-reads it. */
+  /** The state was replaced (a snapshot from the leader): every stream re-reads it, and stale sessions it names are closed. */
   kickAll(): void {
+    this.#kickStreams();
+    this.#closeStaleSoon();
+  }
+
+  #kickStreams(): void {
     for (const s of this.#streams.values()) if (s.closedAtMs === undefined) s.stream.kick();
+  }
+
+  #staleCheck = false;
+
+  /**
+   * closeStaleSessions at start sees only what this node's metadata holds then: a node whose copy
+   * lagged (or whose directory was wiped) learns of its previous process's sessions later, and without
+   * this they would hold their partitions for as long as this node runs (the session reaper closes only
+   * those of nodes that stay unreachable). Retried every 500 ms until it is applied.
+   */
+  #closeStaleSoon(): void {
+    if (this.#staleCheck || this.#draining) return;
+    this.#staleCheck = true;
+    // Not from inside the apply: the close is a proposal of its own.
+    this.#timer(0, () => {
+      this.closeStaleSessions().then(
+        () => (this.#staleCheck = false),
+        () =>
+          this.#timer(500, () => {
+            this.#staleCheck = false;
+            this.#closeStaleSoon();
+          }),
+      );
+    });
   }
 
   #subscription(id: string): Subscription {

@@ -94,6 +94,8 @@ interface SubConsumer {
   readonly pending: Map<number, number>;
   /** Cursors committed before (a late or repeated commit sends one again). */
   readonly sent: number[][];
+  /** A commit is due shortly. */
+  commitSoon: boolean;
 }
 
 /** A committed cursor as a function of the metadata's applied index, per partition. */
@@ -129,7 +131,7 @@ export class SubscriptionSim {
     this.#env = env;
     // Its own stream of choices, so that the other parts' draws stay as they were.
     this.#rng = new Prng(env.seed * 43 + 17);
-    for (let id = 0; id < consumers; id++) this.#consumers.push({ id, stream: undefined, pendingOf: undefined, pending: new Map(), sent: [] });
+    for (let id = 0; id < consumers; id++) this.#consumers.push({ id, stream: undefined, pendingOf: undefined, pending: new Map(), sent: [], commitSoon: false });
     this.#tracks = ctx.partitions.map(() => ({ points: [], obligations: [], covered: new Set<number>(), h: -1, values: new Set<number>() }));
     this.#newestEver = ctx.partitions.map(() => -1);
   }
@@ -296,7 +298,7 @@ export class SubscriptionSim {
     const query = {
       batch_limit: String(r.pick([1, 1, 4, 16])),
       batch_flush_timeout: '1',
-      max_uncommitted_events: String(r.pick([1, 4, 20])),
+      max_uncommitted_events: String(r.pick([1, 10, 50, 100])),
       commit_timeout: String(r.pick([1, 2, 3])),
     };
     const who = `s${c.id} via n${node.id}`;
@@ -381,14 +383,16 @@ export class SubscriptionSim {
     const t = this.#tracks[p]!;
     if (events.length === 0) {
       // A keep-alive repeats the cursor of the last batch; before the first, it names where the stream starts.
-      if (last === undefined) this.#starts(who, p, at);
+      if (last === undefined) this.#starts(who, stream.node, p, at);
       else if (at !== last) throw new InvariantViolation('SubscriptionSkipped', `${who}: a keep-alive names cursor ${at}, the last batch ended at ${last}`);
+      // A stream that only sends keep-alives may be paused (max_uncommitted_events): commit what it has.
+      if (c.pendingOf === stream && c.pending.size > 0 && !c.commitSoon) this.#commitSoon(c, stream);
       return;
     }
     const first = at - events.length + 1;
     // A batch continues the last one, or the stream (re)starts the partition (its first batch, or the
     // partition came back to it after a rebalance).
-    if (last === undefined || first !== last + 1) this.#starts(who, p, first - 1);
+    if (last === undefined || first !== last + 1) this.#starts(who, stream.node, p, first - 1);
     const remote = !this.#env.voterOn(stream.node.id, this.#ctx.partitions[p]!);
     events.forEach((payload, k) => {
       const offset = first + k;
@@ -408,8 +412,18 @@ export class SubscriptionSim {
     c.pending.set(p, at);
     const r = this.#rng;
     const x = r.next();
-    if (x < 0.6) this.#ctx.at(r.between(5, 150), () => this.#commit(c, stream, false));
-    else if (x < 0.85) this.#ctx.at(r.between(300, 2000), () => this.#commit(c, stream, false));
+    if (x < 0.6 || !this.#ctx.chaos) {
+      if (!c.commitSoon) this.#commitSoon(c, stream);
+    } else if (x < 0.85) this.#ctx.at(r.between(300, 2000), () => this.#commit(c, stream, false));
+  }
+
+  #commitSoon(c: SubConsumer, stream: Stream): void {
+    c.commitSoon = true;
+    // In calm the client commits at once (its backlog must drain within the liveness bound).
+    this.#ctx.at(this.#ctx.chaos ? this.#rng.between(5, 150) : this.#rng.between(1, 10), () => {
+      c.commitSoon = false;
+      this.#commit(c, stream, false);
+    });
   }
 
   /**
@@ -418,13 +432,15 @@ export class SubscriptionSim {
    * or, with retention, at an oldest offset past it with nothing retention had to keep before it; and
    * never past an event no stream delivered (SubscriptionSkipped, unless retention removed it).
    */
-  #starts(who: string, p: number, after: number): void {
+  #starts(who: string, node: SimHostNode, p: number, after: number): void {
     const t = this.#tracks[p]!;
     if (!t.values.has(after)) {
       const floor = this.#env.retention ? this.#ctx.ledger.keptFloor(p) : undefined;
       const keptBefore = floor !== undefined && floor.first! <= after && floor.first! + floor.payloads.length - 1 <= this.#newestEver[p]!;
-      if (!this.#env.retention || keptBefore || after < Math.max(...t.values)) {
-        throw new InvariantViolation('SubscriptionResumedWrong', `${who}: starts after ${after}, which is no cursor the subscription committed (${[...t.values].sort((a, b) => a - b).slice(-6).join(', ')}, ...)`);
+      if (!this.#env.retention || keptBefore) {
+        const b = node.replicas?.bounds(this.#env.topic, p);
+        const why = floor === undefined ? '' : `; batch ${floor.id} at ${floor.first}.. is one retention must keep`;
+        throw new InvariantViolation('SubscriptionResumedWrong', `${who}: starts after ${after}, which is no cursor the subscription committed (${[...t.values].sort((a, b) => a - b).slice(-6).join(', ')}); the node's bounds ${b?.oldest}..${b?.newest}${why}`);
       }
     }
     if (after > t.h) this.#gap(who, p, after + 1);
