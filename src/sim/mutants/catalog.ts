@@ -144,4 +144,28 @@ export const mutants: readonly Mutant[] = [
     replace: '  if (inConf(from) && view.self < 0) {',
     sims: ['host'],
   },
+  {
+    name: 'subscription-commit-backwards',
+    why: 'a commit of a cursor older than the committed one is accepted and moves the cursor back (a late or repeated commit)',
+    file: 'src/metadata/subscription-runtime.ts',
+    find: "      if (prev !== undefined && prev.offset >= c.offset) return 'outdated';",
+    replace: "      if (prev !== undefined && prev.offset === c.offset) return 'outdated';",
+    sims: ['host'],
+  },
+  {
+    name: 'subscription-resume-skips',
+    why: 'a subscription stream that takes over a partition starts one event past the committed cursor (an uncommitted event is never delivered)',
+    file: 'src/consumption/subscription-stream.ts',
+    find: '      const readAfter = toOffset(Math.max(committed, oldest - 1));',
+    replace: '      const readAfter = toOffset(Math.max(committed + 1, oldest - 1));',
+    sims: ['host'],
+  },
+  {
+    name: 'cursor-past-newest',
+    why: 'a cursor one past the newest offset the node knows passes the range check (a cursor tool answers with an offset not committed yet)',
+    file: 'src/consumption/cursors.ts',
+    find: '    if (after > b.newest) {\n      throw problems.invalidCursor(`Offset "${shownAs}"',
+    replace: '    if (after > b.newest + 1) {\n      throw problems.invalidCursor(`Offset "${shownAs}"',
+    sims: ['host'],
+  },
 ];
