@@ -59,6 +59,7 @@ import { eventTypeFor } from './host-metadata.js';
 import type { SimHostNode } from './host-node.js';
 import { InvariantViolation } from './invariants.js';
 import { Prng } from './prng.js';
+import { SubscriptionLedger } from './subscription-ledger.js';
 
 const silent = pino({ level: 'silent' });
 /** The event type the subscription reads: the simulated partitions, as the metadata knows them. */
@@ -98,25 +99,12 @@ interface SubConsumer {
   commitSoon: boolean;
 }
 
-/** A committed cursor as a function of the metadata's applied index, per partition. */
-interface Track {
-  /** [applied index, cursor] sorted by index, one per index. */
-  readonly points: [number, number][];
-  /** Acknowledged commits: every node that applied `index` holds a cursor of at least `offset`. */
-  obligations: { index: number; offset: number; who: string }[];
-  /** Offsets delivered by some stream (or removed by retention before any did), and the highest h with every offset up to h among them. */
-  readonly covered: Set<number>;
-  h: number;
-  /** Every committed cursor the state machine held, on any node (where a stream may start the partition). */
-  readonly values: Set<number>;
-}
-
 export class SubscriptionSim {
   readonly #ctx: HostSimContext;
   readonly #rng: Prng;
   readonly #env: SubscriptionSimEnv;
   readonly #consumers: SubConsumer[] = [];
-  readonly #tracks: Track[];
+  readonly #checks: SubscriptionLedger;
   /** Per partition: the newest offset any replica has applied (committed), over the whole run. */
   readonly #newestEver: number[];
   /** Per node: the metadata index applied when last recorded, and its incarnation. */
@@ -132,7 +120,7 @@ export class SubscriptionSim {
     // Its own stream of choices, so that the other parts' draws stay as they were.
     this.#rng = new Prng(env.seed * 43 + 17);
     for (let id = 0; id < consumers; id++) this.#consumers.push({ id, stream: undefined, pendingOf: undefined, pending: new Map(), sent: [], commitSoon: false });
-    this.#tracks = ctx.partitions.map(() => ({ points: [], obligations: [], covered: new Set<number>(), h: -1, values: new Set<number>() }));
+    this.#checks = new SubscriptionLedger(ctx.partitions.length, ctx.ledger, env.retention);
     this.#newestEver = ctx.partitions.map(() => -1);
   }
 
@@ -380,7 +368,6 @@ export class SubscriptionSim {
     const events = open < 0 ? [] : text.slice(open + ',"events":['.length, text.indexOf(']', open)).split(',');
     const who = `s${c.id} stream ${stream.id} on n${stream.node.id} p${p}`;
     const last = stream.last.get(p);
-    const t = this.#tracks[p]!;
     if (events.length === 0) {
       // A keep-alive repeats the cursor of the last batch; before the first, it names where the stream starts.
       if (last === undefined) this.#starts(who, stream.node, p, at);
@@ -397,11 +384,10 @@ export class SubscriptionSim {
     events.forEach((payload, k) => {
       const offset = first + k;
       this.#ctx.ledger.consumed(`s${c.id}`, p, offset, payload);
-      t.covered.add(offset);
+      this.#checks.delivered(p, offset);
       this.#ctx.stats.subEvents++;
       if (remote) this.#ctx.stats.subRemoteEvents++;
     });
-    while (t.covered.has(t.h + 1)) t.covered.delete(++t.h);
     stream.last.set(p, at);
     this.#ctx.log(`${who}: ${first}..${at}`);
     // What it received is committed: soon, late, or with a later batch.
@@ -426,36 +412,24 @@ export class SubscriptionSim {
     });
   }
 
-  /**
-   * A stream (re)starts partition `p` after `after`: right after a cursor the subscription committed
-   * (SubscriptionResumedWrong otherwise; nothing earlier is sent again, nothing uncommitted skipped),
-   * or, with retention, at an oldest offset past it with nothing retention had to keep before it; and
-   * never past an event no stream delivered (SubscriptionSkipped, unless retention removed it).
-   */
+  /** Where a stream (re)starts partition `p` (SubscriptionLedger.starts), with what its node knew. */
   #starts(who: string, node: SimHostNode, p: number, after: number): void {
-    const t = this.#tracks[p]!;
-    if (!t.values.has(after)) {
-      const floor = this.#env.retention ? this.#ctx.ledger.keptFloor(p) : undefined;
-      const keptBefore = floor !== undefined && floor.first! <= after && floor.first! + floor.payloads.length - 1 <= this.#newestEver[p]!;
-      if (!this.#env.retention || keptBefore) {
-        const b = node.replicas?.bounds(this.#env.topic, p);
-        const why = floor === undefined ? '' : `; batch ${floor.id} at ${floor.first}.. is one retention must keep`;
-        throw new InvariantViolation('SubscriptionResumedWrong', `${who}: starts after ${after}, which is no cursor the subscription committed (${[...t.values].sort((a, b) => a - b).slice(-6).join(', ')}); the node's bounds ${b?.oldest}..${b?.newest}${why}`);
-      }
-    }
-    if (after > t.h) this.#gap(who, p, after + 1);
+    this.#checks.starts(who, p, after, this.#newestEver[p]!, () => {
+      const b = node.replicas?.bounds(this.#env.topic, p);
+      return `; the node's bounds ${b?.oldest}..${b?.newest}`;
+    });
   }
 
-  /**
-   * Events from `first` on reach a consumer while offsets after the highest h covered so far were never
-   * delivered: only retention may have removed them (RetainedLost checks that it was allowed to).
-   */
-  #gap(who: string, p: number, first: number): void {
-    const t = this.#tracks[p]!;
-    if (!this.#env.retention) throw new InvariantViolation('SubscriptionSkipped', `${who}: starts at ${first}, but no stream delivered ${t.h + 1}..${first - 1} (retention is off)`);
-    this.#ctx.ledger.skipped(who, p, t.h, first, Math.max(first - 1, this.#newestEver[p]!));
-    for (let o = t.h + 1; o < first; o++) t.covered.add(o);
-    while (t.covered.has(t.h + 1)) t.covered.delete(++t.h);
+  /** The running nodes' applied metadata index and committed cursor of `p`. */
+  #holders(p: number): { node: string; applied: number; cursor: number | undefined }[] {
+    const sub = this.#subscription;
+    const out: { node: string; applied: number; cursor: number | undefined }[] = [];
+    for (const n of this.#ctx.running()) {
+      const md = n.metadata;
+      if (md === undefined || sub === undefined) continue;
+      out.push({ node: `n${n.id}`, applied: md.raftGroup.applied, cursor: md.state.runtime(sub)?.committed.get(keyOf(p))?.offset });
+    }
+    return out;
   }
 
   /** Commits what the stream delivered and not committed yet, through its node or another, sometimes with an older cursor again. */
@@ -492,7 +466,7 @@ export class SubscriptionSim {
         const index = node.metadata.raftGroup.applied;
         ctx.log(`${who}: acknowledged at metadata index ${index}`);
         try {
-          for (const [p, o] of cursors) this.#oblige(p!, index, o!, who);
+          for (const [p, o] of cursors) this.#checks.acknowledged(p!, index, o!, who, this.#holders(p!));
         } catch (err) {
           ctx.fail(err);
         }
@@ -504,21 +478,6 @@ export class SubscriptionSim {
         ctx.log(`${who}: refused: ${(err as Error).message}`);
       },
     );
-  }
-
-  #oblige(p: number, index: number, offset: number, who: string): void {
-    const t = this.#tracks[p]!;
-    // Obligations at a lower index with a higher offset cover this one.
-    if (t.obligations.some((o) => o.index <= index && o.offset >= offset)) return;
-    t.obligations = t.obligations.filter((o) => !(o.index >= index && o.offset <= offset));
-    t.obligations.push({ index, offset, who });
-    // Nodes that already applied that far must hold it now (the others are checked as they apply).
-    for (const n of this.#ctx.running()) {
-      const md = n.metadata;
-      if (md === undefined || md.raftGroup.applied < index || this.#subscription === undefined) continue;
-      const have = md.state.runtime(this.#subscription)?.committed.get(keyOf(p))?.offset ?? -2;
-      if (have < offset) throw new InvariantViolation('SubscriptionCommitLost', `p${p}: n${n.id} applied metadata index ${md.raftGroup.applied} and holds cursor ${have}, but ${who} was acknowledged at index ${index} for ${offset}`);
-    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -610,7 +569,7 @@ export class SubscriptionSim {
     if (rt === undefined) return;
     for (const p of this.#ctx.partitions) {
       const c = rt.committed.get(keyOf(p.partition))?.offset;
-      if (c !== undefined) this.#tracks[p.index]!.values.add(c);
+      if (c !== undefined) this.#checks.committedValue(p.index, c);
     }
   }
 
@@ -636,35 +595,9 @@ export class SubscriptionSim {
       if (rt === undefined) continue;
       for (const p of ctx.partitions) {
         const c = rt.committed.get(keyOf(p.partition))?.offset;
-        if (c !== undefined) this.#point(n.id, p.index, applied, c);
+        if (c !== undefined) this.#checks.observed(`n${n.id}`, p.index, applied, c, this.#newestEver[p.index]!);
       }
     }
-  }
-
-  #point(node: NodeId, p: number, index: number, cursor: number): void {
-    const t = this.#tracks[p]!;
-    const pts = t.points;
-    let lo = 0;
-    let hi = pts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (pts[mid]![0] < index) lo = mid + 1;
-      else hi = mid;
-    }
-    const same = pts[lo];
-    if (same !== undefined && same[0] === index) {
-      if (same[1] !== cursor) throw new InvariantViolation('SubscriptionCursorBackwards', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, another node held ${same[1]} there`);
-    } else {
-      const before = pts[lo - 1];
-      const after = pts[lo];
-      if (before !== undefined && before[1] > cursor) throw new InvariantViolation('SubscriptionCursorBackwards', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, it was ${before[1]} at index ${before[0]}`);
-      if (after !== undefined && after[1] < cursor) throw new InvariantViolation('SubscriptionCursorBackwards', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, it is ${after[1]} at the later index ${after[0]}`);
-      pts.splice(lo, 0, [index, cursor]);
-    }
-    for (const o of t.obligations) {
-      if (o.index <= index && cursor < o.offset) throw new InvariantViolation('SubscriptionCommitLost', `p${p}: n${node} holds cursor ${cursor} at metadata index ${index}, but ${o.who} was acknowledged at index ${o.index} for ${o.offset}`);
-    }
-    if (cursor > t.h) this.#gap(`the cursor on n${node} at metadata index ${index}`, p, cursor + 1);
   }
 
   /** In calm: every node's committed cursors are at the newest offset of every partition. */
@@ -687,7 +620,7 @@ export class SubscriptionSim {
     const slots = rt?.slots.map((s) => `${s.partition}:${s.session?.slice(0, 8) ?? '-'}${s.releasingFrom === undefined ? '' : `<${s.releasingFrom.slice(0, 8)}`}`).join(' ') ?? '-';
     const sessions = rt?.sessions.map((s) => `${s.id.slice(0, 8)}@n${s.node}.${s.incarnation}`).join(' ') ?? '-';
     const consumers = this.#consumers.map((c) => `s${c.id}${c.stream === undefined ? ' (not connected)' : ` on n${c.stream.node.id} ${c.stream.id?.slice(0, 8) ?? '(opening)'}`}`).join(' ');
-    return `subscription cursors ${cursors}; slots ${slots}; sessions ${sessions}; ${consumers}; delivered up to ${this.#tracks.map((t, i) => `p${i}@${t.h}`).join(' ')}`;
+    return `subscription cursors ${cursors}; slots ${slots}; sessions ${sessions}; ${consumers}; delivered up to ${this.#ctx.partitions.map((p) => `p${p.index}@${this.#checks.coveredTo(p.index)}`).join(' ')}`;
   }
 }
 
