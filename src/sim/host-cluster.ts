@@ -4,7 +4,9 @@
  * voter) beside PartitionReplicas over its own simulated disk, joined by an in-memory transport (Raft
  * messages, forwarded appends and forwarded metadata proposals) through a seeded faulty network, on
  * virtual time. Clients publish batches to random nodes and read and write metadata registers
- * (host-metadata.ts); faults (host-nemesis.ts) come and go; after every event the partition checks
+ * (host-metadata.ts); consumers read the partitions through the nodes' read paths (host-consumers.ts);
+ * subscription consumers stream and commit through every node's production subscription hub, and
+ * cursor tools run on random nodes (host-subscriptions.ts); faults (host-nemesis.ts) come and go; after every event the partition checks
  * (partition-ledger.ts) and the Raft checks of every group (group-watch.ts) run; at the end the
  * metadata history must be linearizable. Each round of chaos ends in calm: faults heal, every node
  * runs, and within a bound every group must elect, take a new batch on every partition (a new write
