@@ -504,6 +504,9 @@ export class SubscriptionSim {
       this.observe();
       if (o > this.#newestEver[p]!) throw new InvariantViolation('CursorToolUncommitted', `${who}: ${what} names offset ${o}, past the newest offset any replica applied (${this.#newestEver[p]})`);
     };
+    // A cursor -1 goes as BEGIN, which means before the oldest event the node holds.
+    const bounds = node.replicas!.bounds(this.#env.topic, p);
+    const at = (o: number): number => (o < 0 ? bounds.oldest - 1 : o);
     const kind = r.pick(['partitions', 'distance', 'lag', 'shift', 'stats'] as const);
     this.#ctx.stats.cursorTools++;
     try {
@@ -517,24 +520,24 @@ export class SubscriptionSim {
           const a = pickOffset();
           const b = pickOffset();
           const d = cursorDistance(cursors, rec, wire(a), wire(b), who);
-          beyond('a distance', Math.max(a, b));
-          if (d !== b - a) throw new InvariantViolation('CursorToolFailed', `${who}: distance from ${a} to ${b} is ${d}`);
+          beyond('a distance', Math.max(at(a), at(b)));
+          if (d !== at(b) - at(a)) throw new InvariantViolation('CursorToolFailed', `${who}: distance from ${a} to ${b} is ${d}`);
           break;
         }
         case 'lag': {
           const a = pickOffset();
           const v = cursorLag(cursors, rec, wire(a));
           const newest = offsetOf(v.newest_available_offset);
-          beyond('a lag', Math.max(a, newest));
-          if (v.unconsumed_events !== newest - a) throw new InvariantViolation('CursorToolFailed', `${who}: lag of ${a} is ${v.unconsumed_events} with newest ${newest}`);
+          beyond('a lag', Math.max(at(a), newest));
+          if (v.unconsumed_events !== newest - at(a)) throw new InvariantViolation('CursorToolFailed', `${who}: lag of ${a} is ${v.unconsumed_events} with newest ${newest}`);
           break;
         }
         case 'shift': {
           const a = pickOffset();
           const shift = r.between(-4, 4);
           const to = offsetOf(shiftCursor(cursors, rec, wire(a), shift, who).offset);
-          beyond(`a shift of ${a} by ${shift}`, Math.max(a, to));
-          if (to !== a + shift) throw new InvariantViolation('CursorToolFailed', `${who}: ${a} shifted by ${shift} is ${to}`);
+          beyond(`a shift of ${a} by ${shift}`, Math.max(at(a), to));
+          if (to !== Math.max(-1, at(a) + shift)) throw new InvariantViolation('CursorToolFailed', `${who}: ${a} shifted by ${shift} is ${to}`);
           break;
         }
         case 'stats': {
