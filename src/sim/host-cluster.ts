@@ -78,8 +78,9 @@ export interface HostSimOptions {
    */
   readonly consumers?: boolean;
   /**
-   * Subscription consumers and cursor tools (host-subscriptions.ts; default true). Off, a seed runs as
-   * it did before they existed (the found-list seeds replay so).
+   * Subscription consumers and cursor tools (host-subscriptions.ts; default false: host.sim.test.ts and
+   * the mutant runner turn them on with SIM_SUBSCRIPTIONS=1). Off, a seed runs as it did before they
+   * existed.
    */
   readonly subscriptions?: boolean;
 }
@@ -230,7 +231,7 @@ export class HostSimulation implements HostSimContext {
         retention: this.#tuning.retentionEveryMs !== undefined,
         voterOn: (node, p) => this.moves.lookup(node)(p.topic, p.partition)?.replicas.includes(node) ?? false,
       },
-      opts.subscriptions === false ? 0 : new Prng(opts.seed * 47 + 5).between(1, 3),
+      opts.subscriptions === true ? new Prng(opts.seed * 47 + 5).between(1, 3) : 0,
     );
     const env = this.#env();
     for (const id of ids) {

@@ -553,7 +553,8 @@ export class SubscriptionSim {
       ctx.log(`${who}: cursor tool ${kind} answered`);
     } catch (err) {
       if (err instanceof InvariantViolation) throw err;
-      if (isProblem(err) && (err.status === 422 || err.status === 503)) {
+      // 404: the statistics of a subscription this node has not applied yet (its metadata copy lags).
+      if (isProblem(err) && (err.status === 422 || err.status === 503 || (kind === 'stats' && err.status === 404))) {
         this.#ctx.stats.cursorToolsRefused++;
         ctx.log(`${who}: cursor tool ${kind} refused: ${err.detail ?? err.title}`);
         return;

@@ -22,19 +22,21 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runHostSimulation, type HostSimResult } from './host-cluster.js';
 import type { HostSimStats } from './host-context.js';
-import { seedsFromEnv, simRetentionFromEnv } from './seeds.js';
+import { seedsFromEnv, simRetentionFromEnv, simSubscriptionsFromEnv } from './seeds.js';
 
 const lostTail = process.env['LOST_TAIL'] !== '0';
 // Retention during chaos (host-cluster.ts, HostSimOptions.retention): on unless SIM_RETENTION=0.
 const retention = simRetentionFromEnv();
+// Subscription consumers and cursor tools (host-subscriptions.ts): off unless SIM_SUBSCRIPTIONS=1.
+const subscriptions = simSubscriptionsFromEnv();
 
 async function report(failed: HostSimResult): Promise<string> {
-  const replay = await runHostSimulation({ seed: failed.seed, trace: true, lostTail, retention });
+  const replay = await runHostSimulation({ seed: failed.seed, trace: true, lostTail, retention, subscriptions });
   const file = join(tmpdir(), `brook-host-sim-seed-${failed.seed}.trace`);
   writeFileSync(file, replay.trace.join('\n') + '\n');
   return [
     `seed ${failed.seed} failed: ${failed.error}`,
-    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}${retention ? '' : 'SIM_RETENTION=0 '}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
+    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}${retention ? '' : 'SIM_RETENTION=0 '}${subscriptions ? 'SIM_SUBSCRIPTIONS=1 ' : ''}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
     replay.error === failed.error ? '' : `(the traced replay ended differently: ${replay.error ?? 'ok'} — determinism bug)`,
     '--- last events ---',
     replay.trace.slice(-120).join('\n'),
@@ -47,7 +49,7 @@ test('partition groups on the production host keep every acknowledged batch, onc
   const totals: Partial<Record<keyof HostSimStats, number>> = {};
   const failed: HostSimResult[] = [];
   for (const seed of seeds) {
-    const r = await runHostSimulation({ seed, lostTail, retention });
+    const r = await runHostSimulation({ seed, lostTail, retention, subscriptions });
     if (!r.ok) {
       // Go on: the other failing seeds tell whether it is one rare run or a pattern.
       failed.push(r);
@@ -70,7 +72,7 @@ test('partition groups on the production host keep every acknowledged batch, onc
   assert.ok((totals.metadataReads ?? 0) > n * 5, 'too few metadata reads');
   if (n >= 20) {
     // staleGrants and oldTermQuorums are the chances a broken vote or commit rule gets to show.
-    for (const k of ['remoteReads', 'remoteReadsFailed', 'consumerEvents', 'consumerRemoteEvents', 'consumerResumes', 'consumerErrors', 'midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers', 'subStreams', 'subEvents', 'subRemoteEvents', 'subResumes', 'subCommitsAcked', 'subCommitsRefused', 'subLateCommits', 'subCommitsElsewhere', 'subCommitsAfterCrash', 'cursorTools', 'cursorToolsRefused', ...(retention ? (['retentionPasses', 'retentionRemoved', 'historyFetched', 'historyFetchCrashes', 'consumerExpired'] as const) : [])] as const) {
+    for (const k of ['remoteReads', 'remoteReadsFailed', 'consumerEvents', 'consumerRemoteEvents', 'consumerResumes', 'consumerErrors', 'midWriteCrashes', 'prefixCrashes', 'lostTailCrashes', 'wipes', 'refusedWrites', 'failedSyncs', 'syncSpikes', 'batchesFailed', 'retries', 'forwards', 'groupedForwards', 'storms', 'skews', 'transfers', 'quiesced', 'woken', 'snapshotsStored', 'logFetchesDone', 'staleGrants', 'oldTermQuorums', 'moves', 'movesDone', 'movesCancelled', 'moveTransfers', ...(subscriptions ? (['subStreams', 'subEvents', 'subRemoteEvents', 'subResumes', 'subCommitsAcked', 'subCommitsRefused', 'subLateCommits', 'subCommitsElsewhere', 'subCommitsAfterCrash', 'cursorTools', 'cursorToolsRefused'] as const) : []), ...(retention ? (['retentionPasses', 'retentionRemoved', 'historyFetched', 'historyFetchCrashes', 'consumerExpired'] as const) : [])] as const) {
       assert.ok((totals[k] ?? 0) > 0, `no ${k} in ${n} seeds`);
     }
   }
@@ -139,4 +141,14 @@ test('seeds that found bugs stay fixed', async () => {
     const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true, consumers: consumers === true, subscriptions: false });
     assert.ok(r.ok, `seed ${seed} (${bug}): ${r.error}`);
   }
+});
+
+test('the same seed replays to the same run with subscription consumers and cursor tools', async () => {
+  // Their streams, commits and the hub's timers run on the nodes' virtual clocks (host-subscriptions.ts).
+  const a = await runHostSimulation({ seed: 17, trace: true, rounds: 1, chaosMs: 1500, subscriptions: true });
+  const b = await runHostSimulation({ seed: 17, trace: true, rounds: 1, chaosMs: 1500, subscriptions: true });
+  assert.equal(a.ok, true, a.error);
+  assert.ok(a.stats.subEvents > 0 && a.stats.subCommitsAcked > 0 && a.stats.cursorTools > 0, `seed 17: ${JSON.stringify(a.stats)}`);
+  assert.deepEqual(a.trace, b.trace);
+  assert.deepEqual(a.stats, b.stats);
 });

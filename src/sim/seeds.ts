@@ -9,6 +9,15 @@ export function seedsFromEnv(defaultCount: number): number[] {
 }
 
 /**
+ * Whether the host simulation runs subscription consumers and cursor tools (host-subscriptions.ts):
+ * off unless SIM_SUBSCRIPTIONS=1, until the Liveness seeds of docs/testing.md ("Subscriptions in the
+ * host simulation") are understood.
+ */
+export function simSubscriptionsFromEnv(): boolean {
+  return process.env['SIM_SUBSCRIPTIONS'] === '1';
+}
+
+/**
  * Whether the host simulation's nodes apply retention during chaos: on unless SIM_RETENTION=0. It was
  * off by default after seed 20 (docs/testing.md, "Retention seed 20") until 2,000 seeds with it on
  * had passed on the fixed code.

@@ -20,6 +20,8 @@ export interface Mutant {
   readonly sims: readonly SimName[];
   /** The host simulation runs it with retention on also under SIM_RETENTION=0: what it breaks needs retention to show. */
   readonly retention?: boolean;
+  /** The host simulation runs it with its subscription consumers and cursor tools on (SIM_SUBSCRIPTIONS=1; off by default). */
+  readonly subscriptions?: boolean;
 }
 
 export const mutants: readonly Mutant[] = [
@@ -151,6 +153,7 @@ export const mutants: readonly Mutant[] = [
     find: "      if (prev !== undefined && prev.offset >= c.offset) return 'outdated';",
     replace: "      if (prev !== undefined && prev.offset === c.offset) return 'outdated';",
     sims: ['host'],
+    subscriptions: true,
   },
   {
     name: 'subscription-resume-skips',
@@ -159,6 +162,7 @@ export const mutants: readonly Mutant[] = [
     find: '      const readAfter = toOffset(Math.max(committed, oldest - 1));',
     replace: '      const readAfter = toOffset(Math.max(committed + 1, oldest - 1));',
     sims: ['host'],
+    subscriptions: true,
   },
   {
     name: 'cursor-past-newest',
@@ -167,5 +171,6 @@ export const mutants: readonly Mutant[] = [
     find: '    if (after > b.newest) {\n      throw problems.invalidCursor(`Offset "${shownAs}"',
     replace: '    if (after > b.newest + 1) {\n      throw problems.invalidCursor(`Offset "${shownAs}"',
     sims: ['host'],
+    subscriptions: true,
   },
 ];

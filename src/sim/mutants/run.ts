@@ -61,10 +61,10 @@ function prepare(m: Mutant): string {
   return dir;
 }
 
-function runSeeds(dir: string, sim: SimName, count: number, rules: boolean, retention: boolean): Promise<{ lines: SeedLine[]; note: string }> {
+function runSeeds(dir: string, sim: SimName, count: number, rules: boolean, retention: boolean, subscriptions: boolean): Promise<{ lines: SeedLine[]; note: string }> {
   return new Promise((done) => {
     const args = [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count), ...(rules ? [] : ['consequences'])];
-    const env = retention ? { ...process.env, SIM_RETENTION: '1' } : process.env;
+    const env = { ...process.env, ...(retention ? { SIM_RETENTION: '1' } : {}), ...(subscriptions ? { SIM_SUBSCRIPTIONS: '1' } : {}) };
     const child = spawn(process.execPath, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -92,7 +92,7 @@ for (const m of mutants.filter((x) => only === undefined || only.includes(x.name
   try {
     for (const [sim, rules] of m.sims.flatMap((x) => (consequences ? [[x, true], [x, false]] : [[x, true]]) as [SimName, boolean][])) {
       const t = Date.now();
-      const { lines, note } = await runSeeds(dir, sim, seeds[sim], rules, m.retention === true);
+      const { lines, note } = await runSeeds(dir, sim, seeds[sim], rules, m.retention === true, m.subscriptions === true);
       const label = rules ? sim : `${sim} (consequences only)`;
       const caught = lines.filter((l) => !l.ok);
       const kinds = new Map<string, number>();

@@ -10,7 +10,7 @@
  */
 import { runSimulation } from '../cluster.js';
 import { runHostSimulation } from '../host-cluster.js';
-import { simRetentionFromEnv } from '../seeds.js';
+import { simRetentionFromEnv, simSubscriptionsFromEnv } from '../seeds.js';
 
 const [sim, fromArg, countArg, mode] = process.argv.slice(2);
 const ruleChecks = mode !== 'consequences';
@@ -23,7 +23,7 @@ if ((sim !== 'raft' && sim !== 'host') || !Number.isSafeInteger(from) || !Number
 for (let seed = from; seed < from + count; seed++) {
   let line: { seed: number; ok: boolean; error?: string };
   try {
-    const r = sim === 'raft' ? runSimulation({ seed, ruleChecks }) : await runHostSimulation({ seed, ruleChecks, retention: simRetentionFromEnv() });
+    const r = sim === 'raft' ? runSimulation({ seed, ruleChecks }) : await runHostSimulation({ seed, ruleChecks, retention: simRetentionFromEnv(), subscriptions: simSubscriptionsFromEnv() });
     line = r.ok ? { seed, ok: true } : { seed, ok: false, error: r.error ?? 'failed' };
   } catch (err) {
     // A mutant may also break the code in ways no check names (an exception out of the run).
