@@ -10,8 +10,8 @@ export function seedsFromEnv(defaultCount: number): number[] {
 
 /**
  * Whether the host simulation runs subscription consumers and cursor tools (host-subscriptions.ts):
- * off unless SIM_SUBSCRIPTIONS=1, until the Liveness seeds of docs/testing.md ("Subscriptions in the
- * host simulation") are understood.
+ * off unless SIM_SUBSCRIPTIONS=1, until the Liveness seeds docs/testing.md lists for them are
+ * understood.
  */
 export function simSubscriptionsFromEnv(): boolean {
   return process.env['SIM_SUBSCRIPTIONS'] === '1';
