@@ -1061,35 +1061,41 @@ export class PartitionReplicas {
    * one after the same pause as that loop's retry).
    */
   #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
-    const failed = (error: unknown): void => done({ ok: false, error: error as Error });
-    const slow = (): void => void this.#appendOne(item, deadlineMs, flowId, requestId, forward).then(done, failed);
     let coalescer: BatchCoalescer | undefined;
     try {
       const replica = this.#closed || this.#o.host.refusal !== undefined || this.#isRemote(item.topic, item.partition) ? undefined : this.#byKey.get(PartitionReplicas.key(item.topic, item.partition));
       if (replica !== undefined && replica.group.isLeader()) coalescer = this.#coalescer(replica);
     } catch (err) {
-      failed(err);
+      done({ ok: false, error: err as Error });
       return;
     }
     if (coalescer === undefined) {
-      slow();
+      this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done);
       return;
     }
+    // The one closure of the common case (the failure paths create theirs when they happen).
     const settled = (c: Coalesced | undefined, err?: unknown): void => {
-      if (c !== undefined) {
-        const out = c.outcome;
-        if (out.kind === 'sealed') failed(new PartitionSealedError(item.topic, item.partition, out.timeline));
-        else done({ ok: true, first: out.first as Offset, last: out.last as Offset });
-        return;
-      }
-      if (!(err instanceof ProposalFailedError)) return failed(err);
-      if (err.storageError !== undefined) return failed(err.storageError);
-      if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
-      if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
-      void (this.#o.sleep ?? sleep)(retryMs).then(slow, failed);
+      if (c === undefined) return this.#appendRefused(item, deadlineMs, flowId, requestId, forward, done, err);
+      const out = c.outcome;
+      if (out.kind === 'sealed') done({ ok: false, error: new PartitionSealedError(item.topic, item.partition, out.timeline) });
+      else done({ ok: true, first: out.first as Offset, last: out.last as Offset });
     };
     const refused = coalescer.enqueue(requestId, item.events, deadlineMs, 0, settled);
     if (refused !== undefined) settled(undefined, refused);
+  }
+
+  /** A batch the leader's coalescer failed: the reason, or after a pause #appendOne when leadership moved. */
+  #appendRefused(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void, err: unknown): void {
+    const failed = (error: unknown): void => done({ ok: false, error: error as Error });
+    if (!(err instanceof ProposalFailedError)) return failed(err);
+    if (err.storageError !== undefined) return failed(err.storageError);
+    if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
+    if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
+    void (this.#o.sleep ?? sleep)(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
+  }
+
+  #appendSlow(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
+    void this.#appendOne(item, deadlineMs, flowId, requestId, forward).then(done, (error: unknown) => done({ ok: false, error: error as Error }));
   }
 
   async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
