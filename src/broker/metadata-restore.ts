@@ -56,7 +56,11 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   let member = o.self;
   const lost = o.disk?.identity.lostRaftState;
   const founding = o.founders.length > 0 && lost === undefined;
-  if (store.isEmpty && !founding && store.damage === undefined && o.newMember !== undefined) {
+  // Somebody must be there to add a new member: a single node that lost its raft state starts damaged
+  // instead, and refuses to start (checkDamage), as before.
+  const others = new Set([...o.founders, ...o.known]);
+  others.delete(o.self);
+  if (store.isEmpty && !founding && store.damage === undefined && o.newMember !== undefined && others.size > 0) {
     // A wiped, new or state-losing directory is a NEW member (docs/metadata-raft.md, "A wiped
     // directory is a new member"): nothing its former self voted or acknowledged is taken for its
     // word, and it needs neither a damage mark nor a term floor. It starts empty, outside the
