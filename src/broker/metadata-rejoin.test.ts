@@ -198,3 +198,31 @@ test('a wiped node rejoins as a new member that replaces its former one; the for
     await Promise.all([...groups.values()].map(closeMember));
   }
 });
+
+test('a single node that lost its metadata raft state is not started as a new member nobody could add: it refuses to start', async () => {
+  const kv = new MemoryKv();
+  let made = 0;
+  await assert.rejects(
+    openMember({
+      self: 1,
+      newMember: async () => {
+        made++;
+        return 1 + 2 ** 31;
+      },
+      incarnation: 'inc',
+      kv,
+      founders: [],
+      directory: [{ id: 1 }],
+      tickMs: 5,
+      electionTicks: 10,
+      heartbeatTicks: 1,
+      snapshotEntries: 1000,
+      proposalTimeoutMs: 2000,
+      clock: systemClock,
+      random: systemRandom,
+      logger,
+    }),
+    /the metadata raft log of this single-node cluster is damaged/,
+  );
+  assert.equal(made, 0);
+});
