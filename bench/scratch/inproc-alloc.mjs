@@ -2,7 +2,9 @@
 // every build): a broker of the build at ROOT, closed-loop publishing of N batches of 10 by 16 producers,
 // with V8's sampling heap profiler on (every allocation, collected or not) during the measured requests;
 // prints self bytes per function per request. For comparing what two builds allocate per request.
-//   node bench/scratch/inproc-alloc.mjs ROOT [requests=4000] [top=40]
+// SURVIVORS=1 leaves out what died in a scavenge: what is left is what survived one (was promoted to old
+// space, or was still young when sampling stopped), i.e. where the full collections' work comes from.
+//   [SURVIVORS=1] node bench/scratch/inproc-alloc.mjs ROOT [requests=4000] [top=40]
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import inspector from 'node:inspector';
@@ -30,7 +32,7 @@ await drive(1000);
 const s = new inspector.Session();
 s.connect();
 const post = (m, p) => new Promise((ok, ko) => s.post(m, p, (e, r) => (e ? ko(e) : ok(r))));
-await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.SURVIVORS !== '1' });
 await drive(Number(n));
 const { profile } = await post('HeapProfiler.stopSampling');
 await pool.close();
@@ -45,5 +47,5 @@ const walk = (node) => {
   for (const c of node.children) walk(c);
 };
 walk(profile.head);
-console.log(`${root}: ${(total / 1024 / Number(n)).toFixed(1)} KB per request sampled (broker and load generator)`);
+console.log(`${root}: ${(total / 1024 / Number(n)).toFixed(1)} KB per request sampled (broker and load generator${process.env.SURVIVORS === '1' ? ', survivors of scavenges only' : ''})`);
 for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(top))) console.log(`${(v / 1024 / Number(n)).toFixed(2).padStart(8)} KB/req  ${k}`);

@@ -28,14 +28,19 @@ export interface Coalesced {
   readonly outcome: BatchOutcome;
 }
 
+/**
+ * Told a queued batch's fate once: its outcome when its entry is applied here (`c`), or why it failed
+ * (`c` undefined, `err` the reason, as RaftGroup.propose fails).
+ */
+export type CoalescedDone = (c: Coalesced | undefined, err?: unknown) => void;
+
 interface Waiting {
   readonly requestId: string;
   readonly events: readonly Buffer[];
   readonly bytes: number;
   readonly expectedTerm: Term;
   readonly deadlineMs: number;
-  readonly resolve: (c: Coalesced) => void;
-  readonly reject: (err: unknown) => void;
+  readonly done: CoalescedDone;
 }
 
 export class BatchCoalescer {
@@ -56,17 +61,28 @@ export class BatchCoalescer {
    * entry is applied here, with the batch's own outcome. Fails as RaftGroup.propose does.
    */
   add(requestId: string, events: readonly Buffer[], deadlineMs: number, expectedTerm: Term = 0): Promise<Coalesced> {
-    if (events.length === 0) return Promise.reject(new PartitionEntryError('a batch holds at least one event'));
+    return new Promise((resolve, reject) => {
+      const refused = this.enqueue(requestId, events, deadlineMs, expectedTerm, (c, err) => (c !== undefined ? resolve(c) : reject(err)));
+      if (refused !== undefined) reject(refused);
+    });
+  }
+
+  /**
+   * As `add`, with a callback instead of a promise (a publish of 10 events touches most partitions:
+   * a promise and its async-hook record per part were a good share of what a request allocated).
+   * Returns why the batch cannot be queued, if it cannot: then `done` is never called.
+   */
+  enqueue(requestId: string, events: readonly Buffer[], deadlineMs: number, expectedTerm: Term, done: CoalescedDone): Error | undefined {
+    if (events.length === 0) return new PartitionEntryError('a batch holds at least one event');
     const idBytes = Buffer.byteLength(requestId, 'utf8');
-    if (idBytes > requestIdBytesMax) return Promise.reject(new PartitionEntryError(`request id of ${idBytes} bytes (at most ${requestIdBytesMax})`));
+    if (idBytes > requestIdBytesMax) return new PartitionEntryError(`request id of ${idBytes} bytes (at most ${requestIdBytesMax})`);
     const refused = this.#refuse(expectedTerm);
-    if (refused !== undefined) return Promise.reject(refused);
+    if (refused !== undefined) return refused;
     let bytes = 0;
     for (const e of events) bytes += e.length;
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ requestId, events, bytes, expectedTerm, deadlineMs, resolve, reject });
-      if (this.#queue.length === 1) this.#kick();
-    });
+    this.#queue.push({ requestId, events, bytes, expectedTerm, deadlineMs, done });
+    if (this.#queue.length === 1) this.#kick();
+    return undefined;
   }
 
   /** Why a batch for `expectedTerm` cannot be proposed now, if it cannot. */
@@ -88,7 +104,7 @@ export class BatchCoalescer {
       // Leadership or the term may have changed since the batch was queued.
       const refused = this.#refuse(w.expectedTerm);
       if (refused === undefined) ready.push(w);
-      else w.reject(refused);
+      else w.done(undefined, refused);
     }
     let from = 0;
     while (from < ready.length) {
@@ -107,7 +123,7 @@ export class BatchCoalescer {
     try {
       data = encodeBatchesEntry(this.#clock.nowMs(), batch);
     } catch (err) {
-      for (const w of batch) w.reject(err);
+      for (const w of batch) w.done(undefined, err);
       return;
     }
     this.#group.propose(data, deadlineMs).then(
@@ -116,12 +132,12 @@ export class BatchCoalescer {
         const outcomes = applied.outcome === undefined || 'kind' in applied.outcome ? undefined : applied.outcome;
         batch.forEach((w, i) => {
           const outcome = outcomes?.[i];
-          if (outcome === undefined) w.reject(new ProposalFailedError('overwritten', `group ${this.#group.id}: entry ${applied.index} holds no batch ${i}`));
-          else w.resolve({ term: applied.term, outcome });
+          if (outcome === undefined) w.done(undefined, new ProposalFailedError('overwritten', `group ${this.#group.id}: entry ${applied.index} holds no batch ${i}`));
+          else w.done({ term: applied.term, outcome });
         });
       },
       (err: unknown) => {
-        for (const w of batch) w.reject(err);
+        for (const w of batch) w.done(undefined, err);
       },
     );
   }
@@ -130,6 +146,6 @@ export class BatchCoalescer {
   fail(err: Error): void {
     const queue = this.#queue;
     this.#queue = [];
-    for (const w of queue) w.reject(err);
+    for (const w of queue) w.done(undefined, err);
   }
 }

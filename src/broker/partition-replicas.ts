@@ -20,7 +20,7 @@ import type { Offset } from '../core/offset.js';
 import type { Clock, Random } from '../core/ports.js';
 import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
 import { checkArrived, decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
-import { BatchCoalescer } from './batch-coalescer.js';
+import { BatchCoalescer, type Coalesced } from './batch-coalescer.js';
 import { ForwardGrouper } from './forward-grouper.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
@@ -1030,7 +1030,7 @@ export class PartitionReplicas {
 
   // ------------------------------------------------------------------ appends
 
-  async append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
+  append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
     const deadlineMs = this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs;
     // One random id per publish request, told apart per item: an id only has to be unique among the
     // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
@@ -1038,43 +1038,64 @@ export class PartitionReplicas {
     const base = this.#o.random.uuid();
     // The parts this request forwards to one node at the same moment go in one call (forward-grouper.ts).
     const forward = this.#forwarder === undefined ? undefined : new ForwardGrouper(this.#forwarder);
-    return Promise.all(items.map((it, i) => this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward)));
+    // One promise for the request, settled when the last item has its result (a countdown instead of
+    // a promise per item and Promise.all over them).
+    return new Promise((resolve) => {
+      const results: ReplicaAppendResult[] = new Array(items.length);
+      let left = items.length;
+      if (left === 0) resolve(results);
+      items.forEach((it, i) => {
+        this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward, (r) => {
+          results[i] = r;
+          if (--left === 0) resolve(results);
+        });
+      });
+    });
   }
 
   /**
-   * One item's append, never rejecting (a failure is its result). The common case on a single node,
-   * and on the leader of a partition, takes no async frame: the batch goes straight to the group's
-   * coalescer and its outcome is mapped in one callback; every other case, and a proposal refused
-   * because leadership moved, goes through #appendOne exactly as before (the refused one after the
-   * same pause as that loop's retry).
+   * One item's append; `done` is called once with its result (a failure is a result). The common case
+   * on a single node, and on the leader of a partition, takes no async frame and no promise: the batch
+   * goes straight into the group's coalescer, whose callback maps its outcome; every other case, and a
+   * proposal refused because leadership moved, goes through #appendOne exactly as before (the refused
+   * one after the same pause as that loop's retry).
    */
-  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
-    const failed = (error: Error): ReplicaAppendResult => ({ ok: false, error });
+  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
     let coalescer: BatchCoalescer | undefined;
     try {
       const replica = this.#closed || this.#o.host.refusal !== undefined || this.#isRemote(item.topic, item.partition) ? undefined : this.#byKey.get(PartitionReplicas.key(item.topic, item.partition));
       if (replica !== undefined && replica.group.isLeader()) coalescer = this.#coalescer(replica);
     } catch (err) {
-      return Promise.resolve(failed(err as Error));
+      done({ ok: false, error: err as Error });
+      return;
     }
-    if (coalescer === undefined) return this.#appendOne(item, deadlineMs, flowId, requestId, forward).catch(failed);
-    return coalescer
-      .add(requestId, item.events, deadlineMs)
-      .then(
-        ({ outcome: out }): ReplicaAppendResult => {
-          if (out.kind === 'sealed') return failed(new PartitionSealedError(item.topic, item.partition, out.timeline));
-          return { ok: true, first: out.first as Offset, last: out.last as Offset };
-        },
-        (err: Error): ReplicaAppendResult | Promise<ReplicaAppendResult> => {
-          if (!(err instanceof ProposalFailedError)) return failed(err);
-          if (err.storageError !== undefined) return failed(err.storageError);
-          if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
-          if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
-          return (this.#o.sleep ?? sleep)(retryMs)
-            .then(() => this.#appendOne(item, deadlineMs, flowId, requestId, forward))
-            .catch(failed);
-        },
-      );
+    if (coalescer === undefined) {
+      this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done);
+      return;
+    }
+    // The one closure of the common case (the failure paths create theirs when they happen).
+    const settled = (c: Coalesced | undefined, err?: unknown): void => {
+      if (c === undefined) return this.#appendRefused(item, deadlineMs, flowId, requestId, forward, done, err);
+      const out = c.outcome;
+      if (out.kind === 'sealed') done({ ok: false, error: new PartitionSealedError(item.topic, item.partition, out.timeline) });
+      else done({ ok: true, first: out.first as Offset, last: out.last as Offset });
+    };
+    const refused = coalescer.enqueue(requestId, item.events, deadlineMs, 0, settled);
+    if (refused !== undefined) settled(undefined, refused);
+  }
+
+  /** A batch the leader's coalescer failed: the reason, or after a pause #appendOne when leadership moved. */
+  #appendRefused(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void, err: unknown): void {
+    const failed = (error: unknown): void => done({ ok: false, error: error as Error });
+    if (!(err instanceof ProposalFailedError)) return failed(err);
+    if (err.storageError !== undefined) return failed(err.storageError);
+    if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
+    if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
+    void (this.#o.sleep ?? sleep)(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
+  }
+
+  #appendSlow(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
+    void this.#appendOne(item, deadlineMs, flowId, requestId, forward).then(done, (error: unknown) => done({ ok: false, error: error as Error }));
   }
 
   async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {

@@ -124,8 +124,10 @@ test('storage failure of one partition: 207, its items failed at publishing, the
   const { publisher, appended } = setup(record({ partition_strategy: 'user_defined' }), [1]);
   const r = await publisher.publish('orders', body([ev('1', {}, { partition: '0' }), ev('2', {}, { partition: '1' }), ev('3', {}, { partition: '0' })]), 'f');
   assert.equal(r.status, 207);
-  const items = (r as { items: { publishing_status: string; step: string }[] }).items;
+  const items = (r as { items: { publishing_status: string; step: string; eid?: string }[] }).items;
   assert.deepEqual(items.map((i) => [i.publishing_status, i.step]), [['submitted', 'publishing'], ['failed', 'publishing'], ['submitted', 'publishing']]);
+  // Each item names its own event (the parsed batch is not kept while the appends wait: read again).
+  assert.deepEqual(items.map((i) => i.eid), ['1', '2', '3'].map((id) => ev(id).metadata.eid));
   assert.equal(appended.length, 1);
   assert.equal(appended[0]!.events.length, 2);
 });
