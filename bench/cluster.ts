@@ -161,7 +161,11 @@ interface NodeTotals {
   sum: number;
   /** Per phase of the Raft host's commit path (brook_raft_host_phase_seconds; absent in older builds). */
   phases: Record<string, { count: number; sum: number }>;
+  /** The Raft host's counts (brook_raft_host_work_total{what}; absent in older builds). */
+  work: Record<string, number>;
 }
+
+const hostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived'] as const;
 
 /** fdatasyncs of the WAL so far on one node (brook_wal_fsync_duration_seconds _count and _sum), and the host's phases. */
 async function fsyncTotals(url: string): Promise<NodeTotals> {
@@ -170,9 +174,10 @@ async function fsyncTotals(url: string): Promise<NodeTotals> {
     const num = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
     const phase = (p: string, what: string) => Number(new RegExp(`^brook_raft_host_phase_seconds_${what}\\{phase="${p}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
     const phases = Object.fromEntries(hostPhases.map((p) => [p, { count: phase(p, 'count'), sum: phase(p, 'sum') }]));
-    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases };
+    const work = Object.fromEntries(hostWork.map((w) => [w, Number(new RegExp(`^brook_raft_host_work_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
+    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases, work };
   } catch {
-    return { count: NaN, sum: NaN, phases: {} };
+    return { count: NaN, sum: NaN, phases: {}, work: {} };
   }
 }
 
@@ -194,9 +199,16 @@ async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>>
             return pn > 0 ? `${p} ${((1000 * ps) / pn).toFixed(1)}` : undefined;
           })
           .filter((x) => x !== undefined);
+        const work = hostWork
+          .map((w) => {
+            const d = (a.work[w] ?? NaN) - (before[k]!.work[w] ?? NaN);
+            return Number.isFinite(d) ? `${w} ${fmtInt(d / wall)}` : undefined;
+          })
+          .filter((x) => x !== undefined);
         return (
           `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %)` +
-          (phases.length > 0 ? ` [host phase means, ms: ${phases.join(', ')}]` : '')
+          (phases.length > 0 ? ` [host phase means, ms: ${phases.join(', ')}]` : '') +
+          (work.length > 0 ? ` [host per s: ${work.join(', ')}]` : '')
         );
       })
       .join(', ');
