@@ -21,6 +21,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock, Random } from '../core/ports.js';
+import { incarnationOfMember, nodeOfMember } from '../core/member-id.js';
 import { problems } from '../core/problem.js';
 import type { OrderedKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
@@ -57,7 +58,14 @@ export interface MemberAddresses {
 }
 
 export interface MetadataGroupOptions {
+  /** This node. */
   readonly self: NodeId;
+  /**
+   * This node's member id in the metadata group (core/member-id.ts): the node id (incarnation 0) on a
+   * founder's directory, another incarnation on a directory that joined as a new member. Defaults to
+   * the node id.
+   */
+  readonly member?: NodeId;
   /** A fresh id per process start. */
   readonly incarnation: string;
   readonly kv: OrderedKv;
@@ -104,13 +112,26 @@ export interface ClusterMemberView {
   reachable: boolean;
 }
 
+/** A member of the metadata group's configuration (core/member-id.ts). */
+export interface MetadataMemberView {
+  id: NodeId;
+  node: NodeId;
+  incarnation: number;
+  suffrage: 'voter' | 'learner';
+}
+
 export interface ClusterView {
   id: NodeId;
   incarnation: string;
   role: string;
   members: ClusterMemberView[];
   metadata: {
+    /** The node of the metadata leader. */
     leader: NodeId | null;
+    /** This node's member id in the metadata group. */
+    member: NodeId;
+    /** The configuration as applied here: every member, its node and its suffrage. */
+    members: MetadataMemberView[];
     term: Term;
     commit_index: Index;
     applied_index: Index;
@@ -144,7 +165,7 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   /** Opens (or founds) the group from the KV and restores the state machine up to the stored commit. */
   static async open(o: MetadataGroupOptions): Promise<RaftMetadataGroup> {
-    const r = await restoreMetadata({ self: o.self, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied });
+    const r = await restoreMetadata({ self: o.member ?? o.self, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied });
     return new RaftMetadataGroup(o, r.store, r.sm, r.conf, r.applied);
   }
 
@@ -155,7 +176,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#sm = sm;
     const group = new RaftGroup<Outcome>({
       id: metadataGroupId,
-      self: o.self,
+      self: o.member ?? o.self,
       store,
       conf,
       applied,
@@ -163,7 +184,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       heartbeatTicks: o.heartbeatTicks,
       random: o.random,
       // Asked for their terms by a member whose past term is unknown (it joined after a wipe).
-      termProbePeers: [...new Set([o.self, ...o.directory.map((m) => m.id), ...conf.voters])],
+      termProbePeers: [...new Set([o.member ?? o.self, ...o.directory.map((m) => m.id), ...conf.voters])],
     });
     this.#group = group;
     group.setApplier({
@@ -193,7 +214,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       resume: () => this.#host.resume(metadataGroupId),
       nowMs: () => this.#now(),
       logger: o.logger,
-      raftId: o.self,
+      raftId: o.member ?? o.self,
       onFatal: (err) => this.#fatal(err),
     });
     group.onChange = (now, before) => this.#changed(now, before);
@@ -223,6 +244,11 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   get self(): NodeId {
     return this.#o.self;
+  }
+
+  /** This node's member id in the metadata group. */
+  get member(): NodeId {
+    return this.#group.self;
   }
 
   /** The generic group under this one (for observation: the simulator checks its Raft properties). */
@@ -281,11 +307,11 @@ export class RaftMetadataGroup implements MetadataProposer {
         }
       }
       const lead = this.#group.leader;
-      if (lead === noNode || lead === this.#o.self || this.#transport === undefined) {
+      if (lead === noNode || lead === this.#group.self || this.#transport === undefined) {
         await this.#sleep(Math.min(leaderRetryMs, remainingMs));
         continue;
       }
-      const answer = await this.#transport.forward(lead, { command: data, flowId, deadlineMs: remainingMs });
+      const answer = await this.#transport.forward(nodeOfMember(lead), { command: data, flowId, deadlineMs: remainingMs });
       switch (answer.status) {
         case 'applied': {
           const result = decodeResult(answer.result);
@@ -368,18 +394,18 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   #confApplied(index: Index): void {
     const conf = this.#group.conf;
-    this.#o.logger.info({ raftId: this.#o.self, index, voters: conf.voters, learners: conf.learners }, 'metadata configuration changed');
+    this.#o.logger.info({ raftId: this.#group.self, index, voters: conf.voters, learners: conf.learners }, 'metadata configuration changed');
   }
 
   #restore(snap: Snapshot): void {
     this.#sm = decodeImage(snap.data);
-    this.#o.logger.info({ raftId: this.#o.self, index: snap.metadata.index, term: snap.metadata.term }, 'installed a metadata snapshot from the leader');
+    this.#o.logger.info({ raftId: this.#group.self, index: snap.metadata.index, term: snap.metadata.term }, 'installed a metadata snapshot from the leader');
     this.#o.onRestored?.(this.#sm);
   }
 
   #changed(now: GroupState, before: GroupState): void {
     const log = this.#o.logger;
-    const raftId = this.#o.self;
+    const raftId = this.#group.self;
     if (now.term !== before.term) log.info({ raftId, fromTerm: before.term, term: now.term }, 'metadata term changed');
     if (now.role !== before.role) {
       if (now.role === 'preCandidate' || now.role === 'candidate') {
@@ -398,9 +424,9 @@ export class RaftMetadataGroup implements MetadataProposer {
   }
 
   #readyDone(rd: Ready): void {
-    if (rd.damaged !== undefined) this.#o.logger.error({ raftId: this.#o.self, leader: this.#group.leader, damagedIndex: rd.damaged.index }, 'metadata raft log damaged: the leader counts entries this node does not hold (entries it had acknowledged were lost); it will not vote or lead until repaired');
-    if (rd.termFloor !== undefined) this.#o.logger.warn({ raftId: this.#o.self, term: rd.termFloor }, 'metadata raft member learned its term floor from a majority of the other members: it takes entries from a leader now');
-    if (rd.repaired) this.#o.logger.warn({ raftId: this.#o.self, term: this.#group.term, leader: this.#group.leader }, 'metadata raft member repaired from the leader: it votes and may lead again');
+    if (rd.damaged !== undefined) this.#o.logger.error({ raftId: this.#group.self, leader: this.#group.leader, damagedIndex: rd.damaged.index }, 'metadata raft log damaged: the leader counts entries this node does not hold (entries it had acknowledged were lost); it will not vote or lead until repaired');
+    if (rd.termFloor !== undefined) this.#o.logger.warn({ raftId: this.#group.self, term: rd.termFloor }, 'metadata raft member learned its term floor from a majority of the other members: it takes entries from a leader now');
+    if (rd.repaired) this.#o.logger.warn({ raftId: this.#group.self, term: this.#group.term, leader: this.#group.leader }, 'metadata raft member repaired from the leader: it votes and may lead again');
     if (rd.readStates.length > 0) this.#reads.answered(rd.readStates);
   }
 
@@ -415,7 +441,8 @@ export class RaftMetadataGroup implements MetadataProposer {
       },
       propose: (p) => this.#proposeForwarded(p),
       unreachable: (id) => {
-        if (!this.#closed) this.#group.raw.reportUnreachable(id);
+        if (this.#closed) return;
+        for (const m of this.#group.membersOn(id)) this.#group.raw.reportUnreachable(m);
       },
       snapshotStatus: (id, delivered) => {
         if (!this.#closed) this.#host.snapshotStatus(metadataGroupId, id, delivered);
@@ -429,14 +456,17 @@ export class RaftMetadataGroup implements MetadataProposer {
   view(): ClusterView {
     const st = this.#group.raw.status();
     const conf = this.#group.conf;
-    const ids = new Set<NodeId>([this.#o.self, ...conf.voters, ...conf.learners, ...this.#o.directory.map((m) => m.id)]);
+    const ids = new Set<NodeId>([this.#o.self, ...[...conf.voters, ...conf.learners].map(nodeOfMember), ...this.#o.directory.map((m) => m.id)]);
     const members = [...ids].sort((a, b) => a - b).map((id): ClusterMemberView => {
       const dir = this.#o.directory.find((m) => m.id === id);
       const self = id === this.#o.self;
+      const on = this.#group.membersOn(id);
       return {
         id,
         self,
-        suffrage: conf.voters.includes(id) ? 'voter' : conf.learners.includes(id) ? 'learner' : 'none',
+        // The node's best standing: while a new member replaces a former one, the node still votes
+        // through the former until it is removed.
+        suffrage: on.some((m) => conf.voters.includes(m)) ? 'voter' : on.length > 0 ? 'learner' : 'none',
         raft_address: dir?.raftAddress ?? null,
         http_address: dir?.httpAddress ?? null,
         reachable: self || (this.#transport?.reachable(id) ?? false),
@@ -448,7 +478,12 @@ export class RaftMetadataGroup implements MetadataProposer {
       role: st.state,
       members,
       metadata: {
-        leader: st.lead === noNode ? null : st.lead,
+        leader: st.lead === noNode ? null : nodeOfMember(st.lead),
+        member: this.#group.self,
+        members: [
+          ...conf.voters.map((id): MetadataMemberView => ({ id, node: nodeOfMember(id), incarnation: incarnationOfMember(id), suffrage: 'voter' })),
+          ...conf.learners.map((id): MetadataMemberView => ({ id, node: nodeOfMember(id), incarnation: incarnationOfMember(id), suffrage: 'learner' })),
+        ].sort((a, b) => a.id - b.id),
         term: st.term,
         commit_index: st.commit,
         applied_index: this.#group.applied,
@@ -470,7 +505,7 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   #fatal(err: unknown): void {
     if (this.#closed) return;
-    this.#o.logger.fatal({ err, raftId: this.#o.self }, 'metadata raft group failed');
+    this.#o.logger.fatal({ err, raftId: this.#group.self }, 'metadata raft group failed');
     void this.close();
     this.#o.onFatal?.(err);
   }

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { nodeIdMax } from '../core/member-id.js';
 import { eventTypesMaxDefault, metadataBytesMaxDefault, metadataBytesMaxMax, publishBodyBytesMax, publishBodyBytesMin, schemaVersionsMaxDefault, subscriptionsMaxDefault, timelinesMaxDefault } from '../core/limits.js';
 
 export const ConfigSchema = Type.Object(
@@ -17,7 +18,7 @@ export const ConfigSchema = Type.Object(
     logLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     ),
-    nodeId: Type.Integer({ minimum: 1, maximum: 2 ** 31 - 1, description: 'this node\'s id in the cluster (Raft member id), in every log line' }),
+    nodeId: Type.Integer({ minimum: 1, maximum: nodeIdMax, description: 'this node\'s id in the cluster (Raft member id), in every log line' }),
     raftPort: Type.Integer({ minimum: 0, maximum: 65535, description: 'port of the Raft (gRPC) listener; used only when peers are configured' }),
     advertiseHost: Type.String({ maxLength: 253, description: 'host other nodes reach this node at; empty: host, or 127.0.0.1 when host is a wildcard' }),
     peers: Type.String({ maxLength: 65_536, description: 'initial cluster members: "<id>=<host>:<raftPort>/<httpPort>,..." (may list this node too); empty: a cluster of one' }),
@@ -361,7 +362,7 @@ export function parsePeers(text: string): PeerSpec[] {
     const id = Number(m[1]);
     const raftPort = Number(m[3]);
     const httpPort = m[4] === undefined ? undefined : Number(m[4]);
-    if (id < 1 || id > 2 ** 31 - 1) throw new ConfigError(`peers: node id ${m[1]} must be within [1, 2147483647]`);
+    if (id < 1 || id > nodeIdMax) throw new ConfigError(`peers: node id ${m[1]} must be within [1, 2147483647]`);
     if (raftPort < 1 || raftPort > 65535) throw new ConfigError(`peers: Raft port ${raftPort} of node ${id} is not a port`);
     if (httpPort !== undefined && (httpPort < 1 || httpPort > 65535)) throw new ConfigError(`peers: HTTP port ${httpPort} of node ${id} is not a port`);
     if (out.some((p) => p.id === id)) throw new ConfigError(`peers: node id ${id} is listed twice`);

@@ -16,6 +16,7 @@
  * event loop, in which only microtasks run), then checks, then takes the next event; microtasks
  * run in a fixed order, and a seed replays exactly.
  */
+import { nodeOfMember } from '../core/member-id.js';
 import { InvariantError } from '../core/assert.js';
 import { OffsetExpiredError } from '../log/index.js';
 import { batchEvents, decodeEntryHead } from '../log/partition-entry.js';
@@ -410,7 +411,7 @@ export class HostSimulation implements HostSimContext {
         if (from.incarnation !== inc) return;
         for (const { group, messages } of groups) {
           for (const m of messages) {
-            lastSent.set(m.to, from.clock.monotonicMs());
+            lastSent.set(nodeOfMember(m.to), from.clock.monotonicMs());
             this.#sendRaft(from, group, m);
           }
         }
@@ -439,15 +440,17 @@ export class HostSimulation implements HostSimContext {
     const inc = from.incarnation;
     const delays = this.net.delays(this.rng, from.id);
     if (m.type === 'snap') this.stats.snapshots++;
-    if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.handlers.get(group)?.snapshotStatus(m.to, false), from);
+    // Routed by node, as the gRPC transport does (a member id names its node: core/member-id.ts).
+    const toNode = nodeOfMember(m.to);
+    if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.handlers.get(group)?.snapshotStatus(toNode, false), from);
     for (const d of delays) {
       this.at(d, () => {
-        const to = this.#nodes.get(m.to);
-        if (to === undefined || !this.net.canDeliver(m.from, m.to)) return;
+        const to = this.#nodes.get(toNode);
+        if (to === undefined || !this.net.canDeliver(from.id, toNode)) return;
         const handler = to.handlers.get(group);
         if (!to.running || handler === undefined) {
           // The connection is refused: the sender's transport says so.
-          if (this.rng.chance(0.5)) this.at(1, () => from.host?.unreachable(m.to), from);
+          if (this.rng.chance(0.5)) this.at(1, () => from.host?.unreachable(toNode), from);
           return;
         }
         if (this.#tracing) this.log(`n${m.to} <- n${m.from} g${group} ${describeMessage(m)}`);
@@ -457,9 +460,9 @@ export class HostSimulation implements HostSimContext {
           if (st !== undefined && st.state === 'candidate' && st.term > m.term) this.stats.staleGrants++;
         }
         // Every batch names its sender's process incarnation (the gRPC transport's MessageBatch).
-        to.host?.heard(m.from, incarnationOf(from.id, inc));
+        to.host?.heard(from.id, incarnationOf(from.id, inc));
         handler.receive(m);
-        if (m.type === 'snap') this.at(d, () => from.handlers.get(group)?.snapshotStatus(m.to, true), from);
+        if (m.type === 'snap') this.at(d, () => from.handlers.get(group)?.snapshotStatus(toNode, true), from);
       });
     }
   }

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { makeMessage, type Message } from '../raft/index.js';
+import { memberIdOf } from '../core/member-id.js';
 import { BatchBuilder, coalescible, decodeBatch } from './batch-codec.js';
 import { toWireMessage } from './codec.js';
 import { raftProto } from './proto.js';
@@ -97,4 +98,28 @@ test("a batch names its sender's incarnation (how a peer's restart is seen); an 
   assert.equal(wire(id).incarnation, id);
   assert.equal(wire('').incarnation, '');
   assert.equal(wire('x'.repeat(65)).incarnation, '');
+});
+
+test('messages between member ids of other incarnations travel whole and keep their ids; a member of another node is refused', () => {
+  // Node 1 writes to node 2, whose metadata member is incarnation 7 (core/member-id.ts).
+  const to = memberIdOf(2, 7);
+  const from = memberIdOf(1, 3);
+  const sent = [
+    makeMessage({ type: 'heartbeat', from: 1, to, term: 3, commit: 5 }),
+    makeMessage({ type: 'heartbeatResp', from, to: 2, term: 3 }),
+    makeMessage({ type: 'appResp', from, to, term: 3, index: 9 }),
+  ];
+  const b = new BatchBuilder();
+  for (const m of sent) b.add(0, m);
+  assert.equal(b.heartbeats.length + b.heartbeatResponses.length, 0, 'a block would name the nodes, not the members');
+  const d = roundTrip(b, 1, 2);
+  assert.deepEqual(d.failures, []);
+  assert.deepEqual(d.messages.map((x) => x.message), sent);
+  // A message naming a member of node 4 in a batch from node 1: not the sender's to speak for.
+  const forged = new BatchBuilder();
+  forged.add(0, makeMessage({ type: 'appResp', from: memberIdOf(4, 1), to: 2, term: 3, index: 9 }));
+  forged.add(0, makeMessage({ type: 'appResp', from: 1, to: memberIdOf(3, 1), term: 3, index: 9 }));
+  const f = roundTrip(forged, 1, 2);
+  assert.equal(f.messages.length, 0);
+  assert.equal(f.failures.length, 2);
 });

@@ -8,6 +8,7 @@
  * exactly the message that was sent. Coalesced heartbeats are delivered after the batch's other
  * messages; Raft does not depend on the order between a heartbeat and other messages.
  */
+import { nodeOfMember } from '../core/member-id.js';
 import { makeMessage, type Message, type NodeId } from '../raft/index.js';
 import type { GroupHeartbeat, GroupHeartbeat__Output } from './generated/brook/raft/v1/GroupHeartbeat.js';
 import type { Message as WireMessage } from './generated/brook/raft/v1/Message.js';
@@ -19,6 +20,9 @@ import type { GroupId } from './types.js';
 /** Whether `m` travels as a coalesced heartbeat block (nothing but group, term, commit, context set). */
 export function coalescible(m: Message): boolean {
   if (m.type !== 'heartbeat' && m.type !== 'heartbeatResp') return false;
+  // A block names no member: the receiver takes the batch's nodes for sender and receiver, which are
+  // the members only at incarnation 0 (core/member-id.ts).
+  if (m.from !== nodeOfMember(m.from) || m.to !== nodeOfMember(m.to)) return false;
   if (m.type === 'heartbeatResp' && m.commit !== 0) return false;
   return m.logTerm === 0 && m.index === 0 && m.entries.length === 0 && !m.reject && m.rejectHint === 0 && m.snapshot === undefined;
 }
@@ -121,7 +125,7 @@ export function decodeBatch(w: MessageBatch__Output, self: NodeId): DecodedBatch
     attempt(() => {
       const group = decodeGroup(m.group, 'message.group');
       const message = fromWireMessage(m, self);
-      if (message.from !== from) throw new DecodeError(`message.from ${message.from} differs from the batch's sender ${from}`);
+      if (nodeOfMember(message.from) !== from) throw new DecodeError(`message.from ${message.from} is not a member on the batch's sender ${from}`);
       return { group, message };
     });
   }

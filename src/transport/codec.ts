@@ -11,6 +11,7 @@
  * would stop every election for good). A message that fails is refused with a DecodeError naming the field; the
  * transport drops it and logs, and Raft treats it as lost.
  */
+import { nodeOfMember } from '../core/member-id.js';
 import { decodeConfChange } from '../raft/index.js';
 import type { ConfState, Entry, EntryType, HardState, Message, MessageType, NodeId, Snapshot } from '../raft/index.js';
 import type { EntryType as WireEntryType } from './generated/brook/raft/v1/EntryType.js';
@@ -174,8 +175,11 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
   if (type === undefined) throw new DecodeError(`message.type: unknown ${String(w.type)}`);
   const from = decodeNodeId(w.from, 'message.from');
   const to = decodeNodeId(w.to, 'message.to');
-  if (to !== self) throw new DecodeError(`message.to: ${to}, but this node is ${self}`);
-  if (from === self) throw new DecodeError(`message.from: this node's own id ${self}`);
+  // A group's member id names its node (core/member-id.ts): the metadata group's members after a
+  // wipe are not the node ids themselves. Whether `to` is the receiving group's member now is the
+  // node host's check; here only the node.
+  if (nodeOfMember(to) !== self) throw new DecodeError(`message.to: ${to}, but this node is ${self}`);
+  if (nodeOfMember(from) === self) throw new DecodeError(`message.from: this node's own id ${self}`);
   const term = decodeBounded(w.term, termMax, 'message.term');
   const index = decodeBounded(w.index, indexMax, 'message.index');
   if (typeof w.context !== 'string' || Buffer.byteLength(w.context) > contextBytesMax) {

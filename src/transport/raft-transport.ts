@@ -23,6 +23,7 @@
  * it (codec.ts, batch-codec.ts, forward-codec.ts, log-codec.ts) and so is every answer before the
  * caller sees it.
  */
+import { nodeOfMember } from '../core/member-id.js';
 import * as grpc from '@grpc/grpc-js';
 import type { NodeId } from '../raft/index.js';
 import type { ForwardClient } from './generated/brook/forward/v1/Forward.js';
@@ -216,8 +217,10 @@ export class GrpcTransport {
     const byPeer = new Map<NodeId, BatchBuilder>();
     for (const { group, messages } of groups) {
       for (const m of messages) {
-        let b = byPeer.get(m.to);
-        if (b === undefined) byPeer.set(m.to, (b = new BatchBuilder()));
+        // Routed by node: a member id names its node (core/member-id.ts).
+        const node = nodeOfMember(m.to);
+        let b = byPeer.get(node);
+        if (b === undefined) byPeer.set(node, (b = new BatchBuilder()));
         b.add(group, m);
       }
     }

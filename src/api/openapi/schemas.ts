@@ -245,6 +245,16 @@ export const ClusterView = named('ClusterView', Type.Object(
     members: Type.Array(ClusterMember),
     metadata: Type.Object({
       leader: nullable('integer', 'Node id of the metadata leader, null when none is known'),
+      member: Type.Integer({ description: "This node's member id in the metadata group: its node id, or, for a data directory that joined after a wipe, incarnation * 2^31 + node id" }),
+      members: Type.Array(
+        Type.Object({
+          id: Type.Integer({ description: 'Member id' }),
+          node: Type.Integer({ description: 'The node it runs on' }),
+          incarnation: Type.Integer({ description: '0 for the node id itself; another for a data directory that replaced a wiped one' }),
+          suffrage: Type.Union([Type.Literal('voter'), Type.Literal('learner')]),
+        }),
+        { description: 'The metadata group configuration as applied on this node' },
+      ),
       term: Type.Integer(),
       commit_index: Type.Integer(),
       applied_index: Type.Integer(),

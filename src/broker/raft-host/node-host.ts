@@ -41,6 +41,7 @@ import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/inde
 import type { NodeDisk } from '../node-disk.js';
 import type { RaftGroup } from './raft-group.js';
 import { termJumpMax } from '../../transport/limits.js';
+import { nodeOfMember } from '../../core/member-id.js';
 
 /** One group's messages of a turn. */
 export interface GroupMessages {
@@ -305,15 +306,15 @@ export class RaftNodeHost {
     let probed = 0;
     for (const g of this.#groups.values()) {
       if (g.raw.isLeader()) {
-        const conf = g.conf;
-        if (!conf.voters.includes(peer) && !conf.learners.includes(peer)) continue;
+        const members = g.membersOn(peer);
+        if (members.length === 0) continue;
         if (g.raw.quiesced) this.#wake(g);
-        g.raw.reportUnreachable(peer);
+        for (const m of members) g.raw.reportUnreachable(m);
         this.kick(g.id);
         probed++;
         continue;
       }
-      if (g.leader !== peer || !g.raw.quiesced) continue;
+      if (g.leader === noNode || nodeOfMember(g.leader) !== peer || !g.raw.quiesced) continue;
       this.stats.woken++;
       g.raw.wake(g.electionTicks);
       woken++;
@@ -324,9 +325,13 @@ export class RaftNodeHost {
   receive(group: number, m: Message): boolean {
     if (this.#closed) return true;
     this.stats.messagesReceived++;
-    this.heard(m.from);
+    this.heard(nodeOfMember(m.from));
     const g = this.#groups.get(group);
     if (g === undefined) return false;
+    // Addressed to another member on this node: a former member of the group whose data directory
+    // this one replaced (core/member-id.ts). It is not ours to answer: dropped, as Raft takes a lost
+    // message.
+    if (m.to !== g.self) return true;
     // A term far ahead of the group's is a buggy peer's: taken, it could leave no term to elect with.
     if (m.term > g.term + termJumpMax) {
       this.#droppedTerms++;
@@ -364,14 +369,16 @@ export class RaftNodeHost {
     return true;
   }
 
+  /** The transport cannot reach node `peer`: every member there is probed again. */
   unreachable(peer: NodeId): void {
-    for (const g of this.#groups.values()) g.raw.reportUnreachable(peer);
+    for (const g of this.#groups.values()) for (const m of g.membersOn(peer)) g.raw.reportUnreachable(m);
   }
 
+  /** Whether the snapshot of `group` sent to node `peer` was delivered (to whichever member is there). */
   snapshotStatus(group: number, peer: NodeId, delivered: boolean): void {
     const g = this.#groups.get(group);
     if (g === undefined) return;
-    g.raw.reportSnapshot(peer, delivered);
+    for (const m of g.membersOn(peer)) g.raw.reportSnapshot(m, delivered);
     this.kick(group);
   }
 
@@ -631,9 +638,11 @@ export class RaftNodeHost {
     return this.#o.livenessMs ?? 10 * this.#o.tickMs;
   }
 
+  /** Whether the node of member `peer` was heard from lately. */
   #live(peer: NodeId, now: number): boolean {
-    if (peer === this.#o.self) return true;
-    const at = this.#heardMs.get(peer);
+    const node = nodeOfMember(peer);
+    if (node === this.#o.self) return true;
+    const at = this.#heardMs.get(node);
     return at !== undefined && now - at <= this.#livenessMs();
   }
 
@@ -650,7 +659,7 @@ export class RaftNodeHost {
   #wake(g: RaftGroup<unknown>): void {
     this.stats.woken++;
     const lead = g.leader;
-    const at = lead === noNode || lead === this.#o.self ? undefined : this.#heardMs.get(lead);
+    const at = lead === noNode || nodeOfMember(lead) === this.#o.self ? undefined : this.#heardMs.get(nodeOfMember(lead));
     const now = this.#o.clock.monotonicMs();
     g.raw.wake(at === undefined ? 0 : Math.floor((now - at) / this.#o.tickMs));
   }

@@ -11,6 +11,7 @@
  * at an index an old, failed one had; each must be answered on its own. An entry applied at a
  * proposal's index with another term means the proposal was overwritten: it failed, and says so.
  */
+import { nodeOfMember } from '../../core/member-id.js';
 import { assert } from '../../core/assert.js';
 import { noNode, RawNode } from '../../raft/index.js';
 import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, StateType, Term } from '../../raft/index.js';
@@ -224,6 +225,18 @@ export class RaftGroup<Outcome> {
 
   get leader(): NodeId {
     return this.#lead;
+  }
+
+  /**
+   * The members of the configuration on node `node`: the node id itself for partition groups; in the
+   * metadata group a node can hold a member of another incarnation (core/member-id.ts), and while one
+   * replaces another, both.
+   */
+  membersOn(node: NodeId): NodeId[] {
+    const out: NodeId[] = [];
+    for (const id of this.#conf.voters) if (nodeOfMember(id) === node) out.push(id);
+    for (const id of this.#conf.learners) if (nodeOfMember(id) === node) out.push(id);
+    return out;
   }
 
   get term(): Term {
