@@ -49,10 +49,19 @@
  *   npm run bench:cluster -- --json FILE --no-build
  *   npm run bench:cluster -- --only b --rate 100     # (b) at 1,000 events/s instead of 5,000
  *   npm run bench:cluster -- --node-args '--max-semi-space-size=64' [--ab-node-args '...']   # node options of the nodes
+ *   npm run bench:cluster -- --warm 0           # no warm-up publishing (cold processes; default 30 s, 0 with --quick)
  *   npm run bench:cluster -- --ab DIR --only a,b   # A/B: a second Brook cluster runs the build in DIR
  *                                              # (its dist/main.js), measured in the same rounds as
  *                                              # 'brook' (this checkout) and NATS, in rotating order;
  *                                              # --ab with this checkout's own path is an A/A run
+ *
+ * Warm-up. A Brook node is a fresh Node.js process at the start of each round: its code runs in V8's
+ * interpreter and baseline tiers until the optimizing compiler has compiled it, and that compiling runs
+ * on V8's worker threads beside the load. With three nodes on 2 shared cores this takes tens of
+ * seconds of load; measured cold, 40 % of the cluster's CPU in (b) was the optimizing compiler and the
+ * main threads ran baseline code (perf, 2026-11-27, docs/benchmarks.md). A broker in service is warm, so
+ * each fresh cluster first gets --warm seconds (default 30) of publishing, batches of 10 and of 1000
+ * closed loop, not measured; NATS (Go, compiled ahead of time) needs none.
  *
  * Each Brook figure line is followed by the WAL fdatasyncs per node during the phase and, where the
  * build exports brook_raft_host_phase_seconds, the mean of each phase of the Raft host's commit path
@@ -93,6 +102,9 @@ const producers1000 = 6;
 const producers10 = 60;
 // requests/s of 10 events: 500 = the 5,000 events/s of issue 9; --rate N measures (b) at another rate.
 const latencyRate = Number(argValue('--rate') ?? '500');
+// Seconds of publishing each fresh Brook cluster gets before its first measured figure of a round (see
+// the header, "Warm-up"); 0 measures cold processes as the bench did before.
+const warmS = Number(argValue('--warm') ?? (quick ? '0' : '30'));
 const failoverRate = 100; // requests/s of 10 events to one partition
 const failoverTimeoutMs = 20_000;
 const targetFailoverMs = 3000;
@@ -161,7 +173,11 @@ interface NodeTotals {
   sum: number;
   /** Per phase of the Raft host's commit path (brook_raft_host_phase_seconds; absent in older builds). */
   phases: Record<string, { count: number; sum: number }>;
+  /** The Raft host's counts (brook_raft_host_work_total{what}; absent in older builds). */
+  work: Record<string, number>;
 }
+
+const hostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived'] as const;
 
 /** fdatasyncs of the WAL so far on one node (brook_wal_fsync_duration_seconds _count and _sum), and the host's phases. */
 async function fsyncTotals(url: string): Promise<NodeTotals> {
@@ -170,9 +186,10 @@ async function fsyncTotals(url: string): Promise<NodeTotals> {
     const num = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
     const phase = (p: string, what: string) => Number(new RegExp(`^brook_raft_host_phase_seconds_${what}\\{phase="${p}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
     const phases = Object.fromEntries(hostPhases.map((p) => [p, { count: phase(p, 'count'), sum: phase(p, 'sum') }]));
-    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases };
+    const work = Object.fromEntries(hostWork.map((w) => [w, Number(new RegExp(`^brook_raft_host_work_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
+    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases, work };
   } catch {
-    return { count: NaN, sum: NaN, phases: {} };
+    return { count: NaN, sum: NaN, phases: {}, work: {} };
   }
 }
 
@@ -194,9 +211,16 @@ async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>>
             return pn > 0 ? `${p} ${((1000 * ps) / pn).toFixed(1)}` : undefined;
           })
           .filter((x) => x !== undefined);
+        const work = hostWork
+          .map((w) => {
+            const d = (a.work[w] ?? NaN) - (before[k]!.work[w] ?? NaN);
+            return Number.isFinite(d) ? `${w} ${fmtInt(d / wall)}` : undefined;
+          })
+          .filter((x) => x !== undefined);
         return (
           `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %)` +
-          (phases.length > 0 ? ` [host phase means, ms: ${phases.join(', ')}]` : '')
+          (phases.length > 0 ? ` [host phase means, ms: ${phases.join(', ')}]` : '') +
+          (work.length > 0 ? ` [host per s: ${work.join(', ')}]` : '')
         );
       })
       .join(', ');
@@ -487,6 +511,19 @@ async function main(): Promise<void> {
             `  ${s}${s === 'old' ? ` (${brokerEntryOf(abRoot!)})` : ''}: pids ${cluster.members.map((m) => m.pid).join(' ')}; ` +
               `${placement === undefined ? 'placement unknown' : placementText(placement)}${settled ? '' : ' (NOT the preferred leaders: the balancer did not get there in time)'}`,
           );
+        }
+        if (warmS > 0) {
+          for (const s of startOrder) {
+            const t = performance.now();
+            const pool = brookPool(s, producers10, first);
+            try {
+              const w10 = await closedLoop({ pool, path: pubPath, bodies: bodies10, eventsPerBody: 10, producers: producers10, warmupMs: 0, durationMs: (warmS * 1000 * 2) / 3 });
+              const w1000 = await closedLoop({ pool, path: pubPath, bodies: bodies1000, eventsPerBody: 1000, producers: producers1000, warmupMs: 0, durationMs: (warmS * 1000) / 3 });
+              log(`  ${s}: warmed up for ${((performance.now() - t) / 1000).toFixed(0)} s (batch 10: ${fmtInt(w10.eventsPerS)} ev/s, batch 1000: ${fmtInt(w1000.eventsPerS)} ev/s; not measured)`);
+            } finally {
+              await pool.close();
+            }
+          }
         }
         const placementNote = async (s: System): Promise<string> => {
           const now = await placementOf(clusterOf(s), typeName);

@@ -450,6 +450,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       openStreams: (kind) => openStreams.count(kind),
       storageBytes: () => directoryBytes(config.dataDir),
       subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
+      raftHost: () => raftHost.stats,
     },
   });
   fsyncObserver = (durationMs) => metrics.fsynced(durationMs);

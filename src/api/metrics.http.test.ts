@@ -130,4 +130,9 @@ test('a commit moves the commit timer and the Prometheus histogram; the text exp
   assert.ok(bucket !== null && Number(bucket[1]) >= 1, 'commit histogram count');
   assert.match(text, /brook_publish_duration_seconds_bucket\{le="0\.005",event_type="mx\.orders"\} \d+/);
   assert.match(text, /brook_events_published_total\{event_type="mx\.orders"\} 3/);
+  // The Raft host's counts: the publishes and the commit went through its turns and durable writes.
+  const work = (what: string) => Number(new RegExp(`^brook_raft_host_work_total\\{what="${what}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  assert.ok(work('turns') >= 2 && work('readies') >= 2 && work('durableWrites') >= 2, `host work: turns ${work('turns')}, readies ${work('readies')}, durable writes ${work('durableWrites')}`);
+  assert.ok(work('writes') >= work('durableWrites'));
+  assert.equal(work('messagesSent'), 0, 'a single node sends no Raft messages');
 });

@@ -23,6 +23,8 @@ export interface MetricsSources {
   storageBytes(): Promise<number | undefined>;
   /** Unconsumed events per subscription (summed over the partitions whose lag is known); see subscriptionLag. */
   subscriptionLag?(): { subscription: string; lag: number }[];
+  /** The node Raft host's counts since start (node-host.ts, `stats`): turns, writes, messages. */
+  raftHost?(): Readonly<Record<string, number>>;
 }
 
 /** Subscriptions whose lag is exported at most: the label set stays bounded, and a scrape cheap. */
@@ -45,6 +47,9 @@ export function subscriptionLag(
   }
   return out;
 }
+
+/** The host counts brook_raft_host_work_total exports (node-host.ts, RaftNodeHost.stats). */
+const raftHostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived'] as const;
 
 const latencyBuckets = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5];
 const quantiles = [0.5, 0.75, 0.95, 0.99, 0.999];
@@ -124,6 +129,19 @@ export class BrokerMetrics {
       collect() {
         this.set({ kind: 'low_level' }, sources.openStreams('low_level'));
         this.set({ kind: 'subscription' }, sources.openStreams('subscription'));
+      },
+    });
+    // Read at scrape time from the host's own counts: nothing is counted per message here.
+    new Counter({
+      name: 'brook_raft_host_work_total',
+      help: 'What the node\'s Raft host did since start: turns, group Readies, KV writes (durable ones), transport sends, messages sent and received',
+      labelNames: ['what'],
+      registers,
+      collect() {
+        const st = sources.raftHost?.();
+        if (st === undefined) return;
+        this.reset();
+        for (const k of raftHostWork) this.inc({ what: k }, st[k] ?? 0);
       },
     });
     const raftGauge = (name: string, help: string, pick: (r: ReturnType<MetricsSources['raft']>) => number) =>

@@ -173,7 +173,7 @@ export class RaftNodeHost {
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, ceilingRaises: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0 };
   /** Per group, since when it has had work no turn has taken (monotonic ms; for onPhase 'wait'). */
   readonly #workSince = new Map<number, number>();
   /** Per group, since when entries received as a follower wait for their acknowledgement. */
@@ -324,6 +324,7 @@ export class RaftNodeHost {
 
   receive(group: number, m: Message): boolean {
     if (this.#closed) return true;
+    this.stats.messagesReceived++;
     this.heard(nodeOfMember(m.from));
     const g = this.#groups.get(group);
     if (g === undefined) return false;
@@ -496,7 +497,7 @@ export class RaftNodeHost {
       for (const m of e) if (m.entries.length > 0) sentUpTo.set(t.group.id, Math.max(sentUpTo.get(t.group.id) ?? 0, m.entries[m.entries.length - 1]!.index));
       if (e.length < t.rd.messages.length) late.push({ group: t.group.id, messages: t.rd.messages.filter((m) => !leaderMessages.has(m.type)) });
     }
-    if (early.length > 0) this.#transport?.send(early);
+    if (early.length > 0) this.#send(early);
     // 3a. Committed entries that were durable here before this turn need not wait for its write.
     for (const t of turns) {
       const ce = t.rd.committedEntries;
@@ -517,7 +518,7 @@ export class RaftNodeHost {
     for (const f of flushed) f();
     for (const t of turns) t.group.store.persisted(t.rd);
     if (late.length > 0) {
-      this.#transport?.send(late);
+      this.#send(late);
       for (const gm of late) if (gm.messages.some((m) => m.type === 'appResp')) this.#phaseSince(this.#entriesSince, gm.group, 'followerAck');
     }
     // 3b, 4. Apply the rest and advance.
@@ -535,6 +536,13 @@ export class RaftNodeHost {
         this.#dirty.add(g.id);
       }
     }
+  }
+
+  #send(groups: readonly GroupMessages[]): void {
+    if (this.#transport === undefined) return;
+    this.stats.sends++;
+    for (const gm of groups) this.stats.messagesSent += gm.messages.length;
+    this.#transport.send(groups);
   }
 
   /**
