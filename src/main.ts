@@ -33,6 +33,7 @@ import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
 import { openStorageReplicas } from './broker/storage-replicas.js';
 import { ReplicaMover } from './broker/replica-mover.js';
+import { MetadataMemberReplacer } from './broker/metadata-members.js';
 import { MoveService } from './broker/move-service.js';
 import { placedPartitions } from './metadata/placement-of.js';
 import { AppliedPlacements } from './broker/placement-lookup.js';
@@ -220,6 +221,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let fatal: ((err: unknown) => void) | undefined;
   // Carries out replica moves (replica-mover.ts); created once the metadata group exists.
   let mover: ReplicaMover | undefined;
+  // Replaces metadata members whose directory was wiped by their new members (metadata-members.ts).
+  let replacer: MetadataMemberReplacer | undefined;
   /** After a partition.move: the node a move adds opens its (empty) replica, and the next step is taken at once. */
   const moveApplied = (group: number): void => {
     const at = [...placedPartitions(metadataRef?.state.eventTypes() ?? [], legacyReplica)].find((p) => p.placement.group === group);
@@ -261,6 +264,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
   const metadata = await RaftMetadataGroup.open({
     self,
+    // A directory that joined as a new member runs under its own member id (core/member-id.ts); one
+    // that holds no metadata state and does not found the group makes one (metadata-restore.ts).
+    member: disk.metadataMember,
+    newMember: () => disk.newMetadataMember(),
     incarnation,
     kv,
     host: raftHost,
@@ -292,6 +299,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       }
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (result.ok && cmd.op === 'partition.move') moveApplied(cmd.group);
+      // A directory registered a new metadata member: the leader starts replacing the node's former one.
+      if (result.ok && cmd.op === 'node.disk' && cmd.member !== undefined) setImmediate(() => replacer?.round());
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
       if (result.droppedLogs !== undefined) dropLogs(result.droppedLogs);
@@ -337,6 +346,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   }
   // Open every partition this node replicates, so bounds and reads are served from the start.
   for (const r of metadata.state.eventTypes()) await openReplicas(r);
+  replacer = new MetadataMemberReplacer(metadata, logger.child({ component: 'raft' }));
   mover = new ReplicaMover({
     self,
     stores: () => storageReplicas.values(),
@@ -525,7 +535,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   }, 5000);
   balancer.unref();
   // Replica moves: each partition leader takes the next step of a move in flight (replica-mover.ts).
-  const moves = setInterval(() => mover?.round(), 250);
+  // And the metadata leader replaces a member whose directory was wiped (metadata-members.ts).
+  const moves = setInterval(() => {
+    mover?.round();
+    replacer?.round();
+  }, 250);
   moves.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
   const t0 = transport;
@@ -561,6 +575,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     node: self,
     token: () => diskTokenOf(disk.identity),
     foundingDisk: () => isFoundingDisk(disk.identity),
+    member: () => disk.identity.metadataMember,
     registered: () => metadata.state.disk(self),
     propose: (cmd) => metadata.propose(cmd),
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),

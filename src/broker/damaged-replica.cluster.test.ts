@@ -1,8 +1,8 @@
 // Goal: issue 9 on three real node processes. (1) A node whose data directory is wiped while its peers
 // run does not found a new metadata group under its old id: it asks its peers, joins their cluster as
-// a new, empty member that does not vote, catches up from the leader (through a snapshot), is
-// repaired, and is electable again: with the leader killed, it and the third node elect a new one and
-// take writes. (2) A node whose RocksDB write-ahead log lost durable raft writes (a corrupt record in
+// a new, empty member under a NEW member id, which the leader adds as a learner, catches up (through
+// a snapshot), replaces the node's former member (removed) and is promoted; it is then electable:
+// with the leader killed, it and the third node elect a new one and take writes. (2) A node whose RocksDB write-ahead log lost durable raft writes (a corrupt record in
 // the middle; point-in-time recovery drops the rest) comes back damaged, says what it found, and is
 // repaired from the leader. The cluster keeps every write throughout.
 // Method: cluster/up 3 in a temporary directory on free ports, a small snapshot threshold; kill -9 by
@@ -22,7 +22,17 @@ interface View {
   role: string;
   cluster_id: string;
   disk_id: string;
-  metadata: { leader: number | null; term: number; commit_index: number; applied_index: number; snapshot_index: number; raft_damaged: boolean; raft_damage: string | null };
+  metadata: {
+    leader: number | null;
+    term: number;
+    commit_index: number;
+    applied_index: number;
+    snapshot_index: number;
+    raft_damaged: boolean;
+    raft_damage: string | null;
+    member: number;
+    members: { id: number; node: number; incarnation: number; suffrage: string }[];
+  };
 }
 
 const cluster = await LocalCluster.create('brook-damaged-test-', { BROOK_RAFT_SNAPSHOT_ENTRIES: String(snapshotEntries), BROOK_METADATA_TIMEOUT_MS: '2000' });
@@ -83,7 +93,7 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
     };
     await more(2 * snapshotEntries, leader0, 'before');
 
-    await t.test('a wiped follower does not found a group: it joins, catches up, is repaired and votes again', async () => {
+    await t.test('a wiped follower does not found a group: it joins as a new member, which replaces its former one and votes', async () => {
       const wiped = [1, 2, 3].find((i) => i !== leader0)!;
       const third = [1, 2, 3].find((i) => i !== leader0 && i !== wiped)!;
       const old = (await view(wiped))!;
@@ -98,15 +108,31 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       cluster.kill9(wiped);
       rmSync(cluster.dataDir(wiped), { recursive: true, force: true });
       await more(snapshotEntries, leader0, 'while.wiped');
+      // Where each other node's log stood: the replacement is logged by the leader (leader0, unless
+      // leadership moved meanwhile).
+      const logFrom = new Map([1, 2, 3].filter((i) => i !== wiped).map((i) => [i, cluster.nodeLog(i).length]));
       const newRun = restart(wiped);
       const target = (await view(leader0))!.metadata.commit_index;
       const v = await repaired(wiped, target);
       const lines = newRun().join('\n');
       assert.doesNotMatch(lines, /founded the metadata raft group|founding the cluster/, 'no new founding');
       assert.match(lines, /the peers already have a cluster: joining it as a new, empty member/);
-      assert.match(lines, /metadata raft log damaged: this node will not vote or lead until a healthy leader has repaired it/);
+      assert.match(lines, /it starts as a new, empty member and waits for the metadata leader to add it/);
+      assert.doesNotMatch(lines, /metadata raft log damaged/, 'a new member has nothing to be repaired');
       assert.match(lines, /installed a metadata snapshot from the leader/);
-      assert.match(lines, /metadata raft member repaired from the leader/);
+      assert.equal(v.metadata.raft_damaged, false);
+      const member = v.metadata.member;
+      assert.notEqual(member, wiped, 'a new member id');
+      assert.equal(member % 2 ** 31, wiped, 'a member of the wiped node');
+      // The leader replaced the former member by the new one: learner, removal, promotion.
+      await until('the replacement in the leader\'s configuration', 15_000, async () => {
+        const ms = (await view(leader0))?.metadata.members ?? [];
+        return ms.length === 3 && ms.every((m) => m.suffrage === 'voter') && ms.some((m) => m.id === member) && !ms.some((m) => m.id === wiped) ? true : undefined;
+      });
+      const said = [...logFrom].map(([i, from]) => cluster.nodeLog(i).slice(from)).join('\n');
+      for (const step of ['adding [0-9.]+ as a learner', 'removing [0-9]+, whose data directory', 'promoting [0-9.]+ to voter']) {
+        assert.match(said, new RegExp(`metadata member (of node )?[0-9.]* ?replaced by [0-9.]+: ${step}`), `the leader's log says: ${step}`);
+      }
       // Its partition groups existed before its new directory registered: joined empty and damaged,
       // then repaired by their leaders; a group created after the registration is founded normally.
       await until('the wiped node holding every event again', 15_000, async () => JSON.stringify(await partitions(wiped, 'data.before')) === JSON.stringify(heldBefore) ? true : undefined);

@@ -17,6 +17,12 @@ export interface DiskRegistrationDeps {
   readonly node: number;
   /** This directory's token (node-disk.ts, diskTokenOf), read each time: a loss found at run time changes it. */
   readonly token: () => string;
+  /**
+   * This directory's metadata member id when it joined as a new member (node-disk.ts), read each time;
+   * undefined when its member is the node id. The registration names it, and the metadata leader
+   * replaces the node's former member by it (metadata-replacement.ts).
+   */
+  readonly member?: () => number | undefined;
   /** Whether this directory needs no registration (node-disk.ts, isFoundingDisk). */
   readonly foundingDisk: () => boolean;
   /** The registration the metadata this node applied holds for it. */
@@ -33,18 +39,20 @@ export async function registerDisk(d: DiskRegistrationDeps): Promise<void> {
   for (let attempt = 0; !d.stopped(); attempt++) {
     if (d.foundingDisk()) return;
     const token = d.token();
+    const member = d.member?.();
     const have = d.registered();
-    if (have?.disk === token) {
+    if (have?.disk === token && have.member === member) {
       if (attempt > 0) d.logger.info({ disk: token, firstGroup: have.firstGroup }, 'this data directory is registered in the metadata: partition groups from this first group id on are founded here, older ones are joined empty and repaired by their leaders');
       return;
     }
     try {
-      const r = await d.propose({ op: 'node.disk', node: d.node, disk: token });
+      const r = await d.propose({ op: 'node.disk', node: d.node, disk: token, ...(member === undefined ? {} : { member }) });
       if (!r.ok) d.logger.warn({ disk: token, reason: r.reason, detail: r.detail }, 'registering this data directory in the metadata was refused; retrying');
     } catch (err) {
       if (attempt % 10 === 0) d.logger.warn({ err, disk: token }, 'registering this data directory in the metadata failed (no metadata leader yet?); retrying');
     }
     // The proposal's answer comes from the leader; this node applies the entry a little later.
-    if (d.registered()?.disk !== d.token()) await d.sleep(d.retryMs);
+    const now = d.registered();
+    if (now?.disk !== d.token() || now.member !== d.member?.()) await d.sleep(d.retryMs);
   }
 }

@@ -66,6 +66,12 @@ export interface MetadataGroupOptions {
    * the node id.
    */
   readonly member?: NodeId;
+  /**
+   * Makes a new member id for this directory when it holds no metadata raft state and does not found
+   * the group (node-disk.ts, newMetadataMember; metadata-restore.ts). Absent in unit tests and the
+   * simulator: such a member then starts empty and damaged under `member`.
+   */
+  readonly newMember?: () => Promise<NodeId>;
   /** A fresh id per process start. */
   readonly incarnation: string;
   readonly kv: OrderedKv;
@@ -162,11 +168,14 @@ export class RaftMetadataGroup implements MetadataProposer {
   #transport: MetadataTransport | undefined;
   #started = false;
   #closed = false;
+  /** The leader a peer named when this member knew none (a member id), and the peer asked last. */
+  #hint: NodeId | undefined;
+  #asked = 0;
 
   /** Opens (or founds) the group from the KV and restores the state machine up to the stored commit. */
   static async open(o: MetadataGroupOptions): Promise<RaftMetadataGroup> {
-    const r = await restoreMetadata({ self: o.member ?? o.self, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied });
-    return new RaftMetadataGroup(o, r.store, r.sm, r.conf, r.applied);
+    const r = await restoreMetadata({ self: o.member ?? o.self, newMember: o.newMember, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied });
+    return new RaftMetadataGroup({ ...o, member: r.member }, r.store, r.sm, r.conf, r.applied);
   }
 
   private constructor(o: MetadataGroupOptions, store: RaftLogStore, sm: MetadataStateMachine, conf: RaftGroup<Outcome>['conf'], applied: Index) {
@@ -260,6 +269,11 @@ export class RaftMetadataGroup implements MetadataProposer {
     return this.#group.isLeader();
   }
 
+  /** The group may have work (a configuration change proposed on its core): handle it in the next turn. */
+  kick(): void {
+    if (!this.#closed) this.#host.kick(metadataGroupId);
+  }
+
   /** Whether this node is the only member (publishing and consumption are served only then, for now). */
   isSingleNode(): boolean {
     const conf = this.#group.conf;
@@ -306,26 +320,43 @@ export class RaftMetadataGroup implements MetadataProposer {
           continue;
         }
       }
-      const lead = this.#group.leader;
-      if (lead === noNode || lead === this.#group.self || this.#transport === undefined) {
+      const to = this.#forwardTarget();
+      if (to === undefined || this.#transport === undefined) {
         await this.#sleep(Math.min(leaderRetryMs, remainingMs));
         continue;
       }
-      const answer = await this.#transport.forward(nodeOfMember(lead), { command: data, flowId, deadlineMs: remainingMs });
+      const answer = await this.#transport.forward(to, { command: data, flowId, deadlineMs: remainingMs });
       switch (answer.status) {
         case 'applied': {
           const result = decodeResult(answer.result);
-          if (result === undefined) throw problems.unavailable(`The metadata leader (node ${lead}) sent a malformed answer.`);
+          if (result === undefined) throw problems.unavailable(`The metadata leader (node ${to}) sent a malformed answer.`);
           await this.#reads.waitApplied(answer.index, deadlineMs);
           return result;
         }
         case 'notLeader':
+          this.#hint = answer.leaderHint === noNode || answer.leaderHint === this.#group.self ? undefined : answer.leaderHint;
           await this.#sleep(Math.min(leaderRetryMs, remainingMs));
           continue;
         case 'unavailable':
           throw problems.unavailable(`Metadata write not confirmed: ${answer.detail}. It may or may not have been applied; retry.`);
       }
     }
+  }
+
+  /**
+   * The node a proposal is forwarded to: the leader's. A member outside the configuration (a new one,
+   * waiting for the leader to add it: its registration is what makes the leader do so) hears from no
+   * leader; it asks the peers in turn, and follows the leader a peer names in its answer.
+   */
+  #forwardTarget(): NodeId | undefined {
+    const lead = this.#group.leader;
+    if (lead !== noNode) return lead === this.#group.self ? undefined : nodeOfMember(lead);
+    const conf = this.#group.conf;
+    if (conf.voters.includes(this.#group.self) || conf.learners.includes(this.#group.self)) return undefined;
+    if (this.#hint !== undefined) return nodeOfMember(this.#hint);
+    const peers = this.#o.directory.map((m) => m.id).filter((id) => id !== this.#o.self);
+    if (peers.length === 0) return undefined;
+    return peers[this.#asked++ % peers.length];
   }
 
   /** Proposes on this node (its leader); NotLeader when it does not lead or a transfer is pending. */

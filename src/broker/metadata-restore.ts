@@ -19,7 +19,16 @@ import { RaftLogStore } from './raft-log-store.js';
 export const metadataGroupId = 0;
 
 export interface RestoreOptions {
+  /** This node's member id as its directory records it (the node id unless it joined as a new member). */
   readonly self: NodeId;
+  /**
+   * Makes (durably) a new member id for a directory that holds no state for the group and does not
+   * found it (node-disk.ts, newMetadataMember): it then starts empty as that new member, neither
+   * damaged nor asking for a term floor, and waits for the leader to add it (metadata-members.ts).
+   * Absent (tests, the simulator): such a member starts under `self`, empty and damaged, and learns a
+   * term floor first (docs/metadata-raft.md, "A member whose past term is unknown").
+   */
+  readonly newMember?: (() => Promise<NodeId>) | undefined;
   readonly kv: OrderedKv;
   readonly disk?: NodeDisk | undefined;
   /** The founding voters (this node included), used only when storage is empty; none to join. */
@@ -37,22 +46,37 @@ export interface Restored {
   /** The configuration as of `applied`. */
   readonly conf: ConfState;
   readonly applied: Index;
+  /** This node's member id in the group (a new one when `newMember` made it). */
+  readonly member: NodeId;
 }
 
 export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   const log = o.logger;
   const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk });
-  if (store.isEmpty) {
+  let member = o.self;
+  const lost = o.disk?.identity.lostRaftState;
+  const founding = o.founders.length > 0 && lost === undefined;
+  // Somebody must be there to add a new member: a single node that lost its raft state starts damaged
+  // instead, and refuses to start (checkDamage), as before.
+  const others = new Set([...o.founders, ...o.known]);
+  others.delete(o.self);
+  if (store.isEmpty && !founding && store.damage === undefined && o.newMember !== undefined && others.size > 0) {
+    // A wiped, new or state-losing directory is a NEW member (docs/metadata-raft.md, "A wiped
+    // directory is a new member"): nothing its former self voted or acknowledged is taken for its
+    // word, and it needs neither a damage mark nor a term floor. It starts empty, outside the
+    // configuration, until the leader adds it.
+    member = await o.newMember();
+    log.warn({ raftId: member, node: o.self, replaces: o.self === member ? undefined : 'the node\'s former member' }, 'this node holds no metadata raft state and does not found the group: it starts as a new, empty member and waits for the metadata leader to add it');
+  } else if (store.isEmpty) {
     // A node that lost raft state cannot tell whether it held this group (node-disk.ts): founding it
     // again (term 1, no vote) could vote twice in a term. It starts empty and damaged instead.
-    const lost = o.disk?.identity.lostRaftState;
     // Nothing here bounds the terms a former state of this node used in the group: it learns a term
     // floor from the other members before it acknowledges anything (src/raft Damage.termUnknown).
     if (lost !== undefined) await store.startEmpty([], `this node started with no metadata raft state after losing raft writes (${lost})`, true);
     else await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)', true);
     if (lost === undefined && o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
   }
-  checkDamage(o, store);
+  checkDamage({ ...o, self: member }, store);
   const storage = store.storage;
   const snap = storage.snapshot();
   const sm = snap.metadata.index > 0 ? decodeImage(snap.data) : new MetadataStateMachine();
@@ -66,7 +90,7 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
     return c;
   };
   const last = storage.lastIndex();
-  const alone = (c: ConfState) => c.voters.length === 1 && c.voters[0] === o.self && c.learners.length === 0;
+  const alone = (c: ConfState) => c.voters.length === 1 && c.voters[0] === member && c.learners.length === 0;
   if (commit < last && alone(confAt(commit)) && alone(confAt(last))) {
     // The only voter: every entry in its durable log was written by itself as leader and is
     // committed (a majority of one). The stored commit index may lag (it is written without an
@@ -79,8 +103,8 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
     if (e.type === 'confChange') conf = applyConfChangeToState(conf, decodeConfChange(e.data));
     else if (e.data.byteLength > 0) applyCommand(sm, e, o);
   }
-  log.info({ raftId: o.self, snapshotIndex: snap.metadata.index, applied, lastIndex: storage.lastIndex(), term: storage.hardState().term, voters: conf.voters, learners: conf.learners }, 'metadata raft group restored');
-  return { store, sm, conf, applied };
+  log.info({ raftId: member, snapshotIndex: snap.metadata.index, applied, lastIndex: storage.lastIndex(), term: storage.hardState().term, voters: conf.voters, learners: conf.learners }, 'metadata raft group restored');
+  return { store, sm, conf, applied, member };
 }
 
 /**

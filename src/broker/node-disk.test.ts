@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { MemoryCell, MemoryKv } from '../log/index.js';
 import { bootstrapState, encodeConfChange } from '../raft/index.js';
 import { encodeEntry, encodeHardState, encodeSnapshot } from '../transport/index.js';
-import { diskTokenOf, isFoundingDisk, legacyClusterId, NodeDisk, NodeDiskError } from './node-disk.js';
+import { incarnationOfMember, memberIncarnationMax, nodeOfMember } from '../core/member-id.js';
+import { diskTokenOf, isFoundingDisk, legacyClusterId, metadataIncarnationOf, NodeDisk, NodeDiskError } from './node-disk.js';
 import { entryKey, groupKey, kindHardState, kindSnapshot, nodeIdentityKey } from './raft-keys.js';
 import { RaftLogStore } from './raft-log-store.js';
 import { decodeEntryRecord } from './raft-records.js';
@@ -226,4 +227,23 @@ test('raft writes read back at open but not yet durable (a kill -9 leaves them i
   const third = await NodeDisk.open({ kv: kv.crash(), cell, self: 1, newId, logger: quiet });
   assert.equal(third.lostTail, undefined, 'a write that was never durable is not a lost tail');
   assert.equal(third.termCeiling, 7);
+});
+
+test('a directory that joins as a new metadata member records its member id; it keeps it across restarts until a loss', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const disk = await NodeDisk.open({ kv, cell, self: 3, newId: () => 'disk-after-wipe', logger: quiet });
+  assert.equal(disk.metadataMember, 3, 'the node id until it joins as a new member');
+  const m = await disk.newMetadataMember();
+  assert.equal(nodeOfMember(m), 3);
+  assert.ok(incarnationOfMember(m) >= 1 && incarnationOfMember(m) <= memberIncarnationMax);
+  assert.equal(await disk.newMetadataMember(), m, 'drawn once');
+  await disk.close();
+  const again = await NodeDisk.open({ kv, cell, self: 3, newId: () => 'unused', logger: quiet });
+  assert.equal(again.metadataMember, m, 'recorded in the identity');
+  assert.equal(await again.newMetadataMember(), m, 'a restart before anything was written keeps it');
+  // Another directory draws another incarnation (in all but about one case in four million).
+  assert.notEqual(metadataIncarnationOf('another-disk', 0), incarnationOfMember(m));
+  // The same directory after a loss draws another one.
+  assert.notEqual(metadataIncarnationOf('disk-after-wipe', 1), incarnationOfMember(m));
 });

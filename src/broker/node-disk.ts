@@ -38,7 +38,9 @@
  * the directory registers in the metadata under a token of its disk id and loss count, and founds
  * only the partition groups created after that registration (metadata/disk-registry.ts).
  */
+import { createHash } from 'node:crypto';
 import { assert } from '../core/assert.js';
+import { memberIdOf, memberIncarnationMax, nodeOfMember } from '../core/member-id.js';
 import type { DurableCell, KvBatch, OrderedKv } from '../log/index.js';
 import type { NodeId } from '../raft/index.js';
 import { diskToken } from '../metadata/disk-registry.js';
@@ -94,6 +96,27 @@ export interface NodeIdentity {
   readonly losses?: number;
   /** Initialised over raft state written before identities existed (that state is its own, never wiped). */
   readonly migrated?: true;
+  /**
+   * This directory's member id in the metadata group when it is not the node id (core/member-id.ts):
+   * made when the directory started the group empty without founding it (a wiped or new directory, or
+   * one that lost its raft state), so that it joins as a new member (docs/metadata-raft.md). Absent:
+   * the node id (a founder's directory, or one that joined before member ids existed).
+   */
+  readonly metadataMember?: number;
+  /** The loss count (`losses`, 0 when absent) when metadataMember was made: a later loss needs a new one. */
+  readonly metadataMemberLosses?: number;
+}
+
+/**
+ * The incarnation a directory's new metadata member takes: drawn from its disk id and loss count (so
+ * the same directory draws the same one at every start until it has written anything), in
+ * [1, memberIncarnationMax]. Two directories of one node may draw the same incarnation (about one
+ * chance in four million per pair): the metadata refuses the registration of the second
+ * (state-machine.ts, node.disk), so the two are never taken for one member.
+ */
+export function metadataIncarnationOf(diskId: string, losses: number): number {
+  const h = createHash('sha256').update(`brook-metadata-member/v1:${diskId}/${losses}`).digest();
+  return (h.readUInt32BE(0) % memberIncarnationMax) + 1;
 }
 
 /** The token under which this directory registers in the metadata (metadata/disk-registry.ts). */
@@ -152,6 +175,10 @@ function decodeIdentity(value: Buffer): NodeIdentity {
   if (v.lostRaftState !== undefined && typeof v.lostRaftState !== 'string') throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a lostRaftState that is not a string');
   if (v.migrated !== undefined && v.migrated !== true) throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a migrated flag that is not true');
   if (v.losses !== undefined && !(Number.isSafeInteger(v.losses) && v.losses >= 1)) throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a loss count that is not a positive integer');
+  if (v.metadataMember !== undefined && !(Number.isSafeInteger(v.metadataMember) && v.metadataMember > 0 && nodeOfMember(v.metadataMember) === v.nodeId)) {
+    throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a metadata member id that is not a member of its node');
+  }
+  if (v.metadataMemberLosses !== undefined && !(Number.isSafeInteger(v.metadataMemberLosses) && v.metadataMemberLosses >= 0)) throw new RaftRecordCorruptError(nodeIdentityKey, 'identity has a metadata member loss count that is not an integer');
   return v;
 }
 
@@ -349,6 +376,27 @@ export class NodeDisk {
 
   get identity(): NodeIdentity {
     return this.#identity;
+  }
+
+  /** This directory's member id in the metadata group (the node id unless it joined as a new member). */
+  get metadataMember(): NodeId {
+    return this.#identity.metadataMember ?? this.#identity.nodeId;
+  }
+
+  /**
+   * The member id under which this directory starts the metadata group it holds no state for and does
+   * not found: a new one (recorded durably before the group opens), or the one made before when no
+   * loss was found since (a restart before anything was written under it).
+   */
+  async newMetadataMember(): Promise<NodeId> {
+    const id = this.#identity;
+    const losses = id.losses ?? (id.lostRaftState === undefined ? 0 : 1);
+    if (id.metadataMember !== undefined && (id.metadataMemberLosses ?? 0) === losses) return id.metadataMember;
+    const member = memberIdOf(id.nodeId, metadataIncarnationOf(id.diskId, losses));
+    const next: NodeIdentity = { ...id, metadataMember: member, metadataMemberLosses: losses };
+    await this.#kv.write((b) => b.put(nodeIdentityKey, encodeIdentity(next)), { durable: true });
+    this.#identity = next;
+    return member;
   }
 
   /** Records (durably) the cluster this node founded or joined. */

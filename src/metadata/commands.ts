@@ -188,10 +188,16 @@ export type MetadataCommand =
        * node whose directory did not found the cluster proposes it; its partition groups created before
        * are not founded there (a former directory of the node may have been a member), only repaired.
        * The same registration again changes nothing.
+       *
+       * `member`: the directory's member id in the metadata group when it is a new member
+       * (core/member-id.ts): the metadata leader then replaces the node's former member by it, one
+       * configuration change at a time (metadata-replacement.ts). Refused when an earlier directory of
+       * the node registered the same member id (two directories must never be one member).
        */
       op: 'node.disk';
       node: number;
       disk: string;
+      member?: number;
     };
 
 export type MetadataOp = MetadataCommand['op'];

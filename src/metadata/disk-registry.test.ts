@@ -3,6 +3,7 @@
 // created after its registration, whatever order commands arrive in, across snapshots and restarts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { memberIdOf } from '../core/member-id.js';
 import { MetadataStateMachine } from './state-machine.js';
 import { diskToken, mayFoundGroup, registeredDisksMax } from './disk-registry.js';
 import { legacyGroupIdBase } from './placement-types.js';
@@ -76,4 +77,29 @@ test('the founding rule: a founding directory founds any group; others only regi
   assert.equal(mayFoundGroup(legacyGroupIdBase + 5, { token: 't', foundingDisk: false }, reg), false, 'legacy groups may have lived on the former directory');
   assert.equal(diskToken('d', 0), 'd');
   assert.notEqual(diskToken('d', 1), diskToken('d', 2));
+});
+
+test('a registration names the directory\'s new metadata member; a member id an earlier directory of the node used is refused', () => {
+  const sm = new MetadataStateMachine();
+  let i = 0;
+  const m1 = memberIdOf(3, 11);
+  const m2 = memberIdOf(3, 12);
+  assert.deepEqual(sm.apply(++i, { op: 'node.disk', node: 3, disk: 'disk-x', member: m1 }), { ok: true });
+  assert.equal(sm.disk(3)!.member, m1);
+  // The same directory after a loss keeps its member (its raft state was not all lost).
+  assert.deepEqual(sm.apply(++i, { op: 'node.disk', node: 3, disk: diskToken('disk-x', 1), member: m1 }), { ok: true });
+  // Another directory of node 3 drawing the same incarnation: refused, it would be taken for the first.
+  const clash = sm.apply(++i, { op: 'node.disk', node: 3, disk: 'disk-y', member: m1 });
+  assert.equal(clash.ok, false);
+  assert.match(!clash.ok ? clash.detail : '', /used by an earlier data directory/);
+  assert.deepEqual(sm.apply(++i, { op: 'node.disk', node: 3, disk: 'disk-y', member: m2 }), { ok: true });
+  assert.deepEqual(sm.disk(3)!.formerMembers, [m1]);
+  // A later directory may not take the first one's id either, also across a snapshot.
+  const copy = MetadataStateMachine.restore(JSON.parse(JSON.stringify(sm.snapshot())), i);
+  assert.equal(MetadataStateMachine.snapshotProblem(sm.snapshot()), undefined);
+  assert.equal(copy.apply(i + 1, { op: 'node.disk', node: 3, disk: 'disk-z', member: m1 }).ok, false);
+  assert.deepEqual(copy.disk(3), sm.disk(3));
+  // A member of another node is malformed.
+  const other = sm.apply(++i, { op: 'node.disk', node: 3, disk: 'disk-z', member: memberIdOf(4, 1) });
+  assert.equal(other.ok, false);
 });

@@ -27,6 +27,19 @@ export interface DiskRegistration {
   readonly disk: string;
   /** The first partition group id created after the registration. */
   readonly firstGroup: number;
+  /** The directory's metadata member id when it is a new member (node.disk), absent otherwise. */
+  readonly member?: number;
+  /** Member ids earlier directories of the node registered: never taken again (node.disk refuses them). */
+  readonly formerMembers?: readonly number[];
+}
+
+/** At most this many member ids of earlier directories are kept per node (then registrations are refused). */
+export const formerMembersMax = 256;
+
+/** The disk id part of a token (diskToken): one directory keeps it across its losses. */
+export function diskIdOfToken(token: string): string {
+  const cut = token.lastIndexOf('/lost-');
+  return cut < 0 ? token : token.slice(0, cut);
 }
 
 /** At most this many nodes are registered (a bound on what a command can make the state hold). */

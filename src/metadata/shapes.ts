@@ -15,7 +15,10 @@
 import type { MetadataOp } from './commands.js';
 import { isMetadataLimits } from './limits.js';
 import { isNodeId } from './placement-types.js';
-import { diskTokenBytesMax, registeredDisksMax } from './disk-registry.js';
+import { nodeOfMember } from '../core/member-id.js';
+
+const isMemberId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+import { diskTokenBytesMax, formerMembersMax, registeredDisksMax } from './disk-registry.js';
 import { blacklistTypes, categories, compatibilityModes, enrichmentStrategies, partitionStrategies, readFromValues } from './types.js';
 
 type Obj = Record<string, unknown>;
@@ -204,6 +207,7 @@ function checkCommandShape(cmd: unknown): void {
       return;
     case 'node.disk':
       need(isNodeId(c['node']) && isDiskToken(c['disk']), 'node.disk needs a node and a disk token');
+      need(c['member'] === undefined || (isMemberId(c['member']) && nodeOfMember(c['member'] as number) === c['node']), 'node.disk: member must be a metadata member id of the node');
       return;
     default:
       // Unknown ops (a newer member's) are the state machine's to refuse, alike on every node.
@@ -257,7 +261,7 @@ function checkSnapshotShape(snap: unknown): void {
   const s = snap as Obj;
   need(isInt(s['nextTopic'], 1) && opt(s['nextGroup'], (v) => isInt(v, 1)), 'nextTopic and nextGroup must be positive integers');
   need(
-    opt(s['disks'], (v) => listOf(v, (d) => isObject(d) && isNodeId(d['node']) && isDiskToken(d['disk']) && isInt(d['firstGroup'], 1)) && new Set((v as Obj[]).map((d) => d['node'])).size === (v as unknown[]).length && (v as unknown[]).length <= registeredDisksMax),
+    opt(s['disks'], (v) => listOf(v, (d) => isObject(d) && isNodeId(d['node']) && isDiskToken(d['disk']) && isInt(d['firstGroup'], 1) && opt(d['member'], isMemberId) && opt(d['formerMembers'], (f) => listOf(f, isMemberId) && (f as unknown[]).length <= formerMembersMax)) && new Set((v as Obj[]).map((d) => d['node'])).size === (v as unknown[]).length && (v as unknown[]).length <= registeredDisksMax),
     'disks is not a list of disk registrations, one per node',
   );
   need(Array.isArray(s['eventTypes']), 'eventTypes is not a list');

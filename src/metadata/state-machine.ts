@@ -11,7 +11,7 @@ import { admitPlacement } from './placement-admission.js';
 import { changePlacement, type PlacementCommand } from './placement-changes.js';
 import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
-import { registeredDisksMax, type DiskRegistration } from './disk-registry.js';
+import { diskIdOfToken, formerMembersMax, registeredDisksMax, type DiskRegistration } from './disk-registry.js';
 import { commandProblem, snapshotProblem } from './shapes.js';
 import { defaultMetadataLimits, eventTypeLogs, eventTypeRecordBytes, isMetadataLimits, metadataLimitsOf, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
 import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type PendingTimeline, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
@@ -105,6 +105,11 @@ export class MetadataStateMachine {
   readonly #disks = new Map<number, DiskRegistration>();
 
   /** The data directory registered for `node`, if any. */
+  /** Every node's registered data directory (metadata/member-replacement.ts reads their members). */
+  disks(): IterableIterator<DiskRegistration> {
+    return this.#disks.values();
+  }
+
   disk(node: number): DiskRegistration | undefined {
     return this.#disks.get(node);
   }
@@ -191,18 +196,32 @@ export class MetadataStateMachine {
         this.#limits = metadataLimitsOf(cmd.limits);
         return { ok: true };
       case 'node.disk':
-        return this.#registerDisk(cmd.node, cmd.disk);
+        return this.#registerDisk(cmd.node, cmd.disk, cmd.member);
       default:
         // An op this version does not know (a newer member proposed it): refused on every node alike.
         return { ok: false, reason: 'invalid', detail: `Unknown metadata command ${JSON.stringify((cmd as { op?: unknown }).op)}` };
     }
   }
 
-  #registerDisk(node: number, disk: string): ApplyResult {
+  #registerDisk(node: number, disk: string, member: number | undefined): ApplyResult {
+    const had = this.#disks.get(node);
     // The same directory again (a retried proposal, a restart before the answer): its first group stays.
-    if (this.#disks.get(node)?.disk === disk) return { ok: true };
-    if (!this.#disks.has(node) && this.#disks.size >= registeredDisksMax) return this.#limit(`${registeredDisksMax} nodes have registered data directories, the most the metadata holds`);
-    this.#disks.set(node, { node, disk, firstGroup: this.#nextGroup });
+    if (had?.disk === disk && had.member === member) return { ok: true };
+    if (had === undefined && this.#disks.size >= registeredDisksMax) return this.#limit(`${registeredDisksMax} nodes have registered data directories, the most the metadata holds`);
+    const former = [...(had?.formerMembers ?? [])];
+    if (member !== undefined) {
+      // Two directories of a node must never be taken for one member: what the earlier one voted or
+      // acknowledged would count as the new one's word (node-disk.ts draws the incarnation).
+      const sameDirectory = had !== undefined && diskIdOfToken(had.disk) === diskIdOfToken(disk);
+      if (former.includes(member) || (had?.member === member && !sameDirectory)) {
+        return { ok: false, reason: 'conflict', detail: `metadata member id ${member} was used by an earlier data directory of node ${node}: move this data directory aside and start the node again (a new directory draws a new id)` };
+      }
+    }
+    if (had?.member !== undefined && had.member !== member && !former.includes(had.member)) {
+      if (former.length >= formerMembersMax) return this.#limit(`node ${node} had ${formerMembersMax} metadata member ids, the most the metadata keeps`);
+      former.push(had.member);
+    }
+    this.#disks.set(node, { node, disk, firstGroup: had?.disk === disk ? had.firstGroup : this.#nextGroup, ...(member === undefined ? {} : { member }), ...(former.length === 0 ? {} : { formerMembers: former }) });
     return { ok: true };
   }
 
@@ -588,7 +607,9 @@ export class MetadataStateMachine {
     for (const t of blacklistTypes) for (const name of snap.blacklist?.[t] ?? []) sm.#blacklist.get(t)!.add(name);
     for (const st of snap.storages ?? []) sm.#storages.set(st.id, st);
     sm.#nextGroup = snap.nextGroup ?? 1;
-    for (const d of snap.disks ?? []) sm.#disks.set(d.node, { node: d.node, disk: d.disk, firstGroup: d.firstGroup });
+    for (const d of snap.disks ?? []) {
+      sm.#disks.set(d.node, { node: d.node, disk: d.disk, firstGroup: d.firstGroup, ...(d.member === undefined ? {} : { member: d.member }), ...(d.formerMembers === undefined ? {} : { formerMembers: [...d.formerMembers] }) });
+    }
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

@@ -1,0 +1,228 @@
+// Goal: a node whose data directory was wiped joins the metadata group back as a NEW member
+// (core/member-id.ts; docs/metadata-raft.md, "A wiped directory is a new member"): it starts empty and
+// undamaged under another member id, registers, and the leader replaces the node's former member by
+// it one configuration change at a time (learner, removal of the former member, promotion); the group
+// keeps committing throughout and, afterwards, with the new member in its quorums. Messages for the
+// former member are dropped on the node, and messages from it are not counted by the leader.
+// Method: the production RaftMetadataGroup on its node host over MemoryKv with a NodeDisk each, three
+// nodes wired by an in-memory network that routes by node, the production MetadataMemberReplacer
+// run on a timer on every node, and the production registration loop on the wiped node.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { incarnationOfMember, nodeOfMember } from '../core/member-id.js';
+import { MemoryCell, MemoryKv } from '../log/index.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import type { EventType } from '../metadata/types.js';
+import { makeMessage, type NodeId } from '../raft/index.js';
+import type { TransportHandler } from '../transport/index.js';
+import { closeMember, hostOf, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
+import { registerDisk } from './disk-registration.js';
+import type { RaftMetadataGroup } from './metadata-group.js';
+import { MetadataMemberReplacer } from './metadata-members.js';
+import { diskTokenOf, NodeDisk } from './node-disk.js';
+import { systemClock, systemRandom } from './system.js';
+
+const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+function create(name: string): MetadataCommand {
+  const et = { name, owning_application: 'app', category: 'undefined', enrichment_strategies: [], partition_strategy: 'random', compatibility_mode: 'forward', schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: '2026-01-01T00:00:00Z' }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' } as unknown as EventType;
+  return { op: 'event_type.create', eventType: et, partitionCount: 1 };
+}
+
+async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Routes by node, as the gRPC transport does; a node can be cut off (nothing in or out). */
+class Net {
+  readonly handlers = new Map<NodeId, TransportHandler>();
+  readonly down = new Set<NodeId>();
+  transportFor(from: NodeId): MemberTransport {
+    return {
+      send: (groups) => {
+        for (const m of groups.flatMap((g) => g.messages)) {
+          const to = nodeOfMember(m.to);
+          setImmediate(() => {
+            if (!this.down.has(from) && !this.down.has(to)) this.handlers.get(to)?.receive(m);
+          });
+        }
+      },
+      forward: async (to, req) => {
+        const h = this.handlers.get(to);
+        if (h === undefined || this.down.has(to) || this.down.has(from)) return { status: 'unavailable', detail: 'unreachable' };
+        return h.propose({ from, command: req.command, flowId: req.flowId, deadlineMs: req.deadlineMs });
+      },
+      reachable: (id) => !this.down.has(nodeOfMember(id)),
+    };
+  }
+  join(g: RaftMetadataGroup): void {
+    this.handlers.set(g.self, g.transportHandler());
+    startMember(g, this.transportFor(g.self));
+  }
+}
+
+async function openNode(self: NodeId, kv: MemoryKv, disk: NodeDisk, founders: NodeId[]): Promise<RaftMetadataGroup> {
+  return openMember({
+    self,
+    member: disk.metadataMember,
+    newMember: () => disk.newMetadataMember(),
+    disk,
+    incarnation: `inc-${self}-${Math.random()}`,
+    kv,
+    founders,
+    directory: [1, 2, 3].map((id) => ({ id })),
+    tickMs: 5,
+    electionTicks: 10,
+    heartbeatTicks: 1,
+    snapshotEntries: 1000,
+    proposalTimeoutMs: 2000,
+    clock: systemClock,
+    random: systemRandom,
+    logger,
+  });
+}
+
+test('a wiped node rejoins as a new member that replaces its former one; the former member counts for nothing', async () => {
+  const ids = [1, 2, 3];
+  const net = new Net();
+  const groups = new Map<NodeId, RaftMetadataGroup>();
+  const founders = ids.map((id) => ({ id, diskId: `disk-${id}` }));
+  for (const id of ids) {
+    const kv = new MemoryKv();
+    const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: id, newId: () => `disk-${id}`, logger: quiet });
+    await disk.setCluster('cluster', founders);
+    groups.set(id, await openNode(id, kv, disk, ids));
+  }
+  for (const g of groups.values()) net.join(g);
+  let stopped = false;
+  // Every node runs a replacer, as main.ts does; only the leader's acts.
+  const replacers = new Map<RaftMetadataGroup, MetadataMemberReplacer>();
+  const timer = setInterval(() => {
+    for (const g of groups.values()) {
+      if (!replacers.has(g)) replacers.set(g, new MetadataMemberReplacer(g, logger));
+      replacers.get(g)!.round();
+    }
+  }, 10);
+  const leaderOf = () => [...groups.values()].find((g) => g.isLeader());
+  try {
+    await until('a leader', 3000, () => leaderOf() !== undefined);
+    // The wiped node must not lead: elections happen among the others.
+    let leader = leaderOf()!;
+    if (leader.self === 3) {
+      assert.ok(leader.transferLeadership(1));
+      await until('node 1 to lead', 3000, () => groups.get(1)!.isLeader());
+      leader = groups.get(1)!;
+    }
+    for (const n of ['w1', 'w2', 'w3']) assert.equal((await leader.propose(create(n))).ok, true);
+
+    // Node 3's directory is wiped: a new disk id, and it joins (founders unknown, cluster known).
+    await closeMember(groups.get(3)!);
+    net.handlers.delete(3);
+    const kv3 = new MemoryKv();
+    const disk3 = await NodeDisk.open({ kv: kv3, cell: new MemoryCell(), self: 3, newId: () => 'disk-3-after-wipe', logger: quiet });
+    await disk3.setCluster('cluster', []);
+    const fresh = await openNode(3, kv3, disk3, []);
+    const member = fresh.member;
+    assert.notEqual(member, 3, 'the wiped directory took its node id as member id again');
+    assert.equal(nodeOfMember(member), 3);
+    assert.ok(incarnationOfMember(member) > 0);
+    assert.equal(disk3.identity.metadataMember, member, 'the new member id is recorded in the node identity');
+    assert.equal(fresh.view().metadata.raft_damaged, false, 'a new member has nothing to be repaired');
+    groups.set(3, fresh);
+    net.join(fresh);
+
+    // Before its registration, the leader sends nothing to it and it holds nothing.
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(fresh.view().metadata.last_index, 0);
+    assert.deepEqual(leader.view().metadata.members.map((m) => m.id), [1, 2, 3]);
+
+    // A message for the former member reaches node 3 and is dropped there (a vote request in a far
+    // higher term would otherwise move the new member's term).
+    hostOf(fresh).receive(0, makeMessage({ type: 'vote', from: 1, to: 3, term: 999, index: 99, logTerm: 99 }));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.ok(fresh.view().metadata.term < 999, 'a message for the former member was taken by the new one');
+
+    void registerDisk({
+      node: 3,
+      token: () => diskTokenOf(disk3.identity),
+      member: () => disk3.identity.metadataMember,
+      foundingDisk: () => false,
+      registered: () => fresh.state.disk(3),
+      propose: (cmd) => fresh.propose(cmd),
+      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      stopped: () => stopped,
+      retryMs: 20,
+      logger: quiet,
+    });
+    const conf = () => leaderOf()?.view().metadata.members ?? [];
+    await until('the replacement: voters 1, 2 and the new member', 8000, () => {
+      const c = conf();
+      return c.length === 3 && c.every((m) => m.suffrage === 'voter') && c.some((m) => m.id === member) && !c.some((m) => m.id === 3);
+    });
+    await until('the new member to apply the log', 3000, () => fresh.state.eventType('w3') !== undefined);
+    assert.equal(fresh.view().metadata.raft_damaged, false);
+    await until('the new member to apply its promotion', 3000, () => fresh.view().members.find((m) => m.id === 3)?.suffrage === 'voter');
+    assert.equal(fresh.view().metadata.member, member);
+
+    // The group keeps committing, and with node 2 cut off its quorum needs the new member.
+    leader = leaderOf()!;
+    const other = leader.self === 1 ? 2 : 1;
+    net.down.add(other);
+    assert.equal((await leader.propose(create('with-new-member'))).ok, true);
+    await until('the new member to apply it', 3000, () => fresh.state.eventType('with-new-member') !== undefined);
+
+    // With the new member cut off too, an acknowledgement from the former member commits nothing.
+    net.down.add(3);
+    const before = leader.view().metadata.commit_index;
+    // Its outcome is unknown (the leader steps down once it hears from no quorum): not waited for.
+    void leader.propose(create('never')).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 20));
+    const last = leader.view().metadata.last_index;
+    assert.ok(last > before);
+    hostOf(leader).receive(0, makeMessage({ type: 'appResp', from: 3, to: leader.member, term: leader.view().metadata.term, index: last }));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(leader.view().metadata.commit_index, before, 'an acknowledgement from the removed member committed an entry');
+    net.down.clear();
+    // Healed, the group commits again (through whichever member leads now).
+    assert.equal((await fresh.propose(create('after'))).ok, true);
+    await until('node 1 to apply it', 3000, () => groups.get(1)!.state.eventType('after') !== undefined);
+  } finally {
+    stopped = true;
+    clearInterval(timer);
+    await Promise.all([...groups.values()].map(closeMember));
+  }
+});
+
+test('a single node that lost its metadata raft state is not started as a new member nobody could add: it refuses to start', async () => {
+  const kv = new MemoryKv();
+  let made = 0;
+  await assert.rejects(
+    openMember({
+      self: 1,
+      newMember: async () => {
+        made++;
+        return 1 + 2 ** 31;
+      },
+      incarnation: 'inc',
+      kv,
+      founders: [],
+      directory: [{ id: 1 }],
+      tickMs: 5,
+      electionTicks: 10,
+      heartbeatTicks: 1,
+      snapshotEntries: 1000,
+      proposalTimeoutMs: 2000,
+      clock: systemClock,
+      random: systemRandom,
+      logger,
+    }),
+    /the metadata raft log of this single-node cluster is damaged/,
+  );
+  assert.equal(made, 0);
+});
