@@ -25,6 +25,9 @@ import type { PartitionAppend, PartitionAppendResult } from '../publishing/ports
 import { PartitionSealedError, PartitionUnavailableError } from '../log/index.js';
 import type { ControlCommand } from './partition-control.js';
 
+/** An item a sealed log took nothing of: sent on to the new timeline once its switch is committed here. */
+type Sealed = { index: number; item: PartitionAppend; from: string | undefined; timeline: string };
+
 /**
  * What the router needs of the partition logs of one storage: the replicated partitions of the
  * default storage (partition-replicas.ts) and the PartitionLogs of an extra storage both are one.
@@ -208,10 +211,35 @@ export class StorageRouter implements PartitionReader {
     return tls === undefined ? undefined : tls[tls.length - 1];
   }
 
-  async append(items: PartitionAppend[]): Promise<PartitionAppendResult[]> {
-    const results: PartitionAppendResult[] = new Array(items.length);
+  append(items: PartitionAppend[]): Promise<PartitionAppendResult[]> {
     const deadlineMs = this.#o.monotonicMs() + this.#o.switchWaitMs;
-    let unplaced = items.map((item, index) => ({ index, item }));
+    // The common case, no event type of the batch has timelines: everything goes to the default store
+    // as it is, in one call and without the routing below (its maps, lists and async frame were about
+    // 3 KB per small publish, all of it kept until the entries committed). A log sealed meanwhile
+    // (the first timeline of its event type was just created) is handled as in the general case.
+    for (const item of items) if (this.#current(item.topic) !== undefined) return this.#appendRouted(items, deadlineMs);
+    return this.#stores
+      .get(defaultStorageId)!
+      .append(items)
+      .then((r) => {
+        let sealed: Sealed[] | undefined;
+        for (let index = 0; index < r.length; index++) {
+          const res = r[index]!;
+          if (!res.ok && res.error instanceof PartitionSealedError) (sealed ??= []).push({ index, item: items[index]!, from: undefined, timeline: res.error.timeline });
+        }
+        if (sealed === undefined) return r;
+        const results = r.slice();
+        return this.#resendSealed(items, results, sealed, deadlineMs);
+      });
+  }
+
+  /** Appends routed to each event type's current timeline (general case of append). */
+  async #appendRouted(items: PartitionAppend[], deadlineMs: number): Promise<PartitionAppendResult[]> {
+    const results: PartitionAppendResult[] = new Array(items.length);
+    return this.#routeAndAppend(items, results, items.map((item, index) => ({ index, item })), deadlineMs);
+  }
+
+  async #routeAndAppend(items: PartitionAppend[], results: PartitionAppendResult[], unplaced: { index: number; item: PartitionAppend }[], deadlineMs: number): Promise<PartitionAppendResult[]> {
     while (unplaced.length > 0) {
       // Route each item to its event type's current timeline.
       const byStore = new Map<PartitionLogs, { index: number; item: PartitionAppend; from: string | undefined }[]>();
@@ -228,7 +256,7 @@ export class StorageRouter implements PartitionReader {
         list.push({ index, item: routed, from: cur?.id });
         byStore.set(store, list);
       }
-      const sealed: { index: number; item: PartitionAppend; from: string | undefined; timeline: string }[] = [];
+      const sealed: Sealed[] = [];
       await Promise.all(
         [...byStore].map(async ([store, list]) => {
           const r = await store.append(list.map((x) => x.item));
@@ -239,19 +267,32 @@ export class StorageRouter implements PartitionReader {
           });
         }),
       );
-      // A sealed log took nothing: wait for the switch's commit here, then send those to the new timeline.
-      const waits = new Map<number, Promise<Error | undefined>>();
-      for (const x of sealed) {
-        if (!waits.has(x.item.topic)) waits.set(x.item.topic, this.#awaitSwitch(x.item.topic, x.from, x.timeline, deadlineMs).then(() => undefined, (err: Error) => err));
-      }
-      unplaced = [];
-      for (const x of sealed) {
-        const failed = await waits.get(x.item.topic)!;
-        if (failed === undefined) unplaced.push({ index: x.index, item: x.item });
-        else results[x.index] = { ok: false, error: new PartitionUnavailableError(x.item.topic, x.item.partition, failed) };
-      }
+      unplaced = await this.#awaitSwitches(results, sealed, deadlineMs);
     }
     return results;
+  }
+
+  /** Items a sealed log took nothing of, sent on once their switches are committed here. */
+  async #resendSealed(items: PartitionAppend[], results: PartitionAppendResult[], sealed: Sealed[], deadlineMs: number): Promise<PartitionAppendResult[]> {
+    return this.#routeAndAppend(items, results, await this.#awaitSwitches(results, sealed, deadlineMs), deadlineMs);
+  }
+
+  /**
+   * A sealed log took nothing: waits for the switch's commit here and answers the items to send to the
+   * new timeline (those whose switch did not complete in time get their failure in `results`).
+   */
+  async #awaitSwitches(results: PartitionAppendResult[], sealed: Sealed[], deadlineMs: number): Promise<{ index: number; item: PartitionAppend }[]> {
+    const waits = new Map<number, Promise<Error | undefined>>();
+    for (const x of sealed) {
+      if (!waits.has(x.item.topic)) waits.set(x.item.topic, this.#awaitSwitch(x.item.topic, x.from, x.timeline, deadlineMs).then(() => undefined, (err: Error) => err));
+    }
+    const unplaced: { index: number; item: PartitionAppend }[] = [];
+    for (const x of sealed) {
+      const failed = await waits.get(x.item.topic)!;
+      if (failed === undefined) unplaced.push({ index: x.index, item: x.item });
+      else results[x.index] = { ok: false, error: new PartitionUnavailableError(x.item.topic, x.item.partition, failed) };
+    }
+    return unplaced;
   }
 
   /**
