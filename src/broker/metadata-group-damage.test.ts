@@ -13,7 +13,7 @@ import type { EventType } from '../metadata/types.js';
 import type { NodeId } from '../raft/index.js';
 import type { TransportHandler } from '../transport/index.js';
 import type { RaftMetadataGroup } from './metadata-group.js';
-import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
+import { closeMember, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
 import { NodeDisk } from './node-disk.js';
 import { entryKey } from './raft-keys.js';
 import { systemClock, systemRandom } from './system.js';
@@ -43,14 +43,6 @@ function open(kv: MemoryKv, self: NodeId, founders: NodeId[], members: NodeId[],
     random: systemRandom,
     logger,
   });
-}
-
-async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 class Net {

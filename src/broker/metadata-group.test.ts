@@ -22,7 +22,7 @@ import type { Clock } from '../core/ports.js';
 import { noNode, type Message, type NodeId } from '../raft/index.js';
 import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
 import { metadataGroupId, type RaftMetadataGroup } from './metadata-group.js';
-import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
+import { closeMember, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
 import { prefixRaft } from './raft-log-store.js';
 import { systemClock, systemRandom } from './system.js';
 
@@ -82,14 +82,6 @@ function outcome(p: Promise<{ ok: boolean }>): Promise<string | number | undefin
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 test('a single node is a group of one: writes apply, reads need no round, state survives restarts', async () => {
   const kv = new MemoryKv();

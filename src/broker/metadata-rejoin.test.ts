@@ -16,7 +16,7 @@ import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
 import { makeMessage, type NodeId } from '../raft/index.js';
 import type { TransportHandler } from '../transport/index.js';
-import { closeMember, hostOf, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
+import { closeMember, hostOf, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
 import { registerDisk } from './disk-registration.js';
 import type { RaftMetadataGroup } from './metadata-group.js';
 import { MetadataMemberReplacer } from './metadata-members.js';
@@ -29,14 +29,6 @@ const quiet = { info: () => undefined, warn: () => undefined, error: () => undef
 function create(name: string): MetadataCommand {
   const et = { name, owning_application: 'app', category: 'undefined', enrichment_strategies: [], partition_strategy: 'random', compatibility_mode: 'forward', schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: '2026-01-01T00:00:00Z' }, created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' } as unknown as EventType;
   return { op: 'event_type.create', eventType: et, partitionCount: 1 };
-}
-
-async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 /** Routes by node, as the gRPC transport does; a node can be cut off (nothing in or out). */

@@ -1075,21 +1075,18 @@ export class PartitionReplicas {
     }
     // The one closure of the common case (the failure paths create theirs when they happen).
     const settled = (c: Coalesced | undefined, err?: unknown): void => {
-      if (c === undefined) return this.#appendRefused(item, deadlineMs, flowId, requestId, forward, done, err);
-      const out = c.outcome;
-      if (out.kind === 'sealed') done({ ok: false, error: new PartitionSealedError(item.topic, item.partition, out.timeline) });
-      else done({ ok: true, first: out.first as Offset, last: out.last as Offset });
+      if (c !== undefined) return done(appliedResult(item, c));
+      const failure = proposalFailure(item, err);
+      if (failure !== undefined) return done({ ok: false, error: failure });
+      this.#appendMoved(item, deadlineMs, flowId, requestId, forward, done);
     };
     const refused = coalescer.enqueue(requestId, item.events, deadlineMs, 0, settled);
     if (refused !== undefined) settled(undefined, refused);
   }
 
-  /** A batch the leader's coalescer failed: the reason, or after a pause #appendOne when leadership moved. */
-  #appendRefused(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void, err: unknown): void {
+  /** A batch the leader's coalescer gave back because leadership moved: #appendOne after the retry pause. */
+  #appendMoved(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
     const failed = (error: unknown): void => done({ ok: false, error: error as Error });
-    if (!(err instanceof ProposalFailedError)) return failed(err);
-    if (err.storageError !== undefined) return failed(err.storageError);
-    if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return failed(unavailable(item, err.message));
     if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
     void (this.#o.sleep ?? sleep)(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
   }
@@ -1111,13 +1108,10 @@ export class PartitionReplicas {
       const g = replica.group;
       if (g.isLeader()) {
         try {
-          const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;
-          if (out.kind === 'sealed') throw new PartitionSealedError(item.topic, item.partition, out.timeline);
-          return { ok: true, first: out.first as Offset, last: out.last as Offset };
+          return appliedResult(item, await this.#coalescer(replica).add(requestId, item.events, deadlineMs));
         } catch (err) {
-          if (!(err instanceof ProposalFailedError)) throw err;
-          if (err.storageError !== undefined) throw err.storageError;
-          if (err.reason !== 'notLeader' && err.reason !== 'overwritten') throw unavailable(item, err.message);
+          const failure = proposalFailure(item, err);
+          if (failure !== undefined) throw failure;
         }
       } else if (g.leader !== noNode && forward !== undefined) {
         const answer = await forward.send(g.leader, {
@@ -1567,6 +1561,24 @@ function dropReplicaRows(b: KvBatch, g: number): void {
   b.delRange(k(prefixOffsetIndex, g), k(prefixOffsetIndex, g + 1));
   b.del(k(prefixApplied, g));
   b.del(k(prefixHistoryPending, g));
+}
+
+/** The result of a batch its partition's leader applied (a log sealed meanwhile took none of it). */
+function appliedResult(item: ReplicaAppend, c: Coalesced): ReplicaAppendResult {
+  const out = c.outcome;
+  if (out.kind === 'sealed') return { ok: false, error: new PartitionSealedError(item.topic, item.partition, out.timeline) };
+  return { ok: true, first: out.first as Offset, last: out.last as Offset };
+}
+
+/**
+ * Why a batch the leader's coalescer failed fails for good; undefined when leadership moved (not
+ * leader any more, or its entry overwritten) and it is to be offered again.
+ */
+function proposalFailure(item: ReplicaAppend, err: unknown): Error | undefined {
+  if (!(err instanceof ProposalFailedError)) return err as Error;
+  if (err.storageError !== undefined) return err.storageError;
+  if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return unavailable(item, err.message);
+  return undefined;
 }
 
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {

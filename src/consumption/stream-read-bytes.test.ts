@@ -25,18 +25,23 @@ function wireStrictReader(asked: number[]): PartitionReader {
   };
 }
 
-test('a low-level stream over three partitions reads a whole number of bytes per partition', async () => {
-  const asked: number[] = [];
-  const ac = new AbortController();
-  const lines: string[] = [];
-  const sink = {
-    write: (line: Buffer) => {
+/** A sink that keeps the lines it is written and stops the stream once it holds `n`. */
+function collectThenStop(lines: string[], n: number, ac: AbortController): { write(line: Buffer): boolean; drain(): Promise<void> } {
+  return {
+    write: (line) => {
       lines.push(line.toString());
-      if (lines.length === 3) ac.abort();
+      if (lines.length === n) ac.abort();
       return true;
     },
     drain: () => Promise.resolve(),
   };
+}
+
+test('a low-level stream over three partitions reads a whole number of bytes per partition', async () => {
+  const asked: number[] = [];
+  const ac = new AbortController();
+  const lines: string[] = [];
+  const sink = collectThenStop(lines, 3, ac);
   await runLowLevelStream(
     wireStrictReader(asked),
     sink,
@@ -66,14 +71,7 @@ test('a subscription stream streaming three partitions reads a whole number of b
     encode: (_p, b) => Buffer.from(String(b.cursor)),
     monotonicMs: () => performance.now(),
   });
-  const sink = {
-    write: (line: Buffer) => {
-      lines.push(line.toString());
-      if (lines.length === 3) ac.abort();
-      return true;
-    },
-    drain: () => Promise.resolve(),
-  };
+  const sink = collectThenStop(lines, 3, ac);
   await stream.run(sink, ac.signal);
   assert.equal(lines.length, 3);
   assert.ok(asked.length >= 3 && asked.every((n) => Number.isInteger(n)), `asked ${asked.join(', ')}`);

@@ -48,3 +48,12 @@ export async function closeMember(g: RaftMetadataGroup): Promise<void> {
   await g.close();
   await hosts.get(g)?.close();
 }
+
+/** Waits (polling every 5 ms, `ms` at most) until `ok`, or fails naming `what`. */
+export async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
