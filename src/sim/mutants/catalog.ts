@@ -77,9 +77,11 @@ export const mutants: readonly Mutant[] = [
     name: 'offsets-at-propose',
     why: "a leader answers a batch with the offsets it expected when it proposed it (its applied newest + 1), not those apply gave it",
     file: 'src/broker/partition-replicas.ts',
-    find: '          const out = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;',
+    // The leader's common path (the coalescer's callback; #appendOne takes the same answer from
+    // appliedResult): proposedAt is the replica's newest offset + 1 when the batch is queued.
+    find: '    const settled = (c: Coalesced | undefined, err?: unknown): void => {\n      if (c !== undefined) return done(appliedResult(item, c));',
     replace:
-      '          const proposedAt = replica.bounds().newest + 1;\n          const applied = (await this.#coalescer(replica).add(requestId, item.events, deadlineMs)).outcome;\n          const out = { ...applied, first: proposedAt, last: proposedAt + item.events.length - 1 };',
+      "    const proposedAt = this.#byKey.get(PartitionReplicas.key(item.topic, item.partition))!.bounds().newest + 1;\n    const settled = (c: Coalesced | undefined, err?: unknown): void => {\n      if (c !== undefined) return done(c.outcome.kind === 'sealed' ? appliedResult(item, c) : { ok: true, first: proposedAt as Offset, last: (proposedAt + item.events.length - 1) as Offset });",
     sims: ['host'],
   },
   {
