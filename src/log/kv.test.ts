@@ -131,6 +131,39 @@ describe('RocksKv durability', () => {
     }
   });
 
+  test('a commit without a WAL switch fdatasyncs the WAL while it asks which WAL is current, not after', async () => {
+    const t = await tempDir('parallel');
+    const kv = await openRocksKv(t.dir);
+    // The adapter's private handles, to watch the order of the two requests of a commit.
+    const inner = kv as unknown as { db: { currentWalFile(): Promise<unknown> }; wal: { fd: { datasync(): Promise<void> } } | null };
+    try {
+      await kv.write((b) => b.put(k(0x10), v('first')), { durable: true });
+      const fd = inner.wal!.fd;
+      const order: string[] = [];
+      const ask = inner.db.currentWalFile.bind(inner.db);
+      inner.db.currentWalFile = async () => {
+        order.push('asked');
+        const wal = await ask();
+        // A slow answer: an fdatasync that waited for it would come after 'answered'.
+        await new Promise((r) => setTimeout(r, 30));
+        order.push('answered');
+        return wal;
+      };
+      const sync = fd.datasync.bind(fd);
+      fd.datasync = () => {
+        order.push('datasync');
+        return sync();
+      };
+      await kv.write((b) => b.put(k(0x11), v('second')), { durable: true });
+      assert.deepEqual(order, ['asked', 'datasync', 'answered']);
+      assert.equal(kv.stats.walSwitches, 0);
+      assert.equal((await kv.get(k(0x11)))?.toString(), 'second');
+    } finally {
+      await kv.close();
+      await t.remove();
+    }
+  });
+
   test('WAL switches are followed: old WALs synced, directory synced, data intact after reopen', async () => {
     const t = await tempDir('walswitch');
     // A 64 KiB memtable makes RocksDB switch WALs every few writes.

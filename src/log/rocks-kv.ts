@@ -18,6 +18,8 @@
  * WAL, so we fdatasync every *.log file numbered at or after the last synced one that still exists
  * (one that no longer exists was deleted after its memtable was flushed into an SST file that RocksDB
  * synced first), then the new WAL, then fsync the directory so the new WAL's directory entry is durable.
+ * The question and the fdatasync of the WAL synced last are issued together (both after the write), so
+ * a commit without a switch waits for one thread round trip instead of two.
  *
  * Recovery. RocksDB replays the WAL at open in point-in-time mode, set explicitly in openRocksKv.
  *
@@ -182,8 +184,20 @@ export class RocksKv implements OrderedKv {
 
   /** Makes everything written so far durable (see the header comment for the WAL-switch rule). */
   private async syncWal(): Promise<void> {
+    // The common case, no switch: the fdatasync of the WAL synced last and the question which WAL is
+    // current go to their threads together, instead of one after the other (a thread round trip less
+    // on every durable commit, i.e. on every publish's path). Both start after the write completed:
+    // the write is in a WAL numbered from the one synced last up to the current one, so if the two are
+    // the same, this fdatasync covered it.
+    const synced = this.wal;
+    let cur: Awaited<ReturnType<RocksDB['currentWalFile']>> | undefined;
+    if (synced !== null) {
+      [cur] = await Promise.all([this.db.currentWalFile(), synced.fd.datasync()]);
+      this.stats.walSyncs++;
+      if (cur.number === synced.number) return;
+    }
     for (let attempt = 0; ; attempt++) {
-      const cur = await this.db.currentWalFile();
+      if (attempt > 0 || cur === undefined) cur = await this.db.currentWalFile();
       if (this.wal !== null && cur.number === this.wal.number) {
         await this.wal.fd.datasync();
         this.stats.walSyncs++;
