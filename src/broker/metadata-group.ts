@@ -325,7 +325,11 @@ export class RaftMetadataGroup implements MetadataProposer {
         await this.#sleep(Math.min(leaderRetryMs, remainingMs));
         continue;
       }
-      const answer = await this.#transport.forward(to, { command: data, flowId, deadlineMs: remainingMs });
+      // A member outside the configuration guesses where the leader is: an attempt that goes
+      // unanswered (a lost forward, a peer cut off) is given up after an election timeout and the
+      // next peer asked, instead of waiting out the whole deadline on one guess.
+      const attemptMs = this.#group.leader === noNode ? Math.min(remainingMs, this.#o.electionTicks * this.#o.tickMs) : remainingMs;
+      const answer = await this.#transport.forward(to, { command: data, flowId, deadlineMs: attemptMs });
       switch (answer.status) {
         case 'applied': {
           const result = decodeResult(answer.result);
@@ -338,6 +342,12 @@ export class RaftMetadataGroup implements MetadataProposer {
           await this.#sleep(Math.min(leaderRetryMs, remainingMs));
           continue;
         case 'unavailable':
+          if (attemptMs < remainingMs) {
+            // One guess of a member outside the configuration went unanswered: ask the next peer.
+            this.#hint = undefined;
+            await this.#sleep(Math.min(leaderRetryMs, remainingMs));
+            continue;
+          }
           throw problems.unavailable(`Metadata write not confirmed: ${answer.detail}. It may or may not have been applied; retry.`);
       }
     }

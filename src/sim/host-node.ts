@@ -12,7 +12,9 @@
 import pino from 'pino';
 import type { Clock } from '../core/ports.js';
 import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-group.js';
-import { NodeDisk } from '../broker/node-disk.js';
+import { diskTokenOf, NodeDisk } from '../broker/node-disk.js';
+import { registerDisk } from '../broker/disk-registration.js';
+import { MetadataMemberReplacer } from '../broker/metadata-members.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import { PartitionUnavailableError } from '../log/errors.js';
@@ -225,6 +227,9 @@ export class SimHostNode {
     host.start(env.transport(this));
     const metadata = await RaftMetadataGroup.open({
       self: this.id,
+      // As main.ts: a wiped directory (or one that lost the group's state) joins as a new member.
+      member: nodeDisk.metadataMember,
+      newMember: () => nodeDisk.newMetadataMember(),
       incarnation: `n${this.id}.${inc}`,
       kv: this.disk,
       host,
@@ -267,6 +272,22 @@ export class SimHostNode {
       };
       closeStale();
     }
+    // As main.ts: a new member registers (the metadata leader then replaces the node's former member).
+    const replacer = new MetadataMemberReplacer(metadata, silent);
+    if (metadata.member !== this.id) {
+      void registerDisk({
+        node: this.id,
+        token: () => diskTokenOf(nodeDisk.identity),
+        member: () => nodeDisk.identity.metadataMember,
+        foundingDisk: () => false,
+        registered: () => metadata.state.disk(this.id),
+        propose: (cmd) => metadata.propose(cmd),
+        sleep: scheduler.sleep,
+        stopped: () => this.incarnation !== inc,
+        retryMs: 500,
+        logger: silent,
+      });
+    }
     for (const { topic, partition } of env.partitionsOf(this.id)) {
       const r = await this.#ensure(replicas, topic, partition);
       if (this.incarnation !== inc) return;
@@ -284,6 +305,7 @@ export class SimHostNode {
     let rounds = 0;
     const round = (): void => {
       env.moved(this, mover.round());
+      replacer.round();
       if (++rounds % 20 === 0 && env.partitionsOf(this.id).some(({ topic, partition }) => replicas.missingHere(topic, partition) || this.#unhooked(replicas.replica(topic, partition)))) env.reopen(this);
       at(this.simMs(250), round);
     };
