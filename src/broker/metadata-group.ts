@@ -325,7 +325,11 @@ export class RaftMetadataGroup implements MetadataProposer {
         await this.#sleep(Math.min(leaderRetryMs, remainingMs));
         continue;
       }
-      const answer = await this.#transport.forward(to, { command: data, flowId, deadlineMs: remainingMs });
+      // A member outside the configuration guesses where the leader is: an attempt that goes
+      // unanswered (a lost forward, a peer cut off) is given up after an election timeout (outcome
+      // unknown), instead of holding its caller for the whole deadline on one guess.
+      const attemptMs = this.#group.leader === noNode ? Math.min(remainingMs, this.#o.electionTicks * this.#o.tickMs) : remainingMs;
+      const answer = await this.#transport.forward(to, { command: data, flowId, deadlineMs: attemptMs });
       switch (answer.status) {
         case 'applied': {
           const result = decodeResult(answer.result);
@@ -338,6 +342,11 @@ export class RaftMetadataGroup implements MetadataProposer {
           await this.#sleep(Math.min(leaderRetryMs, remainingMs));
           continue;
         case 'unavailable':
+          // Not retried here, not even a guess that went unanswered: the peer may have proposed it,
+          // and a second attempt could apply the command twice (host simulation seed 287 with a
+          // retry here: a write applied again after a later one). The caller retries (the
+          // registration does, and asks the next peer).
+          if (attemptMs < remainingMs) this.#hint = undefined;
           throw problems.unavailable(`Metadata write not confirmed: ${answer.detail}. It may or may not have been applied; retry.`);
       }
     }

@@ -7,7 +7,8 @@
  * counter in the state, so ids follow the log order and are never reused. A command refused here
  * creates nothing and consumes no group id.
  */
-import { groupIdAllocatedMax, isNodeId, type PartitionPlacement } from './placement-types.js';
+import { nodeOfMember } from '../core/member-id.js';
+import { groupIdAllocatedMax, isMemberId, type PartitionPlacement } from './placement-types.js';
 
 export type Admission =
   | { ok: true; placement: PartitionPlacement[]; nextGroup: number }
@@ -15,11 +16,14 @@ export type Admission =
 
 const invalid = (detail: string): Admission => ({ ok: false, reason: 'invalid', detail: `Placement refused: ${detail}` });
 
-/** Why a list of node ids is not a set of valid ids, or undefined when it is one. */
+/**
+ * Why a list of member ids (placement-types.ts: a node id is incarnation 0 of itself) is not a set of
+ * valid ids on distinct nodes, or undefined when it is one.
+ */
 function nodeSetProblem(v: unknown, what: string): string | undefined {
-  if (!Array.isArray(v) || v.length === 0) return `${what} must be a non-empty list of node ids`;
-  if (!v.every(isNodeId)) return `${what} holds an id that is not a node id (a positive 31-bit integer)`;
-  if (new Set(v).size !== v.length) return `${what} names a node twice`;
+  if (!Array.isArray(v) || v.length === 0) return `${what} must be a non-empty list of member ids`;
+  if (!v.every(isMemberId)) return `${what} holds an id that is not a member id (a node id, or a node's later incarnation)`;
+  if (new Set(v.map(nodeOfMember)).size !== v.length) return `${what} names a node twice`;
   return undefined;
 }
 

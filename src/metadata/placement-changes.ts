@@ -14,7 +14,8 @@
 import type { MetadataCommand } from './commands.js';
 import { partitionMoveSteps } from './commands.js';
 import { isLegacyTopic, placementOf, withTopicPlacement } from './placement-of.js';
-import { isNodeId, legacyGroupParts, type PartitionPlacement } from './placement-types.js';
+import { nodeOfMember } from '../core/member-id.js';
+import { isMemberId, legacyGroupParts, type PartitionPlacement } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
 import type { EventTypeRecord } from './types.js';
 
@@ -67,6 +68,10 @@ export function moveStep(p: PartitionPlacement, cmd: Extract<PlacementCommand, {
     if (p.moving !== undefined) return rejected('conflict', `Group ${p.group} is already moving a replica from ${p.moving.from} to ${p.moving.to}`);
     if (!p.replicas.includes(from)) return rejected('invalid', `Node ${from} is not a replica of group ${p.group}`);
     if (p.replicas.includes(to) || learners.includes(to)) return rejected('invalid', `Node ${to} already replicates group ${p.group}`);
+    // A node holds one member of a group; the one exception is a replacement, a move from the member
+    // of a node's wiped directory to the member of its new one (docs/partition-replication.md).
+    const node = nodeOfMember(to);
+    if (node !== nodeOfMember(from) && [...p.replicas, ...learners].some((m) => nodeOfMember(m) === node)) return rejected('invalid', `Node ${node} already replicates group ${p.group}`);
     return { ...p, learners: [...learners, to], moving: { from, to }, founders: p.founders ?? [...p.replicas].sort((a, b) => a - b) };
   }
   if (p.moving === undefined) return rejected('invalid', `Group ${p.group} has no move in flight`);
@@ -95,10 +100,10 @@ function leaderStep(p: PartitionPlacement, leader: number): PartitionPlacement |
 
 function commandProblem(cmd: PlacementCommand): string | undefined {
   if (!Number.isSafeInteger(cmd.group) || cmd.group < 1) return `${String(cmd.group)} is not a partition group id`;
-  if (cmd.op === 'partition.leader') return isNodeId(cmd.leader) ? undefined : `${String(cmd.leader)} is not a node id`;
+  if (cmd.op === 'partition.leader') return isMemberId(cmd.leader) ? undefined : `${String(cmd.leader)} is not a member id`;
   if (!partitionMoveSteps.includes(cmd.step)) return `${String(cmd.step)} is not a move step`;
-  if (!isNodeId(cmd.from) || !isNodeId(cmd.to)) return 'from and to must be node ids';
-  if (cmd.from === cmd.to) return 'a replica cannot move to the node it is on';
+  if (!isMemberId(cmd.from) || !isMemberId(cmd.to)) return 'from and to must be member ids';
+  if (cmd.from === cmd.to) return 'a replica cannot move to the member it is';
   return undefined;
 }
 

@@ -13,13 +13,21 @@
  */
 import { assert } from '../core/assert.js';
 import { partitionsPerEventTypeMax } from '../core/limits.js';
+import { nodeOfMember } from '../core/member-id.js';
 
+/**
+ * Replicas are named by Raft member id (core/member-id.ts): incarnation 0 of a node is the node id
+ * itself, so placements written before member ids existed hold valid member ids. A node holds at most
+ * one member of a group, except while a replacement moves the group from the member of its wiped
+ * directory to the member of its new one (docs/partition-replication.md, "A wiped directory rejoins
+ * partition groups as a new member"); `nodeOfMember` gives the node a member runs on.
+ */
 export interface PartitionPlacement {
   /** u32 Raft group id, > 0, never reused; group 0 is the metadata group. */
   group: number;
-  /** Voting node ids, distinct; the first is the preferred leader. */
+  /** Voting member ids, on distinct nodes; the first is the preferred leader. */
   replicas: number[];
-  /** Replicas being added, not yet voters (absent: none). */
+  /** Members being added, not yet voters (absent: none). */
   learners?: number[];
   /**
    * The move in flight (absent: none). A move replaces `from` by `to` one configuration change at a
@@ -60,6 +68,15 @@ const legacyTopicMax = 2 ** (32 - 1 - legacyPartitionBits) - 1;
 assert(partitionsPerEventTypeMax <= 2 ** legacyPartitionBits, 'a legacy group id must have room for every partition index');
 
 export const isNodeId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 && v <= nodeIdMax;
+
+/** A Raft member id (core/member-id.ts): a safe integer whose node part is a node id. */
+export const isMemberId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 && nodeOfMember(v) >= 1;
+
+/** The member of the placement (voter or learner) that runs on `node`; a replacement's new one when two do. */
+export function memberOnNode(p: { readonly replicas: readonly number[]; readonly learners?: readonly number[]; readonly moving?: { readonly to: number } }, node: number): number | undefined {
+  const on = [...p.replicas, ...(p.learners ?? [])].filter((m) => nodeOfMember(m) === node);
+  return on.length > 1 && p.moving !== undefined && on.includes(p.moving.to) ? p.moving.to : on[0];
+}
 
 /** The group id of partition `index` of a legacy log (one written before placement existed). */
 export function legacyGroupId(topic: number, index: number): number {

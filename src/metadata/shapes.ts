@@ -14,7 +14,7 @@
  */
 import type { MetadataOp } from './commands.js';
 import { isMetadataLimits } from './limits.js';
-import { isNodeId } from './placement-types.js';
+import { isMemberId as isPlacedMember, isNodeId } from './placement-types.js';
 import { nodeOfMember } from '../core/member-id.js';
 
 const isMemberId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
@@ -93,11 +93,12 @@ const isCommittedCursor = (c: unknown): boolean => isPartitionKey(c) && isInt((c
 const isSessionId = (v: unknown): boolean => nonEmptyString(v) && v.length <= 128;
 const isSession = (s: unknown): boolean =>
   isObject(s) && isSessionId(s['id']) && isInt(s['node']) && isString(s['incarnation']) && s['incarnation'].length <= 128 && isInt(s['openedAtMs']) && isInt(s['commitTimeoutMs']);
-const isNodeList = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every(isNodeId);
+const isMemberList = (v: unknown): boolean => Array.isArray(v) && v.length > 0 && v.every(isPlacedMember);
 const isDiskToken = (v: unknown): boolean => nonEmptyString(v) && v.length <= diskTokenBytesMax && /^[\x21-\x7e]+$/.test(v);
-const isPlacementProposal = (v: unknown): boolean => isObject(v) && isNodeList(v['members']) && listOf(v['replicas'], isNodeList);
+// Placements name replicas by member id (placement-types.ts; a node id is incarnation 0 of itself).
+const isPlacementProposal = (v: unknown): boolean => isObject(v) && isMemberList(v['members']) && listOf(v['replicas'], isMemberList);
 const isPlacement = (p: unknown): boolean =>
-  isObject(p) && isInt(p['group'], 1) && isNodeList(p['replicas']) && opt(p['learners'], (v) => listOf(v, isNodeId)) && opt(p['moving'], (m) => isObject(m) && isNodeId(m['from']) && isNodeId(m['to'])) && opt(p['founders'], isNodeList);
+  isObject(p) && isInt(p['group'], 1) && isMemberList(p['replicas']) && opt(p['learners'], (v) => listOf(v, isPlacedMember)) && opt(p['moving'], (m) => isObject(m) && isPlacedMember(m['from']) && isPlacedMember(m['to'])) && opt(p['founders'], isMemberList);
 
 /** The ops this version applies (commands.ts); the names are a wire format, only ever added to. */
 export const metadataOps: ReadonlySet<string> = new Set([
@@ -200,10 +201,10 @@ function checkCommandShape(cmd: unknown): void {
       need(isMetadataLimits(c['limits']), 'limits.set needs every bound as a positive integer');
       return;
     case 'partition.move':
-      need(isInt(c['group'], 1) && oneOf(['add_learner', 'promote', 'remove', 'cancel'])(c['step']) && isNodeId(c['from']) && isNodeId(c['to']), 'partition.move needs a group, a step and two nodes');
+      need(isInt(c['group'], 1) && oneOf(['add_learner', 'promote', 'remove', 'cancel'])(c['step']) && isPlacedMember(c['from']) && isPlacedMember(c['to']), 'partition.move needs a group, a step and two members');
       return;
     case 'partition.leader':
-      need(isInt(c['group'], 1) && isNodeId(c['leader']), 'partition.leader needs a group and a node');
+      need(isInt(c['group'], 1) && isPlacedMember(c['leader']), 'partition.leader needs a group and a member');
       return;
     case 'node.disk':
       need(isNodeId(c['node']) && isDiskToken(c['disk']), 'node.disk needs a node and a disk token');

@@ -321,11 +321,13 @@ export class HostSimulation implements HostSimContext {
     this.log(`n${node.id} CRASH ${how.kind}${how.kind === 'keepPrefix' ? ` ${how.keep}` : how.kind === 'lostTail' ? ` ${how.syncs} syncs` : ''}${restartAfterMs === undefined ? '' : ` (restart in ${restartAfterMs} ms)`}`);
     this.stats.refusedWrites += node.disk.stats.refused;
     this.#countHost(node);
+    // The member the node's metadata group ran as: the one whose data a wipe or a lost tail takes.
+    const member = node.metadata?.raftGroup.self ?? node.nodeDisk?.metadataMember ?? node.id;
     if (how.kind === 'wiped') node.wipeDirectory();
     node.crash(node.disk.crash(how));
     if (how.kind === 'lostTail' || how.kind === 'wiped') {
       this.damaged.add(node.id);
-      for (const w of this.#watch.values()) w.lostData(node.id);
+      for (const w of this.#watch.values()) w.lostData(w.group === metadataGroup ? member : node.id);
     }
     this.#clients.nodeCrashed(node);
     this.#metadataClients.nodeCrashed(node);
@@ -381,7 +383,8 @@ export class HostSimulation implements HostSimContext {
       metadataTransport: (node) => this.#metadataTransport(node),
       metadataOpened: (node, md) => {
         if (this.#tracing) this.log(`n${node.id} opened metadata: applied ${md.raftGroup.applied}, ${JSON.stringify(md.view().metadata)}`);
-        this.#watch.get(metadataGroup)!.opened(node.id, md.raftGroup);
+        // The metadata group's members are member ids (a wiped node's is a new one: core/member-id.ts).
+        this.#watch.get(metadataGroup)!.opened(md.raftGroup.self, md.raftGroup);
       },
       placement: (id) => this.moves.lookup(id),
       proposeMove: (node) => this.moves.propose(node),
@@ -397,11 +400,11 @@ export class HostSimulation implements HostSimContext {
           const l = rd.entries[rd.entries.length - 1];
           this.log(`n${node.id} g${g.id} stored${rd.snapshot === undefined ? '' : ` snapshot ${rd.snapshot.metadata.index}@${rd.snapshot.metadata.term}`}${f === undefined ? '' : ` ${f.index}@${f.term}..${l!.index}@${l!.term}`}${rd.hardState === undefined ? '' : ` ${JSON.stringify(rd.hardState)}`}`);
         }
-        this.#watch.get(g.id)?.persisted(node.id, g, rd);
+        this.#watch.get(g.id)?.persisted(g.self, g, rd);
       },
       applied: (node, g, e) => {
         if (this.#tracing) this.log(`n${node.id} g${g.id} applied ${e.index}@${e.term}`);
-        this.#watch.get(g.id)?.applied(node.id, e);
+        this.#watch.get(g.id)?.applied(g.self, e);
         this.#stamps(g.id, e);
       },
       // What production's runRetentionOnce would log as 'retention failed' (other than a refused
@@ -636,7 +639,7 @@ export class HostSimulation implements HostSimContext {
         f();
       };
       for (const req of reqs) this.log(`n${from.id} forwards ${req.requestId} g${req.group} to n${to} epoch ${req.epoch}${reqs.length > 1 ? ` (1 of ${reqs.length} in one call)` : ''}`);
-      this.at(from.simMs(deadlineMs), () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))), from);
+      from.after(deadlineMs, () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))));
       for (const d of this.net.delays(this.rng)) {
         this.at(d, () => {
           const y = this.#nodes.get(to);
@@ -682,7 +685,7 @@ export class HostSimulation implements HostSimContext {
             resolve(a);
           };
           this.log(`n${from.id} forwards a metadata proposal (${req.flowId}) to n${to}`);
-          this.at(from.simMs(req.deadlineMs), () => finish({ status: 'unavailable', detail: `forward to node ${to}: deadline exceeded` }), from);
+          from.after(req.deadlineMs, () => finish({ status: 'unavailable', detail: `forward to node ${to}: deadline exceeded` }));
           for (const d of this.net.delays(this.rng).slice(0, 1)) {
             this.at(d, () => {
               const y = this.#nodes.get(to);
@@ -1040,8 +1043,11 @@ export class HostSimulation implements HostSimContext {
       if (!n.running || n.replicas === undefined) continue;
       const groups = [n.metadata?.raftGroup, ...this.partitions.filter((p) => this.moves.placed(p).includes(id)).map((p) => this.#group(n, p))];
       // Repaired for good once the mark is gone from the disk too (the Ready that repairs is written
-      // durably; a crash before that keeps the member damaged).
-      if (groups.every((g) => g !== undefined && g.raw.status().damaged === null && g.store.damage === undefined)) {
+      // durably; a crash before that keeps the member damaged). A wiped node's metadata member is new,
+      // never damaged: it counts as repaired once it votes (the leader replaced the former member by it).
+      const md = n.metadata?.raftGroup;
+      const votes = md !== undefined && md.conf.voters.includes(md.self);
+      if (votes && groups.every((g) => g !== undefined && g.raw.status().damaged === null && g.store.damage === undefined)) {
         this.damaged.delete(id);
         this.log(`n${id} repaired`);
       }
@@ -1049,7 +1055,7 @@ export class HostSimulation implements HostSimContext {
     const mw = this.#watch.get(metadataGroup)!;
     for (const n of this.#nodes.values()) {
       const g = n.running ? n.metadata?.raftGroup : undefined;
-      if (g !== undefined && mw.observe(n.id, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
+      if (g !== undefined && mw.observe(g.self, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
     }
     for (const p of this.partitions) {
       const w = this.#watch.get(p.group)!;

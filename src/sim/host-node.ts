@@ -12,7 +12,9 @@
 import pino from 'pino';
 import type { Clock } from '../core/ports.js';
 import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-group.js';
-import { NodeDisk } from '../broker/node-disk.js';
+import { diskTokenOf, NodeDisk } from '../broker/node-disk.js';
+import { registerDisk } from '../broker/disk-registration.js';
+import { MetadataMemberReplacer } from '../broker/metadata-members.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import { PartitionUnavailableError } from '../log/errors.js';
@@ -25,6 +27,7 @@ import type { PersistRequest } from '../broker/raft-log-store.js';
 import type { GroupHandler } from '../transport/index.js';
 import type { SubscriptionHub } from '../consumption/subscription-hub.js';
 import type { Prng } from './prng.js';
+import { NodeClock } from './node-clock.js';
 import { SimCell } from './sim-cell.js';
 import type { SimDisk } from './sim-disk.js';
 
@@ -114,10 +117,8 @@ export class SimHostNode {
   mover: ReplicaMover | undefined;
   /** Its subscription streams and cursor operations (main.ts's SubscriptionHub). */
   hub: SubscriptionHub | undefined;
-  /** Virtual clock: node milliseconds per simulated millisecond. */
-  #rate = 1;
-  #monoBase = 0;
-  #simBase = 0;
+  /** The node's own time (its rate against simulated time) and its timers (node-clock.ts). */
+  readonly #time: NodeClock;
   readonly clock: Clock;
 
   constructor(id: NodeId, env: HostNodeEnv, rng: Prng, disk: SimDisk) {
@@ -125,33 +126,37 @@ export class SimHostNode {
     this.#env = env;
     this.#rng = rng;
     this.disk = disk;
+    this.#time = new NodeClock(() => this.#env.nowMs());
     this.clock = {
-      monotonicMs: () => this.#monoBase + (this.#env.nowMs() - this.#simBase) * this.#rate,
+      monotonicMs: () => this.#time.monotonicMs(),
       // Wall-clock time is whole milliseconds (Date.now()); monotonic time may be fractional.
       nowMs: () => Math.floor(epochMs + this.clock.monotonicMs()),
     };
   }
 
   get rate(): number {
-    return this.#rate;
+    return this.#time.rate;
   }
 
-  /** Changes how fast this node's clock (and so its timers) runs from now on. */
+  /** Changes how fast this node's clock (and so its timers, armed ones too) runs from now on. */
   setRate(rate: number): void {
-    this.#monoBase = this.clock.monotonicMs();
-    this.#simBase = this.#env.nowMs();
-    this.#rate = rate;
+    this.#time.setRate(rate);
   }
 
-  /** Virtual simulator milliseconds for `ms` of this node's time. */
-  simMs(ms: number): number {
-    return ms / this.#rate;
+  /**
+   * Runs `fn` after `ms` of this node's time, unless the process `inc` (the running one by default)
+   * has crashed by then. A change of the clock's rate moves the timer (node-clock.ts).
+   */
+  after(ms: number, fn: () => void, inc = this.incarnation): void {
+    this.#time.after(ms, fn, (simDelayMs, fire) => this.#env.at(simDelayMs, this, inc, fire));
   }
 
   /** Starts a process over the disk: its identity and marker, the host, the replicas, then every partition placed here. */
   async start(): Promise<void> {
     this.incarnation++;
     this.running = true;
+    // The timers of the previous process are void (env.at drops them): not kept to be moved.
+    this.#time.forget();
     this.handlers.clear();
     const env = this.#env;
     const inc = this.incarnation;
@@ -162,7 +167,7 @@ export class SimHostNode {
     this.#cell = this.#cell === undefined ? new SimCell(later) : this.#cell.reopen(later);
     const scheduler: HostScheduler = {
       soon: (fn) => at(0, fn),
-      sleep: (ms) => new Promise<void>((resolve) => at(this.simMs(ms), resolve)),
+      sleep: (ms) => new Promise<void>((resolve) => this.after(ms, resolve, inc)),
     };
     const ticks: TickSource = {
       every: (ms, fn) => {
@@ -170,10 +175,10 @@ export class SimHostNode {
         const fire = (): void => {
           if (stopped) return;
           fn();
-          at(this.simMs(ms), fire);
+          this.after(ms, fire, inc);
         };
         // Nodes do not tick in phase: the first tick comes at a random point of the interval.
-        at(this.simMs(1 + this.#rng.int(ms)), fire);
+        this.after(1 + this.#rng.int(ms), fire, inc);
         return () => {
           stopped = true;
         };
@@ -210,7 +215,7 @@ export class SimHostNode {
       sleep: scheduler.sleep,
       timeout: (ms) => {
         const ac = new AbortController();
-        at(this.simMs(ms), () => ac.abort());
+        this.after(ms, () => ac.abort(), inc);
         return ac.signal;
       },
       ...(this.wiped ? { mayFound: () => false } : {}),
@@ -225,6 +230,9 @@ export class SimHostNode {
     host.start(env.transport(this));
     const metadata = await RaftMetadataGroup.open({
       self: this.id,
+      // As main.ts: a wiped directory (or one that lost the group's state) joins as a new member.
+      member: nodeDisk.metadataMember,
+      newMember: () => nodeDisk.newMetadataMember(),
       incarnation: `n${this.id}.${inc}`,
       kv: this.disk,
       host,
@@ -263,9 +271,25 @@ export class SimHostNode {
       // As main.ts: the sessions of the previous process's streams are closed, retried every 500 ms
       // until the metadata group takes it.
       const closeStale = (): void => {
-        hub.closeStaleSessions().catch(() => at(this.simMs(500), closeStale));
+        hub.closeStaleSessions().catch(() => this.after(500, closeStale, inc));
       };
       closeStale();
+    }
+    // As main.ts: a new member registers (the metadata leader then replaces the node's former member).
+    const replacer = new MetadataMemberReplacer(metadata, silent);
+    if (metadata.member !== this.id) {
+      void registerDisk({
+        node: this.id,
+        token: () => diskTokenOf(nodeDisk.identity),
+        member: () => nodeDisk.identity.metadataMember,
+        foundingDisk: () => false,
+        registered: () => metadata.state.disk(this.id),
+        propose: (cmd) => metadata.propose(cmd),
+        sleep: scheduler.sleep,
+        stopped: () => this.incarnation !== inc,
+        retryMs: 500,
+        logger: silent,
+      });
     }
     for (const { topic, partition } of env.partitionsOf(this.id)) {
       const r = await this.#ensure(replicas, topic, partition);
@@ -284,19 +308,20 @@ export class SimHostNode {
     let rounds = 0;
     const round = (): void => {
       env.moved(this, mover.round());
+      replacer.round();
       if (++rounds % 20 === 0 && env.partitionsOf(this.id).some(({ topic, partition }) => replicas.missingHere(topic, partition) || this.#unhooked(replicas.replica(topic, partition)))) env.reopen(this);
-      at(this.simMs(250), round);
+      this.after(250, round, inc);
     };
-    at(this.simMs(250), round);
+    this.after(250, round, inc);
     // As startRetention (main.ts): a pass every so often, each after the one before has ended.
     const every = t.retentionEveryMs;
     if (every !== undefined) {
       let passes: Promise<void> = Promise.resolve();
       const retention = (): void => {
         passes = passes.then(() => env.retention(this));
-        at(this.simMs(every), retention);
+        this.after(every, retention, inc);
       };
-      at(this.simMs(1 + this.#rng.int(every)), retention);
+      this.after(1 + this.#rng.int(every), retention, inc);
     }
   }
 

@@ -1,0 +1,56 @@
+/**
+ * Replacing a partition group's member whose data directory was wiped by the member the new
+ * directory runs as: the metadata commands the metadata leader proposes. PURE.
+ * (docs/partition-replication.md, "A wiped directory rejoins partition groups as a new member"; the
+ * metadata group does the same for itself in member-replacement.ts.)
+ *
+ * A directory that starts empty without founding runs under a new member id and registers it
+ * (`node.disk` with `member`, disk-registry.ts). From then on every member of that node a placement
+ * lists, other than the registered one, is a former member: what it voted or acknowledged must never
+ * be taken for the new directory's word. A replacement is a move on the same node, from the former
+ * member to the new one: `partition.move add_learner {from, to}` here, and the rest of the move (add
+ * the learner, promote it once caught up, remove the former member, record `remove`) is carried out by
+ * the partition's leader like any other move (replica-move-plan.ts), one configuration change at a
+ * time.
+ *
+ * Stateless, like the moves: the placements and the registrations are the whole state, so a new
+ * metadata leader proposes the same commands, and a command already applied is refused by the state
+ * machine (a second move while one is in flight is a conflict). A move in flight is left to finish,
+ * unless the member it adds is itself a former one (its node was wiped during the move): that move is
+ * cancelled, and the replacement follows.
+ */
+import { nodeOfMember } from '../core/member-id.js';
+import type { MetadataCommand } from './commands.js';
+import type { PartitionPlacement } from './placement-types.js';
+
+export type ReplacementCommand = Extract<MetadataCommand, { op: 'partition.move' }>;
+
+/**
+ * The next command for each group that lists a former member: `registrations` are the applied
+ * `node.disk` registrations (a node with no `member` registered runs its original member, the node id,
+ * and is never replaced).
+ */
+export function partitionReplacements(
+  placements: Iterable<{ readonly placement: PartitionPlacement }>,
+  registrations: Iterable<{ readonly node: number; readonly member?: number | undefined }>,
+): ReplacementCommand[] {
+  const current = new Map<number, number>();
+  for (const r of registrations) if (r.member !== undefined && nodeOfMember(r.member) === r.node) current.set(r.node, r.member);
+  if (current.size === 0) return [];
+  const out: ReplacementCommand[] = [];
+  for (const { placement: p } of placements) {
+    const former = (m: number): boolean => {
+      const now = current.get(nodeOfMember(m));
+      return now !== undefined && now !== m;
+    };
+    const moving = p.moving;
+    if (moving !== undefined) {
+      // The member a move adds was wiped before it became a voter: cancel it; the move can be made again.
+      if (former(moving.to) && !p.replicas.includes(moving.to)) out.push({ op: 'partition.move', group: p.group, step: 'cancel', from: moving.from, to: moving.to });
+      continue;
+    }
+    const gone = p.replicas.find(former);
+    if (gone !== undefined) out.push({ op: 'partition.move', group: p.group, step: 'add_learner', from: gone, to: current.get(nodeOfMember(gone))! });
+  }
+  return out;
+}
