@@ -25,7 +25,7 @@ import { batchEvents, decodeEntryHead } from '../log/partition-entry.js';
 import type { AppendAnswer, AppendForwarder, ForwardedAppend } from '../broker/partition-replicas.js';
 import { encodeImage } from '../broker/metadata-codec.js';
 import type { MetadataTransport } from '../broker/metadata-group.js';
-import type { PartitionReplica } from '../broker/partition-replica.js';
+import { historyPendingKey, type PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
@@ -322,6 +322,7 @@ export class HostSimulation implements HostSimContext {
     this.stats.refusedWrites += node.disk.stats.refused;
     this.#countHost(node);
     if (how.kind === 'wiped') node.wipeDirectory();
+    else this.#stoppedFetching(node);
     node.crash(node.disk.crash(how));
     if (how.kind === 'lostTail' || how.kind === 'wiped') {
       this.damaged.add(node.id);
@@ -754,7 +755,27 @@ export class HostSimulation implements HostSimContext {
     this.fail(new InvariantViolation('HostFatal', `node ${node.id} stopped: ${err instanceof Error ? err.stack ?? err.message : String(err)}`));
   }
 
+  /** The fetches of the log before a snapshot a node is making as it stops (RetainedForgotten, at its next start). */
+  #stoppedFetching(node: SimHostNode): void {
+    for (const p of this.partitions) {
+      const r = node.replicas?.replica(p.topic, p.partition);
+      const pending = r?.pendingHistory;
+      if (r === undefined || pending === undefined) continue;
+      this.stats.historyFetchStops++;
+      this.ledger.stoppedFetching(`n${node.id}`, p.index, r.groupId, pending.index, pending.fromOffset);
+    }
+  }
+
   #opened(node: SimHostNode, r: PartitionReplica): void {
+    // Stopped while fetching the log before its snapshot and started with that snapshot: it fetches
+    // that log again (RetainedForgotten), from where the log it fetched starts.
+    const pending = r.pendingHistory;
+    if (pending !== undefined) this.stats.historyFetchResumed++;
+    try {
+      this.ledger.reopened(`n${node.id}`, this.partitions[r.partition]!.index, r.groupId, r.applied, pending === undefined ? r.localOldest : Math.min(r.localOldest, pending.fromOffset));
+    } catch (err) {
+      this.fail(err);
+    }
     if (this.#tracing) {
       const st = r.group.store.storage;
       const rs = r.group.raw.status();
@@ -775,24 +796,42 @@ export class HostSimulation implements HostSimContext {
   }
 
   /**
+   * A crash aimed at a fetch of the retained log before a snapshot: the fetch must go on after the
+   * restart (its mark on disk, history-mark-ignored; RetainedForgotten), and the nemesis's own
+   * crashes, every 50-400 ms, rarely land in a window this short. It waits until the write that
+   * installed the snapshot and recorded the fetch is durable (a crash before it only undoes the
+   * install: the restarted replica is sent the snapshot again), looking every 1 to 4 ms, then
+   * strikes 0 to 8 ms later, while the fetch (its first chunks go over the network) is most likely
+   * still under way. A fetch that ended before still gets its crash, as before this aim. The draw
+   * that decides it is made only when such a fetch begins, so runs without one are as they were.
+   */
+  #crashWhileFetching(n: SimHostNode, p: SimPartition): void {
+    const inc = n.incarnation;
+    let looks = 0;
+    const strike = (): void => {
+      if (!this.chaos || !n.running || n.incarnation !== inc) return;
+      this.stats.historyFetchCrashes++;
+      this.log(`NEMESIS crash while fetching the retained log: n${n.id} p${p.index}`);
+      this.crash(n, { kind: 'unsynced' }, this.rng.between(10, 600));
+    };
+    const look = (): void => {
+      if (!this.chaos || !n.running || n.incarnation !== inc) return;
+      const r = n.replicas?.replica(p.topic, p.partition);
+      const fetching = r?.pendingHistory !== undefined;
+      if (r !== undefined && fetching && n.disk.durableAfterLosing(historyPendingKey(r.groupId), 0) === undefined && ++looks < 40) {
+        this.at(this.rng.between(1, 4), look, n);
+        return;
+      }
+      this.at(fetching ? this.rng.between(0, 8) : 0, strike, n);
+    };
+    this.at(this.rng.between(1, 4), look, n);
+  }
+
+  /**
    * After every event, every running replica: nothing retention must keep lies before its readable
    * start (RetainedLost; while it fetches the log before its snapshot, from where that log starts);
    * the reader starts again when the readable start moved past it or back before what it read.
    */
-  /**
-   * A crash aimed at a fetch of the retained log before a snapshot, a few milliseconds after it
-   * began: the fetch must go on after the restart (its mark on disk, history-mark-ignored), and the
-   * nemesis's own crashes, every 50-400 ms, rarely land in a window this short. The draw that decides
-   * it is made only when such a fetch begins, so runs without one are as they were.
-   */
-  #crashWhileFetching(n: SimHostNode, partition: number): void {
-    this.at(this.rng.between(5, 40), () => {
-      if (!this.chaos || !n.running) return;
-      this.stats.historyFetchCrashes++;
-      this.log(`NEMESIS crash while fetching the retained log: n${n.id} p${partition}`);
-      this.crash(n, { kind: 'unsynced' }, this.rng.between(10, 600));
-    }, n);
-  }
 
   #checkRetained(): void {
     for (const n of this.#nodes.values()) {
@@ -808,7 +847,7 @@ export class HostSimulation implements HostSimContext {
         // Fetched: the replica reads events before its snapshot's next offset (from the retained start
         // or, when the others' retention moved it meanwhile, from where they hold the log).
         if (pending !== undefined) {
-          if (was === undefined && this.chaos && this.rng.chance(0.5)) this.#crashWhileFetching(n, p.index);
+          if (was === undefined && this.chaos && this.rng.chance(0.5)) this.#crashWhileFetching(n, p);
           this.#pendingSeen.set(key, pending.next);
         } else if (was !== undefined) {
           this.#pendingSeen.delete(key);

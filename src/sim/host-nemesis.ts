@@ -363,6 +363,7 @@ export class Nemesis {
       const w = wId === undefined ? undefined : ctx.node(wId);
       if (w === undefined || !w.running) return;
       ctx.stats.wipes++;
+      ctx.stats.wipesBesideDeposed++;
       ctx.net.rejoin(b.id);
       ctx.net.isolate(a.id, ids);
       ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} n${w.id} wiped, n${b.id} (deposed, slow) reaches it, n${a.id} (leader) cut off`);
