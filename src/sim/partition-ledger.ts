@@ -15,12 +15,14 @@
  *   cutoff, oldest first: an acknowledged batch appended at or after the largest cutoff any node used
  *   is readable on every replica that applied that far. A replica's readable log may start after
  *   offset 0 (`skipped`), nowhere past such a batch.
- * - RetainedForgotten: a replica stopped while it fetched the log before a snapshot it installed
- *   without it, started again with that snapshot (its applied index at or past the snapshot's: the
- *   write that installed it, which also recorded the fetch, is on disk), still counts that log: its
- *   readable start is not after where that log starts. It fetches it again; forgetting it would drop
- *   events no retention removed, which RetainedLost sees only while they are within every node's
- *   cutoff (a node with a fast clock can have cut everything older than its last few hundred ms).
+ * - RetainedForgotten: a replica that starts again with at least the state of the latest snapshot it
+ *   held when it stopped (its applied index at or past that snapshot's) reads from no later offset
+ *   than it did then (its readable start, counting a fetch of the log before an installed snapshot
+ *   under way). Since that snapshot, a replica's start only moves forward (retention, a fetch that
+ *   ended, or was given up), and what its disk kept is an earlier point of that: a later start is
+ *   a log forgotten (a fetch under way not resumed), events no retention removed, which RetainedLost
+ *   sees only while they are within every node's cutoff (a node with a fast clock can have cut
+ *   everything older than its last few hundred ms).
  * - AppendTime: a batch's append time (the leader's clock when it proposed it) is not before the
  *   batch was sent (the slowest node's clock then): so a batch sent at or after a cutoff, allowing for
  *   every node's clock skew, is protected whatever node stamped it.
@@ -52,8 +54,8 @@ interface PartitionBook {
   /** offset -> event, from acknowledgements. */
   readonly expected: Map<number, string>;
   ackedMax: number;
-  /** Replica -> the fetch of the log before a snapshot it was making when it stopped (see stoppedFetching). */
-  readonly fetching: Map<string, { group: number; index: number; from: number }>;
+  /** Replica -> where it read from when it stopped, and the latest snapshot it held (see stopped). */
+  readonly stops: Map<string, { group: number; index: number; start: number }>;
   /** Acknowledged batches, and the largest retention cutoff any node used (wall-clock ms). */
   readonly acked: Batch[];
   cutoffMax: number;
@@ -78,7 +80,7 @@ export class PartitionLedger {
 
   constructor(partitions: number, wallFloor: () => number = () => 0) {
     this.#wallFloor = wallFloor;
-    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), claims: new Map(), consumed: new Map(), fetching: new Map(), ackedMax: -1, acked: [], cutoffMax: -Infinity, floor: undefined, floorStale: false });
+    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), claims: new Map(), consumed: new Map(), stops: new Map(), ackedMax: -1, acked: [], cutoffMax: -Infinity, floor: undefined, floorStale: false });
   }
 
   #book(p: number): PartitionBook {
@@ -206,25 +208,25 @@ export class PartitionLedger {
   }
 
   /**
-   * Replica `who` of partition `p` (raft group `group`) stopped while it fetched the log before the
-   * snapshot it installed at raft index `index`, that log starting at offset `from`.
+   * Replica `who` of partition `p` (raft group `group`) stopped reading from offset `start` (counting
+   * a fetch of the log before its snapshot under way), holding the state of a snapshot at raft index
+   * `index` (the latest it installed or took; 0: none).
    */
-  stoppedFetching(who: string, p: number, group: number, index: number, from: number): void {
-    this.#book(p).fetching.set(who, { group, index, from });
+  stopped(who: string, p: number, group: number, index: number, start: number): void {
+    this.#book(p).stops.set(who, { group, index, start });
   }
 
   /**
    * Replica `who` of partition `p` (raft group `group`) opened at raft index `applied`, reading from
-   * offset `start` (counting a fetch of the log before its snapshot under way). If it stopped while
-   * fetching the log before a snapshot it still holds (applied at or past its index), that log is
-   * still its own: `start` is not after where it starts (RetainedForgotten).
+   * offset `start`. If it stopped before holding a snapshot it still holds (applied at or past that
+   * snapshot's index), it reads from no later than then (RetainedForgotten).
    */
   reopened(who: string, p: number, group: number, applied: number, start: number): void {
     const book = this.#book(p);
-    const f = book.fetching.get(who);
-    book.fetching.delete(who);
-    if (f === undefined || f.group !== group || applied < f.index || start <= f.from) return;
-    throw new InvariantViolation('RetainedForgotten', `${who} partition ${p} stopped while fetching the log from offset ${f.from} before its snapshot at index ${f.index}, and started again at index ${applied} reading from offset ${start}: it dropped that log`);
+    const s = book.stops.get(who);
+    book.stops.delete(who);
+    if (s === undefined || s.group !== group || applied < s.index || start <= s.start) return;
+    throw new InvariantViolation('RetainedForgotten', `${who} partition ${p} stopped reading from offset ${s.start} with the state of its snapshot at index ${s.index}, and started again at index ${applied} reading from offset ${start}: it dropped the log between`);
   }
 
   /** The client was told the batch failed for certain (nothing stored). */
