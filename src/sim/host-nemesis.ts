@@ -70,6 +70,11 @@ export class Nemesis {
   /** Every disk: the share of fsyncs that take a latency spike, and how long one takes at most. */
   #spikeRate = 0;
   #spikeMsMax = 0;
+  /**
+   * The deposed leader of a wipeBesideDeposed under way: the other faults do not crash it (they would
+   * often, as it still counts as leading a group) and no second such scenario begins meanwhile.
+   */
+  readonly #spared = new Set<number>();
 
   constructor(ctx: HostSimContext) {
     this.#ctx = ctx;
@@ -86,14 +91,14 @@ export class Nemesis {
   }
 
   #crash(n: SimHostNode, restartMs: number): void {
-    if (!n.running) return;
+    if (!n.running || this.#spared.has(n.id)) return;
     this.#ctx.crash(n, this.#crashKind(n), restartMs);
   }
 
   /** A node that leads some group now, preferring one with a durable write in flight. */
   #aLeader(): SimHostNode | undefined {
     const ctx = this.#ctx;
-    const leaders = ctx.partitions.map((p) => ctx.leaderOf(p)).filter((n): n is SimHostNode => n !== undefined);
+    const leaders = ctx.partitions.map((p) => ctx.leaderOf(p)).filter((n): n is SimHostNode => n !== undefined && !this.#spared.has(n.id));
     if (leaders.length === 0) return undefined;
     return leaders.find((n) => n.disk.busy) ?? ctx.rng.pick(leaders);
   }
@@ -151,7 +156,7 @@ export class Nemesis {
           disk.onDurableWrite = undefined;
           // After the host has sent what it sends before its own write (same turn), before the write ends.
           ctx.at(0, () => {
-            if (l.disk !== disk || !l.running) return;
+            if (l.disk !== disk || !l.running || this.#spared.has(l.id)) return;
             ctx.stats.midWriteCrashes++;
             ctx.crash(l, { kind: 'unsynced' }, restart);
           }, l);
@@ -343,22 +348,25 @@ export class Nemesis {
    * The case a wiped member's term floor is for (docs/storage.md, "The term ceiling"): a group's leader
    * b is cut off with a clock so slow that it goes on leading its term for seconds; the others elect a
    * leader a of a newer term and commit with the third member w. Then w's directory is wiped and only
-   * b can reach it (a is cut off), b's clock back at speed so that it heartbeats w at once: w must not
+   * b can reach it (a is cut off), b's clock back at speed once w has opened its replica, so that it
+   * heartbeats w at once: w must not
    * take b's appends (TermFloor), or b commits its own entries over what a committed with w's former
    * self. Each step waits for its moment, looking every 20 to 60 ms (a group leading three voters with
    * no node damaged, for up to a second; a newer leader that committed an entry of its term, for up
    * to 1.5 s), and the cuts it needs are made again at each look: the other faults, drawn meanwhile,
-   * would otherwise heal them or cut b from w (the first version waited fixed times and was
-   * completed in about one seed of twenty).
+   * would otherwise heal them or cut b from w, and they do not crash b meanwhile (they would pick it
+   * often, as it still counts as a leader). The first version waited fixed times and was completed in
+   * about one seed of twenty.
    */
   #wipeBesideDeposed(): string | undefined {
     const ctx = this.#ctx;
     const r = ctx.rng;
     const ids = ctx.nodes().map((n) => n.id);
     const votersOf = (n: SimHostNode | undefined, p: SimPartition) => n?.replicas?.replica(p.topic, p.partition)?.group.raw.status().confState.voters ?? [];
+    if (this.#spared.size > 0) return 'one under way';
     let looks = 0;
     const begin = (): void => {
-      if (!ctx.chaos) return;
+      if (!ctx.chaos || this.#spared.size > 0) return;
       const ready = ctx.damaged.size > 0 ? [] : ctx.partitions.filter((p) => votersOf(ctx.leaderOf(p), p).length === 3);
       if (ready.length === 0) {
         if (++looks < 25) ctx.at(r.between(20, 60), begin);
@@ -367,6 +375,7 @@ export class Nemesis {
       const p = r.pick(ready);
       const b = ctx.leaderOf(p)!;
       const voters = votersOf(b, p);
+      this.#spared.add(b.id);
       b.setRate(0.05);
       ctx.net.isolate(b.id, ids);
       ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} n${b.id} (leader) cut off, x${b.rate}`);
@@ -374,6 +383,7 @@ export class Nemesis {
       const deposed = (): void => {
         const give = (why: string): void => {
           ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} given up (${why})`);
+          this.#spared.delete(b.id);
           if (b.rate !== 1) b.setRate(1);
         };
         if (!ctx.chaos) return;
@@ -392,7 +402,6 @@ export class Nemesis {
         ctx.stats.wipesBesideDeposed++;
         ctx.net.rejoin(b.id);
         ctx.net.isolate(a.id, ids);
-        b.setRate(1);
         ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} n${w.id} wiped, n${b.id} (deposed, term ${b.replicas?.replica(p.topic, p.partition)?.group.term ?? '-'}) reaches it, n${a.id} (leader, term ${status.term}) cut off`);
         ctx.crash(w, { kind: 'wiped' }, r.between(10, 50));
         const end = ctx.nowMs() + r.between(400, 1000);
@@ -400,10 +409,15 @@ export class Nemesis {
           if (!ctx.chaos) return;
           if (ctx.nowMs() >= end) {
             ctx.net.rejoin(a.id);
+            this.#spared.delete(b.id);
+            if (b.rate !== 1) b.setRate(1);
             return;
           }
           ctx.net.isolate(a.id, ids);
           ctx.net.link(b.id, w.id);
+          // Once w has opened its replica, b's clock back at speed: it heartbeats w within a few ticks.
+          // Sooner, b's check that a majority still hears it could depose it before w is there.
+          if (b.rate !== 1 && w.running && w.replicas?.replica(p.topic, p.partition) !== undefined) b.setRate(1);
           ctx.at(r.between(20, 60), keep);
         };
         keep();
@@ -437,6 +451,7 @@ export class Nemesis {
 
   calm(): void {
     this.syncMsMax.clear();
+    this.#spared.clear();
     this.#spikeRate = 0;
     for (const n of this.#ctx.nodes()) {
       n.disk.fullUntilMs = 0;
