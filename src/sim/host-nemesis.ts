@@ -349,9 +349,8 @@ export class Nemesis {
    * b is cut off with a clock so slow that it goes on leading its term for seconds; the others elect a
    * leader a of a newer term and commit with the third member w. Then w's directory is wiped and only
    * b can reach it (a is cut off), b's clock back at speed once w has opened its replica, so that it
-   * heartbeats w at once: w must not
-   * take b's appends (TermFloor), or b commits its own entries over what a committed with w's former
-   * self. Each step waits for its moment, looking every 20 to 60 ms (a group leading three voters with
+   * heartbeats w at once: w must not take b's appends (TermFloor), or b commits its own entries over
+   * what a committed with w's former self. Each step waits for its moment, looking every 20 to 60 ms (a group leading three voters with
    * no node damaged, for up to a second; a newer leader that committed an entry of its term, for up
    * to 1.5 s), and the cuts it needs are made again at each look: the other faults, drawn meanwhile,
    * would otherwise heal them or cut b from w, and they do not crash b meanwhile (they would pick it
