@@ -103,6 +103,11 @@ function groupKey(prefix: number, group: number): Buffer {
   return k;
 }
 
+/** The key of a group's record of a pending fetch of the log before its snapshot (the host simulation aims crashes with it). */
+export function historyPendingKey(group: number): Buffer {
+  return groupKey(prefixHistoryPending, group);
+}
+
 function indexKey(group: number, lastOffset: number): Buffer {
   const k = Buffer.allocUnsafe(13);
   k[0] = prefixOffsetIndex;

@@ -7,6 +7,8 @@
  *   completed) on a majority of the voters. A leader sends appends before its own write (thesis
  *   §10.2.1) and must count its own copy only once it is durable; a leader that counts an unsynced
  *   copy of its own commits on fewer durable copies than a majority, which this check sees at once.
+ * - TermFloor (invariants.ts): a member opened with its past term unknown (a wiped directory) takes no
+ *   term below the highest term committed when it opened.
  */
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { PersistRequest } from '../broker/raft-log-store.js';
@@ -51,6 +53,8 @@ export class GroupWatch {
     this.#votersSeen.delete(node);
     this.#leaderOf.delete(node);
     this.#inv.notLeader(node);
+    const st = g.raw.status();
+    if (st.damaged?.termUnknown === true) this.#inv.termUnknown(node, st.term);
   }
 
   /** The member's disk lost fsynced writes (a fault the damaged-replica rule must handle). */
@@ -114,6 +118,7 @@ export class GroupWatch {
       if (st.state === 'candidate' && st.votes !== undefined) this.#inv.voteTally(node, st.term, st.votes);
     }
     this.#inv.committedPrefix(node, st.commit, raw);
+    this.#inv.termFloor(node, st.term);
     this.#votersSeen.set(node, [...st.confState.voters]);
     return elected;
   }

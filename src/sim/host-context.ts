@@ -30,6 +30,9 @@ export interface HostSimStats {
   snapshotsStored: number;
   /** Crashes of a node while it fetched the retained log before a snapshot (the nemesis aims some crashes there). */
   historyFetchCrashes: number;
+  /** Crashes of a node while it fetched the log before a snapshot (one per replica fetching), and starts that fetch again. */
+  historyFetchStops: number;
+  historyFetchResumed: number;
   /** Replica opens refused for now (a damaged raft log no reachable replica could repair yet; retried). */
   opensRefused: number;
   /** Log-shipping streams opened, and those that delivered every chunk to the end. */
@@ -58,6 +61,8 @@ export interface HostSimStats {
   lostTailCrashes: number;
   /** Nodes restarted on a wiped data directory. */
   wipes: number;
+  /** Of those, the scripted wipe of a member that only a deposed leader reaches (nemesis wipeBesideDeposed). */
+  wipesBesideDeposed: number;
   fullDisks: number;
   refusedWrites: number;
   /** Batches told failed because the disk refused them (the leader may have sent them already). */
@@ -132,6 +137,8 @@ export function emptyStats(): HostSimStats {
     snapshotsStored: 0,
     opensRefused: 0,
     historyFetchCrashes: 0,
+    historyFetchStops: 0,
+    historyFetchResumed: 0,
     logFetches: 0,
     logFetchesDone: 0,
     forwards: 0,
@@ -149,6 +156,7 @@ export function emptyStats(): HostSimStats {
     prefixCrashes: 0,
     lostTailCrashes: 0,
     wipes: 0,
+    wipesBesideDeposed: 0,
     fullDisks: 0,
     refusedWrites: 0,
     refusedBatches: 0,

@@ -53,6 +53,7 @@ const actions = [
   'lostTail',
   'wipe',
   'wipeBesideDeposed',
+  'wipeBesideDeposed',
   'move',
   'move',
   'move',
@@ -69,6 +70,11 @@ export class Nemesis {
   /** Every disk: the share of fsyncs that take a latency spike, and how long one takes at most. */
   #spikeRate = 0;
   #spikeMsMax = 0;
+  /**
+   * The deposed leader of a wipeBesideDeposed under way: the other faults do not crash it (they would
+   * often, as it still counts as leading a group) and no second such scenario begins meanwhile.
+   */
+  readonly #spared = new Set<number>();
 
   constructor(ctx: HostSimContext) {
     this.#ctx = ctx;
@@ -85,14 +91,14 @@ export class Nemesis {
   }
 
   #crash(n: SimHostNode, restartMs: number): void {
-    if (!n.running) return;
+    if (!n.running || this.#spared.has(n.id)) return;
     this.#ctx.crash(n, this.#crashKind(n), restartMs);
   }
 
   /** A node that leads some group now, preferring one with a durable write in flight. */
   #aLeader(): SimHostNode | undefined {
     const ctx = this.#ctx;
-    const leaders = ctx.partitions.map((p) => ctx.leaderOf(p)).filter((n): n is SimHostNode => n !== undefined);
+    const leaders = ctx.partitions.map((p) => ctx.leaderOf(p)).filter((n): n is SimHostNode => n !== undefined && !this.#spared.has(n.id));
     if (leaders.length === 0) return undefined;
     return leaders.find((n) => n.disk.busy) ?? ctx.rng.pick(leaders);
   }
@@ -150,7 +156,7 @@ export class Nemesis {
           disk.onDurableWrite = undefined;
           // After the host has sent what it sends before its own write (same turn), before the write ends.
           ctx.at(0, () => {
-            if (l.disk !== disk || !l.running) return;
+            if (l.disk !== disk || !l.running || this.#spared.has(l.id)) return;
             ctx.stats.midWriteCrashes++;
             ctx.crash(l, { kind: 'unsynced' }, restart);
           }, l);
@@ -342,38 +348,83 @@ export class Nemesis {
    * The case a wiped member's term floor is for (docs/storage.md, "The term ceiling"): a group's leader
    * b is cut off with a clock so slow that it goes on leading its term for seconds; the others elect a
    * leader a of a newer term and commit with the third member w. Then w's directory is wiped and only
-   * b can reach it (a is cut off): w must not take b's appends, or b commits its own entries over what
-   * a committed with w's former self.
+   * b can reach it (a is cut off), b's clock back at speed once w has opened its replica, so that it
+   * heartbeats w at once: w must not take b's appends (TermFloor), or b commits its own entries over
+   * what a committed with w's former self. Each step waits for its moment, looking every 20 to 60 ms (a group leading three voters with
+   * no node damaged, for up to a second; a newer leader that committed an entry of its term, for up
+   * to 1.5 s), and the cuts it needs are made again at each look: the other faults, drawn meanwhile,
+   * would otherwise heal them or cut b from w, and they do not crash b meanwhile (they would pick it
+   * often, as it still counts as a leader). The first version waited fixed times and was completed in
+   * about one seed of twenty.
    */
   #wipeBesideDeposed(): string | undefined {
     const ctx = this.#ctx;
     const r = ctx.rng;
-    if (ctx.damaged.size > 0) return undefined;
-    const p = r.pick(ctx.partitions);
-    const b = ctx.leaderOf(p);
-    const voters = b?.replicas?.replica(p.topic, p.partition)?.group.raw.status().confState.voters ?? [];
-    if (b === undefined || voters.length !== 3) return undefined;
     const ids = ctx.nodes().map((n) => n.id);
-    b.setRate(0.05);
-    ctx.net.isolate(b.id, ids);
-    ctx.at(r.between(300, 800), () => {
-      const a = ctx.leaderOf(p);
-      if (!ctx.chaos || a === undefined || a === b || !b.running || ctx.damaged.size > 0) return;
-      const wId = voters.find((id) => id !== a.id && id !== b.id);
-      const w = wId === undefined ? undefined : ctx.node(wId);
-      if (w === undefined || !w.running) return;
-      ctx.stats.wipes++;
-      ctx.net.rejoin(b.id);
-      ctx.net.isolate(a.id, ids);
-      ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} n${w.id} wiped, n${b.id} (deposed, slow) reaches it, n${a.id} (leader) cut off`);
-      ctx.crash(w, { kind: 'wiped' }, r.between(10, 50));
-      ctx.at(r.between(400, 1000), () => {
+    const votersOf = (n: SimHostNode | undefined, p: SimPartition) => n?.replicas?.replica(p.topic, p.partition)?.group.raw.status().confState.voters ?? [];
+    if (this.#spared.size > 0) return 'one under way';
+    let looks = 0;
+    const begin = (): void => {
+      if (!ctx.chaos || this.#spared.size > 0) return;
+      const ready = ctx.damaged.size > 0 ? [] : ctx.partitions.filter((p) => votersOf(ctx.leaderOf(p), p).length === 3);
+      if (ready.length === 0) {
+        if (++looks < 25) ctx.at(r.between(20, 60), begin);
+        return;
+      }
+      const p = r.pick(ready);
+      const b = ctx.leaderOf(p)!;
+      const voters = votersOf(b, p);
+      this.#spared.add(b.id);
+      b.setRate(0.05);
+      ctx.net.isolate(b.id, ids);
+      ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} n${b.id} (leader) cut off, x${b.rate}`);
+      const until = ctx.nowMs() + 1500;
+      const deposed = (): void => {
+        const give = (why: string): void => {
+          ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} given up (${why})`);
+          this.#spared.delete(b.id);
+          if (b.rate !== 1) b.setRate(1);
+        };
         if (!ctx.chaos) return;
-        ctx.net.rejoin(a.id);
-        if (b.rate !== 1) b.setRate(1);
-      });
-    });
-    return `p${p.index} n${b.id} cut off, x${b.rate}`;
+        if (!b.running || ctx.damaged.size > 0) return give(b.running ? 'a node is damaged' : `n${b.id} crashed`);
+        ctx.net.isolate(b.id, ids);
+        const a = ctx.leaderOf(p);
+        const st = a === b ? undefined : a?.replicas?.replica(p.topic, p.partition)?.group.raw;
+        const status = st?.status();
+        const w = voters.map((id) => ctx.node(id)).find((n) => n !== a && n !== b);
+        if (a === undefined || st === undefined || status === undefined || st.termAt(status.commit) !== status.term || w === undefined || !w.running) {
+          if (ctx.nowMs() < until) ctx.at(r.between(20, 60), deposed);
+          else give('no newer leader committed with the third member');
+          return;
+        }
+        ctx.stats.wipes++;
+        ctx.stats.wipesBesideDeposed++;
+        ctx.net.rejoin(b.id);
+        ctx.net.isolate(a.id, ids);
+        ctx.log(`NEMESIS wipeBesideDeposed: p${p.index} n${w.id} wiped, n${b.id} (deposed, term ${b.replicas?.replica(p.topic, p.partition)?.group.term ?? '-'}) reaches it, n${a.id} (leader, term ${status.term}) cut off`);
+        ctx.crash(w, { kind: 'wiped' }, r.between(10, 50));
+        const end = ctx.nowMs() + r.between(400, 1000);
+        const keep = (): void => {
+          if (!ctx.chaos) return;
+          if (ctx.nowMs() >= end) {
+            ctx.net.rejoin(a.id);
+            this.#spared.delete(b.id);
+            if (b.rate !== 1) b.setRate(1);
+            return;
+          }
+          ctx.net.isolate(a.id, ids);
+          ctx.net.link(b.id, w.id);
+          // Once w has opened its replica, b's clock back at speed: it heartbeats w within a few ticks.
+          // Sooner, b's check that a majority still hears it could depose it before w is there.
+          if (b.rate !== 1 && w.running && w.replicas?.replica(p.topic, p.partition) !== undefined) b.setRate(1);
+          ctx.at(r.between(20, 60), keep);
+        };
+        keep();
+      };
+      ctx.at(r.between(20, 60), deposed);
+    };
+    begin();
+    return looks === 0 ? undefined : 'waiting for a leader of three voters';
   }
 
   /** The fsync time a node's disk takes for one write now. */
@@ -399,6 +450,7 @@ export class Nemesis {
 
   calm(): void {
     this.syncMsMax.clear();
+    this.#spared.clear();
     this.#spikeRate = 0;
     for (const n of this.#ctx.nodes()) {
       n.disk.fullUntilMs = 0;

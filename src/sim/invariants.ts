@@ -22,6 +22,12 @@
  *   counts no grant that was not given in term T (the same rule, seen on every answer it counts).
  * - CommitOwnTerm (§5.4.2): a leader's commit index moves only to an entry of its own term; older
  *   entries are committed only indirectly, by Log Matching.
+ * - TermFloor (docs/metadata-raft.md, "A member whose past term is unknown"): a member that starts
+ *   with its past term unknown (its data directory wiped) takes no term below the highest term of an
+ *   entry committed when it started. Such an entry is on a majority that includes, or overlaps the
+ *   voters it asks for, its former self; taking a lower term it could acknowledge a leader deposed
+ *   since, which then commits over that entry. The loss needs the deposed leader to reach it and
+ *   commit before the newer one does; the rule is seen on the first term it takes.
  */
 import type { Entry, Index, NodeId, Term } from '../raft/index.js';
 import { chainHash } from './kv.js';
@@ -61,6 +67,10 @@ export class Invariants {
   readonly #appliedHash = new Map<Index, number>();
   /** "term:candidate" -> voters whose grant of that term was delivered to the candidate. */
   readonly #grants = new Map<string, Set<NodeId>>();
+  /** The highest term of a committed entry. */
+  #committedTermMax: Term = 0;
+  /** Members that started with their past term unknown: the term they started at, the floor they must not take a term below. */
+  readonly #termFloors = new Map<NodeId, { from: Term; floor: Term }>();
   /** Per leader: the term and commit index it was last seen with. */
   readonly #leaderCommit = new Map<NodeId, { term: Term; commit: Index }>();
 
@@ -71,7 +81,10 @@ export class Invariants {
   /** The founding entries of a new group are committed by construction, before any leader exists. */
   bootstrapped(entries: readonly Entry[]): void {
     for (const e of entries) {
-      if (e.index === this.committedIndex + 1) this.#committed.push({ term: e.term, commitTerm: 0 });
+      if (e.index === this.committedIndex + 1) {
+        this.#committed.push({ term: e.term, commitTerm: 0 });
+        this.#committedTermMax = Math.max(this.#committedTermMax, e.term);
+      }
     }
   }
 
@@ -114,6 +127,26 @@ export class Invariants {
         throw new InvariantViolation('CommittedPrefix', `leader ${node} committed ${i} but cannot name its term`);
       }
       this.#committed.push({ term: t, commitTerm: term });
+      this.#committedTermMax = Math.max(this.#committedTermMax, t);
+    }
+  }
+
+  /**
+   * A member starts with its past term unknown (Damage.termUnknown) at term `term`: the next term it
+   * takes must be at least the highest term of an entry committed now (TermFloor).
+   */
+  termUnknown(node: NodeId, term: Term): void {
+    if (term >= this.#committedTermMax) this.#termFloors.delete(node);
+    else this.#termFloors.set(node, { from: term, floor: this.#committedTermMax });
+  }
+
+  /** After every event on any member: a member that started with its past term unknown took no term below its floor. */
+  termFloor(node: NodeId, term: Term): void {
+    const f = this.#termFloors.get(node);
+    if (f === undefined || term === f.from) return;
+    this.#termFloors.delete(node);
+    if (this.rules && term < f.floor) {
+      throw new InvariantViolation('TermFloor', `node ${node} started with its past term unknown at term ${f.from} and took term ${term}, below term ${f.floor} of an entry committed before`);
     }
   }
 

@@ -75,6 +75,12 @@ export class Network {
     }
   }
 
+  /** Restores the link between `a` and `b` (both directions). */
+  link(a: NodeId, b: NodeId): void {
+    this.#cut.delete(this.#key(a, b));
+    this.#cut.delete(this.#key(b, a));
+  }
+
   /** Restores every link of `node` (in both directions). */
   rejoin(node: NodeId): void {
     for (const k of [...this.#cut]) {

@@ -137,3 +137,29 @@ test('a reader that skips to a replica\'s oldest offset may skip only what reten
   assert.throws(() => l.stored('n3', 0, -1, 0, 'b1.0'), violation('AckedBatchLost|Duplicate'));
   l.stored('n3', 0, -1, 0, 'b0.0');
 });
+
+test('a replica started again with the snapshot it held reads from no later than before it stopped', () => {
+  const l = new PartitionLedger(1);
+  // Stopped while fetching offsets 3.. before the snapshot at index 40 (its start counts the fetch);
+  // started again holding it and reading from its next offset (20): it dropped the log before it.
+  l.stopped('n1', 0, 9, 40, 3);
+  assert.throws(() => l.reopened('n1', 0, 9, 40, 20), violation('RetainedForgotten'));
+  l.stopped('n1', 0, 9, 40, 3);
+  assert.throws(() => l.reopened('n1', 0, 9, 47, 4), violation('RetainedForgotten'));
+  // Fetching it again, or reading from earlier (a retention pass lost with the crash), or started
+  // without the snapshot (the write that installed it was lost: it is sent again), or a replica of
+  // another group (moved away and back): nothing dropped.
+  l.stopped('n1', 0, 9, 40, 3);
+  l.reopened('n1', 0, 9, 41, 3);
+  l.stopped('n1', 0, 9, 40, 8);
+  l.reopened('n1', 0, 9, 41, 5);
+  l.stopped('n1', 0, 9, 40, 3);
+  l.reopened('n1', 0, 9, 39, 20);
+  l.stopped('n1', 0, 9, 40, 3);
+  l.reopened('n1', 0, 11, 50, 20);
+  // A record is used once; other replicas are not concerned.
+  l.reopened('n1', 0, 9, 50, 20);
+  l.stopped('n1', 0, 9, 40, 3);
+  l.reopened('n2', 0, 9, 50, 20);
+  assert.throws(() => l.reopened('n1', 0, 9, 50, 20), violation('RetainedForgotten'));
+});

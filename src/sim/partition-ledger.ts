@@ -15,6 +15,14 @@
  *   cutoff, oldest first: an acknowledged batch appended at or after the largest cutoff any node used
  *   is readable on every replica that applied that far. A replica's readable log may start after
  *   offset 0 (`skipped`), nowhere past such a batch.
+ * - RetainedForgotten: a replica that starts again with at least the state of the latest snapshot it
+ *   held when it stopped (its applied index at or past that snapshot's) reads from no later offset
+ *   than it did then (its readable start, counting a fetch of the log before an installed snapshot
+ *   under way). Since that snapshot, a replica's start only moves forward (retention, a fetch that
+ *   ended, or was given up), and what its disk kept is an earlier point of that: a later start is
+ *   a log forgotten (a fetch under way not resumed), events no retention removed, which RetainedLost
+ *   sees only while they are within every node's cutoff (a node with a fast clock can have cut
+ *   everything older than its last few hundred ms).
  * - AppendTime: a batch's append time (the leader's clock when it proposed it) is not before the
  *   batch was sent (the slowest node's clock then): so a batch sent at or after a cutoff, allowing for
  *   every node's clock skew, is protected whatever node stamped it.
@@ -46,6 +54,8 @@ interface PartitionBook {
   /** offset -> event, from acknowledgements. */
   readonly expected: Map<number, string>;
   ackedMax: number;
+  /** Replica -> where it read from when it stopped, and the latest snapshot it held (see stopped). */
+  readonly stops: Map<string, { group: number; index: number; start: number }>;
   /** Acknowledged batches, and the largest retention cutoff any node used (wall-clock ms). */
   readonly acked: Batch[];
   cutoffMax: number;
@@ -70,7 +80,7 @@ export class PartitionLedger {
 
   constructor(partitions: number, wallFloor: () => number = () => 0) {
     this.#wallFloor = wallFloor;
-    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), claims: new Map(), consumed: new Map(), ackedMax: -1, acked: [], cutoffMax: -Infinity, floor: undefined, floorStale: false });
+    for (let p = 0; p < partitions; p++) this.#books.push({ ref: [], where: new Map(), expected: new Map(), claims: new Map(), consumed: new Map(), stops: new Map(), ackedMax: -1, acked: [], cutoffMax: -Infinity, floor: undefined, floorStale: false });
   }
 
   #book(p: number): PartitionBook {
@@ -195,6 +205,28 @@ export class PartitionLedger {
     // The offsets before it exist (committed) even if no reader saw them.
     const book = this.#book(p);
     if (book.ref.length < oldest) book.ref.length = oldest;
+  }
+
+  /**
+   * Replica `who` of partition `p` (raft group `group`) stopped reading from offset `start` (counting
+   * a fetch of the log before its snapshot under way), holding the state of a snapshot at raft index
+   * `index` (the latest it installed or took; 0: none).
+   */
+  stopped(who: string, p: number, group: number, index: number, start: number): void {
+    this.#book(p).stops.set(who, { group, index, start });
+  }
+
+  /**
+   * Replica `who` of partition `p` (raft group `group`) opened at raft index `applied`, reading from
+   * offset `start`. If it stopped before holding a snapshot it still holds (applied at or past that
+   * snapshot's index), it reads from no later than then (RetainedForgotten).
+   */
+  reopened(who: string, p: number, group: number, applied: number, start: number): void {
+    const book = this.#book(p);
+    const s = book.stops.get(who);
+    book.stops.delete(who);
+    if (s === undefined || s.group !== group || applied < s.index || start <= s.start) return;
+    throw new InvariantViolation('RetainedForgotten', `${who} partition ${p} stopped reading from offset ${s.start} with the state of its snapshot at index ${s.index}, and started again at index ${applied} reading from offset ${start}: it dropped the log between`);
   }
 
   /** The client was told the batch failed for certain (nothing stored). */
