@@ -636,7 +636,7 @@ export class HostSimulation implements HostSimContext {
         f();
       };
       for (const req of reqs) this.log(`n${from.id} forwards ${req.requestId} g${req.group} to n${to} epoch ${req.epoch}${reqs.length > 1 ? ` (1 of ${reqs.length} in one call)` : ''}`);
-      this.at(from.simMs(deadlineMs), () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))), from);
+      from.after(deadlineMs, () => finish(() => reject(new Error(`forward to node ${to}: deadline exceeded`))));
       for (const d of this.net.delays(this.rng)) {
         this.at(d, () => {
           const y = this.#nodes.get(to);
@@ -682,7 +682,7 @@ export class HostSimulation implements HostSimContext {
             resolve(a);
           };
           this.log(`n${from.id} forwards a metadata proposal (${req.flowId}) to n${to}`);
-          this.at(from.simMs(req.deadlineMs), () => finish({ status: 'unavailable', detail: `forward to node ${to}: deadline exceeded` }), from);
+          from.after(req.deadlineMs, () => finish({ status: 'unavailable', detail: `forward to node ${to}: deadline exceeded` }));
           for (const d of this.net.delays(this.rng).slice(0, 1)) {
             this.at(d, () => {
               const y = this.#nodes.get(to);

@@ -170,7 +170,7 @@ export class Consumers {
           let live = true;
           // As setTimeout: a delay under 1 ms is 1 ms (a flush due in 1e-13 ms would otherwise come
           // at the same virtual instant, again and again, before the node's clock got there).
-          ctx.at(node.simMs(Math.max(1, ms)), () => live && fn(), node, stream.inc);
+          node.after(Math.max(1, ms), () => live && fn(), stream.inc);
           return () => (live = false);
         },
       },

@@ -7,7 +7,10 @@
  * the disk kept; events scheduled by an older incarnation are void.
  *
  * Each node's clock runs at its own rate (tick-rate skew): a fast node times out elections sooner, a
- * slow one later, as nodes with drifting timers would.
+ * slow one later, as nodes with drifting timers would. A timer is due at a point of the node's own
+ * clock, as a real process's timer is: when the rate changes, every pending timer of the node is
+ * timed again (a timer set while the clock ran twenty times slow fires soon after the clock runs at
+ * its normal rate again, not twenty times later).
  */
 import pino from 'pino';
 import type { Clock } from '../core/ports.js';
@@ -95,6 +98,15 @@ export interface HostNodeEnv {
   openRefused(node: SimHostNode, topic: number, partition: number, err: Error): void;
 }
 
+/** A timer due at a point of a node's clock (SimHostNode.after). */
+interface NodeTimer {
+  readonly due: number;
+  readonly fn: () => void;
+  readonly inc: number;
+  /** Bumped each time it is scheduled: only the newest schedule fires it. */
+  version: number;
+}
+
 export class SimHostNode {
   readonly id: NodeId;
   readonly #env: HostNodeEnv;
@@ -119,6 +131,8 @@ export class SimHostNode {
   #monoBase = 0;
   #simBase = 0;
   readonly clock: Clock;
+  /** Timers of this incarnation not fired yet (see after), timed again when the rate changes. */
+  readonly #timers = new Set<NodeTimer>();
 
   constructor(id: NodeId, env: HostNodeEnv, rng: Prng, disk: SimDisk) {
     this.id = id;
@@ -136,16 +150,38 @@ export class SimHostNode {
     return this.#rate;
   }
 
-  /** Changes how fast this node's clock (and so its timers) runs from now on. */
+  /**
+   * Changes how fast this node's clock runs from now on. Its pending timers are due at the same
+   * points of its clock, so each is scheduled again at the simulated time the clock now reaches it.
+   */
   setRate(rate: number): void {
     this.#monoBase = this.clock.monotonicMs();
     this.#simBase = this.#env.nowMs();
     this.#rate = rate;
+    for (const t of this.#timers) {
+      if (t.inc === this.incarnation) this.#arm(t);
+      else this.#timers.delete(t);
+    }
   }
 
-  /** Virtual simulator milliseconds for `ms` of this node's time. */
-  simMs(ms: number): number {
-    return ms / this.#rate;
+  /**
+   * Runs `fn` once `ms` of this node's clock have passed (a setTimeout of incarnation `inc`, the
+   * current one by default); void if the node crashed meanwhile.
+   */
+  after(ms: number, fn: () => void, inc = this.incarnation): void {
+    const t: NodeTimer = { due: this.clock.monotonicMs() + ms, fn, inc, version: 0 };
+    this.#timers.add(t);
+    this.#arm(t);
+  }
+
+  /** Schedules `t` at the simulated time this node's clock reaches its due point at the current rate (an earlier schedule of it is void). */
+  #arm(t: NodeTimer): void {
+    const version = ++t.version;
+    this.#env.at((t.due - this.clock.monotonicMs()) / this.#rate, this, t.inc, () => {
+      if (t.version !== version) return;
+      this.#timers.delete(t);
+      t.fn();
+    });
   }
 
   /** Starts a process over the disk: its identity and marker, the host, the replicas, then every partition placed here. */
@@ -158,11 +194,14 @@ export class SimHostNode {
     // Everything this process schedules is void once it has crashed, also what its leftover code
     // schedules after the crash.
     const at = (delayMs: number, fn: () => void): void => env.at(delayMs, this, inc, fn);
+    // The timers of the process before this one died with it.
+    this.#timers.clear();
+    const after = (ms: number, fn: () => void): void => this.after(ms, fn, inc);
     const later = (fn: () => void): void => at(env.syncMs(this.id), fn);
     this.#cell = this.#cell === undefined ? new SimCell(later) : this.#cell.reopen(later);
     const scheduler: HostScheduler = {
       soon: (fn) => at(0, fn),
-      sleep: (ms) => new Promise<void>((resolve) => at(this.simMs(ms), resolve)),
+      sleep: (ms) => new Promise<void>((resolve) => after(ms, resolve)),
     };
     const ticks: TickSource = {
       every: (ms, fn) => {
@@ -170,10 +209,10 @@ export class SimHostNode {
         const fire = (): void => {
           if (stopped) return;
           fn();
-          at(this.simMs(ms), fire);
+          after(ms, fire);
         };
         // Nodes do not tick in phase: the first tick comes at a random point of the interval.
-        at(this.simMs(1 + this.#rng.int(ms)), fire);
+        after(1 + this.#rng.int(ms), fire);
         return () => {
           stopped = true;
         };
@@ -210,7 +249,7 @@ export class SimHostNode {
       sleep: scheduler.sleep,
       timeout: (ms) => {
         const ac = new AbortController();
-        at(this.simMs(ms), () => ac.abort());
+        after(ms, () => ac.abort());
         return ac.signal;
       },
       ...(this.wiped ? { mayFound: () => false } : {}),
@@ -263,7 +302,7 @@ export class SimHostNode {
       // As main.ts: the sessions of the previous process's streams are closed, retried every 500 ms
       // until the metadata group takes it.
       const closeStale = (): void => {
-        hub.closeStaleSessions().catch(() => at(this.simMs(500), closeStale));
+        hub.closeStaleSessions().catch(() => after(500, closeStale));
       };
       closeStale();
     }
@@ -285,18 +324,18 @@ export class SimHostNode {
     const round = (): void => {
       env.moved(this, mover.round());
       if (++rounds % 20 === 0 && env.partitionsOf(this.id).some(({ topic, partition }) => replicas.missingHere(topic, partition) || this.#unhooked(replicas.replica(topic, partition)))) env.reopen(this);
-      at(this.simMs(250), round);
+      after(250, round);
     };
-    at(this.simMs(250), round);
+    after(250, round);
     // As startRetention (main.ts): a pass every so often, each after the one before has ended.
     const every = t.retentionEveryMs;
     if (every !== undefined) {
       let passes: Promise<void> = Promise.resolve();
       const retention = (): void => {
         passes = passes.then(() => env.retention(this));
-        at(this.simMs(every), retention);
+        after(every, retention);
       };
-      at(this.simMs(1 + this.#rng.int(every)), retention);
+      after(1 + this.#rng.int(every), retention);
     }
   }
 

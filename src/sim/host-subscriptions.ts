@@ -183,7 +183,7 @@ export class SubscriptionSim {
       timer: (ms, fn) => {
         let live = true;
         // As setTimeout: at least 1 ms (a deadline due in 1e-13 ms would come again and again at one instant).
-        ctx.at(node.simMs(Math.max(1, ms)), () => live && fn(), node, inc);
+        node.after(Math.max(1, ms), () => live && fn(), inc);
         return () => (live = false);
       },
     });
