@@ -369,9 +369,13 @@ export class SubscriptionSim {
     const who = `s${c.id} stream ${stream.id} on n${stream.node.id} p${p}`;
     const last = stream.last.get(p);
     if (events.length === 0) {
-      // A keep-alive repeats the cursor of the last batch; before the first, it names where the stream starts.
-      if (last === undefined) this.#starts(who, stream.node, p, at);
-      else if (at !== last) throw new InvariantViolation('SubscriptionSkipped', `${who}: a keep-alive names cursor ${at}, the last batch ended at ${last}`);
+      // A keep-alive repeats the cursor of the last line; before the first, or when the partition came
+      // back to the stream after a rebalance (another stream may have committed further meanwhile), it
+      // names where the stream (re)starts, as a batch that does not continue the last one does.
+      if (last === undefined || at !== last) {
+        this.#starts(who, stream.node, p, at);
+        stream.last.set(p, at);
+      }
       // A stream that only sends keep-alives may be paused (max_uncommitted_events): commit what it has.
       if (c.pendingOf === stream && c.pending.size > 0 && !c.commitSoon) this.#commitSoon(c, stream);
       return;
