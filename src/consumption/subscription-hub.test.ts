@@ -284,6 +284,19 @@ test('a stream request whose stream.open had an unknown outcome does not leave a
   await settle();
   assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the session applied after the failure was closed');
 
+  // Not applied yet when the request failed, and this node learns of it through a snapshot of the
+  // state (found by the host simulation, seed 129: a follower behind the leader's compacted log is sent
+  // a snapshot that holds the session; `applied` never sees its stream.open).
+  mode = 'failThenApplyLater';
+  late.length = 0;
+  await assert.rejects(hub.open('sub', {}));
+  mode = 'normal';
+  sm.apply(sm.appliedIndex + 1, late[0]!); // what installing the snapshot leaves, without hub.applied
+  assert.equal(sm.runtime('sub')!.sessions.length, 1);
+  hub.kickAll(); // as main.ts does when the metadata state is restored from a snapshot
+  await settle();
+  assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the session that came with a snapshot was closed');
+
   // The next stream request gets the partition.
   const opened = await hub.open('sub', {});
   assert.equal(sm.runtime('sub')!.slots[0]!.session, opened.id);

@@ -187,10 +187,20 @@ export class SubscriptionHub {
     for (const s of this.#streams.values()) if (s.subscription === sub && s.closedAtMs === undefined) s.stream.kick();
   }
 
-  /** The state was replaced (a snapshot from the leader): every stream re-reads it, and stale sessions it names are closed. */
+  /**
+   * The state was replaced (a snapshot from the leader): every stream re-reads it, and stale sessions
+   * it names are closed, as are the sessions of this process's stream requests of unknown outcome
+   * that it holds: their stream.open was applied inside the snapshot, so `applied` never saw it.
+   */
   kickAll(): void {
     this.#kickStreams();
     this.#closeStaleSoon();
+    for (const [session, subscription] of this.#abandoned) {
+      if (this.#state().runtime(subscription)?.session(session) === undefined) continue;
+      this.#abandoned.delete(session);
+      // Not from inside the restore: the close is a proposal of its own.
+      this.#timer(0, () => this.#closeOrphan(subscription, session));
+    }
   }
 
   #kickStreams(): void {

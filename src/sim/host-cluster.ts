@@ -78,9 +78,9 @@ export interface HostSimOptions {
    */
   readonly consumers?: boolean;
   /**
-   * Subscription consumers and cursor tools (host-subscriptions.ts; default false: host.sim.test.ts and
-   * the mutant runner turn them on with SIM_SUBSCRIPTIONS=1). Off, a seed runs as it did before they
-   * existed.
+   * Subscription consumers and cursor tools (host-subscriptions.ts; default false here, while
+   * host.sim.test.ts and the mutant runner turn them on unless SIM_SUBSCRIPTIONS=0). Off, a seed runs
+   * as it did before they existed.
    */
   readonly subscriptions?: boolean;
 }

@@ -14,6 +14,7 @@
  *                  where its marker file can tell; docs/testing.md)
  *   SIM_RETENTION=0  nodes apply no retention during chaos (on by default; docs/testing.md, "Retention
  *                  seed 20")
+ *   SIM_SUBSCRIPTIONS=0  no subscription consumers and cursor tools (on by default)
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -27,7 +28,7 @@ import { seedsFromEnv, simRetentionFromEnv, simSubscriptionsFromEnv } from './se
 const lostTail = process.env['LOST_TAIL'] !== '0';
 // Retention during chaos (host-cluster.ts, HostSimOptions.retention): on unless SIM_RETENTION=0.
 const retention = simRetentionFromEnv();
-// Subscription consumers and cursor tools (host-subscriptions.ts): off unless SIM_SUBSCRIPTIONS=1.
+// Subscription consumers and cursor tools (host-subscriptions.ts): on unless SIM_SUBSCRIPTIONS=0.
 const subscriptions = simSubscriptionsFromEnv();
 
 async function report(failed: HostSimResult): Promise<string> {
@@ -36,7 +37,7 @@ async function report(failed: HostSimResult): Promise<string> {
   writeFileSync(file, replay.trace.join('\n') + '\n');
   return [
     `seed ${failed.seed} failed: ${failed.error}`,
-    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}${retention ? '' : 'SIM_RETENTION=0 '}${subscriptions ? 'SIM_SUBSCRIPTIONS=1 ' : ''}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
+    `replay: ${lostTail ? '' : 'LOST_TAIL=0 '}${retention ? '' : 'SIM_RETENTION=0 '}${subscriptions ? '' : 'SIM_SUBSCRIPTIONS=0 '}SEED=${failed.seed} node --test dist/sim/host.sim.test.js   (full trace: ${file})`,
     replay.error === failed.error ? '' : `(the traced replay ended differently: ${replay.error ?? 'ok'} — determinism bug)`,
     '--- last events ---',
     replay.trace.slice(-120).join('\n'),
@@ -112,8 +113,8 @@ test('seeds that found bugs stay fixed', async () => {
   // Found by longer runs; each fails without its fix (checked when it was added; docs/testing.md,
   // "Bugs the host simulation found"). The simulation may change under them, so they stand beside
   // the seed range, not for it; the fixes have unit tests where one could be written. Those found
-  // before the consumers existed run without them (they would change their schedules), and all of
-  // them without the subscription consumers, added after them.
+  // before the consumers existed run without them (they would change their schedules), and those
+  // found before the subscription consumers without these.
   const found = [
     { seed: 124, bug: 'a damaged member committed from a heartbeat an older version of an entry' },
     { seed: 197, bug: 'log shipping applied entries that appends let the group commit meanwhile' },
@@ -136,9 +137,10 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 314, bug: 'a voter wiped during a move that was then cancelled asked the learner, gone with its replica, for its term for good' },
     { seed: 1824, bug: 'the same with a move that finished: the old replica\'s node never answered the wiped voter\'s term probe' },
     { seed: 277, retention: true, consumers: true, bug: 'two followers fetching the log before the same snapshot, which the leader\'s retention removed, asked each other for good: each refused while fetching (partition-replicas.multi.test.ts)' },
+    { seed: 124, retention: true, consumers: true, subscriptions: true, bug: 'the SubscriptionSkipped check took the keep-alive of a partition that came back to a stream, at the cursor another stream had committed meanwhile, for a skip (a checker bug)' },
   ];
-  for (const { seed, bug, retention: withRetention, consumers } of found as { seed: number; bug: string; retention?: boolean; consumers?: boolean }[]) {
-    const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true, consumers: consumers === true, subscriptions: false });
+  for (const { seed, bug, retention: withRetention, consumers, subscriptions: withSubscriptions } of found as { seed: number; bug: string; retention?: boolean; consumers?: boolean; subscriptions?: boolean }[]) {
+    const r = await runHostSimulation({ seed, lostTail: true, retention: withRetention === true, consumers: consumers === true, subscriptions: withSubscriptions === true });
     assert.ok(r.ok, `seed ${seed} (${bug}): ${r.error}`);
   }
 });

@@ -20,7 +20,7 @@ export interface Mutant {
   readonly sims: readonly SimName[];
   /** The host simulation runs it with retention on also under SIM_RETENTION=0: what it breaks needs retention to show. */
   readonly retention?: boolean;
-  /** The host simulation runs it with its subscription consumers and cursor tools on (SIM_SUBSCRIPTIONS=1; off by default). */
+  /** The host simulation runs it with its subscription consumers and cursor tools on, also under SIM_SUBSCRIPTIONS=0 (they are on by default). */
   readonly subscriptions?: boolean;
 }
 
