@@ -83,6 +83,8 @@ export class MemoryStorage implements Storage {
   #hardState: HardState = emptyHardState;
   #snapshot: Snapshot;
   #ents: Entry[];
+  /** Bytes of the entries' data held (the dummy entry has none): what the host's memory bound counts. */
+  #bytes = 0;
 
   constructor(snapshot?: Snapshot) {
     this.#snapshot = snapshot ?? {
@@ -157,6 +159,28 @@ export class MemoryStorage implements Storage {
     return this.#snapshot;
   }
 
+  /** Bytes of entry data held in memory (entries after the snapshot, applied or not). */
+  bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * The lowest index to compact to (`compact`) so that at most `keepBytes` of entry data stay in memory,
+   * never beyond `upTo`: entries from the first are dropped while the rest is above the bound. Returns
+   * firstIndex() - 1 when nothing need go.
+   */
+  compactIndexKeeping(keepBytes: number, upTo: Index): Index {
+    const offset = this.#offset();
+    let bytes = this.#bytes;
+    let i = offset;
+    const last = Math.min(upTo, this.lastIndex());
+    while (bytes > keepBytes && i < last) {
+      i++;
+      bytes -= this.#ents[i - offset]!.data.byteLength;
+    }
+    return i;
+  }
+
   /** Replaces the whole log with a snapshot received from the leader (Ready.snapshot). */
   applySnapshot(snap: Snapshot): void {
     const idx = snap.metadata.index;
@@ -166,6 +190,7 @@ export class MemoryStorage implements Storage {
     }
     this.#snapshot = snap;
     this.#ents = [this.#dummy(idx, snap.metadata.term)];
+    this.#bytes = 0;
   }
 
   /**
@@ -192,6 +217,7 @@ export class MemoryStorage implements Storage {
       `compact ${compactIndex} beyond snapshot ${this.#snapshot.metadata.index}`,
     );
     const i = compactIndex - offset;
+    for (let k = 1; k <= i; k++) this.#bytes -= this.#ents[k]!.data.byteLength;
     this.#ents = [this.#dummy(compactIndex, this.#ents[i]!.term), ...this.#ents.slice(i + 1)];
   }
 
@@ -209,7 +235,11 @@ export class MemoryStorage implements Storage {
     if (first <= offset) ents = entries.slice(offset + 1 - first);
     const start = ents[0]!.index;
     assert(start <= this.lastIndex() + 1, `append at ${start} leaves a gap after ${this.lastIndex()}`);
+    for (let k = start - offset; k < this.#ents.length; k++) this.#bytes -= this.#ents[k]!.data.byteLength;
     this.#ents.length = start - offset;
-    for (const e of ents) this.#ents.push(e);
+    for (const e of ents) {
+      this.#bytes += e.data.byteLength;
+      this.#ents.push(e);
+    }
   }
 }
