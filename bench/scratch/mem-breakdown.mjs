@@ -4,6 +4,7 @@
 // process.memoryUsage() (V8 heap, ArrayBuffers), RocksDB's own memory properties (memtables, block cache,
 // table readers; every RocksDB instance the build opened), and VmRSS / RssAnon from /proc.
 // Counts, not timing: what is held does not depend on the machine's speed, except what is in flight.
+//   [BATCH=1000] [PRODUCERS=4] [CFG='{"tailCacheBytesMax":N}'] [MID_SNAPSHOT=FILE] \
 //   node --expose-gc bench/scratch/mem-breakdown.mjs ROOT [requests=400] [--snapshot FILE]
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
@@ -29,8 +30,10 @@ const b = await startTestBroker(process.env.CFG ? JSON.parse(process.env.CFG) : 
 const url = `http://127.0.0.1:${b.port}`;
 const res = await fetch(`${url}/event-types`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(eventTypeBody('scratch.orders', 'hash')) });
 if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
-const bodies = batchBodies(1000, 24, 0);
-const pool = publishPool(url, 4);
+const batch = Number(process.env.BATCH ?? '1000');
+const producers = Number(process.env.PRODUCERS ?? '4');
+const bodies = batchBodies(batch, 24, 0);
+const pool = publishPool(url, producers);
 const status = () => Object.fromEntries(readFileSync('/proc/self/status', 'utf8').split('\n').filter((l) => /^(VmRSS|RssAnon|RssFile|VmHWM)/.test(l)).map((l) => [l.split(':')[0], Math.round(Number(l.split(/\s+/)[1]) / 1024)]));
 const mb = (x) => Math.round(x / 1048576);
 const show = async (what) => {
@@ -59,7 +62,7 @@ const t = setInterval(() => {
     midSnapshot = undefined;
   }
 }, 100);
-await Promise.all(Array.from({ length: 4 }, async () => {
+await Promise.all(Array.from({ length: producers }, async () => {
   while (next < total) {
     const r = await pool.request({ path: '/event-types/scratch.orders/events', method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[next++ % bodies.length] });
     await r.body.arrayBuffer();
@@ -67,7 +70,7 @@ await Promise.all(Array.from({ length: 4 }, async () => {
   }
 }));
 clearInterval(t);
-console.log(`published ${total} batches of 1000; rss peak while publishing ${mb(peak)} MB, arrayBuffers peak ${mb(peakAb)}, heapUsed peak ${mb(peakHeap)}`);
+console.log(`published ${total} batches of ${batch} (${producers} producers); rss peak while publishing ${mb(peak)} MB, arrayBuffers peak ${mb(peakAb)}, heapUsed peak ${mb(peakHeap)}`);
 await show('right after');
 globalThis.gc?.();
 await new Promise((r) => setTimeout(r, 2000));
