@@ -735,9 +735,10 @@ export class PartitionReplica {
   }
 
   /**
-   * Bytes of entry data the group's log holds in memory (the memory tail, applied entries and those not
-   * applied yet), as of the last syncTailBytes(). Counted from the log itself, so entries that stay in
-   * memory after a compaction are counted too (the node's budget is a bound in bytes).
+   * Bytes the group's log holds in memory (the memory tail, applied entries and those not applied yet:
+   * MemoryStorage.bytes(), each entry's data and the objects around it), as of the last syncTailBytes().
+   * Counted from the log itself, so entries that stay in memory after a compaction count too (the
+   * node's budget is a bound in bytes).
    */
   tailBytes = 0;
   /** Told every change of tailBytes (the node's budget for all memory tails). */
