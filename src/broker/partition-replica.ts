@@ -441,8 +441,7 @@ export class PartitionReplica {
   // ------------------------------------------------------------------ apply
 
   #apply(e: Entry): ReplicaOutcome {
-    this.tailBytes += e.data.byteLength;
-    this.onTailBytes?.(e.data.byteLength);
+    this.syncTailBytes();
     // An entry from another node or from the disk is checked here; one this node encoded (its own
     // proposal, still the same buffer) was never stored or sent before this point.
     const head = this.#checkedHead(e, this.#state.newest + 1, !isChecked(e.data));
@@ -740,15 +739,30 @@ export class PartitionReplica {
     }, { durable: false });
   }
 
-  /** Bytes of entries applied since memory was last compacted (about what the memory tail holds). */
+  /**
+   * Bytes the group's log holds in memory (the memory tail, applied entries and those not applied yet:
+   * MemoryStorage.bytes(), each entry's data and the objects around it), as of the last syncTailBytes().
+   * Counted from the log itself, so entries that stay in memory after a compaction count too (the
+   * node's budget is a bound in bytes).
+   */
   tailBytes = 0;
   /** Told every change of tailBytes (the node's budget for all memory tails). */
   onTailBytes: ((delta: number) => void) | undefined;
 
+  /** Brings tailBytes to what the group's memory log holds now (after entries came or left). */
+  syncTailBytes(): void {
+    // Replayed at open, before its group is attached: counted once attached.
+    if (this.#group === undefined) return;
+    const now = this.#group.store.storage.bytes();
+    const delta = now - this.tailBytes;
+    if (delta === 0) return;
+    this.tailBytes = now;
+    this.onTailBytes?.(delta);
+  }
+
   /** Drops the in-memory index of batches whose entries left the memory tail (after compaction). */
   forgetBefore(raftIndex: number): void {
-    this.onTailBytes?.(-this.tailBytes);
-    this.tailBytes = 0;
+    this.syncTailBytes();
     this.#recent.dropBefore(raftIndex);
   }
 

@@ -368,6 +368,9 @@ export class PartitionReplicas {
     // Stopped while fetching the log before its snapshot: it says so to its leaders from its first answer on.
     if (replica.pendingHistory !== undefined) group.raw.setIncomplete(true);
     replica.onTailBytes = (delta) => (this.#tailBytes += delta);
+    // What the log holds in memory already (entries restored from the KV at open) counts from now on.
+    this.#tailBytes += replica.tailBytes;
+    replica.syncTailBytes();
     replica.onRestoredWithoutLog = () => this.#fetchHistory(replica);
     // A repair a read asked for writes nothing once the replica is dropped (see #repairEntries).
     const hosted = () => !this.#closed && this.#byKey.get(PartitionReplicas.key(topic, partition)) === replica;
@@ -1294,10 +1297,15 @@ export class PartitionReplicas {
     const max = this.#o.memoryEntries ?? memoryEntriesDefault;
     const entries = mem.lastIndex() - mem.firstIndex();
     // Bounded by entries and by bytes, per partition and for the node: an entry holds whole batches,
-    // so 1024 entries of 1000 events would be half a gigabyte per partition.
-    const byBytes = overNodeBudget || r.tailBytes >= memoryBytesMax;
-    if (entries < max && !byBytes) return;
-    let compactTo = g.applied - (byBytes ? Math.min(16, Math.floor(max / 4)) : Math.floor(max / 4));
+    // so 1024 entries of 1000 events would be half a gigabyte per partition. Over a bound in bytes the
+    // oldest applied entries go until what stays is within half of it (the partition's bound, or its
+    // share of the node's budget), counted in bytes: a count of entries kept would hold any number of
+    // bytes (entries of batches of 1000 events are hundreds of KB), above the bound.
+    r.syncTailBytes();
+    const keepBytes = overNodeBudget ? this.#shareBytes() / 2 : r.tailBytes >= memoryBytesMax ? memoryBytesMax / 2 : undefined;
+    if (entries < max && keepBytes === undefined) return;
+    let compactTo = entries < max ? mem.firstIndex() - 1 : g.applied - Math.floor(max / 4);
+    if (keepBytes !== undefined) compactTo = Math.max(compactTo, mem.compactIndexKeeping(keepBytes, g.applied));
     // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
     const progress = g.raw.status().progress;
     if (progress !== undefined && entries < 16 * max && r.tailBytes < 8 * memoryBytesMax) {
@@ -1349,8 +1357,13 @@ export class PartitionReplicas {
   #overBudget(): void {
     const budget = this.#o.memoryBytesTotal ?? memoryBytesTotalDefault;
     if (this.#tailBytes <= budget) return;
-    const share = budget / Math.max(1, this.#byKey.size);
+    const share = this.#shareBytes();
     for (const r of this.#byKey.values()) if (r.tailBytes > share) this.#maybeCompact(r, true);
+  }
+
+  /** A partition's share of the node's budget for memory tails. */
+  #shareBytes(): number {
+    return (this.#o.memoryBytesTotal ?? memoryBytesTotalDefault) / Math.max(1, this.#byKey.size);
   }
 
   /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */

@@ -84,3 +84,18 @@ test('a batches entry (kind 3) holds several publish batches, each with its requ
   // A truncated head is refused even when the checksum is not checked.
   assert.throws(() => decodeEntryHead(data.subarray(0, 20), true), PartitionEntryError);
 });
+
+test('an encoded entry owns its memory: a small one is no slice of the shared Buffer pool (the memory tail counts its bytes)', () => {
+  const small = [Buffer.from('{"a":1}')];
+  const entries = [
+    encodeBatchEntry(1, 'r', small),
+    encodeBatchesEntry(1, [{ requestId: 'r1', events: small }, { requestId: 'r2', events: small }]),
+    encodeBaseEntry(5),
+    encodeSealEntry('t1', 9),
+    encodeBatchEntry(1, 'big', [Buffer.alloc(10_000, 0x61)]),
+  ];
+  for (const e of entries) {
+    assert.equal(e.byteOffset, 0, 'starts its own ArrayBuffer');
+    assert.equal(e.buffer.byteLength, e.byteLength, `an entry of ${e.byteLength} bytes keeps ${e.buffer.byteLength} alive`);
+  }
+});

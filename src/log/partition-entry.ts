@@ -105,6 +105,16 @@ export class PartitionEntryError extends Error {
   override name = 'PartitionEntryError';
 }
 
+/**
+ * A buffer with its own memory for an encoded entry. Entries stay in the Raft memory tail for seconds
+ * to minutes, counted there by their byteLength: Buffer.allocUnsafe would give one under 4 KB (an
+ * entry of a few small events) as a slice of Node's shared 8 KB pool, and keep the whole pool slab (and
+ * whatever else was cut from it) alive as long as the entry, i.e. several times the bytes counted.
+ */
+function ownedBuffer(size: number): Buffer {
+  return Buffer.allocUnsafeSlow(size);
+}
+
 export function encodeBatchEntry(appendTimeMs: number, requestId: string, events: readonly Buffer[]): Buffer {
   if (events.length === 0) throw new PartitionEntryError('a batch holds at least one event');
   const id = Buffer.from(requestId, 'utf8');
@@ -112,7 +122,7 @@ export function encodeBatchEntry(appendTimeMs: number, requestId: string, events
   let payload = 0;
   for (const e of events) payload += e.length;
   const size = batchFixedBytes + id.length + 4 + 4 * events.length + payload;
-  const out = Buffer.allocUnsafe(size);
+  const out = ownedBuffer(size);
   out[0] = kindBatch;
   writeU64(out, 5, appendTimeMs);
   out.writeUInt16BE(id.length, 13);
@@ -135,7 +145,7 @@ export function encodeBatchEntry(appendTimeMs: number, requestId: string, events
 }
 
 export function encodeBaseEntry(base: number): Buffer {
-  const out = Buffer.allocUnsafe(13);
+  const out = ownedBuffer(13);
   out[0] = kindBase;
   writeU64(out, 5, base);
   out.writeUInt32BE(entryCrc(out), 1);
@@ -146,7 +156,7 @@ export function encodeBaseEntry(base: number): Buffer {
 export function encodeSealEntry(timeline: string, floor: number): Buffer {
   const id = Buffer.from(timeline, 'utf8');
   if (id.length === 0 || id.length > timelineIdBytesMax) throw new PartitionEntryError(`timeline id of ${id.length} bytes (1 to ${timelineIdBytesMax})`);
-  const out = Buffer.allocUnsafe(15 + id.length);
+  const out = ownedBuffer(15 + id.length);
   out[0] = kindSeal;
   writeU64(out, 5, floor);
   out.writeUInt16BE(id.length, 13);
@@ -175,7 +185,7 @@ export function encodeBatchesEntry(appendTimeMs: number, batches: readonly Entry
     size += 6 + id.length + 4 * b.events.length;
     for (const e of b.events) size += e.length;
   }
-  const out = Buffer.allocUnsafe(size);
+  const out = ownedBuffer(size);
   out[0] = kindBatches;
   writeU64(out, 5, appendTimeMs);
   out.writeUInt16BE(batches.length, 13);

@@ -79,10 +79,23 @@ export function limitBytes(entries: Entry[], maxBytes: number): Entry[] {
  * `ents[0]` is a dummy entry standing for the snapshot (its index and term), as in etcd, so that
  * `term(firstIndex() - 1)` needs no special case.
  */
+/**
+ * What an entry held in memory is counted as: its data plus the objects around it (the entry, its
+ * Uint8Array and ArrayBuffer, the backing store's allocation, the array slot), about 250 bytes on V8
+ * x64. Without them a log of many small entries would hold several times the bytes it is bounded by.
+ */
+export const entryOverheadBytes = 256;
+
+function heldBytes(e: Entry): number {
+  return e.data.byteLength + entryOverheadBytes;
+}
+
 export class MemoryStorage implements Storage {
   #hardState: HardState = emptyHardState;
   #snapshot: Snapshot;
   #ents: Entry[];
+  /** Bytes held for the entries (heldBytes each; the dummy entry counts none): what a memory bound counts. */
+  #bytes = 0;
 
   constructor(snapshot?: Snapshot) {
     this.#snapshot = snapshot ?? {
@@ -157,6 +170,28 @@ export class MemoryStorage implements Storage {
     return this.#snapshot;
   }
 
+  /** Bytes held in memory for the entries after the snapshot, applied or not (heldBytes each). */
+  bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * The lowest index to compact to (`compact`) so that at most `keepBytes` of entry data stay in memory,
+   * never beyond `upTo`: entries from the first are dropped while the rest is above the bound. Returns
+   * firstIndex() - 1 when nothing need go.
+   */
+  compactIndexKeeping(keepBytes: number, upTo: Index): Index {
+    const offset = this.#offset();
+    let bytes = this.#bytes;
+    let i = offset;
+    const last = Math.min(upTo, this.lastIndex());
+    while (bytes > keepBytes && i < last) {
+      i++;
+      bytes -= heldBytes(this.#ents[i - offset]!);
+    }
+    return i;
+  }
+
   /** Replaces the whole log with a snapshot received from the leader (Ready.snapshot). */
   applySnapshot(snap: Snapshot): void {
     const idx = snap.metadata.index;
@@ -166,6 +201,7 @@ export class MemoryStorage implements Storage {
     }
     this.#snapshot = snap;
     this.#ents = [this.#dummy(idx, snap.metadata.term)];
+    this.#bytes = 0;
   }
 
   /**
@@ -192,6 +228,7 @@ export class MemoryStorage implements Storage {
       `compact ${compactIndex} beyond snapshot ${this.#snapshot.metadata.index}`,
     );
     const i = compactIndex - offset;
+    for (let k = 1; k <= i; k++) this.#bytes -= heldBytes(this.#ents[k]!);
     this.#ents = [this.#dummy(compactIndex, this.#ents[i]!.term), ...this.#ents.slice(i + 1)];
   }
 
@@ -209,7 +246,11 @@ export class MemoryStorage implements Storage {
     if (first <= offset) ents = entries.slice(offset + 1 - first);
     const start = ents[0]!.index;
     assert(start <= this.lastIndex() + 1, `append at ${start} leaves a gap after ${this.lastIndex()}`);
+    for (let k = start - offset; k < this.#ents.length; k++) this.#bytes -= heldBytes(this.#ents[k]!);
     this.#ents.length = start - offset;
-    for (const e of ents) this.#ents.push(e);
+    for (const e of ents) {
+      this.#bytes += heldBytes(e);
+      this.#ents.push(e);
+    }
   }
 }

@@ -60,6 +60,12 @@ test('every message type our core emits survives encode and decode', () => {
   }
 });
 
+test('decoded entries own their memory: an entry kept in a memory tail does not keep the whole message alive', () => {
+  const decoded = decodeMessage(encodeMessage(app), 2);
+  assert.equal(decoded.entries.length, 3);
+  for (const e of decoded.entries) assert.equal(e.data.buffer.byteLength, e.data.byteLength, `entry ${e.index}: ${e.data.byteLength} bytes keep ${e.data.buffer.byteLength} alive`);
+});
+
 test('terms and indexes up to the bound 2^48 pass exactly; above it (and beyond 2^53) they are refused', () => {
   const big = makeMessage({ type: 'heartbeat', from: 1, to: 2, term: termMax, commit: indexMax });
   assert.equal(decodeMessage(encodeMessage(big), 2).term, termMax);

@@ -84,6 +84,18 @@ function bytesOf(v: unknown, what: string): Uint8Array {
   throw new DecodeError(`${what}: not bytes`);
 }
 
+/**
+ * The bytes in memory of their own. The decoder hands out views into the received message, and an
+ * entry kept in a follower's Raft memory tail would keep the whole message (up to a chunk of many
+ * entries) alive while its bound counts only the entry's bytes.
+ */
+function ownedBytes(v: Uint8Array): Uint8Array {
+  if (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) return v;
+  const copy = Buffer.allocUnsafeSlow(v.byteLength);
+  copy.set(v);
+  return copy;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding (trusted values from our own core)
 
@@ -125,7 +137,7 @@ export function toWireMessage(m: Message): WireMessage {
 export function fromWireEntry(w: WireEntryOut, what: string): Entry {
   const type = entryTypesByWire.get(w.type);
   if (type === undefined) throw new DecodeError(`${what}.type: unknown ${String(w.type)}`);
-  const data = bytesOf(w.data, `${what}.data`);
+  const data = ownedBytes(bytesOf(w.data, `${what}.data`));
   if (type === 'confChange') {
     try {
       decodeConfChange(data);
