@@ -34,6 +34,7 @@ import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '.
 import { openStorageReplicas } from './broker/storage-replicas.js';
 import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
+import { PartitionMemberReplacer } from './broker/partition-members.js';
 import { MoveService } from './broker/move-service.js';
 import { placedPartitions } from './metadata/placement-of.js';
 import { AppliedPlacements } from './broker/placement-lookup.js';
@@ -139,6 +140,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     ...(groups === undefined ? {} : { groups }),
     // A directory that did not found the cluster founds only the groups created after it registered.
     mayFound: (group) => mayFoundGroup(group, { token: diskTokenOf(disk.identity), foundingDisk: isFoundingDisk(disk.identity) }, metadataForPlacement?.state.disk(config.nodeId)),
+    // The directory's member id, the same in partition groups as in the metadata group: a wiped
+    // directory is a new member (docs/partition-replication.md).
+    member: () => disk.metadataMember,
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -223,6 +227,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let mover: ReplicaMover | undefined;
   // Replaces metadata members whose directory was wiped by their new members (metadata-members.ts).
   let replacer: MetadataMemberReplacer | undefined;
+  // Replaces partition members whose directory was wiped (partition-members.ts).
+  let partitionReplacer: PartitionMemberReplacer | undefined;
   /** After a partition.move: the node a move adds opens its (empty) replica, and the next step is taken at once. */
   const moveApplied = (group: number): void => {
     const at = [...placedPartitions(metadataRef?.state.eventTypes() ?? [], legacyReplica)].find((p) => p.placement.group === group);
@@ -300,7 +306,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
       if (result.ok && cmd.op === 'partition.move') moveApplied(cmd.group);
       // A directory registered a new metadata member: the leader starts replacing the node's former one.
-      if (result.ok && cmd.op === 'node.disk' && cmd.member !== undefined) setImmediate(() => replacer?.round());
+      if (result.ok && cmd.op === 'node.disk' && cmd.member !== undefined) {
+        setImmediate(() => {
+          replacer?.round();
+          partitionReplacer?.round();
+        });
+      }
       if (!result.ok || cmd.op !== 'event_type.delete') return;
       validators.forget(cmd.name);
       if (result.droppedLogs !== undefined) dropLogs(result.droppedLogs);
@@ -347,8 +358,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Open every partition this node replicates, so bounds and reads are served from the start.
   for (const r of metadata.state.eventTypes()) await openReplicas(r);
   replacer = new MetadataMemberReplacer(metadata, logger.child({ component: 'raft' }));
+  partitionReplacer = new PartitionMemberReplacer({
+    isLeader: () => metadata.isLeader(),
+    placements: () => placedPartitions(metadata.state.eventTypes(), legacyReplica),
+    registrations: () => metadata.state.disks(),
+    propose: (cmd) => metadata.propose(cmd),
+    logger: logger.child({ component: 'moves' }),
+  });
   mover = new ReplicaMover({
     self,
+    member: () => disk.metadataMember,
     stores: () => storageReplicas.values(),
     placement: (topic, partition) => placement(topic, partition),
     propose: (cmd) => metadata.propose(cmd),
@@ -540,6 +559,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const moves = setInterval(() => {
     mover?.round();
     replacer?.round();
+    partitionReplacer?.round();
   }, 250);
   moves.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.
