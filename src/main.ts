@@ -186,6 +186,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         tailCacheBytesMax: config.tailCacheBytesMax,
         ...(groups === undefined ? {} : { groups }),
         ...(t === undefined ? {} : { transport: { send: (msgs) => t.send(msgs), forwarder: forwarderOf(t) } }),
+        member: () => disk.metadataMember,
         onFatal: (err) => fatalRef?.(err),
       });
       storageReplicas.set(id, opened.replicas);
