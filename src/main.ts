@@ -21,9 +21,8 @@ import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group
 import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk } from './broker/node-disk.js';
 import { registerDisk } from './broker/disk-registration.js';
 import { mayFoundGroup } from './metadata/disk-registry.js';
-import { clusterIdOf, decideFounding } from './broker/founding.js';
+import { foundOrJoin } from './broker/founding.js';
 import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
-import type { NodeId } from './raft/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
 import { startRetention } from './broker/retention.js';
 import { StorageRouter } from './broker/storage-router.js';
@@ -41,8 +40,6 @@ import { AppliedPlacements } from './broker/placement-lookup.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
 import { TimelineService } from './broker/timeline-service.js';
 import { TimelineSwitcher } from './broker/timeline-switch.js';
-import { timelinesOf } from './metadata/timelines.js';
-import { defaultStorageId } from './metadata/types.js';
 import type { MembersSource } from './metadata/placement.js';
 import { StorePartitionWriter } from './broker/partition-writer.js';
 import { EventTypeService } from './registry/event-type-service.js';
@@ -61,8 +58,9 @@ import { OpenStreams } from './consumption/open-streams.js';
 import { BrokerMetrics, subscriptionLag } from './observability/metrics.js';
 import { directoryBytes, brookVersion } from './broker/system.js';
 import type { EventTypeRecord } from './metadata/types.js';
-import type { MetadataCommand } from './metadata/commands.js';
-import type { ApplyResult } from './metadata/state-machine.js';
+import { TopicIndex } from './broker/topic-index.js';
+import { NodeReplicaSet } from './broker/node-replica-set.js';
+import { metadataReactions } from './broker/metadata-reactions.js';
 import { metadataLimitKeys, type MetadataLimits } from './metadata/limits.js';
 
 export interface RunningBroker {
@@ -156,16 +154,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Partition logs over timelines and storages; publishing and consumption address them by the event
   // type's first topic. The index from that topic to the event type is rebuilt after event types change.
   let metadataRef: RaftMetadataGroup | undefined;
-  let topicIndex: Map<number, string> | undefined;
+  const topics = new TopicIndex(() => metadataRef?.state);
   const router = new StorageRouter(
     replicas,
-    (topic) => {
-      const state = metadataRef?.state;
-      if (state === undefined) return undefined;
-      topicIndex ??= new Map([...state.eventTypes()].map((r) => [r.storage.topic, r.eventType.name]));
-      const name = topicIndex.get(topic);
-      return name === undefined ? undefined : state.eventType(name);
-    },
+    (topic) => topics.lookup(topic),
     // An operator-created storage: partition groups like the default storage's, in its own directory
     // with its own node host (storage-replicas.ts), on the node's transport.
     async (id) => {
@@ -189,8 +181,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         member: () => disk.metadataMember,
         onFatal: (err) => fatalRef?.(err),
       });
-      storageReplicas.set(id, opened.replicas);
-      return { store: opened.replicas, close: async () => { storageReplicas.delete(id); await opened.close(); } };
+      replicaSet.add(id, opened.replicas);
+      return { store: opened.replicas, close: async () => { replicaSet.remove(id); await opened.close(); } };
     },
     // A batch turned away by a log sealed for a timeline switch waits for the switch's commit, as long
     // as an append may wait; past 2 s (or half that wait) the switch is finished from here (its node
@@ -198,31 +190,14 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     { switchWaitMs: config.metadataTimeoutMs, stuckAfterMs: Math.min(2000, config.metadataTimeoutMs / 2), onSwitchStuck: (topic, timeline) => switcherRef?.finishStuck(topic, timeline), monotonicMs: () => clock.monotonicMs() },
   );
   let switcherRef: TimelineSwitcher | undefined;
-  /** The partition groups of every open storage, the default one's first. */
-  const storageReplicas = new Map<string, PartitionReplicas>([[defaultStorageId, replicas]]);
-  /** Opens this node's replicas of every partition of an event type, on every storage of its timelines. */
-  const openReplicas = async (r: EventTypeRecord): Promise<void> => {
-    for (const t of timelinesOf(r)) {
-      await router.ensureStorage(t.storage_id);
-      const logs = storageReplicas.get(t.storage_id);
-      // One partition that cannot open (a corrupt log waiting for its repair) does not keep the others closed.
-      for (let p = 0; p < r.storage.partitions.length; p++) {
-        await logs?.ensure(t.topic, p).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name, partition: p }, 'opening a partition replica failed'));
-      }
-    }
-  };
-  const openReplicasOf = (name: string): void => {
-    const r = metadataRef?.state.eventType(name);
-    if (r !== undefined) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: name }, 'opening partition replicas failed'));
-  };
-  const dropLogs = (logs: { storage_id: string; topic: number }[]) => {
-    // Removal is asynchronous (interface.md); a re-created name gets a fresh topic, so it never sees these logs.
-    router.dropLogs(logs).catch((err: unknown) => logger.error({ err, logs }, 'dropping the logs of a deleted event type failed'));
-  };
-  const dropLogsOf = (topic: number) => dropLogs([{ storage_id: defaultStorageId, topic }]);
-  /** Topics of the default store that belong to live event types (every timeline there). */
-  const liveDefaultTopics = (records: Iterable<EventTypeRecord>) =>
-    new Set([...records].flatMap((r) => timelinesOf(r).filter((t) => t.storage_id === defaultStorageId).map((t) => t.topic)));
+  /** This node's replicas on every open storage. */
+  const replicaSet = new NodeReplicaSet(replicas, {
+    state: () => metadataRef?.state,
+    ensureStorage: (id) => router.ensureStorage(id),
+    dropLogs: (logs) => router.dropLogs(logs),
+    legacyReplica,
+    logger,
+  });
   let fatal: ((err: unknown) => void) | undefined;
   // Carries out replica moves (replica-mover.ts); created once the metadata group exists.
   let mover: ReplicaMover | undefined;
@@ -230,14 +205,6 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let replacer: MetadataMemberReplacer | undefined;
   // Replaces partition members whose directory was wiped (partition-members.ts).
   let partitionReplacer: PartitionMemberReplacer | undefined;
-  /** After a partition.move: the node a move adds opens its (empty) replica, and the next step is taken at once. */
-  const moveApplied = (group: number): void => {
-    const at = [...placedPartitions(metadataRef?.state.eventTypes() ?? [], legacyReplica)].find((p) => p.placement.group === group);
-    const r = at === undefined ? undefined : metadataRef?.state.eventType(at.event_type);
-    if (r === undefined || mover === undefined) return;
-    const m = mover;
-    openReplicas(r).then(() => m.round()).catch((err: unknown) => logger.error({ err, group }, 'opening a moved partition replica failed'));
-  };
   // Created once the metadata group exists; applied commands wake its streams.
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
@@ -268,7 +235,22 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     const t = transport;
     raftHost.start({ send: (msgs) => t.send(msgs), ping: (quietMs) => t.ping(quietMs) });
   } else raftHost.start(undefined);
-  const founders = await foundOrJoin(disk, self, others.map((p) => p.id), transport, logger);
+  const t1 = transport;
+  const founders = await foundOrJoin(disk, self, others.map((p) => p.id), t1 === undefined ? undefined : (p) => t1.identify(p, disk.identity.diskId, 1000), logger.child({ component: 'founding' }));
+  const reactions = metadataReactions({
+    topics,
+    placements,
+    replicas: replicaSet,
+    router,
+    validators,
+    openStreams,
+    state: () => metadataRef?.state,
+    hub: () => hub,
+    mover: () => mover,
+    replacer: () => replacer,
+    partitionReplacer: () => partitionReplacer,
+    logger,
+  });
   const metadata = await RaftMetadataGroup.open({
     self,
     // A directory that joined as a new member runs under its own member id (core/member-id.ts); one
@@ -289,50 +271,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     random: systemRandom,
     logger: logger.child({ component: 'raft' }),
-    onApplied: (cmd, result) => {
-      hub?.applied(cmd);
-      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete') topicIndex = undefined;
-      const newTimeline = cmd.op === 'timeline.create' || cmd.op === 'timeline.commit';
-      if (cmd.op === 'event_type.create' || cmd.op === 'event_type.delete' || newTimeline) placements.topicsChanged();
-      // The replicas of new partitions start at once on every node that holds one, so the group can
-      // elect a leader before the first publish.
-      if (result.ok && (cmd.op === 'event_type.create' || newTimeline)) openReplicasOf(cmd.op === 'event_type.create' ? cmd.eventType.name : cmd.eventType);
-      // The storage of a prepared switch opens now, so it is open when the switch commits.
-      if (result.ok && cmd.op === 'timeline.prepare') router.ensureStorage(cmd.storage_id).catch((err: unknown) => logger.error({ err, storage: cmd.storage_id }, 'opening a storage failed'));
-      // Batches waiting for this switch go to the new timeline; streams waiting on the old log wake.
-      if (result.ok && newTimeline) {
-        const topic = metadataRef?.state.eventType(cmd.eventType)?.storage.topic;
-        if (topic !== undefined) router.timelineChanged(topic);
-      }
-      if (result.ok) closeStreamsAfterRuleChange(cmd, result, openStreams, logger);
-      if (result.ok && cmd.op === 'partition.move') moveApplied(cmd.group);
-      // A directory registered a new metadata member: the leader starts replacing the node's former one.
-      if (result.ok && cmd.op === 'node.disk' && cmd.member !== undefined) {
-        setImmediate(() => {
-          replacer?.round();
-          partitionReplacer?.round();
-        });
-      }
-      if (!result.ok || cmd.op !== 'event_type.delete') return;
-      validators.forget(cmd.name);
-      if (result.droppedLogs !== undefined) dropLogs(result.droppedLogs);
-      else if (result.droppedTopic !== undefined) dropLogsOf(result.droppedTopic);
-    },
-    onRestored: (sm) => {
-      hub?.kickAll();
-      topicIndex = undefined;
-      placements.topicsChanged();
-      // The state jumped to a snapshot from the leader: every cached schema may be stale, and event
-      // types deleted in between leave logs behind.
-      const liveNow = liveDefaultTopics(sm.eventTypes());
-      const handedOutNow = sm.snapshot().nextTopic;
-      for (const r of sm.eventTypes()) validators.forget(r.eventType.name);
-      for (const topic of replicas.topics()) if (!liveNow.has(topic) && topic < handedOutNow) dropLogsOf(topic);
-      // Partitions placed here that the snapshot brought (a wiped node catching up, a follower far
-      // behind): their replicas open now, as at start, so they take part in their groups at once
-      // instead of on the first request that touches them.
-      for (const r of sm.eventTypes()) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name }, 'opening partition replicas failed'));
-    },
+    onApplied: (cmd, result) => reactions.onApplied(cmd, result),
+    onRestored: (sm) => reactions.onRestored(sm),
     onFatal: (err) => fatal?.(err),
     onLeaderChange: () => leaderChanges++,
   });
@@ -345,19 +285,12 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     replicas.setForwarder(forwarderOf(t));
   }
   // Logs of event types deleted just before a crash: their drop was not finished, finish it now.
-  // Only topics the state machine has handed out (id below nextTopic) can have been deleted; a
-  // higher id belongs to an event type this node has not applied yet (a follower behind its leader).
-  const live = liveDefaultTopics(metadata.state.eventTypes());
-  const handedOut = metadata.state.snapshot().nextTopic;
-  const stored = new Set([...replicas.topics(), ...(await replicas.storedTopics()).keys()]);
-  for (const topic of stored) {
-    if (!live.has(topic) && topic < handedOut) {
-      logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
-      await replicas.dropTopic(topic);
-    }
+  for (const topic of await replicaSet.deletedTopicsStored(metadata.state)) {
+    logger.info({ topic }, 'dropping the logs of an event type deleted before the last stop');
+    await replicas.dropTopic(topic);
   }
   // Open every partition this node replicates, so bounds and reads are served from the start.
-  for (const r of metadata.state.eventTypes()) await openReplicas(r);
+  for (const r of metadata.state.eventTypes()) await replicaSet.open(r);
   replacer = new MetadataMemberReplacer(metadata, logger.child({ component: 'raft' }));
   partitionReplacer = new PartitionMemberReplacer({
     isLeader: () => metadata.isLeader(),
@@ -369,7 +302,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   mover = new ReplicaMover({
     self,
     member: () => disk.metadataMember,
-    stores: () => storageReplicas.values(),
+    stores: () => replicaSet.all(),
     placement: (topic, partition) => placement(topic, partition),
     propose: (cmd) => metadata.propose(cmd),
     logger: logger.child({ component: 'moves' }),
@@ -534,7 +467,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       view: () => ({
         ...metadata.view(),
         // A follower the transport cannot reach reported nothing: its partitions are under-replicated.
-        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), new Map([...storageReplicas.values()].flatMap((r) => [...r.facts((peer) => transport?.reachable(peer) ?? true)]))),
+        ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicaSet.facts((peer) => transport?.reachable(peer) ?? true)),
         cluster_id: disk.identity.clusterId,
         disk_id: disk.identity.diskId,
       }),
@@ -547,12 +480,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // And a replica placed here whose open failed (a full disk when a move added it or at the start) is
   // opened again: the start and moveApplied try once.
   const balancer = setInterval(() => {
-    for (const r of storageReplicas.values()) r.balanceLeaders();
+    replicaSet.balanceLeaders();
     if (metadata.isLeader()) switcher.finishPending();
-    for (const r of metadata.state.eventTypes()) {
-      const missing = timelinesOf(r).some((t) => r.storage.partitions.some((_, p) => storageReplicas.get(t.storage_id)?.missingHere(t.topic, p) === true));
-      if (missing) openReplicas(r).catch((err: unknown) => logger.error({ err, eventType: r.eventType.name }, 'opening partition replicas failed'));
-    }
+    replicaSet.reopenMissing();
   }, 5000);
   balancer.unref();
   // Replica moves: each partition leader takes the next step of a move in flight (replica-mover.ts).
@@ -579,9 +509,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const reaperTimer = setInterval(() => void reaper?.check().catch((err: unknown) => logger.warn({ err }, 'closing the sessions of an unreachable node failed; retried')), 5000);
   reaperTimer.unref();
   // Bounds of partitions held on other nodes only (clusters larger than the replication factor).
-  const remoteBounds = setInterval(() => {
-    for (const r of storageReplicas.values()) r.refreshRemoteBounds();
-  }, 1000);
+  const remoteBounds = setInterval(() => replicaSet.refreshRemoteBounds(), 1000);
   remoteBounds.unref();
   const retention = startRetention(config.retentionCheckIntervalMs, () => metadata.state.eventTypes(), router, clock, logger.child({ component: 'retention' }));
 
@@ -661,67 +589,6 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     void broker.close().finally(() => process.exit(70));
   };
   return broker;
-}
-
-/**
- * The founding voters of the metadata group, for a node whose group is empty: all listed nodes when
- * this node founds the cluster, none when it joins one that exists (it then starts empty, does not
- * vote and catches up; src/broker/founding.ts has the rule). A directory that already belongs to a
- * cluster is not asked about again: a founder whose group is still empty (it stopped in between)
- * founds, any other member joins.
- */
-async function foundOrJoin(disk: NodeDisk, self: NodeId, peers: NodeId[], transport: GrpcTransport | undefined, logger: Logger): Promise<NodeId[]> {
-  const { diskId } = disk.identity;
-  if (disk.identity.clusterId === '') {
-    if (transport === undefined) {
-      // A cluster of one has nobody to ask: it founds.
-      const founders = [{ id: self, diskId }];
-      await disk.setCluster(clusterIdOf(founders), founders);
-    } else {
-      const t = transport;
-      const d = await decideFounding({
-        self,
-        diskId,
-        peers,
-        ask: (p) => t.identify(p, diskId, 1000),
-        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-        retryMs: 500,
-        logger: logger.child({ component: 'founding' }),
-      });
-      if (d.kind === 'found') {
-        await disk.setCluster(d.clusterId, d.founders);
-        logger.info({ clusterId: d.clusterId, founders: d.founders }, 'every peer is empty too: founding the cluster');
-      } else {
-        await disk.setCluster(d.clusterId, []);
-        logger.warn({ clusterId: d.clusterId, learnedFrom: d.learnedFrom, diskId }, 'the peers already have a cluster: joining it as a new, empty member (this data directory was wiped or is new); this node will not vote until it has caught up from the leader');
-      }
-    }
-  }
-  const { founders } = disk.identity;
-  return founders.some((f) => f.id === self && f.diskId === diskId) ? founders.map((f) => f.id) : [];
-}
-
-/**
- * Readers of an event type changed: all its consumers are disconnected (interface.md; those still
- * authorized may reconnect). A consumer app or event type was blacklisted: its streams end.
- */
-function closeStreamsAfterRuleChange(cmd: MetadataCommand, result: ApplyResult, open: OpenStreams, logger: Logger): void {
-  let closed = 0;
-  let why = '';
-  if (cmd.op === 'event_type.update' && result.ok && result.readersChanged === true) {
-    why = `the readers of event type ${cmd.eventType.name} changed`;
-    closed = open.closeWhere((s) => s.eventTypes.includes(cmd.eventType.name), why);
-  } else if (cmd.op === 'subscription.update' && result.ok && result.readersChanged === true) {
-    why = `the readers of subscription ${cmd.id} changed`;
-    closed = open.closeWhere((s) => s.subscription === cmd.id, why);
-  } else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_APP') {
-    why = `application ${cmd.name} was blacklisted (CONSUMER_APP)`;
-    closed = open.closeWhere((s) => s.app === cmd.name, why);
-  } else if (cmd.op === 'blacklist.set' && cmd.blocked && cmd.type === 'CONSUMER_ET') {
-    why = `event type ${cmd.name} was blacklisted (CONSUMER_ET)`;
-    closed = open.closeWhere((s) => s.eventTypes.includes(cmd.name), why);
-  }
-  if (closed > 0) logger.info({ streams: closed, reason: why }, 'closed streams after a rule change');
 }
 
 async function run(): Promise<void> {

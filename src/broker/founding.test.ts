@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeId } from '../raft/index.js';
 import type { PeerIdentity } from '../transport/index.js';
-import { clusterIdOf, decideFounding, type FoundingDecision } from './founding.js';
+import { clusterIdOf, decideFounding, foundOrJoin, type FoundingDecision } from './founding.js';
 
 const quiet = { info: () => undefined, warn: () => undefined };
 
@@ -68,4 +68,44 @@ test('a silent peer is waited for: no founding until it answers', async () => {
 
 test('an answer from another node id than the one asked does not count', async () => {
   await assert.rejects(decide(1, 'd1', { 2: emptyPeer(3, 'd3') }), /still waiting/);
+});
+
+// foundOrJoin: what the composition root does with the decision, on a fake directory.
+class FakeDisk {
+  identity: { diskId: string; clusterId: string; founders: { id: NodeId; diskId: string }[] };
+  writes = 0;
+  constructor(diskId: string, clusterId = '', founders: { id: NodeId; diskId: string }[] = []) {
+    this.identity = { diskId, clusterId, founders };
+  }
+  async setCluster(clusterId: string, founders: readonly { id: NodeId; diskId: string }[]): Promise<void> {
+    this.writes++;
+    this.identity = { ...this.identity, clusterId, founders: [...founders] };
+  }
+}
+
+test('foundOrJoin: a cluster of one (nobody to ask) founds alone and records it', async () => {
+  const disk = new FakeDisk('d1');
+  assert.deepEqual(await foundOrJoin(disk, 1, [], undefined, quiet), [1]);
+  assert.equal(disk.identity.clusterId, clusterIdOf([{ id: 1, diskId: 'd1' }]));
+  assert.equal(disk.writes, 1);
+});
+
+test('foundOrJoin: a directory joining an existing cluster records it with no founders and gets no founding voters', async () => {
+  const disk = new FakeDisk('d9');
+  const existing = [{ id: 1, diskId: 'd1' }, { id: 2, diskId: 'd2' }, { id: 3, diskId: 'd3' }];
+  const ask = async (p: NodeId): Promise<PeerIdentity> => ({ nodeId: p, diskId: `d${p}`, clusterId: 'c1', founders: existing });
+  assert.deepEqual(await foundOrJoin(disk, 3, [1, 2], ask, quiet), []);
+  assert.deepEqual(disk.identity, { diskId: 'd9', clusterId: 'c1', founders: [] });
+});
+
+test('foundOrJoin: a directory that already belongs to a cluster is not asked about again', async () => {
+  const founders = [{ id: 1, diskId: 'd1' }, { id: 2, diskId: 'd2' }];
+  const founder = new FakeDisk('d2', 'c1', founders);
+  const asked: NodeId[] = [];
+  const ask = async (p: NodeId): Promise<PeerIdentity | undefined> => { asked.push(p); return undefined; };
+  assert.deepEqual(await foundOrJoin(founder, 2, [1], ask, quiet), [1, 2], 'a founder whose group is still empty founds');
+  const joined = new FakeDisk('d7', 'c1', founders);
+  assert.deepEqual(await foundOrJoin(joined, 2, [1], ask, quiet), [], 'another directory of the same node joins');
+  assert.deepEqual(asked, []);
+  assert.equal(founder.writes + joined.writes, 0);
 });

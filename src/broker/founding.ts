@@ -86,3 +86,43 @@ export async function decideFounding(o: FoundingOptions): Promise<FoundingDecisi
     await o.sleep(o.retryMs);
   }
 }
+
+/** What `foundOrJoin` needs of the node's data directory (node-disk.ts). */
+export interface FoundingDisk {
+  readonly identity: { readonly diskId: string; readonly clusterId: string; readonly founders: readonly FounderRecord[] };
+  setCluster(clusterId: string, founders: readonly FounderRecord[]): Promise<void>;
+}
+
+/**
+ * The founding voters of the metadata group, for a node whose group is empty: all listed nodes when
+ * this node founds the cluster, none when it joins one that exists (it then starts empty, does not
+ * vote and catches up). A directory that already belongs to a cluster is not asked about again: a
+ * founder whose group is still empty (it stopped in between) founds, any other member joins. Without
+ * `ask` (a cluster of one: nobody to ask) the node founds.
+ */
+export async function foundOrJoin(
+  disk: FoundingDisk,
+  self: NodeId,
+  peers: readonly NodeId[],
+  ask: FoundingOptions['ask'] | undefined,
+  logger: FoundingOptions['logger'],
+): Promise<NodeId[]> {
+  const { diskId } = disk.identity;
+  if (disk.identity.clusterId === '') {
+    if (ask === undefined) {
+      const founders = [{ id: self, diskId }];
+      await disk.setCluster(clusterIdOf(founders), founders);
+    } else {
+      const d = await decideFounding({ self, diskId, peers, ask, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), retryMs: 500, logger });
+      if (d.kind === 'found') {
+        await disk.setCluster(d.clusterId, d.founders);
+        logger.info({ clusterId: d.clusterId, founders: d.founders }, 'every peer is empty too: founding the cluster');
+      } else {
+        await disk.setCluster(d.clusterId, []);
+        logger.warn({ clusterId: d.clusterId, learnedFrom: d.learnedFrom, diskId }, 'the peers already have a cluster: joining it as a new, empty member (this data directory was wiped or is new); this node will not vote until it has caught up from the leader');
+      }
+    }
+  }
+  const { founders } = disk.identity;
+  return founders.some((f) => f.id === self && f.diskId === diskId) ? founders.map((f) => f.id) : [];
+}

@@ -533,6 +533,11 @@ export class MetadataStateMachine {
     return this.#eventTypes.size;
   }
 
+  /** The next topic id to hand out: every topic below it has been handed out (and may have been deleted). */
+  get nextTopic(): number {
+    return this.#nextTopic;
+  }
+
   /** Subscriptions in creation order. */
   subscriptions(): IterableIterator<Subscription> {
     return this.#subscriptions.values();
