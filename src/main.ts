@@ -33,6 +33,7 @@ import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '.
 import { openStorageReplicas } from './broker/storage-replicas.js';
 import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
+import { PartitionMemberReplacer } from './broker/partition-members.js';
 import { MoveService } from './broker/move-service.js';
 import { placedPartitions } from './metadata/placement-of.js';
 import { AppliedPlacements } from './broker/placement-lookup.js';
@@ -137,6 +138,9 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     ...(groups === undefined ? {} : { groups }),
     // A directory that did not found the cluster founds only the groups created after it registered.
     mayFound: (group) => mayFoundGroup(group, { token: diskTokenOf(disk.identity), foundingDisk: isFoundingDisk(disk.identity) }, metadataForPlacement?.state.disk(config.nodeId)),
+    // The directory's member id, the same in partition groups as in the metadata group: a wiped
+    // directory is a new member (docs/partition-replication.md).
+    member: () => disk.metadataMember,
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -174,6 +178,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         tailCacheBytesMax: config.tailCacheBytesMax,
         ...(groups === undefined ? {} : { groups }),
         ...(t === undefined ? {} : { transport: { send: (msgs) => t.send(msgs), forwarder: forwarderOf(t) } }),
+        member: () => disk.metadataMember,
         onFatal: (err) => fatalRef?.(err),
       });
       replicaSet.add(id, opened.replicas);
@@ -198,6 +203,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let mover: ReplicaMover | undefined;
   // Replaces metadata members whose directory was wiped by their new members (metadata-members.ts).
   let replacer: MetadataMemberReplacer | undefined;
+  // Replaces partition members whose directory was wiped (partition-members.ts).
+  let partitionReplacer: PartitionMemberReplacer | undefined;
   // Created once the metadata group exists; applied commands wake its streams.
   let hub: SubscriptionHub | undefined;
   // Streams of this node, ended when the readers of their event type change or they are blacklisted.
@@ -241,6 +248,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     hub: () => hub,
     mover: () => mover,
     replacer: () => replacer,
+    partitionReplacer: () => partitionReplacer,
     logger,
   });
   const metadata = await RaftMetadataGroup.open({
@@ -284,8 +292,16 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Open every partition this node replicates, so bounds and reads are served from the start.
   for (const r of metadata.state.eventTypes()) await replicaSet.open(r);
   replacer = new MetadataMemberReplacer(metadata, logger.child({ component: 'raft' }));
+  partitionReplacer = new PartitionMemberReplacer({
+    isLeader: () => metadata.isLeader(),
+    placements: () => placedPartitions(metadata.state.eventTypes(), legacyReplica),
+    registrations: () => metadata.state.disks(),
+    propose: (cmd) => metadata.propose(cmd),
+    logger: logger.child({ component: 'moves' }),
+  });
   mover = new ReplicaMover({
     self,
+    member: () => disk.metadataMember,
     stores: () => replicaSet.all(),
     placement: (topic, partition) => placement(topic, partition),
     propose: (cmd) => metadata.propose(cmd),
@@ -474,6 +490,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   const moves = setInterval(() => {
     mover?.round();
     replacer?.round();
+    partitionReplacer?.round();
   }, 250);
   moves.unref();
   // Sessions of subscription streams on a node that stays down are closed by the metadata leader.

@@ -133,12 +133,20 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
       for (const step of ['adding [0-9.]+ as a learner', 'removing [0-9]+, whose data directory', 'promoting [0-9.]+ to voter']) {
         assert.match(said, new RegExp(`metadata member (of node )?[0-9.]* ?replaced by [0-9.]+: ${step}`), `the leader's log says: ${step}`);
       }
-      // Its partition groups existed before its new directory registered: joined empty and damaged,
-      // then repaired by their leaders; a group created after the registration is founded normally.
+      // Its partition groups existed before its new directory registered: the metadata leader
+      // replaces the node's former member of each by the new one (a move on the same node: learner,
+      // promotion once caught up, removal of the former member), and the new member holds every
+      // event again (docs/partition-replication.md).
       await until('the wiped node holding every event again', 15_000, async () => JSON.stringify(await partitions(wiped, 'data.before')) === JSON.stringify(heldBefore) ? true : undefined);
       const later = newRun().join('\n');
-      assert.match(later, /this data directory joined the cluster after the group was created/);
+      assert.doesNotMatch(later, /this data directory joined the cluster after the group was created/, 'a new member is not a damaged one');
       assert.match(later, /this data directory is registered in the metadata/);
+      const replaced = [...logFrom].map(([i, from]) => cluster.nodeLog(i).slice(from)).join('\n');
+      assert.match(replaced, new RegExp(`partition group \\d+: replacing member ${wiped}, whose data directory was wiped, by ${wiped}\\.\\d+`), 'the metadata leader replaces the former partition member');
+      await until('the replacements recorded: no partition lists the former member', 15_000, async () => {
+        const c = await cluster.view<{ partitions?: { replicas: number[] }[] }>(leader0);
+        return c?.partitions !== undefined && c.partitions.length > 0 && c.partitions.every((p) => !p.replicas.includes(wiped)) ? true : undefined;
+      });
       assert.equal(v.cluster_id, old.cluster_id, 'the same cluster');
       assert.notEqual(v.disk_id, old.disk_id, 'a new disk');
       assert.deepEqual((await names(wiped)).sort(), [...written].sort(), 'it holds every write');

@@ -16,6 +16,7 @@ import type { TopicIndex } from './topic-index.js';
 import type { StorageRouter } from './storage-router.js';
 import type { ReplicaMover } from './replica-mover.js';
 import type { MetadataMemberReplacer } from './metadata-members.js';
+import type { PartitionMemberReplacer } from './partition-members.js';
 import { closeStreamsAfterRuleChange } from './rule-change-streams.js';
 import { defaultStorageId as defaultStorage } from '../metadata/types.js';
 
@@ -31,6 +32,8 @@ export interface MetadataReactionParts {
   readonly hub: () => SubscriptionHub | undefined;
   readonly mover: () => ReplicaMover | undefined;
   readonly replacer: () => MetadataMemberReplacer | undefined;
+  /** Replaces the partition members of wiped directories (partition-members.ts). */
+  readonly partitionReplacer?: () => PartitionMemberReplacer | undefined;
   readonly logger: Logger;
 }
 
@@ -63,8 +66,14 @@ export function metadataReactions(p: MetadataReactionParts): MetadataReactions {
         const mover = p.mover();
         if (mover !== undefined) p.replicas.openMoved(cmd.group, () => mover.round());
       }
-      // A directory registered a new metadata member: the leader starts replacing the node's former one.
-      if (cmd.op === 'node.disk' && cmd.member !== undefined) setImmediate(() => p.replacer()?.round());
+      // A directory registered a new metadata member: the leader starts replacing the node's former
+      // one, in the metadata group and in every partition group.
+      if (cmd.op === 'node.disk' && cmd.member !== undefined) {
+        setImmediate(() => {
+          p.replacer()?.round();
+          p.partitionReplacer?.()?.round();
+        });
+      }
       if (cmd.op !== 'event_type.delete') return;
       p.validators.forget(cmd.name);
       if (result.droppedLogs !== undefined) p.replicas.dropSoon(result.droppedLogs);

@@ -8,7 +8,8 @@
 import { problems, type Problem } from '../core/problem.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import { placedPartitions, type PlacedPartition } from '../metadata/placement-of.js';
-import { isNodeId, type PartitionPlacement } from '../metadata/placement-types.js';
+import { isNodeId, memberOnNode, type PartitionPlacement } from '../metadata/placement-types.js';
+import { nodeOfMember } from '../core/member-id.js';
 import type { ApplyResult } from '../metadata/state-machine.js';
 import type { EventTypeRecord } from '../metadata/types.js';
 
@@ -73,11 +74,15 @@ export class MoveService {
     const extra = Object.keys(body).filter((k) => k !== 'from' && k !== 'to');
     if (extra.length > 0) throw problems.unprocessable(`Unknown field(s): ${extra.join(', ')}`);
     const at = this.#find(group);
+    // The API names nodes; placements and the metadata group's members name member ids (a node's
+    // wiped directory runs a later incarnation: core/member-id.ts). The move takes the member the
+    // placement lists on `from` to the member `to` runs now.
     const members = this.#o.members();
-    for (const n of [from, to]) if (!members.includes(n)) throw problems.unprocessable(`Node ${n} is not a member of this cluster (members: ${members.join(', ')})`);
+    const memberOf = (n: number) => members.find((m) => nodeOfMember(m) === n);
+    for (const n of [from, to]) if (memberOf(n) === undefined) throw problems.unprocessable(`Node ${n} is not a member of this cluster (members: ${members.map(nodeOfMember).join(', ')})`);
     if (from === to) throw problems.unprocessable('A replica cannot move to the node it is on');
     if (at.placement.moving !== undefined) throw problems.conflict(`Group ${group} is already moving a replica from ${at.placement.moving.from} to ${at.placement.moving.to}`);
-    const r = await this.#o.propose({ op: 'partition.move', group, step: 'add_learner', from, to });
+    const r = await this.#o.propose({ op: 'partition.move', group, step: 'add_learner', from: memberOnNode(at.placement, from) ?? from, to: memberOf(to)! });
     if (!r.ok) throw problemOf(r);
     return answer(at, r.placement ?? at.placement);
   }

@@ -11,6 +11,8 @@
 import { PartitionUnavailableError } from '../log/index.js';
 import { encodeBaseEntry, encodeSealEntry, PartitionEntryError } from '../log/partition-entry.js';
 import type { Clock } from '../core/ports.js';
+// nodeOfMember(noNode) is noNode: a member id's node part of 0 is 0.
+import { nodeOfMember } from '../core/member-id.js';
 import { noNode, type NodeId } from '../raft/index.js';
 import type { ControlAnswer, ControlCommand, ControlRequest } from '../transport/index.js';
 import type { PartitionReplica } from './partition-replica.js';
@@ -57,7 +59,8 @@ function entryOf(cmd: ControlCommand): Buffer {
 /** The leader's side: proposes the command to the group this node leads and answers once it is applied. */
 export async function serveControl(r: PartitionReplica, req: ControlRequest, clock: Clock): Promise<ControlAnswer> {
   const g = r.group;
-  if (!g.isLeader()) return { status: 'notLeader', leaderHint: g.leader, epoch: g.term };
+  // Hints name nodes on the wire: the group's leader is a member id (core/member-id.ts).
+  if (!g.isLeader()) return { status: 'notLeader', leaderHint: nodeOfMember(g.leader), epoch: g.term };
   let data: Buffer;
   try {
     data = entryOf(req.command);
@@ -76,7 +79,7 @@ export async function serveControl(r: PartitionReplica, req: ControlRequest, clo
     }
     return { status: 'applied', epoch: applied.term, next: r.bounds().newest + 1 };
   } catch (err) {
-    if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: err.leader, epoch: err.term };
+    if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: nodeOfMember(err.leader), epoch: err.term };
     return { status: 'unavailable', detail: (err as Error).message };
   }
 }
@@ -93,13 +96,13 @@ export async function proposeControl(route: ControlRoute, cmd: ControlCommand, d
   for (let round = 0; ; round++) {
     let order: NodeId[];
     if (local !== undefined) {
-      const lead = local.group.isLeader() ? route.self : local.group.leader;
+      const lead = local.group.isLeader() ? route.self : nodeOfMember(local.group.leader);
       order = lead !== noNode ? [lead] : hint !== noNode ? [hint] : [];
     } else order = hint !== noNode ? [hint, ...route.others.filter((n) => n !== hint)] : [...route.others];
     for (const to of order) {
       const remaining = Math.max(1, deadlineMs - deps.clock.monotonicMs());
       // The term is named only when it is known to be the leader's (this node's own replica told it).
-      const epoch = local !== undefined && to === local.group.leader ? local.group.term : 0;
+      const epoch = local !== undefined && to === nodeOfMember(local.group.leader) ? local.group.term : 0;
       const req: ControlRequest = { group: route.group, topic, partition, epoch, flowId, deadlineMs: remaining, command: cmd };
       let answer: ControlAnswer;
       if (to === route.self && local !== undefined) answer = await serveControl(local, req, deps.clock);

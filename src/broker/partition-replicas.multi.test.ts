@@ -20,7 +20,14 @@ import { CorruptBatchError, OffsetExpiredError, PartitionUnavailableError } from
 import { decodeEntryHead } from '../log/partition-entry.js';
 import type { GroupHandler } from '../transport/index.js';
 import { clusterPartitions } from '../metadata/cluster-partitions.js';
-import { PartitionReplicas, type AppendAnswer, type ForwardedAppend } from './partition-replicas.js';
+import { PartitionReplicas, type AppendAnswer, type ForwardedAppend, type PlacementLookup } from './partition-replicas.js';
+import { memberIdOf, nodeOfMember } from '../core/member-id.js';
+import { makeMessage } from '../raft/index.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import { moveStep } from '../metadata/placement-changes.js';
+import { partitionReplacements } from '../metadata/partition-member-replacement.js';
+import type { PartitionPlacement } from '../metadata/placement-types.js';
+import { ReplicaMover } from './replica-mover.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
@@ -59,12 +66,16 @@ interface ClusterOptions {
    * resolves with their answers. Absent: delivered as is. A test holds, reorders or loses calls here.
    */
   onForwardMany?: (from: NodeId, to: NodeId, reqs: readonly ForwardedAppend[], deliver: () => Promise<AppendAnswer[]>) => Promise<readonly AppendAnswer[]>;
+  /** Where partitions live (defaults to one group per partition on `replicas`). */
+  placement?: PlacementLookup;
+  /** The member id a node's directory runs as in partition groups (absent: the node id). */
+  member?: (id: NodeId) => (() => number) | undefined;
 }
 
 async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: ClusterOptions = {}) {
   const down = new Set<NodeId>();
   const nodes = new Map<NodeId, SimNode>();
-  const placement = (topic: number, partition: number) => ({ group: 100 + topic * 8 + partition, replicas: opts.replicas ?? [1, 2, 3] });
+  const placement: PlacementLookup = opts.placement ?? ((topic, partition) => ({ group: 100 + topic * 8 + partition, replicas: opts.replicas ?? [1, 2, 3] }));
   const linked = (a: NodeId, b: NodeId) => !down.has(a) && !down.has(b);
   const start = (id: NodeId, kv: OrderedKv): SimNode => {
     const handlers = new Map<number, GroupHandler>();
@@ -85,6 +96,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
       memoryEntries,
       groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
       ...(opts.mayFound?.(id) === undefined ? {} : { mayFound: opts.mayFound(id)! }),
+      ...(opts.member?.(id) === undefined ? {} : { member: opts.member(id)! }),
     });
     const appendAt = async (to: NodeId, req: ForwardedAppend): Promise<AppendAnswer> => {
       if (!linked(id, to)) return { status: 'unavailable', detail: 'unreachable' };
@@ -130,8 +142,10 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
       send: (groups) => {
         for (const { group, messages } of groups) {
           for (const m of messages) {
+            // Routed by node, as the transport does: a member id names its node (core/member-id.ts).
+            const to = nodeOfMember(m.to);
             setImmediate(() => {
-              if (linked(m.from, m.to)) nodes.get(m.to)?.handlers.get(group)?.receive(opts.tamper?.(m) ?? m);
+              if (linked(id, to)) nodes.get(to)?.handlers.get(group)?.receive(opts.tamper?.(m) ?? m);
             });
           }
         }
@@ -1640,6 +1654,101 @@ test('a wiped follower of a quiesced group is repaired without any write: the le
     assert.deepEqual(await readAll(c.node(w).replicas, 0), sent);
     await until('the group quiesces again', () => leader.replicas.replica(1, 0)!.group.raw.quiesced);
   } finally {
+    await c.close();
+  }
+});
+
+// A wiped data directory rejoins its partition groups as a NEW member (docs/partition-replication.md,
+// "A wiped directory rejoins partition groups as a new member"): it runs under a new member id and
+// holds no replica of a group whose placement lists its former member; the metadata leader's plan
+// moves the group from the former member to the new one, and the partition leader carries the move
+// out (learner, promotion once caught up, removal of the former member). Afterwards the group commits
+// with the new member in its quorum; a message for the former member is dropped on the node, and an
+// acknowledgement from the former member counts for nothing.
+test('a wiped node rejoins a partition group as a new member that replaces its former one; the former member counts for nothing', async () => {
+  const m3 = memberIdOf(3, 17);
+  let wipedNow = false;
+  // The placement stored in metadata, changed by the state machine's rules (placement-changes.ts).
+  let stored: PartitionPlacement = { group: 108, replicas: [1, 2, 3] };
+  const registrations: { node: number; member?: number }[] = [];
+  const apply = async (cmd: Extract<MetadataCommand, { op: 'partition.move' }>) => {
+    const next = moveStep(stored, cmd);
+    if ('ok' in next) return next.ok ? { ok: true } : { ok: false, detail: next.detail };
+    stored = next;
+    return { ok: true };
+  };
+  const c = await cluster(1024, [1, 2, 3], {
+    placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...stored } : undefined),
+    member: (id) => (id === 3 ? () => (wipedNow ? m3 : 3) : undefined),
+    // The wiped directory registered after the group was created: it may not found it.
+    mayFound: (id) => (id === 3 ? () => !wipedNow : undefined),
+  });
+  const movers = new Map<PartitionReplicas, ReplicaMover>();
+  const timer = setInterval(() => {
+    for (const cmd of partitionReplacements([{ placement: stored }], registrations)) void apply(cmd);
+    for (const n of c.nodes.values()) {
+      if (!movers.has(n.replicas)) movers.set(n.replicas, new ReplicaMover({ self: n.id, ...(n.id === 3 ? { member: () => (wipedNow ? m3 : 3) } : {}), stores: () => [n.replicas], placement: (t, p) => (t === 1 && p === 0 ? { ...stored } : undefined), propose: apply, logger }));
+      movers.get(n.replicas)!.round();
+      if (n.replicas.missingHere(1, 0)) void n.replicas.ensure(1, 0).catch(() => undefined);
+    }
+  }, 10);
+  const leaderOf = () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader());
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    let leader = await until('a leader', () => leaderOf());
+    if (leader.id === 3) {
+      assert.ok(leader.replicas.replica(1, 0)!.group.raw.transferLeadership(1));
+      leader.host.kick(108);
+      leader = await until('node 1 to lead', () => (c.node(1).replicas.replica(1, 0)?.group.isLeader() ? c.node(1) : undefined));
+    }
+    const sent: string[] = [];
+    const publish = async (via: SimNode, tag: string) => {
+      const [r] = await via.replicas.append([{ topic: 1, partition: 0, events: [ev(tag)] }]);
+      assert.ok(r?.ok, `publish ${tag}: ${JSON.stringify(r)}`);
+      sent.push(tag);
+    };
+    for (let i = 0; i < 5; i++) await publish(leader, `a${i}`);
+
+    // Node 3's directory is wiped: it runs member 3.17 from now on, and registers it.
+    wipedNow = true;
+    const fresh = await c.wipe(3);
+    assert.equal(await fresh.replicas.ensure(1, 0), undefined, 'the wiped node opened a replica of a group that lists its former member');
+    // A message for the former member reaches node 3 and is dropped there: the node hosts no member 3.
+    fresh.host.receive(108, makeMessage({ type: 'vote', from: 1, to: 3, term: 999, index: 99, logTerm: 99 }));
+    registrations.push({ node: 3, member: m3 });
+
+    await until('the replacement: voters 1, 2 and 3.17, recorded in the placement', () => {
+      const conf = leaderOf()?.replicas.replica(1, 0)?.group.conf;
+      return stored.moving === undefined && stored.replicas.includes(m3) && !stored.replicas.includes(3) && conf !== undefined && conf.voters.length === 3 && conf.voters.includes(m3) && !conf.voters.includes(3) && conf.learners.length === 0;
+    });
+    const joined = await until('node 3 to hold the group as 3.17', () => fresh.replicas.replica(1, 0));
+    assert.equal(joined.group.self, m3);
+    assert.ok(joined.group.term < 999, 'the vote request for the former member was taken by the new one');
+    assert.equal(joined.group.store.damage, undefined, 'a new member has nothing to be repaired');
+
+    // The group keeps committing, and with the other founder cut off its quorum needs the new member.
+    leader = await until('a leader', () => leaderOf());
+    const other = leader.id === 1 ? 2 : 1;
+    c.down.add(other);
+    for (let i = 0; i < 3; i++) await publish(leader, `b${i}`);
+    await until('3.17 to apply them', () => fresh.replicas.bounds(1, 0).newest === sent.length - 1);
+
+    // With the new member cut off too, an acknowledgement from the former member commits nothing.
+    c.down.add(3);
+    const g = leader.replicas.replica(1, 0)!.group;
+    const before = g.raw.status().commit;
+    void leader.replicas.append([{ topic: 1, partition: 0, events: [ev('never')] }]).catch(() => undefined);
+    await until('the entry appended on the leader', () => g.raw.status().lastIndex > before || undefined);
+    const last = g.raw.status().lastIndex;
+    leader.host.receive(108, makeMessage({ type: 'appResp', from: 3, to: g.self, term: g.term, index: last }));
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(g.raw.status().commit, before, 'an acknowledgement from the removed member committed an entry');
+    c.down.clear();
+    await until('every replica to converge', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest >= sent.length - 1));
+    const log = await readAll(fresh.replicas, 0);
+    assert.deepEqual(log.filter((s) => s !== 'never'), sent, 'node 3 holds every acknowledged event once, in order');
+  } finally {
+    clearInterval(timer);
     await c.close();
   }
 });

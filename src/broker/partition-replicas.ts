@@ -24,6 +24,8 @@ import { BatchCoalescer, type Coalesced } from './batch-coalescer.js';
 import { ForwardGrouper } from './forward-grouper.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
+import { nodeOfMember } from '../core/member-id.js';
+import { memberOnNode } from '../metadata/placement-types.js';
 import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
 import { HistoryMissingError, PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import type { NodeDisk } from './node-disk.js';
@@ -204,6 +206,14 @@ export interface PartitionReplicasOptions {
    * Absent: decided from the disk alone (a directory that lost raft state founds no group of several).
    */
   readonly mayFound?: (group: number) => boolean;
+  /**
+   * The member id this node's data directory runs as in partition groups (core/member-id.ts), read
+   * each time; absent: the node id. A wiped directory runs a new one, and the node holds a replica
+   * of a group only once the placement lists that member (docs/partition-replication.md, "A wiped
+   * directory rejoins partition groups as a new member"): a placement that still lists the node's
+   * former member waits for the metadata leader's replacement.
+   */
+  readonly member?: () => number;
 }
 
 export class PartitionReplicas {
@@ -217,6 +227,22 @@ export class PartitionReplicas {
 
   constructor(o: PartitionReplicasOptions) {
     this.#o = o;
+  }
+
+  /** The member this node's directory runs as in partition groups (the node id unless it was wiped). */
+  #me(): number {
+    return this.#o.member?.() ?? this.#o.self;
+  }
+
+  /** The nodes of `members` (member ids; noNode is skipped) other than this one, each once, in order. */
+  #otherNodes(members: readonly number[]): NodeId[] {
+    const out: NodeId[] = [];
+    for (const m of members) {
+      if (m === noNode) continue;
+      const n = nodeOfMember(m);
+      if (n !== this.#o.self && !out.includes(n)) out.push(n);
+    }
+    return out;
   }
 
   setForwarder(f: AppendForwarder): void {
@@ -235,7 +261,7 @@ export class PartitionReplicas {
   /** Whether the placement puts a replica of the partition on this node that is not open (yet, or its open failed). */
   missingHere(topic: number, partition: number): boolean {
     const placement = this.#o.placement(topic, partition);
-    return placement !== undefined && placedOn(placement, this.#o.self) && !this.#byKey.has(PartitionReplicas.key(topic, partition)) && !this.#opening.has(PartitionReplicas.key(topic, partition));
+    return placement !== undefined && placedOn(placement, this.#me()) && !this.#byKey.has(PartitionReplicas.key(topic, partition)) && !this.#opening.has(PartitionReplicas.key(topic, partition));
   }
 
   async ensure(topic: number, partition: number): Promise<PartitionReplica | undefined> {
@@ -251,8 +277,8 @@ export class PartitionReplicas {
     if (dropping !== undefined) return dropping.then(() => this.ensure(topic, partition));
     const placement = this.#o.placement(topic, partition);
     if (placement === undefined) return undefined;
-    if (!placedOn(placement, this.#o.self)) {
-      // Held elsewhere: learn its bounds now, so the first answers about it are not empty.
+    if (!placedOn(placement, this.#me())) {
+      // Held elsewhere (or it lists this node's former member: the replacement adds this one): learn its bounds now, so the first answers about it are not empty.
       if (!this.#remote.has(key)) this.#refreshRemote(topic, partition);
       return undefined;
     }
@@ -266,6 +292,7 @@ export class PartitionReplicas {
 
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
+    const me = this.#me();
     const log = o.logger.child({ topic, partition, group: placement.group });
     const load = () => PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
     const opened = await this.#openStore(await load(), placement, log, load);
@@ -292,7 +319,9 @@ export class PartitionReplicas {
       const startedOver = store.damage;
       if (startedOver !== undefined) {
         // Started over empty and damaged (its records were corrupt): its leader brings it up to date.
-      } else if (!mayFound && placement.replicas.length > 1) {
+      } else if (!mayFound && placement.replicas.length > 1 && (me === o.self || lost !== undefined)) {
+        // (A directory running a new member id, one no former state of this node ever used, never
+        // held the group under it: it joins as a new replica below, undamaged.)
         const why = lost !== undefined ? `this node lost raft state (${lost})` : 'this data directory joined the cluster after the group was created (it was wiped or is new)';
         // Nothing here bounds the terms that former state used in the group (a wiped directory has no
         // term ceiling for it): a voter learns a term floor from the other replicas before it
@@ -300,9 +329,9 @@ export class PartitionReplicas {
         // its acknowledgements count in no commit until the leader that promotes it has given it that
         // leader's term, and it must answer the probes of a voter wiped meanwhile (two members asking
         // each other would wait for good).
-        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`, placement.replicas.includes(o.self));
+        await store.startEmpty([], `${why}; it holds no state for this group, which a former state of this node may have been a member of`, placement.replicas.includes(me));
         log.error({ damage: store.damage?.reason }, 'partition raft log damaged: this replica will not vote or lead until its leader has repaired it');
-      } else if (!founders.includes(o.self) || (placement.learners?.includes(o.self) ?? false)) {
+      } else if (!founders.includes(me) || (placement.learners?.includes(me) ?? false)) {
         await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
         log.info({ founders }, 'partition replica joins its group empty; its leader brings it up to date');
       } else await store.bootstrap([...founders].sort((a, b) => a - b));
@@ -330,7 +359,7 @@ export class PartitionReplicas {
     // the whole log now makes everything durable visible at start, as the store before replication
     // did: a client that resends what it could not see would otherwise store it twice.
     const last = storage.lastIndex();
-    const alone = (c: { voters: readonly NodeId[]; learners: readonly NodeId[] }) => c.voters.length === 1 && c.voters[0] === o.self && c.learners.length === 0;
+    const alone = (c: { voters: readonly NodeId[]; learners: readonly NodeId[] }) => c.voters.length === 1 && c.voters[0] === me && c.learners.length === 0;
     if (storage.hardState().commit < last && alone(storage.confStateAt(storage.hardState().commit)) && alone(storage.confStateAt(last))) {
       storage.setHardState({ ...storage.hardState(), commit: last });
     }
@@ -343,7 +372,7 @@ export class PartitionReplicas {
     const applied = replica.applied;
     const group = new RaftGroup<ReplicaOutcome>({
       id: placement.group,
-      self: o.self,
+      self: me,
       store,
       conf,
       applied,
@@ -361,7 +390,7 @@ export class PartitionReplicas {
       termProbePeers: () => {
         const now = o.placement(topic, partition);
         const p = now !== undefined && now.group === placement.group ? now : placement;
-        return [...new Set([o.self, ...p.replicas, ...(p.learners ?? [])])];
+        return [...new Set([me, ...p.replicas, ...(p.learners ?? [])])];
       },
     });
     replica.attach(group);
@@ -399,7 +428,7 @@ export class PartitionReplicas {
     }
     // A one-member group elects itself at once; a new group's preferred leader campaigns at once, so
     // a fresh partition does not wait an election timeout for its first leader.
-    if (group.isSingleton() || (fresh && placement.replicas[0] === o.self)) {
+    if (group.isSingleton() || (fresh && placement.replicas[0] === me)) {
       group.raw.campaign();
       o.host.kick(placement.group);
     }
@@ -429,7 +458,7 @@ export class PartitionReplicas {
           // told. With other replicas to bring it up to date, it starts over as a wiped member does:
           // its records and rows removed, empty and marked damaged (no vote, no campaign) until its
           // leader has brought it past everything it may have held. Alone, nothing can.
-          const others = [...placement.replicas, ...(placement.learners ?? [])].filter((n) => n !== o.self);
+          const others = this.#otherNodes([...placement.replicas, ...(placement.learners ?? [])]);
           if (others.length === 0) throw new PartitionUnavailableError(replica.topic, replica.partition, new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from'));
           log.error({ found: err.found, damage: err.startOver }, 'partition raft state corrupt (its snapshot or damage mark): starting over empty and damaged; its leader brings it up to date');
           const group = placement.group;
@@ -489,7 +518,7 @@ export class PartitionReplicas {
     const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
     const p = this.#o.placement(topic, partition);
     const leader = this.replica(topic, partition)?.group.leader;
-    const peers = [leader ?? noNode, ...(p?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+    const peers = this.#otherNodes([leader ?? noNode, ...(p?.replicas ?? [])]);
     if (peers.length === 0 || fetchLog === undefined) return 'alone';
     let next = from;
     const failures: string[] = [];
@@ -559,7 +588,7 @@ export class PartitionReplicas {
       read: (_from, req, signal) => this.#serveRead(r, req, signal),
       bounds: async () => {
         const b = r.bounds();
-        return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: r.group.leader };
+        return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: nodeOfMember(r.group.leader) };
       },
       fetchLog: (_from, req, signal) => {
         // Committed entries only (applied ones): those are the same on every replica that holds them,
@@ -630,7 +659,7 @@ export class PartitionReplicas {
     const p = this.#o.placement(topic, partition);
     if (p === undefined) return undefined;
     const last = this.#remote.get(PartitionReplicas.key(topic, partition))?.from;
-    const targets = [...p.replicas].filter((n) => n !== this.#o.self);
+    const targets = this.#otherNodes(p.replicas);
     if (last !== undefined && targets.includes(last)) targets.sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
     return { group: p.group, targets };
   }
@@ -781,7 +810,7 @@ export class PartitionReplicas {
       log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
       // The leader first; any other replica serves the same committed entries (a leader still
       // fetching the retained log before its own snapshot does not serve the entries before it).
-      const peers = [m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== this.#o.self && all.indexOf(n) === i);
+      const peers = this.#otherNodes([m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])]);
       const failures: string[] = [];
       const hosted = () => !this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
       for (const peer of peers) {
@@ -860,7 +889,7 @@ export class PartitionReplicas {
       // Replicas that answered without that log (retention removed it there), by node.
       const without = new Set<NodeId>();
       for (let attempt = 0; fetchLog !== undefined && current(); attempt++) {
-        const peers = [r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])].filter((n, i, all) => n !== noNode && n !== this.#o.self && all.indexOf(n) === i);
+        const peers = this.#otherNodes([r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])]);
         if (peers.length === 0 || peers.every((n) => without.has(n))) break;
         const from = peers[attempt % peers.length]!;
         // Where the fetched log starts: the retained start, or later when `from` holds it from later.
@@ -956,7 +985,7 @@ export class PartitionReplicas {
       }
       const placed = this.#o.placement(r.topic, r.partition);
       const preferred = placed?.replicas[0];
-      if (preferred === undefined || preferred === this.#o.self || !g.conf.voters.includes(preferred)) continue;
+      if (preferred === undefined || preferred === g.self || !g.conf.voters.includes(preferred)) continue;
       // A node a move takes the replica from is leaving: leadership moves away from it, not back.
       if (placed?.moving?.from === preferred) continue;
       const st = g.raw.status();
@@ -986,7 +1015,7 @@ export class PartitionReplicas {
     const st = g.raw.status();
     if (st.progress === undefined || st.leadTransferee !== noNode) return false;
     const preferred = this.#o.placement(r.topic, r.partition)?.replicas ?? [];
-    const heirs = [...g.conf.voters].filter((n) => n !== this.#o.self).sort((a, b) => (preferred.indexOf(a) >>> 0) - (preferred.indexOf(b) >>> 0));
+    const heirs = [...g.conf.voters].filter((n) => n !== g.self).sort((a, b) => (preferred.indexOf(a) >>> 0) - (preferred.indexOf(b) >>> 0));
     const able = heirs.filter((n) => {
       const pr = st.progress!.get(n);
       return pr !== undefined && pr.recentActive && !pr.incomplete && pr.state === 'replicate' && pr.match === st.lastIndex;
@@ -1017,8 +1046,9 @@ export class PartitionReplicas {
     const out = new Map<number, GroupFacts>();
     for (const r of this.#byKey.values()) {
       const st = r.group.raw.status();
-      const replicas = new Map<number, ReplicaFacts>([[this.#o.self, { commit: st.commit, applied: r.group.applied, incomplete: r.group.raw.incomplete }]]);
-      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== this.#o.self && reachable(peer)) replicas.set(peer, { commit: pr.match, applied: pr.match, incomplete: pr.incomplete });
+      // Keyed by member id, as the placement lists them; the transport is asked about their nodes.
+      const replicas = new Map<number, ReplicaFacts>([[r.group.self, { commit: st.commit, applied: r.group.applied, incomplete: r.group.raw.incomplete }]]);
+      if (st.progress !== undefined) for (const [peer, pr] of st.progress) if (peer !== r.group.self && reachable(nodeOfMember(peer))) replicas.set(peer, { commit: pr.match, applied: pr.match, incomplete: pr.incomplete });
       out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
     }
     // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.
@@ -1026,7 +1056,8 @@ export class PartitionReplicas {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
       const p = this.#o.placement(topic, partition);
       // A replica held here (a learner, or one promoted since it was remote) tells more than the cache.
-      if (p !== undefined && !out.has(p.group)) out.set(p.group, { leader: b.leader?.id ?? null, term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
+      // The replica named the leader's node; the placement names its member.
+      if (p !== undefined && !out.has(p.group)) out.set(p.group, { leader: b.leader === undefined ? null : (memberOnNode(p, b.leader.id) ?? b.leader.id), term: b.leader?.term ?? 0, replicas: new Map(), partial: true });
     }
     return out;
   }
@@ -1117,7 +1148,7 @@ export class PartitionReplicas {
           if (failure !== undefined) throw failure;
         }
       } else if (g.leader !== noNode && forward !== undefined) {
-        const answer = await forward.send(g.leader, {
+        const answer = await forward.send(nodeOfMember(g.leader), {
           group: g.id,
           topic: item.topic,
           partition: item.partition,
@@ -1188,7 +1219,8 @@ export class PartitionReplicas {
     const replica = await this.ensure(req.topic, req.partition).catch(() => undefined);
     if (replica === undefined || replica.groupId !== req.group) return { status: 'notLeader', leaderHint: noNode, epoch: 0 };
     const g = replica.group;
-    if (!g.isLeader()) return { status: 'notLeader', leaderHint: g.leader, epoch: g.term };
+    // Hints name nodes on the wire: the group's leader is a member id (core/member-id.ts).
+    if (!g.isLeader()) return { status: 'notLeader', leaderHint: nodeOfMember(g.leader), epoch: g.term };
     try {
       const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
       const out = applied.outcome;
@@ -1196,7 +1228,7 @@ export class PartitionReplicas {
       return { status: 'committed', epoch: applied.term, firstOffset: out.first, lastOffset: out.last };
     } catch (err) {
       if (err instanceof PartitionEntryError) return { status: 'refused', detail: err.message };
-      if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: err.leader, epoch: err.term };
+      if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: nodeOfMember(err.leader), epoch: err.term };
       return { status: 'unavailable', detail: (err as Error).message };
     }
   }
@@ -1226,7 +1258,7 @@ export class PartitionReplicas {
    */
   #isRemote(topic: number, partition: number): boolean {
     const p = this.#o.placement(topic, partition);
-    return p !== undefined && !p.replicas.includes(this.#o.self);
+    return p !== undefined && !p.replicas.includes(this.#me());
   }
 
   async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
@@ -1280,9 +1312,10 @@ export class PartitionReplicas {
     const p = this.#o.placement(topic, partition);
     if (p === undefined) throw new PartitionUnavailableError(topic, partition, new Error('no placement for this partition'));
     const self = this.#o.self;
-    const local = p.replicas.includes(self) ? await this.ensure(topic, partition) : undefined;
+    const local = p.replicas.includes(this.#me()) ? await this.ensure(topic, partition) : undefined;
     const send = this.#forwarder?.forwardControl;
-    const route = { self, group: p.group, topic, partition, local, others: p.replicas.filter((n) => n !== self) };
+    // The route names nodes (partition-control.ts maps a leader's member id to its node).
+    const route = { self, group: p.group, topic, partition, local, others: this.#otherNodes(p.replicas) };
     return proposeControl(route, cmd, deadlineMs, '', { clock: this.#o.clock, send: send?.bind(this.#forwarder), sleep: this.#o.sleep ?? sleep });
   }
 
@@ -1309,7 +1342,7 @@ export class PartitionReplicas {
     // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
     const progress = g.raw.status().progress;
     if (progress !== undefined && entries < 16 * max && r.tailBytes < 8 * memoryBytesMax) {
-      for (const [peer, pr] of progress) if (peer !== this.#o.self) compactTo = Math.min(compactTo, pr.match);
+      for (const [peer, pr] of progress) if (peer !== g.self) compactTo = Math.min(compactTo, pr.match);
     }
     if (compactTo < mem.firstIndex() || this.#compacting.has(g.id)) return;
     this.#compacting.add(g.id);

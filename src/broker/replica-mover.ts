@@ -23,6 +23,8 @@ import { placedOn, type PartitionReplicas, type PlacementLookup } from './partit
 
 export interface ReplicaMoverOptions {
   readonly self: number;
+  /** The member id this node's directory runs as in partition groups (partition-replicas.ts; absent: the node id). */
+  readonly member?: () => number;
   /** The partition groups of every storage open on this node. */
   readonly stores: () => Iterable<PartitionReplicas>;
   readonly placement: PlacementLookup;
@@ -51,7 +53,9 @@ export class ReplicaMover {
       for (const r of [...store.held()]) {
         const placement = this.#o.placement(r.topic, r.partition);
         if (placement === undefined || placement.group !== r.groupId) continue;
-        if (!placedOn(placement, this.#o.self)) {
+        // A replica runs as a member id: one the placement no longer lists (moved away, or the former
+        // member of this node that a replacement removed) is dropped.
+        if (!placedOn(placement, r.group.self)) {
           this.#drop(store, r);
           continue;
         }
@@ -68,7 +72,7 @@ export class ReplicaMover {
     for (const store of this.#o.stores()) {
       for await (const g of store.storedGroups()) {
         const placement = this.#o.placement(g.topic, g.partition);
-        if (placement === undefined || placement.group !== g.group || placedOn(placement, this.#o.self)) continue;
+        if (placement === undefined || placement.group !== g.group || placedOn(placement, this.#o.member?.() ?? this.#o.self)) continue;
         this.#o.logger.info({ ...g }, 'dropping a partition replica moved to other nodes before the last stop');
         await store.dropReplica(g.topic, g.partition, g.group);
         dropped++;
@@ -86,9 +90,9 @@ export class ReplicaMover {
       return { kind: 'idle' };
     }
     const st = g.raw.status();
-    const progress = st.progress === undefined ? undefined : new Map<number, MoveProgress>([...st.progress].map(([n, p]) => [n, { match: p.match, recentActive: p.recentActive || n === this.#o.self, state: p.state, incomplete: p.incomplete }]));
+    const progress = st.progress === undefined ? undefined : new Map<number, MoveProgress>([...st.progress].map(([n, p]) => [n, { match: p.match, recentActive: p.recentActive || n === g.self, state: p.state, incomplete: p.incomplete }]));
     const a = nextMoveAction({
-      self: this.#o.self,
+      self: g.self,
       placement: { replicas: placement.replicas, ...(placement.learners === undefined ? {} : { learners: placement.learners }), ...(placement.moving === undefined ? {} : { moving: placement.moving }) },
       conf: g.conf,
       commit: st.commit,

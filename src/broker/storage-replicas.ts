@@ -40,6 +40,11 @@ export interface StorageReplicasOptions {
   readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
   readonly transport?: { readonly send: GroupTransport['send']; readonly forwarder: AppendForwarder };
   readonly onFatal: (err: unknown) => void;
+  /**
+   * The member id the node's data directory runs as in partition groups (partition-replicas.ts): the
+   * main directory's, since a storage's directory lives inside it and is wiped with it.
+   */
+  readonly member?: () => number;
 }
 
 export interface OpenedStorage {
@@ -76,6 +81,7 @@ export async function openStorageReplicas(o: StorageReplicasOptions): Promise<Op
       legacy,
       ...(o.memoryEntries === undefined ? {} : { memoryEntries: o.memoryEntries }),
       ...(o.groups === undefined ? {} : { groups: o.groups }),
+      ...(o.member === undefined ? {} : { member: o.member }),
     });
     if (o.transport !== undefined) replicas.setForwarder(o.transport.forwarder);
     host.start(o.transport === undefined ? undefined : { send: o.transport.send });
