@@ -131,6 +131,14 @@ export class HostSimulation implements HostSimContext {
   /** Per node and partition: the newest offset read and checked from that replica (-1: none). */
   readonly #seen = new Map<string, number>();
   readonly #reading = new Set<string>();
+  /**
+   * Replicas the checks were told opened (#opened). A replica a retry of its node opened is hooked
+   * only at the node's next reopen round (host-node.ts); until then it is not read or checked: what
+   * the checks remember of the partition on that node belongs to the replica before it (a move away
+   * and back), and would be taken for this one's (seed 891: a new empty learner read against the
+   * offsets its dropped predecessor had read).
+   */
+  readonly #checked = new WeakSet<PartitionReplica>();
   readonly #trace: string[] = [];
   readonly #tracing: boolean;
   readonly #tuning: HostTuning;
@@ -795,6 +803,7 @@ export class HostSimulation implements HostSimContext {
       this.log(`n${node.id} opened g${r.groupId}: applied ${r.applied}, offsets ${JSON.stringify(r.bounds())}, log ${st.firstIndex()}..${st.lastIndex()} snapshot ${st.snapshot().metadata.index}, ${JSON.stringify(st.hardState())}${rs.damaged === null ? '' : ` DAMAGED ${JSON.stringify(rs.damaged)}`}; disk ${node.nodeDisk?.opening}${node.nodeDisk?.lostTail === undefined ? '' : ` LOST TAIL: ${node.nodeDisk.lostTail}`}`);
     }
     this.#watch.get(r.groupId)?.opened(node.id, r.group as RaftGroup<unknown>);
+    this.#checked.add(r);
     // A replica opened again after it was dropped (moved away, then back) starts empty.
     this.#forget(`${node.id}:${this.partitions[r.partition]!.index}`);
     this.#reading.delete(`${node.id}:${this.partitions[r.partition]!.index}`);
@@ -853,7 +862,7 @@ export class HostSimulation implements HostSimContext {
       if (replicas === undefined) continue;
       for (const p of this.partitions) {
         const r = replicas.replica(p.topic, p.partition);
-        if (r === undefined) continue;
+        if (r === undefined || !this.#checked.has(r)) continue;
         const key = `${n.id}:${p.index}`;
         const oldest = r.localOldest;
         const pending = r.pendingHistory;
@@ -887,7 +896,7 @@ export class HostSimulation implements HostSimContext {
   #read(node: SimHostNode, r: PartitionReplica): void {
     const p = this.partitions[r.partition]!;
     const key = `${node.id}:${p.index}`;
-    if (this.#reading.has(key)) return;
+    if (this.#reading.has(key) || !this.#checked.has(r)) return;
     const inc = node.incarnation;
     const replicas = node.replicas;
     if (replicas === undefined) return;
