@@ -962,7 +962,10 @@ export class PartitionReplica {
     let cut: IndexRow | undefined;
     for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, 0), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 })) {
       const row = decodeIndexRow(k, v);
-      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest) break;
+      // Only what this replica applied: rows of a log fetched before a snapshot whose install is not
+      // applied yet (a full disk held it) name entries past `applied`, and memory cannot be compacted
+      // beyond what was applied (host simulation seed 2187: the node stopped on that invariant).
+      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest || row.raftIndex > this.#group.applied) break;
       cut = row;
     }
     if (cut === undefined) return 0;
