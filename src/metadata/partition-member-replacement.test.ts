@@ -13,16 +13,7 @@ import type { MetadataCommand } from './commands.js';
 import { partitionReplacements } from './partition-member-replacement.js';
 import { placedPartitions } from './placement-of.js';
 import { memberOnNode } from './placement-types.js';
-import type { EventType } from './types.js';
-
-function et(name: string): EventType {
-  return {
-    name, owning_application: 'app', category: 'business', enrichment_strategies: ['metadata_enrichment'],
-    partition_strategy: 'random', compatibility_mode: 'forward',
-    schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: 't0' },
-    options: { retention_time: 1000 }, created_at: 't0', updated_at: 't0',
-  };
-}
+import { storedEventType as et } from '../testing/metadata-fixtures.js';
 
 const m3 = memberIdOf(3, 17);
 

@@ -11,16 +11,7 @@ import { MetadataStateMachine, type ApplyResult } from './state-machine.js';
 import type { MetadataCommand, PartitionMoveStep } from './commands.js';
 import { legacyGroupId, type PartitionPlacement } from './placement-types.js';
 import { placementOf } from './placement-of.js';
-import type { EventType } from './types.js';
-
-function et(name: string): EventType {
-  return {
-    name, owning_application: 'app', category: 'business', enrichment_strategies: ['metadata_enrichment'],
-    partition_strategy: 'random', compatibility_mode: 'forward',
-    schema: { type: 'json_schema', schema: '{}', version: '1.0.0', created_at: 't0' },
-    options: { retention_time: 1000 }, created_at: 't0', updated_at: 't0',
-  };
-}
+import { storedEventType as et } from '../testing/metadata-fixtures.js';
 
 function cluster(): { sm: MetadataStateMachine; apply: (cmd: MetadataCommand) => ApplyResult } {
   const sm = new MetadataStateMachine();
