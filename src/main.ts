@@ -18,7 +18,7 @@ import { otherBodyBytesMax } from './core/limits.js';
 import { createLogger } from './observability/logger.js';
 import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
-import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk } from './broker/node-disk.js';
+import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk, systemMarkerPacing } from './broker/node-disk.js';
 import { registerDisk } from './broker/disk-registration.js';
 import { mayFoundGroup } from './metadata/disk-registry.js';
 import { foundOrJoin } from './broker/founding.js';
@@ -86,7 +86,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   let leaderChanges = 0;
   const kv = await openRocksKv(config.dataDir, { onSync: (durationMs) => fsyncObserver?.(durationMs) });
   // The directory's identity, and whether RocksDB lost raft writes since the last run (node-disk.ts).
-  const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
+  const disk = await NodeDisk.open({ kv, cell: new FileCell(join(config.dataDir, markerFileName)), self: config.nodeId, newId: randomUUID, logger: logger.child({ component: 'disk' }), pacing: systemMarkerPacing() });
   // The partition store of the version before partition replication: data written by it stays
   // readable below each partition group's first offset (partition-replicas.ts, `legacy`).
   const store = await PartitionStore.open(kv, {

@@ -98,6 +98,74 @@ test('the marker follows durable raft writes with one write in flight, coalescin
   assert.equal(r.state === 'ok' && r.payload.readUInt32BE(4), 50, 'the marker holds the latest');
 });
 
+/** Pacing on a hand-moved clock: timers fire when the test moves time past them. */
+function manualPacing(intervalMs: number) {
+  let now = 0;
+  const timers: { at: number; fn: () => void }[] = [];
+  return {
+    pacing: { intervalMs, monotonicMs: () => now, after: (ms: number, fn: () => void) => void timers.push({ at: now + ms, fn }) },
+    pending: () => timers.length,
+    async advance(ms: number): Promise<void> {
+      now += ms;
+      for (const t of timers.splice(0).sort((a, b) => a.at - b.at)) {
+        if (t.at <= now) t.fn();
+        else timers.push(t);
+      }
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    },
+  };
+}
+const markedSeq = async (cell: MemoryCell): Promise<number> => {
+  const r = await cell.read();
+  return r.state === 'ok' ? r.payload.readUInt32BE(4) : -1;
+};
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+};
+
+test('a paced marker: one write per interval however many durable writes, the latest named by the end of the interval; raises of the term ceiling and flushes are not paced', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const clock = manualPacing(10);
+  const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet, pacing: clock.pacing });
+  const before = cell.writes;
+  // The first durable write after a quiet spell is marked at once.
+  disk.durable(1);
+  await settle();
+  assert.equal(cell.writes - before, 1);
+  assert.equal(await markedSeq(cell), 1);
+  // Durable writes every millisecond for 30 ms: one marker write per 10 ms, each naming the latest.
+  for (let seq = 2; seq <= 31; seq++) {
+    disk.durable(seq);
+    await clock.advance(1);
+  }
+  assert.ok(cell.writes - before <= 4, `${cell.writes - before} marker writes for 31 durable writes in 30 ms`);
+  assert.ok(await markedSeq(cell) >= 21, `the marker lags by at most an interval: it names ${await markedSeq(cell)} of 31`);
+  // Nothing more comes: the interval's end writes the latest without another durable write.
+  await clock.advance(10);
+  assert.equal(await markedSeq(cell), 31);
+  assert.equal(clock.pending(), 0);
+  // A raise of the term ceiling within the interval is written at once, with the latest durable write.
+  await clock.advance(10);
+  disk.durable(32);
+  await settle();
+  disk.durable(33);
+  await settle();
+  assert.equal(await markedSeq(cell), 32, 'paced: 33 waits for the interval');
+  const raised = disk.raiseTermCeiling(5);
+  assert.notEqual(raised, undefined);
+  await raised;
+  assert.equal(disk.termCeiling, 5);
+  assert.equal(await markedSeq(cell), 33, 'the raise carried the latest durable write');
+  // A flush does not wait for the interval either.
+  disk.durable(34);
+  await settle();
+  await disk.flush();
+  assert.equal(await markedSeq(cell), 34);
+  const again = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet, pacing: manualPacing(10).pacing });
+  assert.equal(again.termCeiling, 5);
+});
+
 test('a directory from before record checksums is rewritten in the checksummed format, in one write with its identity', async () => {
   const kv = new MemoryKv();
   const { entries, hardState } = bootstrapState([1, 2, 3]);

@@ -16,10 +16,13 @@
  * The marker also holds the term ceiling (termCeiling): a lost tail can take a member's newest term,
  * and the damaged member starts at the ceiling instead of its older stored term.
  *
- * Cost: one key put per raft write and at most one marker write (plus its fdatasync, off the path of
+ * Cost: one key put per raft write and at most one marker write (one O_DSYNC pwrite, off the path of
  * any acknowledgement) in flight per node, whatever the number of groups: the marker holds one
- * number. It can lag the latest durable write by one marker write; a tail lost within that lag is not
- * detected (docs/storage.md).
+ * number. Paced (MarkerPacing): a marker write starts at least `intervalMs` after the one before it,
+ * so a node that makes a durable raft write every few milliseconds does not put a second flush of the
+ * disk beside every one of them; a raise of the term ceiling, a flush and a close are not paced. The
+ * marker therefore names every durable write at most one interval and two marker writes after it
+ * became durable; a tail lost within that lag is not detected (docs/storage.md, "The raft marker").
  *
  * Order of initialisation: the marker is written (durably) before the identity. A crash between the
  * two leaves a directory without identity, which the next start initialises again; so a directory
@@ -153,7 +156,34 @@ export interface NodeDiskOptions {
   /** A fresh random id (the disk id). */
   readonly newId: () => string;
   readonly logger: NodeDiskLogger;
+  /** Absent: each marker write starts as soon as the one before it ended (no interval). */
+  readonly pacing?: MarkerPacing;
 }
+
+/**
+ * How far apart marker writes start (see the header): a clock and a one-shot timer, the event loop's
+ * in production (systemMarkerPacing), virtual time in the simulator.
+ */
+export interface MarkerPacing {
+  readonly intervalMs: number;
+  monotonicMs(): number;
+  /** Calls `fn` once, `ms` from now. */
+  after(ms: number, fn: () => void): void;
+}
+
+/**
+ * The interval between two marker writes in production. At 500 durable raft writes per second (the
+ * publish latency benchmark) the marker then writes at most 100 times a second instead of 500, and a
+ * lost tail goes undetected only if every write it took became durable within the last ~10 ms (plus two
+ * marker writes) before the crash (docs/storage.md, "The raft marker").
+ */
+export const markerIntervalMs = 10;
+
+export const systemMarkerPacing = (intervalMs = markerIntervalMs): MarkerPacing => ({
+  intervalMs,
+  monotonicMs: () => performance.now(),
+  after: (ms, fn) => void setTimeout(fn, ms).unref(),
+});
 
 export type DiskOpening = 'created' | 'migrated' | 'opened';
 
@@ -254,6 +284,7 @@ export class NodeDisk {
   readonly #kv: OrderedKv;
   readonly #cell: DurableCell;
   readonly #log: NodeDiskLogger;
+  readonly #pacing: MarkerPacing | undefined;
   #identity: NodeIdentity;
   /** The sequence number of the latest raft write issued. */
   #seq: number;
@@ -261,6 +292,11 @@ export class NodeDisk {
   #durable: number;
   #marked: number;
   #marking: Promise<void> | undefined;
+  /** When the latest marker write started (pacing's clock); and what ends a paced wait early. */
+  #markedAtMs = Number.NEGATIVE_INFINITY;
+  #hurry: (() => void) | undefined;
+  /** flush() calls under way: their marker writes are not paced. */
+  #flushing = 0;
   /**
    * The term ceiling (see termCeiling): the one the marker holds durably, and the highest asked for,
    * with the raises waiting for it.
@@ -276,6 +312,7 @@ export class NodeDisk {
     this.#kv = o.kv;
     this.#cell = o.cell;
     this.#log = o.logger;
+    this.#pacing = o.pacing;
     this.#identity = identity;
     this.#seq = seq;
     this.#durable = durable;
@@ -444,15 +481,36 @@ export class NodeDisk {
     if (term <= this.#ceiling) return undefined;
     this.#ceilingWanted = Math.max(this.#ceilingWanted, term);
     const p = new Promise<void>((resolve, reject) => this.#ceilingWaiters.push({ term, resolve, reject }));
+    // What carries the term waits for this write: it does not wait for the interval.
+    this.#hurry?.();
     this.#marking ??= this.#mark();
     return p;
+  }
+
+  /** Waits until the interval since the latest marker write has passed, unless something waits for the marker. */
+  async #paced(): Promise<void> {
+    const p = this.#pacing;
+    if (p === undefined) return;
+    const waitMs = this.#markedAtMs + p.intervalMs - p.monotonicMs();
+    if (waitMs <= 0 || this.#flushing > 0 || this.#ceiling < this.#ceilingWanted) return;
+    await new Promise<void>((resolve) => {
+      const go = (): void => {
+        if (this.#hurry !== go) return;
+        this.#hurry = undefined;
+        resolve();
+      };
+      this.#hurry = go;
+      p.after(waitMs, go);
+    });
   }
 
   async #mark(): Promise<void> {
     try {
       while (this.#marked < this.#durable || this.#ceiling < this.#ceilingWanted) {
+        await this.#paced();
         const seq = this.#durable;
         const ceiling = this.#ceilingWanted;
+        if (this.#pacing !== undefined) this.#markedAtMs = this.#pacing.monotonicMs();
         try {
           await this.#cell.write(encodeMarker(seq, ceiling, this.#identity.diskId));
           this.#marked = seq;
@@ -479,10 +537,16 @@ export class NodeDisk {
 
   /** Resolves once the marker holds every sequence number reported durable so far. */
   async flush(): Promise<void> {
-    while (this.#marking !== undefined) await this.#marking;
-    if (this.#marked < this.#durable) {
-      this.#marking = this.#mark();
-      await this.#marking;
+    this.#flushing++;
+    try {
+      this.#hurry?.();
+      while (this.#marking !== undefined) await this.#marking;
+      if (this.#marked < this.#durable) {
+        this.#marking = this.#mark();
+        await this.#marking;
+      }
+    } finally {
+      this.#flushing--;
     }
   }
 

@@ -18,7 +18,7 @@ import type { Clock, Random } from '../core/ports.js';
 import { FileCell, openRocksKv, PartitionStore } from '../log/index.js';
 import type { NodeId } from '../raft/index.js';
 import type { GroupHandler } from '../transport/index.js';
-import { markerFileName, NodeDisk } from './node-disk.js';
+import { markerFileName, NodeDisk, systemMarkerPacing } from './node-disk.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './partition-replicas.js';
 import { RaftNodeHost, systemTicks, type GroupTransport } from './raft-host/node-host.js';
 
@@ -63,7 +63,7 @@ export async function openStorageReplicas(o: StorageReplicasOptions): Promise<Op
   const logger = o.logger.child({ storage: o.id });
   const kv = await openRocksKv(dir);
   try {
-    const disk = await NodeDisk.open({ kv, cell: new FileCell(join(dir, markerFileName)), self: o.self, newId: randomUUID, logger: logger.child({ component: 'disk' }) });
+    const disk = await NodeDisk.open({ kv, cell: new FileCell(join(dir, markerFileName)), self: o.self, newId: randomUUID, logger: logger.child({ component: 'disk' }), pacing: systemMarkerPacing() });
     const legacy = await PartitionStore.open(kv, { clock: o.clock, logger: logger.child({ component: 'log' }), tailCacheBytesMax: o.tailCacheBytesMax });
     const host = new RaftNodeHost({ self: o.self, kv, disk, tickMs: o.tickMs, clock: o.clock, ticks: systemTicks, logger: logger.child({ component: 'partitions' }), onFatal: o.onFatal });
     const replicas = new PartitionReplicas({

@@ -307,8 +307,8 @@ export class Nemesis {
   /**
    * A member of a group restarts without its last fsynced writes. Only losses its marker file can
    * tell (the raft writes left end below the sequence number the marker holds): a tail lost within
-   * the marker's lag of one write goes unnoticed by design (docs/storage.md), and Raft cannot
-   * survive an unnoticed loss.
+   * the marker's lag (its pacing interval and a marker write) goes unnoticed by design
+   * (docs/storage.md), and Raft cannot survive an unnoticed loss.
    */
   #loseTail(p: SimPartition): void {
     const ctx = this.#ctx;

@@ -12,7 +12,7 @@
 import pino from 'pino';
 import type { Clock } from '../core/ports.js';
 import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-group.js';
-import { diskTokenOf, NodeDisk } from '../broker/node-disk.js';
+import { diskTokenOf, markerIntervalMs, NodeDisk } from '../broker/node-disk.js';
 import { registerDisk } from '../broker/disk-registration.js';
 import { MetadataMemberReplacer } from '../broker/metadata-members.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
@@ -184,7 +184,9 @@ export class SimHostNode {
         };
       },
     };
-    const nodeDisk = await NodeDisk.open({ kv: this.disk, cell: this.#cell, self: this.id, newId: () => this.#rng.uuid(), logger: silent });
+    // The marker is paced as in production, on virtual time (a lost tail within its lag goes unnoticed).
+    const pacing = { intervalMs: markerIntervalMs, monotonicMs: () => this.clock.monotonicMs(), after: (ms: number, fn: () => void) => this.after(ms, fn, inc) };
+    const nodeDisk = await NodeDisk.open({ kv: this.disk, cell: this.#cell, self: this.id, newId: () => this.#rng.uuid(), logger: silent, pacing });
     if (this.incarnation !== inc) return;
     this.nodeDisk = nodeDisk;
     const t = env.tuning;
