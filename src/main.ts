@@ -30,7 +30,8 @@ import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
-import { openStorageReplicas } from './broker/storage-replicas.js';
+import { openStorageReplicas, storagesDir } from './broker/storage-replicas.js';
+import { partitionStateHeld } from './broker/partition-state-held.js';
 import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
 import { PartitionMemberReplacer } from './broker/partition-members.js';
@@ -257,6 +258,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     // that holds no metadata state and does not found the group makes one (metadata-restore.ts).
     member: disk.metadataMember,
     newMember: () => disk.newMetadataMember(),
+    // One whose partition groups hold records keeps its member id: they were written under it.
+    partitionState: () => partitionStateHeld(kv, storagesDir(config.dataDir)),
     incarnation,
     kv,
     host: raftHost,
