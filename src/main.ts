@@ -223,6 +223,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
       handler: groups!,
       identify: () => disk.identity,
+      // Calls name this cluster, and calls of another cluster are refused (a peer address pointing at one).
+      clusterId: () => disk.identity.clusterId,
       security: clusterSecurity,
       logger: logger.child({ component: 'transport' }),
     });
