@@ -30,7 +30,8 @@ import { RaftNodeHost, systemTicks } from './broker/raft-host/node-host.js';
 import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
-import { openStorageReplicas } from './broker/storage-replicas.js';
+import { openStorageReplicas, storagesDir } from './broker/storage-replicas.js';
+import { partitionStateHeld } from './broker/partition-state-held.js';
 import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
 import { PartitionMemberReplacer } from './broker/partition-members.js';
@@ -222,6 +223,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       peers: others.map((p) => ({ id: p.id, raftAddress: `${p.host}:${p.raftPort}` })),
       handler: groups!,
       identify: () => disk.identity,
+      // Calls name this cluster, and calls of another cluster are refused (a peer address pointing at one).
+      clusterId: () => disk.identity.clusterId,
       security: clusterSecurity,
       logger: logger.child({ component: 'transport' }),
     });
@@ -257,6 +260,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     // that holds no metadata state and does not found the group makes one (metadata-restore.ts).
     member: disk.metadataMember,
     newMember: () => disk.newMetadataMember(),
+    // One whose partition groups hold records keeps its member id: they were written under it.
+    partitionState: () => partitionStateHeld(kv, storagesDir(config.dataDir)),
     incarnation,
     kv,
     host: raftHost,

@@ -187,6 +187,51 @@ describe('the console in a real browser', { skip: noChromium, timeout: 600_000 }
     await page.close();
   });
 
+  test('cluster overview with members of wiped directories: they read as node.incarnation, and a replica on an unreachable node is flagged by its node', async () => {
+    // Placements list member ids: incarnation * 2^31 + node for a data directory that replaced a
+    // wiped one. Shown raw, 36507222019 means nothing to a person, and no member has that id, so a
+    // replica on an unreachable node was not flagged.
+    const real = (await call(broker.url, 'GET', '/cluster')).body as Record<string, unknown> & { id: number; members: { id: number }[] };
+    const m3 = 17 * 2 ** 31 + 3;
+    const m2 = 5 * 2 ** 31 + 2;
+    const rs = (member: number, inSync: boolean) => ({ node: member % 2 ** 31, member, incarnation: Math.floor(member / 2 ** 31), role: 'voter', commit_index: 120, applied_index: 120, lag: 0, in_sync: inSync });
+    const part = (partition: string, leader: number, replicas: number[]) => ({
+      event_type: 'c3.orders', partition, topic: 9, group: 90 + Number(partition), leader, leader_node: leader % 2 ** 31, term: 3, preferred_leader: replicas[0], replicas, learners: [],
+      commit_index: 120, applied_index: 120, lag: 0, under_replicated: false, replica_status: replicas.map((m) => rs(m, true)),
+    });
+    const view = {
+      ...real,
+      members: [
+        { ...real.members[0], id: 1, self: true, reachable: true },
+        { id: 2, self: false, suffrage: 'voter', raft_address: '10.0.0.2:9080', http_address: '10.0.0.2:8080', reachable: true },
+        { id: 3, self: false, suffrage: 'voter', raft_address: '10.0.0.3:9080', http_address: '10.0.0.3:8080', reachable: false },
+      ],
+      partitions: [part('0', 1, [1, m3]), part('1', m2, [m2, 1])],
+      under_replicated_partitions: 0,
+      leaderless_partitions: 0,
+    };
+    const page = await browser.newPage();
+    await page.setRequestInterception(true);
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
+      else void r.continue();
+    });
+    await page.goto(broker.url + '/console/');
+    await loaded(page);
+    assert.equal(await text(page, '[data-testid=on-unreachable]'), '1', 'partition 0 has a replica on node 3');
+    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
+      trs.map((tr) => {
+        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
+        return { partition: td[1], leader: td[2], members: td[4], replicas: td[5]!.split('\n'), state: td[7] };
+      }),
+    );
+    assert.deepEqual(rows, [
+      { partition: '0', leader: '1', members: '1, 3.17', replicas: ['1★: leader, in sync', '3.17: in sync, node unreachable'], state: 'replica unreachable' },
+      { partition: '1', leader: '2.5', members: '2.5, 1', replicas: ['2.5★: leader, in sync', '1: in sync'], state: 'ok' },
+    ]);
+    await page.close();
+  });
+
   test('cluster overview with a replica move in flight: the page shows the move, the learner and the count, as GET /cluster says', async () => {
     // A move that stays in flight needs a node that never catches up; on one broker the page gets this
     // node's real answer with four members and partitions in the middle of moves put in, each at

@@ -72,6 +72,11 @@ export interface MetadataGroupOptions {
    * simulator: such a member then starts empty and damaged under `member`.
    */
   readonly newMember?: () => Promise<NodeId>;
+  /**
+   * What partition raft state this directory holds (partition-state-held.ts): one that holds some
+   * keeps its member id instead of making a new one (metadata-restore.ts).
+   */
+  readonly partitionState?: () => Promise<string | undefined>;
   /** A fresh id per process start. */
   readonly incarnation: string;
   readonly kv: OrderedKv;
@@ -174,7 +179,7 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   /** Opens (or founds) the group from the KV and restores the state machine up to the stored commit. */
   static async open(o: MetadataGroupOptions): Promise<RaftMetadataGroup> {
-    const r = await restoreMetadata({ self: o.member ?? o.self, newMember: o.newMember, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied });
+    const r = await restoreMetadata({ self: o.member ?? o.self, newMember: o.newMember, partitionState: o.partitionState, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied });
     return new RaftMetadataGroup({ ...o, member: r.member }, r.store, r.sm, r.conf, r.applied);
   }
 

@@ -29,6 +29,12 @@ export interface RestoreOptions {
    * term floor first (docs/metadata-raft.md, "A member whose past term is unknown").
    */
   readonly newMember?: (() => Promise<NodeId>) | undefined;
+  /**
+   * What partition raft state this directory holds (partition-state-held.ts), asked only before
+   * `newMember` would be: a directory that holds some keeps its member id, since its partition
+   * records were written under it, and starts the group empty and damaged instead.
+   */
+  readonly partitionState?: (() => Promise<string | undefined>) | undefined;
   readonly kv: OrderedKv;
   readonly disk?: NodeDisk | undefined;
   /** The founding voters (this node included), used only when storage is empty; none to join. */
@@ -60,14 +66,24 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   // instead, and refuses to start (checkDamage), as before.
   const others = new Set([...o.founders, ...o.known]);
   others.delete(o.self);
-  if (store.isEmpty && !founding && store.damage === undefined && o.newMember !== undefined && others.size > 0) {
+  const mayBeNew = store.isEmpty && !founding && store.damage === undefined && o.newMember !== undefined && others.size > 0;
+  // Partition records written under the present member id: a new id would orphan them (and drop the
+  // only copy of a partition with one replica). Asked only when a new id would be made.
+  const held = mayBeNew ? await o.partitionState?.() : undefined;
+  if (mayBeNew && held === undefined) {
     // A wiped, new or state-losing directory is a NEW member (docs/metadata-raft.md, "A wiped
     // directory is a new member"): nothing its former self voted or acknowledged is taken for its
     // word, and it needs neither a damage mark nor a term floor. It starts empty, outside the
     // configuration, until the leader adds it.
-    member = await o.newMember();
+    member = await o.newMember!();
     log.warn({ raftId: member, node: o.self, replaces: o.self === member ? undefined : 'the node\'s former member' }, 'this node holds no metadata raft state and does not found the group: it starts as a new, empty member and waits for the metadata leader to add it');
   } else if (store.isEmpty) {
+    if (held !== undefined) {
+      log.error(
+        { raftId: member, node: o.self, partitionState: held },
+        'this node holds no metadata raft state but holds partition raft state: it keeps its member id (its partition replicas were written under it; a new one would orphan them, and drop a partition whose only replica is here) and starts the metadata group empty and damaged, to be repaired by the leader',
+      );
+    }
     // A node that lost raft state cannot tell whether it held this group (node-disk.ts): founding it
     // again (term 1, no vote) could vote twice in a term. It starts empty and damaged instead.
     // Nothing here bounds the terms a former state of this node used in the group: it learns a term

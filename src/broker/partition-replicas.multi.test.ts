@@ -266,7 +266,7 @@ test('GET /cluster\'s facts: a follower the leader cannot reach reported nothing
     assert.equal(status().replica_status.find((s) => s.node === gone)?.lag, 0, 'Raft\'s progress alone calls it in sync');
     const cut = status((n) => !c.down.has(n));
     assert.equal(cut.under_replicated, true);
-    assert.deepEqual(cut.replica_status.find((s) => s.node === gone), { node: gone, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null });
+    assert.deepEqual(cut.replica_status.find((s) => s.node === gone), { node: gone, member: gone, incarnation: 0, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null });
     assert.deepEqual(cut.replica_status.filter((s) => s.node !== gone).map((s) => s.in_sync), [true, true]);
   } finally {
     await c.close();

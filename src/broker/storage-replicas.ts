@@ -52,9 +52,14 @@ export interface OpenedStorage {
   close(): Promise<void>;
 }
 
+/** The directory of every storage's logs. */
+export function storagesDir(dataDir: string): string {
+  return join(dataDir, 'storages');
+}
+
 /** The directory of a storage's logs. */
 export function storageDir(dataDir: string, id: string): string {
-  return join(dataDir, 'storages', id);
+  return join(storagesDir(dataDir), id);
 }
 
 export async function openStorageReplicas(o: StorageReplicasOptions): Promise<OpenedStorage> {

@@ -197,6 +197,19 @@ test('cluster status and partitions of three nodes, one unreachable (reached wit
     assert.match(incomplete.stdout, /^c3\.orders\s+1\s+1\s+3\s+1,2\s+1\s+under-replicated, incomplete 2$/m);
     assert.match((await brook(['--url', url, 'cluster', 'partitions', '--problems'])).stdout, /^3 of 4 partitions;/m, 'an incomplete replica is not a problem');
     assert.match((await brook(['--url', url, 'cluster', 'status'])).stdout, /^partitions:\s+4 \(1 under-replicated, 1 leaderless, 2 with an incomplete replica\)$/m);
+
+    // Members of wiped directories (incarnation * 2^31 + node): they read as node.incarnation, and a
+    // replica on the unreachable node 3 is a problem whatever its incarnation.
+    const m3 = 17 * 2 ** 31 + 3;
+    const m2 = 5 * 2 ** 31 + 2;
+    const wrs = (member: number) => ({ ...rs(member % 2 ** 31, 120, 0, true), member, incarnation: Math.floor(member / 2 ** 31) });
+    view.partitions.push(
+      { ...part('4', 1, [1, m3], [], false), replica_status: [wrs(1), wrs(m3)] } as unknown as (typeof view.partitions)[number],
+      { ...part('5', m2, [m2, 1], [], false), replica_status: [wrs(m2), wrs(1)] } as unknown as (typeof view.partitions)[number],
+    );
+    const wiped = await brook(['--url', url, 'cluster', 'partitions']);
+    assert.match(wiped.stdout, /^c3\.orders\s+4\s+1\s+3\s+1,3\.17\s+1,3\.17\s+replica unreachable$/m);
+    assert.match(wiped.stdout, /^c3\.orders\s+5\s+2\.5\s+3\s+2\.5,1\s+2\.5,1\s+ok$/m);
   } finally {
     await new Promise((resolve) => standIn.close(resolve));
   }

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { BrookClient, CliError, errorOf } from './client.js';
 import { fields, json, table } from './format.js';
+import { memberLabel, nodeOfMember } from '../core/member-id.js';
 
 interface GlobalOptions {
   url: string;
@@ -81,7 +82,8 @@ type PartitionStatus = {
   under_replicated: boolean;
   /** Replicas still fetching the retained log before their snapshot (absent from nodes of an earlier version). */
   incomplete_replicas?: number[];
-  replica_status: { node: number; applied_index: number | null; lag: number | null; in_sync: boolean }[];
+  /** `member` is absent from nodes of an earlier version, whose `node` was the member id. */
+  replica_status: { node: number; member?: number; applied_index: number | null; lag: number | null; in_sync: boolean }[];
 };
 type PartitionsView = { partitions?: PartitionStatus[]; under_replicated_partitions?: number; leaderless_partitions?: number; incomplete_partitions?: number };
 
@@ -89,7 +91,7 @@ type PartitionsView = { partitions?: PartitionStatus[]; under_replicated_partiti
 function partitionProblem(p: PartitionStatus, members: Member[]): string | undefined {
   if (p.leader === null) return 'leaderless';
   if (p.under_replicated) return 'under-replicated';
-  if (p.replicas.some((n) => members.find((m) => m.id === n)?.reachable === false)) return 'replica unreachable';
+  if (p.replicas.some((n) => members.find((m) => m.id === nodeOfMember(n))?.reachable === false)) return 'replica unreachable';
   return undefined;
 }
 
@@ -98,18 +100,22 @@ function partitionProblem(p: PartitionStatus, members: Member[]): string | undef
  * ok; then the replicas still fetching the retained log before their snapshot (no problem either).
  */
 function partitionState(p: PartitionStatus, members: Member[]): string {
-  const state = partitionProblem(p, members) ?? (p.moving != null ? `moving ${p.moving.from}->${p.moving.to}` : 'ok');
+  const state = partitionProblem(p, members) ?? (p.moving != null ? `moving ${memberLabel(p.moving.from)}->${memberLabel(p.moving.to)}` : 'ok');
   const incomplete = p.incomplete_replicas ?? [];
-  return incomplete.length === 0 ? state : `${state}, incomplete ${incomplete.join(',')}`;
+  return incomplete.length === 0 ? state : `${state}, incomplete ${incomplete.map(memberLabel).join(',')}`;
 }
 
 function partitionTable(list: PartitionStatus[], members: Member[]): string {
   // A replica this node has no figures for (it does not lead the group) is "?" rather than in sync; one
   // that reported nothing to the leader (down, unreachable) is not in sync and not listed.
-  const replica = (r: PartitionStatus['replica_status'][number]) => (r.applied_index === null ? `${r.node}?` : r.in_sync ? `${r.node}` : `${r.node}(-${r.lag})`);
+  // Members read as node ids, "3.17" for incarnation 17 of node 3 (a data directory that replaced a wiped one).
+  const replica = (r: PartitionStatus['replica_status'][number]) => {
+    const m = memberLabel(r.member ?? r.node);
+    return r.applied_index === null ? `${m}?` : r.in_sync ? m : `${m}(-${r.lag})`;
+  };
   return table(
     ['event type', 'partition', 'leader', 'term', 'replicas', 'in sync', 'state'],
-    list.map((p) => [p.event_type, p.partition, p.leader ?? 'none', p.term, p.replicas.join(','), p.replica_status.filter((r) => r.in_sync).map(replica).join(','), partitionState(p, members)]),
+    list.map((p) => [p.event_type, p.partition, p.leader === null ? 'none' : memberLabel(p.leader), p.term, p.replicas.map(memberLabel).join(','), p.replica_status.filter((r) => r.in_sync).map(replica).join(','), partitionState(p, members)]),
   );
 }
 

@@ -5,9 +5,21 @@ import { card, errorBox, fields, fmtNumber, h, link, table, uuid } from './dom.j
 
 // ---------------------------------------------------------------- cluster overview
 
+// Placements name Raft member ids: the node id, or incarnation * 2^31 + node id for a data directory
+// that replaced a wiped one (src/core/member-id.ts). People read them as "3" and "3.17" (node 3,
+// incarnation 17), and reachability is a node's.
+const nodeSpan = 2 ** 31;
+const nodeOf = (member) => member % nodeSpan;
+function memberLabel(member) {
+  const inc = Math.floor(member / nodeSpan);
+  return inc === 0 ? String(member) : `${nodeOf(member)}.${inc}`;
+}
+
 /** How one replica of a partition stands, as the answering node knows it (and whether its member is reachable). */
 function replicaBadge(r, leader, members) {
-  const member = members.find((x) => x.id === r.node);
+  // `member` is absent from nodes of earlier versions, whose `node` was the member id.
+  const id = r.member ?? r.node;
+  const member = members.find((x) => x.id === nodeOf(id));
   const unreachable = member !== undefined && !member.reachable;
   // No figures: this node does not lead the group (it cannot know), or it leads it and the replica's
   // node reported nothing (down, unreachable: not in sync).
@@ -23,9 +35,9 @@ function replicaBadge(r, leader, members) {
   // cannot serve that log to others, and it leads only until a complete replica can). Not a problem
   // by itself; absent (a node of an earlier version) or null (not known here) shows nothing.
   const incomplete = r.incomplete === true;
-  const parts = [r.role === 'learner' ? 'learner' : null, r.node === leader ? 'leader' : null, state.text, incomplete ? 'incomplete: fetching the retained log' : null, unreachable ? 'node unreachable' : null].filter((x) => x !== null);
+  const parts = [r.role === 'learner' ? 'learner' : null, id === leader ? 'leader' : null, state.text, incomplete ? 'incomplete: fetching the retained log' : null, unreachable ? 'node unreachable' : null].filter((x) => x !== null);
   const cls = unreachable ? 'bad' : incomplete && state.cls !== 'bad' ? 'warn' : state.cls;
-  return h('span', { class: `badge ${cls}`, 'data-node': String(r.node), title: parts.join(', ') }, `${r.node}${r.node === leader ? '★' : ''}: ${parts.join(', ')}`);
+  return h('span', { class: `badge ${cls}`, 'data-node': String(nodeOf(id)), 'data-member': String(id), title: parts.join(', ') }, `${memberLabel(id)}${id === leader ? '★' : ''}: ${parts.join(', ')}`);
 }
 
 /**
@@ -35,13 +47,14 @@ function replicaBadge(r, leader, members) {
  */
 function moveBadge(p) {
   const { from, to } = p.moving;
-  const step = (p.learners ?? []).includes(to) ? `${to} is a learner catching up` : p.replicas.includes(to) ? `${to} votes, ${from} is being removed` : `${to} is being added`;
-  return h('span', { class: 'badge warn', 'data-testid': 'partition-move', title: `A replica moves from node ${from} to node ${to}: ${step}` }, `moving ${from} → ${to}`);
+  const [f, t] = [memberLabel(from), memberLabel(to)];
+  const step = (p.learners ?? []).includes(to) ? `${t} is a learner catching up` : p.replicas.includes(to) ? `${t} votes, ${f} is being removed` : `${t} is being added`;
+  return h('span', { class: 'badge warn', 'data-testid': 'partition-move', title: `A replica moves from node ${f} to node ${t}: ${step}` }, `moving ${f} → ${t}`);
 }
 
 /** The replicas of a partition still fetching the retained log before their snapshot, as the answering node knows them. */
 function incompleteBadge(p) {
-  const nodes = p.incomplete_replicas;
+  const nodes = p.incomplete_replicas.map(memberLabel);
   return h(
     'span',
     { class: 'badge warn', 'data-testid': 'partition-incomplete', title: `Replica${nodes.length > 1 ? 's' : ''} on node${nodes.length > 1 ? 's' : ''} ${nodes.join(', ')} still fetch${nodes.length > 1 ? '' : 'es'} the retained log before ${nodes.length > 1 ? 'their' : 'its'} snapshot` },
@@ -59,7 +72,7 @@ function partitionsView(view, filter) {
   if (!Array.isArray(view.partitions)) return h('p', { class: 'muted' }, 'This node does not list partitions.');
   if (view.partitions.length === 0) return h('p', { class: 'muted' }, 'No partitions yet: create an event type.');
   const down = unreachableIds(view);
-  const onUnreachable = (p) => p.replicas.some((n) => down.has(n));
+  const onUnreachable = (p) => p.replicas.some((n) => down.has(nodeOf(n)));
   const onlyProblems = h('input', { type: 'checkbox', 'data-testid': 'only-problems' });
   onlyProblems.checked = filter.onlyProblems;
   const body = h('tbody');
@@ -72,9 +85,9 @@ function partitionsView(view, filter) {
           { 'data-key': `${p.event_type}/${p.partition}`, class: p.under_replicated || p.leader === null || onUnreachable(p) ? 'problem' : undefined },
           h('td', {}, link(`/console/event-types/${enc(p.event_type)}`, p.event_type)),
           h('td', {}, p.partition),
-          h('td', { 'data-testid': 'partition-leader' }, p.leader === null ? h('span', { class: 'badge bad' }, 'none') : String(p.leader)),
+          h('td', { 'data-testid': 'partition-leader' }, p.leader === null ? h('span', { class: 'badge bad' }, 'none') : memberLabel(p.leader)),
           h('td', { class: 'num' }, p.term === null ? '-' : fmtNumber(p.term)),
-          h('td', { 'data-testid': 'partition-replicas' }, p.replicas.join(', ')),
+          h('td', { 'data-testid': 'partition-replicas' }, p.replicas.map(memberLabel).join(', ')),
           h('td', {}, h('div', { class: 'replicas', 'data-testid': 'replica-status' }, p.replica_status.map((r) => replicaBadge(r, p.leader, view.members)))),
           h('td', { class: 'num' }, p.commit_index === null ? '-' : fmtNumber(p.commit_index)),
           h(
@@ -163,7 +176,7 @@ function overviewBody(view, eventTypes, filter) {
         : null,
       hasPartitions && (view.incomplete_partitions ?? 0) > 0 ? card('with an incomplete replica', fmtNumber(view.incomplete_partitions), 'incomplete-partitions') : null,
       hasPartitions && unreachableIds(view).size > 0
-        ? card('with a replica on an unreachable node', fmtNumber(view.partitions.filter((p) => p.replicas.some((n) => unreachableIds(view).has(n))).length), 'on-unreachable', true)
+        ? card('with a replica on an unreachable node', fmtNumber(view.partitions.filter((p) => p.replicas.some((n) => unreachableIds(view).has(nodeOf(n)))).length), 'on-unreachable', true)
         : null,
     ),
     m.raft_damaged ? h('div', { class: 'error' }, h('strong', {}, 'This node\'s metadata replica is damaged: '), m.raft_damage ?? 'it lost data it had acknowledged; it votes and leads no more until repaired.') : null,

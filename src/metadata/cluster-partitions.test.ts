@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { memberIdOf } from '../core/member-id.js';
 import { clusterPartitions, inSyncLagEntriesDefault, type GroupFacts, type ReplicaFacts } from './cluster-partitions.js';
 import { placedPartitions, type PlacedPartition } from './placement-of.js';
 import { legacyGroupId } from './placement-types.js';
@@ -28,14 +29,28 @@ test('healthy groups: leader, term, commit/applied, lag; nothing under-replicate
   assert.equal(view.leaderless_partitions, 0);
   const [p0, p1] = view.partitions;
   assert.deepEqual({ ...p0!, replica_status: undefined }, {
-    event_type: 'orders', partition: '0', topic: 1, group: 1, leader: 1, term: 3, preferred_leader: 1, replicas: [1, 2, 3], learners: [], moving: null,
+    event_type: 'orders', partition: '0', topic: 1, group: 1, leader: 1, leader_node: 1, term: 3, preferred_leader: 1, preferred_leader_node: 1, replicas: [1, 2, 3], replica_nodes: [1, 2, 3], learners: [], learner_nodes: [], moving: null,
     commit_index: 100, applied_index: 97, lag: 3, under_replicated: false, incomplete_replicas: [], replica_status: undefined,
   });
   assert.deepEqual(p0!.replica_status.map((r) => [r.node, r.role, r.lag, r.in_sync]), [[1, 'voter', 0, true], [2, 'voter', 2, true], [3, 'voter', 3, true]]);
   assert.equal(p1!.preferred_leader, 2);
   assert.deepEqual(p1!.learners, [4]);
-  assert.deepEqual(p1!.replica_status.at(-1), { node: 4, role: 'learner', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null });
+  assert.deepEqual(p1!.replica_status.at(-1), { node: 4, member: 4, incarnation: 0, role: 'learner', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null });
+  assert.deepEqual(p1!.moving, { from: 1, to: 4, from_node: 1, to_node: 4 });
   assert.equal(p1!.under_replicated, false, 'a learner that has not caught up does not make the partition under-replicated');
+});
+
+test('members of wiped directories (incarnation > 0) are shown with their node and incarnation beside the raw member id', () => {
+  const rec = record('orders', 1, 1);
+  const m3 = memberIdOf(3, 17);
+  const m2 = memberIdOf(2, 5);
+  rec.storage.placement = [{ group: 1, replicas: [m3, 1, 2], learners: [m2], moving: { from: 2, to: m2 } }];
+  const p = clusterPartitions(placedPartitions([rec], 1), new Map([[1, facts(m3, 4, [[m3, { commit: 10, applied: 10 }], [1, { commit: 10, applied: 9 }]])]])).partitions[0]!;
+  assert.ok(m3 >= 2 ** 31, 'a member id an operator does not read as a node');
+  assert.deepEqual([p.leader, p.leader_node, p.preferred_leader, p.preferred_leader_node], [m3, 3, m3, 3]);
+  assert.deepEqual([p.replicas, p.replica_nodes, p.learners, p.learner_nodes], [[m3, 1, 2], [3, 1, 2], [m2], [2]]);
+  assert.deepEqual(p.moving, { from: 2, to: m2, from_node: 2, to_node: 2 });
+  assert.deepEqual(p.replica_status.map((r) => [r.node, r.incarnation, r.member, r.role, r.applied_index]), [[3, 17, m3, 'voter', 10], [1, 0, 1, 'voter', 9], [2, 0, 2, 'voter', null], [2, 5, m2, 'learner', null]]);
 });
 
 test('a voter that reported nothing or trails by more than the bound makes the partition under-replicated', () => {
@@ -56,9 +71,9 @@ test('no facts: leaderless and under-replicated; a leader that did not report le
   const legacy = record('old', 4, 1);
   const view = clusterPartitions(placedPartitions([legacy], 7), new Map());
   assert.deepEqual(view.partitions, [{
-    event_type: 'old', partition: '0', topic: 4, group: legacyGroupId(4, 0), leader: null, term: null, preferred_leader: 7, replicas: [7], learners: [], moving: null,
+    event_type: 'old', partition: '0', topic: 4, group: legacyGroupId(4, 0), leader: null, leader_node: null, term: null, preferred_leader: 7, preferred_leader_node: 7, replicas: [7], replica_nodes: [7], learners: [], learner_nodes: [], moving: null,
     commit_index: null, applied_index: null, lag: null, under_replicated: true, incomplete_replicas: [],
-    replica_status: [{ node: 7, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null }],
+    replica_status: [{ node: 7, member: 7, incarnation: 0, role: 'voter', commit_index: null, applied_index: null, lag: null, in_sync: false, incomplete: null }],
   }]);
   assert.equal(view.leaderless_partitions, 1);
   assert.equal(view.under_replicated_partitions, 1);

@@ -13,7 +13,14 @@
  * "incomplete"): it holds everything Raft counts, so it does not make the partition under-replicated,
  * but it cannot serve that older log, campaigns late and gives the leadership away. Operators see it
  * per replica and per partition; a replica whose state this node does not know shows null.
+ *
+ * Placements list Raft member ids (core/member-id.ts), which are node ids until a data directory is
+ * wiped and rejoins under a new incarnation (incarnation * 2^31 + node: a number an operator does not
+ * recognise). The raw ids stay where they were (`leader`, `replicas`, `learners`, `moving`, ...), and
+ * beside them the node each runs on (`leader_node`, `replica_nodes`, ...) and, per replica, its node
+ * and incarnation (`replica_status`), so that a reader never has to decode a member id.
  */
+import { incarnationOfMember, nodeOfMember } from '../core/member-id.js';
 import type { PlacedPartition } from './placement-of.js';
 
 /** The default of `inSyncLagMax`: entries a voter may trail the commit index and still count as in sync. */
@@ -41,7 +48,12 @@ export interface GroupFacts {
 }
 
 export interface ReplicaStatus {
+  /** The node the replica runs on. */
   node: number;
+  /** The replica's Raft member id, as the placement lists it (the node id for incarnation 0). */
+  member: number;
+  /** 0 for the node's original member; another for a data directory that replaced a wiped one. */
+  incarnation: number;
   /** 'voter' or 'learner', from placement. */
   role: 'voter' | 'learner';
   commit_index: number | null;
@@ -59,13 +71,19 @@ export interface PartitionStatus {
   /** The log (timeline) the partition belongs to. */
   topic: number;
   group: number;
+  /** The leader's member id (null: none known), and the node it runs on. */
   leader: number | null;
+  leader_node: number | null;
   term: number | null;
+  /** Member ids, as the placement lists them; `*_node`: the node of each, in the same order. */
   preferred_leader: number;
+  preferred_leader_node: number;
   replicas: number[];
+  replica_nodes: number[];
   learners: number[];
-  /** The replica move in flight (POST /cluster/partitions/{group}/move), or null. */
-  moving: { from: number; to: number } | null;
+  learner_nodes: number[];
+  /** The replica move in flight (POST /cluster/partitions/{group}/move), or null: members, and their nodes. */
+  moving: { from: number; to: number; from_node: number; to_node: number } | null;
   /** The group's commit index: the leader's, or the highest reported when the leader did not report. */
   commit_index: number | null;
   /** The lowest applied index among the voters that reported. */
@@ -93,11 +111,11 @@ function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMa
   const leaderFacts = facts?.leader === null || facts?.leader === undefined ? undefined : reported.get(facts.leader);
   const commits = [...reported.values()].map((r) => r.commit);
   const commit = leaderFacts?.commit ?? (commits.length > 0 ? Math.max(...commits) : null);
-  const replicaStatus = [...replicas.map((node) => ({ node, role: 'voter' as const })), ...learners.map((node) => ({ node, role: 'learner' as const }))].map(({ node, role }): ReplicaStatus => {
-    const r = reported.get(node);
+  const replicaStatus = [...replicas.map((member) => ({ member, role: 'voter' as const })), ...learners.map((member) => ({ member, role: 'learner' as const }))].map(({ member, role }): ReplicaStatus => {
+    const r = reported.get(member);
     const lag = r === undefined || commit === null ? null : Math.max(0, commit - r.applied);
     const unknown = r === undefined && facts?.partial === true;
-    return { node, role, commit_index: r?.commit ?? null, applied_index: r?.applied ?? null, lag, in_sync: unknown || (lag !== null && lag <= inSyncLagMax), incomplete: r?.incomplete ?? null };
+    return { node: nodeOfMember(member), member, incarnation: incarnationOfMember(member), role, commit_index: r?.commit ?? null, applied_index: r?.applied ?? null, lag, in_sync: unknown || (lag !== null && lag <= inSyncLagMax), incomplete: r?.incomplete ?? null };
   });
   const voters = replicaStatus.filter((r) => r.role === 'voter');
   const votersApplied = voters.flatMap((r) => (r.applied_index === null ? [] : [r.applied_index]));
@@ -108,16 +126,20 @@ function statusOf(p: PlacedPartition, facts: GroupFacts | undefined, inSyncLagMa
     topic: p.topic,
     group,
     leader: facts?.leader ?? null,
+    leader_node: facts?.leader === null || facts?.leader === undefined ? null : nodeOfMember(facts.leader),
     term: facts?.term ?? null,
     preferred_leader: replicas[0]!,
+    preferred_leader_node: nodeOfMember(replicas[0]!),
     replicas: [...replicas],
+    replica_nodes: replicas.map(nodeOfMember),
     learners: [...learners],
-    moving: p.placement.moving === undefined ? null : { ...p.placement.moving },
+    learner_nodes: learners.map(nodeOfMember),
+    moving: p.placement.moving === undefined ? null : { from: p.placement.moving.from, to: p.placement.moving.to, from_node: nodeOfMember(p.placement.moving.from), to_node: nodeOfMember(p.placement.moving.to) },
     commit_index: commit,
     applied_index: votersApplied.length > 0 ? Math.min(...votersApplied) : null,
     lag: votersLag.length > 0 ? Math.max(...votersLag) : null,
     under_replicated: voters.some((r) => !r.in_sync),
-    incomplete_replicas: replicaStatus.filter((r) => r.incomplete === true).map((r) => r.node),
+    incomplete_replicas: replicaStatus.filter((r) => r.incomplete === true).map((r) => r.member),
     replica_status: replicaStatus,
   };
 }

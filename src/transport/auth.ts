@@ -13,8 +13,16 @@
  *   other's names the node it expects (the client: the peer it dialled; the server: the caller the
  *   call names). TLS also keeps the traffic private and unaltered, which the secret alone does not.
  *
+ * Then the caller must belong to this node's cluster: every call names the caller's cluster id
+ * (`x-brook-cluster`, once it founded or joined one), and a call naming another cluster than this
+ * node's is refused. Nodes of two clusters share a secret or a CA when an operator set them up
+ * alike; a peer address that points at a node of another cluster (a stale or mistyped peer list)
+ * would otherwise mix its Raft traffic into this cluster's groups: the node ids match, the groups
+ * are numbered alike. A call without the key (a node that has no cluster id yet, asking Identify
+ * before it founds or joins one, or a node of an older version) is taken as before, and Identify is
+ * never refused for it: its answer is how a node learns the other's cluster.
  * Then the caller must be a member (`isMember`). A call that fails is refused with UNAUTHENTICATED
- * (no valid proof) or PERMISSION_DENIED (a proven node that is not a member).
+ * (no valid proof) or PERMISSION_DENIED (another cluster, or a proven node that is not a member).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { PeerCertificate } from 'node:tls';
@@ -36,6 +44,8 @@ export type TransportSecurity = ClusterCredentials | 'insecure';
 export const fromKey = 'x-brook-from';
 /** The metadata key carrying the proof of the cluster secret. */
 export const authKey = 'x-brook-auth';
+/** The metadata key naming the calling node's cluster id (absent while it has none). */
+export const clusterKey = 'x-brook-cluster';
 /** How far a proof's time may be from the receiver's clock (either way). */
 export const proofAgeMsMax = 60_000;
 /**
@@ -66,12 +76,16 @@ export function proveCall(secret: Buffer, from: NodeId, to: NodeId, path: string
   return `v1.${nowMs}.${nonce}.${mac(secret, from, to, path, nowMs, nonce).toString('base64url')}`;
 }
 
-export type Verdict = { readonly ok: true; readonly from: NodeId } | { readonly ok: false; readonly code: grpc.status; readonly details: string };
+export type Verdict =
+  | { readonly ok: true; readonly from: NodeId }
+  | { readonly ok: false; readonly code: grpc.status; readonly details: string; readonly otherCluster?: true };
 
 export interface CallAuthenticatorOptions {
   readonly self: NodeId;
   readonly security: TransportSecurity;
   readonly isMember: (id: NodeId) => boolean;
+  /** This node's cluster id, read at every call ('' while it has none: nothing is refused for it). */
+  readonly clusterId?: () => string;
   readonly logger: TransportLogger;
   readonly nowMs?: () => number;
   /** Nonces remembered at most (tests make it small). */
@@ -90,6 +104,7 @@ export class CallAuthenticator {
   /** Proofs at or before this time are refused: their nonces may have been forgotten. */
   #floorMs = -Infinity;
   #refused = 0;
+  #otherClusterCalls = 0;
 
   constructor(o: CallAuthenticatorOptions) {
     if (o.security !== 'insecure' && o.security.secret !== undefined && o.security.secret.length < secretBytesMin) {
@@ -126,8 +141,28 @@ export class CallAuthenticator {
         if (why !== undefined) return unauthenticated(why);
       }
     }
+    const other = this.#otherCluster(metadata, from, path);
+    if (other !== undefined) return { ok: false, code: grpc.status.PERMISSION_DENIED, details: other, otherCluster: true };
     if (!this.#o.isMember(from)) return { ok: false, code: grpc.status.PERMISSION_DENIED, details: `node ${from} is not a member of this cluster` };
     return { ok: true, from };
+  }
+
+  /** Why the call comes from a node of another cluster, or undefined (see the header). */
+  #otherCluster(metadata: grpc.Metadata, from: NodeId, path: string): string | undefined {
+    if (path.endsWith('/Identify')) return undefined;
+    const ours = this.#o.clusterId?.() ?? '';
+    const values = metadata.get(clusterKey);
+    if (ours === '' || values.length === 0) return undefined;
+    // Shown in the log line: bounded, since anything that holds the secret can put anything there.
+    const theirs = values.length === 1 && typeof values[0] === 'string' ? values[0].slice(0, 64) : '(malformed)';
+    if (theirs === ours) return undefined;
+    this.#otherClusterCalls++;
+    return `node ${from} belongs to cluster ${theirs}, this node to cluster ${ours}: a peer address points at a node of another cluster (is the peer list right?)`;
+  }
+
+  /** Calls refused as coming from a node of another cluster. */
+  otherClusterCalls(): number {
+    return this.#otherClusterCalls;
   }
 
   #checkProof(secret: Buffer, metadata: grpc.Metadata, from: NodeId, path: string): string | undefined {
@@ -169,7 +204,8 @@ export class CallAuthenticator {
   logRefusal(v: Exclude<Verdict, { ok: true }>, path: string, peer: string): void {
     this.#refused++;
     if (this.#refused <= 10 || this.#refused % 100 === 0) {
-      this.#o.logger.warn({ peer, path, code: v.code, detail: v.details, refused: this.#refused }, 'refused a node-to-node call');
+      const msg = v.otherCluster === true ? 'refused a node-to-node call from a node of another cluster: check the peer list' : 'refused a node-to-node call';
+      this.#o.logger.warn({ peer, path, code: v.code, detail: v.details, refused: this.#refused }, msg);
     }
   }
 }
@@ -193,14 +229,19 @@ export function authInterceptor(auth: CallAuthenticator): grpc.ServerInterceptor
     });
 }
 
-/** Names this node on every call to `to`, with a proof of the secret when there is one. */
-export function identityInterceptor(self: NodeId, to: NodeId, security: TransportSecurity, nowMs: () => number = Date.now): grpc.Interceptor {
+/**
+ * Names this node on every call to `to`, with a proof of the secret when there is one, and its cluster
+ * id once it has one (read at each call: a stream opened later names the cluster the node joined).
+ */
+export function identityInterceptor(self: NodeId, to: NodeId, security: TransportSecurity, nowMs: () => number = Date.now, clusterId: () => string = () => ''): grpc.Interceptor {
   const secret = security === 'insecure' ? undefined : security.secret;
   const from = String(self);
   return (options, nextCall) =>
     new grpc.InterceptingCall(nextCall(options), {
       start(metadata, listener, next) {
         metadata.set(fromKey, from);
+        const cluster = clusterId();
+        if (cluster !== '') metadata.set(clusterKey, cluster);
         if (secret !== undefined) metadata.set(authKey, proveCall(secret, self, to, options.method_definition.path, nowMs()));
         next(metadata, listener);
       },

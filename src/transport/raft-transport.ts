@@ -87,6 +87,11 @@ export interface TransportOptions {
   readonly messageBytesMax?: number;
   /** This node's answer to Identify (its data directory's identity); without it Identify is refused. */
   readonly identify?: () => PeerIdentity;
+  /**
+   * This node's cluster id, read at every call ('' before it founded or joined one): calls carry it,
+   * and calls naming another cluster are refused (auth.ts). Absent: none, nothing refused for it.
+   */
+  readonly clusterId?: () => string;
 }
 
 function channelOptions(messageBytesMax: number): grpc.ChannelOptions {
@@ -132,6 +137,8 @@ export class GrpcTransport {
   readonly #peers = new Map<NodeId, Peer>();
   readonly #messageBytesMax: number;
   readonly #security: TransportSecurity;
+  /** This node's cluster id as its directory records it ('' before it founded or joined one). */
+  readonly #clusterId: () => string;
   readonly #auth: CallAuthenticator;
   /** Peers that do not know AppendMany (an older build), until when they are sent single Appends. */
   readonly #singleAppendsUntil = new Map<NodeId, number>();
@@ -149,6 +156,7 @@ export class GrpcTransport {
     this.#server = server;
     this.#services = services;
     this.#security = opts.security;
+    this.#clusterId = opts.clusterId ?? (() => '');
     this.#auth = auth;
     this.port = port;
     for (const p of opts.peers) this.addPeer(p);
@@ -162,6 +170,7 @@ export class GrpcTransport {
       self: opts.self,
       security: opts.security,
       isMember: opts.isMember ?? ((id) => transport?.hasPeer(id) ?? false),
+      ...(opts.clusterId === undefined ? {} : { clusterId: opts.clusterId }),
       logger: opts.logger,
     });
     const server = new grpc.Server({
@@ -184,7 +193,7 @@ export class GrpcTransport {
   addPeer(p: PeerAddress): void {
     if (p.id === this.self || this.#peers.has(p.id)) return;
     // Every call to the peer names this node and proves it, streams included.
-    const interceptors = [identityInterceptor(this.self, p.id, this.#security)];
+    const interceptors = [identityInterceptor(this.self, p.id, this.#security, Date.now, this.#clusterId)];
     const credentials = channelCredentials(this.#security, p.id);
     const raft = new (raftProto().RaftTransport)(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors });
     const forward = new (forwardProto().Forward)(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors }) as ForwardClient;
