@@ -410,8 +410,10 @@ export class PartitionReplica {
   attach(group: RaftGroup<ReplicaOutcome>): void {
     this.#group = group;
     group.setApplier({
-      apply: (e) => this.#apply(e),
+      // Entries log shipping applied here already (storeFetched) are not applied twice.
+      apply: (e) => (this.#shippedAhead(e.index) ? undefined : this.#apply(e)),
       applied: (index) => {
+        if (this.#shippedAhead(index)) return;
         this.#state.applyOther(index);
         this.#writeApplied();
       },
@@ -423,6 +425,30 @@ export class PartitionReplica {
 
   get group(): RaftGroup<ReplicaOutcome> {
     return this.#group;
+  }
+
+  /**
+   * The last entry log shipping applied here beside the group (storeFetched): the group reaches it by
+   * installing the leader's snapshot, normally in the next turn. A write that refuses the install (a
+   * full disk) restarts the group from its disk without it, and the replica stays ahead of its group
+   * until a leader sends the snapshot again, or sends those entries as appends (host simulation seed
+   * 2187; partition-catchup-refused.test.ts).
+   */
+  #shippedTo = 0;
+
+  /** Whether the group is applying an entry that log shipping applied here already (the same committed entry). */
+  #shippedAhead(index: number): boolean {
+    return index <= this.#shippedTo && index <= this.#state.applied;
+  }
+
+  /**
+   * The replica applied entries its group has not (log shipping, before the snapshot that brings the
+   * group there is installed): its state and index rows are ahead of the group's applied index, so
+   * nothing may take a snapshot (the state would not be the one at the group's index) or cut the log
+   * meanwhile (retention waits, as during a fetch of history).
+   */
+  get aheadOfGroup(): boolean {
+    return this.#state.applied > this.#group.applied;
   }
 
   bounds(): { oldest: Offset; newest: Offset } {
@@ -962,9 +988,11 @@ export class PartitionReplica {
     let cut: IndexRow | undefined;
     for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, 0), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 })) {
       const row = decodeIndexRow(k, v);
-      // Only what this replica applied: rows of a log fetched before a snapshot whose install is not
-      // applied yet (a full disk held it) name entries past `applied`, and memory cannot be compacted
-      // beyond what was applied (host simulation seed 2187: the node stopped on that invariant).
+      // Only what the group applied: rows of entries log shipping applied here before the snapshot
+      // that brings the group there is installed (its install refused by a full disk, or still to
+      // come) name entries past the group's `applied`, and memory cannot be compacted beyond it (host
+      // simulation seed 2187: the node stopped on that invariant). PartitionReplicas does not call
+      // retention meanwhile (`aheadOfGroup`); this keeps the method safe on its own.
       if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest || row.raftIndex > this.#group.applied) break;
       cut = row;
     }
@@ -1078,6 +1106,7 @@ export class PartitionReplica {
     if (!current()) return true;
     if (first.index !== this.#state.applied + 1) return false;
     for (const e of entries) this.replay(e);
+    this.#shippedTo = Math.max(this.#shippedTo, this.#state.applied);
     return true;
   }
 

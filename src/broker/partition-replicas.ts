@@ -1404,9 +1404,15 @@ export class PartitionReplicas {
     const g = r.group;
     if (compactTo < g.store.storage.firstIndex() && !refresh) return;
     const start = await r.logStart();
-    const image = encodeImage({ ...r.image(), start });
+    const state = r.image();
+    const image = encodeImage({ ...state, start });
     const applied = g.applied;
     const conf = g.conf;
+    // Log shipping applied entries here that the group has not (their snapshot's install is still to
+    // come, or a full disk refused it): the image is the state at the replica's index, not at the
+    // group's, and stored at the group's it would give those entries their offsets again wherever
+    // it is installed or restarted from. Nothing is taken until the group is there.
+    if (state.applied !== applied) return;
     assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
     // The index rows of everything applied must be in the KV before memory forgets those batches.
     await this.#o.host.flushRows();
@@ -1452,7 +1458,9 @@ export class PartitionReplicas {
   async applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number> {
     let removed = (await this.#o.legacy?.applyRetention(topic, partition, cutoffMs)) ?? 0;
     const r = this.replica(topic, partition);
-    if (r !== undefined && !this.#historyFetching.has(r.groupId)) {
+    // Retention waits while the replica fetches its history, and while log shipping has put it ahead
+    // of its group (its rows name entries the group has not applied: PartitionReplica.aheadOfGroup).
+    if (r !== undefined && !this.#historyFetching.has(r.groupId) && !r.aheadOfGroup) {
       const n = await this.#writing(r.groupId, r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex)));
       // A compaction running now may have taken its image before this removal (its `start` naming
       // removed entries): the snapshot is taken again after it, not skipped (host simulation, seed 292).

@@ -137,7 +137,7 @@ test('seeds that found bugs stay fixed', async () => {
     { seed: 314, bug: 'a voter wiped during a move that was then cancelled asked the learner, gone with its replica, for its term for good' },
     { seed: 1824, bug: 'the same with a move that finished: the old replica\'s node never answered the wiped voter\'s term probe' },
     { seed: 277, retention: true, consumers: true, bug: 'two followers fetching the log before the same snapshot, which the leader\'s retention removed, asked each other for good: each refused while fetching (partition-replicas.multi.test.ts)' },
-    { seed: 2187, retention: true, consumers: true, subscriptions: true, bug: 'retention on a replica whose fetch of the log before a snapshot had written index rows past its applied index (the install held by a full disk) compacted memory beyond applied: the node stopped on the invariant' },
+    { seed: 2187, retention: true, consumers: true, subscriptions: true, bug: 'retention on a replica that log shipping had put ahead of its group (the snapshot\'s install refused by a full disk) cut at a row of an entry the group had not applied and compacted memory beyond applied: the node stopped on the invariant (partition-catchup-refused.test.ts)' },
     { seed: 124, retention: true, consumers: true, subscriptions: true, bug: 'the SubscriptionSkipped check took the keep-alive of a partition that came back to a stream, at the cursor another stream had committed meanwhile, for a skip (a checker bug)' },
   ];
   for (const { seed, bug, retention: withRetention, consumers, subscriptions: withSubscriptions } of found as { seed: number; bug: string; retention?: boolean; consumers?: boolean; subscriptions?: boolean }[]) {
