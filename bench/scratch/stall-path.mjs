@@ -128,6 +128,7 @@ for (let round = 1; round <= rounds; round++) {
     let startedAt;
     let bStartUs = 0;
     let ioLine = '';
+    let cpuLine = '';
     try {
       await http(b.url, 'POST', '/event-types', eventTypeBody('lat.x', 'hash'));
       // PRE_A=S: first (a)'s load for S seconds each (batch 1000 x 4, then batch 10 x 64), as (b) of
@@ -146,6 +147,9 @@ for (let round = 1; round <= rounds; round++) {
           console.log(`  before: batch ${size} x ${producers}: ${Math.round(res.eventsPerS)} ev/s`);
         }
       }
+      // On-CPU time per thread (schedstat, ns): robust to a loaded machine, unlike wall-clock latencies.
+      const threads = () => { const o = { main: 0, node: 0, rocksdb: 0 }; for (const t of readdirSync(`/proc/${b.pid}/task`)) { try { const ns = Number(readFileSync(`/proc/${b.pid}/task/${t}/schedstat`, 'latin1').split(' ')[0]); const comm = readFileSync(`/proc/${b.pid}/task/${t}/comm`, 'latin1').trim(); o[Number(t) === b.pid ? 'main' : comm.startsWith('rocksdb') ? 'rocksdb' : 'node'] += ns / 1e6; } catch { /* gone */ } } return o; };
+      const th1 = threads();
       const io1 = io();
       const sz1 = sizes();
       const pool = publishPool(b.url, 32);
@@ -155,9 +159,12 @@ for (let round = 1; round <= rounds; round++) {
       const r = await openLoop({ pool, path: '/event-types/lat.x/events', bodies, requestsPerS: rate, warmupMs: 2000, durationMs: seconds * 1000 });
       const wall = (performance.now() - t0) / 1000;
       await pool.close();
+      const th2 = threads();
       const io2 = io();
       const sz2 = sizes();
       const mb = (x) => (x / 1e6).toFixed(1);
+      const reqs = r.requests / r.seconds * wall;
+      cpuLine = `on-CPU ms per publish during (b): main thread ${((th2.main - th1.main) / reqs).toFixed(3)}, other node threads (V8 workers, libuv pool) ${((th2.node - th1.node) / reqs).toFixed(3)}, RocksDB threads ${((th2.rocksdb - th1.rocksdb) / reqs).toFixed(3)}`;
       ioLine = `disk writes of the broker: before (b) ${((io1 - io0) / 1e6).toFixed(0)} MB, during (b) ${((io2 - io1) / 1e6).toFixed(0)} MB (${((io2 - io1) / 1e6 / wall).toFixed(1)} MB/s; what (b) submits: ${(rate * 10 * 526 / 1e6).toFixed(1)} MB/s); WAL files ${mb(sz1.log)} -> ${mb(sz2.log)} MB, SST files ${mb(sz1.sst)} -> ${mb(sz2.sst)} MB`;
       startedAt = wall;
       line = `round ${round} ${label}: client p50 ${r.latency.p50.toFixed(2)} ms p90 ${r.latency.p90.toFixed(2)} p99 ${r.latency.p99.toFixed(2)} p99.9 ${r.latency.p999.toFixed(2)} max ${r.latency.max.toFixed(1)} ms (n=${r.latency.count}); broker CPU ${((cpuSeconds(b.pid) - c0) / wall).toFixed(2)} cores; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
@@ -166,6 +173,7 @@ for (let round = 1; round <= rounds; round++) {
     }
     console.log(line);
     console.log(`  ${ioLine}`);
+    console.log(`  ${cpuLine}`);
     try {
       const T = JSON.parse(readFileSync(out, 'utf8'));
       if (process.env.KEEP) copyFileSync(out, join(process.env.KEEP, `stall-trace-r${round}-${label}.json`));
