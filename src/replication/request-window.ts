@@ -123,7 +123,10 @@ export class RequestWindow {
     let id = '';
     for (let n = this.#idLen[s]!; n > 0; ) {
       const run = Math.min(n, cap - at, 4096);
-      id += String.fromCharCode(...this.#chars.subarray(at, at + run));
+      // apply, not a spread: a spread walks the typed array through its iterator, about five times the
+      // CPU, and entries() decodes the whole window at every snapshot of the partition (a memory
+      // compaction): 512 ids took several ms of one task after a burst of publishing (docs/benchmarks.md).
+      id += String.fromCharCode.apply(null, this.#chars.subarray(at, at + run) as unknown as number[]);
       n -= run;
       at = at + run === cap ? 0 : at + run;
     }
