@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError, type Config } from './config/config.js';
 import { otherBodyBytesMax } from './core/limits.js';
+import { currentMembers } from './core/member-id.js';
 import { createLogger } from './observability/logger.js';
 import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
@@ -343,9 +344,11 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   if (metadata.isSingleNode()) await proposeLimits();
 
   const features = new FeatureService(() => metadata.state, metadata);
-  // Placement of new partitions: over the metadata group's voters and learners, as this node sees them.
+  // Placement of new partitions and replica moves: over the metadata group's voters and learners, as
+  // this node sees them, by member id (one per node: a wiped node's new member, not its former one,
+  // which nobody runs any more; the view's `members` are node ids).
   const members: MembersSource = {
-    members: () => metadata.view().members.filter((m) => m.suffrage !== 'none').map((m) => m.id),
+    members: () => currentMembers(metadata.view().metadata.members.map((m) => m.id)),
     replicationFactor: config.replicationFactor === 0 ? undefined : config.replicationFactor,
     // Partitions created before placement existed stay where they are: on the lowest founding node, which
     // is this node in a cluster of one (see metadata/placement-of.ts).

@@ -147,6 +147,12 @@ test('a wiped node joins as a new member and is repaired; a node whose WAL lost 
         const c = await cluster.view<{ partitions?: { replicas: number[] }[] }>(leader0);
         return c?.partitions !== undefined && c.partitions.length > 0 && c.partitions.every((p) => !p.replicas.includes(wiped)) ? true : undefined;
       });
+      // New partitions and moves name the member the node runs now, not the former one (placed on
+      // the former member, a replica would be held by nobody until a replacement moved it).
+      await create(['data.after'], leader0);
+      const placedAfter = await until('the placement of data.after', 10_000, async () => (await cluster.view<{ partitions?: { event_type: string; replicas: number[] }[] }>(leader0))?.partitions?.filter((p) => p.event_type === 'data.after'));
+      assert.ok(placedAfter.length > 0 && placedAfter.every((p) => p.replicas.includes(member) && !p.replicas.includes(wiped)), `data.after placed on the new member ${member}, not the former ${wiped}: ${JSON.stringify(placedAfter)}`);
+      written.push('data.after');
       assert.equal(v.cluster_id, old.cluster_id, 'the same cluster');
       assert.notEqual(v.disk_id, old.disk_id, 'a new disk');
       assert.deepEqual((await names(wiped)).sort(), [...written].sort(), 'it holds every write');

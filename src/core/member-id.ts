@@ -44,3 +44,19 @@ export function memberLabel(member: number): string {
   const inc = incarnationOfMember(member);
   return inc === 0 ? String(member) : `${nodeOfMember(member)}.${inc}`;
 }
+
+/**
+ * The member each node runs now, one per node: of the member ids given (a metadata configuration,
+ * which holds a wiped node's former member beside its new one until the replacement removes it), the
+ * latest incarnation of each node. What new placements and replica moves name: a replica placed on a
+ * former member would be held by nobody (its node runs the new member only).
+ */
+export function currentMembers(members: Iterable<number>): number[] {
+  const latest = new Map<number, number>();
+  for (const m of members) {
+    const node = nodeOfMember(m);
+    const seen = latest.get(node);
+    if (seen === undefined || incarnationOfMember(m) > incarnationOfMember(seen)) latest.set(node, m);
+  }
+  return [...latest.values()].sort((a, b) => a - b);
+}

@@ -31,6 +31,7 @@ export const replicationFactorDefault = 3;
  * learners), the configured replication factor, and the node that holds legacy partitions.
  */
 export interface MembersSource {
+  /** Member ids (core/member-id.ts), one per node: the member each node runs now (currentMembers). */
   members(): number[];
   /** Replicas per new partition; undefined: min(replicationFactorDefault, members). Clamped to the member count. */
   readonly replicationFactor?: number | undefined;
@@ -39,7 +40,7 @@ export interface MembersSource {
 }
 
 export interface PlacementInput {
-  /** Node ids of the cluster's members (order and duplicates do not matter). */
+  /** The cluster's member ids, one per node (order and duplicates do not matter). */
   members: readonly number[];
   /** Replicas per partition; undefined: the default. Clamped to [1, members]. */
   replicationFactor?: number | undefined;
