@@ -22,6 +22,8 @@ import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group
 import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk, systemMarkerPacing } from './broker/node-disk.js';
 import { registerDisk } from './broker/disk-registration.js';
 import { mayFoundGroup } from './metadata/disk-registry.js';
+import { isFormerMember } from './metadata/partition-member-replacement.js';
+import { nodeOfMember } from './core/member-id.js';
 import { foundOrJoin } from './broker/founding.js';
 import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';
@@ -121,6 +123,8 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   // Told when event types or timelines come and go (onApplied, onRestored below).
   const placements = new AppliedPlacements(() => metadataForPlacement?.state, legacyReplica);
   const placement: PlacementLookup = (topic, partition) => placements.lookup(topic, partition);
+  // A member a placement lists whose node's directory was wiped since (and runs another member).
+  const formerMember = (m: number): boolean => isFormerMember(m, metadataForPlacement?.state.disk(nodeOfMember(m)));
   const replicas = new PartitionReplicas({
     self: config.nodeId,
     kv,
@@ -143,6 +147,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     // The directory's member id, the same in partition groups as in the metadata group: a wiped
     // directory is a new member (docs/partition-replication.md).
     member: () => disk.metadataMember,
+    formerMember,
   });
   const validators = new SchemaValidatorCache();
   // The metadata Raft group. Without peers it is a group of one and no transport is started.
@@ -181,6 +186,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         ...(groups === undefined ? {} : { groups }),
         ...(t === undefined ? {} : { transport: { send: (msgs) => t.send(msgs), forwarder: forwarderOf(t) } }),
         member: () => disk.metadataMember,
+        formerMember,
         onFatal: (err) => fatalRef?.(err),
       });
       replicaSet.add(id, opened.replicas);

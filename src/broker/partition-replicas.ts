@@ -214,6 +214,17 @@ export interface PartitionReplicasOptions {
    * former member waits for the metadata leader's replacement.
    */
   readonly member?: () => number;
+  /**
+   * Whether a member a placement lists is a former member of its node (metadata/partition-member-
+   * replacement.ts, isFormerMember: the node's directory was wiped since and runs another member).
+   * Nothing of the group is left under it, so a fetch of the retained log before a snapshot asks the
+   * other replicas only: its node answers that it does not host the group (until the replacement has
+   * added its new member), an answer a fetch otherwise takes for a replica restarting and waits out.
+   * Waiting, a learner of a move in flight stayed incomplete for good, the move was never promoted,
+   * and the replacement waited for the move (host simulation seeds 7 and 9 of 20, once the simulation
+   * ran the replacement). Absent: no member is taken for a former one.
+   */
+  readonly formerMember?: (member: number) => boolean;
 }
 
 export class PartitionReplicas {
@@ -889,7 +900,9 @@ export class PartitionReplicas {
       // Replicas that answered without that log (retention removed it there), by node.
       const without = new Set<NodeId>();
       for (let attempt = 0; fetchLog !== undefined && current(); attempt++) {
-        const peers = this.#otherNodes([r.group.leader, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])]);
+        const former = this.#o.formerMember;
+        const listed = this.#o.placement(r.topic, r.partition)?.replicas ?? [];
+        const peers = this.#otherNodes([r.group.leader, ...(former === undefined ? listed : listed.filter((m) => !former(m)))]);
         if (peers.length === 0 || peers.every((n) => without.has(n))) break;
         const from = peers[attempt % peers.length]!;
         // Where the fetched log starts: the retained start, or later when `from` holds it from later.

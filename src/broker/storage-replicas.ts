@@ -45,6 +45,8 @@ export interface StorageReplicasOptions {
    * main directory's, since a storage's directory lives inside it and is wiped with it.
    */
   readonly member?: () => number;
+  /** Whether a member a placement lists is a former member of its node (partition-replicas.ts). */
+  readonly formerMember?: (member: number) => boolean;
 }
 
 export interface OpenedStorage {
@@ -87,6 +89,7 @@ export async function openStorageReplicas(o: StorageReplicasOptions): Promise<Op
       ...(o.memoryEntries === undefined ? {} : { memoryEntries: o.memoryEntries }),
       ...(o.groups === undefined ? {} : { groups: o.groups }),
       ...(o.member === undefined ? {} : { member: o.member }),
+      ...(o.formerMember === undefined ? {} : { formerMember: o.formerMember }),
     });
     if (o.transport !== undefined) replicas.setForwarder(o.transport.forwarder);
     host.start(o.transport === undefined ? undefined : { send: o.transport.send });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { memberIdOf } from '../core/member-id.js';
 import { MetadataStateMachine, type ApplyResult } from './state-machine.js';
 import type { MetadataCommand } from './commands.js';
-import { partitionReplacements } from './partition-member-replacement.js';
+import { isFormerMember, partitionReplacements } from './partition-member-replacement.js';
 import { placedPartitions } from './placement-of.js';
 import { memberOnNode } from './placement-types.js';
 import { storedEventType as et } from '../testing/metadata-fixtures.js';
@@ -71,4 +71,15 @@ test('placements hold member ids on distinct nodes: a second member of a node is
   const toNodeHolding = apply({ op: 'partition.move', group: 1, step: 'add_learner', from: 1, to: memberIdOf(2, 5) });
   assert.ok(!toNodeHolding.ok && toNodeHolding.reason === 'invalid', 'a move to a node that holds a member of the group');
   assert.ok(apply({ op: 'partition.move', group: 1, step: 'add_learner', from: 2, to: memberIdOf(2, 5) }).ok, 'a replacement on the node itself');
+});
+
+test('a former member is one of a node whose registration names another member of it', () => {
+  const { sm, apply } = cluster();
+  assert.equal(isFormerMember(3, sm.disk(3)), false, 'no registration');
+  assert.ok(apply({ op: 'node.disk', node: 3, disk: 'disk-3' }).ok);
+  assert.equal(isFormerMember(3, sm.disk(3)), false, 'a registration without a member: the node id runs');
+  assert.ok(apply({ op: 'node.disk', node: 3, disk: 'disk-3b', member: m3 }).ok);
+  assert.equal(isFormerMember(3, sm.disk(3)), true);
+  assert.equal(isFormerMember(m3, sm.disk(3)), false, 'the member it runs now');
+  assert.equal(isFormerMember(2, sm.disk(3)), false, 'another node\'s registration says nothing of node 2');
 });

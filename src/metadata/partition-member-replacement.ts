@@ -26,6 +26,16 @@ import type { PartitionPlacement } from './placement-types.js';
 export type ReplacementCommand = Extract<MetadataCommand, { op: 'partition.move' }>;
 
 /**
+ * Whether `member` is a former member of its node: the node's applied `node.disk` registration
+ * (`registration`, that node's) names another member of it. Its directory was wiped since, so nothing
+ * of any group is left under it; the replacement below removes it from the placements in time.
+ */
+export function isFormerMember(member: number, registration: { readonly node: number; readonly member?: number | undefined } | undefined): boolean {
+  const now = registration?.member;
+  return now !== undefined && registration!.node === nodeOfMember(member) && nodeOfMember(now) === registration!.node && now !== member;
+}
+
+/**
  * The next command for each group that lists a former member: `registrations` are the applied
  * `node.disk` registrations (a node with no `member` registered runs its original member, the node id,
  * and is never replaced).

@@ -176,8 +176,9 @@ export class Clients {
       events: this.#events(op),
     };
     ctx.log(`c${op.client} ${op.batch.id} p${op.p.index} forward ${requestId} #${attempt} to n${node.id} epoch ${req.epoch}`);
-    node
-      .replicas.appendForwarded(req)
+    // Served as the node's transport serves a forwarded append (by the group's handler, if it hosts it).
+    ctx
+      .appendAt(node, 0, req)
       .then((a: AppendAnswer) => {
         if (op.done || node.incarnation !== inc) return;
         if (a.status === 'committed') this.#ack(op, a.firstOffset, a.lastOffset);

@@ -205,6 +205,10 @@ export class HostSimulation implements HostSimContext {
     // Its own stream of choices (derived from the seed, drawing nothing from the main one).
     this.moves = new SimPlacements(this, new Prng(opts.seed * 31 + 7), ids);
     this.moves.metadataLeader = () => this.metadataLeader();
+    this.moves.metadataMembers = () => {
+      const conf = this.metadataLeader()?.metadata?.raftGroup.conf;
+      return conf === undefined ? [] : [...conf.voters, ...conf.learners];
+    };
     this.moves.onApplied = (id) => {
       const n = this.node(id);
       if (!n.running) return;
@@ -226,7 +230,7 @@ export class HostSimulation implements HostSimContext {
       this,
       consumerRng,
       {
-        voterOn: (node, p) => this.moves.lookup(node)(p.topic, p.partition)?.replicas.includes(node) ?? false,
+        voterOn: (node, p) => this.moves.lookup(node)(p.topic, p.partition)?.replicas.includes(this.node(node).member) ?? false,
         retention: this.#tuning.retentionEveryMs !== undefined,
       },
       opts.consumers === false ? 0 : consumerRng.between(2, 4),
@@ -237,7 +241,7 @@ export class HostSimulation implements HostSimContext {
         seed: opts.seed,
         topic,
         retention: this.#tuning.retentionEveryMs !== undefined,
-        voterOn: (node, p) => this.moves.lookup(node)(p.topic, p.partition)?.replicas.includes(node) ?? false,
+        voterOn: (node, p) => this.moves.lookup(node)(p.topic, p.partition)?.replicas.includes(this.node(node).member) ?? false,
       },
       opts.subscriptions === true ? new Prng(opts.seed * 47 + 5).between(1, 3) : 0,
     );
@@ -336,7 +340,8 @@ export class HostSimulation implements HostSimContext {
     node.crash(node.disk.crash(how));
     if (how.kind === 'lostTail' || how.kind === 'wiped') {
       this.damaged.add(node.id);
-      for (const w of this.#watch.values()) w.lostData(w.group === metadataGroup ? member : node.id);
+      // The same member in every group (partition groups run under the directory's member id too).
+      for (const w of this.#watch.values()) w.lostData(member);
     }
     this.#clients.nodeCrashed(node);
     this.#metadataClients.nodeCrashed(node);
@@ -397,6 +402,7 @@ export class HostSimulation implements HostSimContext {
       },
       placement: (id) => this.moves.lookup(id),
       proposeMove: (node) => this.moves.propose(node),
+      placements: (id) => this.moves.views(id),
       partitionsOf: (id) => this.moves.placedOn(id),
       transport: (node) => this.#transport(node),
       forwarder: (node) => this.#forwarder(node),
@@ -633,6 +639,21 @@ export class HostSimulation implements HostSimContext {
     return { oldest: answer.oldest, newest: answer.newest, epoch: answer.epoch as Term, leader: answer.leader as NodeId };
   }
 
+  /**
+   * A forwarded append arriving at node `y`, as the transport's dispatcher serves it: by the group's
+   * handler, which the node registers when it opens the group's replica; a group it does not host
+   * (not placed there, or not opened yet: a wiped node's replica opens only once the placement lists
+   * its new member, after its metadata group has opened) is answered unavailable. Calling
+   * PartitionReplicas.appendForwarded directly opened the replica at once, under the member the
+   * directory ran as before its metadata group made the new one (seeds 39 and 43 of 100: a wiped node
+   * joined its groups as its former member).
+   */
+  appendAt(y: SimHostNode, from: NodeId, req: ForwardedAppend): Promise<AppendAnswer> {
+    const h = y.handlers.get(req.group);
+    if (h?.append === undefined) return Promise.resolve({ status: 'unavailable', detail: `group ${req.group} is not hosted on this node` });
+    return h.append(from, req);
+  }
+
   #forwardCall(from: SimHostNode, to: NodeId, reqs: readonly ForwardedAppend[]): Promise<readonly AppendAnswer[]> {
     const inc = from.incarnation;
     let deadlineMs = 0;
@@ -658,8 +679,7 @@ export class HostSimulation implements HostSimContext {
             return;
           }
           const yInc = y.incarnation;
-          const replicas = y.replicas;
-          Promise.all(reqs.map((req) => replicas.appendForwarded(req)))
+          Promise.all(reqs.map((req) => this.appendAt(y, from.id, req)))
             .then((answer) => {
               if (y.incarnation !== yInc) return;
               for (const back of this.net.delays(this.rng)) {
@@ -802,7 +822,8 @@ export class HostSimulation implements HostSimContext {
       const rs = r.group.raw.status();
       this.log(`n${node.id} opened g${r.groupId}: applied ${r.applied}, offsets ${JSON.stringify(r.bounds())}, log ${st.firstIndex()}..${st.lastIndex()} snapshot ${st.snapshot().metadata.index}, ${JSON.stringify(st.hardState())}${rs.damaged === null ? '' : ` DAMAGED ${JSON.stringify(rs.damaged)}`}; disk ${node.nodeDisk?.opening}${node.nodeDisk?.lostTail === undefined ? '' : ` LOST TAIL: ${node.nodeDisk.lostTail}`}`);
     }
-    this.#watch.get(r.groupId)?.opened(node.id, r.group as RaftGroup<unknown>);
+    // Partition groups, like the metadata group, are watched by member id (a wiped node's is a new one).
+    this.#watch.get(r.groupId)?.opened(r.group.self, r.group as RaftGroup<unknown>);
     this.#checked.add(r);
     // A replica opened again after it was dropped (moved away, then back) starts empty.
     this.#forget(`${node.id}:${this.partitions[r.partition]!.index}`);
@@ -1105,11 +1126,15 @@ export class HostSimulation implements HostSimContext {
       if (!n.running || n.replicas === undefined) continue;
       const groups = [n.metadata?.raftGroup, ...this.partitions.filter((p) => this.moves.placed(p).includes(id)).map((p) => this.#group(n, p))];
       // Repaired for good once the mark is gone from the disk too (the Ready that repairs is written
-      // durably; a crash before that keeps the member damaged). A wiped node's metadata member is new,
-      // never damaged: it counts as repaired once it votes (the leader replaced the former member by it).
+      // durably; a crash before that keeps the member damaged). A wiped node's members are new, never
+      // damaged: it counts as repaired once its metadata member votes (the leader replaced the former
+      // member by it) and no stored placement lists its former member any more (the replacement
+      // recorded its removal: until then the group counts a voter that lost everything, and a second
+      // loss in it could leave no majority).
       const md = n.metadata?.raftGroup;
       const votes = md !== undefined && md.conf.voters.includes(md.self);
-      if (votes && groups.every((g) => g !== undefined && g.raw.status().damaged === null && g.store.damage === undefined)) {
+      const replaced = this.partitions.every((p) => this.#formerMembers(p, n).length === 0);
+      if (votes && replaced && groups.every((g) => g !== undefined && g.self === n.member && g.raw.status().damaged === null && g.store.damage === undefined)) {
         this.damaged.delete(id);
         this.log(`n${id} repaired`);
       }
@@ -1124,7 +1149,7 @@ export class HostSimulation implements HostSimContext {
       for (const n of this.#nodes.values()) {
         if (!n.running) continue;
         const g = this.#group(n, p);
-        if (g !== undefined && w.observe(n.id, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
+        if (g !== undefined && w.observe(g.self, g) && this.chaos && this.rng.chance(this.#flapRate)) this.#flap(n);
       }
     }
   }
@@ -1192,7 +1217,9 @@ export class HostSimulation implements HostSimContext {
 
   /**
    * No move in flight, every node applied the stored placements, every group's configuration (as its
-   * leader has it) is its placement, and no running node holds a replica it is not placed on.
+   * leader has it) is its placement, no placement lists a former member of a node (one whose data
+   * directory was wiped since: the replacement must have run), and no running node holds a replica it
+   * is not placed on.
    */
   #movesSettled(): boolean {
     if (this.moves.inFlight().length > 0 || !this.moves.applied()) return false;
@@ -1202,9 +1229,18 @@ export class HostSimulation implements HostSimContext {
       const conf = l === undefined ? undefined : this.#group(l, p)?.raw.status().confState;
       if (conf === undefined || conf.learners.length > 0 || (s.learners?.length ?? 0) > 0) return false;
       if ([...conf.voters].sort().join(',') !== [...s.replicas].sort().join(',')) return false;
-      for (const n of this.running()) if (!s.replicas.includes(n.id) && this.#group(n, p) !== undefined) return false;
+      for (const n of this.running()) {
+        const g = this.#group(n, p);
+        if (this.#formerMembers(p, n).length > 0 || (g !== undefined && !s.replicas.includes(g.self))) return false;
+      }
     }
     return true;
+  }
+
+  /** Members of node `n` the stored placement of `p` lists other than the one its directory runs as. */
+  #formerMembers(p: SimPartition, n: SimHostNode): number[] {
+    const s = this.moves.stored(p);
+    return [...s.replicas, ...(s.learners ?? [])].filter((m) => nodeOfMember(m) === n.id && m !== n.member);
   }
 
   /** Replicas still fetching the log before a snapshot they installed without it. */
@@ -1233,6 +1269,10 @@ export class HostSimulation implements HostSimContext {
 
   moveReplica(): string {
     return this.moves.operate();
+  }
+
+  promotedOn(node: NodeId): boolean {
+    return this.moves.promotedOn(node);
   }
 
   /** In calm, publishes one marker batch per partition through its leader until acknowledged. */

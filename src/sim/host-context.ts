@@ -2,6 +2,7 @@
  * What the parts of the host simulation (clients, nemesis) see of it: virtual time and the event
  * queue, the nodes, the network, the ledger of batches, and the statistics a run reports.
  */
+import type { AppendAnswer, ForwardedAppend } from '../broker/partition-replicas.js';
 import type { NodeId } from '../raft/index.js';
 import type { SimHostNode } from './host-node.js';
 import type { Network } from './network.js';
@@ -17,7 +18,10 @@ export interface SimPartition {
   readonly group: number;
   /** Its founding voters. */
   readonly founders: readonly NodeId[];
-  /** The voters of its placement as stored in metadata (replica moves change them); the first is the preferred leader. */
+  /**
+   * The nodes of the voters of its placement as stored in metadata (replica moves change them); the
+   * first is the preferred leader. The placement itself lists member ids (host-moves.ts).
+   */
   replicas: readonly NodeId[];
 }
 
@@ -63,6 +67,13 @@ export interface HostSimStats {
   wipes: number;
   /** Of those, the scripted wipe of a member that only a deposed leader reaches (nemesis wipeBesideDeposed). */
   wipesBesideDeposed: number;
+  /**
+   * Partition members of wiped directories the metadata leader began to replace by the member the
+   * directory runs now (partition-members.ts: a move on the same node), and replacements carried out
+   * to the end (the former member's removal recorded).
+   */
+  replacementsStarted: number;
+  replacementsDone: number;
   fullDisks: number;
   refusedWrites: number;
   /** Batches told failed because the disk refused them (the leader may have sent them already). */
@@ -71,7 +82,10 @@ export interface HostSimStats {
   skews: number;
   storms: number;
   transfers: number;
-  /** Replica moves the operator started, cancelled, and finished (the removal recorded). */
+  /**
+   * Replica moves the operator started, moves cancelled (by the operator, or by a replacement whose
+   * move's new member was wiped), and the operator's moves finished (the removal recorded).
+   */
   moves: number;
   movesCancelled: number;
   movesDone: number;
@@ -157,6 +171,8 @@ export function emptyStats(): HostSimStats {
     lostTailCrashes: 0,
     wipes: 0,
     wipesBesideDeposed: 0,
+    replacementsStarted: 0,
+    replacementsDone: 0,
     fullDisks: 0,
     refusedWrites: 0,
     refusedBatches: 0,
@@ -227,8 +243,12 @@ export interface HostSimContext {
   crash(node: SimHostNode, how: CrashKind, restartAfterMs: number | undefined): void;
   /** Nodes that lost fsynced writes and whose groups are not all repaired yet. */
   readonly damaged: ReadonlySet<NodeId>;
+  /** Whether a move in flight adds a member of the node whose promotion is stored (host-moves.ts). */
+  promotedOn(node: NodeId): boolean;
   /** The operator moves a replica or cancels a move (host-moves.ts); says what it did. */
   moveReplica(): string;
+  /** A forwarded append served by a node as its transport does (host-cluster.ts). */
+  appendAt(node: SimHostNode, from: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
   /** A check failed inside an asynchronous callback: the run stops after the current event. */
   fail(err: unknown): void;
 }

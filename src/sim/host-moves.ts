@@ -13,9 +13,15 @@
  * travels to the metadata leader over the faulty network: it may be refused (no leader, cut off), or
  * stored while its answer is lost, as a forwarded proposal can be.
  *
- * After calm every move must finish (MoveLiveness): the group's configuration is the placement's, and
- * no node holds a replica it is not placed on.
+ * Placements list member ids (core/member-id.ts), as production's do: a node whose data directory
+ * was wiped runs a new member, and the metadata leader's production PartitionMemberReplacer (run by
+ * host-node.ts over the placements that node applied) proposes a move on the same node from the
+ * former member to the new one, which goes through `propose` like any recorded step.
+ *
+ * After calm every move must finish (MoveLiveness): the group's configuration is the placement's, no
+ * placement lists a former member, and no node holds a replica it is not placed on.
  */
+import { nodeOfMember } from '../core/member-id.js';
 import { moveStep } from '../metadata/placement-changes.js';
 import type { PartitionPlacement } from '../metadata/placement-types.js';
 import type { MetadataCommand } from '../metadata/commands.js';
@@ -47,6 +53,8 @@ export class SimPlacements {
   onApplied: ((node: NodeId, group: number) => void) | undefined;
   /** The node leading the metadata group now (where a recorded step goes). */
   metadataLeader: () => SimHostNode | undefined = () => undefined;
+  /** The metadata group's members (voters and learners) as its leader has them (member ids). */
+  metadataMembers: () => readonly number[] = () => this.#ids;
 
   constructor(ctx: HostSimContext, rng: Prng, ids: readonly NodeId[]) {
     this.#ctx = ctx;
@@ -61,10 +69,15 @@ export class SimPlacements {
     return this.#stored.get(p.group)!.p;
   }
 
-  /** Nodes the stored placement names (voters and learners). */
+  /** Nodes the stored placement names a member of (voters and learners), each once. */
   placed(p: SimPartition): NodeId[] {
     const s = this.stored(p);
-    return [...s.replicas, ...(s.learners ?? [])];
+    return [...new Set([...s.replicas, ...(s.learners ?? [])].map(nodeOfMember))];
+  }
+
+  /** Every placement a node has applied (what the metadata leader's PartitionMemberReplacer reads). */
+  views(node: NodeId): { readonly placement: PartitionPlacement }[] {
+    return [...this.#views.get(node)!.values()].map((v) => ({ placement: v.p }));
   }
 
   /** What a node's placement lookup answers: its own applied view. */
@@ -76,12 +89,15 @@ export class SimPlacements {
     };
   }
 
-  /** Partitions a node's view places on it. */
+  /**
+   * Partitions a node's view places a member of that node on (PartitionReplicas opens a replica only
+   * where it lists the member the node's directory runs as: not while it lists a former one).
+   */
   placedOn(node: NodeId): SimPartition[] {
     const view = this.#views.get(node)!;
     return this.#ctx.partitions.filter((p) => {
       const v = view.get(p.group)!.p;
-      return v.replicas.includes(node) || (v.learners?.includes(node) ?? false);
+      return [...v.replicas, ...(v.learners ?? [])].some((m) => nodeOfMember(m) === node);
     });
   }
 
@@ -91,12 +107,16 @@ export class SimPlacements {
     if (cur === undefined) return { ok: false, detail: `no group ${cmd.group}` };
     const next = moveStep(cur.p, cmd);
     if ('ok' in next) return next.ok ? { ok: true } : { ok: false, detail: next.detail };
-    if (cmd.step === 'remove') this.#ctx.stats.movesDone++;
+    // A move on one node replaces a member whose data directory was wiped (partition-members.ts).
+    const replacement = nodeOfMember(cmd.from) === nodeOfMember(cmd.to);
+    if (cmd.step === 'add_learner' && replacement) this.#ctx.stats.replacementsStarted++;
+    if (cmd.step === 'remove') this.#ctx.stats[replacement ? 'replacementsDone' : 'movesDone']++;
     if (cmd.step === 'cancel') this.#ctx.stats.movesCancelled++;
     const version: Version = { v: cur.v + 1, p: next };
     this.#stored.set(cmd.group, version);
     const sp = this.#ctx.partitions.find((p) => p.group === cmd.group)!;
-    sp.replicas = [...next.replicas];
+    // The simulation's parts pick nodes by the voters' nodes; the placement itself lists member ids.
+    sp.replicas = [...new Set(next.replicas.map(nodeOfMember))];
     this.#ctx.log(`MOVE stored g${cmd.group} ${cmd.step} ${cmd.from}->${cmd.to}: replicas [${next.replicas.join(',')}] learners [${(next.learners ?? []).join(',')}]${next.moving === undefined ? '' : ` moving ${next.moving.from}->${next.moving.to}`}`);
     for (const id of this.#ids) {
       this.#ctx.at(this.#rng.between(0, applyLagMsMax), () => {
@@ -146,16 +166,34 @@ export class SimPlacements {
       const res = this.#apply({ op: 'partition.move', group: p.group, step: 'cancel', from: s.moving.from, to: s.moving.to });
       return `p${p.index} cancel ${s.moving.from}->${s.moving.to}: ${res.ok ? 'stored' : res.detail}`;
     }
-    const spare = this.#ids.filter((id) => !s.replicas.includes(id) && !(s.learners ?? []).includes(id));
+    const listed = [...s.replicas, ...(s.learners ?? [])].map(nodeOfMember);
+    const spare = this.#ids.filter((id) => !listed.includes(id));
     if (spare.length === 0) return `p${p.index} has no node to move to`;
     const from = this.#rng.pick(s.replicas);
     // Often back to a founder moved away before: it opens the group afresh and must write the founding
     // configuration the others wrote (placement `founders`), not one of today's replicas.
     const back = spare.filter((id) => p.founders.includes(id));
-    const to = this.#rng.pick(back.length > 0 && this.#rng.chance(0.6) ? back : spare);
+    const toNode = this.#rng.pick(back.length > 0 && this.#rng.chance(0.6) ? back : spare);
+    // As move-service.ts: the API names a node, the move takes the member it runs now as the metadata
+    // group's members say (a wiped node's new member once added; its former one until then, which
+    // the replacement then cancels).
+    const to = this.metadataMembers().find((m) => nodeOfMember(m) === toNode);
+    if (to === undefined) return `p${p.index} n${toNode} is not a member`;
     const res = this.#apply({ op: 'partition.move', group: p.group, step: 'add_learner', from, to });
     if (res.ok) ctx.stats.moves++;
     return `p${p.index} ${from}->${to}: ${res.ok ? 'stored' : res.detail}`;
+  }
+
+  /**
+   * Whether a move in flight adds a member of `node` whose promotion the stored placement has recorded
+   * (the group may not have made it a voter yet). Such a member is not wiped (host-nemesis.ts): nothing
+   * carries that move on (docs/testing.md, "Not simulated yet").
+   */
+  promotedOn(node: NodeId): boolean {
+    return this.#ctx.partitions.some((p) => {
+      const s = this.stored(p);
+      return s.moving !== undefined && nodeOfMember(s.moving.to) === node && s.replicas.includes(s.moving.to);
+    });
   }
 
   /** Moves still in flight in the stored placements. */

@@ -17,6 +17,7 @@
  * - operations: an operator moves a replica of a partition to a node outside its group, or cancels a
  *   move (host-moves.ts); the nodes carry the moves out meanwhile, under all of the above.
  */
+import { nodeOfMember } from '../core/member-id.js';
 import { writeSeqKey } from '../broker/raft-keys.js';
 import { decodeU64Record } from '../broker/raft-records.js';
 import type { HostSimContext, SimPartition } from './host-context.js';
@@ -260,7 +261,7 @@ export class Nemesis {
           const md = l?.metadata;
           if (l === undefined || md === undefined) break;
           const to = r.pick(md.raftGroup.raw.status().confState.voters);
-          if (to !== l.id && md.transferLeadership(to)) {
+          if (to !== md.raftGroup.self && md.transferLeadership(to)) {
             ctx.stats.transfers++;
             detail = `metadata n${l.id} -> n${to}`;
           }
@@ -271,7 +272,7 @@ export class Nemesis {
         const g = l?.replicas?.replica(p.topic, p.partition)?.group;
         if (l === undefined || g === undefined) break;
         const to = r.pick(g.raw.status().confState.voters);
-        if (to !== l.id && g.raw.transferLeadership(to)) {
+        if (to !== g.self && g.raw.transferLeadership(to)) {
           ctx.stats.transfers++;
           l.host?.kick(g.id);
           detail = `p${p.index} n${l.id} -> n${to}`;
@@ -331,26 +332,34 @@ export class Nemesis {
 
   /**
    * A node's data directory is wiped (its KV and its marker file): it restarts with nothing, a disk
-   * that joined the cluster after every group was created, and joins its groups empty and damaged;
-   * each first learns a term floor from the other voters (src/raft, termProbe), then is repaired.
-   * Like a lost tail, one node at a time.
+   * that joined the cluster after every group was created, and rejoins every group as a new member
+   * (core/member-id.ts) that replaces its former one (the metadata group's leader, and for partition
+   * groups a move on the same node that the metadata leader proposes and each partition's leader
+   * carries out). Like a lost tail, one node at a time: it counts as damaged until the replacements
+   * are recorded (host-cluster.ts).
    */
   #wipe(): string | undefined {
     const ctx = this.#ctx;
     const n = ctx.rng.pick(ctx.nodes());
     if (!n.running || ctx.damaged.size > 0) return undefined;
+    // Not the new member of a move whose promotion is recorded but which the group may not have made a
+    // voter yet: nothing would carry that move on (docs/testing.md, "Not simulated yet"; seed 29).
+    if (ctx.promotedOn(n.id)) return `n${n.id} spared: a move to it is promoted`;
     ctx.stats.wipes++;
     ctx.crash(n, { kind: 'wiped' }, ctx.rng.between(10, 300));
     return `n${n.id}`;
   }
 
   /**
-   * The case a wiped member's term floor is for (docs/storage.md, "The term ceiling"): a group's leader
+   * The case a wiped member's term floor was for (docs/storage.md, "The term ceiling"): a group's leader
    * b is cut off with a clock so slow that it goes on leading its term for seconds; the others elect a
    * leader a of a newer term and commit with the third member w. Then w's directory is wiped and only
    * b can reach it (a is cut off), b's clock back at speed once w has opened its replica, so that it
-   * heartbeats w at once: w must not take b's appends (TermFloor), or b commits its own entries over
-   * what a committed with w's former self. Each step waits for its moment, looking every 20 to 60 ms (a group leading three voters with
+   * heartbeats w at once: w must not take b's appends, or b commits its own entries over what a
+   * committed with w's former self. Since w rejoins as a new member, what b sends goes to w's former
+   * member, which w's host drops; w's new member is not in b's configuration, and opens only once a
+   * (cut off meanwhile) adds it as a learner. (Before, w rejoined under its node id with its past
+   * term unknown, and the term floor kept it from taking b's appends: TermFloor.) Each step waits for its moment, looking every 20 to 60 ms (a group leading three voters with
    * no node damaged, for up to a second; a newer leader that committed an entry of its term, for up
    * to 1.5 s), and the cuts it needs are made again at each look: the other faults, drawn meanwhile,
    * would otherwise heal them or cut b from w, and they do not crash b meanwhile (they would pick it
@@ -391,7 +400,8 @@ export class Nemesis {
         const a = ctx.leaderOf(p);
         const st = a === b ? undefined : a?.replicas?.replica(p.topic, p.partition)?.group.raw;
         const status = st?.status();
-        const w = voters.map((id) => ctx.node(id)).find((n) => n !== a && n !== b);
+        const w = voters.map((m) => ctx.node(nodeOfMember(m))).find((n) => n !== a && n !== b);
+        if (w !== undefined && ctx.promotedOn(w.id)) return give(`n${w.id} is the new member of a promoted move`);
         if (a === undefined || st === undefined || status === undefined || st.termAt(status.commit) !== status.term || w === undefined || !w.running) {
           if (ctx.nowMs() < until) ctx.at(r.between(20, 60), deposed);
           else give('no newer leader committed with the third member');

@@ -15,11 +15,15 @@ import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-gr
 import { diskTokenOf, markerIntervalMs, NodeDisk } from '../broker/node-disk.js';
 import { registerDisk } from '../broker/disk-registration.js';
 import { MetadataMemberReplacer } from '../broker/metadata-members.js';
+import { PartitionMemberReplacer } from '../broker/partition-members.js';
+import { isFormerMember } from '../metadata/partition-member-replacement.js';
+import { nodeOfMember } from '../core/member-id.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import { PartitionUnavailableError } from '../log/errors.js';
 import { ReplicaMover, type ReplicaMoverOptions } from '../broker/replica-mover.js';
 import type { MoveAction } from '../metadata/replica-move-plan.js';
+import type { PartitionPlacement } from '../metadata/placement-types.js';
 import { RaftNodeHost, type GroupTransport, type HostScheduler, type TickSource } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, NodeId } from '../raft/index.js';
@@ -61,6 +65,8 @@ export interface HostNodeEnv {
   placement(node: NodeId): PlacementLookup;
   /** How this node's ReplicaMover records a step of a move in metadata. */
   proposeMove(node: SimHostNode): ReplicaMoverOptions['propose'];
+  /** Every placement as this node's metadata has applied it (what its PartitionMemberReplacer reads). */
+  placements(node: NodeId): Iterable<{ readonly placement: PartitionPlacement }>;
   /** Every node: the metadata group's founding voters. */
   readonly founders: readonly NodeId[];
   /** How the metadata group forwards a follower's proposal to its leader. */
@@ -221,6 +227,10 @@ export class SimHostNode {
         return ac.signal;
       },
       ...(this.wiped ? { mayFound: () => false } : {}),
+      // As main.ts: the directory's member id, the same in partition groups as in the metadata group (a
+      // wiped directory runs a new one, and holds a replica of a group once the placement lists it).
+      member: () => nodeDisk.metadataMember,
+      formerMember: (m) => isFormerMember(m, this.metadata?.state.disk(nodeOfMember(m))),
       groups: {
         register: (group, handler) => this.handlers.set(group, handler),
         unregister: (group) => this.handlers.delete(group),
@@ -228,7 +238,6 @@ export class SimHostNode {
     });
     replicas.setForwarder(env.forwarder(this));
     this.host = host;
-    this.replicas = replicas;
     host.start(env.transport(this));
     const metadata = await RaftMetadataGroup.open({
       self: this.id,
@@ -263,6 +272,12 @@ export class SimHostNode {
     });
     if (this.incarnation !== inc) return;
     this.metadata = metadata;
+    // Clients, consumers and the checks reach the replicas from now on: in main.ts nothing opens a
+    // replica before the metadata group has opened (HTTP listens later still, and the transport
+    // serves only groups whose replica is open), and a wiped directory's new member id is made as it
+    // opens. Reached sooner, a client's publish opened the replica under the node id, the member the
+    // directory ran as before (seed 61 of 100: a wiped node joined a group as its former member).
+    this.replicas = replicas;
     this.handlers.set(metadata.raftGroup.id, metadata.transportHandler());
     this.#observe(metadata.raftGroup);
     env.metadataOpened(this, metadata);
@@ -300,7 +315,18 @@ export class SimHostNode {
     }
     // As main.ts: the mover starts once the placed replicas are open, drops what was moved away while
     // the node was down, and takes a round every 250 ms.
-    const mover = new ReplicaMover({ self: this.id, stores: () => [replicas], placement: env.placement(this.id), propose: env.proposeMove(this), logger: silent });
+    const mover = new ReplicaMover({ self: this.id, member: () => nodeDisk.metadataMember, stores: () => [replicas], placement: env.placement(this.id), propose: env.proposeMove(this), logger: silent });
+    // As main.ts: on the metadata leader, a partition member of a wiped directory is replaced by the
+    // member it runs now (a move on the same node, which the partition's leader then carries out).
+    const proposeMove = env.proposeMove(this);
+    const partitionReplacer = new PartitionMemberReplacer({
+      isLeader: () => metadata.isLeader(),
+      placements: () => env.placements(this.id),
+      registrations: () => metadata.state.disks(),
+      // Only partition.move commands come from it (the placements are modelled: host-moves.ts).
+      propose: (cmd) => (cmd.op === 'partition.move' ? proposeMove(cmd) : Promise.resolve({ ok: false, detail: `not modelled: ${cmd.op}` })),
+      logger: silent,
+    });
     await mover.dropStored();
     if (this.incarnation !== inc) return;
     this.mover = mover;
@@ -311,6 +337,7 @@ export class SimHostNode {
     const round = (): void => {
       env.moved(this, mover.round());
       replacer.round();
+      partitionReplacer.round();
       if (++rounds % 20 === 0 && env.partitionsOf(this.id).some(({ topic, partition }) => replicas.missingHere(topic, partition) || this.#unhooked(replicas.replica(topic, partition)))) env.reopen(this);
       this.after(250, round, inc);
     };
@@ -418,8 +445,23 @@ export class SimHostNode {
   /** Whether the data directory was wiped since the cluster was founded (see wipeDirectory). */
   wiped = false;
 
+  /** The member id the directory ran as when last seen running (kept while the node is down). */
+  #member: number | undefined;
+
+  /**
+   * The member id this node's directory runs as, in the metadata group and in partition groups alike
+   * (core/member-id.ts): the node id unless the directory joined as a new member after a wipe. While
+   * the node is down, the one it last ran as.
+   */
+  get member(): number {
+    const m = this.nodeDisk?.metadataMember;
+    if (m !== undefined) this.#member = m;
+    return this.#member ?? this.id;
+  }
+
   /** The process dies at once: nothing is closed or flushed, and the disk keeps what `disk` says. */
   crash(next: SimDisk): void {
+    void this.member; // remembered while down
     this.running = false;
     this.incarnation++;
     this.host = undefined;

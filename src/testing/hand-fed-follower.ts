@@ -32,8 +32,11 @@ export interface HandFedFollower {
   close(): Promise<void>;
 }
 
-/** `onFatal` replaces collecting fatal errors in `fatal` (e.g. to fail the test at once). */
-export function handFedFollower(kv: OrderedKv, o: { onFatal?: (err: unknown) => void } = {}): HandFedFollower {
+/**
+ * `onFatal` replaces collecting fatal errors in `fatal` (e.g. to fail the test at once); `formerMember`
+ * is PartitionReplicas' (members of wiped directories).
+ */
+export function handFedFollower(kv: OrderedKv, o: { onFatal?: (err: unknown) => void; formerMember?: (member: number) => boolean } = {}): HandFedFollower {
   const fatal: unknown[] = [];
   const clock = { nowMs: () => followerNowMs, monotonicMs: () => 0 };
   const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock, ticks: noTicks, logger, onFatal: o.onFatal ?? ((err) => fatal.push(err)) });
@@ -50,6 +53,7 @@ export function handFedFollower(kv: OrderedKv, o: { onFatal?: (err: unknown) => 
     heartbeatTicks: 1,
     appendTimeoutMs: 5000,
     groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
+    ...(o.formerMember === undefined ? {} : { formerMember: o.formerMember }),
   });
   host.start({ send: () => undefined });
   return {

@@ -103,14 +103,6 @@ export const mutants: readonly Mutant[] = [
     retention: true,
   },
   {
-    name: 'term-probe-off',
-    why: 'a member whose past term is unknown (its data directory wiped) takes appends at once instead of first learning a term floor from a majority of the other voters: it can acknowledge a leader deposed since the wipe, which then commits over entries a newer leader committed with its former self',
-    file: 'src/raft/raft.ts',
-    find: '    if (this.damaged?.termUnknown === true) this.#startProbe(cfg.termProbePeers);',
-    replace: '    if (this.damaged?.termUnknown === true && cfg.termProbePeers.length < 0) this.#startProbe(cfg.termProbePeers);',
-    sims: ['host'],
-  },
-  {
     name: 'remote-read-past-applied',
     why: 'a replica serving a remote read also serves the events of the entries it holds but has not applied (not known to be committed), at the offsets they would take',
     file: 'src/broker/partition-replicas.ts',
@@ -146,6 +138,22 @@ export const mutants: readonly Mutant[] = [
     file: 'src/metadata/replica-move-plan.ts',
     find: '  if (inConf(from)) {',
     replace: '  if (inConf(from) && view.self < 0) {',
+    sims: ['host'],
+  },
+  {
+    name: 'replacement-keeps-former',
+    why: "the replacement of a wiped node's partition member (a move on the same node) records the former member's removal without removing it from the group: the group goes on counting a voter that holds nothing and never answers",
+    file: 'src/metadata/replica-move-plan.ts',
+    find: '  if (inConf(from)) {',
+    replace: '  if (inConf(from) && from % 2147483648 !== to % 2147483648) {',
+    sims: ['host'],
+  },
+  {
+    name: 'history-fetch-waits-for-former',
+    why: "a fetch of the retained log before a snapshot also waits for the node of a wiped member the placement still lists (it answers that it does not host the group): the learner of a move in flight stays incomplete, and the replacement of that member waits for the move for good",
+    file: 'src/broker/partition-replicas.ts',
+    find: 'listed.filter((m) => !former(m))',
+    replace: 'listed.filter((m) => !former(m) || m > 0)',
     sims: ['host'],
   },
   {
