@@ -2,9 +2,11 @@
 // only when it holds no partition raft state either (partition-state-held.ts): with partition records
 // (in its KV, or a storage directory beside it) it keeps its member id and starts the metadata group
 // empty and damaged, so its partition records stay under the id they were written under.
+// A directory that made its new member id before and found no loss since gets that id again: its
+// partition records are its own, and it goes on as the undamaged new member it was.
 // Method: partitionStateHeld over a MemoryKv and a temporary directory; the production metadata
 // group opened on a NodeDisk that lost its raft state (a missing marker), with and without a
-// partition record in its KV. lost-metadata-state.cluster.test.ts shows the whole case on real nodes.
+// partition record in its KV; orphanedByNewMember on a directory that joined as a new member. lost-metadata-state.cluster.test.ts shows the whole case on real nodes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,7 +16,7 @@ import { pino } from 'pino';
 import { MemoryCell, MemoryKv } from '../log/index.js';
 import { closeMember, openMember } from '../testing/metadata-member.js';
 import { NodeDisk } from './node-disk.js';
-import { partitionStateHeld } from './partition-state-held.js';
+import { orphanedByNewMember, partitionStateHeld } from './partition-state-held.js';
 import { groupStart } from './raft-keys.js';
 import { systemClock, systemRandom } from './system.js';
 
@@ -85,4 +87,22 @@ test('a node that lost its metadata raft state keeps its member id when it holds
   assert.notEqual(fresh.member, 3, 'without: a new member');
   assert.equal(fresh.member % 2 ** 31, 3);
   assert.equal(fresh.damaged, false);
+});
+
+test('a directory that made its new member id and lost nothing since orphans nothing: it gets the same id, undamaged', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const disk = await NodeDisk.open({ kv, cell, self: 3, newId: () => 'disk-3-after-wipe', logger: quiet });
+  await disk.setCluster('cluster', []);
+  assert.equal(disk.wouldMakeMetadataMember, true);
+  const member = await disk.newMetadataMember();
+  await putRecord(kv, 5);
+  // Restarted before anything was written to its metadata group (its partition replicas opened meanwhile).
+  const again = await NodeDisk.open({ kv, cell, self: 3, newId: () => 'unused', logger: quiet });
+  assert.equal(again.wouldMakeMetadataMember, false);
+  assert.equal(await orphanedByNewMember(again, kv, undefined), undefined);
+  assert.equal(await again.newMetadataMember(), member);
+  // A loss found since: a new id would be made, and would orphan the partition records.
+  const lost = await NodeDisk.open({ kv, cell: new MemoryCell(), self: 3, newId: () => 'unused', logger: quiet });
+  assert.equal(await orphanedByNewMember(lost, kv, undefined), 'raft records of partition group 5');
 });
