@@ -31,7 +31,7 @@ import { groupStart, raftEnd } from './raft-keys.js';
  * change. A directory that made its new member id before and found no loss since gets the same id
  * again (node-disk.ts, newMetadataMember): its partition records, written under that id, stay its
  * own, and it goes on as the new, undamaged member it was (a wiped node restarted before the leader
- * added it, which opened partition replicas meanwhile: the host simulation does).
+ * added it).
  */
 export async function orphanedByNewMember(disk: Pick<NodeDisk, 'wouldMakeMetadataMember'>, kv: OrderedKv, storagesDir: string | undefined): Promise<string | undefined> {
   return disk.wouldMakeMetadataMember ? partitionStateHeld(kv, storagesDir) : undefined;

@@ -16,7 +16,6 @@ import { diskTokenOf, markerIntervalMs, NodeDisk } from '../broker/node-disk.js'
 import { registerDisk } from '../broker/disk-registration.js';
 import { MetadataMemberReplacer } from '../broker/metadata-members.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
-import { orphanedByNewMember } from '../broker/partition-state-held.js';
 import type { PartitionReplica } from '../broker/partition-replica.js';
 import { PartitionUnavailableError } from '../log/errors.js';
 import { ReplicaMover, type ReplicaMoverOptions } from '../broker/replica-mover.js';
@@ -236,8 +235,6 @@ export class SimHostNode {
       // As main.ts: a wiped directory (or one that lost the group's state) joins as a new member.
       member: nodeDisk.metadataMember,
       newMember: () => nodeDisk.newMetadataMember(),
-      // As main.ts: one that holds partition records keeps its member id (no storages here).
-      partitionState: () => orphanedByNewMember(nodeDisk, this.disk, undefined),
       incarnation: `n${this.id}.${inc}`,
       kv: this.disk,
       host,
