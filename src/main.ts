@@ -34,7 +34,7 @@ import { SessionReaper } from './broker/session-reaper.js';
 import { commitTimeoutSecondsMax } from './core/limits.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from './broker/partition-replicas.js';
 import { openStorageReplicas, storagesDir } from './broker/storage-replicas.js';
-import { partitionStateHeld } from './broker/partition-state-held.js';
+import { orphanedByNewMember } from './broker/partition-state-held.js';
 import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
 import { PartitionMemberReplacer } from './broker/partition-members.js';
@@ -268,7 +268,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     member: disk.metadataMember,
     newMember: () => disk.newMetadataMember(),
     // One whose partition groups hold records keeps its member id: they were written under it.
-    partitionState: () => partitionStateHeld(kv, storagesDir(config.dataDir)),
+    partitionState: () => orphanedByNewMember(disk, kv, storagesDir(config.dataDir)),
     incarnation,
     kv,
     host: raftHost,

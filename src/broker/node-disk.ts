@@ -428,12 +428,22 @@ export class NodeDisk {
   async newMetadataMember(): Promise<NodeId> {
     const id = this.#identity;
     const losses = id.losses ?? (id.lostRaftState === undefined ? 0 : 1);
-    if (id.metadataMember !== undefined && (id.metadataMemberLosses ?? 0) === losses) return id.metadataMember;
+    if (!this.wouldMakeMetadataMember) return id.metadataMember!;
     const member = memberIdOf(id.nodeId, metadataIncarnationOf(id.diskId, losses));
     const next: NodeIdentity = { ...id, metadataMember: member, metadataMemberLosses: losses };
     await this.#kv.write((b) => b.put(nodeIdentityKey, encodeIdentity(next)), { durable: true });
     this.#identity = next;
     return member;
+  }
+
+  /**
+   * Whether newMetadataMember would make a member id other than the one this directory runs as now:
+   * false when it made one and found no loss since (a restart before anything was written under it).
+   */
+  get wouldMakeMetadataMember(): boolean {
+    const id = this.#identity;
+    const losses = id.losses ?? (id.lostRaftState === undefined ? 0 : 1);
+    return !(id.metadataMember !== undefined && (id.metadataMemberLosses ?? 0) === losses);
   }
 
   /** Records (durably) the cluster this node founded or joined. */

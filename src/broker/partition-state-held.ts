@@ -23,15 +23,27 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import type { OrderedKv } from '../log/index.js';
+import type { NodeDisk } from './node-disk.js';
 import { groupStart, raftEnd } from './raft-keys.js';
 
-export async function partitionStateHeld(kv: OrderedKv, storagesDir: string, metadataGroup = 0): Promise<string | undefined> {
+/**
+ * What a new metadata member id would orphan: the partition state held here, when the id would
+ * change. A directory that made its new member id before and found no loss since gets the same id
+ * again (node-disk.ts, newMetadataMember): its partition records, written under that id, stay its
+ * own, and it goes on as the new, undamaged member it was (a wiped node restarted before the leader
+ * added it).
+ */
+export async function orphanedByNewMember(disk: Pick<NodeDisk, 'wouldMakeMetadataMember'>, kv: OrderedKv, storagesDir: string | undefined): Promise<string | undefined> {
+  return disk.wouldMakeMetadataMember ? partitionStateHeld(kv, storagesDir) : undefined;
+}
+
+export async function partitionStateHeld(kv: OrderedKv, storagesDir: string | undefined, metadataGroup = 0): Promise<string | undefined> {
   // Partition groups take every id but the metadata group's (0, the lowest): the first key after it.
   for await (const [k] of kv.iterate({ gte: groupStart(metadataGroup + 1), lt: raftEnd, limit: 1 })) {
     return `raft records of partition group ${k.readUInt32BE(1)}`;
   }
   // An operator-created storage keeps its partition groups in a RocksDB of its own (storage-replicas.ts),
   // under the same member id. Its directory is only made when the storage opened here: taken as state.
-  const storages = existsSync(storagesDir) ? readdirSync(storagesDir) : [];
+  const storages = storagesDir !== undefined && existsSync(storagesDir) ? readdirSync(storagesDir) : [];
   return storages.length > 0 ? `partition logs of the storages ${storages.sort().join(', ')}` : undefined;
 }
