@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { advertisedHost, loadConfig, loggableConfig, parsePeers, readClusterSecurity, ConfigError, type Config } from './config/config.js';
 import { otherBodyBytesMax } from './core/limits.js';
-import { currentMembers } from './core/member-id.js';
+import { currentMembers, nodeOfMember } from './core/member-id.js';
 import { createLogger } from './observability/logger.js';
 import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
@@ -23,7 +23,6 @@ import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk, systemMarkerPaci
 import { registerDisk } from './broker/disk-registration.js';
 import { mayFoundGroup } from './metadata/disk-registry.js';
 import { isFormerMember } from './metadata/partition-member-replacement.js';
-import { nodeOfMember } from './core/member-id.js';
 import { foundOrJoin } from './broker/founding.js';
 import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
 import { systemClock, systemRandom } from './broker/system.js';

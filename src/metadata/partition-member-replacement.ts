@@ -44,15 +44,13 @@ export function partitionReplacements(
   placements: Iterable<{ readonly placement: PartitionPlacement }>,
   registrations: Iterable<{ readonly node: number; readonly member?: number | undefined }>,
 ): ReplacementCommand[] {
-  const current = new Map<number, number>();
-  for (const r of registrations) if (r.member !== undefined && nodeOfMember(r.member) === r.node) current.set(r.node, r.member);
-  if (current.size === 0) return [];
+  // Each node's registration that names a member of it (the member its directory runs now).
+  const byNode = new Map<number, { readonly node: number; readonly member?: number | undefined }>();
+  for (const r of registrations) if (r.member !== undefined && nodeOfMember(r.member) === r.node) byNode.set(r.node, r);
+  if (byNode.size === 0) return [];
+  const former = (m: number): boolean => isFormerMember(m, byNode.get(nodeOfMember(m)));
   const out: ReplacementCommand[] = [];
   for (const { placement: p } of placements) {
-    const former = (m: number): boolean => {
-      const now = current.get(nodeOfMember(m));
-      return now !== undefined && now !== m;
-    };
     const moving = p.moving;
     if (moving !== undefined) {
       // The member a move adds was wiped before it became a voter: cancel it; the move can be made again.
@@ -60,7 +58,7 @@ export function partitionReplacements(
       continue;
     }
     const gone = p.replicas.find(former);
-    if (gone !== undefined) out.push({ op: 'partition.move', group: p.group, step: 'add_learner', from: gone, to: current.get(nodeOfMember(gone))! });
+    if (gone !== undefined) out.push({ op: 'partition.move', group: p.group, step: 'add_learner', from: gone, to: byNode.get(nodeOfMember(gone))!.member! });
   }
   return out;
 }
