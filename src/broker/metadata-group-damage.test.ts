@@ -13,10 +13,9 @@ import type { EventType } from '../metadata/types.js';
 import type { NodeId } from '../raft/index.js';
 import type { TransportHandler } from '../transport/index.js';
 import type { RaftMetadataGroup } from './metadata-group.js';
-import { closeMember, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
+import { closeMember, fastMemberTimings, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
 import { NodeDisk } from './node-disk.js';
 import { entryKey } from './raft-keys.js';
-import { systemClock, systemRandom } from './system.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -34,13 +33,7 @@ function open(kv: MemoryKv, self: NodeId, founders: NodeId[], members: NodeId[],
     kv,
     founders,
     directory: members.map((id) => ({ id })),
-    tickMs: 5,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    snapshotEntries: 1000,
-    proposalTimeoutMs: 2000,
-    clock: systemClock,
-    random: systemRandom,
+    ...fastMemberTimings,
     logger,
   });
 }

@@ -24,8 +24,7 @@ import { makeMessage, type Message, type NodeId } from '../raft/index.js';
 import { encodeImage } from './metadata-codec.js';
 import { termMax } from '../transport/limits.js';
 import type { RaftMetadataGroup } from './metadata-group.js';
-import { closeMember, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
-import { systemClock, systemRandom } from './system.js';
+import { closeMember, fastMemberTimings, openMember, startMember, type MemberTransport } from '../testing/metadata-member.js';
 
 function eventType(name: string): EventType {
   return {
@@ -63,13 +62,7 @@ function open(kv: OrderedKv, self: NodeId, founders: NodeId[], w: ReturnType<typ
     kv,
     founders,
     directory: founders.map((id) => ({ id })),
-    tickMs: 5,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    snapshotEntries: 1000,
-    proposalTimeoutMs: 2000,
-    clock: systemClock,
-    random: systemRandom,
+    ...fastMemberTimings,
     logger: w.logger,
     onFatal: (err) => w.fatal.push(err),
   });

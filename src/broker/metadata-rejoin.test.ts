@@ -16,7 +16,7 @@ import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
 import { makeMessage, type NodeId } from '../raft/index.js';
 import type { TransportHandler } from '../transport/index.js';
-import { closeMember, hostOf, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
+import { closeMember, fastMemberTimings, hostOf, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
 import { registerDisk } from './disk-registration.js';
 import type { RaftMetadataGroup } from './metadata-group.js';
 import { MetadataMemberReplacer } from './metadata-members.js';
@@ -69,13 +69,7 @@ async function openNode(self: NodeId, kv: MemoryKv, disk: NodeDisk, founders: No
     kv,
     founders,
     directory: [1, 2, 3].map((id) => ({ id })),
-    tickMs: 5,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    snapshotEntries: 1000,
-    proposalTimeoutMs: 2000,
-    clock: systemClock,
-    random: systemRandom,
+    ...fastMemberTimings,
     logger,
   });
 }

@@ -14,11 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { MemoryCell, MemoryKv } from '../log/index.js';
-import { closeMember, openMember } from '../testing/metadata-member.js';
+import { closeMember, fastMemberTimings, openMember } from '../testing/metadata-member.js';
 import { NodeDisk } from './node-disk.js';
 import { orphanedByNewMember, partitionStateHeld } from './partition-state-held.js';
 import { groupStart } from './raft-keys.js';
-import { systemClock, systemRandom } from './system.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -63,13 +62,7 @@ async function restart(partitionRecord: boolean): Promise<{ member: number; dama
     kv,
     founders: [1, 2, 3],
     directory: [1, 2, 3].map((id) => ({ id })),
-    tickMs: 5,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    snapshotEntries: 1000,
-    proposalTimeoutMs: 2000,
-    clock: systemClock,
-    random: systemRandom,
+    ...fastMemberTimings,
     logger,
   });
   try {

@@ -5,6 +5,7 @@
  */
 import { RaftMetadataGroup, type MetadataGroupOptions, type MetadataTransport } from '../broker/metadata-group.js';
 import { RaftNodeHost, systemTicks, type GroupTransport } from '../broker/raft-host/node-host.js';
+import { systemClock, systemRandom } from '../broker/system.js';
 
 /** What a test's network gives a member: the host's sends (every group) and the group's forwards. */
 export interface MemberTransport extends GroupTransport, MetadataTransport {}
@@ -12,6 +13,17 @@ export interface MemberTransport extends GroupTransport, MetadataTransport {}
 const hosts = new WeakMap<RaftMetadataGroup, RaftNodeHost>();
 
 /** Opens a member on a node host of its own (not started: see startMember). */
+/** The fast timings, real clock and randomness the metadata group tests open their members with. */
+export const fastMemberTimings = {
+  tickMs: 5,
+  electionTicks: 10,
+  heartbeatTicks: 1,
+  snapshotEntries: 1000,
+  proposalTimeoutMs: 2000,
+  clock: systemClock,
+  random: systemRandom,
+} as const;
+
 export async function openMember(o: Omit<MetadataGroupOptions, 'host'>): Promise<RaftMetadataGroup> {
   const host = new RaftNodeHost({
     self: o.self,
