@@ -12,7 +12,6 @@ export interface MemberTransport extends GroupTransport, MetadataTransport {}
 
 const hosts = new WeakMap<RaftMetadataGroup, RaftNodeHost>();
 
-/** Opens a member on a node host of its own (not started: see startMember). */
 /** The fast timings, real clock and randomness the metadata group tests open their members with. */
 export const fastMemberTimings = {
   tickMs: 5,
@@ -24,6 +23,7 @@ export const fastMemberTimings = {
   random: systemRandom,
 } as const;
 
+/** Opens a member on a node host of its own (not started: see startMember). */
 export async function openMember(o: Omit<MetadataGroupOptions, 'host'>): Promise<RaftMetadataGroup> {
   const host = new RaftNodeHost({
     self: o.self,
