@@ -109,8 +109,8 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   const alone = (c: ConfState) => c.voters.length === 1 && c.voters[0] === member && c.learners.length === 0;
   if (commit < last && alone(confAt(commit)) && alone(confAt(last))) {
     // The only voter: every entry in its durable log was written by itself as leader and is
-    // committed (a majority of one). The stored commit index may lag (it is written without an
-    // fsync); taking the whole log now restores at open everything a client was told is done.
+    // committed (a majority of one). The stored commit index lags (it is written only with a term or
+    // vote change); taking the whole log now restores at open everything a client was told is done.
     commit = last;
     await store.persist({ snapshot: undefined, entries: [], hardState: { ...hs, commit }, mustSync: false });
   }

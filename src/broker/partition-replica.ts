@@ -12,6 +12,16 @@
  * applied index is always stored atomically with the rows of the entries up to it. Losing them in a
  * crash loses nothing: the entries are durable in the Raft log and are applied again at start.
  *
+ * The applied state is stored as the applied row together with the newest index row: an entry that
+ * writes index rows (almost every entry) writes no applied row, since its newest row names its Raft
+ * index and its last offset, which is all that applying it changed (the de-duplication window is
+ * rebuilt from the rows). At start the applied index and next offset are those of the newer of the
+ * two (load). Every other entry (a no-op, a configuration change, a base, a seal, a batch refused or
+ * de-duplicated whole) and every change of the oldest offset writes the applied row. Writes land in
+ * call order, so what a start reads is the state after some prefix of the applied entries, and the
+ * entries after it are applied again from the log: the same entries in the same order, which give
+ * the same rows (partition-applied.test.ts).
+ *
  * Reads serve applied (hence committed) events only. The batch holding the first wanted offset is
  * found in the in-memory index of recent batches or by one seek in the offset index; from there the
  * rows holding the wanted events are read, then their entries (from memory for the tail, from the KV
@@ -279,6 +289,8 @@ export function snapshotProblem(s: Snapshot): string | undefined {
 /** What the replica needs from the node: where to write its rows, and its Raft group. */
 export interface ReplicaHost {
   writeRows(fill: (b: KvBatch) => void): void;
+  /** Resolves once every row asked for before the call is written (not fsynced). */
+  flushRows(): Promise<void>;
 }
 
 export class PartitionReplica {
@@ -331,12 +343,17 @@ export class PartitionReplica {
       // The newest `dedupWindow` request ids, as the state machine's window holds them (a row holds
       // one batch or more, each with its id).
       const recent: [string, number, number][] = [];
+      let newest: IndexRow | undefined;
       for await (const [k, v] of kv.iterate({ gte: indexKey(groupId, 0), lt: groupKey(prefixOffsetIndex, groupId + 1), reverse: true, limit: dedupWindow })) {
+        newest ??= decodeIndexRow(k, v);
         recent.unshift(...indexRowRequests(k, v));
         if (recent.length >= dedupWindow) break;
       }
       if (recent.length > dedupWindow) recent.splice(0, recent.length - dedupWindow);
       image = { applied: readU64(raw, 0), next: readU64(raw, 8), oldest: readU64(raw, 16), recent };
+      // Entries that wrote index rows wrote no applied row (see the header): the newest row, when it
+      // names a later entry than the applied row, is where the applied state stands.
+      if (newest !== undefined && newest.raftIndex > image.applied) image = { ...image, applied: newest.raftIndex, next: Math.max(image.next, newest.last + 1) };
       if (raw.length > 24) image = { ...image, sealed: raw.toString('utf8', 24) };
       // Retention removes the oldest rows and entries in a write of its own; the oldest offset that
       // goes with it is written with the applied state in the node's next write. A crash between the
@@ -498,6 +515,9 @@ export class PartitionReplica {
           this.#host.writeRows((b) => {
             for (const row of rows) b.put(indexKey(g, row.last), encodeIndexRow(row));
           });
+          // The newest row says what applying this entry changed in the stored state (see the header):
+          // no applied row for it.
+          return outcomes;
         }
         outcome = outcomes;
         break;
@@ -986,6 +1006,8 @@ export class PartitionReplica {
 
   async applyRetention(cutoffMs: number, compactTo: (raftIndex: number) => Promise<void>): Promise<number> {
     let cut: IndexRow | undefined;
+    /** Whether the removal takes every stored row, the newest too. */
+    let all = true;
     for await (const [k, v] of this.#kv.iterate({ gte: indexKey(this.groupId, 0), lt: groupKey(prefixOffsetIndex, this.groupId + 1), capacity: 256 })) {
       const row = decodeIndexRow(k, v);
       // Only what the group applied: rows of entries log shipping applied here before the snapshot
@@ -993,13 +1015,24 @@ export class PartitionReplica {
       // come) name entries past the group's `applied`, and memory cannot be compacted beyond it (host
       // simulation seed 2187: the node stopped on that invariant). PartitionReplicas does not call
       // retention meanwhile (`aheadOfGroup`); this keeps the method safe on its own.
-      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest || row.raftIndex > this.#group.applied) break;
+      if (row.appendTimeMs >= cutoffMs || row.last > this.#state.newest || row.raftIndex > this.#group.applied) {
+        all = false;
+        break;
+      }
       cut = row;
     }
     if (cut === undefined) return 0;
     const before = this.#state.oldest;
     const last = cut;
     if (last.raftIndex >= this.#group.store.storage.firstIndex()) await compactTo(last.raftIndex);
+    // The newest index row may be what says where the applied state stands (see the header): when the
+    // removal takes it, the applied row goes first, in a write before the removal's. (Without it, a
+    // start after a crash between the two would find an older applied index and no row, and start
+    // from the snapshot the removal's compaction took, as a replica that installed it without its log.)
+    if (all) {
+      this.#writeApplied();
+      await this.#host.flushRows();
+    }
     // Reads that meet the removal (rows found, their entries gone by the time they are read) answer
     // expired, not corrupt (see `take`).
     this.#removingBelow = last.last + 1;

@@ -14,6 +14,7 @@ import type { Entry } from '../raft/index.js';
 import { NodeDisk } from './node-disk.js';
 import { entryKey, groupKey, kindDamage, kindHardState, kindSnapshot } from './raft-keys.js';
 import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
+import { decodeHardStateRecord, encodeDamageRecord } from './raft-records.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 let ids = 0;
@@ -150,6 +151,48 @@ test('a lost tail of the write-ahead log: raft writes durable before are gone, t
   const disk3 = await NodeDisk.open({ kv: before.copyDurable(), cell, self: 1, newId, logger: quiet });
   assert.equal(disk3.lostTail, undefined);
   assert.notEqual((await RaftLogStore.open(before.copyDurable(), 0, { disk: disk3 })).damage, undefined);
+});
+
+/** The hard state in the KV (not the core's view of it). */
+async function storedHardState(kv: MemoryKv, group = 0) {
+  const k = groupKey(group, kindHardState);
+  return decodeHardStateRecord(k, await raw(kv, k));
+}
+
+test('a hard state that only moves the commit index is not written; a new term or vote is, durably', async () => {
+  const kv = new MemoryKv();
+  const s = await written(kv, 6);
+  assert.deepEqual(await storedHardState(kv), { term: 2, vote: 3, commit: 5 });
+  // Entries with a commit index that moved: the entries are written, the hard state is not.
+  await s.persist({ snapshot: undefined, entries: [entry(7, 2)], hardState: { term: 2, vote: 3, commit: 6 }, mustSync: true });
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 2, vote: 3, commit: 7 }, mustSync: false });
+  assert.deepEqual(await storedHardState(kv), { term: 2, vote: 3, commit: 5 }, 'the stored commit index lags');
+  assert.deepEqual(s.storage.hardState(), { term: 2, vote: 3, commit: 7 }, 'the core sees every commit');
+  // A new vote, then a new term: written, and durable (a crash keeps them).
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 2, vote: 1, commit: 7 }, mustSync: true });
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 3, vote: 0, commit: 7 }, mustSync: true });
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 3, vote: 0, commit: 7 }, mustSync: false });
+  const after = kv.crash();
+  assert.deepEqual(await storedHardState(after), { term: 3, vote: 0, commit: 7 });
+  const back = await RaftLogStore.open(after, 0);
+  assert.deepEqual(back.storage.hardState(), { term: 3, vote: 0, commit: 7 });
+  assert.equal(back.storage.lastIndex(), 7);
+});
+
+test('the term a damaged member starts at (raised from its mark, not written at open) is written with its next hard state, even one that only moves the commit index', async () => {
+  const kv = new MemoryKv();
+  await written(kv, 6);
+  const dk = groupKey(0, kindDamage);
+  kv.rawPut(dk, encodeDamageRecord(dk, { term: 5, index: 6, reason: 'a lost tail' }));
+  const s = await RaftLogStore.open(kv, 0);
+  assert.equal(s.storage.hardState().term, 5, 'the core starts at the damage term');
+  assert.equal((await storedHardState(kv)).term, 2);
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 5, vote: 0, commit: 6 }, mustSync: false });
+  assert.deepEqual(await storedHardState(kv), { term: 5, vote: 0, commit: 6 });
+  // Written once: the next commit-only one is not.
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 5, vote: 0, commit: 6 }, mustSync: false });
+  await s.persist({ snapshot: undefined, entries: [entry(7, 5)], hardState: { term: 5, vote: 0, commit: 7 }, mustSync: true });
+  assert.deepEqual(await storedHardState(kv), { term: 5, vote: 0, commit: 6 });
 });
 
 test('no false alarm: a crash that loses only writes that were never durable leaves the member healthy', async () => {

@@ -7,6 +7,13 @@
  * suffix removed, then the hard state, and the removal of the damage mark when the Ready says
  * `repaired`), fsynced when the Ready says mustSync; so entries are never durable later than a hard
  * state that refers to them, and a snapshot is never stored without the index it stands for.
+ *
+ * A hard state is written only when its term or vote differs from the stored one (or none is stored
+ * yet): one that only moves the commit index is not written at all. The commit index need not be
+ * durable (Raft learns it again from the leader; a group of one recommits its whole log at open; a
+ * partition replica starts from max(stored commit, applied) and the metadata group from max(stored
+ * commit, snapshot)), and writing it was one KV put per group per write on every publish's path. So
+ * the stored commit index lags: it is the one of the last term or vote change (or of the founding).
  * Compaction writes the new snapshot and deletes the entries it covers in one write as well. Every
  * write carries the node's next raft write sequence number (node-disk.ts), so that a lost tail of
  * RocksDB's write-ahead log is found at the next start.
@@ -118,8 +125,15 @@ export class RaftLogStore {
   #beyondMirror: Index;
   /** What the pending `fill` removed up to (see persisted). */
   #clearedTo: Index = 0;
+  /**
+   * The term and vote of the hard state in the KV (undefined: none stored). A hard state with the same
+   * term and vote is not written again (see the header); the core's view (storage) has the commit.
+   */
+  #stored: { readonly term: Term; readonly vote: NodeId } | undefined;
+  /** The hard state the pending `fill` wrote (see persisted). */
+  #hardStateFilled: HardState | undefined;
 
-  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean, beyondMirror: Index) {
+  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean, beyondMirror: Index, stored: HardState | undefined) {
     this.#kv = kv;
     this.#group = group;
     this.#disk = disk;
@@ -128,6 +142,7 @@ export class RaftLogStore {
     this.#damage = damage;
     this.#keepCompacted = keepCompacted;
     this.#beyondMirror = beyondMirror > storage.lastIndex() ? beyondMirror : 0;
+    this.#stored = stored === undefined ? undefined : { term: stored.term, vote: stored.vote };
   }
 
   get group(): number {
@@ -257,8 +272,11 @@ export class RaftLogStore {
         b.put(dk, encodeDamageRecord(dk, d));
       }, true);
     }
+    // What the KV holds now: the hard state read (rewritten by the repairs when it was not sound), before
+    // the damage term raises the core's view of it.
+    const stored = hs;
     if (damage !== undefined) RaftLogStore.#atDamageTerm(storage, damage);
-    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted, highest);
+    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted, highest, stored);
   }
 
   /**
@@ -382,12 +400,11 @@ export class RaftLogStore {
   async persist(rd: PersistRequest): Promise<void> {
     if (rd.snapshot === undefined && rd.entries.length === 0 && rd.hardState === undefined && rd.repaired !== true && rd.damaged === undefined && rd.termFloor === undefined) return;
     if (!rd.mustSync && rd.snapshot === undefined && rd.entries.length === 0 && rd.repaired !== true && rd.damaged === undefined && rd.termFloor === undefined) {
-      // Only the commit index moved. It need not be durable (Raft learns it again from the leader, and
-      // a group of one recommits its own log at open), so the Ready does not wait for this write: it
-      // would otherwise queue behind the fsync of the next batch of entries. The KV applies writes in
-      // call order, so the next durable write makes it durable too; a failed write poisons the KV and
-      // fails that next write.
-      RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), false).catch(() => undefined);
+      // Only the commit index moved: nothing to write (see the header), unless the term or vote differ
+      // from the stored ones (a damaged member's term, raised at open without a write). That write need
+      // not be waited for either: the KV applies writes in call order, so the next durable write makes
+      // it durable too, and a failed write poisons the KV and fails that next write.
+      if (this.writesHardState(rd.hardState)) RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), false).catch(() => undefined);
       this.persisted(rd);
       return;
     }
@@ -432,15 +449,27 @@ export class RaftLogStore {
         b.put(k, encodeEntryRecord(k, e));
       }
     }
-    if (rd.hardState !== undefined) {
+    this.#hardStateFilled = undefined;
+    if (rd.hardState !== undefined && this.writesHardState(rd.hardState)) {
       const hk = groupKey(g, kindHardState);
       b.put(hk, encodeHardStateRecord(hk, rd.hardState));
+      this.#hardStateFilled = rd.hardState;
     }
     const dk = groupKey(g, kindDamage);
     if (rd.damaged !== undefined) b.put(dk, encodeDamageRecord(dk, { ...rd.damaged, reason: damageFoundRunning }));
     const floored = this.#floored(rd.termFloor);
     if (floored !== undefined) b.put(dk, encodeDamageRecord(dk, floored));
     if (rd.repaired === true) b.del(dk);
+  }
+
+  /**
+   * Whether `fill` writes this hard state: none is stored yet, or its term or vote differ from the
+   * stored ones. One that only moves the commit index is not written (see the header).
+   */
+  writesHardState(hs: HardState | undefined): boolean {
+    if (hs === undefined) return false;
+    const s = this.#stored;
+    return s === undefined || s.term !== hs.term || s.vote !== hs.vote;
   }
 
   /** The damage mark once a term floor is learned: at least that term, no longer termUnknown. */
@@ -503,6 +532,9 @@ export class RaftLogStore {
     if (this.#clearedTo > 0 && this.#beyondMirror <= this.#clearedTo) this.#beyondMirror = 0;
     this.#clearedTo = 0;
     if (rd.hardState !== undefined) this.storage.setHardState(rd.hardState);
+    const filled = this.#hardStateFilled;
+    if (filled !== undefined && filled === rd.hardState) this.#stored = { term: filled.term, vote: filled.vote };
+    this.#hardStateFilled = undefined;
     if (rd.damaged !== undefined) this.#damage = { ...rd.damaged, reason: damageFoundRunning };
     this.#damage = this.#floored(rd.termFloor) ?? this.#damage;
     if (rd.repaired === true) this.#damage = undefined;

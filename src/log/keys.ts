@@ -15,6 +15,7 @@
  *   0x14        partition offset index: [0x14][group u32][last offset u64] -> raft index, first offset, append
  *                time, request id (src/broker/partition-replica.ts; the Raft log under 0x02 holds the events)
  *   0x15        partition applied state: [0x15][group u32] -> applied index, next offset, oldest offset
+ *                (the newest 0x14 row is newer when it names a later raft index: partition-replica.ts)
  *   0x16        partition group directory: [0x16][group u32] -> topic u32, partition u32 (groups held here)
  *   0x17        partition history still to fetch: [0x17][group u32] -> snapshot index, next offset, first raft
  *                index and offset of the log before the snapshot (a replica that installed a snapshot without

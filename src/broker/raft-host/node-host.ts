@@ -17,13 +17,13 @@
  *      the write; installs snapshots;
  *   4. advances every group, and goes round again while any has work.
  *
- * Deferred: a turn that would write nothing but moved commit indexes and the state machines' rows
- * (offset index rows, applied index) writes nothing: they go into the next write (the next turn that
- * writes entries, a term or vote, a snapshot; a flushRows(); at the latest the next tick), in call
- * order before that turn's own records. Neither needs to be durable before anything is answered (a
- * commit index is learnt again from the leader, and a group of one recommits its own log at open;
- * rows are rebuilt by applying the log again from the stored applied index, with which they are
- * written atomically). Writing them at once put a second write on every publish's path: after each
+ * Deferred: a turn that would write nothing but the state machines' rows (offset index rows,
+ * applied index) writes nothing: they go into the next write (the next turn that writes entries, a
+ * term or vote, a snapshot; a flushRows(); at the latest the next tick), in call order before that
+ * turn's own records. A hard state that only moves the commit index is not written at all
+ * (raft-log-store.ts: a commit index is learnt again from the leader, and a group of one recommits its
+ * own log at open); rows need not be durable before anything is answered (they are rebuilt by
+ * applying the log again from the stored applied index, with which they are written atomically). Writing them at once put a second write on every publish's path: after each
  * write of entries came a turn that wrote only the commit index and the rows of those entries, and
  * the batches that arrived meanwhile waited for it before their own turn could start.
  *
@@ -449,19 +449,19 @@ export class RaftNodeHost {
     const flushed = this.#flushed;
     this.#flushed = [];
     const mustSync = turns.some((t) => t.rd.mustSync);
-    // Deferred (see the header): a turn that would write only moved commit indexes and rows waits
-    // for the next write instead of writing now.
-    const defer = !mustSync && flushed.length === 0 && turns.every((t) => t.rd.snapshot === undefined && t.rd.entries.length === 0 && !t.rd.repaired && t.rd.damaged === undefined && t.rd.termFloor === undefined);
+    // Deferred (see the header): a turn that would write only rows waits for the next write instead
+    // of writing now. A hard state that only moves the commit index is not written at all (raft-log-
+    // store.ts), so such a turn has nothing of its own to write.
+    const defer = !mustSync && flushed.length === 0 && turns.every((t) => t.rd.snapshot === undefined && t.rd.entries.length === 0 && !t.rd.repaired && t.rd.damaged === undefined && t.rd.termFloor === undefined && !t.group.store.writesHardState(t.rd.hardState));
     let rows: ((b: KvBatch) => void)[] = [];
     if (defer) {
-      for (const t of turns) if (t.rd.hardState !== undefined) this.#rows.push((b) => t.group.store.fill(b, t.rd));
       this.stats.deferred++;
     } else {
       rows = this.#rows;
       this.#rows = [];
     }
     // A Ready that only repairs or marks damage writes too: the mark is what a restart goes by.
-    const needsWrite = !defer && (rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.rd.hardState !== undefined || t.rd.repaired || t.rd.damaged !== undefined || t.rd.termFloor !== undefined));
+    const needsWrite = !defer && (rows.length > 0 || turns.some((t) => t.rd.snapshot !== undefined || t.rd.entries.length > 0 || t.group.store.writesHardState(t.rd.hardState) || t.rd.repaired || t.rd.damaged !== undefined || t.rd.termFloor !== undefined));
     // 1. One write for every group (started here, awaited below).
     const written = needsWrite ? this.#write(turns, rows, mustSync) : Promise.resolve(true);
     // 1b. No message leaves with a term above the node's durable term ceiling (node-disk.ts): a lost
@@ -629,7 +629,7 @@ export class RaftNodeHost {
     }
     // The node-level heartbeat: peers see this node alive while the groups they share are quiesced.
     if (quiescence) this.#transport?.ping?.(this.#o.tickMs);
-    // Deferred rows and commit indexes are written at the latest now (a flush nobody waits for).
+    // Deferred rows are written at the latest now (a flush nobody waits for).
     if (this.#rows.length > 0 && this.#flushed.length === 0) this.#flushed.push(() => undefined);
     if (this.#hasWork() || this.#flushed.length > 0) this.#schedule();
   }
@@ -686,7 +686,7 @@ export class RaftNodeHost {
           for (const fill of rows) fill(b);
         }, { durable: false });
       } catch (err) {
-        this.#o.logger.warn({ err: (err as Error).message }, 'the last rows and commit indexes were not written at close (the groups apply their logs again at the next start)');
+        this.#o.logger.warn({ err: (err as Error).message }, 'the last rows were not written at close (the groups apply their logs again at the next start)');
       }
     }
     for (const f of this.#flushed.splice(0)) f();
