@@ -17,8 +17,7 @@
 import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
-import type { Clock, Random } from '../core/ports.js';
-import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError, type KvBatch, type OrderedKv, type PartitionStore } from '../log/index.js';
+import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError } from '../log/index.js';
 import { checkArrived, decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
 import { BatchCoalescer, type Coalesced } from './batch-coalescer.js';
 import { ForwardGrouper } from './forward-grouper.js';
@@ -26,81 +25,22 @@ import type { Entry, Message, NodeId, Term } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { nodeOfMember } from '../core/member-id.js';
 import { memberOnNode } from '../metadata/placement-types.js';
-import { PartitionState, type PartitionImage } from '../replication/partition-state.js';
-import { HistoryMissingError, PartitionReplica, decodeImage, encodeImage, prefixApplied, prefixHistoryPending, prefixOffsetIndex, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
-import type { NodeDisk } from './node-disk.js';
+import { PartitionState } from '../replication/partition-state.js';
+import { HistoryMissingError, PartitionReplica, decodeImage, type ReplicaOutcome, type StoredEventView } from './partition-replica.js';
 import { RaftGroupCorruptError, RaftLogStore } from './raft-log-store.js';
 import { ProposalFailedError, RaftGroup } from './raft-host/raft-group.js';
-import type { RaftNodeHost } from './raft-host/node-host.js';
-import type { AppendAnswer, AppendRequest, GroupHandler } from '../transport/index.js';
+import type { GroupHandler } from '../transport/index.js';
 import type { GroupFacts, ReplicaFacts } from '../metadata/cluster-partitions.js';
-import { proposeControl, serveControl, type ControlCommand, type ControlSender } from './partition-control.js';
+import { proposeControl, serveControl, type ControlCommand } from './partition-control.js';
+import { logChunkBytes, replicaKey, retryMs, ReplicasContext } from './partition-replicas-context.js';
+import { placedOn, type AppendAnswer, type AppendForwarder, type ForwardedAppend, type GroupPlacement, type PartitionReplicasOptions, type RemoteReadChunk, type RemoteReadRequest, type ReplicaAppend, type ReplicaAppendResult } from './partition-replicas-types.js';
+import { dropReplicaRows, putGroupDirectory } from './partition-group-keys.js';
+import { PartitionMemoryBudget } from './partition-memory-budget.js';
+import { PartitionRetention } from './partition-retention.js';
+import { PartitionDrops } from './partition-drops.js';
+import { PartitionLeaderBalance } from './partition-leader-balance.js';
 
-/** Where a partition's group lives: its id and its replicas (the first is the preferred leader). */
-export interface GroupPlacement {
-  readonly group: number;
-  /** Voters. */
-  readonly replicas: readonly NodeId[];
-  /** Replicas being added (a move in flight): opened here, but neither read nor asked for bounds until promoted. */
-  readonly learners?: readonly NodeId[];
-  /** The move in flight (metadata/placement-types.ts). */
-  readonly moving?: { readonly from: NodeId; readonly to: NodeId };
-  /** The group's founding voters when it has been moved (absent: `replicas`). */
-  readonly founders?: readonly NodeId[];
-  /**
-   * The first offset of the partition in this log's timeline (0 for the first timeline): a group that
-   * never applied anything starts there, so a new timeline continues the offsets without a base entry.
-   */
-  readonly start?: number;
-}
-
-/** Whether `node` holds a replica (voter or learner) of the group by its placement. */
-export const placedOn = (p: GroupPlacement, node: NodeId): boolean => p.replicas.includes(node) || (p.learners?.includes(node) ?? false);
-
-export type PlacementLookup = (topic: number, partition: number) => GroupPlacement | undefined;
-
-/**
- * A publish forwarded to a partition's leader on another node, and its answer: the transport's wire
- * types are the port (one definition of what each field and status means, in transport/types.ts).
- */
-export type ForwardedAppend = AppendRequest;
-export type { AppendAnswer };
-
-/** How a node reaches a partition leader elsewhere (the gRPC transport). */
-export interface AppendForwarder {
-  forwardAppend(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer>;
-  /**
-   * Several parts (each for another partition) to one node in one call, each answered as
-   * forwardAppend would answer it, in order (forward-grouper.ts); absent: one forwardAppend per part.
-   */
-  forwardAppendMany?(to: NodeId, reqs: readonly ForwardedAppend[]): Promise<readonly AppendAnswer[]>;
-  /** Log shipping: the leader's Raft entries [fromIndex, toIndex] in bounded chunks. */
-  fetchLog?(to: NodeId, req: { group: number; fromIndex: number; toIndex: number; maxBytes: number }, signal?: AbortSignal): AsyncIterable<{ entries: readonly Entry[] }>;
-  /** Remote read from a replica on another node (a node holding no replica of the partition). */
-  read?(to: NodeId, req: RemoteReadRequest, signal?: AbortSignal): AsyncIterable<RemoteReadChunk>;
-  bounds?(to: NodeId, req: { group: number; topic: number; partition: number }): Promise<{ oldest: number; newest: number; epoch: Term; leader: NodeId }>;
-  /** A command of a partition's group (seal, base) to the node believed to lead it (partition-control.ts). */
-  forwardControl?: ControlSender;
-}
-
-export interface RemoteReadRequest {
-  readonly group: number;
-  readonly topic: number;
-  readonly partition: number;
-  readonly afterOffset: number;
-  readonly maxEvents: number;
-  readonly maxBytes: number;
-  readonly waitMs: number;
-  readonly follow: boolean;
-  readonly flowId: string;
-}
-
-export interface RemoteReadChunk {
-  readonly events: readonly { readonly offset: number; readonly bytes: Buffer }[];
-  readonly oldest: number;
-  readonly newest: number;
-  readonly epoch: Term;
-}
+export * from './partition-replicas-types.js';
 
 /** Bounds of a partition this node holds no replica of, as a replica last told them. */
 interface RemoteBounds {
@@ -119,31 +59,8 @@ const remoteBoundsMaxAgeMs = 500;
 /** How long a remote wait for new events lasts before it is asked again. */
 const remoteWaitMs = 1000;
 
-export interface ReplicaAppend {
-  topic: number;
-  partition: number;
-  events: Buffer[];
-}
-
-export type ReplicaAppendResult = { ok: true; first: Offset; last: Offset } | { ok: false; error: Error };
-
-/** [0x16][group u32] -> [topic u32][partition u32]: the groups this node holds, found again at start. */
-const prefixGroupDirectory = 0x16;
-/**
- * Entries kept in memory (the default of `memoryEntries`): past it the oldest applied ones are dropped
- * from memory (the KV keeps them), all but a quarter; a leader keeps what a follower still lacks up to
- * sixteen times as many, beyond which that follower is sent a snapshot and fetches the log.
- */
-const memoryEntriesDefault = 1024;
-/** Bytes of a partition's log kept in memory before the oldest applied entries are dropped from it. */
-const memoryBytesMax = 16 * 1024 * 1024;
-/** Bytes of all partitions' logs kept in memory on a node (the default of `memoryBytesTotal`). */
-const memoryBytesTotalDefault = 64 * 1024 * 1024;
 /** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
 const uncommittedBytesMax = 16 * 1024 * 1024;
-/** Bytes per chunk of log shipping. */
-const logChunkBytes = 1 << 20;
-const retryMs = 25;
 /** How long after a failed repair a partition whose log is corrupt is opened again. */
 const retryOpenMs = 5000;
 /** How long one replica may take to send the entries that repair a corrupt log. */
@@ -160,150 +77,72 @@ function committedEntryProblem(e: Entry): string | undefined {
   }
 }
 
-function directoryKey(group: number): Buffer {
-  const k = Buffer.allocUnsafe(5);
-  k[0] = prefixGroupDirectory;
-  k.writeUInt32BE(group, 1);
-  return k;
-}
-
-export interface PartitionReplicasOptions {
-  readonly self: NodeId;
-  readonly kv: OrderedKv;
-  readonly host: RaftNodeHost;
-  readonly placement: PlacementLookup;
-  readonly clock: Clock;
-  readonly random: Random;
-  readonly logger: Logger;
-  readonly electionTicks: number;
-  readonly heartbeatTicks: number;
-  /** How long an append may wait for its partition's group (then it fails, retriable). */
-  readonly appendTimeoutMs: number;
-  /** The store of the version before partition replication, read below each group's first offset. */
-  readonly legacy?: PartitionStore;
-  /** Raft entries of a partition kept in memory (see memoryEntriesDefault). */
-  readonly memoryEntries?: number;
-  /**
-   * Bytes of applied entries all partitions of the node keep in memory together (the memory tails
-   * that serve live consumers without reading the KV): past it, partitions holding more than their
-   * share drop their oldest applied entries from memory. Defaults to 64 MiB.
-   */
-  readonly memoryBytesTotal?: number;
-  /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /**
-   * A signal that aborts after `ms` (defaults to AbortSignal.timeout; the simulator passes one on its
-   * virtual clock): how long a remote read served here waits for new events.
-   */
-  readonly timeout?: (ms: number) => AbortSignal;
-  /** Where the transport finds each group's handler (absent on a single node: no transport). */
-  readonly groups?: { register(group: number, handler: GroupHandler): void; unregister(group: number): void };
-  /** The node's disk, for the lost-tail check of the raft log (node-disk.ts); absent in unit tests. */
-  readonly disk?: NodeDisk;
-  /**
-   * Whether this node's data directory may found `group` when it holds no state for it (metadata/
-   * disk-registry.ts: its directory founded the cluster, or registered before the group was created).
-   * Absent: decided from the disk alone (a directory that lost raft state founds no group of several).
-   */
-  readonly mayFound?: (group: number) => boolean;
-  /**
-   * The member id this node's data directory runs as in partition groups (core/member-id.ts), read
-   * each time; absent: the node id. A wiped directory runs a new one, and the node holds a replica
-   * of a group only once the placement lists that member (docs/partition-replication.md, "A wiped
-   * directory rejoins partition groups as a new member"): a placement that still lists the node's
-   * former member waits for the metadata leader's replacement.
-   */
-  readonly member?: () => number;
-  /**
-   * Whether a member a placement lists is a former member of its node (metadata/partition-member-
-   * replacement.ts, isFormerMember: the node's directory was wiped since and runs another member).
-   * Nothing of the group is left under it, so a fetch of the retained log before a snapshot asks the
-   * other replicas only: its node answers that it does not host the group (until the replacement has
-   * added its new member), an answer a fetch otherwise takes for a replica restarting and waits out.
-   * Waiting, a learner of a move in flight stayed incomplete for good, the move was never promoted,
-   * and the replacement waited for the move (host simulation seeds 7 and 9 of 20, once the simulation
-   * ran the replacement). Absent: no member is taken for a former one.
-   */
-  readonly formerMember?: (member: number) => boolean;
-}
-
 export class PartitionReplicas {
+  /** The state the parts share (partition-replicas-context.ts). */
+  readonly #c: ReplicasContext;
   readonly #o: PartitionReplicasOptions;
-  readonly #byKey = new Map<string, PartitionReplica>();
-  readonly #opening = new Map<string, Promise<PartitionReplica>>();
-  /** Per group: the publish batches that wait for the next turn, to be proposed as one entry. */
-  readonly #coalescers = new Map<number, BatchCoalescer>();
-  #forwarder: AppendForwarder | undefined;
-  #closed = false;
+  readonly #memory: PartitionMemoryBudget;
+  readonly #retention: PartitionRetention;
+  readonly #drops: PartitionDrops;
+  readonly #leaders: PartitionLeaderBalance;
 
   constructor(o: PartitionReplicasOptions) {
     this.#o = o;
-  }
-
-  /** The member this node's directory runs as in partition groups (the node id unless it was wiped). */
-  #me(): number {
-    return this.#o.member?.() ?? this.#o.self;
-  }
-
-  /** The nodes of `members` (member ids; noNode is skipped) other than this one, each once, in order. */
-  #otherNodes(members: readonly number[]): NodeId[] {
-    const out: NodeId[] = [];
-    for (const m of members) {
-      if (m === noNode) continue;
-      const n = nodeOfMember(m);
-      if (n !== this.#o.self && !out.includes(n)) out.push(n);
-    }
-    return out;
+    this.#c = new ReplicasContext(o);
+    this.#memory = new PartitionMemoryBudget(this.#c);
+    this.#retention = new PartitionRetention(this.#c, this.#memory, (group) => this.#historyFetching.has(group));
+    this.#drops = new PartitionDrops(this.#c, this.#memory);
+    this.#leaders = new PartitionLeaderBalance(this.#c);
   }
 
   setForwarder(f: AppendForwarder): void {
-    this.#forwarder = f;
+    this.#c.forwarder = f;
   }
 
   static key(topic: number, partition: number): string {
-    return `${topic}:${partition}`;
+    return replicaKey(topic, partition);
   }
 
   /** The replica of a partition on this node, opened (or created from its placement) on first use. */
   replica(topic: number, partition: number): PartitionReplica | undefined {
-    return this.#byKey.get(PartitionReplicas.key(topic, partition));
+    return this.#c.byKey.get(PartitionReplicas.key(topic, partition));
   }
 
   /** Whether the placement puts a replica of the partition on this node that is not open (yet, or its open failed). */
   missingHere(topic: number, partition: number): boolean {
     const placement = this.#o.placement(topic, partition);
-    return placement !== undefined && placedOn(placement, this.#me()) && !this.#byKey.has(PartitionReplicas.key(topic, partition)) && !this.#opening.has(PartitionReplicas.key(topic, partition));
+    return placement !== undefined && placedOn(placement, this.#c.me()) && !this.#c.byKey.has(PartitionReplicas.key(topic, partition)) && !this.#c.opening.has(PartitionReplicas.key(topic, partition));
   }
 
   async ensure(topic: number, partition: number): Promise<PartitionReplica | undefined> {
     const key = PartitionReplicas.key(topic, partition);
-    const have = this.#byKey.get(key);
+    const have = this.#c.byKey.get(key);
     if (have !== undefined) return have;
     // A drop of this partition's replica still in flight (a move took it away, and a later move
     // brings it back before the drop has deleted its data): opened now, the replica would read the
     // data the drop is about to delete and go on from it in memory, while its disk kept only what it
     // wrote after the deletion (host simulation seed 418: a log from entry 16 on, refused at the next
     // start). It opens once the drop is done, empty, as a moved-back replica must.
-    const dropping = this.#dropping.get(key);
+    const dropping = this.#drops.inFlight(key);
     if (dropping !== undefined) return dropping.then(() => this.ensure(topic, partition));
     const placement = this.#o.placement(topic, partition);
     if (placement === undefined) return undefined;
-    if (!placedOn(placement, this.#me())) {
+    if (!placedOn(placement, this.#c.me())) {
       // Held elsewhere (or it lists this node's former member: the replacement adds this one): learn its bounds now, so the first answers about it are not empty.
       if (!this.#remote.has(key)) this.#refreshRemote(topic, partition);
       return undefined;
     }
-    let p = this.#opening.get(key);
+    let p = this.#c.opening.get(key);
     if (p === undefined) {
-      p = this.#open(topic, partition, placement).finally(() => this.#opening.delete(key));
-      this.#opening.set(key, p);
+      p = this.#open(topic, partition, placement).finally(() => this.#c.opening.delete(key));
+      this.#c.opening.set(key, p);
     }
     return p;
   }
 
   async #open(topic: number, partition: number, placement: GroupPlacement): Promise<PartitionReplica> {
     const o = this.#o;
-    const me = this.#me();
+    const me = this.#c.me();
     const log = o.logger.child({ topic, partition, group: placement.group });
     const load = () => PartitionReplica.load(topic, partition, placement.group, o.kv, o.host, log, placement.start ?? 0);
     const opened = await this.#openStore(await load(), placement, log, load);
@@ -346,12 +185,7 @@ export class PartitionReplicas {
         await store.startEmpty([], 'a new replica of a moved group: it holds nothing until its leader has brought it up to date');
         log.info({ founders }, 'partition replica joins its group empty; its leader brings it up to date');
       } else await store.bootstrap([...founders].sort((a, b) => a - b));
-      await o.kv.write((b) => {
-        const v = Buffer.allocUnsafe(8);
-        v.writeUInt32BE(topic, 0);
-        v.writeUInt32BE(partition, 4);
-        b.put(directoryKey(placement.group), v);
-      }, { durable: false });
+      await o.kv.write((b) => putGroupDirectory(b, placement.group, topic, partition), { durable: false });
     }
     const storage = store.storage;
     const snap = storage.snapshot();
@@ -407,31 +241,26 @@ export class PartitionReplicas {
     replica.attach(group);
     // Stopped while fetching the log before its snapshot: it says so to its leaders from its first answer on.
     if (replica.pendingHistory !== undefined) group.raw.setIncomplete(true);
-    replica.onTailBytes = (delta) => (this.#tailBytes += delta);
     // What the log holds in memory already (entries restored from the KV at open) counts from now on.
-    this.#tailBytes += replica.tailBytes;
-    replica.syncTailBytes();
+    this.#memory.track(replica);
     replica.onRestoredWithoutLog = () => this.#fetchHistory(replica);
     // A repair a read asked for writes nothing once the replica is dropped (see #repairEntries).
-    const hosted = () => !this.#closed && this.#byKey.get(PartitionReplicas.key(topic, partition)) === replica;
+    const hosted = () => !this.#c.closed && this.#c.byKey.get(PartitionReplicas.key(topic, partition)) === replica;
     replica.repairEntries = (from, to) => this.#repairEntries(topic, partition, placement.group, from, to, hosted);
     const coalescer = new BatchCoalescer(group, o.clock, () => o.host.kick(group.id));
     group.beforeReady = () => coalescer.flush();
-    this.#coalescers.set(placement.group, coalescer);
+    this.#c.coalescers.set(placement.group, coalescer);
     const previousOnApplied = group.onApplied;
     group.onApplied = () => {
       previousOnApplied?.();
-      this.#maybeCompact(replica);
-      this.#overBudget();
+      this.#memory.afterApply(replica);
     };
     group.onLeaderChange = (lead, term) => log.info({ leader: lead === noNode ? null : lead, term }, 'partition leader changed');
-    this.#byKey.set(PartitionReplicas.key(topic, partition), replica);
+    this.#c.byKey.set(PartitionReplicas.key(topic, partition), replica);
     o.host.add(group as RaftGroup<unknown>);
     o.groups?.register(placement.group, this.#handler(replica));
-    // A crash after retention removed entries but before the snapshot saying where the log now starts
-    // was written leaves a stored image whose `start` names removed entries: a follower sent it would
-    // ask this replica for them again and again (host simulation, seed 292). It is taken again.
-    if (replica.pendingHistory === undefined) void this.#refreshStaleStart(replica, log);
+    // A stored image whose `start` names entries retention removed is taken again (seed 292).
+    if (replica.pendingHistory === undefined) void this.#memory.refreshStaleStart(replica, log);
     if (replica.pendingHistory !== undefined) {
       // It stopped while fetching the log before its snapshot (or before it began): fetch it again.
       log.info({ ...replica.pendingHistory }, 'partition replica opens without the retained log before its snapshot: fetching it again');
@@ -469,7 +298,7 @@ export class PartitionReplicas {
           // told. With other replicas to bring it up to date, it starts over as a wiped member does:
           // its records and rows removed, empty and marked damaged (no vote, no campaign) until its
           // leader has brought it past everything it may have held. Alone, nothing can.
-          const others = this.#otherNodes([...placement.replicas, ...(placement.learners ?? [])]);
+          const others = this.#c.otherNodes([...placement.replicas, ...(placement.learners ?? [])]);
           if (others.length === 0) throw new PartitionUnavailableError(replica.topic, replica.partition, new RaftGroupCorruptError(placement.group, err.found, undefined, 'stays closed: this node holds the only replica of the partition, there is none to repair it from'));
           log.error({ found: err.found, damage: err.startOver }, 'partition raft state corrupt (its snapshot or damage mark): starting over empty and damaged; its leader brings it up to date');
           const group = placement.group;
@@ -506,10 +335,10 @@ export class PartitionReplicas {
    * does not hold a closing process open.
    */
   #retryOpen(topic: number, partition: number): void {
-    if (this.#closed) return;
+    if (this.#c.closed) return;
     const wait = this.#o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()));
     void wait(retryOpenMs).then(() => {
-      if (!this.#closed) this.ensure(topic, partition).catch(() => undefined);
+      if (!this.#c.closed) this.ensure(topic, partition).catch(() => undefined);
     });
   }
 
@@ -525,11 +354,11 @@ export class PartitionReplicas {
    * issued before it lands before it (the KV applies writes in call order). A repair before the
    * replica opens needs no check: a drop waits for the open.
    */
-  async #repairEntries(topic: number, partition: number, group: number, from: number, to: number, live: () => boolean = () => !this.#closed): Promise<'repaired' | 'alone'> {
-    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
+  async #repairEntries(topic: number, partition: number, group: number, from: number, to: number, live: () => boolean = () => !this.#c.closed): Promise<'repaired' | 'alone'> {
+    const fetchLog = this.#c.forwarder?.fetchLog?.bind(this.#c.forwarder);
     const p = this.#o.placement(topic, partition);
     const leader = this.replica(topic, partition)?.group.leader;
-    const peers = this.#otherNodes([leader ?? noNode, ...(p?.replicas ?? [])]);
+    const peers = this.#c.otherNodes([leader ?? noNode, ...(p?.replicas ?? [])]);
     if (peers.length === 0 || fetchLog === undefined) return 'alone';
     let next = from;
     const failures: string[] = [];
@@ -571,7 +400,7 @@ export class PartitionReplicas {
         return (await replica.group.propose(data, deadlineMs)).outcome;
       } catch (err) {
         if (!(err instanceof ProposalFailedError) || err.reason !== 'notLeader' || this.#o.clock.monotonicMs() >= deadlineMs) throw err;
-        await (this.#o.sleep ?? sleep)(retryMs);
+        await this.#c.sleep(retryMs);
       }
     }
   }
@@ -670,7 +499,7 @@ export class PartitionReplicas {
     const p = this.#o.placement(topic, partition);
     if (p === undefined) return undefined;
     const last = this.#remote.get(PartitionReplicas.key(topic, partition))?.from;
-    const targets = this.#otherNodes(p.replicas);
+    const targets = this.#c.otherNodes(p.replicas);
     if (last !== undefined && targets.includes(last)) targets.sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
     return { group: p.group, targets };
   }
@@ -686,7 +515,7 @@ export class PartitionReplicas {
     for (const key of new Set([...this.#remote.keys(), ...this.#remoteUnanswered])) {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
       // Gone, or held here as a voter now (a move promoted this node): nothing to refresh.
-      if (this.#o.placement(topic, partition) === undefined || !this.#isRemote(topic, partition)) {
+      if (this.#o.placement(topic, partition) === undefined || !this.#c.isRemote(topic, partition)) {
         this.#remote.delete(key);
         this.#remoteUnanswered.delete(key);
       } else this.#refreshRemote(topic, partition);
@@ -699,7 +528,7 @@ export class PartitionReplicas {
    */
   async newestElsewhere(topic: number, partition: number, timeoutMs = 1000): Promise<{ asked: number; newest: number | undefined }> {
     const where = this.#remoteTargets(topic, partition);
-    const ask = this.#forwarder?.bounds?.bind(this.#forwarder);
+    const ask = this.#c.forwarder?.bounds?.bind(this.#c.forwarder);
     if (where === undefined || ask === undefined || where.targets.length === 0) return { asked: 0, newest: undefined };
     const answers = await Promise.all(
       where.targets.map(async (to) => {
@@ -720,11 +549,11 @@ export class PartitionReplicas {
   #refreshRemote(topic: number, partition: number): void {
     const key = PartitionReplicas.key(topic, partition);
     const cur = this.#remote.get(key);
-    if (cur?.refreshing === true || this.#forwarder?.bounds === undefined) return;
+    if (cur?.refreshing === true || this.#c.forwarder?.bounds === undefined) return;
     const where = this.#remoteTargets(topic, partition);
     if (where === undefined) return;
     if (cur !== undefined) cur.refreshing = true;
-    const bounds = this.#forwarder.bounds.bind(this.#forwarder);
+    const bounds = this.#c.forwarder.bounds.bind(this.#c.forwarder);
     void (async () => {
       for (const to of where.targets) {
         try {
@@ -749,12 +578,12 @@ export class PartitionReplicas {
 
   async #remoteRead(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number, waitMs: number): Promise<StoredEventView[]> {
     const where = this.#remoteTargets(topic, partition);
-    if (where === undefined || this.#forwarder?.read === undefined) this.#missing(topic, partition);
+    if (where === undefined || this.#c.forwarder?.read === undefined) this.#missing(topic, partition);
     let lastErr: unknown;
     for (const to of where.targets) {
       const ac = new AbortController();
       try {
-        for await (const chunk of this.#forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
+        for await (const chunk of this.#c.forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
           this.#noteRemote(topic, partition, to, chunk.oldest, chunk.newest);
           return chunk.events.map((e) => ({ offset: e.offset as Offset, bytes: e.bytes }));
         }
@@ -787,7 +616,7 @@ export class PartitionReplicas {
     // applying them here too would apply them twice. A snapshot from a leader of an older term than
     // the group has seen is dropped by the group: applying what it covers here would put the replica
     // ahead of its group, which would then apply those entries again.
-    if (r.applied >= target || r.group.raw.termAt(target) === snap.metadata.term || m.term < r.group.raw.status().term || this.#forwarder?.fetchLog === undefined) {
+    if (r.applied >= target || r.group.raw.termAt(target) === snap.metadata.term || m.term < r.group.raw.status().term || this.#c.forwarder?.fetchLog === undefined) {
       this.#o.host.receive(id, m);
       return;
     }
@@ -821,14 +650,14 @@ export class PartitionReplicas {
       log.info({ leader: m.from, from, to: target }, 'partition replica behind its leader\'s log: fetching the entries it lacks');
       // The leader first; any other replica serves the same committed entries (a leader still
       // fetching the retained log before its own snapshot does not serve the entries before it).
-      const peers = this.#otherNodes([m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])]);
+      const peers = this.#c.otherNodes([m.from, ...(this.#o.placement(r.topic, r.partition)?.replicas ?? [])]);
       const failures: string[] = [];
-      const hosted = () => !this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
+      const hosted = () => !this.#c.closed && this.#c.byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
       for (const peer of peers) {
         if (r.applied >= target) break;
         try {
           const signal = AbortSignal.timeout(60_000);
-          for await (const chunk of this.#forwarder!.fetchLog!(peer, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
+          for await (const chunk of this.#c.forwarder!.fetchLog!(peer, { group: id, fromIndex: r.applied + 1, toIndex: target, maxBytes: logChunkBytes }, signal)) {
             // Dropped meanwhile (moved away, event type deleted): it stores nothing more.
             if (!hosted()) return;
             const entries = chunk.entries.filter((e) => e.index > r.applied && e.index <= target);
@@ -884,11 +713,11 @@ export class PartitionReplicas {
       this.#historyDone(r);
       return;
     }
-    const fetchLog = this.#forwarder?.fetchLog?.bind(this.#forwarder);
-    const boundsOf = this.#forwarder?.bounds?.bind(this.#forwarder);
+    const fetchLog = this.#c.forwarder?.fetchLog?.bind(this.#c.forwarder);
+    const boundsOf = this.#c.forwarder?.bounds?.bind(this.#c.forwarder);
     const { index, next, fromIndex, fromOffset } = pending;
     const generation = r.historyGeneration;
-    const current = () => !this.#closed && r.historyGeneration === generation && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
+    const current = () => !this.#c.closed && r.historyGeneration === generation && this.#c.byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r;
     r.historyFrom = fromOffset;
     this.#historyFetching.add(r.groupId);
     const started = this.#o.clock.monotonicMs();
@@ -902,7 +731,7 @@ export class PartitionReplicas {
       for (let attempt = 0; fetchLog !== undefined && current(); attempt++) {
         const former = this.#o.formerMember;
         const listed = this.#o.placement(r.topic, r.partition)?.replicas ?? [];
-        const peers = this.#otherNodes([r.group.leader, ...(former === undefined ? listed : listed.filter((m) => !former(m)))]);
+        const peers = this.#c.otherNodes([r.group.leader, ...(former === undefined ? listed : listed.filter((m) => !former(m)))]);
         if (peers.length === 0 || peers.every((n) => without.has(n))) break;
         const from = peers[attempt % peers.length]!;
         // Where the fetched log starts: the retained start, or later when `from` holds it from later.
@@ -954,7 +783,7 @@ export class PartitionReplicas {
           if (attempt < 10 || attempt % 100 === 0) log.warn({ from, err: (err as Error).message, chunks, attempt }, 'fetching the retained log before the snapshot failed; trying again');
           await r.dropHistory(fromOffset, next, fromIndex, index).catch(() => undefined);
           r.historyFrom = fromOffset;
-          await (this.#o.sleep ?? sleep)(Math.min(5000, 200 * 2 ** Math.min(5, Math.floor(attempt / Math.max(1, peers.length)))));
+          await this.#c.sleep(Math.min(5000, 200 * 2 ** Math.min(5, Math.floor(attempt / Math.max(1, peers.length)))));
         }
       }
       if (!current()) return;
@@ -980,68 +809,12 @@ export class PartitionReplicas {
   readonly #historyFetching = new Set<number>();
 
   /**
-   * Leadership goes back to each partition's preferred leader (the first replica of its placement,
-   * which the metadata leader spread evenly over the nodes) once that node is caught up: after a
-   * failover or a restart the leaders would otherwise pile up on the nodes that stayed. Called
-   * periodically; a transfer is asked only by the current leader, only to a voter whose log matches
-   * its own, so it never costs availability beyond the moment of the hand-over. Returns the number
-   * of transfers started.
+   * Leadership back to each partition's preferred leader once it is caught up, and away from a leader
+   * still fetching the retained log before its snapshot (partition-leader-balance.ts). Called
+   * periodically; returns the number of transfers started.
    */
   balanceLeaders(): number {
-    let started = 0;
-    for (const r of this.#byKey.values()) {
-      const g = r.group;
-      if (!g.isLeader()) continue;
-      if (g.raw.incomplete) {
-        if (this.#handOffIncomplete(r)) started++;
-        continue;
-      }
-      const placed = this.#o.placement(r.topic, r.partition);
-      const preferred = placed?.replicas[0];
-      if (preferred === undefined || preferred === g.self || !g.conf.voters.includes(preferred)) continue;
-      // A node a move takes the replica from is leaving: leadership moves away from it, not back.
-      if (placed?.moving?.from === preferred) continue;
-      const st = g.raw.status();
-      const pr = st.progress?.get(preferred);
-      // A preferred leader still fetching the retained log before its snapshot waits until it is complete.
-      if (pr === undefined || !pr.recentActive || pr.match !== st.lastIndex || pr.incomplete || st.leadTransferee !== noNode) continue;
-      if (g.raw.transferLeadership(preferred)) {
-        this.#o.host.kick(g.id);
-        started++;
-        this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: preferred, term: st.term }, 'handing partition leadership back to its preferred leader');
-      }
-    }
-    return started;
-  }
-
-  /** Per group, the heir the last hand-off of an incomplete leader was asked of (#handOffIncomplete). */
-  readonly #handOffTried = new Map<number, NodeId>();
-
-  /**
-   * This node leads a group while it is still fetching the retained log before its snapshot (an
-   * incomplete member campaigns late, but may be the only candidate, or be handed the leadership):
-   * it hands the leadership to a complete voter that holds its whole log (the preferred leader
-   * first), so that the leader is a full copy of the retained log. None: it goes on leading.
-   */
-  #handOffIncomplete(r: PartitionReplica): boolean {
-    const g = r.group;
-    const st = g.raw.status();
-    if (st.progress === undefined || st.leadTransferee !== noNode) return false;
-    const preferred = this.#o.placement(r.topic, r.partition)?.replicas ?? [];
-    const heirs = [...g.conf.voters].filter((n) => n !== g.self).sort((a, b) => (preferred.indexOf(a) >>> 0) - (preferred.indexOf(b) >>> 0));
-    const able = heirs.filter((n) => {
-      const pr = st.progress!.get(n);
-      return pr !== undefined && pr.recentActive && !pr.incomplete && pr.state === 'replicate' && pr.match === st.lastIndex;
-    });
-    // A transfer that did not happen (the heir cannot campaign: a damaged member) is not asked of the
-    // same heir again next time while another is able.
-    const last = this.#handOffTried.get(g.id);
-    const heir = able[(last === undefined ? -1 : able.indexOf(last)) + 1] ?? able[0];
-    if (heir === undefined || !g.raw.transferLeadership(heir)) return false;
-    this.#handOffTried.set(g.id, heir);
-    this.#o.host.kick(g.id);
-    this.#o.logger.info({ topic: r.topic, partition: r.partition, group: g.id, to: heir, term: st.term }, 'this partition leader is still fetching the retained log before its snapshot: handing the leadership to a replica that holds it');
-    return true;
+    return this.#leaders.balance();
   }
 
   /**
@@ -1057,7 +830,7 @@ export class PartitionReplicas {
    */
   facts(reachable: (node: NodeId) => boolean = () => true): Map<number, GroupFacts> {
     const out = new Map<number, GroupFacts>();
-    for (const r of this.#byKey.values()) {
+    for (const r of this.#c.byKey.values()) {
       const st = r.group.raw.status();
       // Keyed by member id, as the placement lists them; the transport is asked about their nodes.
       const replicas = new Map<number, ReplicaFacts>([[r.group.self, { commit: st.commit, applied: r.group.applied, incomplete: r.group.raw.incomplete }]]);
@@ -1084,7 +857,7 @@ export class PartitionReplicas {
     // most partitions, so a fresh UUID per item was most of this path's random draws.
     const base = this.#o.random.uuid();
     // The parts this request forwards to one node at the same moment go in one call (forward-grouper.ts).
-    const forward = this.#forwarder === undefined ? undefined : new ForwardGrouper(this.#forwarder);
+    const forward = this.#c.forwarder === undefined ? undefined : new ForwardGrouper(this.#c.forwarder);
     // One promise for the request, settled when the last item has its result (a countdown instead of
     // a promise per item and Promise.all over them).
     return new Promise((resolve) => {
@@ -1110,7 +883,7 @@ export class PartitionReplicas {
   #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
     let coalescer: BatchCoalescer | undefined;
     try {
-      const replica = this.#closed || this.#o.host.refusal !== undefined || this.#isRemote(item.topic, item.partition) ? undefined : this.#byKey.get(PartitionReplicas.key(item.topic, item.partition));
+      const replica = this.#c.closed || this.#o.host.refusal !== undefined || this.#c.isRemote(item.topic, item.partition) ? undefined : this.#c.byKey.get(PartitionReplicas.key(item.topic, item.partition));
       if (replica !== undefined && replica.group.isLeader()) coalescer = this.#coalescer(replica);
     } catch (err) {
       done({ ok: false, error: err as Error });
@@ -1135,7 +908,7 @@ export class PartitionReplicas {
   #appendMoved(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
     const failed = (error: unknown): void => done({ ok: false, error: error as Error });
     if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
-    void (this.#o.sleep ?? sleep)(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
+    void this.#c.sleep(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
   }
 
   #appendSlow(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
@@ -1143,10 +916,10 @@ export class PartitionReplicas {
   }
 
   async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
-    if (this.#closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
-    if (this.#isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId, forward);
+    if (this.#c.closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
+    if (this.#c.isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId, forward);
     // An open replica without a round through ensure()'s promise (the case of every append but the first).
-    const replica = this.#byKey.get(PartitionReplicas.key(item.topic, item.partition)) ?? (await this.ensure(item.topic, item.partition));
+    const replica = this.#c.byKey.get(PartitionReplicas.key(item.topic, item.partition)) ?? (await this.ensure(item.topic, item.partition));
     if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
     // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
     if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
@@ -1182,7 +955,7 @@ export class PartitionReplicas {
       if (this.#o.clock.monotonicMs() >= deadlineMs) {
         throw unavailable(item, inDoubt === undefined ? 'no leader could take the batch in time' : `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
       }
-      await (this.#o.sleep ?? sleep)(retryMs);
+      await this.#c.sleep(retryMs);
     }
   }
 
@@ -1214,12 +987,12 @@ export class PartitionReplicas {
         lastDetail = answer.status === 'unavailable' ? `node ${to}: ${answer.detail}` : `node ${to} does not lead it`;
       }
       if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
-      if (round > 0) await (this.#o.sleep ?? sleep)(retryMs);
+      if (round > 0) await this.#c.sleep(retryMs);
     }
   }
 
   #coalescer(r: PartitionReplica): BatchCoalescer {
-    const c = this.#coalescers.get(r.groupId);
+    const c = this.#c.coalescers.get(r.groupId);
     assert(c !== undefined, `group ${r.groupId} has no coalescer`);
     return c;
   }
@@ -1252,7 +1025,7 @@ export class PartitionReplicas {
     const r = this.replica(topic, partition);
     const legacy = this.#o.legacy?.bounds(topic, partition);
     // A learner's replica here is still catching up: the bounds come from a voter, like reads.
-    if (this.#isRemote(topic, partition)) {
+    if (this.#c.isRemote(topic, partition)) {
       // Held elsewhere: the bounds a replica told last (refreshed in the background when older than
       // remoteBoundsMaxAgeMs), so they may trail the replicas' by about that much.
       const c = this.#remote.get(PartitionReplicas.key(topic, partition));
@@ -1265,17 +1038,8 @@ export class PartitionReplicas {
     return b;
   }
 
-  /**
-   * Whether the partition's voters are all on other nodes (reads go to a replica over the transport):
-   * also while this node holds a learner of it, which may lack what is committed until promoted.
-   */
-  #isRemote(topic: number, partition: number): boolean {
-    const p = this.#o.placement(topic, partition);
-    return p !== undefined && !p.replicas.includes(this.#me());
-  }
-
   async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
-    if (this.#isRemote(topic, partition)) return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
+    if (this.#c.isRemote(topic, partition)) return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
     const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
     const b = r.bounds();
     // The log before an installed snapshot is still being fetched: those events are read from another replica.
@@ -1289,14 +1053,14 @@ export class PartitionReplicas {
   }
 
   async waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void> {
-    if (this.#isRemote(topic, partition)) {
+    if (this.#c.isRemote(topic, partition)) {
       // Long-polls a replica (one event is enough to know there is news), at most remoteWaitMs per ask.
       const known = this.#remote.get(PartitionReplicas.key(topic, partition));
       if (known !== undefined && known.newest > after) return;
       try {
         await this.#remoteRead(topic, partition, after, 1, 1, remoteWaitMs);
       } catch {
-        await (this.#o.sleep ?? sleep)(Math.min(remoteWaitMs, 200));
+        await this.#c.sleep(Math.min(remoteWaitMs, 200));
       }
       return;
     }
@@ -1325,212 +1089,34 @@ export class PartitionReplicas {
     const p = this.#o.placement(topic, partition);
     if (p === undefined) throw new PartitionUnavailableError(topic, partition, new Error('no placement for this partition'));
     const self = this.#o.self;
-    const local = p.replicas.includes(this.#me()) ? await this.ensure(topic, partition) : undefined;
-    const send = this.#forwarder?.forwardControl;
+    const local = p.replicas.includes(this.#c.me()) ? await this.ensure(topic, partition) : undefined;
+    const send = this.#c.forwarder?.forwardControl;
     // The route names nodes (partition-control.ts maps a leader's member id to its node).
-    const route = { self, group: p.group, topic, partition, local, others: this.#otherNodes(p.replicas) };
-    return proposeControl(route, cmd, deadlineMs, '', { clock: this.#o.clock, send: send?.bind(this.#forwarder), sleep: this.#o.sleep ?? sleep });
+    const route = { self, group: p.group, topic, partition, local, others: this.#c.otherNodes(p.replicas) };
+    return proposeControl(route, cmd, deadlineMs, '', { clock: this.#o.clock, send: send?.bind(this.#c.forwarder), sleep: (ms) => this.#c.sleep(ms) });
   }
 
   /**
-   * Drops the in-memory copy of entries applied long enough ago (they stay in the KV, which is the
-   * partition log), keeping enough behind for followers that lag a little. A follower behind what the
-   * leader keeps in memory is sent a snapshot and fetches the entries it lacks (log shipping).
+   * Retention: removes batches appended before `cutoffMs` (partition-retention.ts). The snapshot is
+   * taken again after it, so that a follower sent it learns where the log now starts.
    */
-  #maybeCompact(r: PartitionReplica, overNodeBudget = false): void {
-    const g = r.group;
-    const mem = g.store.storage;
-    const max = this.#o.memoryEntries ?? memoryEntriesDefault;
-    const entries = mem.lastIndex() - mem.firstIndex();
-    // Bounded by entries and by bytes, per partition and for the node: an entry holds whole batches,
-    // so 1024 entries of 1000 events would be half a gigabyte per partition. Over a bound in bytes the
-    // oldest applied entries go until what stays is within half of it (the partition's bound, or its
-    // share of the node's budget), counted in bytes: a count of entries kept would hold any number of
-    // bytes (entries of batches of 1000 events are hundreds of KB), above the bound.
-    r.syncTailBytes();
-    const keepBytes = overNodeBudget ? this.#shareBytes() / 2 : r.tailBytes >= memoryBytesMax ? memoryBytesMax / 2 : undefined;
-    if (entries < max && keepBytes === undefined) return;
-    let compactTo = entries < max ? mem.firstIndex() - 1 : g.applied - Math.floor(max / 4);
-    if (keepBytes !== undefined) compactTo = Math.max(compactTo, mem.compactIndexKeeping(keepBytes, g.applied));
-    // A leader keeps what a follower still lacks (it is cheaper to send than to ship), within bounds.
-    const progress = g.raw.status().progress;
-    if (progress !== undefined && entries < 16 * max && r.tailBytes < 8 * memoryBytesMax) {
-      for (const [peer, pr] of progress) if (peer !== g.self) compactTo = Math.min(compactTo, pr.match);
-    }
-    if (compactTo < mem.firstIndex() || this.#compacting.has(g.id)) return;
-    this.#compacting.add(g.id);
-    this.#writing(g.id, this.#compactMemory(r, compactTo)).then(
-      () => {
-        this.#compacting.delete(g.id);
-        // Applies that came while this compaction ran skipped theirs; without a look now, a group that
-        // then went idle would keep them in memory until its next apply.
-        if (!this.#closed && this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) === r) this.#maybeCompact(r);
-      },
-      (err: unknown) => {
-        this.#compacting.delete(g.id);
-        this.#o.logger.warn({ err, group: g.id }, 'partition log memory compaction failed; retried later');
-      },
-    );
-  }
-
-  readonly #compacting = new Set<number>();
-
-  /**
-   * Writes of a group's own keys that run beside its Raft turns (memory compaction, retention): a drop
-   * of the group waits for them, or one landing after the drop's delete would leave keys behind.
-   */
-  readonly #writes = new Map<number, Set<Promise<unknown>>>();
-
-  #writing<T>(group: number, p: Promise<T>): Promise<T> {
-    let set = this.#writes.get(group);
-    if (set === undefined) this.#writes.set(group, (set = new Set()));
-    set.add(p);
-    const done = (): void => {
-      set.delete(p);
-      if (set.size === 0 && this.#writes.get(group) === set) this.#writes.delete(group);
-    };
-    p.then(done, done);
-    return p;
-  }
-
-  async #writesSettled(group: number): Promise<void> {
-    for (let set = this.#writes.get(group); set !== undefined && set.size > 0; set = this.#writes.get(group)) await Promise.allSettled([...set]);
-  }
-  /** Bytes of applied entries in the memory tails of all partitions (PartitionReplica.tailBytes summed). */
-  #tailBytes = 0;
-
-  /** Over the node's budget: partitions holding more than their share drop their tail (idle ones too). */
-  #overBudget(): void {
-    const budget = this.#o.memoryBytesTotal ?? memoryBytesTotalDefault;
-    if (this.#tailBytes <= budget) return;
-    const share = this.#shareBytes();
-    for (const r of this.#byKey.values()) if (r.tailBytes > share) this.#maybeCompact(r, true);
-  }
-
-  /** A partition's share of the node's budget for memory tails. */
-  #shareBytes(): number {
-    return (this.#o.memoryBytesTotal ?? memoryBytesTotalDefault) / Math.max(1, this.#byKey.size);
-  }
-
-  /** Drops entries up to `compactTo` (applied) from the group's memory; the KV keeps them. */
-  async #compactMemory(r: PartitionReplica, compactTo: number, refresh = false): Promise<void> {
-    const g = r.group;
-    if (compactTo < g.store.storage.firstIndex() && !refresh) return;
-    const start = await r.logStart();
-    const state = r.image();
-    const image = encodeImage({ ...state, start });
-    const applied = g.applied;
-    const conf = g.conf;
-    // Log shipping applied entries here that the group has not (their snapshot's install is still to
-    // come, or a full disk refused it): the image is the state at the replica's index, not at the
-    // group's, and stored at the group's it would give those entries their offsets again wherever
-    // it is installed or restarted from. Nothing is taken until the group is there.
-    if (state.applied !== applied) return;
-    assert(compactTo <= applied, `compacting to ${compactTo} beyond applied ${applied}`);
-    // The index rows of everything applied must be in the KV before memory forgets those batches.
-    await this.#o.host.flushRows();
-    // Dropped meanwhile (moved away, event type deleted): its keys are being deleted; write none.
-    if (this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
-    // A snapshot from the leader installed meanwhile covers more than this one would: nothing to do
-    // (its index is past what was applied when this one was taken, whose term memory no longer has).
-    if (applied < g.store.storage.firstIndex() - 1) return;
-    const firstBefore = g.store.storage.firstIndex();
-    await g.store.compact(applied, conf, image, compactTo);
-    // A refresh that dropped nothing from memory leaves the tail (and its byte count) as it was.
-    if (compactTo >= firstBefore) r.forgetBefore(compactTo + 1);
-  }
-
-  /** Takes the snapshot again when its image says the log starts at an entry retention removed. */
-  async #refreshStaleStart(r: PartitionReplica, log: Logger): Promise<void> {
-    const id = r.groupId;
-    const data = r.group.store.storage.snapshot().data;
-    let start: readonly [number, number] | undefined;
-    try {
-      start = data.byteLength === 0 ? undefined : decodeImage(data).start;
-    } catch {
-      return;
-    }
-    if (start === undefined) return;
-    const actual = await r.logStart();
-    if (actual[0] <= start[0] || this.#compacting.has(id) || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
-    log.info({ stored: start, actual }, 'partition snapshot names a log start retention removed: taking it again');
-    this.#compacting.add(id);
-    try {
-      await this.#writing(id, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
-    } catch (err) {
-      log.warn({ err }, 'taking the partition snapshot again failed; the next retention pass takes it');
-    } finally {
-      this.#compacting.delete(id);
-    }
-  }
-
-  /**
-   * Retention: removes batches appended before `cutoffMs`. The snapshot is taken again after it, so
-   * that a follower sent it learns where the log now starts (the image's `start`).
-   */
-  async applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number> {
-    let removed = (await this.#o.legacy?.applyRetention(topic, partition, cutoffMs)) ?? 0;
-    const r = this.replica(topic, partition);
-    // Retention waits while the replica fetches its history, and while log shipping has put it ahead
-    // of its group (its rows name entries the group has not applied: PartitionReplica.aheadOfGroup).
-    if (r !== undefined && !this.#historyFetching.has(r.groupId) && !r.aheadOfGroup) {
-      const n = await this.#writing(r.groupId, r.applyRetention(cutoffMs, (raftIndex) => this.#compactMemory(r, raftIndex)));
-      // A compaction running now may have taken its image before this removal (its `start` naming
-      // removed entries): the snapshot is taken again after it, not skipped (host simulation, seed 292).
-      for (let i = 0; n > 0 && i < 100 && this.#compacting.has(r.groupId) && this.#writes.has(r.groupId); i++) await this.#writesSettled(r.groupId);
-      if (n > 0 && !this.#compacting.has(r.groupId)) {
-        // One compaction of a group at a time (a later one taken first would make this one's older).
-        this.#compacting.add(r.groupId);
-        try {
-          await this.#writing(r.groupId, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
-        } finally {
-          this.#compacting.delete(r.groupId);
-        }
-      }
-      removed += n;
-    }
-    return removed;
+  applyRetention(topic: number, partition: number, cutoffMs: number): Promise<number> {
+    return this.#retention.apply(topic, partition, cutoffMs);
   }
 
   /** Groups this node holds according to its own disk (to drop those of deleted event types). */
-  async storedTopics(): Promise<Map<number, number[]>> {
-    const out = new Map<number, number[]>();
-    for await (const [k, v] of this.#o.kv.iterate({ gte: directoryKey(0), lt: Buffer.from([prefixGroupDirectory + 1]) })) {
-      const topic = v.readUInt32BE(0);
-      const list = out.get(topic) ?? [];
-      list.push(k.readUInt32BE(1));
-      out.set(topic, list);
-    }
-    return out;
+  storedTopics(): Promise<Map<number, number[]>> {
+    return this.#drops.storedTopics();
   }
 
   topics(): number[] {
     const legacy = this.#o.legacy?.topics() ?? [];
-    return [...new Set([...legacy, ...[...this.#byKey.values()].map((r) => r.topic)])];
+    return [...new Set([...legacy, ...[...this.#c.byKey.values()].map((r) => r.topic)])];
   }
 
-  async dropTopic(topic: number): Promise<void> {
-    // A replica of the topic being opened is dropped once open (as dropReplica waits for its open):
-    // an open that ended after the deletion would host the replica again and write its keys.
-    await Promise.allSettled([...this.#opening].filter(([key]) => key.startsWith(`${topic}:`)).map(([, p]) => p));
-    await this.#o.legacy?.dropTopic(topic);
-    const groups = (await this.storedTopics()).get(topic) ?? [];
-    for (const r of [...this.#byKey.values()].filter((x) => x.topic === topic)) {
-      this.#byKey.delete(PartitionReplicas.key(r.topic, r.partition));
-      this.#o.groups?.unregister(r.groupId);
-      this.#coalescers.get(r.groupId)?.fail(new PartitionUnavailableError(r.topic, r.partition, new Error('the event type is being deleted')));
-      this.#coalescers.delete(r.groupId);
-      await this.#o.host.remove(r.groupId);
-      r.release();
-      if (!groups.includes(r.groupId)) groups.push(r.groupId);
-    }
-    if (groups.length === 0) return;
-    for (const g of groups) await this.#writesSettled(g);
-    // Rows the groups queued before they left the host go first, so the deletion below removes them.
-    await this.#o.host.flushRows();
-    await this.#o.kv.write((b) => {
-      for (const g of groups) dropGroupKeys(b, g);
-    }, { durable: false });
+  /** Drops the replicas of an event type being deleted, and their data (partition-drops.ts). */
+  dropTopic(topic: number): Promise<void> {
+    return this.#drops.dropTopic(topic);
   }
 
   /** Tells the node host that a group has work (a configuration change or a transfer was just asked). */
@@ -1540,67 +1126,27 @@ export class PartitionReplicas {
 
   /** The replicas open on this node. */
   held(): IterableIterator<PartitionReplica> {
-    return this.#byKey.values();
+    return this.#c.byKey.values();
   }
 
   /**
    * Drops this node's replica of a partition and its data (a move took it elsewhere). The caller
    * checked that the group no longer counts this node (replica-mover.ts): what it held is on the others.
    */
-  async dropReplica(topic: number, partition: number, group: number): Promise<void> {
-    const key = PartitionReplicas.key(topic, partition);
-    const earlier = this.#dropping.get(key);
-    const drop = (async () => {
-      await earlier;
-      await this.#drop(key, topic, partition, group);
-    })();
-    // Opens of this partition wait for it (ensure); it settles either way, and a failed drop is
-    // answered to its caller, who retries it.
-    const settled = drop.catch(() => undefined);
-    this.#dropping.set(key, settled);
-    try {
-      await drop;
-    } finally {
-      if (this.#dropping.get(key) === settled) this.#dropping.delete(key);
-    }
-  }
-
-  /** Drops in flight, per partition: an open of the same partition waits for them (ensure). */
-  readonly #dropping = new Map<string, Promise<void>>();
-
-  async #drop(key: string, topic: number, partition: number, group: number): Promise<void> {
-    await this.#opening.get(key)?.catch(() => undefined);
-    const r = this.#byKey.get(key);
-    if (r !== undefined && r.groupId === group) {
-      this.#byKey.delete(key);
-      this.#o.groups?.unregister(group);
-      this.#coalescers.get(group)?.fail(new PartitionUnavailableError(topic, partition, new Error('the replica moved to another node')));
-      this.#coalescers.delete(group);
-      await this.#o.host.remove(group);
-      r.release();
-      this.#tailBytes -= r.tailBytes;
-    }
-    await this.#writesSettled(group);
-    // Rows the group queued before it left the host (its last applied state and index rows, a deferred
-    // hard state, the record of a fetch of the retained log) are written by a later turn: they go
-    // first, so the deletion below removes them. Written after it, they outlived the replica (a
-    // replica placed here again would start from the dropped one's applied index, without its log).
-    await this.#o.host.flushRows();
-    await this.#o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
+  dropReplica(topic: number, partition: number, group: number): Promise<void> {
+    return this.#drops.dropReplica(topic, partition, group);
   }
 
   /** The groups this node has data of on disk, with their partition (to drop those moved away at start). */
-  async *storedGroups(): AsyncIterable<{ group: number; topic: number; partition: number }> {
-    for await (const [k, v] of this.#o.kv.iterate({ gte: directoryKey(0), lt: Buffer.from([prefixGroupDirectory + 1]) })) {
-      yield { group: k.readUInt32BE(1), topic: v.readUInt32BE(0), partition: v.readUInt32BE(4) };
-    }
+  storedGroups(): AsyncIterable<{ group: number; topic: number; partition: number }> {
+    return this.#drops.storedGroups();
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const c of this.#coalescers.values()) c.fail(new ProposalFailedError('closed', 'the node is shutting down'));
-    for (const r of this.#byKey.values()) r.release();
-    await Promise.allSettled([...this.#opening.values()]);
+    this.#c.closed = true;
+    for (const c of this.#c.coalescers.values()) c.fail(new ProposalFailedError('closed', 'the node is shutting down'));
+    for (const r of this.#c.byKey.values()) r.release();
+    await Promise.allSettled([...this.#c.opening.values()]);
   }
 }
 
@@ -1609,25 +1155,6 @@ class ReplicaDroppedError extends Error {
   constructor() {
     super('the replica was dropped (moved away, or its event type deleted) during the repair');
   }
-}
-
-function dropGroupKeys(b: KvBatch, g: number): void {
-  RaftLogStore.drop(b, g);
-  dropReplicaRows(b, g);
-  b.del(directoryKey(g));
-}
-
-/** The partition's own keys of a group beside its Raft records: offset index, applied state, the record of a fetch to do. */
-function dropReplicaRows(b: KvBatch, g: number): void {
-  const k = (prefix: number, n: number) => {
-    const key = Buffer.allocUnsafe(5);
-    key[0] = prefix;
-    key.writeUInt32BE(n, 1);
-    return key;
-  };
-  b.delRange(k(prefixOffsetIndex, g), k(prefixOffsetIndex, g + 1));
-  b.del(k(prefixApplied, g));
-  b.del(k(prefixHistoryPending, g));
 }
 
 /** The result of a batch its partition's leader applied (a log sealed meanwhile took none of it). */
@@ -1650,8 +1177,4 @@ function proposalFailure(item: ReplicaAppend, err: unknown): Error | undefined {
 
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {
   return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -1,0 +1,21 @@
+/**
+ * Which other nodes a replica asks (for entries, bounds, reads, a repair): pure rules over the
+ * member ids a placement or a group names, without I/O, so that the order of asking is tested apart
+ * from the fetches and reads that follow it (partition-replicas.ts and its parts).
+ */
+import { nodeOfMember } from '../core/member-id.js';
+import { noNode, type NodeId } from '../raft/index.js';
+
+/**
+ * The nodes of `members` (member ids; noNode is skipped) other than `self`, each once, in the order
+ * of their first member: a list that names the leader first keeps it first.
+ */
+export function otherNodes(members: readonly number[], self: NodeId): NodeId[] {
+  const out: NodeId[] = [];
+  for (const m of members) {
+    if (m === noNode) continue;
+    const n = nodeOfMember(m);
+    if (n !== self && !out.includes(n)) out.push(n);
+  }
+  return out;
+}
