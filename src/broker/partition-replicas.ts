@@ -3,25 +3,18 @@
  * partition-log surface the storage router uses (append, read, bounds, wait, base, retention, drop).
  * A single node runs exactly this, with one-member groups (DESIGN.md, "One code path").
  *
- * Appends. A batch for a partition this node leads is proposed to its group and answered once it is
- * applied here, i.e. committed (durable on a majority; on one node, fsynced) — with the offsets apply
- * gave it. A batch for a partition led elsewhere is forwarded to its leader with the group's term (the
- * epoch) and a request id (the parts of one request for the same node in one call, forward-grouper.ts); a "not leader" answer is retried on the new leader until the deadline, and
- * a retry reuses the request id, so a batch that did commit before the answer was lost is not
- * appended twice (the state machine de-duplicates, src/replication/partition-state.ts).
+ * Appends go through each partition's leader (partition-appends.ts).
  *
  * Reads are local: every node holding a replica reads it up to what it applied (committed events
  * only). Data written before partition replication existed (the former partition store) stays
  * readable below the group's first offset (`legacy`).
  */
 import type { Logger } from 'pino';
-import { assert } from '../core/assert.js';
 import type { Offset } from '../core/offset.js';
-import { OffsetExpiredError, PartitionSealedError, PartitionUnavailableError } from '../log/index.js';
-import { checkArrived, decodeEntryHead, encodeBaseEntry, PartitionEntryError } from '../log/partition-entry.js';
-import { BatchCoalescer, type Coalesced } from './batch-coalescer.js';
-import { ForwardGrouper } from './forward-grouper.js';
-import type { Entry, Message, NodeId, Term } from '../raft/index.js';
+import { OffsetExpiredError, PartitionUnavailableError } from '../log/index.js';
+import { checkArrived, decodeEntryHead, encodeBaseEntry } from '../log/partition-entry.js';
+import { BatchCoalescer } from './batch-coalescer.js';
+import type { Entry, Message, NodeId } from '../raft/index.js';
 import { applyConfChangeToState, decodeConfChange, noNode } from '../raft/index.js';
 import { nodeOfMember } from '../core/member-id.js';
 import { memberOnNode } from '../metadata/placement-types.js';
@@ -33,31 +26,16 @@ import type { GroupHandler } from '../transport/index.js';
 import type { GroupFacts, ReplicaFacts } from '../metadata/cluster-partitions.js';
 import { proposeControl, serveControl, type ControlCommand } from './partition-control.js';
 import { logChunkBytes, replicaKey, retryMs, ReplicasContext } from './partition-replicas-context.js';
-import { placedOn, type AppendAnswer, type AppendForwarder, type ForwardedAppend, type GroupPlacement, type PartitionReplicasOptions, type RemoteReadChunk, type RemoteReadRequest, type ReplicaAppend, type ReplicaAppendResult } from './partition-replicas-types.js';
+import { placedOn, type AppendAnswer, type AppendForwarder, type ForwardedAppend, type GroupPlacement, type PartitionReplicasOptions, type ReplicaAppend, type ReplicaAppendResult } from './partition-replicas-types.js';
 import { dropReplicaRows, putGroupDirectory } from './partition-group-keys.js';
 import { PartitionMemoryBudget } from './partition-memory-budget.js';
 import { PartitionRetention } from './partition-retention.js';
 import { PartitionDrops } from './partition-drops.js';
 import { PartitionLeaderBalance } from './partition-leader-balance.js';
+import { noReplicaHere, PartitionRemoteReads } from './partition-remote-reads.js';
+import { PartitionAppends } from './partition-appends.js';
 
 export * from './partition-replicas-types.js';
-
-/** Bounds of a partition this node holds no replica of, as a replica last told them. */
-interface RemoteBounds {
-  oldest: number;
-  newest: number;
-  atMs: number;
-  refreshing: boolean;
-  /** The replica that answered last (tried first next time). */
-  from: NodeId;
-  /** The leader that replica named. */
-  leader: { id: NodeId; term: Term } | undefined;
-}
-
-/** How old remote bounds may get before a read of them asks a replica again. */
-const remoteBoundsMaxAgeMs = 500;
-/** How long a remote wait for new events lasts before it is asked again. */
-const remoteWaitMs = 1000;
 
 /** Uncommitted bytes a partition's leader accepts before it refuses new batches (back-pressure). */
 const uncommittedBytesMax = 16 * 1024 * 1024;
@@ -85,6 +63,8 @@ export class PartitionReplicas {
   readonly #retention: PartitionRetention;
   readonly #drops: PartitionDrops;
   readonly #leaders: PartitionLeaderBalance;
+  readonly #remote: PartitionRemoteReads;
+  readonly #appends: PartitionAppends;
 
   constructor(o: PartitionReplicasOptions) {
     this.#o = o;
@@ -93,6 +73,8 @@ export class PartitionReplicas {
     this.#retention = new PartitionRetention(this.#c, this.#memory, (group) => this.#historyFetching.has(group));
     this.#drops = new PartitionDrops(this.#c, this.#memory);
     this.#leaders = new PartitionLeaderBalance(this.#c);
+    this.#remote = new PartitionRemoteReads(this.#c);
+    this.#appends = new PartitionAppends(this.#c, this.#remote, (topic, partition) => this.ensure(topic, partition));
   }
 
   setForwarder(f: AppendForwarder): void {
@@ -129,7 +111,7 @@ export class PartitionReplicas {
     if (placement === undefined) return undefined;
     if (!placedOn(placement, this.#c.me())) {
       // Held elsewhere (or it lists this node's former member: the replacement adds this one): learn its bounds now, so the first answers about it are not empty.
-      if (!this.#remote.has(key)) this.#refreshRemote(topic, partition);
+      if (!this.#remote.known(topic, partition)) this.#remote.refresh(topic, partition);
       return undefined;
     }
     let p = this.#c.opening.get(key);
@@ -425,7 +407,7 @@ export class PartitionReplicas {
       snapshotStatus: (peer, delivered) => this.#o.host.snapshotStatus(id, peer, delivered),
       append: (_from, req) => this.appendForwarded(req),
       control: (_from, req) => serveControl(r, req, this.#o.clock),
-      read: (_from, req, signal) => this.#serveRead(r, req, signal),
+      read: (_from, req, signal) => this.#remote.serve(r, req, signal),
       bounds: async () => {
         const b = r.bounds();
         return { oldest: b.oldest, newest: b.newest, epoch: r.group.term, leader: nodeOfMember(r.group.leader) };
@@ -469,132 +451,17 @@ export class PartitionReplicas {
 
   #damagedArrivals = 0;
 
-  /**
-   * A read for a node that holds no replica: waits up to `waitMs` for events after the cursor, then
-   * answers what this replica applied (committed events only), once or, with `follow`, until the
-   * caller cancels. Chunks are produced only as the transport takes them.
-   */
-  async *#serveRead(r: PartitionReplica, req: RemoteReadRequest, signal: AbortSignal): AsyncIterable<RemoteReadChunk> {
-    let after = req.afterOffset as Offset;
-    do {
-      if (req.waitMs > 0 && r.bounds().newest <= after) {
-        const wait = AbortSignal.any([signal, this.#o.timeout?.(req.waitMs) ?? AbortSignal.timeout(req.waitMs)]);
-        await r.waitForEvents(after, wait);
-      }
-      if (signal.aborted) return;
-      const b = r.bounds();
-      const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];
-      const last = events[events.length - 1];
-      if (last !== undefined) after = last.offset;
-      yield { events, oldest: b.oldest, newest: Math.max(b.newest, last?.offset ?? -1), epoch: r.group.term };
-    } while (req.follow && !signal.aborted);
-  }
-
-  // ------------------------------------------------------------------ partitions held elsewhere
-
-  readonly #remote = new Map<string, RemoteBounds>();
-
-  /** The replicas to ask for a partition this node does not hold, the one that answered last first. */
-  #remoteTargets(topic: number, partition: number): { group: number; targets: NodeId[] } | undefined {
-    const p = this.#o.placement(topic, partition);
-    if (p === undefined) return undefined;
-    const last = this.#remote.get(PartitionReplicas.key(topic, partition))?.from;
-    const targets = this.#c.otherNodes(p.replicas);
-    if (last !== undefined && targets.includes(last)) targets.sort((a, b) => (a === last ? -1 : b === last ? 1 : 0));
-    return { group: p.group, targets };
-  }
-
-  #noteRemote(topic: number, partition: number, from: NodeId, oldest: number, newest: number, leader?: { id: NodeId; term: Term }): void {
-    const key = PartitionReplicas.key(topic, partition);
-    const cur = this.#remote.get(key);
-    this.#remote.set(key, { oldest, newest: Math.max(newest, cur?.newest ?? -1), atMs: this.#o.clock.monotonicMs(), refreshing: false, from, leader: leader ?? cur?.leader });
-  }
-
   /** Refreshes the bounds of every partition held elsewhere that this node has looked at (periodic). */
   refreshRemoteBounds(): void {
-    for (const key of new Set([...this.#remote.keys(), ...this.#remoteUnanswered])) {
-      const [topic, partition] = key.split(':').map(Number) as [number, number];
-      // Gone, or held here as a voter now (a move promoted this node): nothing to refresh.
-      if (this.#o.placement(topic, partition) === undefined || !this.#c.isRemote(topic, partition)) {
-        this.#remote.delete(key);
-        this.#remoteUnanswered.delete(key);
-      } else this.#refreshRemote(topic, partition);
-    }
+    this.#remote.refreshAll();
   }
 
   /**
    * What the partition's other replicas say is its newest applied offset, each asked at once and
    * given at most `timeoutMs`: the highest answer, and how many there were to ask.
    */
-  async newestElsewhere(topic: number, partition: number, timeoutMs = 1000): Promise<{ asked: number; newest: number | undefined }> {
-    const where = this.#remoteTargets(topic, partition);
-    const ask = this.#c.forwarder?.bounds?.bind(this.#c.forwarder);
-    if (where === undefined || ask === undefined || where.targets.length === 0) return { asked: 0, newest: undefined };
-    const answers = await Promise.all(
-      where.targets.map(async (to) => {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs, undefined)));
-        try {
-          return await Promise.race([ask(to, { group: where.group, topic, partition }).then((b) => b.newest, () => undefined), late]);
-        } finally {
-          clearTimeout(timer);
-        }
-      }),
-    );
-    const got = answers.filter((n): n is number => n !== undefined);
-    return { asked: where.targets.length, newest: got.length === 0 ? undefined : Math.max(...got) };
-  }
-
-  /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
-  #refreshRemote(topic: number, partition: number): void {
-    const key = PartitionReplicas.key(topic, partition);
-    const cur = this.#remote.get(key);
-    if (cur?.refreshing === true || this.#c.forwarder?.bounds === undefined) return;
-    const where = this.#remoteTargets(topic, partition);
-    if (where === undefined) return;
-    if (cur !== undefined) cur.refreshing = true;
-    const bounds = this.#c.forwarder.bounds.bind(this.#c.forwarder);
-    void (async () => {
-      for (const to of where.targets) {
-        try {
-          const b = await bounds(to, { group: where.group, topic, partition });
-          this.#noteRemote(topic, partition, to, b.oldest, b.newest, b.leader === noNode ? undefined : { id: b.leader, term: b.epoch });
-          this.#remoteUnanswered.delete(key);
-          return;
-        } catch {
-          // the next replica
-        }
-      }
-      const c = this.#remote.get(key);
-      if (c !== undefined) c.refreshing = false;
-      // No replica answered the first ask (they may not have opened the new partition yet): the periodic
-      // refresh asks again, or this node would name no leader for it until a request touched it.
-      else this.#remoteUnanswered.add(key);
-    })();
-  }
-
-  /** Partitions held elsewhere whose replicas have not answered yet (refreshRemoteBounds asks again). */
-  readonly #remoteUnanswered = new Set<string>();
-
-  async #remoteRead(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number, waitMs: number): Promise<StoredEventView[]> {
-    const where = this.#remoteTargets(topic, partition);
-    if (where === undefined || this.#c.forwarder?.read === undefined) this.#missing(topic, partition);
-    let lastErr: unknown;
-    for (const to of where.targets) {
-      const ac = new AbortController();
-      try {
-        for await (const chunk of this.#c.forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
-          this.#noteRemote(topic, partition, to, chunk.oldest, chunk.newest);
-          return chunk.events.map((e) => ({ offset: e.offset as Offset, bytes: e.bytes }));
-        }
-        return [];
-      } catch (err) {
-        lastErr = err;
-      } finally {
-        ac.abort();
-      }
-    }
-    throw new PartitionUnavailableError(topic, partition, new Error(`no replica could be read: ${(lastErr as Error | undefined)?.message ?? 'none reachable'}`));
+  newestElsewhere(topic: number, partition: number, timeoutMs = 1000): Promise<{ asked: number; newest: number | undefined }> {
+    return this.#remote.newestElsewhere(topic, partition, timeoutMs);
   }
 
   /**
@@ -838,7 +705,7 @@ export class PartitionReplicas {
       out.set(r.groupId, { leader: st.lead === noNode ? null : st.lead, term: st.term, replicas, partial: st.progress === undefined });
     }
     // Partitions held elsewhere: only the leader a replica named; their replicas are unknown here.
-    for (const [key, b] of this.#remote) {
+    for (const [key, b] of this.#remote.entries()) {
       const [topic, partition] = key.split(':').map(Number) as [number, number];
       const p = this.#o.placement(topic, partition);
       // A replica held here (a learner, or one promoted since it was remote) tells more than the cache.
@@ -848,175 +715,17 @@ export class PartitionReplicas {
     return out;
   }
 
-  // ------------------------------------------------------------------ appends
-
+  /**
+   * Appends a publish request's batches, one per partition, each through its partition's leader
+   * (partition-appends.ts); one result per item, in order (a failure is a result).
+   */
   append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
-    const deadlineMs = this.#o.clock.monotonicMs() + this.#o.appendTimeoutMs;
-    // One random id per publish request, told apart per item: an id only has to be unique among the
-    // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
-    // most partitions, so a fresh UUID per item was most of this path's random draws.
-    const base = this.#o.random.uuid();
-    // The parts this request forwards to one node at the same moment go in one call (forward-grouper.ts).
-    const forward = this.#c.forwarder === undefined ? undefined : new ForwardGrouper(this.#c.forwarder);
-    // One promise for the request, settled when the last item has its result (a countdown instead of
-    // a promise per item and Promise.all over them).
-    return new Promise((resolve) => {
-      const results: ReplicaAppendResult[] = new Array(items.length);
-      let left = items.length;
-      if (left === 0) resolve(results);
-      items.forEach((it, i) => {
-        this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward, (r) => {
-          results[i] = r;
-          if (--left === 0) resolve(results);
-        });
-      });
-    });
+    return this.#appends.append(items);
   }
-
-  /**
-   * One item's append; `done` is called once with its result (a failure is a result). The common case
-   * on a single node, and on the leader of a partition, takes no async frame and no promise: the batch
-   * goes straight into the group's coalescer, whose callback maps its outcome; every other case, and a
-   * proposal refused because leadership moved, goes through #appendOne exactly as before (the refused
-   * one after the same pause as that loop's retry).
-   */
-  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
-    let coalescer: BatchCoalescer | undefined;
-    try {
-      const replica = this.#c.closed || this.#o.host.refusal !== undefined || this.#c.isRemote(item.topic, item.partition) ? undefined : this.#c.byKey.get(PartitionReplicas.key(item.topic, item.partition));
-      if (replica !== undefined && replica.group.isLeader()) coalescer = this.#coalescer(replica);
-    } catch (err) {
-      done({ ok: false, error: err as Error });
-      return;
-    }
-    if (coalescer === undefined) {
-      this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done);
-      return;
-    }
-    // The one closure of the common case (the failure paths create theirs when they happen).
-    const settled = (c: Coalesced | undefined, err?: unknown): void => {
-      if (c !== undefined) return done(appliedResult(item, c));
-      const failure = proposalFailure(item, err);
-      if (failure !== undefined) return done({ ok: false, error: failure });
-      this.#appendMoved(item, deadlineMs, flowId, requestId, forward, done);
-    };
-    const refused = coalescer.enqueue(requestId, item.events, deadlineMs, 0, settled);
-    if (refused !== undefined) settled(undefined, refused);
-  }
-
-  /** A batch the leader's coalescer gave back because leadership moved: #appendOne after the retry pause. */
-  #appendMoved(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
-    const failed = (error: unknown): void => done({ ok: false, error: error as Error });
-    if (this.#o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
-    void this.#c.sleep(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
-  }
-
-  #appendSlow(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
-    void this.#appendOne(item, deadlineMs, flowId, requestId, forward).then(done, (error: unknown) => done({ ok: false, error: error as Error }));
-  }
-
-  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
-    if (this.#c.closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
-    if (this.#c.isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId, forward);
-    // An open replica without a round through ensure()'s promise (the case of every append but the first).
-    const replica = this.#c.byKey.get(PartitionReplicas.key(item.topic, item.partition)) ?? (await this.ensure(item.topic, item.partition));
-    if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
-    // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
-    if (this.#o.host.refusal !== undefined) throw this.#o.host.refusal;
-    let inDoubt: string | undefined;
-    for (;;) {
-      const g = replica.group;
-      if (g.isLeader()) {
-        try {
-          return appliedResult(item, await this.#coalescer(replica).add(requestId, item.events, deadlineMs));
-        } catch (err) {
-          const failure = proposalFailure(item, err);
-          if (failure !== undefined) throw failure;
-        }
-      } else if (g.leader !== noNode && forward !== undefined) {
-        const answer = await forward.send(nodeOfMember(g.leader), {
-          group: g.id,
-          topic: item.topic,
-          partition: item.partition,
-          epoch: g.term,
-          requestId,
-          flowId,
-          deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()),
-          events: item.events,
-        });
-        if (answer.status === 'committed') return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
-        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
-        if (answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
-        // Unavailable: the leader did not answer (a lost connection, its deadline); the batch may be
-        // stored. Asking again with the same request id is safe (the state machine stores it once)
-        // and turns an unknown outcome into a known one when the leader (or its successor) answers.
-        if (answer.status === 'unavailable') inDoubt = `leader ${g.leader}: ${answer.detail}`;
-      }
-      if (this.#o.clock.monotonicMs() >= deadlineMs) {
-        throw unavailable(item, inDoubt === undefined ? 'no leader could take the batch in time' : `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
-      }
-      await this.#c.sleep(retryMs);
-    }
-  }
-
-  /**
-   * A batch for a partition this node holds no replica of: forwarded to its leader, found by asking
-   * the replicas (each answers "not leader" with the leader it knows), with one request id for every
-   * attempt so that a retry after a lost answer is stored once.
-   */
-  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
-    const where = this.#remoteTargets(item.topic, item.partition);
-    if (where === undefined || forward === undefined) throw unavailable(item, 'no placement for this partition');
-    const key = PartitionReplicas.key(item.topic, item.partition);
-    let hint = this.#remoteLeaders.get(key) ?? noNode;
-    let lastDetail = 'no replica answered';
-    for (let round = 0; ; round++) {
-      const order = hint !== noNode ? [hint, ...where.targets.filter((t) => t !== hint)] : where.targets;
-      for (const to of order) {
-        const answer = await forward.send(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#o.clock.monotonicMs()), events: item.events });
-        if (answer.status === 'committed') {
-          this.#remoteLeaders.set(key, to);
-          return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
-        }
-        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
-        if (answer.status === 'refused') throw unavailable(item, `node ${to}: ${answer.detail}`);
-        if (answer.status === 'notLeader' && answer.leaderHint !== noNode && answer.leaderHint !== to) {
-          hint = answer.leaderHint;
-          break;
-        }
-        lastDetail = answer.status === 'unavailable' ? `node ${to}: ${answer.detail}` : `node ${to} does not lead it`;
-      }
-      if (this.#o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
-      if (round > 0) await this.#c.sleep(retryMs);
-    }
-  }
-
-  #coalescer(r: PartitionReplica): BatchCoalescer {
-    const c = this.#c.coalescers.get(r.groupId);
-    assert(c !== undefined, `group ${r.groupId} has no coalescer`);
-    return c;
-  }
-
-  /** The leader that last took a batch of a partition held elsewhere. */
-  readonly #remoteLeaders = new Map<string, NodeId>();
 
   /** A batch forwarded by another node to this one as the partition's leader. */
-  async appendForwarded(req: ForwardedAppend): Promise<AppendAnswer> {
-    const replica = await this.ensure(req.topic, req.partition).catch(() => undefined);
-    if (replica === undefined || replica.groupId !== req.group) return { status: 'notLeader', leaderHint: noNode, epoch: 0 };
-    const g = replica.group;
-    // Hints name nodes on the wire: the group's leader is a member id (core/member-id.ts).
-    if (!g.isLeader()) return { status: 'notLeader', leaderHint: nodeOfMember(g.leader), epoch: g.term };
-    try {
-      const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#o.clock.monotonicMs() + req.deadlineMs, req.epoch);
-      const out = applied.outcome;
-      if (out.kind === 'sealed') return { status: 'sealed', timeline: out.timeline };
-      return { status: 'committed', epoch: applied.term, firstOffset: out.first, lastOffset: out.last };
-    } catch (err) {
-      if (err instanceof PartitionEntryError) return { status: 'refused', detail: err.message };
-      if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: nodeOfMember(err.leader), epoch: err.term };
-      return { status: 'unavailable', detail: (err as Error).message };
-    }
+  appendForwarded(req: ForwardedAppend): Promise<AppendAnswer> {
+    return this.#appends.appendForwarded(req);
   }
 
   // ------------------------------------------------------------------ reads
@@ -1025,13 +734,8 @@ export class PartitionReplicas {
     const r = this.replica(topic, partition);
     const legacy = this.#o.legacy?.bounds(topic, partition);
     // A learner's replica here is still catching up: the bounds come from a voter, like reads.
-    if (this.#c.isRemote(topic, partition)) {
-      // Held elsewhere: the bounds a replica told last (refreshed in the background when older than
-      // remoteBoundsMaxAgeMs), so they may trail the replicas' by about that much.
-      const c = this.#remote.get(PartitionReplicas.key(topic, partition));
-      if (c === undefined || this.#o.clock.monotonicMs() - c.atMs > remoteBoundsMaxAgeMs) this.#refreshRemote(topic, partition);
-      return c === undefined ? { oldest: 0 as Offset, newest: -1 as Offset } : { oldest: c.oldest as Offset, newest: c.newest as Offset };
-    }
+    // Held elsewhere: the bounds a replica told last (partition-remote-reads.ts).
+    if (this.#c.isRemote(topic, partition)) return this.#remote.cachedBounds(topic, partition);
     if (r === undefined) return legacy ?? { oldest: 0 as Offset, newest: -1 as Offset };
     const b = r.bounds();
     if (legacy !== undefined && legacy.newest >= legacy.oldest && legacy.newest + 1 >= b.oldest) return { oldest: legacy.oldest, newest: b.newest };
@@ -1039,11 +743,11 @@ export class PartitionReplicas {
   }
 
   async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEventView[]> {
-    if (this.#c.isRemote(topic, partition)) return this.#remoteRead(topic, partition, after, maxEvents, maxBytes, 0);
-    const r = (await this.ensure(topic, partition)) ?? this.#missing(topic, partition);
+    if (this.#c.isRemote(topic, partition)) return this.#remote.read(topic, partition, after, maxEvents, maxBytes, 0);
+    const r = (await this.ensure(topic, partition)) ?? noReplicaHere(topic, partition);
     const b = r.bounds();
     // The log before an installed snapshot is still being fetched: those events are read from another replica.
-    if (r.historyFrom !== undefined && after >= r.historyFrom - 1 && after < r.localOldest - 1) return this.#remoteRead(topic, partition, after, Math.min(maxEvents, r.localOldest - 1 - after), maxBytes, 0);
+    if (r.historyFrom !== undefined && after >= r.historyFrom - 1 && after < r.localOldest - 1) return this.#remote.read(topic, partition, after, Math.min(maxEvents, r.localOldest - 1 - after), maxBytes, 0);
     if (after < b.oldest - 1 && this.#o.legacy !== undefined) {
       const lb = this.#o.legacy.bounds(topic, partition);
       if (lb.newest >= lb.oldest && after >= lb.oldest - 1) return this.#o.legacy.read(topic, partition, after, maxEvents, maxBytes);
@@ -1053,24 +757,11 @@ export class PartitionReplicas {
   }
 
   async waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void> {
-    if (this.#c.isRemote(topic, partition)) {
-      // Long-polls a replica (one event is enough to know there is news), at most remoteWaitMs per ask.
-      const known = this.#remote.get(PartitionReplicas.key(topic, partition));
-      if (known !== undefined && known.newest > after) return;
-      try {
-        await this.#remoteRead(topic, partition, after, 1, 1, remoteWaitMs);
-      } catch {
-        await this.#c.sleep(Math.min(remoteWaitMs, 200));
-      }
-      return;
-    }
+    // Long-polls a replica (partition-remote-reads.ts).
+    if (this.#c.isRemote(topic, partition)) return this.#remote.waitForNews(topic, partition, after);
     const r = await this.ensure(topic, partition);
     if (r === undefined) return;
     return r.waitForEvents(after, signal);
-  }
-
-  #missing(topic: number, partition: number): never {
-    throw new PartitionUnavailableError(topic, partition, new Error('this node holds no replica of the partition'));
   }
 
   // ------------------------------------------------------------------ maintenance
@@ -1155,26 +846,4 @@ class ReplicaDroppedError extends Error {
   constructor() {
     super('the replica was dropped (moved away, or its event type deleted) during the repair');
   }
-}
-
-/** The result of a batch its partition's leader applied (a log sealed meanwhile took none of it). */
-function appliedResult(item: ReplicaAppend, c: Coalesced): ReplicaAppendResult {
-  const out = c.outcome;
-  if (out.kind === 'sealed') return { ok: false, error: new PartitionSealedError(item.topic, item.partition, out.timeline) };
-  return { ok: true, first: out.first as Offset, last: out.last as Offset };
-}
-
-/**
- * Why a batch the leader's coalescer failed fails for good; undefined when leadership moved (not
- * leader any more, or its entry overwritten) and it is to be offered again.
- */
-function proposalFailure(item: ReplicaAppend, err: unknown): Error | undefined {
-  if (!(err instanceof ProposalFailedError)) return err as Error;
-  if (err.storageError !== undefined) return err.storageError;
-  if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return unavailable(item, err.message);
-  return undefined;
-}
-
-function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {
-  return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
 }

@@ -19,3 +19,21 @@ export function otherNodes(members: readonly number[], self: NodeId): NodeId[] {
   }
   return out;
 }
+
+/**
+ * The replicas a read or a bounds ask for a partition held elsewhere goes to: `nodes` in their order,
+ * but the one that answered last first when it is still among them (it answered: it is likely to
+ * again, and a read that fails over goes on to the others).
+ */
+export function answeredLastFirst(nodes: readonly NodeId[], last: NodeId | undefined): NodeId[] {
+  if (last === undefined || !nodes.includes(last)) return [...nodes];
+  return [last, ...nodes.filter((n) => n !== last)];
+}
+
+/**
+ * The nodes a batch for a partition held elsewhere is forwarded to, in turn: the leader a replica
+ * named (`hint`, even one the placement does not list yet) first, then the replicas.
+ */
+export function hintFirst(nodes: readonly NodeId[], hint: NodeId): readonly NodeId[] {
+  return hint !== noNode ? [hint, ...nodes.filter((t) => t !== hint)] : nodes;
+}
