@@ -151,7 +151,7 @@ export const mutants: readonly Mutant[] = [
   {
     name: 'history-fetch-waits-for-former',
     why: "a fetch of the retained log before a snapshot also waits for the node of a wiped member the placement still lists (it answers that it does not host the group): the learner of a move in flight stays incomplete, and the replacement of that member waits for the move for good",
-    file: 'src/broker/partition-replicas.ts',
+    file: 'src/broker/partition-history-fetch.ts',
     find: 'listed.filter((m) => !former(m))',
     replace: 'listed.filter((m) => !former(m) || m > 0)',
     sims: ['host'],
