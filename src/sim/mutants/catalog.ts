@@ -76,12 +76,12 @@ export const mutants: readonly Mutant[] = [
   {
     name: 'offsets-at-propose',
     why: "a leader answers a batch with the offsets it expected when it proposed it (its applied newest + 1), not those apply gave it",
-    file: 'src/broker/partition-replicas.ts',
+    file: 'src/broker/partition-appends.ts',
     // The leader's common path (the coalescer's callback; #appendOne takes the same answer from
     // appliedResult): proposedAt is the replica's newest offset + 1 when the batch is queued.
     find: '    const settled = (c: Coalesced | undefined, err?: unknown): void => {\n      if (c !== undefined) return done(appliedResult(item, c));',
     replace:
-      "    const proposedAt = this.#byKey.get(PartitionReplicas.key(item.topic, item.partition))!.bounds().newest + 1;\n    const settled = (c: Coalesced | undefined, err?: unknown): void => {\n      if (c !== undefined) return done(c.outcome.kind === 'sealed' ? appliedResult(item, c) : { ok: true, first: proposedAt as Offset, last: (proposedAt + item.events.length - 1) as Offset });",
+      "    const proposedAt = this.#c.byKey.get(replicaKey(item.topic, item.partition))!.bounds().newest + 1;\n    const settled = (c: Coalesced | undefined, err?: unknown): void => {\n      if (c !== undefined) return done(c.outcome.kind === 'sealed' ? appliedResult(item, c) : { ok: true, first: proposedAt as Offset, last: (proposedAt + item.events.length - 1) as Offset });",
     sims: ['host'],
   },
   {
@@ -105,7 +105,7 @@ export const mutants: readonly Mutant[] = [
   {
     name: 'remote-read-past-applied',
     why: 'a replica serving a remote read also serves the events of the entries it holds but has not applied (not known to be committed), at the offsets they would take',
-    file: 'src/broker/partition-replicas.ts',
+    file: 'src/broker/partition-remote-reads.ts',
     find: '      const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];\n',
     replace:
       '      const events = b.newest > after ? await r.read(after, req.maxEvents, req.maxBytes) : [];\n' +
@@ -127,7 +127,7 @@ export const mutants: readonly Mutant[] = [
   {
     name: 'remote-failover-skips',
     why: 'a remote read whose replica failed resumes on the next replica one event past the cursor (an off-by-one on failover)',
-    file: 'src/broker/partition-replicas.ts',
+    file: 'src/broker/partition-remote-reads.ts',
     find: 'afterOffset: after, maxEvents, maxBytes, waitMs, follow: false',
     replace: 'afterOffset: lastErr === undefined ? after : after + 1, maxEvents, maxBytes, waitMs, follow: false',
     sims: ['host'],
@@ -151,7 +151,7 @@ export const mutants: readonly Mutant[] = [
   {
     name: 'history-fetch-waits-for-former',
     why: "a fetch of the retained log before a snapshot also waits for the node of a wiped member the placement still lists (it answers that it does not host the group): the learner of a move in flight stays incomplete, and the replacement of that member waits for the move for good",
-    file: 'src/broker/partition-replicas.ts',
+    file: 'src/broker/partition-history-fetch.ts',
     find: 'listed.filter((m) => !former(m))',
     replace: 'listed.filter((m) => !former(m) || m > 0)',
     sims: ['host'],

@@ -1,0 +1,226 @@
+/**
+ * Appends. A batch for a partition this node leads is proposed to its group and answered once it is
+ * applied here, i.e. committed (durable on a majority; on one node, fsynced) — with the offsets apply
+ * gave it. A batch for a partition led elsewhere is forwarded to its leader with the group's term (the
+ * epoch) and a request id (the parts of one request for the same node in one call,
+ * forward-grouper.ts); a "not leader" answer is retried on the new leader until the deadline, and a
+ * retry reuses the request id, so a batch that did commit before the answer was lost is not appended
+ * twice (the state machine de-duplicates, src/replication/partition-state.ts).
+ */
+import type { Offset } from '../core/offset.js';
+import { assert } from '../core/assert.js';
+import { nodeOfMember } from '../core/member-id.js';
+import { PartitionSealedError, PartitionUnavailableError } from '../log/index.js';
+import { PartitionEntryError } from '../log/partition-entry.js';
+import { noNode, type NodeId } from '../raft/index.js';
+import type { BatchCoalescer, Coalesced } from './batch-coalescer.js';
+import { ForwardGrouper } from './forward-grouper.js';
+import type { PartitionReplica } from './partition-replica.js';
+import { replicaKey, retryMs, type ReplicasContext } from './partition-replicas-context.js';
+import type { AppendAnswer, ForwardedAppend, ReplicaAppend, ReplicaAppendResult } from './partition-replicas-types.js';
+import type { PartitionRemoteReads } from './partition-remote-reads.js';
+import { ProposalFailedError } from './raft-host/raft-group.js';
+import { hintFirst } from './replica-peers.js';
+
+export class PartitionAppends {
+  readonly #c: ReplicasContext;
+  readonly #remote: PartitionRemoteReads;
+  /** Opens (or finds) the replica of a partition placed here (PartitionReplicas.ensure). */
+  readonly #ensure: (topic: number, partition: number) => Promise<PartitionReplica | undefined>;
+  /** The leader that last took a batch of a partition held elsewhere. */
+  readonly #remoteLeaders = new Map<string, NodeId>();
+
+  constructor(c: ReplicasContext, remote: PartitionRemoteReads, ensure: (topic: number, partition: number) => Promise<PartitionReplica | undefined>) {
+    this.#c = c;
+    this.#remote = remote;
+    this.#ensure = ensure;
+  }
+
+  append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
+    const deadlineMs = this.#c.o.clock.monotonicMs() + this.#c.o.appendTimeoutMs;
+    // One random id per publish request, told apart per item: an id only has to be unique among the
+    // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
+    // most partitions, so a fresh UUID per item was most of this path's random draws.
+    const base = this.#c.o.random.uuid();
+    // The parts this request forwards to one node at the same moment go in one call (forward-grouper.ts).
+    const forward = this.#c.forwarder === undefined ? undefined : new ForwardGrouper(this.#c.forwarder);
+    // One promise for the request, settled when the last item has its result (a countdown instead of
+    // a promise per item and Promise.all over them).
+    return new Promise((resolve) => {
+      const results: ReplicaAppendResult[] = new Array(items.length);
+      let left = items.length;
+      if (left === 0) resolve(results);
+      items.forEach((it, i) => {
+        this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward, (r) => {
+          results[i] = r;
+          if (--left === 0) resolve(results);
+        });
+      });
+    });
+  }
+
+  /**
+   * One item's append; `done` is called once with its result (a failure is a result). The common case
+   * on a single node, and on the leader of a partition, takes no async frame and no promise: the batch
+   * goes straight into the group's coalescer, whose callback maps its outcome; every other case, and a
+   * proposal refused because leadership moved, goes through #appendOne exactly as before (the refused
+   * one after the same pause as that loop's retry).
+   */
+  #appendLed(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
+    let coalescer: BatchCoalescer | undefined;
+    try {
+      const replica = this.#c.closed || this.#c.o.host.refusal !== undefined || this.#c.isRemote(item.topic, item.partition) ? undefined : this.#c.byKey.get(replicaKey(item.topic, item.partition));
+      if (replica !== undefined && replica.group.isLeader()) coalescer = this.#coalescer(replica);
+    } catch (err) {
+      done({ ok: false, error: err as Error });
+      return;
+    }
+    if (coalescer === undefined) {
+      this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done);
+      return;
+    }
+    // The one closure of the common case (the failure paths create theirs when they happen).
+    const settled = (c: Coalesced | undefined, err?: unknown): void => {
+      if (c !== undefined) return done(appliedResult(item, c));
+      const failure = proposalFailure(item, err);
+      if (failure !== undefined) return done({ ok: false, error: failure });
+      this.#appendMoved(item, deadlineMs, flowId, requestId, forward, done);
+    };
+    const refused = coalescer.enqueue(requestId, item.events, deadlineMs, 0, settled);
+    if (refused !== undefined) settled(undefined, refused);
+  }
+
+  /** A batch the leader's coalescer gave back because leadership moved: #appendOne after the retry pause. */
+  #appendMoved(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
+    const failed = (error: unknown): void => done({ ok: false, error: error as Error });
+    if (this.#c.o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
+    void this.#c.sleep(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
+  }
+
+  #appendSlow(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
+    void this.#appendOne(item, deadlineMs, flowId, requestId, forward).then(done, (error: unknown) => done({ ok: false, error: error as Error }));
+  }
+
+  async #appendOne(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
+    if (this.#c.closed) throw new PartitionUnavailableError(item.topic, item.partition, new Error('the node is shutting down'));
+    if (this.#c.isRemote(item.topic, item.partition)) return this.#appendRemote(item, deadlineMs, flowId, requestId, forward);
+    // An open replica without a round through ensure()'s promise (the case of every append but the first).
+    const replica = this.#c.byKey.get(replicaKey(item.topic, item.partition)) ?? (await this.#ensure(item.topic, item.partition));
+    if (replica === undefined) throw new PartitionUnavailableError(item.topic, item.partition, new Error('no placement for this partition'));
+    // While the disk refuses writes, a new batch cannot be stored: say why at once, without waiting.
+    if (this.#c.o.host.refusal !== undefined) throw this.#c.o.host.refusal;
+    let inDoubt: string | undefined;
+    for (;;) {
+      const g = replica.group;
+      if (g.isLeader()) {
+        try {
+          return appliedResult(item, await this.#coalescer(replica).add(requestId, item.events, deadlineMs));
+        } catch (err) {
+          const failure = proposalFailure(item, err);
+          if (failure !== undefined) throw failure;
+        }
+      } else if (g.leader !== noNode && forward !== undefined) {
+        const answer = await forward.send(nodeOfMember(g.leader), {
+          group: g.id,
+          topic: item.topic,
+          partition: item.partition,
+          epoch: g.term,
+          requestId,
+          flowId,
+          deadlineMs: Math.max(1, deadlineMs - this.#c.o.clock.monotonicMs()),
+          events: item.events,
+        });
+        if (answer.status === 'committed') return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
+        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
+        if (answer.status === 'refused') throw unavailable(item, `leader ${g.leader}: ${answer.detail}`);
+        // Unavailable: the leader did not answer (a lost connection, its deadline); the batch may be
+        // stored. Asking again with the same request id is safe (the state machine stores it once)
+        // and turns an unknown outcome into a known one when the leader (or its successor) answers.
+        if (answer.status === 'unavailable') inDoubt = `leader ${g.leader}: ${answer.detail}`;
+      }
+      if (this.#c.o.clock.monotonicMs() >= deadlineMs) {
+        throw unavailable(item, inDoubt === undefined ? 'no leader could take the batch in time' : `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
+      }
+      await this.#c.sleep(retryMs);
+    }
+  }
+
+  /**
+   * A batch for a partition this node holds no replica of: forwarded to its leader, found by asking
+   * the replicas (each answers "not leader" with the leader it knows), with one request id for every
+   * attempt so that a retry after a lost answer is stored once.
+   */
+  async #appendRemote(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined): Promise<ReplicaAppendResult> {
+    const where = this.#remote.targets(item.topic, item.partition);
+    if (where === undefined || forward === undefined) throw unavailable(item, 'no placement for this partition');
+    const key = replicaKey(item.topic, item.partition);
+    let hint = this.#remoteLeaders.get(key) ?? noNode;
+    let lastDetail = 'no replica answered';
+    for (let round = 0; ; round++) {
+      const order = hintFirst(where.targets, hint);
+      for (const to of order) {
+        const answer = await forward.send(to, { group: where.group, topic: item.topic, partition: item.partition, epoch: 0, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#c.o.clock.monotonicMs()), events: item.events });
+        if (answer.status === 'committed') {
+          this.#remoteLeaders.set(key, to);
+          return { ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset };
+        }
+        if (answer.status === 'sealed') throw new PartitionSealedError(item.topic, item.partition, answer.timeline);
+        if (answer.status === 'refused') throw unavailable(item, `node ${to}: ${answer.detail}`);
+        if (answer.status === 'notLeader' && answer.leaderHint !== noNode && answer.leaderHint !== to) {
+          hint = answer.leaderHint;
+          break;
+        }
+        lastDetail = answer.status === 'unavailable' ? `node ${to}: ${answer.detail}` : `node ${to} does not lead it`;
+      }
+      if (this.#c.o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
+      if (round > 0) await this.#c.sleep(retryMs);
+    }
+  }
+
+  #coalescer(r: PartitionReplica): BatchCoalescer {
+    const c = this.#c.coalescers.get(r.groupId);
+    assert(c !== undefined, `group ${r.groupId} has no coalescer`);
+    return c;
+  }
+
+  /** A batch forwarded by another node to this one as the partition's leader. */
+  async appendForwarded(req: ForwardedAppend): Promise<AppendAnswer> {
+    const replica = await this.#ensure(req.topic, req.partition).catch(() => undefined);
+    if (replica === undefined || replica.groupId !== req.group) return { status: 'notLeader', leaderHint: noNode, epoch: 0 };
+    const g = replica.group;
+    // Hints name nodes on the wire: the group's leader is a member id (core/member-id.ts).
+    if (!g.isLeader()) return { status: 'notLeader', leaderHint: nodeOfMember(g.leader), epoch: g.term };
+    try {
+      const applied = await this.#coalescer(replica).add(req.requestId, req.events, this.#c.o.clock.monotonicMs() + req.deadlineMs, req.epoch);
+      const out = applied.outcome;
+      if (out.kind === 'sealed') return { status: 'sealed', timeline: out.timeline };
+      return { status: 'committed', epoch: applied.term, firstOffset: out.first, lastOffset: out.last };
+    } catch (err) {
+      if (err instanceof PartitionEntryError) return { status: 'refused', detail: err.message };
+      if (err instanceof ProposalFailedError && (err.reason === 'notLeader' || err.reason === 'overwritten')) return { status: 'notLeader', leaderHint: nodeOfMember(err.leader), epoch: err.term };
+      return { status: 'unavailable', detail: (err as Error).message };
+    }
+  }
+}
+
+/** The result of a batch its partition's leader applied (a log sealed meanwhile took none of it). */
+function appliedResult(item: ReplicaAppend, c: Coalesced): ReplicaAppendResult {
+  const out = c.outcome;
+  if (out.kind === 'sealed') return { ok: false, error: new PartitionSealedError(item.topic, item.partition, out.timeline) };
+  return { ok: true, first: out.first as Offset, last: out.last as Offset };
+}
+
+/**
+ * Why a batch the leader's coalescer failed fails for good; undefined when leadership moved (not
+ * leader any more, or its entry overwritten) and it is to be offered again.
+ */
+function proposalFailure(item: ReplicaAppend, err: unknown): Error | undefined {
+  if (!(err instanceof ProposalFailedError)) return err as Error;
+  if (err.storageError !== undefined) return err.storageError;
+  if (err.reason !== 'notLeader' && err.reason !== 'overwritten') return unavailable(item, err.message);
+  return undefined;
+}
+
+function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {
+  return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
+}
