@@ -363,11 +363,10 @@ export class PartitionReplicas {
     // applied now, so the group starts as a member of its configuration and a group of one can elect
     // itself at once instead of after an election timeout.
     const hs = storage.hardState();
-    // Applied entries were committed even if the stored commit index lags (it is written only with a
-    // term or vote change: raft-log-store.ts).
+    // Applied entries were committed even if the stored commit index (written without fsync) lags.
     if (hs.commit < replica.applied) storage.setHardState({ ...hs, commit: replica.applied });
     // The only voter: every entry of its durable log was written by itself as leader and is committed
-    // (a majority of one), even if the stored commit index lags (written only with a term or vote). Taking
+    // (a majority of one), even if the stored commit index lags (it is written without fsync). Taking
     // the whole log now makes everything durable visible at start, as the store before replication
     // did: a client that resends what it could not see would otherwise store it twice.
     const last = storage.lastIndex();
