@@ -137,6 +137,11 @@ export class RawNode {
     return this.#raft.term;
   }
 
+  /** The hard state as it stands now (the next Ready's, if it changed). */
+  get hardState(): HardState {
+    return this.#raft.hardState();
+  }
+
   /** The commit index: what status().commit says, without building a status. */
   get commitIndex(): Index {
     return this.#raft.log.committed;
@@ -277,6 +282,34 @@ export class RawNode {
       r.log.unstable.entries.length > 0 ||
       r.log.unstable.snapshot !== undefined ||
       r.log.hasNextCommittedEntries()
+    );
+  }
+
+  /**
+   * Whether the next Ready holds committed entries (and the commit index that moved) and nothing else:
+   * no entries or snapshot to persist, no term, vote, role or leader change, no message, no read state,
+   * no damage news. Such a Ready needs no write (a commit index need not be durable) and nothing sent:
+   * its host may handle it at once, e.g. right after the advance() that committed them (a group of
+   * one commits what its own write made durable).
+   */
+  hasCommittedOnly(): boolean {
+    if (this.#outstanding !== undefined) return false;
+    const r = this.#raft;
+    if (!r.log.hasNextCommittedEntries()) return false;
+    const hs = r.hardState();
+    return (
+      hs.term === this.#prevHardState.term &&
+      hs.vote === this.#prevHardState.vote &&
+      r.lead === this.#prevSoftState.lead &&
+      r.state === this.#prevSoftState.state &&
+      !r.pendingBroadcast &&
+      r.msgs.length === 0 &&
+      r.readStates.length === 0 &&
+      !r.repaired &&
+      r.newlyDamaged === null &&
+      r.termFloor === undefined &&
+      r.log.unstable.entries.length === 0 &&
+      r.log.unstable.snapshot === undefined
     );
   }
 

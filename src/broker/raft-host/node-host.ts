@@ -15,7 +15,9 @@
  *      follower's acknowledgement; every other message (votes, acknowledgements) waits for the write;
  *   3. applies committed entries: those already durable here before this turn at once, the rest after
  *      the write; installs snapshots;
- *   4. advances every group, and goes round again while any has work.
+ *   4. advances every group, and goes round again while any has work. A group whose next Ready then
+ *      holds only committed entries (a group of one commits what its own write made durable) is applied
+ *      at once, in this turn (#applyCommitted).
  *
  * Deferred: a turn that would write nothing but the state machines' rows (offset index rows,
  * applied index) writes nothing: they go into the next write (the next turn that writes entries, a
@@ -173,7 +175,7 @@ export class RaftNodeHost {
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0 };
   /** Per group, since when it has had work no turn has taken (monotonic ms; for onPhase 'wait'). */
   readonly #workSince = new Map<number, number>();
   /** Per group, since when entries received as a follower wait for their acknowledgement. */
@@ -531,10 +533,33 @@ export class RaftNodeHost {
       g.raw.advance(t.rd);
       if (t.early === 0 && ce.length > 0) this.#ackApplied(t);
       if (ce.length > 0 || t.rd.snapshot !== undefined) g.onApplied?.();
+      this.#applyCommitted(g);
       if (this.#groups.get(g.id) === g && g.raw.hasReady()) {
         this.#markWork(g.id);
         this.#dirty.add(g.id);
       }
+    }
+  }
+
+  /**
+   * Applies at once what a group committed by the advance() that ended its part of the turn, when that
+   * is all its next Ready holds (RawNode.hasCommittedOnly: nothing to write, nothing to send): a group
+   * of one commits what its own write made durable. Taken by the next turn instead, those entries (and
+   * the answers waiting for them) came after that turn's proposals and the filling of its write, and
+   * a publish at a moderate rate paid a second turn of its own. Not when the hard state must be written
+   * (a damaged member's term, raft-log-store.ts): the next turn writes it.
+   */
+  #applyCommitted(g: RaftGroup<unknown>): void {
+    while (this.#groups.get(g.id) === g && !this.#paused.has(g.id) && g.raw.hasCommittedOnly() && !g.store.writesHardState(g.raw.hardState)) {
+      const rd = g.raw.ready();
+      this.stats.readies++;
+      this.stats.appliedAtOnce++;
+      g.observe(rd);
+      for (const e of rd.committedEntries) g.applyEntry(e);
+      g.store.persisted(rd);
+      g.onReadyDone?.(rd);
+      g.raw.advance(rd);
+      g.onApplied?.();
     }
   }
 
