@@ -31,7 +31,7 @@ import type {
   StateType,
   Term,
 } from './types.js';
-import { assertIndex, campaignTransfer, damagedReject, entriesBytes, incompleteAck, makeMessage, noNode, quiesceContext } from './types.js';
+import { assertIndex, campaignTransfer, commitOnlyAppend, damagedReject, entriesBytes, incompleteAck, makeMessage, noNode, quiesceContext } from './types.js';
 
 /** Why a proposal was not appended. None of these is an error of the caller's making except 'invalid'. */
 export type ProposalDropReason =
@@ -259,7 +259,10 @@ export class Raft {
     if (prevTerm === undefined || ents === undefined) return this.#sendSnapshot(to, pr);
     if (ents.length === 0 && !sendIfEmpty) return false;
     const bytes = entriesBytes(ents);
-    this.#send({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed });
+    // An empty append to a follower that acknowledged all it was sent only moves its commit index: it
+    // need not be answered (types.ts commitOnlyAppend).
+    const commitOnly = ents.length === 0 && pr.state === 'replicate' && pr.match === prevIndex && !pr.incomplete;
+    this.#send({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed, context: commitOnly ? commitOnlyAppend : '' });
     pr.sentEntries(ents.length, prevIndex + ents.length, bytes);
     return true;
   }
@@ -929,6 +932,9 @@ export class Raft {
     const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
     if (lastNew !== undefined) {
       if (this.damaged !== null) this.#maybeRepaired(m, lastNew);
+      // The leader holds this member's log as matching up to m.index already; an answer would only
+      // repeat that. A damaged or incomplete member answers anyway: what it says is news to the leader.
+      if (m.context === commitOnlyAppend && m.entries.length === 0 && this.damaged === null && !this.incomplete) return;
       this.#send({ type: 'appResp', to: m.from, index: lastNew, context: this.#ackContext() });
       return;
     }
