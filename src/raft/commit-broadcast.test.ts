@@ -156,3 +156,27 @@ test('an empty append the leader needs an answer to is answered: a probe, and to
   const idx = leader.status().commit;
   for (const id of ids) assert.equal(g.raw(id).status().commit, idx, `node ${id} committed the last entry`);
 });
+
+test('a group of one has nobody to tell a commit: no broadcast is pending after it (it may quiesce at once)', () => {
+  const storage = new MemoryStorage();
+  const { entries, hardState } = bootstrapState([1]);
+  storage.append(entries);
+  storage.setHardState(hardState);
+  const raw = new RawNode({ id: 1, storage, applied: 0, electionTicks: 10, heartbeatTicks: 1, random: new Prng(3), preVote: true, checkQuorum: true, damaged: null });
+  const turn = () => {
+    const rd = raw.ready();
+    storage.append(rd.entries);
+    if (rd.hardState) storage.setHardState(rd.hardState);
+    for (const e of rd.committedEntries) if (e.type === 'confChange') raw.applyConfChange(e);
+    raw.advance(rd);
+  };
+  while (raw.hasReady()) turn();
+  raw.campaign();
+  while (raw.hasReady()) turn();
+  assert.equal(raw.isLeader(), true);
+  const proposed = raw.propose(data('a'));
+  assert.ok(proposed.ok);
+  turn(); // writes the entry; advance() makes it durable, which commits it
+  assert.equal(raw.status().commit, proposed.lastIndex);
+  assert.equal(raw.quiesce(), true, 'nothing under way: no broadcast pending for a commit nobody needs to hear');
+});

@@ -664,7 +664,8 @@ export class Raft {
   #maybeCommitAndBroadcast(): boolean {
     if (!this.log.maybeCommit(this.trk.committed(), this.term)) return false;
     this.#releasePendingReads();
-    this.pendingBroadcast = true;
+    // A group of one has nobody to tell (and its host may apply such a commit at once).
+    if (this.trk.progress.size > 1) this.pendingBroadcast = true;
     return true;
   }
 
