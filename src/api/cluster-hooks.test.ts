@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Fastify from 'fastify';
-import { installClusterHooks } from './cluster-hooks.js';
+import { installClusterHooks, mayWriteMetadata } from './cluster-hooks.js';
+import { currentFlowId, openFlows } from '../observability/flow-context.js';
 import type { AppDeps, ClusterPort } from './deps.js';
 
 async function appWithHooks(): Promise<{ app: ReturnType<typeof Fastify>; barriers: () => number; handled: string[] }> {
@@ -81,6 +82,42 @@ test('metadata routes wait for the read barrier however their URL is written; fe
       assert.equal(r.statusCode, 200, `${method} ${url}: ${r.body}`);
       assert.equal(barriers() - before, more, `${method} ${url}: read barriers`);
     }
+  } finally {
+    await app.close();
+  }
+});
+
+// Goal: the flow id reaches a metadata write's handler (and what it awaits), while a publish and a read
+// open no flow: an open flow turns on the process's async hooks, which every promise of every publish
+// would pay for (flow-context.ts), and they are off again once the last flow's request is answered.
+test('a metadata write runs in its request\'s flow; a publish and a read open none; none is left open after', async () => {
+  const app = Fastify();
+  installClusterHooks(app, {} as unknown as AppDeps);
+  const seen: Record<string, { flowId: string | undefined; open: number }> = {};
+  for (const [method, url] of [
+    ['POST', '/event-types'],
+    ['POST', '/event-types/:name/events'],
+    ['GET', '/event-types/:name'],
+  ] as const) {
+    app.route({ method, url, handler: async (request) => {
+      await new Promise((r) => setImmediate(r));
+      seen[`${method} ${url}`] = { flowId: currentFlowId() === request.id ? 'the request id' : currentFlowId(), open: openFlows() };
+      return {};
+    } });
+  }
+  await app.ready();
+  try {
+    for (const [method, url] of [['POST', '/event-types'], ['POST', '/event-types/x/events'], ['GET', '/event-types/x']] as const) {
+      assert.equal((await app.inject({ method, url, payload: method === 'POST' ? {} : undefined })).statusCode, 200);
+      assert.equal(openFlows(), 0, `${method} ${url}: no flow left open`);
+    }
+    assert.deepEqual(seen, {
+      'POST /event-types': { flowId: 'the request id', open: 1 },
+      'POST /event-types/:name/events': { flowId: undefined, open: 0 },
+      'GET /event-types/:name': { flowId: undefined, open: 0 },
+    });
+    assert.equal(mayWriteMetadata('DELETE', '/subscriptions/:id'), true);
+    assert.equal(mayWriteMetadata('POST', '/event-types/:name/events'), false);
   } finally {
     await app.close();
   }

@@ -2,8 +2,9 @@
  * The hooks that make every route cluster-aware without the routes knowing (installed by buildApp
  * before the resource plugins, so they apply to all of them):
  *
- * - The request's flow id is bound to its asynchronous context, so a metadata write forwarded to the
- *   Raft leader carries the client's X-Flow-Id.
+ * - The flow id of a request that may write metadata is bound to its asynchronous context, so a
+ *   metadata write forwarded to the Raft leader carries the client's X-Flow-Id (reads and publishes
+ *   open no flow: see flow-context.ts).
  * - Publishing, consumption and timeline switches are served on every node (partitions are Raft
  *   groups; a switch is a command of the metadata group and of the partition groups).
  * - Metadata reads are linearizable: before an /event-types, /settings or /subscriptions request is handled, the
@@ -17,7 +18,7 @@
  * raw URL matches no pattern written for `/timelines`, and `/%65vent-types/x` is an event type route.
  */
 import type { FastifyInstance } from 'fastify';
-import { runInFlow } from '../observability/flow-context.js';
+import { endFlow, runInFlow } from '../observability/flow-context.js';
 import type { AppDeps } from './deps.js';
 
 /** Routes whose handlers read replicated metadata and so wait for the read barrier. */
@@ -25,8 +26,28 @@ function readsMetadata(route: string | undefined): boolean {
   return route !== undefined && (route === '/event-types' || route.startsWith('/event-types/') || route.startsWith('/settings/') || route === '/subscriptions' || route.startsWith('/subscriptions/'));
 }
 
+/** Whether a request may propose metadata: anything but reads and publishes. */
+export function mayWriteMetadata(method: string, route: string | undefined): boolean {
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
+  return !(method === 'POST' && route === '/event-types/:name/events');
+}
+
 export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
-  app.addHook('onRequest', (request, _reply, done) => {
+  // A flow (flow-context.ts) only for requests that may write metadata: opening one turns on the
+  // process's async hooks until the last one ends, and every publish would pay for them.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!mayWriteMetadata(request.method, request.routeOptions.url)) {
+      done();
+      return;
+    }
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      endFlow();
+    };
+    reply.raw.once('finish', end);
+    reply.raw.once('close', end);
     runInFlow(request.id, done);
   });
   const cluster = deps.cluster;

@@ -31,7 +31,7 @@ import type {
   StateType,
   Term,
 } from './types.js';
-import { assertIndex, campaignTransfer, damagedReject, entriesBytes, incompleteAck, makeMessage, noNode, quiesceContext } from './types.js';
+import { assertIndex, campaignTransfer, commitOnlyAppend, damagedReject, entriesBytes, incompleteAck, makeMessage, noNode, quiesceContext } from './types.js';
 
 /** Why a proposal was not appended. None of these is an error of the caller's making except 'invalid'. */
 export type ProposalDropReason =
@@ -81,7 +81,10 @@ export class Raft {
   /** Index of the latest membership change the leader may have appended; none can be proposed until it is applied. */
   pendingConfIndex: Index = 0;
   uncommittedBytes = 0;
-  /** Proposals appended since the last Ready: their broadcast is coalesced into as few appends as possible. */
+  /**
+   * Proposals appended, or the commit index advanced, since the last Ready: their broadcast is
+   * coalesced into as few appends as possible (flushBroadcast).
+   */
   pendingBroadcast = false;
   /** Set while this member's durable state is damaged: it neither votes nor campaigns (config.ts). */
   damaged: Damage | null;
@@ -256,7 +259,10 @@ export class Raft {
     if (prevTerm === undefined || ents === undefined) return this.#sendSnapshot(to, pr);
     if (ents.length === 0 && !sendIfEmpty) return false;
     const bytes = entriesBytes(ents);
-    this.#send({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed });
+    // An empty append to a follower that acknowledged all it was sent only moves its commit index: it
+    // need not be answered (types.ts commitOnlyAppend).
+    const commitOnly = ents.length === 0 && pr.state === 'replicate' && pr.match === prevIndex && !pr.incomplete;
+    this.#send({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed, context: commitOnly ? commitOnlyAppend : '' });
     pr.sentEntries(ents.length, prevIndex + ents.length, bytes);
     return true;
   }
@@ -301,7 +307,7 @@ export class Raft {
     }
   }
 
-  /** Called by RawNode before building a Ready: ships proposals appended since the last one. */
+  /** Called by RawNode before building a Ready: ships proposals appended, and commits made, since the last one. */
   flushBroadcast(): void {
     if (!this.pendingBroadcast) return;
     this.pendingBroadcast = false;
@@ -647,11 +653,19 @@ export class Raft {
     if (self.maybeUpdate(this.log.lastStableIndex())) this.#maybeCommitAndBroadcast();
   }
 
-  /** Advances the commit index from the voters' progress; broadcasts it if it moved. */
+  /**
+   * Advances the commit index from the voters' progress; if it moved, broadcasts it with the next
+   * Ready (flushBroadcast), like a proposal. Messages leave only with a Ready anyway, so this costs no
+   * latency, and a follower gets one append per Ready instead of an empty append carrying the commit
+   * index followed by the append of the entries proposed since: on a busy partition that was every
+   * other Raft message, with its acknowledgement (docs/benchmarks.md, "Three nodes, 2026-11-27
+   * afternoon").
+   */
   #maybeCommitAndBroadcast(): boolean {
     if (!this.log.maybeCommit(this.trk.committed(), this.term)) return false;
     this.#releasePendingReads();
-    this.#bcastAppend();
+    // A group of one has nobody to tell (and its host may apply such a commit at once).
+    if (this.trk.progress.size > 1) this.pendingBroadcast = true;
     return true;
   }
 
@@ -919,6 +933,9 @@ export class Raft {
     const lastNew = this.log.maybeAppend(m.index, m.logTerm, m.commit, m.entries);
     if (lastNew !== undefined) {
       if (this.damaged !== null) this.#maybeRepaired(m, lastNew);
+      // The leader holds this member's log as matching up to m.index already; an answer would only
+      // repeat that. A damaged or incomplete member answers anyway: what it says is news to the leader.
+      if (m.context === commitOnlyAppend && m.entries.length === 0 && this.damaged === null && !this.incomplete) return;
       this.#send({ type: 'appResp', to: m.from, index: lastNew, context: this.#ackContext() });
       return;
     }

@@ -11,7 +11,8 @@ import { makeMessage, type Message } from '../raft/index.js';
 import { memberIdOf } from '../core/member-id.js';
 import { BatchBuilder, coalescible, decodeBatch } from './batch-codec.js';
 import { toWireMessage } from './codec.js';
-import { raftProto } from './proto.js';
+import { raftProto, raftServiceDefinition } from './proto.js';
+import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 
 function roundTrip(b: BatchBuilder, from = 1, self = 2) {
   const bytes = raftProto().MessageBatch.serialize(b.toWire(from, 'inc'));
@@ -122,4 +123,32 @@ test('messages between member ids of other incarnations travel whole and keep th
   const f = roundTrip(forged, 1, 2);
   assert.equal(f.messages.length, 0);
   assert.equal(f.failures.length, 2);
+});
+
+// The Raft stream's server decodes batches with 64-bit fields as numbers (proto.ts
+// raftServiceDefinition; decimal strings cost a Long conversion per field), and what arrives must be
+// checked exactly as before: a field above 2^53, which decodes to an inexact number, is refused.
+test('the Raft stream decodes 64-bit fields as numbers; above 2^53 a message is still refused', () => {
+  const deserialize = raftServiceDefinition()['Stream']!.requestDeserialize;
+  const b = new BatchBuilder();
+  b.add(7, makeMessage({ type: 'app', from: 1, to: 2, term: 3, logTerm: 3, index: 41, commit: 40, entries: [{ term: 3, index: 42, type: 'normal', data: new Uint8Array([1, 2]) }] }));
+  b.add(8, makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 5, commit: 9 }));
+  const w = deserialize(raftProto().MessageBatch.serialize(b.toWire(1, 'inc'))) as MessageBatch__Output;
+  assert.equal(w.messages[0]!.term, 3 as unknown as string, 'a number, not a decimal string');
+  assert.equal(w.heartbeats[0]!.commit, 9 as unknown as string);
+  const d = decodeBatch(w, 2);
+  assert.deepEqual(d.failures, []);
+  assert.deepEqual(
+    d.messages.map((m) => [m.group, m.message.type, m.message.term, m.message.index, m.message.commit, m.message.entries.map((e) => e.index)]),
+    [
+      [7, 'app', 3, 41, 40, [42]],
+      [8, 'heartbeat', 5, 0, 9, []],
+    ],
+  );
+  // The same fields above 2^53, as a peer could send them (only a string says them exactly).
+  const huge = '18446744073709551615';
+  const forged = { from: '1', incarnation: 'inc', messages: [{ ...toWireMessage(makeMessage({ type: 'appResp', from: 1, to: 2, term: 3, index: 4 })), group: 7, index: huge }], heartbeats: [{ group: 8, term: '9007199254740993', commit: '0', context: '' }], heartbeat_responses: [] };
+  const got = decodeBatch(deserialize(raftProto().MessageBatch.serialize(forged)) as MessageBatch__Output, 2);
+  assert.equal(got.messages.length, 0);
+  assert.equal(got.failures.length, 2, 'both refused');
 });

@@ -46,7 +46,7 @@ export class BatchBuilder {
 
   add(group: GroupId, m: Message): void {
     if (coalescible(m)) {
-      const block: GroupHeartbeat = { group, term: String(m.term), commit: String(m.commit), context: m.context };
+      const block: GroupHeartbeat = { group, term: m.term, commit: m.commit, context: m.context };
       (m.type === 'heartbeat' ? this.heartbeats : this.heartbeatResponses).push(block);
       this.bytes += 16 + m.context.length;
       return;
@@ -65,7 +65,7 @@ export class BatchBuilder {
   /** The batch; without its snapshots when `withSnapshots` is false. */
   toWire(from: NodeId, incarnation: string, withSnapshots = true): MessageBatch {
     const messages = withSnapshots || this.snapshotGroups.length === 0 ? this.messages : this.messages.filter((m) => m.type !== 'MESSAGE_TYPE_SNAP');
-    return { from: String(from), incarnation, messages, heartbeats: this.heartbeats, heartbeat_responses: this.heartbeatResponses };
+    return { from, incarnation, messages, heartbeats: this.heartbeats, heartbeat_responses: this.heartbeatResponses };
   }
 }
 

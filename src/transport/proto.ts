@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadSync, type Options } from '@grpc/proto-loader';
-import { loadPackageDefinition } from '@grpc/grpc-js';
+import { loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ProtoGrpcType as RaftProto } from './generated/raft.js';
 import type { ProtoGrpcType as ForwardProto } from './generated/forward.js';
 
@@ -49,4 +49,24 @@ export function raftProto(): RaftProto['brook']['raft']['v1'] {
 
 export function forwardProto(): ForwardProto['brook']['forward']['v1'] {
   return (load() as unknown as ForwardProto).brook.forward.v1;
+}
+
+let raftService: ServiceDefinition | undefined;
+
+/**
+ * The RaftTransport service as the server adds it: as loaded, except that the Raft stream's batches
+ * are decoded with 64-bit fields as numbers, not decimal strings. Every Raft message crosses that
+ * stream, and converting each term, index and node id through Long.toString on decode (and
+ * Long.fromString on encode, which codec.ts avoids by giving numbers) was the Long handling that
+ * showed up in every profile of a small publish on three nodes. codec.ts's decodeU64 takes both forms
+ * and refuses a number that is not a safe integer (a value above 2^53 decodes inexact), as it refused
+ * such a string; the other calls keep the strings of the checked-in types in generated/.
+ */
+export function raftServiceDefinition(): ServiceDefinition {
+  if (raftService !== undefined) return raftService;
+  const loadedAsStrings = raftProto().RaftTransport.service as unknown as ServiceDefinition;
+  const numbers = loadSync([raftProtoPath], { ...loaderOptions, longs: Number });
+  const stream = (numbers['brook.raft.v1.RaftTransport'] as unknown as ServiceDefinition)['Stream']!;
+  raftService = { ...loadedAsStrings, Stream: { ...loadedAsStrings['Stream']!, requestDeserialize: stream.requestDeserialize } };
+  return raftService;
 }

@@ -36,7 +36,7 @@ import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from
 import { appendBytesMax, appendPartsMax, flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
 import { Peer } from './peer.js';
 import { AppendStreamClient } from './append-stream.js';
-import { forwardProto, raftProto } from './proto.js';
+import { forwardProto, raftProto, raftServiceDefinition } from './proto.js';
 import { TransportServer } from './server.js';
 import { authInterceptor, CallAuthenticator, channelCredentials, channelSecurityOptions, identityInterceptor, serverCredentials, type TransportSecurity } from './auth.js';
 import { consumeStream, transportErrorOf } from './streams.js';
@@ -181,7 +181,7 @@ export class GrpcTransport {
       interceptors: [authInterceptor(auth)],
     });
     const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger, identify: opts.identify });
-    server.addService(raftProto().RaftTransport.service, services.raftService());
+    server.addService(raftServiceDefinition(), services.raftService());
     server.addService(forwardProto().Forward.service, services.forwardService());
     const port = await new Promise<number>((resolve, reject) => {
       server.bindAsync(opts.listen, serverCredentials(opts.security), (err, p) => (err ? reject(err) : resolve(p)));

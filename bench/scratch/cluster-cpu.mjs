@@ -1,0 +1,114 @@
+// The CPU of a small publish on three nodes, build against build (docs/benchmarks.md, "Three nodes,
+// 2026-11-27 afternoon"): for each build in turn (order alternating by round), a fresh three-node
+// cluster (RF 3, 4 partitions, hash), WARM s of closed-loop batches of 10 (60 producers, not measured),
+// then (b)'s open loop at RATE requests/s of 10 events over the three nodes for 2 s + SECONDS s. Prints
+// the cluster's CPU per request over the open loop (all three processes, all threads), its latency, and
+// the node hosts' counts per request (brook_raft_host_work_total, summed over the nodes). With PERF=DIR
+// the nodes run with --perf-basic-prof and `perf record -e cpu-clock -g` samples them during the
+// measured seconds (one perf.data per build and round in DIR; bench/scratch/perf-sum.mjs reads them).
+//   npm run build:bench && node bench/scratch/cluster-cpu.mjs [rounds] LABEL=ROOT ...   (ROOT: a built checkout)
+//   RATE=500 WARM=20 SECONDS=10 PERF=/tmp/perf node bench/scratch/cluster-cpu.mjs 2 new=. main=/tmp/main
+import { brokerEntryOf, cpuSeconds } from '../../dist-bench/bench/lib/broker.js';
+import { startBrookCluster } from '../../dist-bench/bench/lib/clusters.js';
+import { batchBodies, eventTypeBody } from '../../dist-bench/bench/lib/events.js';
+import { closedLoop, openLoop, publishPool, RoundRobin } from '../../dist-bench/bench/lib/load.js';
+import { http } from '../../dist-bench/bench/lib/http.js';
+import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const rounds = /^\d+$/.test(args[0] ?? '') ? Number(args.shift()) : 1;
+const builds = args.map((a) => {
+  const i = a.indexOf('=');
+  return { label: a.slice(0, i), root: a.slice(i + 1) };
+});
+const rate = Number(process.env.RATE ?? 500);
+const warmS = Number(process.env.WARM ?? 20);
+const seconds = Number(process.env.SECONDS ?? 10);
+const perfDir = process.env.PERF;
+if (perfDir !== undefined) mkdirSync(perfDir, { recursive: true });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const typeName = 'cpu.orders';
+const path = `/event-types/${typeName}/events`;
+const bodies = batchBodies(10, 500, 1_000_000);
+
+const scrape = async (url) => {
+  const t = await (await fetch(`${url}/metrics/prometheus`)).text();
+  const m = new Map();
+  for (const line of t.split('\n')) {
+    const x = /^brook_raft_host_work_total\{what="(\w+)"\} ([0-9.e+-]+)$/.exec(line);
+    if (x) m.set(x[1], Number(x[2]));
+  }
+  return m;
+};
+const scrapeAll = async (c) => {
+  const sum = new Map();
+  for (const m of c.members) for (const [k, v] of await scrape(m.url)) sum.set(k, (sum.get(k) ?? 0) + v);
+  return sum;
+};
+
+async function settled(c) {
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const views = await Promise.all(c.members.map((m) => fetch(`${m.url}/cluster`).then((r) => r.json()).catch(() => undefined)));
+    const ok = views.every((v) => v !== undefined && v.under_replicated_partitions === 0 && v.leaderless_partitions === 0 && v.partitions.filter((p) => p.event_type === typeName).every((p) => p.leader === p.preferred_leader));
+    if (ok) return true;
+    if (Date.now() > deadline) return false;
+    await sleep(250);
+  }
+}
+
+/** One build's measured run on a fresh cluster; returns its line. */
+async function measure(label, root, round) {
+  const c = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, entry: brokerEntryOf(root), nodeArgs: perfDir === undefined ? [] : ['--perf-basic-prof'] });
+  try {
+    await http(c.members[0].url, 'POST', '/event-types', eventTypeBody(typeName, 'hash', 4));
+    const ok = await settled(c);
+    const first = (round - 1) % 3;
+    const pools = c.members.map((m) => publishPool(m.url, 60));
+    const pool = new RoundRobin([...pools.slice(first), ...pools.slice(0, first)]);
+    if (warmS > 0) await closedLoop({ pool, path, bodies, eventsPerBody: 10, producers: 60, warmupMs: 0, durationMs: warmS * 1000 });
+    const pids = c.members.map((m) => m.pid);
+    const m0 = await scrapeAll(c);
+    const c0 = pids.reduce((s, p) => s + cpuSeconds(p), 0);
+    const t0 = performance.now();
+    let perf;
+    if (perfDir !== undefined) {
+      const out = join(perfDir, `perf-${label}-r${round}.data`);
+      // Starts with the measured seconds (after the open loop's 2 s warm-up).
+      perf = sleep(2000).then(
+        () =>
+          new Promise((resolve) => {
+            const p = spawn('perf', ['record', '-e', 'cpu-clock', '-g', '-o', out, '-p', pids.join(','), '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+            p.on('exit', resolve);
+          }),
+      );
+    }
+    const r = await openLoop({ pool, path, bodies, requestsPerS: rate, warmupMs: 2000, durationMs: seconds * 1000 });
+    const wall = (performance.now() - t0) / 1000;
+    const cpu = pids.reduce((s, p) => s + cpuSeconds(p), 0) - c0;
+    const m1 = await scrapeAll(c);
+    await perf;
+    const sent = Math.round(rate * (2 + seconds));
+    const per = (k) => (((m1.get(k) ?? 0) - (m0.get(k) ?? 0)) / sent).toFixed(2);
+    await pool.close();
+    return (
+      `round ${round} ${label}: ${((cpu / sent) * 1000).toFixed(3)} ms CPU per request (${(cpu / wall).toFixed(2)} cores); p50 ${r.latency.p50.toFixed(1)} p99 ${r.latency.p99.toFixed(1)} ms, in flight max ${r.inFlightMax}, errors ${r.errors}` +
+      `; per request: turns ${per('turns')}, readies ${per('readies')}, durableWrites ${per('durableWrites')}, sends ${per('sends')}, messagesSent ${per('messagesSent')}` +
+      `${ok ? '' : ' (leaders not preferred)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`
+    );
+  } finally {
+    await c.stop();
+  }
+}
+
+// CONCURRENT=1: the builds' clusters run at the same time (same load on a shared machine), each with
+// its own load generator in this process; otherwise one after the other.
+const concurrent = process.env.CONCURRENT === '1';
+for (let round = 1; round <= rounds; round++) {
+  const order = round % 2 === 1 ? builds : [...builds].reverse();
+  if (concurrent) for (const line of await Promise.all(order.map(({ label, root }) => measure(label, root, round)))) console.log(line);
+  else for (const { label, root } of order) console.log(await measure(label, root, round));
+}
