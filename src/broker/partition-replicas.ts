@@ -946,6 +946,8 @@ export class PartitionReplicas {
           log.info({ from, fromIndex: start.fromIndex, toIndex: index, oldest: start.fromOffset, retainedStart: fromOffset, chunks, ms: Math.round(this.#o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
           this.#historyDone(r);
+          // Taken from a later start than the snapshot's image names: the image is taken again (below).
+          void this.#refreshStaleStart(r, log);
           return;
         } catch (err) {
           if (!current()) return;
@@ -963,6 +965,10 @@ export class PartitionReplicas {
       await r.abandonHistory(pending).catch(() => undefined);
       if (current()) this.#historyDone(r);
       log.error({ err: lastErr, oldest: next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
+      // Its snapshot's image still names the start of the log it gave up: as this replica's leader, a
+      // follower sent that image would fetch the entries after it from replicas that no longer hold
+      // them, for good (host simulation, seed 136). It is taken again, naming the log from the snapshot on.
+      if (current()) void this.#refreshStaleStart(r, log);
     })();
   }
 
@@ -1440,9 +1446,17 @@ export class PartitionReplicas {
     if (compactTo >= firstBefore) r.forgetBefore(compactTo + 1);
   }
 
-  /** Takes the snapshot again when its image says the log starts at an entry retention removed. */
+  /**
+   * Takes the snapshot again when its image says the log starts at an entry this replica no longer
+   * holds: one retention removed, or one before where a fetch of the log before the snapshot ended
+   * (taken from a later start, or given up).
+   */
   async #refreshStaleStart(r: PartitionReplica, log: Logger): Promise<void> {
     const id = r.groupId;
+    // A compaction running now may have taken its image before the log start moved; the rows the
+    // caller queued (the end of a fetch) go first, so that the log start below is read after them.
+    for (let i = 0; i < 100 && this.#compacting.has(id) && this.#writes.has(id); i++) await this.#writesSettled(id);
+    await this.#o.host.flushRows();
     const data = r.group.store.storage.snapshot().data;
     let start: readonly [number, number] | undefined;
     try {
