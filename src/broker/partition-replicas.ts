@@ -1453,10 +1453,6 @@ export class PartitionReplicas {
    */
   async #refreshStaleStart(r: PartitionReplica, log: Logger): Promise<void> {
     const id = r.groupId;
-    // A compaction running now may have taken its image before the log start moved; the rows the
-    // caller queued (the end of a fetch) go first, so that the log start below is read after them.
-    for (let i = 0; i < 100 && this.#compacting.has(id) && this.#writes.has(id); i++) await this.#writesSettled(id);
-    await this.#o.host.flushRows();
     const data = r.group.store.storage.snapshot().data;
     let start: readonly [number, number] | undefined;
     try {
@@ -1466,8 +1462,11 @@ export class PartitionReplicas {
     }
     if (start === undefined) return;
     const actual = await r.logStart();
-    if (actual[0] <= start[0] || this.#compacting.has(id) || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
-    log.info({ stored: start, actual }, 'partition snapshot names a log start retention removed: taking it again');
+    if (actual[0] <= start[0] || this.#byKey.get(PartitionReplicas.key(r.topic, r.partition)) !== r) return;
+    // A compaction running now may have taken its image before the log start moved: this one comes after it.
+    for (let i = 0; i < 100 && this.#compacting.has(id) && this.#writes.has(id); i++) await this.#writesSettled(id);
+    if (this.#compacting.has(id)) return;
+    log.info({ stored: start, actual }, 'partition snapshot names a log start this replica no longer holds: taking it again');
     this.#compacting.add(id);
     try {
       await this.#writing(id, this.#compactMemory(r, r.group.store.storage.firstIndex() - 1, true));
