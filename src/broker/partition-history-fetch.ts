@@ -8,6 +8,7 @@
 import { type Message, type NodeId } from '../raft/index.js';
 import { PartitionState } from '../replication/partition-state.js';
 import { HistoryMissingError, decodeImage, type PartitionReplica } from './partition-replica.js';
+import type { PartitionMemoryBudget } from './partition-memory-budget.js';
 import { logChunkBytes, replicaKey, type ReplicasContext } from './partition-replicas-context.js';
 
 export class PartitionHistoryFetch {
@@ -17,8 +18,12 @@ export class PartitionHistoryFetch {
   /** Groups fetching their history (retention waits: it would remove what is being fetched). */
   readonly #historyFetching = new Set<number>();
 
-  constructor(c: ReplicasContext) {
+  /** Takes a snapshot again whose image names a log start the replica no longer holds. */
+  readonly #memory: PartitionMemoryBudget;
+
+  constructor(c: ReplicasContext, memory: PartitionMemoryBudget) {
     this.#c = c;
+    this.#memory = memory;
   }
 
   /** Whether the group applies entries it fetched by itself (nothing may move its log or commit index meanwhile). */
@@ -207,6 +212,8 @@ export class PartitionHistoryFetch {
           log.info({ from, fromIndex: start.fromIndex, toIndex: index, oldest: start.fromOffset, retainedStart: fromOffset, chunks, ms: Math.round(this.#c.o.clock.monotonicMs() - started) }, 'partition replica fetched the retained log before its snapshot: it reads from the retained start');
           this.#historyFetching.delete(r.groupId);
           this.done(r);
+          // Taken from a later start than the snapshot's image names: the image is taken again (below).
+          void this.#memory.refreshStaleStart(r, log);
           return;
         } catch (err) {
           if (!current()) return;
@@ -224,6 +231,10 @@ export class PartitionHistoryFetch {
       await r.abandonHistory(pending).catch(() => undefined);
       if (current()) this.done(r);
       log.error({ err: lastErr, oldest: next }, 'partition replica could not fetch the retained log before its snapshot: it reads from the snapshot on');
+      // Its snapshot's image still names the start of the log it gave up: as this replica's leader, a
+      // follower sent that image would fetch the entries after it from replicas that no longer hold
+      // them, for good (host simulation, seed 136). It is taken again, naming the log from the snapshot on.
+      if (current()) void this.#memory.refreshStaleStart(r, log);
     })();
   }
 

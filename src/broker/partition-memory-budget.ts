@@ -140,10 +140,11 @@ export class PartitionMemoryBudget {
   }
 
   /**
-   * Takes the snapshot again when its image says the log starts at an entry retention removed: a crash
-   * after retention removed entries but before the snapshot saying where the log now starts was
-   * written leaves such an image, and a follower sent it would ask this replica for those entries
-   * again and again (host simulation, seed 292).
+   * Takes the snapshot again when its image says the log starts at an entry this replica no longer
+   * holds: one retention removed (a crash after retention removed entries but before the snapshot
+   * saying where the log now starts was written leaves such an image, and a follower sent it would ask
+   * this replica for those entries again and again: host simulation, seed 292), or one before where a
+   * fetch of the log before the snapshot ended (taken from a later start, or given up: seed 136).
    */
   async refreshStaleStart(r: PartitionReplica, log: Logger): Promise<void> {
     const id = r.groupId;
@@ -156,8 +157,11 @@ export class PartitionMemoryBudget {
     }
     if (start === undefined) return;
     const actual = await r.logStart();
-    if (actual[0] <= start[0] || this.#compacting.has(id) || !this.#c.holds(r)) return;
-    log.info({ stored: start, actual }, 'partition snapshot names a log start retention removed: taking it again');
+    if (actual[0] <= start[0] || !this.#c.holds(r)) return;
+    // A compaction running now may have taken its image before the log start moved: this one comes after it.
+    for (let i = 0; i < 100 && this.#compacting.has(id) && this.#c.writes.has(id); i++) await this.#c.writes.settled(id);
+    if (this.#compacting.has(id)) return;
+    log.info({ stored: start, actual }, 'partition snapshot names a log start this replica no longer holds: taking it again');
     this.#compacting.add(id);
     try {
       await this.#c.writes.track(id, this.compactMemory(r, r.group.store.storage.firstIndex() - 1, true));

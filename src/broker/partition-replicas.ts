@@ -47,7 +47,7 @@ export class PartitionReplicas {
     const c = (this.#c = new ReplicasContext(o));
     const ensure = (topic: number, partition: number): Promise<PartitionReplica | undefined> => this.ensure(topic, partition);
     const memory = new PartitionMemoryBudget(c);
-    const history = new PartitionHistoryFetch(c);
+    const history = new PartitionHistoryFetch(c, memory);
     this.#retention = new PartitionRetention(c, memory, (group) => history.fetching(group));
     this.#drops = new PartitionDrops(c, memory);
     this.#leaders = new PartitionLeaderBalance(c);

@@ -229,6 +229,27 @@ test('a stream session whose close could not be proposed (no metadata quorum) is
   assert.equal(proposed.filter((c) => c.op === 'stream.close').length, 3, 'two failures, then the retry that worked');
 });
 
+test('a retried stream close is tried again soon after this node applies a metadata command, not only after its backoff', async () => {
+  // Found by the host simulation (seed 265, Liveness): a stream that ended while the metadata group
+  // had no quorum kept its session; the close's fourth failure came just after the group was back,
+  // and the next try waited its 4 s backoff while the session held a partition the next stream needed.
+  const { hub, sm, proposed } = setup({ partitions: 1, events: [5], failCloses: 4 });
+  const s = await streamLines(hub, { batch_limit: '1', batch_flush_timeout: '1' }, 1);
+  s.abort.abort();
+  await s.ended;
+  const closes = () => proposed.filter((c) => c.op === 'stream.close').length;
+  // The close and its first three retries fail (after 250, 500 and 1000 ms); the next waits 2 s.
+  for (let i = 0; i < 300 && closes() < 4; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(closes(), 4, 'four failed closes');
+  const failedAt = performance.now();
+  // The metadata group applies again (any command) on this node.
+  hub.applied({ op: 'feature.set', feature: 'f', enabled: true });
+  for (let i = 0; i < 300 && sm.runtime('sub')!.sessions.length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  const took = performance.now() - failedAt;
+  assert.equal(sm.runtime('sub')!.sessions.length, 0, 'the session was closed');
+  assert.ok(took < 1000, `the close was tried again ${Math.round(took)} ms after the group applied again`);
+});
+
 test('a stream request whose stream.open had an unknown outcome does not leave a session holding the partitions', async () => {
   // Found by the host simulation (seed 3): a forwarded stream.open whose answer did not come in time
   // was applied anyway; no stream ran for that session and nothing closed it, so it held its

@@ -33,6 +33,7 @@ import type { SubscriptionHub } from '../consumption/subscription-hub.js';
 import type { Prng } from './prng.js';
 import { NodeClock } from './node-clock.js';
 import { SimCell } from './sim-cell.js';
+import { simLogger } from './sim-log.js';
 import type { SimDisk } from './sim-disk.js';
 
 const silent = pino({ level: 'silent' });
@@ -214,7 +215,7 @@ export class SimHostNode {
       placement: env.placement(this.id),
       clock: this.clock,
       random: this.#rng,
-      logger: silent,
+      logger: simLogger(this.id, () => env.nowMs()),
       electionTicks: t.electionTicks,
       heartbeatTicks: t.heartbeatTicks,
       appendTimeoutMs: t.appendTimeoutMs,

@@ -60,6 +60,7 @@ import type { SimHostNode } from './host-node.js';
 import { InvariantViolation } from './invariants.js';
 import { Prng } from './prng.js';
 import { SubscriptionLedger } from './subscription-ledger.js';
+import { simLogger } from './sim-log.js';
 
 const silent = pino({ level: 'silent' });
 /** The event type the subscription reads: the simulated partitions, as the metadata knows them. */
@@ -179,7 +180,7 @@ export class SubscriptionSim {
       newId: () => ids.uuid(),
       node: node.id,
       incarnation: `n${node.id}.${inc}`,
-      logger: silent,
+      logger: simLogger(node.id, () => ctx.nowMs()),
       timer: (ms, fn) => {
         let live = true;
         // As setTimeout: at least 1 ms (a deadline due in 1e-13 ms would come again and again at one instant).
