@@ -1075,6 +1075,31 @@ export class PartitionReplicas {
     return out;
   }
 
+  /** This node's open replica of a group, or undefined (operator actions name groups: loss-service.ts). */
+  hostedGroup(group: number): PartitionReplica | undefined {
+    for (const r of this.#byKey.values()) if (r.groupId === group) return r;
+    return undefined;
+  }
+
+  /** This node's open replicas. */
+  hosted(): IterableIterator<PartitionReplica> {
+    return this.#byKey.values();
+  }
+
+  /**
+   * The operator accepts the loss of this node's damaged sole replica of `group` (the rule is
+   * loss-acceptance.ts, checked by the caller): it leads at a term above this storage's term ceiling
+   * (node-disk.ts) and its damage term, keeping what it holds (src/raft Raft.acceptLoss). Returns why
+   * the Raft core refused, or undefined.
+   */
+  acceptLoss(group: number): string | undefined {
+    const r = this.hostedGroup(group);
+    if (r === undefined) return 'this node holds no open replica of the group';
+    const refused = r.group.raw.acceptLoss(this.#o.disk?.termCeiling ?? 0);
+    if (refused === undefined) this.#o.host.kick(group);
+    return refused;
+  }
+
   // ------------------------------------------------------------------ appends
 
   append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
