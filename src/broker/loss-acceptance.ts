@@ -19,7 +19,7 @@ export interface LossFacts {
   readonly placement: { readonly replicas: readonly number[]; readonly learners: readonly number[] } | undefined;
   /** This node's member in the placement (undefined: the placement lists no member on this node). */
   readonly member: number | undefined;
-  /** Whether this node's replica of it is open (a replica whose open failed is not). */
+  /** Whether this node's replica of it is open (one still opening, or whose open failed, is not). */
   readonly open: boolean;
   /** Whether that replica is damaged (it lacks entries it may have acknowledged). */
   readonly damaged: boolean;
@@ -47,7 +47,7 @@ export function lossAcceptance(group: number, f: LossFacts): LossVerdict {
         'Bring them back (or cancel a move in flight); accepting a loss is only for a partition whose only replica is damaged',
     };
   }
-  if (!f.open) return { allowed: false, status: 409, detail: `This node's replica of group ${group} is not open (its open failed; the node's log says why): there is nothing to accept` };
+  if (!f.open) return { allowed: false, status: 409, detail: `This node's replica of group ${group} is not open (it is still opening, or its open failed: the node's log says why): there is nothing to accept yet` };
   if (!f.damaged) return { allowed: false, status: 409, detail: `This node's replica of group ${group} is not damaged: it lost nothing, and leads by itself` };
   if (f.probing) return { allowed: false, status: 409, detail: `This node's replica of group ${group} is still learning its term floor; try again in a moment` };
   return { allowed: true };

@@ -68,7 +68,7 @@ async function node(kv: MemoryKv, disk: NodeDisk, replicaSet: number[]) {
   const placed = (): PlacedPartition[] => [0, 1].map((p) => ({ event_type: 'solo', partition: String(p), index: p, topic: 7, legacy: false, placement: { group: groupOf(p), replicas: replicaSet } }));
   const said: string[] = [];
   const loud = pino({ level: 'error' }, { write: (line: string) => said.push(line) });
-  const losses = new LossService({ placed, replicas: () => [replicas], self: 1, formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)), nowMs: () => Date.now(), logger: loud });
+  const losses = new LossService({ placed, replicas: () => [replicas], self: 1, formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)), nowMs: () => Date.now(), monotonicMs: () => performance.now(), logger: loud });
   return { replicas, losses, said, close: async () => { await replicas.close(); await host.close(); } };
 }
 

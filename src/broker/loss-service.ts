@@ -22,7 +22,9 @@ export interface LossServiceOptions {
   readonly self: NodeId;
   /** The wire form of a partition's cursor after `offset` (-1: BEGIN; consumption/cursors.ts formatCursor). */
   formatCursor(eventType: string, partition: string, offset: number): string;
+  /** Wall-clock time (the record's `at`) and a monotonic one (the wait for the replica to lead). */
   nowMs(): number;
+  monotonicMs(): number;
   logger: Logger;
   /** How long an answer waits for the replica to lead (default 5000 ms). */
   leadWaitMs?: number;
@@ -145,9 +147,9 @@ export class LossService {
    * then names the term, and a crash after it does not bring the damage back.
    */
   async #leads(replica: PartitionReplica): Promise<boolean> {
-    const until = this.#o.nowMs() + (this.#o.leadWaitMs ?? 5000);
+    const until = this.#o.monotonicMs() + (this.#o.leadWaitMs ?? 5000);
     while (!replica.group.isLeader() || replica.group.store.damage !== undefined) {
-      if (this.#o.nowMs() >= until) return false;
+      if (this.#o.monotonicMs() >= until) return false;
       await new Promise((r) => setTimeout(r, 10));
     }
     return true;
