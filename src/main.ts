@@ -274,6 +274,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     kv,
     host: raftHost,
     disk,
+    acceptLoss: config.acceptMetadataLoss,
     founders,
     directory,
     tickMs: config.raftTickMs,
