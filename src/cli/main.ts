@@ -159,6 +159,7 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
         role: string;
         members: { id: number; self: boolean; suffrage: string; raft_address: string | null; http_address: string | null; reachable: boolean }[];
         metadata: { leader: number | null; term: number; commit_index: number; applied_index: number };
+        accepted_losses?: { event_type: string; partition: string; group: number; at: string; kept: { newest_offset: string }; term: number }[];
       };
       const v = await client().get<View & Partial<PartitionsView>>('/cluster');
       const problems = (v.partitions ?? []).filter((p) => partitionProblem(p, v.members) !== undefined);
@@ -177,7 +178,8 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
             ['id', 'suffrage', 'http', 'raft', 'reachable', 'leader'],
             v.members.map((m) => [m.self ? `${m.id}*` : String(m.id), m.suffrage, m.http_address, m.raft_address, m.reachable ? 'yes' : 'NO', m.id === v.metadata.leader ? 'leader' : '']),
           ) +
-          (problems.length === 0 ? '' : `\nPARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n${partitionTable(problems, v.members)}`),
+          (problems.length === 0 ? '' : `\nPARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n${partitionTable(problems, v.members)}`) +
+          ((v.accepted_losses ?? []).length === 0 ? '' : `\nDATA LOSS ACCEPTED ON THIS NODE SINCE IT STARTED\n${table(['partition', 'group', 'at', 'kept up to offset', 'leads at term'], v.accepted_losses!.map((l) => [`${l.event_type} ${l.partition}`, String(l.group), l.at, l.kept.newest_offset, String(l.term)]))}`),
       );
     });
   cluster
