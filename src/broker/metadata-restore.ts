@@ -137,6 +137,15 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
         'there is nothing to keep by accepting the loss. Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost).',
     );
   }
+  if (acceptLoss) {
+    const d = store.damage!;
+    log.error(
+      { raftId: member, damage: d.reason, damagedTerm: d.term, damagedIndex: d.index, lastIndex: storage.lastIndex() },
+      `ACCEPTED DATA LOSS of the metadata of this single-node cluster (BROOK_ACCEPT_METADATA_LOSS): its raft log is damaged (${d.reason}); ` +
+        `it keeps what it holds (raft index ${storage.lastIndex()}) and leads above every term it may have used; metadata changes acknowledged after that are gone. ` +
+        'Unset BROOK_ACCEPT_METADATA_LOSS for the next start.',
+    );
+  }
   return { store, sm, conf, applied, member, acceptLoss };
 }
 
@@ -164,7 +173,7 @@ export function applyCommand(
 /**
  * Logs what was found on a damaged member, and refuses to start one that no other member could repair
  * (the only voter of its group): serving from it would hide the loss of acknowledged writes. Unless
- * the operator accepts the loss (`acceptLoss`): then it says so loudly and returns true.
+ * the operator accepts the loss (`acceptLoss`): then it returns true.
  */
 function checkDamage(o: RestoreOptions, store: RaftLogStore): boolean {
   const d = store.damage;
@@ -173,15 +182,8 @@ function checkDamage(o: RestoreOptions, store: RaftLogStore): boolean {
   const others = new Set([...conf.voters, ...conf.learners, ...o.founders, ...o.known]);
   others.delete(o.self);
   if (others.size === 0) {
-    if (o.acceptLoss === true) {
-      o.logger.error(
-        { raftId: o.self, damage: d.reason, damagedTerm: d.term, damagedIndex: d.index, lastIndex: store.storage.lastIndex() },
-        `ACCEPTED DATA LOSS of the metadata of this single-node cluster (BROOK_ACCEPT_METADATA_LOSS): its raft log is damaged (${d.reason}); ` +
-          `it keeps what it holds (raft index ${store.storage.lastIndex()}) and leads above every term it may have used; metadata changes acknowledged after that are gone. ` +
-          'Unset BROOK_ACCEPT_METADATA_LOSS for the next start.',
-      );
-      return true;
-    }
+    // Accepted: restoreMetadata checks that there is something to keep, and says so loudly.
+    if (o.acceptLoss === true) return true;
     throw new Error(
       `the metadata raft log of this single-node cluster is damaged: ${d.reason}. No other member holds a copy to repair it from. ` +
         'Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost); ' +
