@@ -38,6 +38,8 @@ import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
 import { PartitionMemberReplacer } from './broker/partition-members.js';
 import { MoveService } from './broker/move-service.js';
+import { LossService } from './broker/loss-service.js';
+import type { Offset } from './core/offset.js';
 import { placedPartitions } from './metadata/placement-of.js';
 import { AppliedPlacements } from './broker/placement-lookup.js';
 import { clusterPartitions } from './metadata/cluster-partitions.js';
@@ -272,6 +274,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     kv,
     host: raftHost,
     disk,
+    acceptLoss: config.acceptMetadataLoss,
     founders,
     directory,
     tickMs: config.raftTickMs,
@@ -389,6 +392,19 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
   });
   switcherRef = switcher;
   const cursors = new CursorResolver(router);
+  // An operator's acceptance of a damaged sole replica's loss (docs/replication.md).
+  const losses = new LossService({
+    placed: () => placedPartitions(metadata.state.eventTypes(), legacyReplica),
+    replicas: () => replicaSet.all(),
+    self: config.nodeId,
+    formatCursor: (name, partition, offset) => {
+      const rec = metadata.state.eventType(name);
+      return rec === undefined ? String(offset) : cursors.formatCursor(rec, partition, offset as Offset);
+    },
+    nowMs: () => clock.nowMs(),
+    monotonicMs: () => clock.monotonicMs(),
+    logger: logger.child({ component: 'losses' }),
+  });
   const subscriptions = new SubscriptionService({
     reader: {
       eventType: (name: string) => metadata.state.eventType(name),
@@ -473,6 +489,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       propose: (cmd) => metadata.propose(cmd),
       legacyReplica,
     }),
+    losses,
     cluster: {
       // This node's view: the metadata group, and every partition with its placement and what this
       // node knows of its group (a leader knows its followers' progress; a follower only itself); and
@@ -483,6 +500,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         ...clusterPartitions(placedPartitions(metadata.state.eventTypes(), legacyReplica), replicaSet.facts((peer) => transport?.reachable(peer) ?? true)),
         cluster_id: disk.identity.clusterId,
         disk_id: disk.identity.diskId,
+        ...losses.view(),
       }),
       readBarrier: () => metadata.readBarrier(),
       cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),

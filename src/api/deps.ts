@@ -50,6 +50,8 @@ export interface AppDeps {
   cluster?: ClusterPort;
   /** Replica moves (POST/DELETE /cluster/partitions/{group}/move, administrator-only); absent in tests that omit it. */
   moves?: MoveAdmin;
+  /** Accepting the loss of a partition whose only replica is damaged (POST /cluster/.../accept-loss, administrator-only); absent in tests that omit it. */
+  losses?: LossAdmin;
   /** Observes publish and stream activity for metrics; optional so tests can omit it. */
   observer?: ApiObserver;
   /** The metrics views (GET /metrics, /metrics/prometheus). */
@@ -85,6 +87,12 @@ export interface ApiObserver {
 export interface MoveAdmin {
   start(group: string, body: unknown): Promise<object>;
   cancel(group: string): Promise<object>;
+}
+
+/** Accepting lost data (broker/loss-service.ts): answers are the losses accepted; errors are Problems. */
+export interface LossAdmin {
+  accept(group: string): Promise<object>;
+  acceptAll(): Promise<object>;
 }
 
 /** What the HTTP layer needs from the node's cluster module (the metadata Raft group implements it). */

@@ -131,6 +131,10 @@ test('real answers of every operation conform to the document', async () => {
   assert.equal((await check('POST', '/cluster/partitions/:group/move', '/cluster/partitions/4000000000/move', { from: 1, to: 2 })).status, 404);
   assert.equal((await check('DELETE', '/cluster/partitions/:group/move', `/cluster/partitions/${someGroup}/move`)).status, 409);
   assert.equal((await check('DELETE', '/cluster/partitions/:group/move', '/cluster/partitions/x/move')).status, 404);
+  // Accepting a loss: this node's replicas are not damaged (409); unknown groups 404; nothing to accept over the node.
+  assert.equal((await check('POST', '/cluster/partitions/:group/accept-loss', `/cluster/partitions/${someGroup}/accept-loss`)).status, 409);
+  assert.equal((await check('POST', '/cluster/partitions/:group/accept-loss', '/cluster/partitions/4000000000/accept-loss')).status, 404);
+  assert.deepEqual((await check('POST', '/cluster/accept-loss', '/cluster/accept-loss')).body, { accepted: [], refused: [] });
   await check('GET', '/event-types/:name/schemas', `/event-types/${et}/schemas?limit=1`);
   await check('GET', '/event-types/:name/schemas/:version', `/event-types/${et}/schemas/latest`);
   assert.equal((await check('GET', '/event-types/:name/schemas/:version', `/event-types/${et}/schemas/9.9.9`)).status, 404);

@@ -44,3 +44,24 @@ test('moving a replica: Problem answers for bad requests, and only the administr
   assert.equal((await call(broker.url, 'POST', url, { from: p.replicas[0], to: 2 }, bearer('alice'))).status, 403, 'not the administrator');
   assert.equal((await call(broker.url, 'DELETE', url, undefined, bearer('alice'))).status, 403, 'not the administrator');
 });
+
+test('accepting a loss: refused with a Problem where nothing is damaged, and only the administrator may', async () => {
+  assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('losses.a'), admin)).status, 201);
+  const view = (await call(broker.url, 'GET', '/cluster', undefined, admin)).body as View & { accepted_losses: unknown[] };
+  const p = view.partitions.find((x) => x.event_type === 'losses.a')!;
+  const url = `/cluster/partitions/${p.group}/accept-loss`;
+  // Its replica opens in the background after the creation: until then the answer says it is not open.
+  let res = await call(broker.url, 'POST', url, undefined, admin);
+  for (let i = 0; i < 100 && /not open/.test(res.text); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    res = await call(broker.url, 'POST', url, undefined, admin);
+  }
+  assert.equal(res.status, 409, res.text);
+  assert.match((res.body as { detail: string }).detail, /is not damaged/);
+  assert.equal((await call(broker.url, 'POST', '/cluster/partitions/999999/accept-loss', undefined, admin)).status, 404);
+  const all = await call(broker.url, 'POST', '/cluster/accept-loss', undefined, admin);
+  assert.deepEqual(all.body, { accepted: [], refused: [] });
+  assert.deepEqual(view.accepted_losses, [], 'GET /cluster lists none');
+  assert.equal((await call(broker.url, 'POST', url, undefined, bearer('alice'))).status, 403, 'not the administrator');
+  assert.equal((await call(broker.url, 'POST', '/cluster/accept-loss', undefined, bearer('alice'))).status, 403, 'not the administrator');
+});

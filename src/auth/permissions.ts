@@ -91,6 +91,8 @@ export const routePermissions: Readonly<Record<string, Permission>> = {
   'DELETE /event-types/:name/timelines/:id': admin,
   'POST /cluster/partitions/:group/move': admin,
   'DELETE /cluster/partitions/:group/move': admin,
+  'POST /cluster/partitions/:group/accept-loss': admin,
+  'POST /cluster/accept-loss': admin,
   'GET /metrics': admin,
   'GET /metrics/prometheus': admin,
 };

@@ -9,6 +9,7 @@
 // published; kill -9 of a node holding a partition; while it is down, every key of its metadata group
 // (group 0) deleted from its RocksDB and its raft marker file removed; restarted twice; its log lines,
 // GET /cluster (members, placement) and, with the node down, its RocksDB (the partition's records).
+// Then the operator accepts the loss of the damaged partition (POST .../accept-loss) and it takes writes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -137,6 +138,26 @@ test('a node that lost its metadata raft state but kept its partition records ke
     // marker is gone: with no other replica to repair it from, the partition takes no writes, but its
     // records are kept and read.)
     await until(`node ${victim} to answer the partition's bounds as before (${before})`, 20_000, async () => ((await newest(victim, 'solo'))?.get(held.partition) === before ? true : undefined));
+
+    // The operator accepts the loss (docs/replication.md, "Accepting the loss of a sole replica"): on
+    // a node that holds no replica it is refused, naming the node that does; on the victim the
+    // partition leads again, keeps what it held, and takes writes.
+    const elsewhere = await call(url(leader), 'POST', `/cluster/partitions/${held.group}/accept-loss`);
+    assert.equal(elsewhere.status, 409, elsewhere.text);
+    assert.match((elsewhere.body as { detail: string }).detail, new RegExp(`holds no replica of group ${held.group}; node\\(s\\) ${victim} do`));
+    const accepted = await call(url(victim), 'POST', `/cluster/partitions/${held.group}/accept-loss`);
+    assert.equal(accepted.status, 200, accepted.text);
+    const loss = accepted.body as { kept: { newest_offset: string }; term: number; term_before: number };
+    assert.equal(loss.kept.newest_offset, before, 'it keeps every event it held');
+    assert.ok(loss.term > loss.term_before, `it leads at term ${loss.term}, above ${loss.term_before}`);
+    await until(`partition ${held.partition} to take writes again`, 20_000, async () => {
+      const r = await call(url(leader), 'POST', '/event-types/solo/events', Array.from({ length: 10 }, (_, k) => businessEvent(`n${k}`)));
+      assert.equal(r.status, 200, r.text);
+      const now = (await newest(victim, 'solo'))?.get(held.partition);
+      return now !== undefined && now > before! ? true : undefined;
+    });
+    const listed = (await view(victim)) as View & { accepted_losses: { group: number }[] };
+    assert.deepEqual(listed.accepted_losses.map((l) => l.group), [held.group], 'GET /cluster on its node lists the accepted loss');
   } finally {
     const said = cluster.destroy();
     if (said !== undefined) t.diagnostic(said);

@@ -77,6 +77,39 @@ test('a single-node cluster with a damaged log refuses to start and says why and
     return true;
   });
 });
+test('a single-node cluster with a damaged log starts when the operator accepts the loss: it leads above its term ceiling with what it held, and the next start is normal', async () => {
+  const kv = new MemoryKv();
+  const cell = new MemoryCell();
+  const disk = await NodeDisk.open({ kv, cell, self: 1, newId: () => 'disk-1', logger: quiet });
+  const g = await open(kv, 1, [1], [1], disk);
+  startMember(g, undefined);
+  for (const n of ['a', 'b', 'c']) assert.equal((await g.propose(create(n))).ok, true);
+  const termBefore = g.view().metadata.term;
+  await closeMember(g);
+  await disk.flush();
+  // The newest entry is corrupt: the log is cut before it, and the member is damaged.
+  const lastIndex = g.view().metadata.last_index;
+  await flipEntry(kv, lastIndex);
+  const disk2 = await NodeDisk.open({ kv, cell, self: 1, newId: () => 'disk-1', logger: quiet });
+  await assert.rejects(openMember({ disk: disk2, self: 1, incarnation: 'x', kv, founders: [1], directory: [{ id: 1 }], ...fastMemberTimings, logger }), /BROOK_ACCEPT_METADATA_LOSS=true/);
+  const ceiling = disk2.termCeiling;
+  const accepted = await openMember({ disk: disk2, self: 1, incarnation: 'y', kv, founders: [1], directory: [{ id: 1 }], ...fastMemberTimings, logger, acceptLoss: true });
+  startMember(accepted, undefined);
+  await until('the member leads', 5000, () => accepted.isLeader());
+  const v = accepted.view();
+  assert.equal(v.metadata.raft_damaged, false);
+  assert.ok(v.metadata.term > Math.max(ceiling, termBefore), `leads at term ${v.metadata.term}, above the ceiling ${ceiling} and its term before (${termBefore})`);
+  assert.deepEqual([...accepted.state.eventTypes()].map((r) => r.eventType.name).sort(), ['a', 'b'], 'it keeps what it held; the command of the cut entry is gone');
+  assert.equal((await accepted.propose(create('d'))).ok, true, 'it takes writes');
+  await closeMember(accepted);
+  await disk2.flush();
+  const again = await open(kv, 1, [1], [1], await NodeDisk.open({ kv, cell, self: 1, newId: () => 'disk-1', logger: quiet }));
+  startMember(again, undefined);
+  await until('the member leads after a normal start', 5000, () => again.isLeader());
+  assert.deepEqual([...again.state.eventTypes()].map((r) => r.eventType.name).sort(), ['a', 'b', 'd']);
+  await closeMember(again);
+});
+
 
 test('a member restarted on a corrupt entry, and one started empty, show raft_damaged until the leader repairs them', async () => {
   const ids = [1, 2, 3];

@@ -89,6 +89,11 @@ export interface MetadataGroupOptions {
   readonly founders: readonly NodeId[];
   /** The node's disk (raft write numbering for the lost-tail check, node-disk.ts); absent in unit tests. */
   readonly disk?: NodeDisk;
+  /**
+   * The operator accepts the loss of what a damaged single node's group lacks (BROOK_ACCEPT_METADATA_LOSS;
+   * metadata-restore.ts): it starts and leads with what it holds instead of refusing to start.
+   */
+  readonly acceptLoss?: boolean;
   /** Known members and their addresses, for the cluster view. */
   readonly directory: readonly MemberAddresses[];
   /** The host's tick period (a read round unanswered for an election timeout is asked again). */
@@ -176,11 +181,15 @@ export class RaftMetadataGroup implements MetadataProposer {
   /** The leader a peer named when this member knew none (a member id), and the peer asked last. */
   #hint: NodeId | undefined;
   #asked = 0;
+  /** Set by open: the operator accepted the loss of a damaged single node's group (start() acts on it). */
+  #acceptLoss = false;
 
   /** Opens (or founds) the group from the KV and restores the state machine up to the stored commit. */
   static async open(o: MetadataGroupOptions): Promise<RaftMetadataGroup> {
-    const r = await restoreMetadata({ self: o.member ?? o.self, newMember: o.newMember, partitionState: o.partitionState, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied });
-    return new RaftMetadataGroup({ ...o, member: r.member }, r.store, r.sm, r.conf, r.applied);
+    const r = await restoreMetadata({ self: o.member ?? o.self, newMember: o.newMember, partitionState: o.partitionState, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied, acceptLoss: o.acceptLoss });
+    const g = new RaftMetadataGroup({ ...o, member: r.member }, r.store, r.sm, r.conf, r.applied);
+    g.#acceptLoss = r.acceptLoss;
+    return g;
   }
 
   private constructor(o: MetadataGroupOptions, store: RaftLogStore, sm: MetadataStateMachine, conf: RaftGroup<Outcome>['conf'], applied: Index) {
@@ -248,7 +257,13 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#started = true;
     this.#transport = transport;
     this.#host.add(this.#group as RaftGroup<unknown>);
-    if (this.#group.isSingleton()) this.#group.raw.campaign();
+    if (this.#acceptLoss) {
+      // The operator accepted the loss (metadata-restore.ts checked that it is the only voter): it
+      // leads above every term this node may have used (its term ceiling); the write of that Ready
+      // removes the damage mark with the new term.
+      const refused = this.#group.raw.acceptLoss(this.#o.disk?.termCeiling ?? 0);
+      if (refused !== undefined) throw new Error(`accepting the loss of the metadata group was refused: ${refused}`);
+    } else if (this.#group.isSingleton()) this.#group.raw.campaign();
     this.#host.kick(metadataGroupId);
   }
 
@@ -471,7 +486,10 @@ export class RaftMetadataGroup implements MetadataProposer {
   #readyDone(rd: Ready): void {
     if (rd.damaged !== undefined) this.#o.logger.error({ raftId: this.#group.self, leader: this.#group.leader, damagedIndex: rd.damaged.index }, 'metadata raft log damaged: the leader counts entries this node does not hold (entries it had acknowledged were lost); it will not vote or lead until repaired');
     if (rd.termFloor !== undefined) this.#o.logger.warn({ raftId: this.#group.self, term: rd.termFloor }, 'metadata raft member learned its term floor from a majority of the other members: it takes entries from a leader now');
-    if (rd.repaired) this.#o.logger.warn({ raftId: this.#group.self, term: this.#group.term, leader: this.#group.leader }, 'metadata raft member repaired from the leader: it votes and may lead again');
+    if (rd.repaired && this.#acceptLoss) {
+      this.#acceptLoss = false;
+      this.#o.logger.error({ raftId: this.#group.self, term: this.#group.term }, 'metadata raft group leads again with what it held (the loss was accepted): its damage mark is removed');
+    } else if (rd.repaired) this.#o.logger.warn({ raftId: this.#group.self, term: this.#group.term, leader: this.#group.leader }, 'metadata raft member repaired from the leader: it votes and may lead again');
     if (rd.readStates.length > 0) this.#reads.answered(rd.readStates);
   }
 

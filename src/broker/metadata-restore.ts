@@ -1,7 +1,8 @@
 /**
  * Opening the metadata group's member on this node from its durable Raft state (docs/metadata-raft.md,
  * "Persistence"): founds it when the node's storage is empty and it is a founder, or starts it empty
- * and damaged when it joins an existing cluster; refuses a damaged single-node cluster; restores the
+ * and damaged when it joins an existing cluster; refuses a damaged single-node cluster (unless the
+ * operator accepts the loss: `acceptLoss`, BROOK_ACCEPT_METADATA_LOSS); restores the
  * state machine from the snapshot and replays the committed entries after it, before the node serves
  * anything.
  */
@@ -44,6 +45,11 @@ export interface RestoreOptions {
   readonly logger: Logger;
   /** Called for every command replayed, in order. */
   readonly onApplied?: ((cmd: MetadataCommand, result: ApplyResult) => void) | undefined;
+  /**
+   * The operator accepts the loss of what a damaged single node's metadata group lacks
+   * (BROOK_ACCEPT_METADATA_LOSS): instead of refusing to start, it keeps what it holds (Restored.acceptLoss).
+   */
+  readonly acceptLoss?: boolean | undefined;
 }
 
 export interface Restored {
@@ -54,6 +60,11 @@ export interface Restored {
   readonly applied: Index;
   /** This node's member id in the group (a new one when `newMember` made it). */
   readonly member: NodeId;
+  /**
+   * A damaged single node whose loss the operator accepted: the group's member takes what it holds as
+   * the group's log once it runs (src/raft RawNode.acceptLoss, at the node's term ceiling).
+   */
+  readonly acceptLoss: boolean;
 }
 
 export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
@@ -92,7 +103,7 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
     else await store.startEmpty(o.founders, 'this node started with no metadata raft state and joined an existing cluster (a new member, or a former one whose data directory was wiped)', true);
     if (lost === undefined && o.founders.length > 0) log.info({ founders: o.founders }, 'founded the metadata raft group');
   }
-  checkDamage({ ...o, self: member }, store);
+  const acceptLoss = checkDamage({ ...o, self: member }, store);
   const storage = store.storage;
   const snap = storage.snapshot();
   const sm = snap.metadata.index > 0 ? decodeImage(snap.data) : new MetadataStateMachine();
@@ -120,7 +131,22 @@ export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
     else if (e.data.byteLength > 0) applyCommand(sm, e, o);
   }
   log.info({ raftId: member, snapshotIndex: snap.metadata.index, applied, lastIndex: storage.lastIndex(), term: storage.hardState().term, voters: conf.voters, learners: conf.learners }, 'metadata raft group restored');
-  return { store, sm, conf, applied, member };
+  if (acceptLoss && !(conf.voters.length === 1 && conf.voters[0] === member && conf.learners.length === 0)) {
+    throw new Error(
+      `the metadata raft log of this single-node cluster is damaged and holds no configuration naming this node as its only voter (voters ${conf.voters.join(', ') || 'none'}): ` +
+        'there is nothing to keep by accepting the loss. Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost).',
+    );
+  }
+  if (acceptLoss) {
+    const d = store.damage!;
+    log.error(
+      { raftId: member, damage: d.reason, damagedTerm: d.term, damagedIndex: d.index, lastIndex: storage.lastIndex() },
+      `ACCEPTED DATA LOSS of the metadata of this single-node cluster (BROOK_ACCEPT_METADATA_LOSS): its raft log is damaged (${d.reason}); ` +
+        `it keeps what it holds (raft index ${storage.lastIndex()}) and leads above every term it may have used; metadata changes acknowledged after that are gone. ` +
+        'Unset BROOK_ACCEPT_METADATA_LOSS for the next start.',
+    );
+  }
+  return { store, sm, conf, applied, member, acceptLoss };
 }
 
 /**
@@ -146,19 +172,24 @@ export function applyCommand(
 
 /**
  * Logs what was found on a damaged member, and refuses to start one that no other member could repair
- * (the only voter of its group): serving from it would hide the loss of acknowledged writes.
+ * (the only voter of its group): serving from it would hide the loss of acknowledged writes. Unless
+ * the operator accepts the loss (`acceptLoss`): then it returns true.
  */
-function checkDamage(o: RestoreOptions, store: RaftLogStore): void {
+function checkDamage(o: RestoreOptions, store: RaftLogStore): boolean {
   const d = store.damage;
-  if (d === undefined) return;
+  if (d === undefined) return false;
   const conf = store.storage.snapshot().metadata.confState;
   const others = new Set([...conf.voters, ...conf.learners, ...o.founders, ...o.known]);
   others.delete(o.self);
   if (others.size === 0) {
+    // Accepted: restoreMetadata checks that there is something to keep, and says so loudly.
+    if (o.acceptLoss === true) return true;
     throw new Error(
       `the metadata raft log of this single-node cluster is damaged: ${d.reason}. No other member holds a copy to repair it from. ` +
-        'Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost).',
+        'Restore the data directory from a backup; or, to start afresh, move it aside (every event type and subscription is lost); ' +
+        'or, to keep what it holds and lose what it lacks, start it once with BROOK_ACCEPT_METADATA_LOSS=true (docs/metadata-raft.md).',
     );
   }
   o.logger.error({ raftId: o.self, damage: d.reason, damagedTerm: d.term, damagedIndex: d.index }, 'metadata raft log damaged: this node will not vote or lead until a healthy leader has repaired it');
+  return false;
 }

@@ -132,6 +132,26 @@ export class PartitionReplicas {
     return groupFacts(this.#c, this.#remote, reachable);
   }
 
+  /** This node's open replica of a group, or undefined (operator actions name groups: loss-service.ts). */
+  hostedGroup(group: number): PartitionReplica | undefined {
+    for (const r of this.#c.byKey.values()) if (r.groupId === group) return r;
+    return undefined;
+  }
+
+  /**
+   * The operator accepts the loss of this node's damaged sole replica of `group` (the rule is
+   * loss-acceptance.ts, checked by the caller): it leads at a term above this storage's term ceiling
+   * (node-disk.ts) and its damage term, keeping what it holds (src/raft Raft.acceptLoss). Returns why
+   * the Raft core refused, or undefined.
+   */
+  acceptLoss(group: number): string | undefined {
+    const r = this.hostedGroup(group);
+    if (r === undefined) return 'this node holds no open replica of the group';
+    const refused = r.group.raw.acceptLoss(this.#o.disk?.termCeiling ?? 0);
+    if (refused === undefined) this.#o.host.kick(group);
+    return refused;
+  }
+
   /**
    * Appends a publish request's batches, one per partition, each through its partition's leader
    * (partition-appends.ts); one result per item, in order (a failure is a result).

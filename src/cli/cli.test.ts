@@ -411,3 +411,21 @@ test('cluster move and cancel-move find the partition\'s group and exit 1 with t
   assert.equal(none.code, 1);
   assert.match(none.stderr, /no partition 0 of cli\.none/);
 });
+
+test('cluster accept-loss wants --i-accept-data-loss, finds the partition\'s group and exits 1 with the Problem detail when refused', async () => {
+  await call(broker.url, 'POST', '/event-types', businessEventType('cli.losses'));
+  const unsure = await brook(['cluster', 'accept-loss', 'cli.losses', '0']);
+  assert.equal(unsure.code, 1);
+  assert.match(unsure.stderr, /--i-accept-data-loss/);
+  // The replica opens in the background after the creation; until then the refusal says it is not open.
+  let refused = await brook(['cluster', 'accept-loss', 'cli.losses', '0', '--i-accept-data-loss']);
+  for (let i = 0; i < 50 && /not open/.test(refused.stderr); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    refused = await brook(['cluster', 'accept-loss', 'cli.losses', '0', '--i-accept-data-loss']);
+  }
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /409.*is not damaged/);
+  const all = await brook(['cluster', 'accept-loss', '--all', '--i-accept-data-loss']);
+  assert.equal(all.code, 0, all.stderr);
+  assert.match(all.stdout, /no partition of this node had its only replica damaged/);
+});

@@ -159,6 +159,7 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
         role: string;
         members: { id: number; self: boolean; suffrage: string; raft_address: string | null; http_address: string | null; reachable: boolean }[];
         metadata: { leader: number | null; term: number; commit_index: number; applied_index: number };
+        accepted_losses?: { event_type: string; partition: string; group: number; at: string; kept: { newest_offset: string }; term: number }[];
       };
       const v = await client().get<View & Partial<PartitionsView>>('/cluster');
       const problems = (v.partitions ?? []).filter((p) => partitionProblem(p, v.members) !== undefined);
@@ -177,7 +178,8 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
             ['id', 'suffrage', 'http', 'raft', 'reachable', 'leader'],
             v.members.map((m) => [m.self ? `${m.id}*` : String(m.id), m.suffrage, m.http_address, m.raft_address, m.reachable ? 'yes' : 'NO', m.id === v.metadata.leader ? 'leader' : '']),
           ) +
-          (problems.length === 0 ? '' : `\nPARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n${partitionTable(problems, v.members)}`),
+          (problems.length === 0 ? '' : `\nPARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n${partitionTable(problems, v.members)}`) +
+          ((v.accepted_losses ?? []).length === 0 ? '' : `\nDATA LOSS ACCEPTED ON THIS NODE SINCE IT STARTED\n${table(['partition', 'group', 'at', 'kept up to offset', 'leads at term'], v.accepted_losses!.map((l) => [`${l.event_type} ${l.partition}`, String(l.group), l.at, l.kept.newest_offset, String(l.term)]))}`),
       );
     });
   cluster
@@ -239,6 +241,37 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
       const group = await groupOf(eventType, partition, o.group);
       const r = await client().request('DELETE', `/cluster/partitions/${encodeURIComponent(group)}/move`);
       printMove(r.body as Move);
+    });
+
+  type Loss = { event_type: string; partition: string; group: number; kept: { newest_offset: string; last_index: number }; damage: { index: number; term: number; reason: string }; term_before: number; term: number };
+  const lossRow = (l: Loss) => [`${l.event_type} ${l.partition}`, String(l.group), l.kept.newest_offset, String(l.kept.last_index), String(l.damage.index), l.term === 0 ? 'not yet' : String(l.term), l.damage.reason];
+  const lossHeader = ['partition', 'group', 'kept up to offset', 'raft index', 'acknowledged up to index', 'leads at term', 'damage'];
+  cluster
+    .command('accept-loss')
+    .description(
+      'LOSES DATA. A partition whose only replica (on the node at --url) is damaged takes no writes: nobody can repair it. This makes what the replica holds ' +
+        'the partition\'s log and lets it lead again; events acknowledged after that are gone and their offsets go to new events (administrator)',
+    )
+    .argument('[event-type]')
+    .argument('[partition]')
+    .option('--group <group>', 'the Raft group instead (GET /cluster lists them)')
+    .option('--all', 'every partition of the node at --url whose only replica is damaged')
+    .option('--i-accept-data-loss', 'required: says that you mean it')
+    .action(async (eventType: string | undefined, partition: string | undefined, o: { group?: string; all?: boolean; iAcceptDataLoss?: boolean }) => {
+      if (o.iAcceptDataLoss !== true) throw new CliError('accept-loss loses data for good: add --i-accept-data-loss if you mean it');
+      if (o.all === true) {
+        if (eventType !== undefined || o.group !== undefined) throw new CliError('--all takes no partition');
+        const r = (await client().request('POST', '/cluster/accept-loss')).body as { accepted: Loss[]; refused: { group: number; event_type: string; partition: string; detail: string }[] };
+        print(r, () =>
+          (r.accepted.length === 0 ? 'no partition of this node had its only replica damaged\n' : `ACCEPTED THE LOSS OF ${r.accepted.length} partition(s)\n${table(lossHeader, r.accepted.map(lossRow))}`) +
+          (r.refused.length === 0 ? '' : `\nleft to their repair:\n${table(['partition', 'group', 'why'], r.refused.map((x) => [`${x.event_type} ${x.partition}`, String(x.group), x.detail]))}`),
+        );
+        return;
+      }
+      if (o.group === undefined && (eventType === undefined || partition === undefined)) throw new CliError('name the partition (<event-type> <partition>), or --group, or --all');
+      const group = await groupOf(eventType ?? '', partition ?? '', o.group);
+      const r = (await client().request('POST', `/cluster/partitions/${encodeURIComponent(group)}/accept-loss`)).body as Loss;
+      print(r, () => `ACCEPTED THE LOSS\n${table(lossHeader, [lossRow(r)])}`);
     });
 
   // ------------------------------------------------------------------ event types

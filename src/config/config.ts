@@ -75,6 +75,7 @@ export const ConfigSchema = Type.Object(
     tlsKey: Type.String({ description: 'mutual TLS between nodes: this node\'s private key (PEM file)' }),
     tlsCa: Type.String({ description: 'mutual TLS between nodes: the cluster CA every node\'s certificate is signed by (PEM file)' }),
     insecureCluster: Type.Boolean({ description: 'run a node with peers without node-to-node credentials: for local testing only, anyone who reaches the Raft port can change metadata' }),
+    acceptMetadataLoss: Type.Boolean({ description: "LOSES DATA: a single node whose metadata raft log is damaged starts with what it holds instead of refusing to start (docs/metadata-raft.md); set for one start only" }),
   },
   { additionalProperties: false },
 );
@@ -140,6 +141,7 @@ export const defaults: Static<typeof ConfigSchema> = {
   tlsKey: '',
   tlsCa: '',
   insecureCluster: false,
+  acceptMetadataLoss: false,
 };
 
 /** Other names a config file may use for a setting (the original service's property names). */

@@ -966,6 +966,31 @@ export class Raft {
     if (this.vote === noNode) this.vote = m.from;
   }
 
+  /**
+   * The operator accepts the loss (docs/replication.md, "Accepting the loss of a sole replica"): this
+   * damaged member is the only voter of its group and nobody can repair it, so what it holds becomes
+   * the group's log and whatever it lacks is gone. It stops being damaged (the host removes the mark
+   * in the write of the next Ready, with the hard state) and moves to a term at or above `floor` (the
+   * highest term its node may have used: the term ceiling) and its damage term, with no vote; the
+   * caller then campaigns, so it leads at a term above every term it could have known. Refused
+   * (returns why) when it is not damaged, still learning a term floor, or not the sole voter: a group
+   * with another member is repaired by it, never told to forget.
+   */
+  acceptLoss(floor: Term): string | undefined {
+    assertIndex(floor, 'acceptLoss floor');
+    const d = this.damaged;
+    if (d === null) return 'this member is not damaged';
+    if (this.#probe !== null) return 'this member is still learning its term floor';
+    if (this.trk.voters.length !== 1 || this.trk.voters[0] !== this.id || this.trk.learners.length > 0) {
+      return `this member is not the only member of its group (voters ${this.trk.voters.join(', ')}; learners ${this.trk.learners.join(', ') || 'none'}): another member can repair it`;
+    }
+    this.damaged = null;
+    this.repaired = true;
+    const term = Math.max(this.term, floor, d.term);
+    this.becomeFollower(term, noNode);
+    return undefined;
+  }
+
   #handleHeartbeat(m: Message): void {
     // A leader never names a commit index beyond what this member acknowledged (min of its match and
     // the commit). One beyond our log means entries acknowledged before were lost: the member is

@@ -163,6 +163,17 @@ export class RawNode {
   }
 
   /**
+   * The operator accepts the loss of what this damaged sole voter lacks, and it campaigns at once:
+   * it leads at a term above `floor` (its node's term ceiling) and its damage term (Raft.acceptLoss).
+   * Returns why it was refused (nothing changed), or undefined.
+   */
+  acceptLoss(floor: Term): string | undefined {
+    const refused = this.#raft.acceptLoss(floor);
+    if (refused === undefined) this.#raft.hup(false);
+    return refused;
+  }
+
+  /**
    * Proposes one entry. On success the entry is at (term, index): once an entry with that index is
    * applied, the proposal committed if and only if the applied entry has that term.
    */

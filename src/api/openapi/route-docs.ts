@@ -84,6 +84,22 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     params: Type.Object({ group: Type.String() }),
     response: { 202: ok('The cancel is recorded', S.ReplicaMove), ...common, 404: problem('No partition is replicated by that group'), 409: problem('No move in flight, or its new replica is already promoted') },
   },
+  'POST /cluster/partitions/:group/accept-loss': {
+    summary: "Accept the loss of a partition whose only replica is damaged (administrator; loses data)",
+    description:
+      "For a partition with one replica, on this node, that its raft marker found damaged (a lost write-ahead-log tail): nobody can repair it, so it takes no writes. " +
+      'Accepting makes what the replica holds the partition\'s log: it leads again at a term above every term its node may have used, and takes writes; events acknowledged after what it held are gone for good, and their offsets go to new events. ' +
+      'Refused (409) when the partition has another replica (it repairs this one), when this node holds no replica of it, or when its replica is not damaged. Logged at error level; listed in GET /cluster (accepted_losses). docs/replication.md, "Accepting the loss of a sole replica".',
+    tags: node,
+    params: Type.Object({ group: Type.String({ description: 'The Raft group of the partition (GET /cluster, partitions[].group)' }) }),
+    response: { 200: ok('The loss is accepted and durable; the replica leads', S.AcceptedLoss), ...common, 404: problem('No partition is replicated by that group'), 409: problem('Another replica can repair it, this node holds none, or its replica is not damaged') },
+  },
+  'POST /cluster/accept-loss': {
+    summary: "Accept the loss of every partition of this node whose only replica is damaged (administrator; loses data)",
+    description: 'POST /cluster/partitions/{group}/accept-loss for each partition whose replica on this node is damaged and is its only one; damaged replicas with other replicas are listed as refused and left to their repair.',
+    tags: node,
+    response: { 200: ok('What was accepted and what was not', S.AcceptAllLosses), ...common },
+  },
   'GET /openapi.json': { summary: 'This document', tags: node, response: { 200: ok(
         'OpenAPI 3 document (its parts are those of the OpenAPI 3.0 specification)',
         Type.Object(

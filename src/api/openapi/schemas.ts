@@ -243,6 +243,44 @@ const PartitionStatus = named('PartitionStatus', Type.Object(
   { description: "One partition, as this node knows it: the leader of a group knows every replica's progress, another node only its own" },
 ));
 
+export const AcceptedLoss = named('AcceptedLoss', Type.Object(
+  {
+    event_type: str(),
+    partition: str(),
+    group: Type.Integer({ description: 'The Raft group that replicates the partition' }),
+    at: str('When the loss was accepted (ISO 8601)'),
+    kept: Type.Object(
+      {
+        newest_offset: str('The newest offset the replica held, and kept (BEGIN when it held none); new events follow it'),
+        last_index: Type.Integer({ description: 'The last Raft index it held' }),
+      },
+      { description: 'What the replica holds and keeps' },
+    ),
+    damage: Type.Object(
+      {
+        index: Type.Integer({ description: 'The Raft index up to which it may have acknowledged entries (as its damage mark says; 0 when unknown)' }),
+        term: Type.Integer({ description: 'The highest term it may have used before the damage' }),
+        reason: str('What was found'),
+      },
+      { description: "The replica's damage mark, as it was" },
+    ),
+    term_before: Type.Integer({ description: 'The term the replica was stuck at' }),
+    term: Type.Integer({ description: 'The term it leads at now: above every term its node may have used; 0 when it did not lead within 5 s of the request' }),
+  },
+  { description: 'A loss accepted by an operator: the events the partition acknowledged after what the replica kept are gone, and their offsets go to new events' },
+));
+
+export const AcceptAllLosses = named('AcceptAllLosses', Type.Object(
+  {
+    accepted: Type.Array(AcceptedLoss),
+    refused: Type.Array(
+      Type.Object({ group: Type.Integer(), event_type: str(), partition: str(), detail: str('Why not (another replica can repair it, ...)') }),
+      { description: 'Damaged replicas of this node that were left as they are' },
+    ),
+  },
+  { description: "The partitions of this node whose only replica was damaged, each now leading with what it held; and this node's other damaged replicas" },
+));
+
 export const ClusterView = named('ClusterView', Type.Object(
   {
     id: Type.Integer({ description: 'This node' }),
@@ -275,6 +313,7 @@ export const ClusterView = named('ClusterView', Type.Object(
     incomplete_partitions: Type.Integer({ description: 'Partitions with an incomplete replica' }),
     cluster_id: str('The cluster this data directory founded or joined'),
     disk_id: str('This data directory'),
+    accepted_losses: Type.Array(AcceptedLoss, { description: 'Losses of damaged sole replicas accepted on this node (POST /cluster/partitions/{group}/accept-loss) since it started; its log keeps them for good' }),
   },
   { description: "This node's view of the cluster" },
 ));

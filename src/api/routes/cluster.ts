@@ -3,6 +3,10 @@
  * POST /cluster/partitions/{group}/move: moves a replica of a partition ({"from", "to"}), answered 202
  * once the move is recorded; DELETE cancels a move whose new replica is not promoted yet
  * (administrator-only; rules in broker/move-service.ts, docs/replication.md "Moving a replica").
+ * POST /cluster/partitions/{group}/accept-loss: this node's damaged replica of the partition, its only
+ * one, takes what it holds as the partition's log and leads again; POST /cluster/accept-loss does so
+ * for every such partition of this node (administrator-only; broker/loss-service.ts, docs/replication.md
+ * "Accepting the loss of a sole replica").
  * GET /health: 200 "OK" while the node serves HTTP, without authentication, as the original service
  * answered it: for load balancers and orchestrators' liveness and readiness probes.
  */
@@ -32,4 +36,11 @@ export async function clusterRoutes(app: FastifyInstance, opts: { deps: AppDeps 
     request.log.info({ move: moved }, 'replica move cancelled');
     return reply.code(202).send(moved);
   });
+  const losses = () => {
+    if (opts.deps.losses === undefined) throw problems.notFound('This node runs without a cluster module');
+    return opts.deps.losses;
+  };
+  // The service logs each acceptance at error level with what was kept and lost.
+  app.post<{ Params: { group: string } }>('/cluster/partitions/:group/accept-loss', async (request) => losses().accept(request.params.group));
+  app.post('/cluster/accept-loss', async () => losses().acceptAll());
 }

@@ -1,0 +1,157 @@
+/**
+ * POST /cluster/partitions/{group}/accept-loss and POST /cluster/accept-loss (administrator-only): the
+ * operator accepts the loss of a partition whose only replica is damaged (docs/replication.md,
+ * "Accepting the loss of a sole replica"). The rule is loss-acceptance.ts; the Raft side is
+ * src/raft Raft.acceptLoss. Every acceptance is logged at error level with what the replica holds
+ * and what it may have lost, and kept for GET /cluster (`accepted_losses`) while the process runs.
+ */
+import type { Logger } from 'pino';
+import { problems } from '../core/problem.js';
+import type { NodeId } from '../raft/index.js';
+import type { PlacedPartition } from '../metadata/placement-of.js';
+import { memberOnNode } from '../metadata/placement-types.js';
+import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
+import type { PartitionReplica } from './partition-replica.js';
+import type { PartitionReplicas } from './partition-replicas.js';
+
+export interface LossServiceOptions {
+  /** Every partition with its placement, from this node's applied metadata (metadata/placement-of.ts). */
+  placed(): Iterable<PlacedPartition>;
+  /** This node's replicas, one set per open storage (node-replica-set.ts). */
+  replicas(): Iterable<PartitionReplicas>;
+  readonly self: NodeId;
+  /** The wire form of a partition's cursor after `offset` (-1: BEGIN; consumption/cursors.ts formatCursor). */
+  formatCursor(eventType: string, partition: string, offset: number): string;
+  /** Wall-clock time (the record's `at`) and a monotonic one (the wait for the replica to lead). */
+  nowMs(): number;
+  monotonicMs(): number;
+  logger: Logger;
+  /** How long an answer waits for the replica to lead (default 5000 ms). */
+  leadWaitMs?: number;
+}
+
+/** One accepted loss, as answered and as GET /cluster lists it. */
+export interface AcceptedLoss {
+  event_type: string;
+  partition: string;
+  group: number;
+  /** When it was accepted (ISO 8601). */
+  at: string;
+  /** What the replica holds now, and keeps: its newest offset (BEGIN when empty) and last raft index. */
+  kept: { newest_offset: string; last_index: number };
+  /** What the damage mark says: the raft index up to which it may have acknowledged entries, the term, why. */
+  damage: { index: number; term: number; reason: string };
+  /** The term it was stuck at, and the term it leads at now (0 when it did not lead within the wait). */
+  term_before: number;
+  term: number;
+}
+
+export interface AcceptAllAnswer {
+  accepted: AcceptedLoss[];
+  /** Damaged replicas of this node that were not accepted, each with why (another replica can repair it, ...). */
+  refused: { group: number; event_type: string; partition: string; detail: string }[];
+}
+
+export class LossService {
+  readonly #o: LossServiceOptions;
+  readonly #accepted: AcceptedLoss[] = [];
+
+  constructor(o: LossServiceOptions) {
+    this.#o = o;
+  }
+
+  /** GET /cluster: the losses accepted on this node since it started. */
+  view(): { accepted_losses: AcceptedLoss[] } {
+    return { accepted_losses: [...this.#accepted] };
+  }
+
+  #where(group: number): { at: PlacedPartition | undefined; replica: PartitionReplica | undefined; set: PartitionReplicas | undefined } {
+    let at: PlacedPartition | undefined;
+    for (const p of this.#o.placed()) if (p.placement.group === group) at = p;
+    for (const set of this.#o.replicas()) {
+      const replica = set.hostedGroup(group);
+      if (replica !== undefined) return { at, replica, set };
+    }
+    return { at, replica: undefined, set: undefined };
+  }
+
+  #facts(group: number): { facts: LossFacts; at: PlacedPartition | undefined; replica: PartitionReplica | undefined; set: PartitionReplicas | undefined } {
+    const { at, replica, set } = this.#where(group);
+    const placement = at === undefined ? undefined : { replicas: at.placement.replicas, learners: at.placement.learners ?? [] };
+    const raw = replica?.group.raw;
+    const facts: LossFacts = {
+      placement,
+      member: at === undefined ? undefined : memberOnNode(at.placement, this.#o.self),
+      open: replica !== undefined,
+      damaged: raw?.status().damaged !== null && raw !== undefined,
+      probing: raw?.probing ?? false,
+    };
+    return { facts, at, replica, set };
+  }
+
+  /** POST /cluster/partitions/{group}/accept-loss. */
+  async accept(rawGroup: string): Promise<AcceptedLoss> {
+    const group = /^[1-9][0-9]{0,9}$/.test(rawGroup) ? Number(rawGroup) : NaN;
+    if (!Number.isSafeInteger(group) || group >= 2 ** 32) throw problems.notFound(`No partition is replicated by group ${JSON.stringify(rawGroup)}; GET /cluster lists the groups`);
+    const { facts, at, replica, set } = this.#facts(group);
+    const verdict = lossAcceptance(group, facts);
+    if (!verdict.allowed) throw verdict.status === 404 ? problems.notFound(verdict.detail) : problems.conflict(verdict.detail);
+    return this.#accept(at!, replica!, set!);
+  }
+
+  /** POST /cluster/accept-loss: every partition of this node whose only replica is damaged. */
+  async acceptAll(): Promise<AcceptAllAnswer> {
+    const out: AcceptAllAnswer = { accepted: [], refused: [] };
+    const damaged: number[] = [];
+    for (const set of this.#o.replicas()) for (const r of set.held()) if (r.group.raw.status().damaged !== null) damaged.push(r.groupId);
+    for (const group of damaged) {
+      const { facts, at, replica, set } = this.#facts(group);
+      const verdict = lossAcceptance(group, facts);
+      if (verdict.allowed) out.accepted.push(await this.#accept(at!, replica!, set!));
+      else out.refused.push({ group, event_type: at?.event_type ?? '', partition: at?.partition ?? '', detail: verdict.detail });
+    }
+    return out;
+  }
+
+  async #accept(at: PlacedPartition, replica: PartitionReplica, set: PartitionReplicas): Promise<AcceptedLoss> {
+    const group = at.placement.group;
+    const d = replica.group.store.damage;
+    const termBefore = replica.group.raw.term;
+    const kept = { newest_offset: this.#o.formatCursor(at.event_type, at.partition, replica.bounds().newest), last_index: replica.group.store.storage.lastIndex() };
+    const refused = set.acceptLoss(group);
+    if (refused !== undefined) throw problems.conflict(`Group ${group}: ${refused}`);
+    const leads = await this.#leads(replica);
+    const record: AcceptedLoss = {
+      event_type: at.event_type,
+      partition: at.partition,
+      group,
+      at: new Date(this.#o.nowMs()).toISOString(),
+      kept,
+      damage: { index: d?.index ?? 0, term: d?.term ?? 0, reason: d?.reason ?? '' },
+      term_before: termBefore,
+      term: leads ? replica.group.raw.term : 0,
+    };
+    this.#accepted.push(record);
+    this.#o.logger.error(
+      { lossAccepted: record },
+      `ACCEPTED DATA LOSS on partition ${at.partition} of ${at.event_type} (group ${group}), at the operator's request: its only replica was damaged (${record.damage.reason}); ` +
+        `it keeps what it holds (newest offset ${kept.newest_offset}, raft index ${kept.last_index}) and leads ${leads ? `at term ${record.term}` : '(not yet)'}; ` +
+        'events acknowledged after that are gone, and their offsets will be given to new events',
+    );
+    return record;
+  }
+
+  /**
+   * Waits (bounded) until the replica leads and the removal of its damage mark is durable (the store
+   * forgets the damage once the write that removes it, with the new term, has resolved): the answer
+   * then names the term, and a crash after it does not bring the damage back.
+   */
+  async #leads(replica: PartitionReplica): Promise<boolean> {
+    const until = this.#o.monotonicMs() + (this.#o.leadWaitMs ?? 5000);
+    while (!replica.group.isLeader() || replica.group.store.damage !== undefined) {
+      if (this.#o.monotonicMs() >= until) return false;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return true;
+  }
+}
