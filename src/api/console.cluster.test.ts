@@ -247,11 +247,10 @@ test('the cluster overview of three real nodes: rows as GET /cluster says; a kil
   // ---- node 3 killed: with the filter still on (the page redraws), the problems are those the API gives.
   cluster.kill9(3);
   const lost = (v: View) => v.partitions.filter((p) => p.event_type === eventType && p.replicas.includes(3));
-  const { v: down, onPage } = await agreed(cluster, page, 1, 'node 3 unreachable, and each partition that lost a replica under-replicated where node 1 leads it', (v) =>
-    v.members.find((m) => m.id === 3)?.reachable === false &&
-    v.partitions.every((p) => p.leader !== null && p.leader !== 3) &&
-    lost(v).every((p) => p.under_replicated === (p.leader === 1)),
-  );
+  // Node 3 unreachable, every partition led by a live node, and each that lost a replica counted
+  // under-replicated exactly where node n leads it (only its leader knows).
+  const node3DownSeenBy = (n: number) => (v: View) => v.members.find((m) => m.id === 3)?.reachable === false && v.partitions.every((p) => p.leader !== null && p.leader !== 3) && lost(v).every((p) => p.under_replicated === (p.leader === n));
+  const { v: down, onPage } = await agreed(cluster, page, 1, 'node 3 unreachable, and each partition that lost a replica under-replicated where node 1 leads it', node3DownSeenBy(1));
   assert.equal(await page.$eval('[data-testid=only-problems]', (el) => (el as unknown as HTMLInputElement).checked), true, 'the filter stayed on across the redraws');
   const problemKeys = onPage.rows.map((r) => r.key);
   assert.deepEqual(problemKeys, lost(down).map((p) => `${p.event_type}/${p.partition}`), 'the filter shows exactly the partitions with a replica on node 3');
@@ -277,9 +276,7 @@ test('the cluster overview of three real nodes: rows as GET /cluster says; a kil
 
   // Node 2's page: the partitions node 2 leads are the under-replicated ones there.
   const page2 = await openOverview(browser, cluster.url(2));
-  const { onPage: onPage2 } = await agreed(cluster, page2, 2, 'node 3 unreachable and the partitions node 2 leads under-replicated', (v) =>
-    v.members.find((m) => m.id === 3)?.reachable === false && v.partitions.every((p) => p.leader !== null && p.leader !== 3) && lost(v).every((p) => p.under_replicated === (p.leader === 2)),
-  );
+  const { onPage: onPage2 } = await agreed(cluster, page2, 2, 'node 3 unreachable and the partitions node 2 leads under-replicated', node3DownSeenBy(2));
   assert.ok(onPage2.rows.some((r) => r.state === 'under-replicated'), 'node 2 leads some of them');
   await screenshot(page2, 'cluster-real-node-down-node2.png');
   await page2.close();

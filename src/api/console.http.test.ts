@@ -56,6 +56,60 @@ async function closePage(page: Page): Promise<void> {
   await page.close();
 }
 
+/**
+ * A page of the console whose GET /cluster gets `view` instead of this node's answer (the request is
+ * intercepted): a cluster in a state one broker cannot be brought to.
+ */
+async function openWithCluster(view: unknown): Promise<Page> {
+  const page = await browser.newPage();
+  await page.setRequestInterception(true);
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
+    else void r.continue();
+  });
+  await page.setViewport({ width: 1280, height: 900 });
+  await page.goto(broker.url + '/console/');
+  await loaded(page);
+  return page;
+}
+
+/** One row of the cluster overview's partitions table, as a person reads it. */
+interface PartitionRow {
+  eventType: string;
+  partition: string;
+  leader: string;
+  /** The members column ("1, 3.17"). */
+  members: string;
+  /** One line per replica ("3: in sync, node unreachable"). */
+  status: string[];
+  /** The state badge alone (without the move and incomplete badges beside it). */
+  state: string;
+  problem: boolean;
+  incomplete: string | null;
+  move: { text: string; title: string | null } | null;
+}
+
+async function partitionRows(page: Page): Promise<PartitionRow[]> {
+  return page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
+    trs.map((tr) => {
+      const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
+      const badge = tr.querySelector('[data-testid=partition-incomplete]');
+      const move = tr.querySelector('[data-testid=partition-move]');
+      return {
+        eventType: td[0]!,
+        partition: td[1]!,
+        leader: td[2]!,
+        members: td[4]!,
+        status: td[5]!.split('\n'),
+        state: (tr.querySelector('[data-testid=partition-state]')!.firstChild as unknown as HTMLElement).innerText,
+        problem: tr.className === 'problem',
+        incomplete: badge === null ? null : (badge as unknown as HTMLElement).innerText,
+        move: move === null ? null : { text: (move as unknown as HTMLElement).innerText, title: move.getAttribute('title') },
+      };
+    }),
+  );
+}
+
 type ClusterPartitions = {
   partitions: { event_type: string; partition: string; leader: number | null; replicas: number[]; under_replicated: boolean; replica_status: { node: number; in_sync: boolean; lag: number | null }[] }[];
   under_replicated_partitions: number;
@@ -106,12 +160,7 @@ describe('the console in a real browser', { skip: noChromium, timeout: 600_000 }
     assert.equal(await text(page, '[data-testid=partition-count]'), String(full.partitions.length));
     assert.equal(await text(page, '[data-testid=under-replicated]'), String(full.under_replicated_partitions));
     assert.equal(await text(page, '[data-testid=leaderless]'), String(full.leaderless_partitions));
-    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
-      trs.map((tr) => {
-        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
-        return [td[0], td[1], td[2], td[4], td[5], td[7]];
-      }),
-    );
+    const rows = (await partitionRows(page)).map((r) => [r.eventType, r.partition, r.leader, r.members, r.status.join('\n'), r.state]);
     assert.deepEqual(
       rows,
       full.partitions.map((p) => [
@@ -156,25 +205,12 @@ describe('the console in a real browser', { skip: noChromium, timeout: 600_000 }
       under_replicated_partitions: 1,
       leaderless_partitions: 1,
     };
-    const page = await browser.newPage();
-    await page.setRequestInterception(true);
-    page.on('request', (r) => {
-      if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
-      else void r.continue();
-    });
-    await page.setViewport({ width: 1280, height: 900 });
-    await page.goto(broker.url + '/console/');
-    await loaded(page);
+    const page = await openWithCluster(view);
     assert.equal(await text(page, '[data-testid=member-count]'), '2 of 3 reachable');
     assert.equal(await text(page, '[data-testid=under-replicated]'), '1');
     assert.equal(await text(page, '[data-testid=leaderless]'), '1');
     assert.equal(await text(page, '[data-testid=on-unreachable]'), '2', 'partitions 0 and 2 have a replica on node 3');
-    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
-      trs.map((tr) => {
-        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
-        return { partition: td[1], leader: td[2], replicas: td[5]!.split('\n'), state: td[7], problem: tr.className === 'problem' };
-      }),
-    );
+    const rows = (await partitionRows(page)).map((r) => ({ partition: r.partition, leader: r.leader, replicas: r.status, state: r.state, problem: r.problem }));
     assert.deepEqual(rows, [
       { partition: '0', leader: '1', replicas: ['1★: leader, in sync', '2: in sync', '3: in sync (20 behind), node unreachable'], state: 'replica unreachable', problem: true },
       { partition: '1', leader: '1', replicas: ['1★: leader, in sync', '2: behind by 1110'], state: 'under-replicated', problem: true },
@@ -210,21 +246,9 @@ describe('the console in a real browser', { skip: noChromium, timeout: 600_000 }
       under_replicated_partitions: 0,
       leaderless_partitions: 0,
     };
-    const page = await browser.newPage();
-    await page.setRequestInterception(true);
-    page.on('request', (r) => {
-      if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
-      else void r.continue();
-    });
-    await page.goto(broker.url + '/console/');
-    await loaded(page);
+    const page = await openWithCluster(view);
     assert.equal(await text(page, '[data-testid=on-unreachable]'), '1', 'partition 0 has a replica on node 3');
-    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
-      trs.map((tr) => {
-        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
-        return { partition: td[1], leader: td[2], members: td[4], replicas: td[5]!.split('\n'), state: td[7] };
-      }),
-    );
+    const rows = (await partitionRows(page)).map((r) => ({ partition: r.partition, leader: r.leader, members: r.members, replicas: r.status, state: r.state }));
     assert.deepEqual(rows, [
       { partition: '0', leader: '1', members: '1, 3.17', replicas: ['1★: leader, in sync', '3.17: in sync, node unreachable'], state: 'replica unreachable' },
       { partition: '1', leader: '2.5', members: '2.5, 1', replicas: ['2.5★: leader, in sync', '1: in sync'], state: 'ok' },
@@ -255,23 +279,9 @@ describe('the console in a real browser', { skip: noChromium, timeout: 600_000 }
       under_replicated_partitions: 0,
       leaderless_partitions: 0,
     };
-    const page = await browser.newPage();
-    await page.setRequestInterception(true);
-    page.on('request', (r) => {
-      if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
-      else void r.continue();
-    });
-    await page.setViewport({ width: 1280, height: 900 });
-    await page.goto(broker.url + '/console/');
-    await loaded(page);
+    const page = await openWithCluster(view);
     assert.equal(await text(page, '[data-testid=moves-in-flight]'), String(view.partitions.filter((p) => p.moving !== null).length));
-    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
-      trs.map((tr) => {
-        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
-        const move = tr.querySelector('[data-testid=partition-move]');
-        return { partition: td[1], replicas: td[4], status: td[5]!.split('\n'), move: move === null ? null : { text: (move as unknown as HTMLElement).innerText, title: move.getAttribute('title') } };
-      }),
-    );
+    const rows = (await partitionRows(page)).map((r) => ({ partition: r.partition, replicas: r.members, status: r.status, move: r.move }));
     assert.deepEqual(rows, [
       {
         partition: '0',
@@ -318,23 +328,9 @@ describe('the console in a real browser', { skip: noChromium, timeout: 600_000 }
       leaderless_partitions: 0,
       incomplete_partitions: 2,
     };
-    const page = await browser.newPage();
-    await page.setRequestInterception(true);
-    page.on('request', (r) => {
-      if (new URL(r.url()).pathname === '/cluster') void r.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(view) });
-      else void r.continue();
-    });
-    await page.setViewport({ width: 1280, height: 900 });
-    await page.goto(broker.url + '/console/');
-    await loaded(page);
+    const page = await openWithCluster(view);
     assert.equal(await text(page, '[data-testid=incomplete-partitions]'), '2');
-    const rows = await page.$$eval('[data-testid=partitions] tbody tr', (trs) =>
-      trs.map((tr) => {
-        const td = [...tr.querySelectorAll('td')].map((x) => (x as HTMLElement).innerText);
-        const badge = tr.querySelector('[data-testid=partition-incomplete]');
-        return { partition: td[1], status: td[5]!.split('\n'), state: (tr.querySelector('[data-testid=partition-state]')!.firstChild as unknown as HTMLElement).innerText, incomplete: badge === null ? null : (badge as unknown as HTMLElement).innerText, problem: tr.className === 'problem' };
-      }),
-    );
+    const rows = (await partitionRows(page)).map((r) => ({ partition: r.partition, status: r.status, state: r.state, incomplete: r.incomplete, problem: r.problem }));
     assert.deepEqual(rows, [
       { partition: '0', status: ['1★: leader, in sync', '2: in sync, incomplete: fetching the retained log', '3: in sync'], state: 'ok', incomplete: 'incomplete: 2', problem: false },
       { partition: '1', status: ['1★: leader, in sync, incomplete: fetching the retained log', '2: in sync', '3: in sync, incomplete: fetching the retained log'], state: 'ok', incomplete: 'incomplete: 1, 3', problem: false },

@@ -14,8 +14,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { DurabilityLostError, KvWriteError, MemoryKv, type KvRange, type OrderedKv } from '../log/index.js';
-import { recordOps, type KvBatch } from '../log/kv.js';
+import { DurabilityLostError, KvWriteError, MemoryKv, type OrderedKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { EventType } from '../metadata/types.js';
 import type { Clock } from '../core/ports.js';
@@ -24,6 +23,7 @@ import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
 import { metadataGroupId, type RaftMetadataGroup } from './metadata-group.js';
 import { closeMember, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
 import { prefixRaft } from './raft-log-store.js';
+import { SnapshotRefusingKv } from '../testing/snapshot-refusing-kv.js';
 import { systemClock, systemRandom } from './system.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
@@ -336,34 +336,8 @@ test('a read that arrives during a ReadIndex round gets the next round as soon a
 /** The key of the metadata group's snapshot (raft-log-store.ts: [0x02][group u32][0x02]). */
 const snapshotKey = Buffer.from([prefixRaft, 0, 0, 0, metadataGroupId, 0x02]);
 
-/** A MemoryKv that refuses, while `refusal` is set, every write that stores a snapshot: a compaction. */
-class CompactionRefusingKv implements OrderedKv {
-  refusal: Error | undefined;
-  refused = 0;
-  constructor(readonly inner: MemoryKv) {}
-  write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
-    if (this.refusal !== undefined && recordOps(fill).some((op) => op.kind === 'put' && op.key.equals(snapshotKey))) {
-      this.refused++;
-      return Promise.reject(this.refusal);
-    }
-    return this.inner.write(fill, opts);
-  }
-  get(key: Buffer): Promise<Buffer | null> {
-    return this.inner.get(key);
-  }
-  iterate(range: KvRange): AsyncIterable<[Buffer, Buffer]> {
-    return this.inner.iterate(range);
-  }
-  sizeBytes(): Promise<number> {
-    return this.inner.sizeBytes();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
-
 test('a compaction the KV refuses (a full disk) leaves the log uncompacted and is tried again later; the node goes on; a lost fsync stays fatal', async () => {
-  const kv = new CompactionRefusingKv(new MemoryKv());
+  const kv = new SnapshotRefusingKv(snapshotKey);
   const fatal: unknown[] = [];
   const g = await open(kv, 1, [1], { snapshotEntries: 8, onFatal: (err) => fatal.push(err) });
   startMember(g, undefined);

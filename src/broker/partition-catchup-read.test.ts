@@ -1,6 +1,6 @@
 // Goal: log shipping never makes an event readable before its entry is stored. A follower told to
-// install a snapshot fetches the entries it lacks and applies them itself (PartitionReplicas
-// #catchUp). Those entries are in no Raft log memory tail; if they were only queued for the node's
+// install a snapshot fetches the entries it lacks and applies them itself (partition-history-fetch.ts,
+// catchUp). Those entries are in no Raft log memory tail; if they were only queued for the node's
 // next write while applying them already made their offsets readable, a read in between (the node's
 // write in flight behind a slow fsync) found the index row but not its entry: CorruptBatchError
 // 'raft entry 38 of the batch 67..67 is missing', and the replica refused every read for good.

@@ -1,6 +1,6 @@
 // Goal: a replica that log shipping put ahead of its Raft group stays consistent until the group
 // catches up. A follower told to install a snapshot fetches the entries after what it applied, stores
-// and applies them itself (PartitionReplicas #catchUp), and only then steps the snapshot into its
+// and applies them itself (partition-history-fetch.ts, catchUp), and only then steps the snapshot into its
 // group. The snapshot's install is the node's next write; when the KV refuses it (a full disk) the
 // group restarts from its disk (RaftGroup.reset) without the snapshot, and the replica has applied
 // entries (and written their index rows) its group has not. Until a leader sends the snapshot again,
@@ -10,12 +10,12 @@
 // after 7' stopped the node). Found through host simulation seed 2187 (retention cut at such a row and
 // asked for a memory compaction beyond the group's applied index).
 // Method: one node (PartitionReplicas on a RaftNodeHost, placement of three) fed Raft messages by hand;
-// a KV wrapper that refuses the writes storing the group's snapshot with KvWriteError, as RocksKv
-// reports ENOSPC.
+// a KV that refuses the writes storing the group's snapshot with KvWriteError, as RocksKv reports
+// ENOSPC (testing/snapshot-refusing-kv.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KvWriteError, MemoryKv, type KvRange, type OrderedKv } from '../log/index.js';
-import { recordOps, type KvBatch } from '../log/kv.js';
+import { KvWriteError } from '../log/index.js';
+import { SnapshotRefusingKv } from '../testing/snapshot-refusing-kv.js';
 import type { Snapshot } from '../raft/index.js';
 import type { Offset } from '../core/offset.js';
 import { groupKey, kindSnapshot } from './raft-keys.js';
@@ -24,36 +24,10 @@ import { batchEntry, followerGroup, followerNowMs, handFedFollower, msg, serving
 
 const snapshotKey = groupKey(followerGroup, kindSnapshot);
 
-/** Refuses, while `refusing`, every write that stores the follower group's snapshot. */
-class SnapshotRefusingKv implements OrderedKv {
-  refusing = false;
-  refused = 0;
-  constructor(readonly inner: MemoryKv) {}
-  write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
-    if (this.refusing && recordOps(fill).some((op) => op.kind === 'put' && op.key.equals(snapshotKey))) {
-      this.refused++;
-      return Promise.reject(new KvWriteError(new Error('IO error: No space left on device')));
-    }
-    return this.inner.write(fill, opts);
-  }
-  get(key: Buffer): Promise<Buffer | null> {
-    return this.inner.get(key);
-  }
-  iterate(range: KvRange): AsyncIterable<[Buffer, Buffer]> {
-    return this.inner.iterate(range);
-  }
-  sizeBytes(): Promise<number> {
-    return this.inner.sizeBytes();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-}
-
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a snapshot install the disk refused after log shipping: no snapshot pairs the group\'s applied index with the replica\'s state, and entries sent again as appends are applied once', async () => {
-  const kv = new SnapshotRefusingKv(new MemoryKv());
+  const kv = new SnapshotRefusingKv(snapshotKey);
   const { host, replicas, fatal, handler, close } = handFedFollower(kv);
   // Node 2 leads term 2: entries 4..7 of term 2 (one event each, offsets 0..3); node 3 leads term 3
   // after them with entry 8, and still holds 5..7 in memory.
@@ -68,11 +42,11 @@ test('a snapshot install the disk refused after log shipping: no snapshot pairs 
     await until('entry 4 applied', () => r.group.applied === 4 || fatal.length > 0);
     await settle(20);
     // Node 2 compacted 5..7 and sends its snapshot at 7; the disk is full when its install is written.
-    kv.refusing = true;
+    kv.refusal = new KvWriteError(new Error('IO error: No space left on device'));
     const snapshot: Snapshot = { metadata: { index: 7, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 7, next: 4, oldest: 0, recent: [] }) };
     h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
     await until('the install refused', () => kv.refused > 0 || fatal.length > 0);
-    kv.refusing = false;
+    kv.refusal = undefined;
     await settle(30);
     assert.deepEqual(fatal, []);
     assert.equal(r.applied, 7, 'log shipping applied 5..7');

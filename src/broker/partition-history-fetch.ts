@@ -10,6 +10,7 @@ import { PartitionState } from '../replication/partition-state.js';
 import { HistoryMissingError, decodeImage, type PartitionReplica } from './partition-replica.js';
 import type { PartitionMemoryBudget } from './partition-memory-budget.js';
 import { logChunkBytes, replicaKey, type ReplicasContext } from './partition-replicas-context.js';
+import { historyRetryMs, snapshotPath } from './snapshot-catch-up-rule.js';
 
 export class PartitionHistoryFetch {
   readonly #c: ReplicasContext;
@@ -50,26 +51,31 @@ export class PartitionHistoryFetch {
     const snap = m.snapshot;
     if (snap === undefined || this.#catchingUp.has(id)) return;
     const target = snap.metadata.index;
-    // A log that already holds the snapshot's last entry holds everything before it (Log Matching):
-    // the group fast-forwards its commit index and applies those entries itself; fetching and
-    // applying them here too would apply them twice. A snapshot from a leader of an older term than
-    // the group has seen is dropped by the group: applying what it covers here would put the replica
-    // ahead of its group, which would then apply those entries again.
-    if (r.applied >= target || r.group.raw.termAt(target) === snap.metadata.term || m.term < r.group.raw.status().term || this.#c.forwarder?.fetchLog === undefined) {
-      this.#c.o.host.receive(id, m);
-      return;
-    }
-    let start: readonly [number, number] | undefined;
+    let leaderLogStart: number | undefined;
     try {
-      start = decodeImage(snap.data).start;
+      leaderLogStart = decodeImage(snap.data).start?.[0];
     } catch {
       // a malformed image: the core refuses the snapshot (snapshotProblem)
     }
-    if (start !== undefined && r.applied + 1 < start[0]) {
-      // Retention removed the entries this replica lacks from the leader's log: it takes the snapshot
-      // without them (it then reads nothing before the snapshot) and fetches the log the leader still
-      // holds, up to the snapshot, afterwards (fetch).
-      this.#c.o.logger.info({ topic: r.topic, partition: r.partition, group: id, leader: m.from, applied: r.applied, leaderLogStart: start[0], snapshot: target }, 'partition replica behind its leader\'s retained log: installing the snapshot, then fetching the retained log before it');
+    // snapshot-catch-up-rule.ts says why each path.
+    const path = snapshotPath({
+      applied: r.applied,
+      snapshotIndex: target,
+      snapshotTerm: snap.metadata.term,
+      termAtSnapshotIndex: r.group.raw.termAt(target),
+      messageTerm: m.term,
+      groupTerm: r.group.raw.status().term,
+      canFetch: this.#c.forwarder?.fetchLog !== undefined,
+      leaderLogStart,
+    });
+    if (path === 'group') {
+      this.#c.o.host.receive(id, m);
+      return;
+    }
+    if (path === 'withoutLog') {
+      // It takes the snapshot without the entries it lacks (it then reads nothing before the
+      // snapshot) and fetches the log the leader still holds, up to the snapshot, afterwards (fetch).
+      this.#c.o.logger.info({ topic: r.topic, partition: r.partition, group: id, leader: m.from, applied: r.applied, leaderLogStart, snapshot: target }, 'partition replica behind its leader\'s retained log: installing the snapshot, then fetching the retained log before it');
       // Incomplete from the answer to this snapshot on (the leader sees it in its progress): until the
       // retained log is here, this replica is not promoted from learner (replica-move-plan.ts).
       r.group.raw.setIncomplete(true);
@@ -222,7 +228,7 @@ export class PartitionHistoryFetch {
           if (attempt < 10 || attempt % 100 === 0) log.warn({ from, err: (err as Error).message, chunks, attempt }, 'fetching the retained log before the snapshot failed; trying again');
           await r.dropHistory(fromOffset, next, fromIndex, index).catch(() => undefined);
           r.historyFrom = fromOffset;
-          await this.#c.sleep(Math.min(5000, 200 * 2 ** Math.min(5, Math.floor(attempt / Math.max(1, peers.length)))));
+          await this.#c.sleep(historyRetryMs(attempt, peers.length));
         }
       }
       if (!current()) return;

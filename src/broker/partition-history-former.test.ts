@@ -8,16 +8,14 @@
 // Method: one follower fed Raft messages by hand (src/testing/hand-fed-follower.ts), placed with
 // members 1, 2 and 3, member 3 taken for a former one. It applies entries 4..6; the leader's snapshot at
 // 9 says its retained log starts at entry 8 (offset 4), so the follower installs it without the log
-// and fetches entries 8..9. Node 2 answers with no entries (its retention removed them), node 3 that it
-// does not host the group.
+// and fetches entries 8..9 (applyEntries4to6, snapshotPastRetainedLog). Node 2 answers with no entries
+// (its retention removed them), node 3 that it does not host the group.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryKv } from '../log/index.js';
-import type { Snapshot } from '../raft/index.js';
 import { TransportError } from '../transport/index.js';
-import { encodeImage } from './partition-replica.js';
 import type { AppendForwarder } from './partition-replicas.js';
-import { batchEntry, followerNowMs as t0, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
+import { applyEntries4to6, handFedFollower, snapshotPastRetainedLog, until } from '../testing/hand-fed-follower.js';
 
 const fetchedFrom: number[] = [];
 const noneHoldIt: AppendForwarder = {
@@ -36,11 +34,8 @@ test('a fetch of the retained log before a snapshot does not wait for the node o
   f.replicas.setForwarder(noneHoldIt);
   try {
     const r = (await f.replicas.ensure(7, 0))!;
-    const h = f.handler();
-    h.receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [batchEntry(4, 2, t0 + 4), batchEntry(5, 2, t0 + 5), batchEntry(6, 2, t0 + 6)], commit: 6 }));
-    await until('entry 6 applied', () => r.applied === 6);
-    const snapshot: Snapshot = { metadata: { index: 9, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 9, next: 6, oldest: 4, recent: [], start: [8, 4] }) };
-    h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
+    await applyEntries4to6(f, r);
+    f.handler().receive(snapshotPastRetainedLog);
     await until('the snapshot installed', () => r.applied === 9);
     await until('the fetch given up (no replica holds that log)', () => r.pendingHistory === undefined && r.historyFrom === undefined);
     assert.ok(!fetchedFrom.includes(3), `asked the former member's node: ${fetchedFrom.join(',')}`);

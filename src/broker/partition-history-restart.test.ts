@@ -5,15 +5,13 @@
 // src/sim/mutants/catalog.ts, which the host simulation catches in a few seeds only).
 // Method: one follower fed Raft messages by hand (src/testing/hand-fed-follower.ts). It applies
 // entries 4..6; the leader's snapshot at 9 says its retained log starts at entry 8 (offset 4), after
-// what the follower holds, so the follower installs it without the log and fetches entries 8..9; the
-// fetch never answers. The node stops and starts again on the same KV.
+// what the follower holds, so the follower installs it without the log and fetches entries 8..9
+// (applyEntries4to6, snapshotPastRetainedLog); the fetch never answers. The node stops and starts again on the same KV.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryKv } from '../log/index.js';
-import type { Snapshot } from '../raft/index.js';
-import { encodeImage } from './partition-replica.js';
 import type { AppendForwarder } from './partition-replicas.js';
-import { batchEntry, followerNowMs as t0, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
+import { applyEntries4to6, handFedFollower, snapshotPastRetainedLog, until } from '../testing/hand-fed-follower.js';
 
 /** A leader that never answers a fetch of its log (the node stops meanwhile). */
 const silentLeader = (fetches: { n: number }): AppendForwarder => ({
@@ -34,11 +32,8 @@ test('a replica stopped while fetching the retained log before its snapshot fetc
   first.replicas.setForwarder(silentLeader(fetches));
   try {
     const r = (await first.replicas.ensure(7, 0))!;
-    const h = first.handler();
-    h.receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [batchEntry(4, 2, t0 + 4), batchEntry(5, 2, t0 + 5), batchEntry(6, 2, t0 + 6)], commit: 6 }));
-    await until('entry 6 applied', () => r.applied === 6);
-    const snapshot: Snapshot = { metadata: { index: 9, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 9, next: 6, oldest: 4, recent: [], start: [8, 4] }) };
-    h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
+    await applyEntries4to6(first, r);
+    first.handler().receive(snapshotPastRetainedLog);
     await until('the snapshot installed and the fetch of the log before it begun', () => r.applied === 9 && r.pendingHistory !== undefined && fetches.n > 0);
     await first.host.flushRows();
     assert.deepEqual(first.fatal, []);

@@ -3,7 +3,16 @@
  * partition-log surface the storage router uses (append, read, bounds, wait, base, retention, drop).
  * A single node runs exactly this, with one-member groups (DESIGN.md, "One code path").
  *
- * Appends go through each partition's leader (partition-appends.ts).
+ * This class is the facade: it owns the state its parts share (partition-replicas-context.ts) and
+ * hands it to each, one concern per file: opening a replica (partition-replica-open.ts, with the
+ * repair of a corrupt log in partition-log-repair.ts), what the transport delivers to a group
+ * (partition-group-handler.ts), appends through each partition's leader (partition-appends.ts),
+ * reads of partitions held elsewhere (partition-remote-reads.ts), log shipping and the history fetch
+ * (partition-history-fetch.ts), the memory budget (partition-memory-budget.ts), retention
+ * (partition-retention.ts), drops (partition-drops.ts), leader balancing (partition-leader-balance.ts)
+ * and the facts for GET /cluster (partition-facts.ts). The rules they follow are pure, in files of
+ * their own with their tests (replica-peers.ts, memory-compaction-rule.ts, leader-handoff-rule.ts,
+ * snapshot-catch-up-rule.ts).
  *
  * Reads are local: every node holding a replica reads it up to what it applied (committed events
  * only). Data written before partition replication existed (the former partition store) stays

@@ -9,12 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryKv } from '../log/index.js';
-import type { Snapshot } from '../raft/index.js';
-import { encodeImage } from './partition-replica.js';
-import { batchEntry, followerNowMs as t0, handFedFollower, msg, until } from '../testing/hand-fed-follower.js';
-
-/** Entry `index` was appended at t0 + index (retention's cutoff below removes the first ones). */
-const entry = (index: number, term: number) => batchEntry(index, term, t0 + index);
+import { applyEntries4to6, followerNowMs as t0, handFedFollower, snapshotPastRetainedLog, until } from '../testing/hand-fed-follower.js';
 
 test('a snapshot installed while retention compacts a follower\'s memory does not fail the retention pass', async () => {
   const { host, replicas, fatal, handler, close } = handFedFollower(new MemoryKv());
@@ -30,19 +25,17 @@ test('a snapshot installed while retention compacts a follower\'s memory does no
     const r = (await replicas.ensure(7, 0))!;
     const h = handler();
     assert.equal(r.applied, 3, 'the founding configuration');
-    h.receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [entry(4, 2), entry(5, 2), entry(6, 2)], commit: 6 }));
-    await until('entry 6 applied', () => r.applied === 6 || fatal.length > 0);
+    await applyEntries4to6({ handler, fatal }, r);
     assert.deepEqual(fatal, []);
     // Retention removes the batches of 4 and 5; the leader's snapshot at 9, whose retained log starts
-    // at entry 8 (offset 4), arrives while it runs.
-    const snapshot: Snapshot = { metadata: { index: 9, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 9, next: 6, oldest: 4, recent: [], start: [8, 4] }) };
+    // at entry 8 (offset 4), arrives while it runs (snapshotPastRetainedLog).
     // It arrives when the compaction waits for the node's rows to be written (the next turn, which
     // installs the snapshot too).
     await host.flushRows();
     const flushRows = host.flushRows.bind(host);
     let armed = true;
     host.flushRows = () => {
-      if (armed) h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
+      if (armed) h.receive(snapshotPastRetainedLog);
       armed = false;
       return flushRows();
     };

@@ -13,6 +13,7 @@ import type { Entry, Message } from '../raft/index.js';
 import { PartitionReplicas, type AppendForwarder } from '../broker/partition-replicas.js';
 import { RaftNodeHost, type TickSource } from '../broker/raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
+import { encodeImage, type PartitionReplica } from '../broker/partition-replica.js';
 
 const logger = pino({ level: 'silent' });
 const noTicks: TickSource = { every: () => () => undefined };
@@ -103,3 +104,26 @@ export function servingLog(log: readonly Entry[], fetches: { n: number } = { n: 
     },
   };
 }
+
+/**
+ * The scene of the tests of the history (the retained log before a snapshot): the follower (its
+ * replica of topic 7 partition 0 open) applies entries 4..6 of term 2 from node 2, one event each
+ * (offsets 0..2), entry i appended at followerNowMs + i. Resolves once they are applied (or a fatal
+ * error was reported: the test asserts `fatal`). Then `snapshotPastRetainedLog`.
+ */
+export async function applyEntries4to6(f: Pick<HandFedFollower, 'handler' | 'fatal'>, r: PartitionReplica): Promise<void> {
+  f.handler().receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [4, 5, 6].map((i) => batchEntry(i, 2, followerNowMs + i)), commit: 6 }));
+  await until('entry 6 applied', () => r.applied === 6 || f.fatal.length > 0);
+}
+
+/**
+ * Node 2's snapshot at 9 (offsets up to 5), whose retained log starts at entry 8, offset 4: after
+ * entries 4..6 (applyEntries4to6) the follower lacks 7, which node 2's retention removed, so it
+ * installs the snapshot without the log before it and fetches entries 8..9 afterwards.
+ */
+export const snapshotPastRetainedLog: Message = msg({
+  type: 'snap',
+  from: 2,
+  term: 2,
+  snapshot: { metadata: { index: 9, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 9, next: 6, oldest: 4, recent: [], start: [8, 4] }) },
+});
