@@ -26,7 +26,12 @@ function readsMetadata(route: string | undefined): boolean {
   return route !== undefined && (route === '/event-types' || route.startsWith('/event-types/') || route.startsWith('/settings/') || route === '/subscriptions' || route.startsWith('/subscriptions/'));
 }
 
-/** Whether a request may propose metadata: anything but reads and publishes. */
+/**
+ * Whether a request opens a flow: anything but reads and publishes. A subscription stream (a GET that
+ * proposes its session's opening) opens none either: it lasts as long as its consumer and would keep
+ * the hooks on for good; its proposals are labelled with the node's own flow id. Cursor commits (POST)
+ * do open one, for as long as the commit takes.
+ */
 export function mayWriteMetadata(method: string, route: string | undefined): boolean {
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
   return !(method === 'POST' && route === '/event-types/:name/events');

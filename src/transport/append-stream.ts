@@ -68,7 +68,7 @@ export class AppendStreamClient {
         if (this.#pending.delete(id)) resolve(parts.map(() => ({ status: 'unavailable', detail: `no answer from node ${this.#peer} within ${deadlineMs} ms` })));
       }, deadlineMs);
       this.#pending.set(id, { parts, resolve, timer });
-      call.write({ id: String(id), request: toWireAppendManyRequest(parts, parts[0]?.flowId ?? '') });
+      call.write({ id, request: toWireAppendManyRequest(parts, parts[0]?.flowId ?? '') });
     });
   }
 

@@ -9,12 +9,16 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DecodeError } from './codec.js';
 import {
+  fromWireAppendManyReply,
+  fromWireAppendManyRequest,
   fromWireAppendReply,
   fromWireAppendRequest,
   fromWireControlReply,
   fromWireControlRequest,
   fromWireReadChunk,
   fromWireReadRequest,
+  toWireAppendManyReply,
+  toWireAppendManyRequest,
   toWireAppendReply,
   toWireAppendRequest,
   toWireControlReply,
@@ -22,7 +26,9 @@ import {
   toWireReadChunks,
   toWireReadRequest,
 } from './forward-codec.js';
-import { forwardProto } from './proto.js';
+import { forwardProto, forwardServiceDefinition } from './proto.js';
+import type { AppendStreamReply__Output } from './generated/brook/forward/v1/AppendStreamReply.js';
+import type { AppendStreamRequest__Output } from './generated/brook/forward/v1/AppendStreamRequest.js';
 import { appendEventsMax, eventRecordBytesMax, forwardDeadlineMsMax, readChunkBytesMax, readEventsMax, termMax } from './limits.js';
 import { TransportError, type AppendRequest, type ControlRequest, type ReadChunk, type ReadRequest } from './types.js';
 
@@ -155,4 +161,21 @@ test('the client refuses a chunk that goes back, passes its newest, or is larger
   // The server refuses to send offsets that do not increase or pass newest (a bug on its side).
   assert.throws(() => toWireReadChunks({ events: [events[1]!, events[0]!], oldest: 0, newest: 12, epoch: 1 }, read, -1), TransportError);
   assert.throws(() => toWireReadChunks({ events, oldest: 0, newest: 11, epoch: 1 }, read, -1), TransportError);
+});
+
+// The append stream's messages are decoded with 64-bit fields as numbers (proto.ts
+// forwardServiceDefinition: a decimal string costs a Long conversion per field), and checked exactly
+// as before: a request's epoch above its bound is refused, a reply's offsets above 2^53 are no answer.
+test('the append stream decodes 64-bit fields as numbers, both ways, and refuses what it refused', () => {
+  const stream = forwardServiceDefinition()['AppendStream']!;
+  const req = stream.requestDeserialize(P().AppendStreamRequest.serialize({ id: 7, request: toWireAppendManyRequest([append], 'flow') })) as AppendStreamRequest__Output;
+  assert.equal(req.id, 7 as unknown as string, 'a number, not a decimal string');
+  assert.deepEqual(fromWireAppendManyRequest(req.request!), [append]);
+  const forged = stream.requestDeserialize(P().AppendStreamRequest.serialize({ id: '7', request: { parts: [{ ...toWireAppendRequest(append), epoch: String(termMax + 1) }], flow_id: '' } })) as AppendStreamRequest__Output;
+  assert.ok(fromWireAppendManyRequest(forged.request!)[0] instanceof DecodeError, 'an epoch above the bound is refused');
+  const reply = stream.responseDeserialize(P().AppendStreamReply.serialize({ id: 9, reply: toWireAppendManyReply([{ status: 'committed', epoch: 4, firstOffset: 10, lastOffset: 11 }]) })) as AppendStreamReply__Output;
+  assert.equal(reply.id, 9 as unknown as string);
+  assert.deepEqual(fromWireAppendManyReply(reply.reply!, [append], 2), [{ status: 'committed', epoch: 4, firstOffset: 10, lastOffset: 11 }]);
+  const huge = stream.responseDeserialize(P().AppendStreamReply.serialize({ id: '9', reply: { replies: [{ status: 'APPEND_STATUS_COMMITTED', epoch: '4', first_offset: '18446744073709551614', last_offset: '18446744073709551615' }] } })) as AppendStreamReply__Output;
+  assert.equal(fromWireAppendManyReply(huge.reply!, [append], 2)[0]!.status, 'unavailable');
 });

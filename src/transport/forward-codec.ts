@@ -75,14 +75,15 @@ function u32(v: unknown, what: string): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Append
+// Append (64-bit fields given as numbers when encoding: a decimal string costs protobufjs a
+// Long.fromString per field; the wire bytes are the same)
 
 export function toWireAppendRequest(r: AppendRequest): WireAppendRequest {
   return {
     group: r.group,
     topic: r.topic,
     partition: r.partition,
-    epoch: String(r.epoch),
+    epoch: r.epoch,
     request_id: r.requestId,
     flow_id: r.flowId,
     deadline_ms: r.deadlineMs,
@@ -121,9 +122,9 @@ export function fromWireAppendRequest(w: AppendRequest__Output): AppendRequest {
 export function toWireAppendReply(a: AppendAnswer): AppendReply {
   switch (a.status) {
     case 'committed':
-      return { status: 'APPEND_STATUS_COMMITTED', epoch: String(a.epoch), first_offset: String(a.firstOffset), last_offset: String(a.lastOffset) };
+      return { status: 'APPEND_STATUS_COMMITTED', epoch: a.epoch, first_offset: a.firstOffset, last_offset: a.lastOffset };
     case 'notLeader':
-      return { status: 'APPEND_STATUS_NOT_LEADER', leader_hint: String(a.leaderHint), epoch: String(a.epoch) };
+      return { status: 'APPEND_STATUS_NOT_LEADER', leader_hint: a.leaderHint, epoch: a.epoch };
     case 'unavailable':
       return { status: 'APPEND_STATUS_UNAVAILABLE', detail: cut(a.detail, detailLengthMax) };
     case 'refused':

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadSync, type Options } from '@grpc/proto-loader';
-import { loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
+import { loadPackageDefinition, makeClientConstructor, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ProtoGrpcType as RaftProto } from './generated/raft.js';
 import type { ProtoGrpcType as ForwardProto } from './generated/forward.js';
 
@@ -69,4 +69,31 @@ export function raftServiceDefinition(): ServiceDefinition {
   const stream = (numbers['brook.raft.v1.RaftTransport'] as unknown as ServiceDefinition)['Stream']!;
   raftService = { ...loadedAsStrings, Stream: { ...loadedAsStrings['Stream']!, requestDeserialize: stream.requestDeserialize } };
   return raftService;
+}
+
+let forwardService: ServiceDefinition | undefined;
+
+/**
+ * The Forward service with the append stream's messages decoded with 64-bit fields as numbers (its
+ * requests on the server, its replies on the client), as the Raft stream's are (above): every small
+ * forwarded publish crosses that stream twice. The checks of forward-codec.ts take both forms.
+ */
+export function forwardServiceDefinition(): ServiceDefinition {
+  if (forwardService !== undefined) return forwardService;
+  const loadedAsStrings = forwardProto().Forward.service as unknown as ServiceDefinition;
+  const numbers = loadSync([forwardProtoPath], { ...loaderOptions, longs: Number });
+  const stream = (numbers['brook.forward.v1.Forward'] as unknown as ServiceDefinition)['AppendStream']!;
+  forwardService = {
+    ...loadedAsStrings,
+    AppendStream: { ...loadedAsStrings['AppendStream']!, requestDeserialize: stream.requestDeserialize, responseDeserialize: stream.responseDeserialize },
+  };
+  return forwardService;
+}
+
+let forwardClient: ServiceClientConstructor | undefined;
+
+/** The Forward client class over forwardServiceDefinition (append stream replies decoded as numbers). */
+export function forwardClientConstructor(): ServiceClientConstructor {
+  forwardClient ??= makeClientConstructor(forwardServiceDefinition(), 'brook.forward.v1.Forward');
+  return forwardClient;
 }

@@ -36,7 +36,7 @@ import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from
 import { appendBytesMax, appendPartsMax, flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
 import { Peer } from './peer.js';
 import { AppendStreamClient } from './append-stream.js';
-import { forwardProto, raftProto, raftServiceDefinition } from './proto.js';
+import { forwardClientConstructor, forwardServiceDefinition, raftProto, raftServiceDefinition } from './proto.js';
 import { TransportServer } from './server.js';
 import { authInterceptor, CallAuthenticator, channelCredentials, channelSecurityOptions, identityInterceptor, serverCredentials, type TransportSecurity } from './auth.js';
 import { consumeStream, transportErrorOf } from './streams.js';
@@ -182,7 +182,7 @@ export class GrpcTransport {
     });
     const services = new TransportServer({ self: opts.self, handler: opts.handler, logger: opts.logger, identify: opts.identify });
     server.addService(raftServiceDefinition(), services.raftService());
-    server.addService(forwardProto().Forward.service, services.forwardService());
+    server.addService(forwardServiceDefinition(), services.forwardService());
     const port = await new Promise<number>((resolve, reject) => {
       server.bindAsync(opts.listen, serverCredentials(opts.security), (err, p) => (err ? reject(err) : resolve(p)));
     });
@@ -196,7 +196,7 @@ export class GrpcTransport {
     const interceptors = [identityInterceptor(this.self, p.id, this.#security, Date.now, this.#clusterId)];
     const credentials = channelCredentials(this.#security, p.id);
     const raft = new (raftProto().RaftTransport)(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors });
-    const forward = new (forwardProto().Forward)(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors }) as ForwardClient;
+    const forward = new (forwardClientConstructor())(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors }) as unknown as ForwardClient;
     const peer = new Peer(this, p.id, p.raftAddress, raft, forward);
     this.#peers.set(p.id, peer);
     peer.reachable(); // connect now rather than on the first message

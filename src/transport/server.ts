@@ -297,7 +297,7 @@ export class TransportServer {
           }
           void this.#appendParts(parts, caller)
             .then((reply) => {
-              if (open) call.write({ id: String(id), reply });
+              if (open) call.write({ id, reply });
             })
             .catch((err: unknown) => {
               // The call went away in between: the caller's request ends at its deadline.
