@@ -178,9 +178,13 @@ export class StorageRouter implements PartitionReader {
     const waiters = this.#switchWaiters.get(topic) ?? new Set<() => void>();
     this.#switchWaiters.set(topic, waiters);
     if (tls === undefined) return this.#raceSwitch(topic, waiters, (s) => direct.waitForEvents(topic, partition, after, s), signal);
-    if (this.bounds(topic, partition).newest > after) return Promise.resolve();
-    const cur = tls[tls.length - 1]!;
-    return this.#raceSwitch(topic, waiters, async (s) => (await this.ensureStorage(cur.storage_id)).waitForEvents(cur.topic, partition, after, s), signal);
+    // Waits on the log read() takes the event after `after` from, not on the newest of all of them: on a
+    // node whose replica of an old timeline still lacks its last events while the new timeline has
+    // some, read() answers nothing, and answering "there are events" at once made a reader's
+    // read-and-wait loop spin without yielding, which starved the very replication it waited for.
+    const t = this.#timelineAfter(tls, partition, after);
+    if (this.#boundsOf(t, partition).newest > after) return Promise.resolve();
+    return this.#raceSwitch(topic, waiters, async (s) => (await this.ensureStorage(t.storage_id)).waitForEvents(t.topic, partition, after, s), signal);
   }
 
   /** Waits for the store, or a timeline switch of the topic (the store waited on is then the old one). */

@@ -6,7 +6,9 @@
 // Method: three nodes in one process running the broker's code (RaftNodeHost, PartitionReplicas per
 // storage, StorageRouter, TimelineSwitcher) over in-memory KVs and network. Metadata is one command
 // log that each node applies on its own, after a random delay (as followers of the metadata group
-// lag), so nodes route by different views of the current timeline for a while.
+// lag), so nodes route by different views of the current timeline for a while. The producers publish
+// until told to stop, so a wait that hangs ends the test (a watchdog, a bound on the batches published,
+// a follower whose waits do not wait) with every node's state, rather than letting them fill memory.
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -168,6 +170,26 @@ async function cluster(opts: { stuckAfterMs?: number } = {}) {
         else appliedWaiters.get(via)!.set(index, resolve);
       });
     },
+    /** Each node's metadata and partition replicas, for a test that gives up waiting. */
+    dump(): string {
+      const lines = [`metadata log: ${log.length} commands`];
+      for (const n of nodes.values()) {
+        const rec = n.sm.eventType('orders');
+        const tls = rec === undefined ? [] : timelinesOf(rec).map((t) => `${t.id}@${t.topic}${JSON.stringify(t.starts)}`);
+        lines.push(`node ${n.id}: applied ${n.sm.appliedIndex}, timelines ${tls.join(' ')}, pending ${rec?.storage.pendingTimeline?.id ?? '-'}`);
+        for (const [sid, store] of n.stores) {
+          for (const topic of store.topics()) {
+            for (let p = 0; p < (rec?.storage.partitions.length ?? 0); p++) {
+              const r = store.replica(topic, p);
+              if (r === undefined) continue;
+              const b = r.bounds();
+              lines.push(`  ${sid} topic ${topic}/${p}: leader ${r.group.leader} term ${r.group.term}${r.group.isLeader() ? ' (self)' : ''}, sealed ${r.sealed ?? '-'}, offsets ${b.oldest}..${b.newest}`);
+            }
+          }
+        }
+      }
+      return lines.join('\n');
+    },
     async settled(): Promise<void> {
       await until('every node applied the metadata log', () => [...nodes.values()].every((n) => n.sm.appliedIndex === log.length));
     },
@@ -204,8 +226,22 @@ async function readAll(n: Node, topic: number, p: number): Promise<{ offset: num
   }
 }
 
-test('switches begun on different nodes while six producers publish through every node: nothing lost, repeated or reordered; identical logs; a follower crosses the boundaries', async () => {
+/** Batches the producers publish at most: a wait that hangs fails the test instead of filling memory. */
+const maxBatches = 20_000;
+/** Empty reads in a row after which the follower is taken to spin (its waits do not wait). */
+const maxEmptyReads = 1000;
+
+test('switches begun on different nodes while six producers publish through every node: nothing lost, repeated or reordered; identical logs; a follower crosses the boundaries', { timeout: 180_000 }, async () => {
   const c = await cluster();
+  // Any failure of the follower or a producer, or the test running long, ends the test's waits at once
+  // (with every node's state): a hang must not leave producers publishing until memory runs out.
+  let failed!: (err: unknown) => void;
+  const failure = new Promise<never>((_, reject) => (failed = reject));
+  failure.catch(() => undefined);
+  const guard = <T>(p: Promise<T>): Promise<T> => Promise.race([p, failure]);
+  const watchdog = setTimeout(() => failed(new Error(`the test did not finish in 90 s\n${c.dump()}`)), 90_000);
+  let stop = false;
+  let following = true;
   try {
     await c.propose(1, { op: 'event_type.create', eventType: storedEventType('orders'), partitionCount: 2 });
     await c.propose(1, { op: 'storage.create', storage: { id: 'second', storage_type: 'broker', broker_configuration: {} } });
@@ -215,12 +251,14 @@ test('switches begun on different nodes while six producers publish through ever
 
     // A follower of partition 0 on node 3, reading as events commit.
     const followed: string[] = [];
-    let following = true;
     const follower = (async () => {
       const n = c.node(3);
       let after = -1;
+      let empty = 0;
       while (following) {
         const got = await n.router.read(topic, 0, after as Offset, 20, 1 << 20);
+        empty = got.length === 0 ? empty + 1 : 0;
+        if (empty >= maxEmptyReads) assert.fail(`the follower read nothing ${empty} times in a row after offset ${after}: its waits do not wait\n${c.dump()}`);
         for (const e of got) {
           assert.equal(e.offset, after + 1, 'the follower reads dense offsets');
           followed.push(e.bytes.toString());
@@ -229,14 +267,15 @@ test('switches begun on different nodes while six producers publish through ever
         if (got.length === 0) await n.router.waitForEvents(topic, 0, after as Offset, AbortSignal.timeout(200));
       }
     })();
+    follower.catch(failed);
 
     const acked: { p: number; first: number; texts: string[] }[] = [];
-    let stop = false;
     let seq = 0;
     const producers = Array.from({ length: 6 }, (_, k) =>
       (async () => {
         const via = c.node(ids[k % 3]!);
         while (!stop) {
+          if (seq >= maxBatches) assert.fail(`the producers published ${seq} batches and the test is still waiting\n${c.dump()}`);
           const p = seq % 2;
           const texts = [`k${k}-${seq}`, `k${k}-${seq}b`];
           seq++;
@@ -246,16 +285,17 @@ test('switches begun on different nodes while six producers publish through ever
         }
       })(),
     );
+    for (const p of producers) p.catch(failed);
     /** Until both partitions took batches at or after these starts (on the timeline that begins there). */
     const published = (starts: number[]) => until('batches on the timeline', () => [0, 1].every((p) => acked.some((a) => a.p === p && a.first >= starts[p]!)));
-    await published([10, 10]);
-    const t2 = await c.node(2).switcher.switchTo('orders', 'tl-2', 'second', undefined);
-    await published(t2.starts);
-    const t3 = await c.node(3).switcher.switchTo('orders', 'tl-3', 'default', undefined);
-    await published(t3.starts);
+    await guard(published([10, 10]));
+    const t2 = await guard(c.node(2).switcher.switchTo('orders', 'tl-2', 'second', undefined));
+    await guard(published(t2.starts));
+    const t3 = await guard(c.node(3).switcher.switchTo('orders', 'tl-3', 'default', undefined));
+    await guard(published(t3.starts));
     stop = true;
-    await Promise.all(producers);
-    await c.settled();
+    await guard(Promise.all(producers));
+    await guard(c.settled());
     assert.deepEqual([t2.order, t3.order], [2, 3]);
 
     for (const p of [0, 1]) {
@@ -276,16 +316,19 @@ test('switches begun on different nodes while six producers publish through ever
       const tls = c.node(1).sm.eventType('orders')!.storage.timelines!;
       assert.ok(tls[1]!.starts[p]! > 0 && tls[2]!.starts[p]! > tls[1]!.starts[p]!, `events on every timeline of partition ${p}`);
     }
-    await until('the follower read everything', () => followed.length === acked.filter((a) => a.p === 0).length * 2);
+    await guard(until('the follower read everything', () => followed.length === acked.filter((a) => a.p === 0).length * 2));
     following = false;
     await follower;
     assert.deepEqual(followed, (await readAll(c.node(1), topic, 0)).map((e) => e.text));
   } finally {
+    clearTimeout(watchdog);
+    stop = true;
+    following = false;
     await c.close();
   }
 });
 
-test('a switch whose node stops between its seals and its commit is finished by the nodes whose batches wait on the sealed logs', async () => {
+test('a switch whose node stops between its seals and its commit is finished by the nodes whose batches wait on the sealed logs', { timeout: 120_000 }, async () => {
   const c = await cluster({ stuckAfterMs: 500 });
   try {
     await c.propose(1, { op: 'event_type.create', eventType: storedEventType('orders'), partitionCount: 2 });

@@ -16,6 +16,10 @@ export interface StoredEvent {
 export interface PartitionReader {
   bounds(topic: number, partition: number): PartitionBounds;
   read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number): Promise<StoredEvent[]>;
+  /**
+   * Resolves once read(after) has events to answer (or on abort). It must not resolve at once while
+   * read(after) answers nothing: the streams read and wait in a loop, and such a loop never yields.
+   */
   waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void>;
   /**
    * What the partition's other replicas say is its newest offset (absent on a single node). `asked`:
