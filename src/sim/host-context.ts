@@ -104,6 +104,8 @@ export interface HostSimStats {
   /** Remote reads (the transport's Read service) the nodes made over the simulated network, and those that failed (link cut, server crashed or refused). */
   remoteReads: number;
   remoteReadsFailed: number;
+  /** Of those, the calls a server reset before serving them (during chaos; host-cluster.ts, `readResetRate`). */
+  remoteReadResets: number;
   /** Consumers' streams opened, ended by an error, left on purpose to resume elsewhere; events received (through a node holding no voter of the partition). */
   consumerStreams: number;
   consumerErrors: number;
@@ -191,6 +193,7 @@ export function emptyStats(): HostSimStats {
     historyAbandoned: 0,
     remoteReads: 0,
     remoteReadsFailed: 0,
+    remoteReadResets: 0,
     consumerStreams: 0,
     consumerErrors: 0,
     consumerResumes: 0,
