@@ -565,7 +565,7 @@ export class HostSimulation implements HostSimContext {
     // During chaos a server now and then resets a read before serving it (a connection reset, a
     // server shedding load): the reader goes on at the next replica from the same cursor. Cuts and
     // crashes alone made that failover rare while events were there to read (a read that resumed one
-    // event past its cursor was caught by 17 of 40 seeds; docs/testing.md, "The mutant run").
+    // event past its cursor was caught by 16 of 40 seeds; docs/testing.md, "The mutant run").
     if (this.chaos && this.#readResets.chance(readResetRate)) {
       this.stats.remoteReadsFailed++;
       this.stats.remoteReadResets++;
