@@ -66,6 +66,11 @@ export interface HostSimStats {
   /** Nodes restarted on a wiped data directory. */
   wipes: number;
   /** Of those, the scripted wipe of a member that only a deposed leader reaches (nemesis wipeBesideDeposed). */
+  /**
+   * Of the wipes, those of a node whose member a move in flight adds and the metadata has promoted
+   * (the group may not have made it a voter yet: the move goes on without it, replica-move-plan.ts).
+   */
+  wipesOfPromoted: number;
   wipesBesideDeposed: number;
   /**
    * Partition members of wiped directories the metadata leader began to replace by the member the
@@ -173,6 +178,7 @@ export function emptyStats(): HostSimStats {
     lostTailCrashes: 0,
     wipes: 0,
     wipesBesideDeposed: 0,
+    wipesOfPromoted: 0,
     replacementsStarted: 0,
     replacementsDone: 0,
     fullDisks: 0,
