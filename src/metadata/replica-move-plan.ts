@@ -118,13 +118,15 @@ export function nextMoveAction(view: MoveView): MoveAction {
     return idle;
   }
   const { from, to } = moving;
+  // Whether the member leaving is still in the group.
+  const fromInGroup = inConf(from);
   const strayLearner = conf.learners.find((n) => !placed.has(n));
   if (strayLearner !== undefined) return { kind: 'confChange', change: { type: 'removeNode', nodeId: strayLearner } };
   const promotedInMetadata = placement.replicas.includes(to);
   const former = view.former ?? (() => false);
-  // A former member leaving goes first (above): it never votes, so its removal costs nothing.
-  if (former(from) && inConf(from) && view.self !== from) return { kind: 'confChange', change: { type: 'removeNode', nodeId: from } };
-  // A former member promoted in metadata is passed over: nothing would ever catch it up (above).
+  // A former member leaving goes first (see the module comment): it never votes, so its removal costs nothing.
+  if (former(from) && fromInGroup && view.self !== from) return { kind: 'confChange', change: { type: 'removeNode', nodeId: from } };
+  // A former member promoted in metadata is passed over: nothing would ever catch it up (module comment).
   const toGone = promotedInMetadata && former(to);
   if (!inConf(to) && !toGone) return { kind: 'confChange', change: { type: 'addLearner', nodeId: to } };
   if (conf.learners.includes(to) && !toGone) {
@@ -133,7 +135,7 @@ export function nextMoveAction(view: MoveView): MoveAction {
   }
   // `to` votes in the group (or is a former member passed over).
   if (!promotedInMetadata) return wait(`the metadata applied here has not recorded the promotion of node ${to}`);
-  if (inConf(from)) {
+  if (fromInGroup) {
     if (view.self !== from) return { kind: 'confChange', change: { type: 'removeNode', nodeId: from } };
     // The leader leaves: leadership goes first to a caught-up voter, which then removes this node.
     if (view.leadTransferee !== 0) return wait(`leadership is moving to node ${view.leadTransferee}`);
