@@ -318,6 +318,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     member: () => disk.metadataMember,
     stores: () => replicaSet.all(),
     placement: (topic, partition) => placement(topic, partition),
+    formerMember,
     propose: (cmd) => metadata.propose(cmd),
     logger: logger.child({ component: 'moves' }),
   });

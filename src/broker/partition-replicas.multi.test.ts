@@ -25,7 +25,7 @@ import { memberIdOf, nodeOfMember } from '../core/member-id.js';
 import { makeMessage } from '../raft/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import { moveStep } from '../metadata/placement-changes.js';
-import { partitionReplacements } from '../metadata/partition-member-replacement.js';
+import { isFormerMember, partitionReplacements } from '../metadata/partition-member-replacement.js';
 import type { PartitionPlacement } from '../metadata/placement-types.js';
 import { ReplicaMover } from './replica-mover.js';
 import { RaftNodeHost, systemTicks } from './raft-host/node-host.js';
@@ -1674,7 +1674,7 @@ test('a wiped follower of a quiesced group is repaired without any write: the le
 // out (learner, promotion once caught up, removal of the former member). Afterwards the group commits
 // with the new member in its quorum; a message for the former member is dropped on the node, and an
 // acknowledgement from the former member counts for nothing.
-test('a wiped node rejoins a partition group as a new member that replaces its former one; the former member counts for nothing', async () => {
+test('a wiped node rejoins a partition group as a new member that replaces its former one, which leaves the group first; the former member counts for nothing', async () => {
   const m3 = memberIdOf(3, 17);
   let wipedNow = false;
   // The placement stored in metadata, changed by the state machine's rules (placement-changes.ts).
@@ -1693,10 +1693,16 @@ test('a wiped node rejoins a partition group as a new member that replaces its f
     mayFound: (id) => (id === 3 ? () => !wipedNow : undefined),
   });
   const movers = new Map<PartitionReplicas, ReplicaMover>();
+  const formerMember = (m: number) => isFormerMember(m, registrations.find((r) => r.node === nodeOfMember(m)));
+  // Whether a leader's configuration ever had the former member voting beside the new one (a group of
+  // four that needs its three live members: one more fault, and it has no leader).
+  let bothVoted = false;
   const timer = setInterval(() => {
     for (const cmd of partitionReplacements([{ placement: stored }], registrations)) void apply(cmd);
     for (const n of c.nodes.values()) {
-      if (!movers.has(n.replicas)) movers.set(n.replicas, new ReplicaMover({ self: n.id, ...(n.id === 3 ? { member: () => (wipedNow ? m3 : 3) } : {}), stores: () => [n.replicas], placement: (t, p) => (t === 1 && p === 0 ? { ...stored } : undefined), propose: apply, logger }));
+      const voters = n.replicas.replica(1, 0)?.group.conf.voters ?? [];
+      if (voters.includes(3) && voters.includes(m3)) bothVoted = true;
+      if (!movers.has(n.replicas)) movers.set(n.replicas, new ReplicaMover({ self: n.id, ...(n.id === 3 ? { member: () => (wipedNow ? m3 : 3) } : {}), stores: () => [n.replicas], placement: (t, p) => (t === 1 && p === 0 ? { ...stored } : undefined), formerMember, propose: apply, logger }));
       movers.get(n.replicas)!.round();
       if (n.replicas.missingHere(1, 0)) void n.replicas.ensure(1, 0).catch(() => undefined);
     }
@@ -1730,6 +1736,7 @@ test('a wiped node rejoins a partition group as a new member that replaces its f
       const conf = leaderOf()?.replicas.replica(1, 0)?.group.conf;
       return stored.moving === undefined && stored.replicas.includes(m3) && !stored.replicas.includes(3) && conf !== undefined && conf.voters.length === 3 && conf.voters.includes(m3) && !conf.voters.includes(3) && conf.learners.length === 0;
     });
+    assert.equal(bothVoted, false, 'the former member was still a voter when the new one became one');
     const joined = await until('node 3 to hold the group as 3.17', () => fresh.replicas.replica(1, 0));
     assert.equal(joined.group.self, m3);
     assert.ok(joined.group.term < 999, 'the vote request for the former member was taken by the new one');

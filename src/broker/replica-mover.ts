@@ -28,6 +28,12 @@ export interface ReplicaMoverOptions {
   /** The partition groups of every storage open on this node. */
   readonly stores: () => Iterable<PartitionReplicas>;
   readonly placement: PlacementLookup;
+  /**
+   * Whether a member is a former one (its node's directory was wiped and runs a new member:
+   * partition-member-replacement.ts isFormerMember over the applied registrations). Nobody runs it,
+   * so a move away from it removes it from the group first (replica-move-plan.ts). Absent: none is.
+   */
+  readonly formerMember?: (member: number) => boolean;
   /** Proposes a metadata command (forwarded to the metadata leader); resolves with its outcome. */
   readonly propose: (cmd: Extract<MetadataCommand, { op: 'partition.move' }>) => Promise<{ ok: boolean; detail?: string }>;
   readonly logger: Logger;
@@ -98,6 +104,7 @@ export class ReplicaMover {
       commit: st.commit,
       progress,
       leadTransferee: st.leadTransferee === noNode ? 0 : st.leadTransferee,
+      ...(this.#o.formerMember === undefined ? {} : { former: this.#o.formerMember }),
     });
     const log = (msg: string, extra: object = {}) => {
       const said = `${a.kind}:${msg}`;

@@ -21,6 +21,20 @@
  * Promotion waits until the learner is caught up: a voter that lags far behind adds to the quorum a
  * member that cannot acknowledge new entries until it has fetched the whole log, so a group of three
  * that lost one more node would stop. Raft's safety does not depend on it; availability does.
+ *
+ * A former member (its node's data directory was wiped and runs a new member since:
+ * partition-member-replacement.ts) is run by nobody and never votes or acknowledges again, so the
+ * order changes where one takes part:
+ * - a former `from` (the replacement of a wiped member, or any move away from it) leaves the group
+ *   first, before the new member is added. Kept until step 3, it made the promoted group one of four
+ *   voters, three of them live, that needs three: one more fault among those three (the new member
+ *   losing the tail of its log, so that it neither votes nor campaigns until a leader repairs it) left
+ *   it without a leader for good, although two live members held everything. Removed first, the group
+ *   needs the same two live members it needed already.
+ * - a former `to` whose promotion the metadata has recorded (wiped after that, before or after the
+ *   group made it a voter) will never catch up, and the metadata cannot cancel a promoted move: the
+ *   move goes on without it (`from` leaves, `remove` is recorded), and the replacement of the former
+ *   member, now a replica of the placement, follows as for any other.
  */
 
 export interface MoveProgress {
@@ -53,6 +67,11 @@ export interface MoveView {
   readonly progress: ReadonlyMap<number, MoveProgress> | undefined;
   /** A leadership transfer under way (0: none). */
   readonly leadTransferee: number;
+  /**
+   * Whether a member is a former one (partition-member-replacement.ts isFormerMember, over the
+   * registrations this node's metadata applied): nobody runs it. Absent: none is.
+   */
+  readonly former?: (member: number) => boolean;
 }
 
 export type MoveAction =
@@ -99,17 +118,24 @@ export function nextMoveAction(view: MoveView): MoveAction {
     return idle;
   }
   const { from, to } = moving;
+  // Whether the member leaving is still in the group.
+  const fromInGroup = inConf(from);
   const strayLearner = conf.learners.find((n) => !placed.has(n));
   if (strayLearner !== undefined) return { kind: 'confChange', change: { type: 'removeNode', nodeId: strayLearner } };
   const promotedInMetadata = placement.replicas.includes(to);
-  if (!inConf(to)) return { kind: 'confChange', change: { type: 'addLearner', nodeId: to } };
-  if (conf.learners.includes(to)) {
+  const former = view.former ?? (() => false);
+  // A former member leaving goes first (see the module comment): it never votes, so its removal costs nothing.
+  if (former(from) && fromInGroup && view.self !== from) return { kind: 'confChange', change: { type: 'removeNode', nodeId: from } };
+  // A former member promoted in metadata is passed over: nothing would ever catch it up (module comment).
+  const toGone = promotedInMetadata && former(to);
+  if (!inConf(to) && !toGone) return { kind: 'confChange', change: { type: 'addLearner', nodeId: to } };
+  if (conf.learners.includes(to) && !toGone) {
     if (!caughtUp(view, to)) return wait(`node ${to} is catching up`);
     return promotedInMetadata ? { kind: 'confChange', change: { type: 'addVoter', nodeId: to } } : { kind: 'record', step: 'promote', from, to };
   }
-  // `to` votes in the group.
+  // `to` votes in the group (or is a former member passed over).
   if (!promotedInMetadata) return wait(`the metadata applied here has not recorded the promotion of node ${to}`);
-  if (inConf(from)) {
+  if (fromInGroup) {
     if (view.self !== from) return { kind: 'confChange', change: { type: 'removeNode', nodeId: from } };
     // The leader leaves: leadership goes first to a caught-up voter, which then removes this node.
     if (view.leadTransferee !== 0) return wait(`leadership is moving to node ${view.leadTransferee}`);

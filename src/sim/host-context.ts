@@ -66,6 +66,11 @@ export interface HostSimStats {
   /** Nodes restarted on a wiped data directory. */
   wipes: number;
   /** Of those, the scripted wipe of a member that only a deposed leader reaches (nemesis wipeBesideDeposed). */
+  /**
+   * Of the wipes, those of a node whose member a move in flight adds and the metadata has promoted
+   * (the group may not have made it a voter yet: the move goes on without it, replica-move-plan.ts).
+   */
+  wipesOfPromoted: number;
   wipesBesideDeposed: number;
   /**
    * Partition members of wiped directories the metadata leader began to replace by the member the
@@ -104,6 +109,8 @@ export interface HostSimStats {
   /** Remote reads (the transport's Read service) the nodes made over the simulated network, and those that failed (link cut, server crashed or refused). */
   remoteReads: number;
   remoteReadsFailed: number;
+  /** Of those, the calls a server reset before serving them (during chaos; host-cluster.ts, `readResetRate`). */
+  remoteReadResets: number;
   /** Consumers' streams opened, ended by an error, left on purpose to resume elsewhere; events received (through a node holding no voter of the partition). */
   consumerStreams: number;
   consumerErrors: number;
@@ -171,6 +178,7 @@ export function emptyStats(): HostSimStats {
     lostTailCrashes: 0,
     wipes: 0,
     wipesBesideDeposed: 0,
+    wipesOfPromoted: 0,
     replacementsStarted: 0,
     replacementsDone: 0,
     fullDisks: 0,
@@ -191,6 +199,7 @@ export function emptyStats(): HostSimStats {
     historyAbandoned: 0,
     remoteReads: 0,
     remoteReadsFailed: 0,
+    remoteReadResets: 0,
     consumerStreams: 0,
     consumerErrors: 0,
     consumerResumes: 0,

@@ -186,8 +186,7 @@ export class SimPlacements {
 
   /**
    * Whether a move in flight adds a member of `node` whose promotion the stored placement has recorded
-   * (the group may not have made it a voter yet). Such a member is not wiped (host-nemesis.ts): nothing
-   * carries that move on (docs/testing.md, "Not simulated yet").
+   * (the group may not have made it a voter yet): the nemesis counts its wipes (`wipesOfPromoted`).
    */
   promotedOn(node: NodeId): boolean {
     return this.#ctx.partitions.some((p) => {

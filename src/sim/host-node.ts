@@ -316,7 +316,7 @@ export class SimHostNode {
     }
     // As main.ts: the mover starts once the placed replicas are open, drops what was moved away while
     // the node was down, and takes a round every 250 ms.
-    const mover = new ReplicaMover({ self: this.id, member: () => nodeDisk.metadataMember, stores: () => [replicas], placement: env.placement(this.id), propose: env.proposeMove(this), logger: silent });
+    const mover = new ReplicaMover({ self: this.id, member: () => nodeDisk.metadataMember, stores: () => [replicas], placement: env.placement(this.id), formerMember: (m) => isFormerMember(m, this.metadata?.state.disk(nodeOfMember(m))), propose: env.proposeMove(this), logger: silent });
     // As main.ts: on the metadata leader, a partition member of a wiped directory is replaced by the
     // member it runs now (a move on the same node, which the partition's leader then carries out).
     const proposeMove = env.proposeMove(this);
