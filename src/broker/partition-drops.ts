@@ -56,6 +56,9 @@ export class PartitionDrops {
       c.coalescers.delete(r.groupId);
       await c.o.host.remove(r.groupId);
       r.release();
+      // Its memory tail no longer counts in the node's budget (else the node took itself for over it
+      // and dropped the tails of the partitions left).
+      this.#memory.forget(r);
       if (!groups.includes(r.groupId)) groups.push(r.groupId);
     }
     if (groups.length === 0) return;

@@ -309,6 +309,33 @@ test('the memory tails of all partitions stay within the node budget, idle parti
   await n.close();
 });
 
+test('the memory tails of a deleted event type no longer count in the node budget', async () => {
+  const kv = new MemoryKv();
+  const budget = 64 * 1024;
+  const n = await node(kv, { t: 0 }, budget);
+  const big = (i: number) => [Buffer.from(JSON.stringify({ n: i, pad: 'x'.repeat(4000) }))];
+  const held = (topic: number, partition: number) => {
+    const mem = n.replicas.replica(topic, partition)!.group.store.storage;
+    let bytes = 0;
+    for (const e of mem.entries(mem.firstIndex(), mem.lastIndex() + 1, Number.MAX_SAFE_INTEGER)) bytes += e.data.byteLength;
+    return bytes;
+  };
+  try {
+    // Event type 5 fills three quarters of the budget over four partitions, and is deleted.
+    for (let i = 0; i < 12; i++) assert.ok((await n.replicas.append([{ topic: 5, partition: i % 4, events: big(i) }]))[0]!.ok);
+    await n.replicas.dropTopic(5);
+    // Event type 7: partition 1 a little, partition 0 about 0.7 of the budget: together within it, so
+    // nothing leaves memory (counting the deleted tails too, the node was over its budget and
+    // partition 0, over its half share, dropped its tail).
+    assert.ok((await n.replicas.append([{ topic: 7, partition: 1, events: big(0) }]))[0]!.ok);
+    for (let i = 0; i < 11; i++) assert.ok((await n.replicas.append([{ topic: 7, partition: 0, events: big(i) }]))[0]!.ok);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.ok(held(7, 0) >= 11 * 4000, `partition 0 holds ${held(7, 0)} bytes of its 11 batches in memory`);
+  } finally {
+    await n.close();
+  }
+});
+
 /** A KV whose reads wait while `slow` is set (a memory compaction starts with one: held mid-way). */
 class SlowReads extends MemoryKv {
   slow: Promise<void> | undefined;
