@@ -210,7 +210,7 @@ export class HostSimulation implements HostSimContext {
     // A batch's append time is some node's clock after it was sent: at least the slowest clock then.
     this.ledger = new PartitionLedger(this.partitions.length, () => Math.min(...this.nodes().map((n) => n.clock.nowMs())));
     // Its own stream of choices (derived from the seed, drawing nothing from the main one).
-    this.moves = new SimPlacements(this, new Prng(opts.seed * 31 + 7), ids);
+    this.moves = new SimPlacements(this, new Prng(opts.seed * 31 + 7), ids, new Prng(opts.seed * 59 + 17));
     this.moves.metadataLeader = () => this.metadataLeader();
     this.moves.metadataMembers = () => {
       const conf = this.metadataLeader()?.metadata?.raftGroup.conf;
