@@ -69,7 +69,7 @@ export interface Restored {
 
 export async function restoreMetadata(o: RestoreOptions): Promise<Restored> {
   const log = o.logger;
-  const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk });
+  const store = await RaftLogStore.open(o.kv, metadataGroupId, { disk: o.disk, keepsCommit: true });
   let member = o.self;
   const lost = o.disk?.identity.lostRaftState;
   const founding = o.founders.length > 0 && lost === undefined;

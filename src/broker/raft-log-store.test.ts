@@ -179,6 +179,19 @@ test('a hard state that only moves the commit index is not written; a new term o
   assert.equal(back.storage.lastIndex(), 7);
 });
 
+test('a store that keeps its commit index (the metadata group\'s) writes one that only moves it: a restart takes the configuration of the last commit it knew', async () => {
+  const kv = new MemoryKv();
+  await written(kv, 6);
+  const s = await RaftLogStore.open(kv, 0, { keepsCommit: true });
+  await s.persist({ snapshot: undefined, entries: [entry(7, 2)], hardState: { term: 2, vote: 3, commit: 6 }, mustSync: true });
+  await s.persist({ snapshot: undefined, entries: [], hardState: { term: 2, vote: 3, commit: 7 }, mustSync: false });
+  assert.deepEqual(await storedHardState(kv), { term: 2, vote: 3, commit: 7 });
+  // A later durable write makes it durable (the KV applies writes in call order).
+  await s.persist({ snapshot: undefined, entries: [entry(8, 2)], hardState: undefined, mustSync: true });
+  const back = await RaftLogStore.open(kv.crash(), 0, { keepsCommit: true });
+  assert.equal(back.storage.hardState().commit, 7);
+});
+
 test('the term a damaged member starts at (raised from its mark, not written at open) is written with its next hard state, even one that only moves the commit index', async () => {
   const kv = new MemoryKv();
   await written(kv, 6);

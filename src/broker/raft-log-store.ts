@@ -14,6 +14,12 @@
  * partition replica starts from max(stored commit, applied) and the metadata group from max(stored
  * commit, snapshot)), and writing it was one KV put per group per write on every publish's path. So
  * the stored commit index lags: it is the one of the last term or vote change (or of the founding).
+ * Except in a store opened with `keepsCommit` (the metadata group's): its commit index is written with
+ * the node's next write, as a deferred row. A partition replica persists its applied index with its
+ * rows, and starts from it; the metadata group has no such row, and a member that restarted from an
+ * old commit index takes the configuration of that index: after every member restarted, a committed
+ * promotion was forgotten by all of them and the group could not elect (host simulation, seed 7109:
+ * voters {2, 3} at the old index, 3 wiped, the promoted member a learner in everyone's view).
  * Compaction writes the new snapshot and deletes the entries it covers in one write as well. Every
  * write carries the node's next raft write sequence number (node-disk.ts), so that a lost tail of
  * RocksDB's write-ahead log is found at the next start.
@@ -130,10 +136,12 @@ export class RaftLogStore {
    * term and vote is not written again (see the header); the core's view (storage) has the commit.
    */
   #stored: { readonly term: Term; readonly vote: NodeId } | undefined;
+  /** Whether a hard state that only moves the commit index is written too (see the header). */
+  readonly keepsCommit: boolean;
   /** The hard state the pending `fill` wrote (see persisted). */
   #hardStateFilled: HardState | undefined;
 
-  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean, beyondMirror: Index, stored: HardState | undefined) {
+  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean, beyondMirror: Index, stored: HardState | undefined, keepsCommit: boolean) {
     this.#kv = kv;
     this.#group = group;
     this.#disk = disk;
@@ -143,6 +151,7 @@ export class RaftLogStore {
     this.#keepCompacted = keepCompacted;
     this.#beyondMirror = beyondMirror > storage.lastIndex() ? beyondMirror : 0;
     this.#stored = stored === undefined ? undefined : { term: stored.term, vote: stored.vote };
+    this.keepsCommit = keepsCommit;
   }
 
   get group(): number {
@@ -153,7 +162,7 @@ export class RaftLogStore {
    * Reads the member's state. `disk` (the node's, in production) numbers the writes for the lost-tail
    * check; without it (unit tests) only the records' own checks apply.
    */
-  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; disk?: NodeDisk | undefined; applied?: Index } = {}): Promise<RaftLogStore> {
+  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; keepsCommit?: boolean; disk?: NodeDisk | undefined; applied?: Index } = {}): Promise<RaftLogStore> {
     const disk = opts.disk;
     const keepCompacted = opts.keepCompacted ?? false;
     const found: string[] = [];
@@ -276,7 +285,7 @@ export class RaftLogStore {
     // the damage term raises the core's view of it.
     const stored = hs;
     if (damage !== undefined) RaftLogStore.#atDamageTerm(storage, damage);
-    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted, highest, stored);
+    return new RaftLogStore(kv, group, disk, storage, empty, damage, keepCompacted, highest, stored, opts.keepsCommit ?? false);
   }
 
   /**
@@ -404,7 +413,7 @@ export class RaftLogStore {
       // from the stored ones (a damaged member's term, raised at open without a write). That write need
       // not be waited for either: the KV applies writes in call order, so the next durable write makes
       // it durable too, and a failed write poisons the KV and fails that next write.
-      if (this.writesHardState(rd.hardState)) RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), false).catch(() => undefined);
+      if (this.writesHardState(rd.hardState) || this.keepsCommit) RaftLogStore.#write(this.#kv, this.#disk, (b) => this.fill(b, rd), false).catch(() => undefined);
       this.persisted(rd);
       return;
     }
@@ -450,7 +459,7 @@ export class RaftLogStore {
       }
     }
     this.#hardStateFilled = undefined;
-    if (rd.hardState !== undefined && this.writesHardState(rd.hardState)) {
+    if (rd.hardState !== undefined && (this.keepsCommit || this.writesHardState(rd.hardState))) {
       const hk = groupKey(g, kindHardState);
       b.put(hk, encodeHardStateRecord(hk, rd.hardState));
       this.#hardStateFilled = rd.hardState;

@@ -22,7 +22,8 @@
  * Deferred: a turn that would write nothing but the state machines' rows (offset index rows,
  * applied index) writes nothing: they go into the next write (the next turn that writes entries, a
  * term or vote, a snapshot; a flushRows(); at the latest the next tick), in call order before that
- * turn's own records. A hard state that only moves the commit index is not written at all
+ * turn's own records. A hard state that only moves the commit index is not written at all (except
+ * the metadata group's, written as such a deferred row: raft-log-store.ts, keepsCommit)
  * (raft-log-store.ts: a commit index is learnt again from the leader, and a group of one recommits its
  * own log at open); rows need not be durable before anything is answered (they are rebuilt by
  * applying the log again from the stored applied index, with which they are written atomically). Writing them at once put a second write on every publish's path: after each
@@ -457,6 +458,9 @@ export class RaftNodeHost {
     const defer = !mustSync && flushed.length === 0 && turns.every((t) => t.rd.snapshot === undefined && t.rd.entries.length === 0 && !t.rd.repaired && t.rd.damaged === undefined && t.rd.termFloor === undefined && !t.group.store.writesHardState(t.rd.hardState));
     let rows: ((b: KvBatch) => void)[] = [];
     if (defer) {
+      // A store that keeps its commit index (the metadata group's: raft-log-store.ts) writes it with
+      // the next write, in call order before that write's own records.
+      for (const t of turns) if (t.rd.hardState !== undefined && t.group.store.keepsCommit) this.#rows.push((b) => t.group.store.fill(b, t.rd));
       this.stats.deferred++;
     } else {
       rows = this.#rows;
