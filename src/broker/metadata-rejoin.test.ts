@@ -21,6 +21,8 @@ import { registerDisk } from './disk-registration.js';
 import type { RaftMetadataGroup } from './metadata-group.js';
 import { MetadataMemberReplacer } from './metadata-members.js';
 import { diskTokenOf, NodeDisk } from './node-disk.js';
+import { metadataGroupId } from './metadata-restore.js';
+import { RaftLogStore } from './raft-log-store.js';
 import { systemClock, systemRandom } from './system.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
@@ -233,4 +235,37 @@ test('a single node that lost its metadata raft state is not started as a new me
     /the metadata raft log of this single-node cluster is damaged/,
   );
   assert.equal(made, 0);
+});
+
+test('every metadata member stores the commit index it learnt: a restart takes the configuration of the last commit it knew', async () => {
+  // The metadata group has no applied row: a member restarts from its stored commit index (or its
+  // snapshot) and takes the configuration of that index. Host simulation seed 7109: with the commit
+  // index not stored, every member forgot a committed promotion and the group could not elect.
+  const ids = [1, 2, 3];
+  const net = new Net();
+  const groups = new Map<NodeId, RaftMetadataGroup>();
+  const kvs = new Map<NodeId, MemoryKv>();
+  const founders = ids.map((id) => ({ id, diskId: `disk-${id}` }));
+  for (const id of ids) {
+    const kv = new MemoryKv();
+    kvs.set(id, kv);
+    const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: id, newId: () => `disk-${id}`, logger: quiet });
+    await disk.setCluster('cluster', founders);
+    groups.set(id, await openNode(id, kv, disk, ids));
+  }
+  for (const g of groups.values()) net.join(g);
+  try {
+    await until('a leader', 3000, () => [...groups.values()].some((g) => g.isLeader()));
+    const leader = [...groups.values()].find((g) => g.isLeader())!;
+    for (const n of ['c1', 'c2', 'c3']) await commitEventually(leader, create(n));
+    const commit = leader.view().metadata.commit_index;
+    await until('every member to learn the commit index', 3000, () => [...groups.values()].every((g) => g.view().metadata.commit_index >= commit));
+  } finally {
+    await Promise.all([...groups.values()].map(closeMember));
+  }
+  const commit = Math.max(...[...groups.values()].map((g) => g.view().metadata.commit_index));
+  for (const [id, kv] of kvs) {
+    const stored = (await RaftLogStore.open(kv, metadataGroupId)).storage.hardState().commit;
+    assert.ok(stored >= commit, `node ${id} stored commit index ${stored}, the group committed ${commit}`);
+  }
 });
