@@ -23,7 +23,6 @@ import { MetadataMemberReplacer } from './metadata-members.js';
 import { diskTokenOf, NodeDisk } from './node-disk.js';
 import { metadataGroupId } from './metadata-restore.js';
 import { RaftLogStore } from './raft-log-store.js';
-import { systemClock, systemRandom } from './system.js';
 
 const logger = pino({ level: process.env['BROOK_TEST_LOG'] ?? 'silent' });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -223,13 +222,7 @@ test('a single node that lost its metadata raft state is not started as a new me
       kv,
       founders: [],
       directory: [{ id: 1 }],
-      tickMs: 5,
-      electionTicks: 10,
-      heartbeatTicks: 1,
-      snapshotEntries: 1000,
-      proposalTimeoutMs: 2000,
-      clock: systemClock,
-      random: systemRandom,
+      ...fastMemberTimings,
       logger,
     }),
     /the metadata raft log of this single-node cluster is damaged/,
