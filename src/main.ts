@@ -38,7 +38,8 @@ import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
 import { PartitionMemberReplacer } from './broker/partition-members.js';
 import { MoveService } from './broker/move-service.js';
-import { LossService } from './broker/loss-service.js';
+import { LossService, type MetadataLossFacts } from './broker/loss-service.js';
+import { recordLoss } from './broker/loss-records.js';
 import type { Offset } from './core/offset.js';
 import { placedPartitions } from './metadata/placement-of.js';
 import { AppliedPlacements } from './broker/placement-lookup.js';
@@ -262,6 +263,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     partitionReplacer: () => partitionReplacer,
     logger,
   });
+  // The metadata group's own accepted loss is recorded once the loss service exists (below).
+  let lossesRef: LossService | undefined;
+  let metadataLoss: MetadataLossFacts | undefined;
+  let lossesStopped = false;
   const metadata = await RaftMetadataGroup.open({
     self,
     // A directory that joined as a new member runs under its own member id (core/member-id.ts); one
@@ -275,6 +280,10 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     host: raftHost,
     disk,
     acceptLoss: config.acceptMetadataLoss,
+    onLossAccepted: (f) => {
+      if (lossesRef === undefined) metadataLoss = f;
+      else lossesRef.metadataLossAccepted(f);
+    },
     founders,
     directory,
     tickMs: config.raftTickMs,
@@ -405,7 +414,23 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     nowMs: () => clock.nowMs(),
     monotonicMs: () => clock.monotonicMs(),
     logger: logger.child({ component: 'losses' }),
+    newId: randomUUID,
+    recorded: () => metadata.state.acceptedLosses,
+    record: (loss) =>
+      recordLoss(
+        {
+          propose: (cmd) => metadata.propose(cmd),
+          recorded: (id) => metadata.state.acceptedLosses.records.some((r) => r.id === id),
+          sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+          stopped: () => lossesStopped,
+          retryMs: 500,
+          logger: logger.child({ component: 'losses' }),
+        },
+        loss,
+      ),
   });
+  lossesRef = losses;
+  if (metadataLoss !== undefined) losses.metadataLossAccepted(metadataLoss);
   const subscriptions = new SubscriptionService({
     reader: {
       eventType: (name: string) => metadata.state.eventType(name),
@@ -586,6 +611,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       closing ??= (async () => {
         logger.info('shutting down');
         stopped = true;
+        lossesStopped = true;
         closeStreams();
         const closed = app.close();
         // Streams end and their sessions close (replicated) while the metadata group still runs.

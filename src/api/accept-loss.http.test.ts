@@ -20,8 +20,19 @@ import { closeAllStreams, countEvents, createEventType, cursorsHeader, eventIn, 
 type View = {
   metadata: { raft_damaged: boolean; term: number };
   partitions: { event_type: string; partition: string; group: number; leader: number | null; term: number | null }[];
-  accepted_losses: { event_type: string; partition: string; group: number; kept: { newest_offset: string }; term_before: number; term: number }[];
+  accepted_losses: { scope: string; node: number; event_type: string; partition: string; group: number; kept: { newest_offset: string; last_index: number }; term_before: number; term: number; recorded?: boolean }[];
+  accepted_losses_older: number;
 };
+
+async function until<T>(what: string, ms: number, f: () => Promise<T | undefined>): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 async function readAll(base: string, name: string, total: number): Promise<[string, string][]> {
   const res = await openStream(base, name, `batch_limit=1&batch_flush_timeout=1&stream_limit=${total}`, cursorsHeader([{ partition: '0', offset: 'BEGIN' }, { partition: '1', offset: 'BEGIN' }]));
@@ -57,6 +68,14 @@ test('a single node that lost its raft marker starts with BROOK_ACCEPT_METADATA_
     assert.equal(v1.metadata.raft_damaged, false, 'the metadata group leads again');
     assert.ok(v1.metadata.term > viewBefore.metadata.term);
     assert.equal((await call(broker.url, 'GET', `/event-types/${name}`)).status, 200, 'the metadata it held is kept');
+    // The metadata group's own loss is recorded in it once it commits again.
+    const metaLoss = await until('the metadata loss to be recorded', 10_000, async () => {
+      const v = (await call(broker!.url, 'GET', '/cluster')).body as View;
+      return v.accepted_losses.find((l) => l.scope === 'metadata' && l.recorded === true);
+    });
+    assert.equal(metaLoss.group, 0);
+    assert.equal(metaLoss.node, 1);
+    assert.ok(metaLoss.term > metaLoss.term_before && metaLoss.kept.last_index > 0, JSON.stringify(metaLoss));
     // The partitions are damaged too (every group of the node), and nobody can repair them.
     const stuck = await call(broker.url, 'POST', `/event-types/${name}/events`, [eventIn('0', 'stuck')]);
     assert.notEqual(stuck.status, 200, `a damaged sole replica takes no write: ${stuck.status} ${stuck.text.slice(0, 200)}`);
@@ -76,13 +95,21 @@ test('a single node that lost its raft marker starts with BROOK_ACCEPT_METADATA_
     const fresh = after.filter(([, o]) => o.startsWith('n')).sort((x, y) => x[0].localeCompare(y[0]));
     assert.deepEqual(fresh, [[`0@${off(3)}`, 'n0'], [`0@${off(4)}`, 'n2'], [`1@${off(3)}`, 'n1']], 'new events follow at the next offsets');
     const v2 = (await call(broker.url, 'GET', '/cluster')).body as View;
-    assert.deepEqual(v2.accepted_losses.filter((a) => a.event_type === name).map((a) => a.partition).sort(), ['0', '1'], 'GET /cluster lists the accepted losses');
+    assert.deepEqual(v2.accepted_losses.filter((a) => a.event_type === name).map((a) => [a.partition, a.recorded]).sort(), [['0', true], ['1', true]], 'GET /cluster lists the accepted losses, recorded in the metadata');
 
     // The next start, without the flag, is a normal one: nothing is damaged any more.
     await closeAllStreams();
     await broker.close();
     broker = undefined;
     broker = await startTestBroker({}, dir);
+    const v3 = (await call(broker.url, 'GET', '/cluster')).body as View;
+    assert.deepEqual(
+      v3.accepted_losses.map((a) => [a.scope, a.event_type ?? '', a.partition ?? '', a.recorded]).sort(),
+      [['metadata', '', '', true], ['partition', name, '0', true], ['partition', name, '1', true]],
+      'a restart keeps the record of every accepted loss',
+    );
+    assert.deepEqual(v3.accepted_losses, v2.accepted_losses, 'as it was');
+    assert.equal(v3.accepted_losses_older, 0);
     await publish(broker.url, name, [eventIn('1', 'later')]);
     assert.equal((await readAll(broker.url, name, 10)).length, 10);
   } finally {

@@ -15,6 +15,7 @@ import { Problem } from '../core/problem.js';
 import type { PlacedPartition } from '../metadata/placement-of.js';
 import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
 import { LossService } from './loss-service.js';
+import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { NodeDisk } from './node-disk.js';
 import { PartitionReplicas } from './partition-replicas.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
@@ -68,8 +69,22 @@ async function node(kv: MemoryKv, disk: NodeDisk, replicaSet: number[]) {
   const placed = (): PlacedPartition[] => [0, 1].map((p) => ({ event_type: 'solo', partition: String(p), index: p, topic: 7, legacy: false, placement: { group: groupOf(p), replicas: replicaSet } }));
   const said: string[] = [];
   const loud = pino({ level: 'error' }, { write: (line: string) => said.push(line) });
-  const losses = new LossService({ placed, replicas: () => [replicas], self: 1, formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)), nowMs: () => Date.now(), monotonicMs: () => performance.now(), logger: loud });
-  return { replicas, losses, said, close: async () => { await replicas.close(); await host.close(); } };
+  // The metadata the records go to: a state machine that applies each proposal at once.
+  const metadata = new MetadataStateMachine();
+  let ids = 0;
+  const losses = new LossService({
+    placed,
+    replicas: () => [replicas],
+    self: 1,
+    formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
+    nowMs: () => Date.now(),
+    monotonicMs: () => performance.now(),
+    logger: loud,
+    newId: () => `loss-${ids++}`,
+    recorded: () => metadata.acceptedLosses,
+    record: async (loss) => void metadata.apply(metadata.appliedIndex + 1, { op: 'loss.accepted', loss }),
+  });
+  return { replicas, losses, said, metadata, close: async () => { await replicas.close(); await host.close(); } };
 }
 
 const event = (k: number) => Buffer.from(`{"k":${k}}`);
@@ -122,7 +137,8 @@ test('a partition whose only replica lost its tail takes no writes until the ope
     assert.equal(accepted.term_before, stuckTerm);
     assert.ok(disk.termCeiling >= accepted.term, 'the term ceiling follows the new term');
     assert.match(n.said.join(''), /ACCEPTED DATA LOSS on partition 0 of solo \(group 1000\)/, 'logged loudly');
-    assert.deepEqual(n.losses.view().accepted_losses.map((l) => l.group), [groupOf(0)], 'listed for GET /cluster');
+    assert.deepEqual(n.losses.view().accepted_losses.map((l) => [l.group, l.scope, l.node, l.recorded]), [[groupOf(0), 'partition', 1, true]], 'recorded in the metadata, listed for GET /cluster');
+    assert.deepEqual(n.metadata.acceptedLosses.records.map((l) => [l.id, l.group, l.kept.newest_offset, l.term]), [[accepted.id, groupOf(0), '4', accepted.term]], 'the metadata holds the record');
 
     for (let k = 100; k < 103; k++) assert.ok((await n.replicas.append([{ topic: 7, partition: 0, events: [event(k)] }]))[0]!.ok, 'it takes writes again');
     assert.deepEqual(await readAll(n, 0), [...held, '5:{"k":100}', '6:{"k":101}', '7:{"k":102}'], 'every event it held, in order, then the new ones at the next offsets');

@@ -3,7 +3,8 @@
  * operator accepts the loss of a partition whose only replica is damaged (docs/replication.md,
  * "Accepting the loss of a sole replica"). The rule is loss-acceptance.ts; the Raft side is
  * src/raft Raft.acceptLoss. Every acceptance is logged at error level with what the replica holds
- * and what it may have lost, and kept for GET /cluster (`accepted_losses`) while the process runs.
+ * and what it may have lost, and recorded in the metadata (`loss.accepted`, loss-records.ts): GET /cluster
+ * lists it (`accepted_losses`) on every node, after restarts too.
  */
 import type { Logger } from 'pino';
 import { problems } from '../core/problem.js';
@@ -11,6 +12,7 @@ import type { NodeId } from '../raft/index.js';
 import type { PlacedPartition } from '../metadata/placement-of.js';
 import { memberOnNode } from '../metadata/placement-types.js';
 import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
+import { lossTextBytesMax, type AcceptedLosses, type LossRecord } from '../metadata/accepted-losses.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { PartitionReplicas } from './partition-replicas.js';
 
@@ -26,24 +28,32 @@ export interface LossServiceOptions {
   nowMs(): number;
   monotonicMs(): number;
   logger: Logger;
-  /** How long an answer waits for the replica to lead (default 5000 ms). */
+  /** How long an answer waits for the replica to lead, and then for the record (default 5000 ms each). */
   leadWaitMs?: number;
+  /** A fresh id for each record. */
+  newId(): string;
+  /** The losses the metadata this node applied records (absent: none, in unit tests without metadata). */
+  recorded?(): AcceptedLosses;
+  /** Records a loss in the metadata, resolving once this node applied it (loss-records.ts); never rejects. */
+  record?(loss: LossRecord): Promise<void>;
 }
 
-/** One accepted loss, as answered and as GET /cluster lists it. */
-export interface AcceptedLoss {
-  event_type: string;
-  partition: string;
-  group: number;
-  /** When it was accepted (ISO 8601). */
-  at: string;
-  /** What the replica holds now, and keeps: its newest offset (BEGIN when empty) and last raft index. */
-  kept: { newest_offset: string; last_index: number };
-  /** What the damage mark says: the raft index up to which it may have acknowledged entries, the term, why. */
+/** One accepted loss of a partition, as answered (the record in the metadata: accepted-losses.ts). */
+export type AcceptedLoss = LossRecord & { event_type: string; partition: string; kept: { newest_offset: string; last_index: number } };
+
+/** What the metadata group's own acceptance (BROOK_ACCEPT_METADATA_LOSS) is recorded with (metadata-group.ts). */
+export interface MetadataLossFacts {
   damage: { index: number; term: number; reason: string };
-  /** The term it was stuck at, and the term it leads at now (0 when it did not lead within the wait). */
-  term_before: number;
+  lastIndex: number;
+  termBefore: number;
   term: number;
+}
+
+/** GET /cluster: every recorded loss (from the metadata) and this node's not yet recorded ones. */
+export interface LossesView {
+  accepted_losses: (LossRecord & { recorded: boolean })[];
+  /** Recorded losses older than the listed ones, let go to bound the metadata. */
+  accepted_losses_older: number;
 }
 
 export interface AcceptAllAnswer {
@@ -54,15 +64,53 @@ export interface AcceptAllAnswer {
 
 export class LossService {
   readonly #o: LossServiceOptions;
-  readonly #accepted: AcceptedLoss[] = [];
+  /** Losses accepted on this node that the applied metadata does not hold yet, by id. */
+  readonly #pending = new Map<string, LossRecord>();
 
   constructor(o: LossServiceOptions) {
     this.#o = o;
   }
 
-  /** GET /cluster: the losses accepted on this node since it started. */
-  view(): { accepted_losses: AcceptedLoss[] } {
-    return { accepted_losses: [...this.#accepted] };
+  /** GET /cluster: the losses recorded in the metadata (from every node, for good), then this node's not yet recorded ones. */
+  view(): LossesView {
+    const recorded = this.#o.recorded?.() ?? { records: [], older: 0 };
+    const ids = new Set(recorded.records.map((r) => r.id));
+    for (const id of [...this.#pending.keys()]) if (ids.has(id)) this.#pending.delete(id);
+    return {
+      accepted_losses: [...recorded.records.map((r) => ({ ...r, recorded: true })), ...[...this.#pending.values()].map((r) => ({ ...r, recorded: false }))],
+      accepted_losses_older: recorded.older,
+    };
+  }
+
+  /**
+   * The metadata group leads again after its loss was accepted at the start (BROOK_ACCEPT_METADATA_LOSS,
+   * metadata-group.ts): recorded like a partition's, once the group commits again.
+   */
+  metadataLossAccepted(f: MetadataLossFacts): LossRecord {
+    const record: LossRecord = {
+      id: this.#o.newId(),
+      scope: 'metadata',
+      node: this.#o.self,
+      group: 0,
+      at: new Date(this.#o.nowMs()).toISOString(),
+      kept: { last_index: f.lastIndex },
+      damage: { index: f.damage.index, term: f.damage.term, reason: f.damage.reason.slice(0, lossTextBytesMax) },
+      term_before: f.termBefore,
+      term: f.term,
+    };
+    this.#pending.set(record.id, record);
+    void this.#o.record?.(record);
+    return record;
+  }
+
+  /** Records `record` in the metadata, waiting at most `ms` for it (it goes on in the background). */
+  async #record(record: LossRecord, ms: number): Promise<void> {
+    this.#pending.set(record.id, record);
+    const done = this.#o.record?.(record);
+    if (done === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
   }
 
   #where(group: number): { at: PlacedPartition | undefined; replica: PartitionReplica | undefined; set: PartitionReplicas | undefined } {
@@ -122,22 +170,26 @@ export class LossService {
     if (refused !== undefined) throw problems.conflict(`Group ${group}: ${refused}`);
     const leads = await this.#leads(replica);
     const record: AcceptedLoss = {
+      id: this.#o.newId(),
+      scope: 'partition',
+      node: this.#o.self,
       event_type: at.event_type,
       partition: at.partition,
       group,
       at: new Date(this.#o.nowMs()).toISOString(),
       kept,
-      damage: { index: d?.index ?? 0, term: d?.term ?? 0, reason: d?.reason ?? '' },
+      damage: { index: d?.index ?? 0, term: d?.term ?? 0, reason: (d?.reason ?? '').slice(0, lossTextBytesMax) },
       term_before: termBefore,
       term: leads ? replica.group.raw.term : 0,
     };
-    this.#accepted.push(record);
     this.#o.logger.error(
       { lossAccepted: record },
       `ACCEPTED DATA LOSS on partition ${at.partition} of ${at.event_type} (group ${group}), at the operator's request: its only replica was damaged (${record.damage.reason}); ` +
         `it keeps what it holds (newest offset ${kept.newest_offset}, raft index ${kept.last_index}) and leads ${leads ? `at term ${record.term}` : '(not yet)'}; ` +
         'events acknowledged after that are gone, and their offsets will be given to new events',
     );
+    // Logged first: the log line stands even when the metadata cannot take the record yet.
+    await this.#record(record, this.#o.leadWaitMs ?? 5000);
     return record;
   }
 

@@ -9,7 +9,8 @@
 // published; kill -9 of a node holding a partition; while it is down, every key of its metadata group
 // (group 0) deleted from its RocksDB and its raft marker file removed; restarted twice; its log lines,
 // GET /cluster (members, placement) and, with the node down, its RocksDB (the partition's records).
-// Then the operator accepts the loss of the damaged partition (POST .../accept-loss) and it takes writes.
+// Then the operator accepts the loss of the damaged partition (POST .../accept-loss) and it takes writes;
+// the record of that is in the metadata, listed by every node's GET /cluster.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -156,8 +157,17 @@ test('a node that lost its metadata raft state but kept its partition records ke
       const now = (await newest(victim, 'solo'))?.get(held.partition);
       return now !== undefined && now > before! ? true : undefined;
     });
-    const listed = (await view(victim)) as View & { accepted_losses: { group: number }[] };
+    type Listed = View & { accepted_losses: { id: string; group: number; node: number; scope: string; recorded: boolean }[] };
+    const listed = (await view(victim)) as Listed;
     assert.deepEqual(listed.accepted_losses.map((l) => l.group), [held.group], 'GET /cluster on its node lists the accepted loss');
+    // The record is in the metadata: every other node lists it too, the same record.
+    for (const other of [1, 2, 3].filter((i) => i !== victim)) {
+      const there = await until(`node ${other} to list the accepted loss`, 10_000, async () => {
+        const v = (await view(other)) as Listed | undefined;
+        return v !== undefined && v.accepted_losses.length > 0 ? v.accepted_losses : undefined;
+      });
+      assert.deepEqual(there.map((l) => [l.id, l.group, l.node, l.scope, l.recorded]), [[listed.accepted_losses[0]!.id, held.group, victim, 'partition', true]], `node ${other} lists the loss accepted on node ${victim}`);
+    }
   } finally {
     const said = cluster.destroy();
     if (said !== undefined) t.diagnostic(said);

@@ -94,6 +94,12 @@ export interface MetadataGroupOptions {
    * metadata-restore.ts): it starts and leads with what it holds instead of refusing to start.
    */
   readonly acceptLoss?: boolean;
+  /**
+   * Called once the group leads again after that acceptance (its damage mark removed durably): what it
+   * kept and lost, for the record in the metadata (loss-service.ts). The record's proposal commits in
+   * the group that leads again.
+   */
+  readonly onLossAccepted?: (f: { damage: { index: number; term: number; reason: string }; lastIndex: Index; termBefore: number; term: number }) => void;
   /** Known members and their addresses, for the cluster view. */
   readonly directory: readonly MemberAddresses[];
   /** The host's tick period (a read round unanswered for an election timeout is asked again). */
@@ -183,12 +189,16 @@ export class RaftMetadataGroup implements MetadataProposer {
   #asked = 0;
   /** Set by open: the operator accepted the loss of a damaged single node's group (start() acts on it). */
   #acceptLoss = false;
+  /** What the damaged group held when its loss was accepted (for onLossAccepted). */
+  #lossFacts: { damage: { index: number; term: number; reason: string }; lastIndex: Index; termBefore: number } | undefined;
 
   /** Opens (or founds) the group from the KV and restores the state machine up to the stored commit. */
   static async open(o: MetadataGroupOptions): Promise<RaftMetadataGroup> {
     const r = await restoreMetadata({ self: o.member ?? o.self, newMember: o.newMember, partitionState: o.partitionState, kv: o.kv, disk: o.disk, founders: o.founders, known: o.directory.map((m) => m.id), logger: o.logger, onApplied: o.onApplied, acceptLoss: o.acceptLoss });
     const g = new RaftMetadataGroup({ ...o, member: r.member }, r.store, r.sm, r.conf, r.applied);
     g.#acceptLoss = r.acceptLoss;
+    const d = r.store.damage;
+    if (r.acceptLoss && d !== undefined) g.#lossFacts = { damage: { index: d.index, term: d.term, reason: d.reason }, lastIndex: r.store.storage.lastIndex(), termBefore: r.store.storage.hardState().term };
     return g;
   }
 
@@ -489,6 +499,8 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (rd.repaired && this.#acceptLoss) {
       this.#acceptLoss = false;
       this.#o.logger.error({ raftId: this.#group.self, term: this.#group.term }, 'metadata raft group leads again with what it held (the loss was accepted): its damage mark is removed');
+      if (this.#lossFacts !== undefined) this.#o.onLossAccepted?.({ ...this.#lossFacts, term: this.#group.term });
+      this.#lossFacts = undefined;
     } else if (rd.repaired) this.#o.logger.warn({ raftId: this.#group.self, term: this.#group.term, leader: this.#group.leader }, 'metadata raft member repaired from the leader: it votes and may lead again');
     if (rd.readStates.length > 0) this.#reads.answered(rd.readStates);
   }

@@ -159,7 +159,8 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
         role: string;
         members: { id: number; self: boolean; suffrage: string; raft_address: string | null; http_address: string | null; reachable: boolean }[];
         metadata: { leader: number | null; term: number; commit_index: number; applied_index: number };
-        accepted_losses?: { event_type: string; partition: string; group: number; at: string; kept: { newest_offset: string }; term: number }[];
+        accepted_losses?: { scope?: string; node?: number; event_type?: string; partition?: string; group: number; at: string; kept: { newest_offset?: string }; term: number; recorded?: boolean }[];
+        accepted_losses_older?: number;
       };
       const v = await client().get<View & Partial<PartitionsView>>('/cluster');
       const problems = (v.partitions ?? []).filter((p) => partitionProblem(p, v.members) !== undefined);
@@ -179,7 +180,13 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
             v.members.map((m) => [m.self ? `${m.id}*` : String(m.id), m.suffrage, m.http_address, m.raft_address, m.reachable ? 'yes' : 'NO', m.id === v.metadata.leader ? 'leader' : '']),
           ) +
           (problems.length === 0 ? '' : `\nPARTITIONS WITH A PROBLEM (all: brook cluster partitions)\n${partitionTable(problems, v.members)}`) +
-          ((v.accepted_losses ?? []).length === 0 ? '' : `\nDATA LOSS ACCEPTED ON THIS NODE SINCE IT STARTED\n${table(['partition', 'group', 'at', 'kept up to offset', 'leads at term'], v.accepted_losses!.map((l) => [`${l.event_type} ${l.partition}`, String(l.group), l.at, l.kept.newest_offset, String(l.term)]))}`),
+          ((v.accepted_losses ?? []).length === 0
+            ? ''
+            : `\nDATA LOSS ACCEPTED BY OPERATORS${(v.accepted_losses_older ?? 0) > 0 ? ` (and ${v.accepted_losses_older} older ones, no longer listed)` : ''}\n` +
+              table(
+                ['what', 'group', 'node', 'at', 'kept up to offset', 'leads at term', 'recorded'],
+                v.accepted_losses!.map((l) => [l.scope === 'metadata' ? 'metadata' : `${l.event_type} ${l.partition}`, String(l.group), l.node === undefined ? '' : String(l.node), l.at, l.kept.newest_offset ?? '', String(l.term), l.recorded === false ? 'NOT YET' : 'yes']),
+              )),
       );
     });
   cluster

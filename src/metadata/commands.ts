@@ -8,6 +8,7 @@ import type { CommittedCursor, StreamSession } from './subscription-runtime.js';
 import type { PlacementProposal } from './placement-types.js';
 import type { BlacklistType, EventType, Storage, Subscription, SubscriptionAuthorization } from './types.js';
 import type { MetadataLimits } from './limits.js';
+import type { LossRecord } from './accepted-losses.js';
 
 /**
  * The steps of moving one replica of a partition from node `from` to node `to`, each one configuration
@@ -198,6 +199,15 @@ export type MetadataCommand =
       node: number;
       disk: string;
       member?: number;
+    }
+  | {
+      /**
+       * Records that an operator accepted the loss of what a damaged replica lacked (a partition's, or
+       * the metadata group's own): kept in the metadata, bounded (accepted-losses.ts), so that every
+       * node lists it for good. The same record (by id) again changes nothing.
+       */
+      op: 'loss.accepted';
+      loss: LossRecord;
     };
 
 export type MetadataOp = MetadataCommand['op'];

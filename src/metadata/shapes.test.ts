@@ -44,6 +44,8 @@ function base(): MetadataStateMachine {
     { op: 'storage.create', storage: { id: 'st', storage_type: 'broker', broker_configuration: {} } },
     // A timeline switch in progress, so snapshots carry a pending one.
     { op: 'timeline.prepare', eventType: 'a', id: 't-pending', storage_id: 'st', at: 't1', placement: { members: [1, 2, 3], replicas: [[1, 2, 3], [1, 2, 3]] } },
+    // A recorded loss, so snapshots carry one.
+    { op: 'loss.accepted', loss: { id: 'l0', scope: 'partition', node: 1, event_type: 'a', partition: '1', group: 2, at: 't0', kept: { newest_offset: 'BEGIN', last_index: 3 }, damage: { index: 5, term: 1, reason: 'lost' }, term_before: 1, term: 3 } },
   ];
   setup.forEach((c, i) => assert.equal(sm.apply(i + 1, c).ok, true, JSON.stringify(c)));
   return sm;
@@ -73,6 +75,11 @@ const commands: MetadataCommand[] = [
   { op: 'partition.leader', group: 1, leader: 2 },
   { op: 'limits.set', limits: { ...defaultMetadataLimits, eventTypesMax: 50 } },
   { op: 'node.disk', node: 2, disk: 'a3c1e0a2-disk/lost-1' },
+  {
+    op: 'loss.accepted',
+    loss: { id: 'l1', scope: 'partition', node: 2, event_type: 'a', partition: '0', group: 1, at: 't1', kept: { newest_offset: '4', last_index: 9 }, damage: { index: 11, term: 2, reason: 'lost' }, term_before: 2, term: 5 },
+  },
+  { op: 'loss.accepted', loss: { id: 'l2', scope: 'metadata', node: 1, group: 0, at: 't1', kept: { last_index: 30 }, damage: { index: 0, term: 4, reason: 'marker gone' }, term_before: 4, term: 6 } },
 ];
 
 test('the corpus covers every op, and the checks refuse none of it', () => {

@@ -18,6 +18,7 @@ import { isMemberId as isPlacedMember, isNodeId } from './placement-types.js';
 import { nodeOfMember } from '../core/member-id.js';
 
 const isMemberId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+import { acceptedLossesProblem, lossRecordProblem } from './accepted-losses.js';
 import { diskTokenBytesMax, formerMembersMax, registeredDisksMax } from './disk-registry.js';
 import { blacklistTypes, categories, compatibilityModes, enrichmentStrategies, partitionStrategies, readFromValues } from './types.js';
 
@@ -125,6 +126,7 @@ export const metadataOps: ReadonlySet<string> = new Set([
   'partition.leader',
   'limits.set',
   'node.disk',
+  'loss.accepted',
 ] satisfies MetadataOp[]);
 
 /** Checks a command's shape; throws a ShapeError naming the first problem. */
@@ -210,6 +212,11 @@ function checkCommandShape(cmd: unknown): void {
       need(isNodeId(c['node']) && isDiskToken(c['disk']), 'node.disk needs a node and a disk token');
       need(c['member'] === undefined || (isMemberId(c['member']) && nodeOfMember(c['member'] as number) === c['node']), 'node.disk: member must be a metadata member id of the node');
       return;
+    case 'loss.accepted': {
+      const problem = lossRecordProblem(c['loss']);
+      need(problem === undefined, `loss.accepted: ${problem}`);
+      return;
+    }
     default:
       // Unknown ops (a newer member's) are the state machine's to refuse, alike on every node.
       need(isString(op), 'the command has no op');
@@ -265,6 +272,8 @@ function checkSnapshotShape(snap: unknown): void {
     opt(s['disks'], (v) => listOf(v, (d) => isObject(d) && isNodeId(d['node']) && isDiskToken(d['disk']) && isInt(d['firstGroup'], 1) && opt(d['member'], isMemberId) && opt(d['formerMembers'], (f) => listOf(f, isMemberId) && (f as unknown[]).length <= formerMembersMax)) && new Set((v as Obj[]).map((d) => d['node'])).size === (v as unknown[]).length && (v as unknown[]).length <= registeredDisksMax),
     'disks is not a list of disk registrations, one per node',
   );
+  const losses = s['acceptedLosses'] === undefined ? undefined : acceptedLossesProblem(s['acceptedLosses']);
+  need(losses === undefined, losses!);
   need(Array.isArray(s['eventTypes']), 'eventTypes is not a list');
   const names = new Set<string>();
   (s['eventTypes'] as unknown[]).forEach((rec, i) => {

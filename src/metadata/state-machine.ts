@@ -13,6 +13,7 @@ import type { PartitionPlacement, PlacementProposal } from './placement-types.js
 import { timelinesOf } from './timelines.js';
 import { diskIdOfToken, formerMembersMax, registeredDisksMax, type DiskRegistration } from './disk-registry.js';
 import { commandProblem, snapshotProblem } from './shapes.js';
+import { cleanLoss, noAcceptedLosses, withLoss, type AcceptedLosses } from './accepted-losses.js';
 import { defaultMetadataLimits, eventTypeLogs, eventTypeRecordBytes, isMetadataLimits, metadataLimitsOf, subscriptionBytes, utf8Bytes, type MetadataLimits } from './limits.js';
 import { blacklistTypes, defaultStorageId, subscriptionKey, type BlacklistType, type EventTypeRecord, type PendingTimeline, type Storage, type Subscription, type SubscriptionAuthorization, type TimelineRecord } from './types.js';
 
@@ -66,6 +67,8 @@ export interface MetadataSnapshot {
   nextGroup?: number;
   /** Registered data directories, one per node (absent in snapshots written before they existed: none). */
   disks?: DiskRegistration[];
+  /** Losses operators accepted, the newest kept (absent in snapshots written before they were recorded: none). */
+  acceptedLosses?: AcceptedLosses;
 }
 
 export class MetadataStateMachine {
@@ -103,6 +106,13 @@ export class MetadataStateMachine {
   #nextGroup = 1;
   /** The data directory registered per node (disk-registry.ts). */
   readonly #disks = new Map<number, DiskRegistration>();
+  /** Losses operators accepted (accepted-losses.ts): the newest kept, and a count of older ones. */
+  #acceptedLosses: AcceptedLosses = noAcceptedLosses;
+
+  /** Losses operators accepted, oldest kept first, and how many older ones were let go. */
+  get acceptedLosses(): AcceptedLosses {
+    return this.#acceptedLosses;
+  }
 
   /** The data directory registered for `node`, if any. */
   /** Every node's registered data directory (metadata/member-replacement.ts reads their members). */
@@ -197,6 +207,9 @@ export class MetadataStateMachine {
         return { ok: true };
       case 'node.disk':
         return this.#registerDisk(cmd.node, cmd.disk, cmd.member);
+      case 'loss.accepted':
+        this.#acceptedLosses = withLoss(this.#acceptedLosses, cleanLoss(cmd.loss));
+        return { ok: true };
       default:
         // An op this version does not know (a newer member proposed it): refused on every node alike.
         return { ok: false, reason: 'invalid', detail: `Unknown metadata command ${JSON.stringify((cmd as { op?: unknown }).op)}` };
@@ -582,6 +595,7 @@ export class MetadataStateMachine {
       runtimes: [...this.#runtimes.values()].map((rt) => rt.image()),
       nextGroup: this.#nextGroup,
       disks: [...this.#disks.values()],
+      acceptedLosses: { records: [...this.#acceptedLosses.records], older: this.#acceptedLosses.older },
     };
   }
 
@@ -615,6 +629,7 @@ export class MetadataStateMachine {
     for (const d of snap.disks ?? []) {
       sm.#disks.set(d.node, { node: d.node, disk: d.disk, firstGroup: d.firstGroup, ...(d.member === undefined ? {} : { member: d.member }), ...(d.formerMembers === undefined ? {} : { formerMembers: [...d.formerMembers] }) });
     }
+    if (snap.acceptedLosses !== undefined) sm.#acceptedLosses = { records: snap.acceptedLosses.records.map(cleanLoss), older: snap.acceptedLosses.older };
     sm.#appliedIndex = appliedIndex;
     return sm;
   }

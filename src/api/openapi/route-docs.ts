@@ -89,7 +89,7 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     description:
       "For a partition with one replica, on this node, that its raft marker found damaged (a lost write-ahead-log tail): nobody can repair it, so it takes no writes. " +
       'Accepting makes what the replica holds the partition\'s log: it leads again at a term above every term its node may have used, and takes writes; events acknowledged after what it held are gone for good, and their offsets go to new events. ' +
-      'Refused (409) when the partition has another replica (it repairs this one), when this node holds no replica of it, or when its replica is not damaged. Logged at error level; listed in GET /cluster (accepted_losses). docs/replication.md, "Accepting the loss of a sole replica".',
+      'Refused (409) when the partition has another replica (it repairs this one), when this node holds no replica of it, or when its replica is not damaged. Logged at error level and recorded in the metadata: GET /cluster lists it on every node (accepted_losses). docs/replication.md, "Accepting the loss of a sole replica".',
     tags: node,
     params: Type.Object({ group: Type.String({ description: 'The Raft group of the partition (GET /cluster, partitions[].group)' }) }),
     response: { 200: ok('The loss is accepted and durable; the replica leads', S.AcceptedLoss), ...common, 404: problem('No partition is replicated by that group'), 409: problem('Another replica can repair it, this node holds none, or its replica is not damaged') },

@@ -245,13 +245,16 @@ const PartitionStatus = named('PartitionStatus', Type.Object(
 
 export const AcceptedLoss = named('AcceptedLoss', Type.Object(
   {
-    event_type: str(),
-    partition: str(),
-    group: Type.Integer({ description: 'The Raft group that replicates the partition' }),
+    id: str('Drawn by the node that accepted it'),
+    scope: Type.Union([Type.Literal('partition'), Type.Literal('metadata')], { description: "partition: a partition's only replica (POST /cluster/partitions/{group}/accept-loss); metadata: a single node's metadata group (BROOK_ACCEPT_METADATA_LOSS)" }),
+    node: Type.Integer({ description: 'The node whose replica was kept' }),
+    event_type: Type.Optional(str('The partition\'s event type (absent for the metadata group)')),
+    partition: Type.Optional(str('The partition (absent for the metadata group)')),
+    group: Type.Integer({ description: 'The Raft group that replicates the partition (0: the metadata group)' }),
     at: str('When the loss was accepted (ISO 8601)'),
     kept: Type.Object(
       {
-        newest_offset: str('The newest offset the replica held, and kept (BEGIN when it held none); new events follow it'),
+        newest_offset: Type.Optional(str('The newest offset the replica held, and kept (BEGIN when it held none); new events follow it. Absent for the metadata group')),
         last_index: Type.Integer({ description: 'The last Raft index it held' }),
       },
       { description: 'What the replica holds and keeps' },
@@ -266,6 +269,7 @@ export const AcceptedLoss = named('AcceptedLoss', Type.Object(
     ),
     term_before: Type.Integer({ description: 'The term the replica was stuck at' }),
     term: Type.Integer({ description: 'The term it leads at now: above every term its node may have used; 0 when it did not lead within 5 s of the request' }),
+    recorded: Type.Optional(Type.Boolean({ description: 'In GET /cluster: whether the metadata holds the record (false: accepted on this node, its record not committed yet; it is proposed until it is)' })),
   },
   { description: 'A loss accepted by an operator: the events the partition acknowledged after what the replica kept are gone, and their offsets go to new events' },
 ));
@@ -313,7 +317,11 @@ export const ClusterView = named('ClusterView', Type.Object(
     incomplete_partitions: Type.Integer({ description: 'Partitions with an incomplete replica' }),
     cluster_id: str('The cluster this data directory founded or joined'),
     disk_id: str('This data directory'),
-    accepted_losses: Type.Array(AcceptedLoss, { description: 'Losses of damaged sole replicas accepted on this node (POST /cluster/partitions/{group}/accept-loss) since it started; its log keeps them for good' }),
+    accepted_losses: Type.Array(AcceptedLoss, {
+      description:
+        'Losses operators accepted (POST /cluster/partitions/{group}/accept-loss, BROOK_ACCEPT_METADATA_LOSS) on any node, as recorded in the metadata, oldest first: the newest 100 are kept. Then those accepted on this node whose record is not committed yet (recorded false)',
+    }),
+    accepted_losses_older: Type.Integer({ description: 'How many older recorded losses were let go to bound the metadata' }),
   },
   { description: "This node's view of the cluster" },
 ));
