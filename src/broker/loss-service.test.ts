@@ -4,7 +4,7 @@
 // term its node could have used (its term ceiling), keeping every event it holds in order, and the
 // partition takes writes again; the acceptance is recorded (GET /cluster's accepted_losses).
 // Method: the rule as a table; then one node (PartitionReplicas on a RaftNodeHost over MemoryKv with a
-// NodeDisk and MemoryCell, as partition-damage.test.ts) whose write-ahead-log tail is lost (the KV
+// NodeDisk and MemoryCell, testing/disk-node-replicas.ts) whose write-ahead-log tail is lost (the KV
 // rolled back to an earlier durable image): the partition of one replica opens damaged, takes no
 // write, the service accepts its loss, and it is written and read again.
 import { test } from 'node:test';
@@ -17,13 +17,9 @@ import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
 import { LossService } from './loss-service.js';
 import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { NodeDisk } from './node-disk.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
+import { diskNodeGroupOf as groupOf, diskNodeReplicas } from '../testing/disk-node-replicas.js';
 
-const logger = pino({ level: 'silent' });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-const noTicks: TickSource = { every: () => () => undefined };
-const groupOf = (p: number) => 1000 + p;
 
 test('the rule: only a damaged, open replica that is the only one of its partition may accept its loss', () => {
   const sole = { replicas: [1], learners: [] };
@@ -50,22 +46,7 @@ test('the rule: only a damaged, open replica that is the only one of its partiti
 });
 
 async function node(kv: MemoryKv, disk: NodeDisk, replicaSet: number[]) {
-  const c = { nowMs: () => Date.now(), monotonicMs: () => performance.now() };
-  const host = new RaftNodeHost({ self: 1, kv, disk, tickMs: 100, clock: c, ticks: noTicks, logger, onFatal: (err) => { throw err; } });
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    disk,
-    host,
-    placement: (_topic, partition) => ({ group: groupOf(partition), replicas: replicaSet }),
-    clock: c,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => `x${Math.random()}` },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 300,
-  });
-  host.start(undefined);
+  const { replicas, close } = diskNodeReplicas(kv, disk, { replicaSet, appendTimeoutMs: 300 });
   const placed = (): PlacedPartition[] => [0, 1].map((p) => ({ event_type: 'solo', partition: String(p), index: p, topic: 7, legacy: false, placement: { group: groupOf(p), replicas: replicaSet } }));
   const said: string[] = [];
   const loud = pino({ level: 'error' }, { write: (line: string) => said.push(line) });
@@ -84,7 +65,7 @@ async function node(kv: MemoryKv, disk: NodeDisk, replicaSet: number[]) {
     recorded: () => metadata.acceptedLosses,
     record: async (loss) => void metadata.apply(metadata.appliedIndex + 1, { op: 'loss.accepted', loss }),
   });
-  return { replicas, losses, said, metadata, close: async () => { await replicas.close(); await host.close(); } };
+  return { replicas, losses, said, metadata, close };
 }
 
 const event = (k: number) => Buffer.from(`{"k":${k}}`);

@@ -1,44 +1,22 @@
 // Goal: partition groups on the node host take part in the lost-tail check (issue 9): each turn's one
 // write carries one raft write sequence number whatever the number of groups in it, the marker follows
 // the durable turns, and a lost tail of the write-ahead log marks the partition groups damaged.
-// Method: one node (PartitionReplicas on a RaftNodeHost) over MemoryKv with a NodeDisk and MemoryCell;
+// Method: one node (PartitionReplicas on a RaftNodeHost: testing/disk-node-replicas.ts) over MemoryKv with a NodeDisk and MemoryCell;
 // appends to eight partitions at once; the disk is rolled back to an earlier image (copyDurable) to
 // stand for RocksDB dropping the end of its WAL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { MemoryCell, MemoryKv } from '../log/index.js';
 import { NodeDisk } from './node-disk.js';
-import { PartitionReplicas } from './partition-replicas.js';
-import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
+import { diskNodeGroupOf as groupOf, diskNodeReplicas } from '../testing/disk-node-replicas.js';
 import { RaftLogStore } from './raft-log-store.js';
 import { writeSeqKey } from './raft-keys.js';
 import { decodeU64Record } from './raft-records.js';
 
-const logger = pino({ level: 'silent' });
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
-const noTicks: TickSource = { every: () => () => undefined };
-const groupOf = (p: number) => 1000 + p;
 
-async function node(kv: MemoryKv, disk: NodeDisk, replicaSet: number[] = [1]) {
-  const c = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
-  const host = new RaftNodeHost({ self: 1, kv, disk, tickMs: 100, clock: c, ticks: noTicks, logger, onFatal: (err) => { throw err; } });
-  const replicas = new PartitionReplicas({
-    self: 1,
-    kv,
-    disk,
-    host,
-    placement: (_topic, partition) => ({ group: groupOf(partition), replicas: replicaSet }),
-    clock: c,
-    random: { next: () => 0.5, int: (n: number) => Math.floor(n / 2), uuid: () => 'x' },
-    logger,
-    electionTicks: 10,
-    heartbeatTicks: 1,
-    appendTimeoutMs: 5000,
-  });
-  host.start(undefined);
-  return { replicas, close: async () => { await replicas.close(); await host.close(); } };
-}
+const fixedClock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
+const node = (kv: MemoryKv, disk: NodeDisk, replicaSet: number[] = [1]) => diskNodeReplicas(kv, disk, { replicaSet, clock: fixedClock });
 
 async function storedSeq(kv: MemoryKv): Promise<number> {
   const raw = await kv.get(writeSeqKey);
