@@ -4,6 +4,7 @@
 // Builds alternate per round (A B / B A). The broker is a child (`node --trace-gc-nvp ROOT/dist/main.js`),
 // the load generator this process. Run from a checkout after `npm run build:bench`.
 //   node bench/scratch/gc-per-request.mjs [--size 10] [--producers 64] [--requests 20000] [--rounds 2] ROOT_A ROOT_B ...
+// A root may carry node flags for its broker: ROOT::--max-semi-space-size=32,--other.
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -69,7 +70,9 @@ for (let round = 1; round <= rounds; round++) {
   for (const root of order) {
     const logFile = join(logDir, `${round}-${results.get(root).length}-${root.replace(/\W/g, '_')}.log`);
     const spawned = performance.now();
-    const b = await startBroker({ nodeArgs: ['--trace-gc-nvp'], logFile, entry: brokerEntryOf(root) });
+    // ROOT::--flag,--flag2: the same build with extra node flags (e.g. to try V8's heap settings).
+    const [dir, flags = ''] = root.split('::');
+    const b = await startBroker({ nodeArgs: ['--trace-gc-nvp', ...flags.split(',').filter((f) => f !== '')], logFile, entry: brokerEntryOf(dir) });
     const res = await fetch(`${b.url}/event-types`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(eventTypeBody('bench.order-placed', 'hash')) });
     if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
     const pool = publishPool(b.url, producers);

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
+import { linearRegExp, re2RegExp, UnsupportedPatternError } from './linear-regexp.js';
 
 /** Pieces of ECMAScript patterns whose translation matters, and plain ones. */
 const atom = fc.constantFrom(
@@ -38,8 +38,13 @@ test('property: the linear engine answers as V8 does (u flag) for every pattern 
         fc.pre(false);
         return;
       }
+      // RE2 for every pattern (the translation), and the engine linearRegExp picks (V8 for backtrack-free ones).
+      const re2 = re2RegExp(p);
       const linear = linearRegExp(p);
-      for (const s of inputs) assert.equal(linear.test(s), model.test(s), `pattern ${JSON.stringify(p)} on ${JSON.stringify(s)}`);
+      for (const s of inputs) {
+        assert.equal(re2.test(s), model.test(s), `RE2: pattern ${JSON.stringify(p)} on ${JSON.stringify(s)}`);
+        assert.equal(linear.test(s), model.test(s), `pattern ${JSON.stringify(p)} on ${JSON.stringify(s)}`);
+      }
     }),
     { numRuns: 2000, seed: 1010 },
   );
@@ -65,6 +70,7 @@ test('translations keep ECMAScript meaning: \\s is Unicode white space, . exclud
   ];
   for (const [p, s, expected] of cases) {
     assert.equal(new RegExp(p, 'u').test(s), expected, `model: ${p}`);
+    assert.equal(re2RegExp(p).test(s), expected, `RE2: ${p} on ${JSON.stringify(s)}`);
     assert.equal(linearRegExp(p).test(s), expected, `${p} on ${JSON.stringify(s)}`);
   }
 });

@@ -14,8 +14,14 @@
  * `[\b]`, `[^]` and `[]`; `\s`/`\S` (ECMAScript's Unicode white space, RE2's is ASCII only) and `.`
  * (ECMAScript's excludes \r, U+2028 and U+2029 as well as \n). `\d`, `\w`, `\b`, `^` and `$` mean
  * the same in both.
+ *
+ * A pattern that V8's engine provably runs in linear time too (backtrack-free.ts: no alternation, exact
+ * repetitions, at most one other repetition of a single character in a pattern anchored with `^`;
+ * `^ORD-[0-9]{10}$`, `^[A-Z]{2}$`, `^[a-z0-9-]+$`) is run by V8 after the same checks: about ten times
+ * faster than re2js, with no allocation per test.
  */
 import { RE2JS } from 're2js';
+import { backtrackFree } from './backtrack-free.js';
 
 export class UnsupportedPatternError extends Error {
   override name = 'UnsupportedPatternError';
@@ -175,8 +181,18 @@ export interface LinearRegExp {
   test(input: string): boolean;
 }
 
-/** Compiles an ECMAScript pattern to a linear-time matcher; throws UnsupportedPatternError with the reason. */
+/**
+ * Compiles an ECMAScript pattern to a linear-time matcher; throws UnsupportedPatternError with the reason.
+ * Backtrack-free patterns run on V8's engine, the others on RE2.
+ */
 export function linearRegExp(pattern: string): LinearRegExp {
+  const re2 = re2RegExp(pattern);
+  // Refused or accepted exactly as by RE2 (it compiled the pattern); only the engine that runs it changes.
+  return backtrackFree(pattern) ? new RegExp(pattern, 'u') : re2;
+}
+
+/** The pattern compiled for RE2 whatever its shape (the translation's own tests use it directly). */
+export function re2RegExp(pattern: string): LinearRegExp {
   try {
     // Checks the ECMAScript syntax only (V8 parses; nothing runs), as ajv does without this engine.
     new RegExp(pattern, 'u');

@@ -26,6 +26,7 @@
 import Ajv04Module from 'ajv-draft-04';
 import addFormatsModule from 'ajv-formats';
 import { linearRegExp, UnsupportedPatternError } from './linear-regexp.js';
+import { commonDateTime, commonUuid, withFastPath } from './fast-formats.js';
 
 // Both packages are CommonJS with `module.exports = fn; exports.default = fn`; under NodeNext the
 // default import is module.exports at run time while the typings describe `.default`. Take whichever
@@ -101,6 +102,14 @@ export function createAjv(): Ajv {
   ajv.removeKeyword('enum');
   ajv.addKeyword({ keyword: 'enum', schemaType: 'array', compile: setEnum as never });
   addFormats(ajv);
+  // date-time and uuid (every event's metadata has both) read their common shape directly and ask
+  // ajv-formats' own check about the rest: the same answers, several times faster (fast-formats.ts).
+  const formats = ajv.formats as Record<string, { validate: (s: string) => boolean; compare?: unknown } | RegExp | undefined>;
+  const dateTime = formats['date-time'];
+  const uuid = formats['uuid'];
+  if (dateTime === undefined || dateTime instanceof RegExp || !(uuid instanceof RegExp)) throw new Error('ajv-formats: date-time or uuid not as expected');
+  ajv.addFormat('date-time', { ...dateTime, validate: withFastPath(commonDateTime, dateTime.validate) } as never);
+  ajv.addFormat('uuid', withFastPath(commonUuid, (s) => uuid.test(s)));
   return ajv;
 }
 
