@@ -43,6 +43,7 @@ import { noNode } from '../../raft/index.js';
 import type { Entry, Message, MessageType, NodeId, Ready } from '../../raft/index.js';
 import type { NodeDisk } from '../node-disk.js';
 import type { RaftGroup } from './raft-group.js';
+import { GroupIdSet, GroupTimes } from './group-slots.js';
 import { termJumpMax } from '../../transport/limits.js';
 import { nodeOfMember } from '../../core/member-id.js';
 
@@ -150,7 +151,8 @@ interface Turn {
 export class RaftNodeHost {
   readonly #o: NodeHostOptions;
   readonly #groups = new Map<number, RaftGroup<unknown>>();
-  readonly #dirty = new Set<number>();
+  /** Groups with work for the next turn (a Set<number> in effect; group-slots.ts says why not one). */
+  readonly #dirty = new GroupIdSet();
   /** Groups whose Readies wait (a follower fetching the log it lacks before it takes a snapshot). */
   readonly #paused = new Set<number>();
   #rows: ((b: KvBatch) => void)[] = [];
@@ -178,11 +180,11 @@ export class RaftNodeHost {
   /** Turns and writes, for observation (and tests of "one write per turn"). */
   readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0 };
   /** Per group, since when it has had work no turn has taken (monotonic ms; for onPhase 'wait'). */
-  readonly #workSince = new Map<number, number>();
+  readonly #workSince = new GroupTimes();
   /** Per group, since when entries received as a follower wait for their acknowledgement. */
-  readonly #entriesSince = new Map<number, number>();
+  readonly #entriesSince = new GroupTimes();
   /** Per group, since when an acknowledgement received as a leader waits for an apply. */
-  readonly #ackSince = new Map<number, number>();
+  readonly #ackSince = new GroupTimes();
 
   constructor(o: NodeHostOptions) {
     this.#o = o;
@@ -210,9 +212,9 @@ export class RaftNodeHost {
     const g = this.#groups.get(id);
     if (g === undefined) return;
     this.#groups.delete(id);
-    this.#dirty.delete(id);
+    this.#dirty.forget(id);
     this.#paused.delete(id);
-    for (const m of [this.#workSince, this.#entriesSince, this.#ackSince]) m.delete(id);
+    for (const m of [this.#workSince, this.#entriesSince, this.#ackSince]) m.forget(id);
     g.close();
     await this.#turnDone;
   }
@@ -438,7 +440,13 @@ export class RaftNodeHost {
       // in this Ready; if there is none or it commits nothing, no commit waited for them.
       const ackAt = this.#ackSince.get(id);
       this.#ackSince.delete(id);
-      if (g === undefined || !g.raw.hasReady()) continue;
+      if (g === undefined) {
+        // Kicked for a group not hosted (any more): nothing keeps its records.
+        this.#dirty.forget(id);
+        for (const m of [this.#workSince, this.#entriesSince, this.#ackSince]) m.forget(id);
+        continue;
+      }
+      if (!g.raw.hasReady()) continue;
       const stored = g.store.storage.lastIndex();
       const rd = g.raw.ready();
       g.observe(rd);
@@ -618,7 +626,7 @@ export class RaftNodeHost {
   }
 
   /** Reports the phase that started at `since[id]`, if any, and forgets it. */
-  #phaseSince(since: Map<number, number>, id: number, phase: HostPhase): void {
+  #phaseSince(since: GroupTimes, id: number, phase: HostPhase): void {
     const at = since.get(id);
     if (at === undefined) return;
     since.delete(id);

@@ -16,6 +16,7 @@ import { assert } from '../../core/assert.js';
 import { noNode, RawNode } from '../../raft/index.js';
 import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, StateType, Term } from '../../raft/index.js';
 import type { RaftLogStore } from '../raft-log-store.js';
+import { PendingProposals } from './pending-proposals.js';
 
 /** The state machine a group applies its committed entries to. */
 export interface GroupApplier<Outcome> {
@@ -99,8 +100,8 @@ export class RaftGroup<Outcome> {
   #lead: NodeId = noNode;
   #role: StateType = 'follower';
   #term: Term;
-  /** index -> the proposals waiting for the entry at that index (one per term that proposed there). */
-  readonly #pending = new Map<Index, Pending<Outcome>[]>();
+  /** The proposals waiting for their entry, by index (one per term that proposed at an index). */
+  readonly #pending = new PendingProposals<Pending<Outcome>>();
   /** Called when the leader or role changed (after the Ready that says so). */
   onLeaderChange: ((lead: NodeId, term: Term) => void) | undefined;
   /** Set by the node host: the group has new work for its Ready loop (a proposal). */
@@ -274,10 +275,7 @@ export class RaftGroup<Outcome> {
     }
     this.onWork?.();
     return new Promise((resolve, reject) => {
-      const p: Pending<Outcome> = { term: r.term, index: r.firstIndex, deadlineMs, resolve, reject };
-      const at = this.#pending.get(r.firstIndex);
-      if (at === undefined) this.#pending.set(r.firstIndex, [p]);
-      else at.push(p);
+      this.#pending.add({ term: r.term, index: r.firstIndex, deadlineMs, resolve, reject });
     });
   }
 
@@ -300,13 +298,12 @@ export class RaftGroup<Outcome> {
       applied = true;
     }
     this.#applied = e.index;
-    const waiting = this.#pending.get(e.index);
+    const waiting = this.#pending.takeUpTo(e.index);
     if (waiting === undefined) return;
-    this.#pending.delete(e.index);
     for (const p of waiting) {
       // Only the proposal of the entry's own term is this entry; one of another term was overwritten
       // by a newer leader's log (it did not commit and never will).
-      if (p.term === e.term && applied) p.resolve({ index: e.index, term: e.term, outcome: outcome as Outcome });
+      if (p.index === e.index && p.term === e.term && applied) p.resolve({ index: e.index, term: e.term, outcome: outcome as Outcome });
       else p.reject(new ProposalFailedError('overwritten', `group ${this.id}: leadership changed before entry ${p.index} of term ${p.term} committed`, this.#lead, this.#term));
     }
   }
@@ -320,10 +317,8 @@ export class RaftGroup<Outcome> {
     this.#conf = s.metadata.confState;
     this.#applied = s.metadata.index;
     this.#applier!.restore(s);
-    for (const [index, ps] of this.#pending) {
-      if (index > s.metadata.index) continue;
-      this.#pending.delete(index);
-      for (const p of ps) p.reject(new ProposalFailedError('overwritten', `group ${this.id}: replaced by a snapshot before entry ${index} was applied here`, this.#lead, this.#term));
+    for (const p of this.#pending.takeUpTo(s.metadata.index) ?? []) {
+      p.reject(new ProposalFailedError('overwritten', `group ${this.id}: replaced by a snapshot before entry ${p.index} was applied here`, this.#lead, this.#term));
     }
   }
 
@@ -373,22 +368,17 @@ export class RaftGroup<Outcome> {
    */
   expire(nowMs: number): void {
     if (this.#pending.size === 0 || this.isSingleton()) return;
-    for (const [index, ps] of this.#pending) {
-      const late = ps.filter((p) => p.deadlineMs <= nowMs);
-      if (late.length === 0) continue;
-      if (late.length === ps.length) this.#pending.delete(index);
-      else this.#pending.set(index, ps.filter((p) => p.deadlineMs > nowMs));
-      for (const p of late) p.reject(new ProposalFailedError('timeout', `group ${this.id}: entry ${index} did not commit in time (no quorum?); it may still commit`, this.#lead, this.#term));
+    for (const p of this.#pending.takeExpired(nowMs)) {
+      p.reject(new ProposalFailedError('timeout', `group ${this.id}: entry ${p.index} did not commit in time (no quorum?); it may still commit`, this.#lead, this.#term));
     }
   }
 
   close(reason?: Error, mayCommitUpTo = 0): void {
     const err = reason === undefined ? new ProposalFailedError('closed', `group ${this.id} closed on this node`, noNode, this.#term) : new ProposalFailedError('refused', reason.message, noNode, this.#term, reason);
-    for (const p of [...this.#pending.values()].flat()) {
+    for (const p of this.#pending.takeAll()) {
       if (reason !== undefined && p.index <= mayCommitUpTo) {
         p.reject(new ProposalFailedError('timeout', `group ${this.id}: a write was refused (${reason.message}) after entry ${p.index} was stored or sent; it may still commit`, noNode, this.#term));
       } else p.reject(err);
     }
-    this.#pending.clear();
   }
 }
