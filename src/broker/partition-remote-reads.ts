@@ -27,6 +27,8 @@ export interface RemoteBounds {
 
 /** How old remote bounds may get before a read of them asks a replica again. */
 const remoteBoundsMaxAgeMs = 500;
+/** How long a fresh ask of bounds waits for a replica before the cached bounds are taken (freshen). */
+export const freshBoundsWaitMs = 500;
 /** How long a remote wait for new events lasts before it is asked again. */
 const remoteWaitMs = 1000;
 /**
@@ -135,6 +137,38 @@ export class PartitionRemoteReads {
     );
     const got = answers.filter((n): n is number => n !== undefined);
     return { asked: where.targets.length, newest: got.length === 0 ? undefined : Math.max(...got) };
+  }
+
+  /**
+   * Asks the leader a replica named last (then the other replicas, in turn) for the bounds now, so
+   * that a client that published on another node and then asks this one sees its events: resolves
+   * once one answered (cachedBounds() has it then), or after `waitMs` with the cache as it was.
+   */
+  async freshen(topic: number, partition: number, waitMs = freshBoundsWaitMs): Promise<void> {
+    const where = this.targets(topic, partition);
+    const ask = this.#c.forwarder?.bounds?.bind(this.#c.forwarder);
+    if (where === undefined || ask === undefined || where.targets.length === 0) return;
+    const leader = this.#bounds.get(replicaKey(topic, partition))?.leader?.id;
+    const order = leader !== undefined && where.targets.includes(leader) ? [leader, ...where.targets.filter((n) => n !== leader)] : where.targets;
+    const asking = (async () => {
+      for (const to of order) {
+        try {
+          const b = await ask(to, { group: where.group, topic, partition });
+          this.#note(topic, partition, to, b.oldest, b.newest, b.leader === noNode ? undefined : { id: b.leader, term: b.epoch });
+          this.#unanswered.delete(replicaKey(topic, partition));
+          return;
+        } catch {
+          // the next replica
+        }
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    try {
+      await Promise.race([asking, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
