@@ -12,7 +12,7 @@ import { ReplicasContext } from './partition-replicas-context.js';
 import type { PartitionReplicasOptions, RemoteReadChunk, RemoteReadRequest } from './partition-replicas-types.js';
 
 /** Node 3, holding no replica of partition 0 of topic 1 (on nodes 1 and 2), whose log holds `events`. */
-function remoteReads(events: number, size = 100) {
+function remoteReads(events: number, size = 100, splitAt?: number) {
   const calls = { reads: 0, leftEarly: 0, asked: [] as RemoteReadRequest[] };
   const o = {
     self: 3,
@@ -33,7 +33,12 @@ function remoteReads(events: number, size = 100) {
           out.push({ offset: off, bytes: Buffer.alloc(size, 97) });
           bytes += size;
         }
-        yield { events: out, oldest: 0, newest: events - 1, epoch: 2 };
+        // The transport splits one answer into chunks at a gap in the offsets (forward-codec.ts).
+        const cut = splitAt === undefined ? out.length : out.findIndex((e) => e.offset >= splitAt);
+        if (cut > 0 && cut < out.length) {
+          yield { events: out.slice(0, cut), oldest: 0, newest: events - 1, epoch: 2 };
+          yield { events: out.slice(cut), oldest: 0, newest: events - 1, epoch: 2 };
+        } else yield { events: out, oldest: 0, newest: events - 1, epoch: 2 };
         ended = true;
       } finally {
         if (!ended) calls.leftEarly++;
@@ -81,4 +86,14 @@ test('the read-ahead keeps within the byte bound the caller gives, and a read el
   // The first place is still kept (several runs per partition).
   assert.deepEqual((await reads.read(1, 0, 10 as Offset, 1, 50_000, 0)).map((e) => e.offset), [11]);
   assert.equal(calls.reads, 3);
+});
+
+test('an answer that reaches this node in several chunks is read whole', async () => {
+  const { reads, calls } = remoteReads(3000, 100, 600);
+  const got = await reads.read(1, 0, 499 as Offset, 1, 1_000_000, 0);
+  assert.deepEqual(got.map((e) => e.offset), [500]);
+  const next = await reads.read(1, 0, 500 as Offset, 1000, 1_000_000, 0);
+  assert.deepEqual([next[0]!.offset, next.at(-1)!.offset], [501, 1499], 'both chunks of the first answer kept');
+  assert.equal(calls.reads, 1);
+  assert.equal(calls.leftEarly, 0);
 });

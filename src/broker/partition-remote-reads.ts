@@ -222,17 +222,19 @@ export class PartitionRemoteReads {
       this.remoteReadsSent++;
       const ac = new AbortController();
       try {
-        // A read without `follow` is one chunk, then the end of the call: the call is read to its end,
-        // not left after the chunk. Left, it was cancelled (an HTTP/2 RST_STREAM), one per read, and
-        // the replica's HTTP/2 server takes a burst of about a thousand resets for an attack and
-        // closes the connection (docs/replication.md, "Reads on a node holding no replica").
-        let got: RemoteReadChunk | undefined;
+        // A read without `follow` is one answer (on the wire one chunk per run of dense offsets), then
+        // the end of the call: the call is read to its end, not left after the first chunk. Left, it
+        // was cancelled (an HTTP/2 RST_STREAM), one per read, and the replica's HTTP/2 server takes a
+        // burst of about a thousand resets for an attack and closes the connection
+        // (docs/replication.md, "Any node serves any request").
+        let last: RemoteReadChunk | undefined;
+        const events: StoredEventView[] = [];
         for await (const chunk of this.#c.forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
-          if (got === undefined) got = chunk;
+          for (const e of chunk.events) events.push({ offset: e.offset as Offset, bytes: e.bytes });
+          last = chunk;
         }
-        if (got === undefined) return [];
-        this.#note(topic, partition, to, got.oldest, got.newest);
-        return got.events.map((e) => ({ offset: e.offset as Offset, bytes: e.bytes }));
+        if (last !== undefined) this.#note(topic, partition, to, last.oldest, last.newest);
+        return events;
       } catch (err) {
         lastErr = err;
       } finally {
