@@ -10,6 +10,7 @@ import { noNode, type NodeId, type Term } from '../raft/index.js';
 import type { PartitionReplica, StoredEventView } from './partition-replica.js';
 import { replicaKey, type ReplicasContext } from './partition-replicas-context.js';
 import type { RemoteReadChunk, RemoteReadRequest } from './partition-replicas-types.js';
+import { RemoteReadAhead } from './remote-read-ahead.js';
 import { answeredLastFirst } from './replica-peers.js';
 
 /** Bounds of a partition this node holds no replica of, as a replica last told them. */
@@ -26,8 +27,17 @@ export interface RemoteBounds {
 
 /** How old remote bounds may get before a read of them asks a replica again. */
 const remoteBoundsMaxAgeMs = 500;
+/** How long a fresh ask of bounds waits for a replica before the cached bounds are taken (freshen). */
+export const freshBoundsWaitMs = 500;
 /** How long a remote wait for new events lasts before it is asked again. */
 const remoteWaitMs = 1000;
+/**
+ * Events a remote read asks a replica for at least (within the caller's byte bound), the rest kept for
+ * the next reads (remote-read-ahead.ts), and what is kept for all partitions together.
+ */
+const remoteReadAheadEvents = 1000;
+const remoteReadAheadBytesMax = 16 * 1024 * 1024;
+const remoteReadAheadRuns = 4;
 
 /** A read of a partition this node can read from no replica. */
 export function noReplicaHere(topic: number, partition: number): never {
@@ -39,6 +49,10 @@ export class PartitionRemoteReads {
   readonly #bounds = new Map<string, RemoteBounds>();
   /** Partitions held elsewhere whose replicas have not answered yet (refreshAll asks again). */
   readonly #unanswered = new Set<string>();
+  /** Events read from replicas beyond what was asked, for the next reads. */
+  readonly #ahead = new RemoteReadAhead({ bytesMax: remoteReadAheadBytesMax, runsPerPartition: remoteReadAheadRuns });
+  /** Reads sent to replicas (a test counts them). */
+  remoteReadsSent = 0;
 
   constructor(c: ReplicasContext) {
     this.#c = c;
@@ -97,6 +111,7 @@ export class PartitionRemoteReads {
       if (this.#c.o.placement(topic, partition) === undefined || !this.#c.isRemote(topic, partition)) {
         this.#bounds.delete(key);
         this.#unanswered.delete(key);
+        this.#ahead.drop(key);
       } else this.refresh(topic, partition);
     }
   }
@@ -122,6 +137,38 @@ export class PartitionRemoteReads {
     );
     const got = answers.filter((n): n is number => n !== undefined);
     return { asked: where.targets.length, newest: got.length === 0 ? undefined : Math.max(...got) };
+  }
+
+  /**
+   * Asks the leader a replica named last (then the other replicas, in turn) for the bounds now, so
+   * that a client that published on another node and then asks this one sees its events: resolves
+   * once one answered (cachedBounds() has it then), or after `waitMs` with the cache as it was.
+   */
+  async freshen(topic: number, partition: number, waitMs = freshBoundsWaitMs): Promise<void> {
+    const where = this.targets(topic, partition);
+    const ask = this.#c.forwarder?.bounds?.bind(this.#c.forwarder);
+    if (where === undefined || ask === undefined || where.targets.length === 0) return;
+    const leader = this.#bounds.get(replicaKey(topic, partition))?.leader?.id;
+    const order = leader !== undefined && where.targets.includes(leader) ? [leader, ...where.targets.filter((n) => n !== leader)] : where.targets;
+    const asking = (async () => {
+      for (const to of order) {
+        try {
+          const b = await ask(to, { group: where.group, topic, partition });
+          this.#note(topic, partition, to, b.oldest, b.newest, b.leader === noNode ? undefined : { id: b.leader, term: b.epoch });
+          this.#unanswered.delete(replicaKey(topic, partition));
+          return;
+        } catch {
+          // the next replica
+        }
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    try {
+      await Promise.race([asking, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Asks a replica for the bounds (in the background; bounds() answers from the cache meanwhile). */
@@ -152,18 +199,42 @@ export class PartitionRemoteReads {
     })();
   }
 
+  /**
+   * Events after `after` from a replica: from the events an earlier read brought beyond what it asked
+   * for when they hold the next one, else read (a read that does not wait asks for at least
+   * remoteReadAheadEvents, within `maxBytes`, and keeps the rest).
+   */
   async read(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number, waitMs: number): Promise<StoredEventView[]> {
+    const key = replicaKey(topic, partition);
+    const kept = this.#ahead.take(key, after, maxEvents, maxBytes);
+    if (kept !== undefined) return kept;
+    const events = await this.#readRemote(topic, partition, after, waitMs === 0 ? Math.max(maxEvents, remoteReadAheadEvents) : maxEvents, maxBytes, waitMs);
+    if (events.length <= maxEvents) return events;
+    this.#ahead.put(key, after, events);
+    return events.slice(0, maxEvents);
+  }
+
+  async #readRemote(topic: number, partition: number, after: Offset, maxEvents: number, maxBytes: number, waitMs: number): Promise<StoredEventView[]> {
     const where = this.targets(topic, partition);
     if (where === undefined || this.#c.forwarder?.read === undefined) noReplicaHere(topic, partition);
     let lastErr: unknown;
     for (const to of where.targets) {
+      this.remoteReadsSent++;
       const ac = new AbortController();
       try {
+        // A read without `follow` is one answer (on the wire one chunk per run of dense offsets), then
+        // the end of the call: the call is read to its end, not left after the first chunk. Left, it
+        // was cancelled (an HTTP/2 RST_STREAM), one per read, and the replica's HTTP/2 server takes a
+        // burst of about a thousand resets for an attack and closes the connection
+        // (docs/replication.md, "Any node serves any request").
+        let last: RemoteReadChunk | undefined;
+        const events: StoredEventView[] = [];
         for await (const chunk of this.#c.forwarder.read(to, { group: where.group, topic, partition, afterOffset: after, maxEvents, maxBytes, waitMs, follow: false, flowId: '' }, ac.signal)) {
-          this.#note(topic, partition, to, chunk.oldest, chunk.newest);
-          return chunk.events.map((e) => ({ offset: e.offset as Offset, bytes: e.bytes }));
+          for (const e of chunk.events) events.push({ offset: e.offset as Offset, bytes: e.bytes });
+          last = chunk;
         }
-        return [];
+        if (last !== undefined) this.#note(topic, partition, to, last.oldest, last.newest);
+        return events;
       } catch (err) {
         lastErr = err;
       } finally {

@@ -125,6 +125,15 @@ export class PartitionReplicas {
   }
 
   /**
+   * Bounds of a partition held elsewhere brought up to what its leader (else another replica) holds
+   * now, waiting at most `waitMs`: after that bounds() answers from what a replica told last.
+   * Nothing to do for a partition whose voter is here.
+   */
+  freshenBounds(topic: number, partition: number, waitMs?: number): Promise<void> {
+    return this.#c.isRemote(topic, partition) ? this.#remote.freshen(topic, partition, waitMs) : Promise.resolve();
+  }
+
+  /**
    * Leadership back to each partition's preferred leader once it is caught up, and away from a leader
    * still fetching the retained log before its snapshot (partition-leader-balance.ts). Called
    * periodically; returns the number of transfers started.

@@ -38,6 +38,8 @@ export interface PartitionLogs {
   waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void>;
   /** What the other replicas of a partition say is its newest offset (consumption/ports.ts). */
   newestElsewhere?(topic: number, partition: number): Promise<{ asked: number; newest: number | undefined }>;
+  /** Bounds of a partition held elsewhere brought up to a replica's (consumption/ports.ts). */
+  freshenBounds?(topic: number, partition: number): Promise<void>;
   append(items: PartitionAppend[]): Promise<PartitionAppendResult[]>;
   setBase(topic: number, partition: number, base: number): Promise<void>;
   /** A command of the partition's group (seal, base) through its leader; resolves with the log's next offset. */
@@ -170,6 +172,13 @@ export class StorageRouter implements PartitionReader {
     const r = (await (await this.ensureStorage(cur.storage_id)).newestElsewhere?.(cur.topic, partition)) ?? { asked: 0, newest: undefined };
     // A new timeline continues the offsets from its start.
     return r.newest === undefined ? r : { asked: r.asked, newest: Math.max(r.newest, (cur.starts[partition] ?? 0) - 1) };
+  }
+
+  /** Freshens the bounds of the partition's log in every timeline (bounds() spans them all). */
+  async freshenBounds(topic: number, partition: number): Promise<void> {
+    const tls = this.#timelines(topic);
+    if (tls === undefined) return this.#stores.get(defaultStorageId)!.freshenBounds?.(topic, partition);
+    await Promise.all(tls.map(async (t) => (await this.ensureStorage(t.storage_id).catch(() => undefined))?.freshenBounds?.(t.topic, partition)));
   }
 
   waitForEvents(topic: number, partition: number, after: Offset, signal: AbortSignal): Promise<void> {

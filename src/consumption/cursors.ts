@@ -35,6 +35,18 @@ export class CursorResolver {
     return this.#reader.bounds(rec.storage.topic, this.partitionIndex(rec, partition));
   }
 
+  /**
+   * Brings the bounds of `partitions` (those of the event type; others are left to the checks that
+   * refuse them) up to date where this node holds no replica of them, so that an answer after a publish
+   * acknowledged on another node sees it (ports.ts, freshenBounds); a bounded wait, never a failure.
+   */
+  async freshen(rec: EventTypeRecord, partitions: Iterable<string>): Promise<void> {
+    const fresh = this.#reader.freshenBounds?.bind(this.#reader);
+    if (fresh === undefined) return;
+    const known = new Set([...partitions].filter((p) => rec.storage.partitions.includes(p)));
+    await Promise.all([...known].map((p) => fresh(rec.storage.topic, Number(p)).catch(() => undefined)));
+  }
+
   partitionIndex(rec: EventTypeRecord, partition: string): number {
     if (!rec.storage.partitions.includes(partition)) {
       throw problems.invalidCursor(`Partition "${partition}" does not exist in event type "${rec.eventType.name}"`);

@@ -26,4 +26,10 @@ export interface PartitionReader {
    * how many replicas there are to ask; `newest`: the highest answer, undefined when none answered.
    */
   newestElsewhere?(topic: number, partition: number): Promise<{ asked: number; newest: number | undefined }>;
+  /**
+   * Brings bounds() of a partition held on other nodes up to what a replica holds now (it answers from
+   * what a replica told last otherwise), within a bounded wait; resolves either way, never rejects
+   * (absent: bounds() is this node's own copy).
+   */
+  freshenBounds?(topic: number, partition: number): Promise<void>;
 }

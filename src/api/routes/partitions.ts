@@ -23,12 +23,22 @@ function asCursor(c: unknown, where: string): WireCursor {
   return c as WireCursor;
 }
 
+/**
+ * The partitions the cursors under `keys` of `o` name (unchecked: the answer's checks refuse bad ones),
+ * whose bounds are freshened before the answer (consumption/cursors.ts, freshen).
+ */
+function partitionsNamed(o: unknown, ...keys: string[]): string[] {
+  if (o === null || typeof o !== 'object') return [];
+  return keys.map((k) => (o as Record<string, { partition?: unknown } | null | undefined>)[k]?.partition).filter((p): p is string => typeof p === 'string');
+}
+
 export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { cursors } = deps;
 
   app.get<{ Params: NameParams; Querystring: { cursors?: string } }>('/event-types/:name/partitions', async (request) => {
     const rec = deps.eventTypes.record(request.params.name);
     deps.access.checkRead(request.principal, rec.eventType);
+    await cursors.freshen(rec, rec.storage.partitions);
     const consumed = new Map<string, ReturnType<typeof cursors.resolve>>();
     if (request.query.cursors !== undefined) {
       let parsed: unknown;
@@ -56,6 +66,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
         throw problems.notFound(`Partition "${partition}" does not exist in event type "${rec.eventType.name}"`);
       }
       const consumed = request.query.consumed_offset;
+      await cursors.freshen(rec, [partition]);
       return cursors.partitionView(rec, partition, consumed === undefined ? undefined : cursors.resolve(rec, partition, consumed));
     },
   );
@@ -64,6 +75,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     const rec = deps.eventTypes.record(request.params.name);
     deps.access.checkRead(request.principal, rec.eventType);
     const queries = bodyArray(request.body, 'cursor distance queries');
+    await cursors.freshen(rec, queries.flatMap((q) => partitionsNamed(q, 'initial_cursor', 'final_cursor')));
     return queries.map((q, i) => {
       if (q === null || typeof q !== 'object') throw problems.unprocessable(`Item ${i} must be an object with initial_cursor and final_cursor`);
       const o = q as Record<string, unknown>;
@@ -77,6 +89,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     const rec = deps.eventTypes.record(request.params.name);
     deps.access.checkRead(request.principal, rec.eventType);
     const list = bodyArray(request.body, 'cursors');
+    await cursors.freshen(rec, list.flatMap((c) => partitionsNamed({ c }, 'c')));
     return list.map((c, i) => cursorLag(cursors, rec, asCursor(c, `[${i}]`)));
   });
 
@@ -84,6 +97,7 @@ export const partitionRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     const rec = deps.eventTypes.record(request.params.name);
     deps.access.checkRead(request.principal, rec.eventType);
     const list = bodyArray(request.body, 'shifted cursors');
+    await cursors.freshen(rec, list.flatMap((c) => partitionsNamed({ c }, 'c')));
     return list.map((c, i) => {
       const cur = asCursor(c, `[${i}]`);
       const shift = (c as Record<string, unknown>)['shift'];
