@@ -6,7 +6,7 @@
 // then the functions whose µs per request differ most between the first build and each other one.
 //   npm run build:bench
 //   SIZE=10 PRODUCERS=64 WARM=15 SECONDS=8 OUT=DIR node bench/scratch/perf-ab.mjs [ROUNDS] LABEL=ROOT ...
-// Rounds alternate the order of the builds. perf.data files are kept in OUT (default a temp dir).
+// Rounds alternate the order of the builds. A root may carry node flags: LABEL=ROOT::--flag,--flag2. perf.data files are kept in OUT (default a temp dir).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,7 +67,9 @@ function summarize(file) {
 const results = new Map(); // label -> [{ perUnit, self, incl, total, cpuMs }]
 
 async function measure(label, root, round) {
-  const b = await startBroker({ entry: join(root, 'dist', 'main.js'), nodeArgs: ['--perf-basic-prof'] });
+  // ROOT::--flag,--flag2: the same build with extra node flags.
+  const [dir, flags = ''] = root.split('::');
+  const b = await startBroker({ entry: join(dir, 'dist', 'main.js'), nodeArgs: ['--perf-basic-prof', ...flags.split(',').filter((f) => f !== '')] });
   try {
     const res = await fetch(`${b.url}/event-types`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(eventTypeBody('scratch.orders', 'hash')) });
     if (res.status !== 201) throw new Error(`create: ${res.status} ${await res.text()}`);
