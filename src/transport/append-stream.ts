@@ -59,6 +59,8 @@ export class AppendStreamClient {
   #flushScheduled = false;
   #unsupportedUntil = 0;
   #closed = false;
+  /** Requests written on the stream, and the messages that carried them. */
+  readonly counts = { requests: 0, messages: 0 };
 
   constructor(peer: NodeId, client: ForwardClient, logger: TransportLogger, fallback: (parts: readonly AppendRequest[]) => Promise<AppendAnswer[]>) {
     this.#peer = peer;
@@ -86,6 +88,8 @@ export class AppendStreamClient {
       this.#pending.set(id, { parts, resolve, timer });
       const item: AppendStreamRequest = { id, request: toWireAppendManyRequest(parts, parts[0]?.flowId ?? '') };
       if (!this.#batches) {
+        this.counts.requests++;
+        this.counts.messages++;
         call.write({ ...item, batches: true });
         return;
       }
@@ -109,6 +113,8 @@ export class AppendStreamClient {
     this.#queuedBytes = 0;
     const [first, ...more] = queue;
     if (first === undefined || this.#call === undefined) return; // a stream that ended failed its requests already
+    this.counts.requests += 1 + more.length;
+    this.counts.messages++;
     try {
       this.#call.write({ ...first, more, batches: true });
     } catch {

@@ -49,6 +49,8 @@ export class TransportServer {
   readonly #o: ServerOptions;
   #decodeFailures = 0;
   #batches = 0;
+  /** Append stream replies written, and the messages that carried them. */
+  readonly appendStreamCounts = { replies: 0, replyMessages: 0 };
 
   constructor(o: ServerOptions) {
     this.#o = o;
@@ -287,6 +289,8 @@ export class TransportServer {
           replies = [];
           if (first === undefined || !open) return;
           try {
+            this.appendStreamCounts.replies += 1 + more.length;
+            this.appendStreamCounts.replyMessages++;
             call.write({ ...first, more, batches: true });
           } catch (err) {
             // The call went away in between: the caller's requests end at their deadlines.
@@ -296,6 +300,8 @@ export class TransportServer {
         const answer = (reply: AppendStreamReply) => {
           if (!open) return;
           if (!batches) {
+            this.appendStreamCounts.replies++;
+            this.appendStreamCounts.replyMessages++;
             call.write({ ...reply, batches: true });
             return;
           }
