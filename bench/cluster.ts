@@ -175,9 +175,12 @@ interface NodeTotals {
   phases: Record<string, { count: number; sum: number }>;
   /** The Raft host's counts (brook_raft_host_work_total{what}; absent in older builds). */
   work: Record<string, number>;
+  /** The append streams' counts (brook_append_stream_total{what}; absent in older builds). */
+  stream: Record<string, number>;
 }
 
 const hostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived'] as const;
+const streamWork = ['requests', 'messages', 'replies', 'replyMessages'] as const;
 
 /** fdatasyncs of the WAL so far on one node (brook_wal_fsync_duration_seconds _count and _sum), and the host's phases. */
 async function fsyncTotals(url: string): Promise<NodeTotals> {
@@ -187,9 +190,10 @@ async function fsyncTotals(url: string): Promise<NodeTotals> {
     const phase = (p: string, what: string) => Number(new RegExp(`^brook_raft_host_phase_seconds_${what}\\{phase="${p}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
     const phases = Object.fromEntries(hostPhases.map((p) => [p, { count: phase(p, 'count'), sum: phase(p, 'sum') }]));
     const work = Object.fromEntries(hostWork.map((w) => [w, Number(new RegExp(`^brook_raft_host_work_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
-    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases, work };
+    const stream = Object.fromEntries(streamWork.map((w) => [w, Number(new RegExp(`^brook_append_stream_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
+    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases, work, stream };
   } catch {
-    return { count: NaN, sum: NaN, phases: {}, work: {} };
+    return { count: NaN, sum: NaN, phases: {}, work: {}, stream: {} };
   }
 }
 
@@ -217,10 +221,17 @@ async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>>
             return Number.isFinite(d) ? `${w} ${fmtInt(d / wall)}` : undefined;
           })
           .filter((x) => x !== undefined);
+        const stream = streamWork
+          .map((w) => {
+            const d = (a.stream[w] ?? NaN) - (before[k]!.stream[w] ?? NaN);
+            return Number.isFinite(d) ? `${w} ${fmtInt(d / wall)}` : undefined;
+          })
+          .filter((x) => x !== undefined);
         return (
           `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %)` +
           (phases.length > 0 ? ` [host phase means, ms: ${phases.join(', ')}]` : '') +
-          (work.length > 0 ? ` [host per s: ${work.join(', ')}]` : '')
+          (work.length > 0 ? ` [host per s: ${work.join(', ')}]` : '') +
+          (stream.length > 0 ? ` [append stream per s: ${stream.join(', ')}]` : '')
         );
       })
       .join(', ');

@@ -459,6 +459,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       storageBytes: () => directoryBytes(config.dataDir),
       subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
       raftHost: () => raftHost.stats,
+      appendStream: () => transport?.appendStreamStats(),
     },
   });
   fsyncObserver = (durationMs) => metrics.fsynced(durationMs);

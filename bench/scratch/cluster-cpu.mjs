@@ -109,6 +109,7 @@ async function measure(label, root, round) {
 const concurrent = process.env.CONCURRENT === '1';
 for (let round = 1; round <= rounds; round++) {
   const order = round % 2 === 1 ? builds : [...builds].reverse();
-  if (concurrent) for (const line of await Promise.all(order.map(({ label, root }) => measure(label, root, round)))) console.log(line);
+  // Started 6 s apart: clusters started at the same moment can pick the same free ports.
+  if (concurrent) for (const line of await Promise.all(order.map(({ label, root }, i) => sleep(6000 * i).then(() => measure(label, root, round))))) console.log(line);
   else for (const { label, root } of order) console.log(await measure(label, root, round));
 }

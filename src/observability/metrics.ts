@@ -25,6 +25,8 @@ export interface MetricsSources {
   subscriptionLag?(): { subscription: string; lag: number }[];
   /** The node Raft host's counts since start (node-host.ts, `stats`): turns, writes, messages. */
   raftHost?(): Readonly<Record<string, number>>;
+  /** The append streams' counts since start (raft-transport.ts, `appendStreamStats`); none on a single node. */
+  appendStream?(): Readonly<Record<string, number>> | undefined;
 }
 
 /** Subscriptions whose lag is exported at most: the label set stays bounded, and a scrape cheap. */
@@ -50,6 +52,8 @@ export function subscriptionLag(
 
 /** The host counts brook_raft_host_work_total exports (node-host.ts, RaftNodeHost.stats). */
 const raftHostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived'] as const;
+/** The counts brook_append_stream_total exports (raft-transport.ts, appendStreamStats). */
+const appendStreamWork = ['requests', 'messages', 'replies', 'replyMessages'] as const;
 
 const latencyBuckets = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5];
 const quantiles = [0.5, 0.75, 0.95, 0.99, 0.999];
@@ -142,6 +146,18 @@ export class BrokerMetrics {
         if (st === undefined) return;
         this.reset();
         for (const k of raftHostWork) this.inc({ what: k }, st[k] ?? 0);
+      },
+    });
+    new Counter({
+      name: 'brook_append_stream_total',
+      help: 'Forwarded publishes on the append streams since start: requests sent and the messages that carried them, replies sent and their messages',
+      labelNames: ['what'],
+      registers,
+      collect() {
+        const st = sources.appendStream?.();
+        if (st === undefined) return;
+        this.reset();
+        for (const k of appendStreamWork) this.inc({ what: k }, st[k] ?? 0);
       },
     });
     const raftGauge = (name: string, help: string, pick: (r: ReturnType<MetricsSources['raft']>) => number) =>

@@ -5,7 +5,9 @@
 // (no append stream, or no AppendMany either: UNIMPLEMENTED) is sent unary AppendMany calls or single
 // Appends, and a node of this build still accepts the single Append an older node sends. The stream
 // answers by id in any order, ends each request at its own deadline, and a broken stream fails only
-// what waited on it.
+// what waited on it. Requests made together share a message each way once the peer said it reads
+// them (`batches`); a peer of a build before that gets one message per request, and an older
+// client's requests are answered one message each.
 // Method: GrpcTransports on 127.0.0.1; the "older build" is this build's Forward service served
 // without its AppendMany handler, and the forged peer a raw gRPC server.
 import { test } from 'node:test';
@@ -14,7 +16,7 @@ import * as grpc from '@grpc/grpc-js';
 import { GrpcTransport, type AppendRequest } from './index.js';
 import { forwardProto } from './proto.js';
 import { TransportServer } from './server.js';
-import { toWireAppendRequest } from './forward-codec.js';
+import { toWireAppendManyRequest, toWireAppendRequest } from './forward-codec.js';
 import { proveCall } from './auth.js';
 import { quietLogger, RecordingHandler, startNodes, stopNodes, testSecurity } from './test-support.js';
 
@@ -90,15 +92,16 @@ test('forwardAppendMany: a malformed part is refused alone; a part whose leader 
  */
 async function countedServer(
   handler: RecordingHandler,
-  without: readonly ('AppendMany' | 'AppendStream')[] = [],
+  without: readonly ('AppendMany' | 'AppendStream' | 'batches')[] = [],
   onStreamRequest?: (call: grpc.ServerDuplexStream<unknown, unknown>) => boolean,
-): Promise<{ port: number; appends: () => number; many: () => number; streamed: () => number; streams: () => number; close: () => void }> {
+): Promise<{ port: number; appends: () => number; many: () => number; streamed: () => number; streams: () => number; replies: () => number; close: () => void }> {
   const services = new TransportServer({ self: 2, handler, logger: quietLogger });
   const { AppendMany, AppendStream, ...rest } = services.forwardService();
   let appends = 0;
   let many = 0;
   let streamed = 0;
   let streams = 0;
+  let replies = 0;
   const server = new grpc.Server();
   server.addService(forwardProto().Forward.service, {
     ...rest,
@@ -120,16 +123,24 @@ async function countedServer(
           AppendStream: (call: Parameters<typeof AppendStream>[0]) => {
             streams++;
             // Counted before the service's own listener sees the message.
-            call.prependListener('data', () => {
+            call.prependListener('data', (m: { more?: unknown[]; batches?: boolean }) => {
               streamed++;
+              // A build before `more` and `batches` does not see them (unknown fields).
+              if (without.includes('batches')) Object.assign(m, { more: [], batches: false });
               if (onStreamRequest?.(call as never) === true) call.emit('data', { id: 'x' }); // an undecodable id: dropped
             });
+            const write = call.write.bind(call);
+            call.write = ((m: object) => {
+              replies++;
+              // ... and never says it reads them, nor sends them.
+              return write((without.includes('batches') ? { ...m, more: [], batches: false } : m) as never);
+            }) as typeof call.write;
             AppendStream(call);
           },
         }),
   });
   const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-  return { port, appends: () => appends, many: () => many, streamed: () => streamed, streams: () => streams, close: () => server.forceShutdown() };
+  return { port, appends: () => appends, many: () => many, streamed: () => streamed, streams: () => streams, replies: () => replies, close: () => server.forceShutdown() };
 }
 
 async function clientOf(port: number): Promise<GrpcTransport> {
@@ -146,12 +157,14 @@ test('forwardAppendMany: small parts for one peer travel as one request on its a
   try {
     assert.deepEqual((await t.forwardAppendMany(2, [part(0, 1), part(1, 2), part(2, 1), part(3, 1)])).map((a) => a.status), ['committed', 'committed', 'committed', 'committed']);
     assert.deepEqual([peer.streamed(), peer.many(), peer.appends(), h.appends.length], [1, 0, 0, 4]);
-    // Many requests at once share the stream; a single part takes it too.
+    assert.equal(peer.replies(), 1);
+    // Many requests at once share the stream, and (the peer said it reads them) one message each way; a single part takes it too.
     const answers = await Promise.all(Array.from({ length: 20 }, (_, k) => t.forwardAppendMany(2, [{ ...part(k % 4, 1), requestId: `many-${k}` }])));
     assert.ok(answers.every((a) => a.length === 1 && a[0]!.status === 'committed'));
-    assert.deepEqual([peer.streams(), peer.streamed(), peer.many(), peer.appends()], [1, 21, 0, 0], 'one stream, one message per request, no unary call');
+    assert.deepEqual(h.appends.slice(4).map((a) => a.req.requestId), Array.from({ length: 20 }, (_, k) => `many-${k}`), 'each request once');
+    assert.deepEqual([peer.streams(), peer.streamed(), peer.replies(), peer.many(), peer.appends()], [1, 2, 2, 0, 0], 'one stream, one message each way for the 20, no unary call');
     assert.deepEqual((await t.forwardAppendMany(2, [bigPart(0, 1), bigPart(1, 1)])).map((a) => a.status), ['committed', 'committed']);
-    assert.deepEqual([peer.streamed(), peer.many(), peer.appends()], [21, 1, 0], 'over the stream bound: one unary AppendMany');
+    assert.deepEqual([peer.streamed(), peer.many(), peer.appends()], [2, 1, 0], 'over the stream bound: one unary AppendMany');
   } finally {
     await t.close();
     peer.close();
@@ -224,6 +237,61 @@ test('rolling upgrade: a peer without the append stream is sent unary AppendMany
       await t.close();
       old.close();
     }
+  }
+});
+
+test('rolling upgrade: a peer whose append stream does not read `more` (never says `batches`) is sent one message per request, each answered once', async () => {
+  const h = new RecordingHandler();
+  const old = await countedServer(h, ['batches']);
+  const t = await clientOf(old.port);
+  try {
+    assert.deepEqual((await t.forwardAppendMany(2, [part(0, 1)])).map((a) => a.status), ['committed']);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, k) => t.forwardAppendMany(2, [{ ...part(k % 4, 1), requestId: `many-${k}` }])));
+    assert.ok(answers.every((a) => a.length === 1 && a[0]!.status === 'committed'));
+    assert.deepEqual([old.streams(), old.streamed(), old.replies(), old.many(), old.appends()], [1, 21, 21, 0, 0]);
+    assert.deepEqual(h.appends.map((a) => a.req.requestId), ['req-1.0', ...Array.from({ length: 20 }, (_, k) => `many-${k}`)], 'each request once');
+  } finally {
+    await t.close();
+    old.close();
+  }
+});
+
+test('rolling upgrade: a node of this build answers an older client (no `batches`) one message per request, and a newer one in shared messages', async () => {
+  const nodes = await startNodes(2);
+  const n2 = nodes[1]!;
+  const client = new (forwardProto().Forward)(`127.0.0.1:${n2.t.port}`, grpc.credentials.createInsecure());
+  const open = () => {
+    const meta = new grpc.Metadata();
+    meta.set('x-brook-from', '1');
+    meta.set('x-brook-auth', proveCall(testSecurity.secret, 1, 2, '/brook.forward.v1.Forward/AppendStream', Date.now()));
+    const call = client.AppendStream(meta);
+    const got: { id: string; more: { id: string }[]; batches: boolean; reply: { replies: { status: string }[] } }[] = [];
+    call.on('data', (m) => got.push(m as never));
+    return { call, got };
+  };
+  const request = (id: number, p: number) => ({ id, request: toWireAppendManyRequest([{ ...part(p, 1), requestId: `r-${id}` }], 'flow-1') });
+  const until = async (ok: () => boolean) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  try {
+    // An older client: three messages, three replies, none with `more`.
+    const a = open();
+    for (const id of [1, 2, 3]) a.call.write(request(id, id));
+    await until(() => a.got.length >= 3);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(a.got.map((m) => [m.id, m.more.length, m.reply.replies[0]!.status]).sort(), [['1', 0, 'APPEND_STATUS_COMMITTED'], ['2', 0, 'APPEND_STATUS_COMMITTED'], ['3', 0, 'APPEND_STATUS_COMMITTED']]);
+    assert.ok(a.got.every((m) => m.batches), 'every reply says the server reads `more`');
+    a.call.end();
+    // A client that reads `more`: three requests in one message, answered in one.
+    const b = open();
+    b.call.write({ ...request(7, 0), more: [request(8, 1), request(9, 2)], batches: true });
+    await until(() => b.got.reduce((n, m) => n + 1 + m.more.length, 0) >= 3);
+    assert.deepEqual(b.got.map((m) => [m.id, ...m.more.map((r) => r.id)]), [['7', '8', '9']]);
+    b.call.end();
+    assert.deepEqual(n2.h.appends.map((x) => x.req.requestId), ['r-1', 'r-2', 'r-3', 'r-7', 'r-8', 'r-9']);
+  } finally {
+    client.close();
+    await stopNodes(nodes);
   }
 });
 

@@ -336,6 +336,20 @@ export class GrpcTransport {
     return s;
   }
 
+  /**
+   * The append streams' counts since start: requests this node sent on them and the messages that
+   * carried them, replies it sent and their messages (brook_append_stream_total).
+   */
+  appendStreamStats(): Record<'requests' | 'messages' | 'replies' | 'replyMessages', number> {
+    let requests = 0;
+    let messages = 0;
+    for (const s of this.#appendStreams.values()) {
+      requests += s.counts.requests;
+      messages += s.counts.messages;
+    }
+    return { requests, messages, ...this.#services.appendStreamCounts };
+  }
+
   /** forwardAppendMany in unary calls only (the transport bench compares the ways). */
   unaryAppendMany(to: NodeId, parts: readonly AppendRequest[]): Promise<AppendAnswer[]> {
     return this.#unaryAppendMany(to, parts);

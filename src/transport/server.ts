@@ -11,6 +11,7 @@ import type { ForwardHandlers } from './generated/brook/forward/v1/Forward.js';
 import type { AppendReply } from './generated/brook/forward/v1/AppendReply.js';
 import type { AppendManyReply } from './generated/brook/forward/v1/AppendManyReply.js';
 import type { AppendStreamRequest__Output } from './generated/brook/forward/v1/AppendStreamRequest.js';
+import type { AppendStreamReply } from './generated/brook/forward/v1/AppendStreamReply.js';
 import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 import type { ProposeReply } from './generated/brook/raft/v1/ProposeReply.js';
 import type { ProposeRequest__Output } from './generated/brook/raft/v1/ProposeRequest.js';
@@ -48,6 +49,8 @@ export class TransportServer {
   readonly #o: ServerOptions;
   #decodeFailures = 0;
   #batches = 0;
+  /** Append stream replies written, and the messages that carried them. */
+  readonly appendStreamCounts = { replies: 0, replyMessages: 0 };
 
   constructor(o: ServerOptions) {
     this.#o = o;
@@ -277,7 +280,41 @@ export class TransportServer {
           if (open) call.end();
           close();
         });
+        // Whether the client reads replies carrying `more` (its requests said `batches`); replies
+        // ready in one turn of the event loop then go as one message (docs/transport.md).
+        let batches = false;
+        let replies: AppendStreamReply[] = [];
+        const flush = () => {
+          const [first, ...more] = replies;
+          replies = [];
+          if (first === undefined || !open) return;
+          try {
+            this.appendStreamCounts.replies += 1 + more.length;
+            this.appendStreamCounts.replyMessages++;
+            call.write({ ...first, more, batches: true });
+          } catch (err) {
+            // The call went away in between: the caller's requests end at their deadlines.
+            this.#o.logger.debug({ err: (err as Error)?.message, from: caller }, 'could not answer on an append stream');
+          }
+        };
+        const answer = (reply: AppendStreamReply) => {
+          if (!open) return;
+          if (!batches) {
+            this.appendStreamCounts.replies++;
+            this.appendStreamCounts.replyMessages++;
+            call.write({ ...reply, batches: true });
+            return;
+          }
+          replies.push(reply);
+          if (replies.length === 1) setImmediate(flush);
+        };
         call.on('data', (m: AppendStreamRequest__Output) => {
+          if (m.batches === true) batches = true;
+          serve(m);
+          // Further requests of the same message, each as if it had come alone (their own `more` is not read).
+          for (const r of m.more ?? []) serve(r);
+        });
+        const serve = (m: AppendStreamRequest__Output) => {
           let id: number;
           try {
             id = decodeU64(m.id, 'append_stream.id');
@@ -296,14 +333,12 @@ export class TransportServer {
             parts = (m.request?.parts ?? []).map(() => err);
           }
           void this.#appendParts(parts, caller)
-            .then((reply) => {
-              if (open) call.write({ id, reply });
-            })
+            .then((reply) => answer({ id, reply }))
             .catch((err: unknown) => {
               // The call went away in between: the caller's request ends at its deadline.
               this.#o.logger.debug({ err: (err as Error)?.message, from: caller }, 'could not answer on an append stream');
             });
-        });
+        };
       },
       Control: (call, callback) => {
         const caller = this.#caller(call.metadata, (s) => callback(s));
