@@ -7,11 +7,13 @@
 // mark-compact collects while still young as collected by a major GC, so it stays in this profile: with
 // mark-compacts every second or two, ordinary per-request garbage shows up too. Read it for what is
 // new at the top between two builds, not as bytes promoted (gc-reasons.mjs gives those, from V8's trace).
-//   npm run build:bench && PRE_A=8 SECONDS=10 node bench/scratch/survivors-open.mjs ROOT [top=30]   (CALLERS=n: callers shown per function)
+//   npm run build:bench && PRE_A=8 SECONDS=10 node bench/scratch/survivors-open.mjs ROOT [top=30]
+//   FULL_GC=1 RATE=100 SECONDS=5 ...: a window without full GCs, so the profile is what was promoted   (CALLERS=n: callers shown per function)
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import inspector from 'node:inspector';
-import { setFlagsFromString } from 'node:v8';
+import { setFlagsFromString, GCProfiler } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { eventTypeBody, batchBodies } from '../../dist-bench/bench/lib/events.js';
 import { closedLoop, openLoop, publishPool } from '../../dist-bench/bench/lib/load.js';
 setFlagsFromString('--no-allocation-site-pretenuring');
@@ -38,9 +40,19 @@ await openLoop({ pool, path, bodies, requestsPerS: rate, warmupMs: 0, durationMs
 const s = new inspector.Session();
 s.connect();
 const post = (m, p) => new Promise((ok, ko) => s.post(m, p, (e, r) => (e ? ko(e) : ok(r))));
+// FULL_GC=1: a full GC right before sampling, and the count of full GCs in the window printed: with none
+// in it, what the profile holds is exactly what was promoted (plus what is still young at the end).
+let gcp;
+if (process.env.FULL_GC === '1') {
+  setFlagsFromString('--expose-gc');
+  runInNewContext('gc')();
+  gcp = new GCProfiler();
+  gcp.start();
+}
 await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
 const r = await openLoop({ pool, path, bodies, requestsPerS: rate, warmupMs: 0, durationMs: seconds * 1000 });
 const { profile } = await post('HeapProfiler.stopSampling');
+const fullGcs = gcp === undefined ? undefined : gcp.stop().statistics.filter((x) => x.gcType === 'MarkSweepCompact').length;
 await pool.close();
 await b.destroy();
 const n = r.requests;
@@ -61,7 +73,7 @@ const walk = (node, stack) => {
   for (const c of node.children) walk(c, here);
 };
 walk(profile.head, []);
-console.log(`${root}: ${n} requests at ${rate}/s; ${(total / 1024 / n).toFixed(2)} KB per request survived a scavenge (sampled)`);
+console.log(`${root}: ${n} requests at ${rate}/s; ${(total / 1024 / n).toFixed(2)} KB per request survived a scavenge (sampled)${fullGcs === undefined ? '' : `; full GCs in the window: ${fullGcs}`}`);
 for (const [k, e] of [...self].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, Number(top))) {
   const callers = [...e.callers].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.CALLERS ?? 2)).map(([c, v]) => `${(v / 1024 / n).toFixed(2)} via ${c.split(' < ').reverse().join(' < ')}`).join('; ');
   console.log(`${(e.bytes / 1024 / n).toFixed(3).padStart(8)} KB/req  ${k}    [${callers}]`);

@@ -5,9 +5,10 @@
 // memory tail during the run are counted too (they would free some of it). Counts and bytes, so it holds
 // on a loaded machine.
 //   npm run build:bench && node --expose-gc bench/scratch/tail-retained.mjs ROOT
+//   SNAPSHOTS=DIR: heap snapshots before and after (DIR/before.heapsnapshot, DIR/after...), for snapshot-diff.mjs
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { eventTypeBody, batchBodies } from '../../dist-bench/bench/lib/events.js';
 import { openLoop, publishPool } from '../../dist-bench/bench/lib/load.js';
 setFlagsFromString('--no-allocation-site-pretenuring');
@@ -44,10 +45,12 @@ const measure = async () => {
   return { heap: getHeapStatistics().used_heap_size, ab: m.arrayBuffers, ext: m.external };
 };
 const m0 = await measure();
+if (process.env.SNAPSHOTS) writeHeapSnapshot(join(process.env.SNAPSHOTS, 'before.heapsnapshot'));
 const a0 = appended;
 const c0 = compactions;
 const r = await openLoop({ pool, path, bodies, requestsPerS: rate, warmupMs: 0, durationMs: seconds * 1000 });
 const m1 = await measure();
+if (process.env.SNAPSHOTS) writeHeapSnapshot(join(process.env.SNAPSHOTS, 'after.heapsnapshot'));
 const entries = appended - a0;
 const n = r.requests;
 await pool.close();
