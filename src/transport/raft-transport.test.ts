@@ -226,3 +226,26 @@ test('the metadata group is group 0: its messages and forwarded proposals go thr
     await b.close();
   }
 });
+
+// A node shuts its transport down while its host may still be sending (a Ready in flight, the
+// node-level ping, a forward begun before the close): a gRPC call on the closed channel throws
+// ("Channel has been shut down"), and an exception there is uncaught and fatal at shutdown.
+test('a closed transport drops sends and pings and answers calls as unavailable, without throwing', async () => {
+  const nodes = await startNodes(2);
+  const [n1, n2] = nodes as [(typeof nodes)[0], (typeof nodes)[0]];
+  try {
+    await n1.t.close();
+    const msg = makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 3, commit: 0 });
+    assert.doesNotThrow(() => n1.t.send([{ group: 1, messages: [msg] }]));
+    assert.doesNotThrow(() => n1.t.ping(0));
+    const req = { group: 5, topic: 1, partition: 0, epoch: 0, requestId: 'r1', flowId: '', deadlineMs: 500, events: [Buffer.from('{}')] };
+    assert.equal((await n1.t.forwardAppend(2, req)).status, 'unavailable');
+    assert.deepEqual((await n1.t.forwardAppendMany(2, [req])).map((a) => a.status), ['unavailable']);
+    assert.equal((await n1.t.forward(2, { command: Buffer.from('x'), flowId: '', deadlineMs: 500 })).status, 'unavailable');
+    assert.equal(await n1.t.identify(2, 'disk', 500), undefined);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(n2.h.received.length, 0, 'nothing reached the peer after the close');
+  } finally {
+    await n2.t.close();
+  }
+});

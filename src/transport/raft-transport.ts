@@ -144,6 +144,12 @@ export class GrpcTransport {
   readonly #singleAppendsUntil = new Map<NodeId, number>();
   /** The append stream to each peer that was sent a small publish. */
   readonly #appendStreams = new Map<NodeId, AppendStreamClient>();
+  /**
+   * Set by close(). The host may still send after it (a Ready in flight, the node-level ping, a forward
+   * begun before the shutdown): a call on a closed channel throws, so after the close the peers are
+   * forgotten, sends are dropped and calls answer as for a node without an address.
+   */
+  #closed = false;
 
   private constructor(opts: TransportOptions, server: grpc.Server, services: TransportServer, auth: CallAuthenticator, port: number) {
     this.self = opts.self;
@@ -191,7 +197,7 @@ export class GrpcTransport {
   }
 
   addPeer(p: PeerAddress): void {
-    if (p.id === this.self || this.#peers.has(p.id)) return;
+    if (this.#closed || p.id === this.self || this.#peers.has(p.id)) return;
     // Every call to the peer names this node and proves it, streams included.
     const interceptors = [identityInterceptor(this.self, p.id, this.#security, Date.now, this.#clusterId)];
     const credentials = channelCredentials(this.#security, p.id);
@@ -223,6 +229,7 @@ export class GrpcTransport {
    * messages keep their order per group and destination. Never blocks.
    */
   send(groups: readonly GroupMessages[]): void {
+    if (this.#closed) return;
     const byPeer = new Map<NodeId, BatchBuilder>();
     for (const { group, messages } of groups) {
       for (const m of messages) {
@@ -251,6 +258,7 @@ export class GrpcTransport {
    * (NodeHandler.heard on the receiving side). Never blocks.
    */
   ping(quietMs: number): void {
+    if (this.#closed) return;
     const now = Date.now();
     for (const peer of this.#peers.values()) if (now - peer.lastSentMs >= quietMs) peer.send(new BatchBuilder());
   }
@@ -516,8 +524,11 @@ export class GrpcTransport {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     for (const s of this.#appendStreams.values()) s.close();
     for (const p of this.#peers.values()) p.close();
+    this.#appendStreams.clear();
+    this.#peers.clear();
     await new Promise<void>((resolve) => {
       this.#server.tryShutdown(() => resolve());
       // Open peer streams would hold a graceful shutdown forever.
