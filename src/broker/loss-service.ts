@@ -12,7 +12,7 @@ import type { NodeId } from '../raft/index.js';
 import type { PlacedPartition } from '../metadata/placement-of.js';
 import { memberOnNode } from '../metadata/placement-types.js';
 import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
-import { lossTextBytesMax, type AcceptedLosses, type LossRecord } from '../metadata/accepted-losses.js';
+import { lossTextLengthMax, type AcceptedLosses, type LossRecord } from '../metadata/accepted-losses.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { PartitionReplicas } from './partition-replicas.js';
 
@@ -116,7 +116,7 @@ export class LossService {
       group: 0,
       at: new Date(this.#o.nowMs()).toISOString(),
       kept: { last_index: f.lastIndex },
-      damage: { index: f.damage.index, term: f.damage.term, reason: f.damage.reason.slice(0, lossTextBytesMax) },
+      damage: { index: f.damage.index, term: f.damage.term, reason: f.damage.reason.slice(0, lossTextLengthMax) },
       term_before: f.termBefore,
       term: f.term,
     };
@@ -234,7 +234,7 @@ export class LossService {
       group,
       at: new Date(this.#o.nowMs()).toISOString(),
       kept,
-      damage: { index: d?.index ?? 0, term: d?.term ?? 0, reason: (d?.reason ?? '').slice(0, lossTextBytesMax) },
+      damage: { index: d?.index ?? 0, term: d?.term ?? 0, reason: (d?.reason ?? '').slice(0, lossTextLengthMax) },
       term_before: termBefore,
       term: leads ? replica.group.raw.term : 0,
     };
