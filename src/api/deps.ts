@@ -91,6 +91,7 @@ export interface MoveAdmin {
 
 /** Accepting lost data (broker/loss-service.ts): answers are the losses accepted; errors are Problems. */
 export interface LossAdmin {
+  report(group: string): object;
   accept(group: string): Promise<object>;
   acceptAll(): Promise<object>;
 }

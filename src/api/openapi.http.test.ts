@@ -135,6 +135,8 @@ test('real answers of every operation conform to the document', async () => {
   assert.equal((await check('POST', '/cluster/partitions/:group/accept-loss', `/cluster/partitions/${someGroup}/accept-loss`)).status, 409);
   assert.equal((await check('POST', '/cluster/partitions/:group/accept-loss', '/cluster/partitions/4000000000/accept-loss')).status, 404);
   assert.deepEqual((await check('POST', '/cluster/accept-loss', '/cluster/accept-loss')).body, { accepted: [], refused: [] });
+  assert.equal((await check('GET', '/cluster/partitions/:group/replica', `/cluster/partitions/${someGroup}/replica`)).status, 200);
+  assert.equal((await check('GET', '/cluster/partitions/:group/replica', '/cluster/partitions/4000000000/replica')).status, 404);
   await check('GET', '/event-types/:name/schemas', `/event-types/${et}/schemas?limit=1`);
   await check('GET', '/event-types/:name/schemas/:version', `/event-types/${et}/schemas/latest`);
   assert.equal((await check('GET', '/event-types/:name/schemas/:version', `/event-types/${et}/schemas/9.9.9`)).status, 404);

@@ -20,17 +20,18 @@ after(async () => {
 const admin = bearer('admin');
 type View = { members: { id: number }[]; partitions: { event_type: string; group: number; replicas: number[]; learners: number[]; moving: unknown }[] };
 
+async function problem(method: string, path: string, body: unknown, status: number, detail: RegExp): Promise<void> {
+  const res = await call(broker.url, method, path, body, admin);
+  assert.equal(res.status, status, `${method} ${path} ${JSON.stringify(body)}: ${res.text}`);
+  assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
+  assert.match((res.body as { detail: string }).detail, detail);
+}
+
 test('moving a replica: Problem answers for bad requests, and only the administrator may', async () => {
   assert.equal((await call(broker.url, 'POST', '/event-types', businessEventType('moves.a'), admin)).status, 201);
   const view = (await call(broker.url, 'GET', '/cluster', undefined, admin)).body as View;
   const p = view.partitions.find((x) => x.event_type === 'moves.a')!;
   const url = `/cluster/partitions/${p.group}/move`;
-  const problem = async (method: string, path: string, body: unknown, status: number, detail: RegExp) => {
-    const res = await call(broker.url, method, path, body, admin);
-    assert.equal(res.status, status, `${method} ${path} ${JSON.stringify(body)}: ${res.text}`);
-    assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
-    assert.match((res.body as { detail: string }).detail, detail);
-  };
   await problem('POST', url, { from: p.replicas[0], to: 42 }, 422, /Node 42 is not a member/);
   await problem('POST', url, { from: 42, to: p.replicas[0] }, 422, /Node 42 is not a member/);
   await problem('POST', url, { from: p.replicas[0], to: p.replicas[0] }, 422, /cannot move to the node it is on/);
@@ -64,4 +65,13 @@ test('accepting a loss: refused with a Problem where nothing is damaged, and onl
   assert.deepEqual(view.accepted_losses, [], 'GET /cluster lists none');
   assert.equal((await call(broker.url, 'POST', url, undefined, bearer('alice'))).status, 403, 'not the administrator');
   assert.equal((await call(broker.url, 'POST', '/cluster/accept-loss', undefined, bearer('alice'))).status, 403, 'not the administrator');
+  // The replica as the lever for a partition whose every replica is damaged compares them.
+  const report = await call(broker.url, 'GET', `/cluster/partitions/${p.group}/replica`, undefined, admin);
+  assert.equal(report.status, 200, report.text);
+  const r = report.body as { group: number; event_type: string; damage: string | null; probing: boolean; term: number; last_term: number; last_index: number; term_floor: number };
+  assert.deepEqual([r.group, r.event_type, r.damage, r.probing], [p.group, 'losses.a', null, false]);
+  assert.ok(r.last_index > 0 && r.last_term > 0 && r.last_term <= r.term && r.term <= r.term_floor, JSON.stringify(r));
+  await problem('GET', '/cluster/partitions/999999/replica', undefined, 404, /No partition is replicated by group 999999/);
+  await problem('GET', '/cluster/partitions/x1/replica', undefined, 404, /No partition is replicated by group "x1"/);
+  assert.equal((await call(broker.url, 'GET', `/cluster/partitions/${p.group}/replica`, undefined, bearer('alice'))).status, 403, 'not the administrator');
 });

@@ -93,6 +93,7 @@ export const routePermissions: Readonly<Record<string, Permission>> = {
   'DELETE /cluster/partitions/:group/move': admin,
   'POST /cluster/partitions/:group/accept-loss': admin,
   'POST /cluster/accept-loss': admin,
+  'GET /cluster/partitions/:group/replica': admin,
   'GET /metrics': admin,
   'GET /metrics/prometheus': admin,
 };

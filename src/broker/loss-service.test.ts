@@ -174,6 +174,13 @@ test('a damaged replica with other replicas is refused (they repair it), and so 
     assert.deepEqual(all.accepted, []);
     assert.deepEqual(all.refused.map((x) => x.group).sort(), [groupOf(0), groupOf(1)]);
     assert.notEqual(r.group.raw.status().damaged, null, 'still damaged: its leader repairs it');
+    // What the lever for a partition whose every replica is damaged compares (group-loss-choice.ts).
+    const report = n.losses.report(String(groupOf(0)));
+    assert.match(report.damage ?? '', /write-ahead log was lost/);
+    assert.deepEqual([report.node, report.member, report.event_type, report.partition, report.last_index], [1, 1, 'solo', '0', r.group.store.storage.lastIndex()]);
+    assert.equal(report.last_term, r.group.store.storage.term(report.last_index));
+    assert.ok(report.term_floor >= Math.max(report.term, r.group.store.damage!.term, n.replicas.termCeiling()), JSON.stringify(report));
+    assert.throws(() => n.losses.report('77'), (e: unknown) => e instanceof Problem && e.status === 404);
     assert.deepEqual(n.losses.view().accepted_losses, []);
   } finally {
     await n.close();

@@ -12,7 +12,7 @@ import type { NodeId } from '../raft/index.js';
 import type { PlacedPartition } from '../metadata/placement-of.js';
 import { memberOnNode } from '../metadata/placement-types.js';
 import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
-import { lossTextBytesMax, type AcceptedLosses, type LossRecord } from '../metadata/accepted-losses.js';
+import { lossTextLengthMax, type AcceptedLosses, type LossRecord } from '../metadata/accepted-losses.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { PartitionReplicas } from './partition-replicas.js';
 
@@ -47,6 +47,28 @@ export interface MetadataLossFacts {
   lastIndex: number;
   termBefore: number;
   term: number;
+}
+
+/**
+ * GET /cluster/partitions/{group}/replica: this node's replica of a partition, as the lever for a group
+ * whose every replica is damaged compares them (group-loss-choice.ts; docs/replication.md).
+ */
+export interface ReplicaReportAnswer {
+  group: number;
+  event_type: string;
+  partition: string;
+  node: number;
+  member: number;
+  /** What its damage mark says, or null when it is not damaged. */
+  damage: string | null;
+  /** Still learning a term floor from the other replicas. */
+  probing: boolean;
+  term: number;
+  /** Its log's last entry. */
+  last_term: number;
+  last_index: number;
+  /** The highest of its term, its damage term and its node's (storage's) term ceiling. */
+  term_floor: number;
 }
 
 /** GET /cluster: every recorded loss (from the metadata) and this node's not yet recorded ones. */
@@ -94,7 +116,7 @@ export class LossService {
       group: 0,
       at: new Date(this.#o.nowMs()).toISOString(),
       kept: { last_index: f.lastIndex },
-      damage: { index: f.damage.index, term: f.damage.term, reason: f.damage.reason.slice(0, lossTextBytesMax) },
+      damage: { index: f.damage.index, term: f.damage.term, reason: f.damage.reason.slice(0, lossTextLengthMax) },
       term_before: f.termBefore,
       term: f.term,
     };
@@ -137,10 +159,44 @@ export class LossService {
     return { facts, at, replica, set };
   }
 
-  /** POST /cluster/partitions/{group}/accept-loss. */
-  async accept(rawGroup: string): Promise<AcceptedLoss> {
+  /** GET /cluster/partitions/{group}/replica. */
+  report(rawGroup: string): ReplicaReportAnswer {
+    const group = this.#group(rawGroup);
+    const { facts, at, replica, set } = this.#facts(group);
+    if (at === undefined) throw problems.notFound(`No partition is replicated by group ${group}; GET /cluster lists the groups`);
+    if (facts.member === undefined) {
+      const verdict = lossAcceptance(group, facts);
+      throw problems.conflict(verdict.allowed ? `This node holds no replica of group ${group}` : verdict.detail);
+    }
+    if (replica === undefined || set === undefined) throw problems.conflict(`This node's replica of group ${group} is not open (it is still opening, or its open failed: the node's log says why)`);
+    const raw = replica.group.raw;
+    const storage = replica.group.store.storage;
+    const d = replica.group.store.damage;
+    const last = storage.lastIndex();
+    return {
+      group,
+      event_type: at.event_type,
+      partition: at.partition,
+      node: this.#o.self,
+      member: replica.group.self,
+      damage: d === undefined ? null : d.reason,
+      probing: raw.probing,
+      term: raw.term,
+      last_term: storage.term(last),
+      last_index: last,
+      term_floor: Math.max(raw.term, d?.term ?? 0, set.termCeiling()),
+    };
+  }
+
+  #group(rawGroup: string): number {
     const group = /^[1-9][0-9]{0,9}$/.test(rawGroup) ? Number(rawGroup) : NaN;
     if (!Number.isSafeInteger(group) || group >= 2 ** 32) throw problems.notFound(`No partition is replicated by group ${JSON.stringify(rawGroup)}; GET /cluster lists the groups`);
+    return group;
+  }
+
+  /** POST /cluster/partitions/{group}/accept-loss. */
+  async accept(rawGroup: string): Promise<AcceptedLoss> {
+    const group = this.#group(rawGroup);
     const { facts, at, replica, set } = this.#facts(group);
     const verdict = lossAcceptance(group, facts);
     if (!verdict.allowed) throw verdict.status === 404 ? problems.notFound(verdict.detail) : problems.conflict(verdict.detail);
@@ -178,7 +234,7 @@ export class LossService {
       group,
       at: new Date(this.#o.nowMs()).toISOString(),
       kept,
-      damage: { index: d?.index ?? 0, term: d?.term ?? 0, reason: (d?.reason ?? '').slice(0, lossTextBytesMax) },
+      damage: { index: d?.index ?? 0, term: d?.term ?? 0, reason: (d?.reason ?? '').slice(0, lossTextLengthMax) },
       term_before: termBefore,
       term: leads ? replica.group.raw.term : 0,
     };

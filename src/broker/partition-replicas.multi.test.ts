@@ -1768,3 +1768,67 @@ test('a wiped node rejoins a partition group as a new member that replaces its f
     await c.close();
   }
 });
+
+// Accepting the loss of a partition whose every replica is damaged (docs/replication.md), the Raft
+// core's part on the real host: three replicas come back damaged (a damage mark each, as lost
+// write-ahead-log tails leave); nobody leads. One of them, lagging behind the other two, is not the
+// newest; the newest keeps its log and becomes the only voter (RawNode.acceptLossAsOnlyVoter, with the
+// floor the lever gives: the highest term or damage term of the three). It leads, the others become its
+// learners and are repaired from it, every replica reads every event, and it takes writes.
+test('a partition whose every replica is damaged: the newest replica, made the only voter, leads; the others are repaired as its learners', async () => {
+  const c = await cluster(16, [1, 2, 3]);
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const sent: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+      sent.push(`s${i}`);
+    }
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 19));
+    // One follower is cut off and misses the last events: its log is older.
+    const behind = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
+    c.down.add(behind);
+    for (let i = 20; i < 25; i++) {
+      const from = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+      assert.ok((await c.node(from).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+      sent.push(`s${i}`);
+    }
+    c.down.delete(behind);
+    // All three come back damaged.
+    for (const id of [1, 2, 3] as NodeId[]) {
+      await c.restart(id, async (kv) => {
+        const k = raftGroupKey(group10, kindDamage);
+        await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
+      });
+    }
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const reps = () => ([1, 2, 3] as NodeId[]).map((id) => ({ id, r: c.node(id).replicas.replica(1, 0)! }));
+    for (const { id, r } of reps()) assert.notEqual(r.group.raw.status().damaged, null, `node ${id} is damaged`);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(reps().every(({ r }) => !r.group.isLeader()), 'nobody leads');
+    // The choice: the newest log (group-loss-choice.ts compares these).
+    const logs = reps().map(({ id, r }) => ({ id, lastIndex: r.group.store.storage.lastIndex(), lastTerm: r.group.store.storage.term(r.group.store.storage.lastIndex()) }));
+    const newest = logs.reduce((a, b) => (b.lastTerm > a.lastTerm || (b.lastTerm === a.lastTerm && b.lastIndex > a.lastIndex) ? b : a));
+    assert.notEqual(newest.id, behind, 'the replica that was cut off is not the newest');
+    const floor = Math.max(...reps().map(({ r }) => Math.max(r.group.raw.term, r.group.store.damage?.term ?? 0)));
+    const keep = c.node(newest.id);
+    assert.equal(keep.replicas.replica(1, 0)!.group.raw.acceptLossAsOnlyVoter(floor), undefined);
+    keep.host.kick(group10);
+    const kept = keep.replicas.replica(1, 0)!;
+    await until('the kept replica leads', () => kept.group.isLeader(), 15_000);
+    assert.ok(kept.group.raw.term > floor, `it leads at ${kept.group.raw.term}, above ${floor}`);
+    assert.equal(kept.group.store.damage, undefined, 'its damage mark is gone');
+    assert.deepEqual(kept.group.conf, { voters: [newest.id], learners: [1, 2, 3].filter((id) => id !== newest.id) });
+    // The leader's log must pass the others' damage index (1000) before they count as repaired.
+    for (let i = 25; kept.group.store.storage.lastIndex() <= 1_000; i++) {
+      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
+      sent.push(`s${i}`);
+    }
+    await until('every replica repaired and holding every event', () => reps().every(({ r }) => r.group.raw.status().damaged === null && c.node(r.group.self).replicas.bounds(1, 0).newest === sent.length - 1), 30_000);
+    for (const { id } of reps()) assert.deepEqual(await readAll(c.node(id).replicas, 0), sent, `node ${id} reads every event`);
+    for (const { id, r } of reps()) assert.deepEqual(r.group.conf, kept.group.conf, `node ${id} applied the same configuration`);
+  } finally {
+    await c.close();
+  }
+});

@@ -156,6 +156,11 @@ export class PartitionReplicas {
     return undefined;
   }
 
+  /** The highest term any group of this storage may have used (node-disk.ts; 0 without a disk, in unit tests). */
+  termCeiling(): number {
+    return this.#o.disk?.termCeiling ?? 0;
+  }
+
   /**
    * The operator accepts the loss of this node's damaged sole replica of `group` (the rule is
    * loss-acceptance.ts, checked by the caller): it leads at a term above this storage's term ceiling

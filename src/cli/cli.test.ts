@@ -210,6 +210,22 @@ test('cluster status and partitions of three nodes, one unreachable (reached wit
     const wiped = await brook(['--url', url, 'cluster', 'partitions']);
     assert.match(wiped.stdout, /^c3\.orders\s+4\s+1\s+3\s+1,3\.17\s+1,3\.17\s+replica unreachable$/m);
     assert.match(wiped.stdout, /^c3\.orders\s+5\s+2\.5\s+3\s+2\.5,1\s+2\.5,1\s+ok$/m);
+
+    // Losses accepted by operators, as the metadata records them (and one this node has not recorded yet).
+    const loss = { scope: 'partition', node: 2, event_type: 'c3.orders', partition: '1', group: 91, at: '2026-11-27T16:00:00.000Z', kept: { newest_offset: '001-0001-000000000004', last_index: 9 }, damage: { index: 12, term: 3, reason: 'lost' }, term_before: 3, term: 8 };
+    Object.assign(view, {
+      accepted_losses: [
+        { ...loss, id: 'a', scope: 'metadata', node: 1, group: 0, event_type: undefined, partition: undefined, kept: { last_index: 40 }, recorded: true },
+        { ...loss, id: 'b', recorded: true },
+        { ...loss, id: 'c', node: 1, partition: '2', group: 92, recorded: false },
+      ],
+      accepted_losses_older: 7,
+    });
+    const lost = (await brook(['--url', url, 'cluster', 'status'])).stdout;
+    assert.match(lost, /^DATA LOSS ACCEPTED BY OPERATORS \(and 7 older ones, no longer listed\)$/m);
+    assert.match(lost, /^metadata\s+0\s+1\s+2026-11-27T16:00:00\.000Z\s+8\s+yes$/m);
+    assert.match(lost, /^c3\.orders 1\s+91\s+2\s+2026-11-27T16:00:00\.000Z\s+001-0001-000000000004\s+8\s+yes$/m);
+    assert.match(lost, /^c3\.orders 2\s+92\s+1\s+.*NOT YET$/m);
   } finally {
     await new Promise((resolve) => standIn.close(resolve));
   }

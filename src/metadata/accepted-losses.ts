@@ -45,9 +45,9 @@ export interface AcceptedLosses {
 }
 
 export const acceptedLossesKept = 100;
-/** Bounds on a record's strings: what a command can make every node hold. */
-export const lossIdBytesMax = 128;
-export const lossTextBytesMax = 1024;
+/** Bounds on a record's strings (in UTF-16 code units, as String.length counts): what a command can make every node hold. */
+export const lossIdLengthMax = 128;
+export const lossTextLengthMax = 1024;
 
 export const noAcceptedLosses: AcceptedLosses = { records: [], older: 0 };
 
@@ -60,13 +60,13 @@ export function withLoss(list: AcceptedLosses, r: LossRecord, kept = acceptedLos
 }
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const text = (v: unknown, max = lossTextBytesMax): v is string => typeof v === 'string' && v.length <= max;
+const text = (v: unknown, max = lossTextLengthMax): v is string => typeof v === 'string' && v.length <= max;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Why `v` is not a loss record (the state machine refuses it alike on every node), or undefined. */
 export function lossRecordProblem(v: unknown): string | undefined {
   if (!isObj(v)) return 'the loss is not an object';
-  if (!text(v['id'], lossIdBytesMax) || v['id'] === '') return 'loss.id is not a non-empty string of at most 128 characters';
+  if (!text(v['id'], lossIdLengthMax) || v['id'] === '') return 'loss.id is not a non-empty string of at most 128 characters';
   if (v['scope'] !== 'partition' && v['scope'] !== 'metadata') return 'loss.scope is not partition or metadata';
   if (!isInt(v['node']) || v['node'] < 1) return 'loss.node is not a node id';
   if (!isInt(v['group']) || v['group'] >= 2 ** 32) return 'loss.group is not a group id';

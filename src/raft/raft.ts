@@ -991,6 +991,48 @@ export class Raft {
     return undefined;
   }
 
+  /**
+   * The operator accepts the loss of a group whose every member is damaged (docs/replication.md,
+   * "Accepting the loss of a partition whose every replica is damaged"): nobody can repair anybody, so
+   * this member's log becomes the group's and it becomes the group's only voter, the other members its
+   * learners, which it then brings up to its log (their divergent tails are overwritten by the entries
+   * of its higher term). As acceptLoss, it stops being damaged (the Ready says `repaired`) and moves to
+   * a term above `floor` (the caller gives the highest term, damage term and term ceiling any member's
+   * node reported, its own included) and its damage term, with no vote. The configuration changes (this member made a
+   * voter if it was a learner, every other voter made a learner) are appended at that term and
+   * committed by this member alone, as etcd's --force-new-cluster does: the hard state of the same
+   * Ready carries their commit, so a restart after it finds the new configuration. It campaigns once
+   * the host has applied them (its next election timeout: a member with a committed change it has not
+   * applied does not campaign). Refused (returns why) when it is not damaged, still learning a term
+   * floor, not a member, installing a snapshot, or a committed change is not applied yet.
+   */
+  acceptLossAsOnlyVoter(floor: Term): { refused: string } | { changes: ConfChange[] } {
+    assertIndex(floor, 'acceptLossAsOnlyVoter floor');
+    const d = this.damaged;
+    if (d === null) return { refused: 'this member is not damaged' };
+    if (this.#probe !== null) return { refused: 'this member is still learning its term floor' };
+    const conf = this.trk.confState();
+    if (!conf.voters.includes(this.id) && !conf.learners.includes(this.id)) return { refused: 'this member is not in its group\'s configuration' };
+    if (this.log.unstable.snapshot !== undefined) return { refused: 'this member is installing a snapshot' };
+    if (this.#hasUnappliedConfChanges()) return { refused: 'a committed membership change is not applied yet; try again' };
+    const changes: ConfChange[] = [];
+    // A voter first, so the configuration never lacks one while the entries are applied one by one.
+    if (!conf.voters.includes(this.id)) changes.push({ type: 'addVoter', nodeId: this.id });
+    for (const v of conf.voters) if (v !== this.id) changes.push({ type: 'addLearner', nodeId: v });
+    this.damaged = null;
+    this.repaired = true;
+    // Strictly above every term any member may have written entries at: another member may hold an
+    // entry of term `floor` at the index of a change, and two entries of one index and term are taken
+    // for the same entry (Raft's log matching), so that member would keep its own in place of it.
+    this.becomeFollower(Math.max(this.term, floor, d.term) + 1, noNode);
+    if (changes.length > 0) {
+      const first = this.log.lastIndex() + 1;
+      this.log.append(changes.map((cc, k) => ({ type: 'confChange' as const, term: this.term, index: first + k, data: encodeConfChange(cc) })));
+      this.log.commitTo(this.log.lastIndex());
+    }
+    return { changes };
+  }
+
   #handleHeartbeat(m: Message): void {
     // A leader never names a commit index beyond what this member acknowledged (min of its match and
     // the commit). One beyond our log means entries acknowledged before were lost: the member is

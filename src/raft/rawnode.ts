@@ -174,6 +174,17 @@ export class RawNode {
   }
 
   /**
+   * The operator accepts the loss of a group whose every member is damaged: this one keeps its log and
+   * becomes the only voter, the others its learners (Raft.acceptLossAsOnlyVoter). It campaigns at its
+   * next election timeout, once the host has applied the changes. Returns why it was refused (nothing
+   * changed), or undefined.
+   */
+  acceptLossAsOnlyVoter(floor: Term): string | undefined {
+    const r = this.#raft.acceptLossAsOnlyVoter(floor);
+    return 'refused' in r ? r.refused : undefined;
+  }
+
+  /**
    * Proposes one entry. On success the entry is at (term, index): once an entry with that index is
    * applied, the proposal committed if and only if the applied entry has that term.
    */

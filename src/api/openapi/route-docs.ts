@@ -94,6 +94,13 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     params: Type.Object({ group: Type.String({ description: 'The Raft group of the partition (GET /cluster, partitions[].group)' }) }),
     response: { 200: ok('The loss is accepted and durable; the replica leads', S.AcceptedLoss), ...common, 404: problem('No partition is replicated by that group'), 409: problem('Another replica can repair it, this node holds none, or its replica is not damaged') },
   },
+  'GET /cluster/partitions/:group/replica': {
+    summary: "This node's replica of a partition: its damage, its log's last term and index, its term floor (administrator)",
+    description: 'What the lever for a partition whose every replica is damaged compares (docs/replication.md, "Accepting the loss of a partition whose every replica is damaged"); ask each node that holds a replica.',
+    tags: node,
+    params: Type.Object({ group: Type.String({ description: 'The Raft group of the partition (GET /cluster, partitions[].group)' }) }),
+    response: { 200: ok("This node's replica", S.ReplicaReport), ...common, 404: problem('No partition is replicated by that group'), 409: problem('This node holds no replica of it, or its replica is not open') },
+  },
   'POST /cluster/accept-loss': {
     summary: "Accept the loss of every partition of this node whose only replica is damaged (administrator; loses data)",
     description: 'POST /cluster/partitions/{group}/accept-loss for each partition whose replica on this node is damaged and is its only one; damaged replicas with other replicas are listed as refused and left to their repair.',

@@ -274,6 +274,23 @@ export const AcceptedLoss = named('AcceptedLoss', Type.Object(
   { description: 'A loss accepted by an operator: the events the partition acknowledged after what the replica kept are gone, and their offsets go to new events' },
 ));
 
+export const ReplicaReport = named('ReplicaReport', Type.Object(
+  {
+    group: Type.Integer({ description: 'The Raft group that replicates the partition' }),
+    event_type: str(),
+    partition: str(),
+    node: Type.Integer({ description: 'This node' }),
+    member: Type.Integer({ description: "This node's member in the group" }),
+    damage: nullable('string', 'What its damage mark says; null when it is not damaged'),
+    probing: Type.Boolean({ description: 'Still learning its term floor from the other replicas' }),
+    term: Type.Integer({ description: 'Its current term' }),
+    last_term: Type.Integer({ description: "The term of its log's last entry" }),
+    last_index: Type.Integer({ description: "Its log's last index" }),
+    term_floor: Type.Integer({ description: "The highest of its term, its damage term and its node's term ceiling" }),
+  },
+  { description: "This node's replica of a partition, as the lever for a partition whose every replica is damaged compares them (docs/replication.md)" },
+));
+
 export const AcceptAllLosses = named('AcceptAllLosses', Type.Object(
   {
     accepted: Type.Array(AcceptedLoss),

@@ -6,7 +6,9 @@
  * POST /cluster/partitions/{group}/accept-loss: this node's damaged replica of the partition, its only
  * one, takes what it holds as the partition's log and leads again; POST /cluster/accept-loss does so
  * for every such partition of this node (administrator-only; broker/loss-service.ts, docs/replication.md
- * "Accepting the loss of a sole replica").
+ * "Accepting the loss of a sole replica"). GET /cluster/partitions/{group}/replica: this node's replica of
+ * the partition (damage, last term and index, term floor), as the lever for a partition whose every
+ * replica is damaged compares them.
  * GET /health: 200 "OK" while the node serves HTTP, without authentication, as the original service
  * answered it: for load balancers and orchestrators' liveness and readiness probes.
  */
@@ -43,4 +45,5 @@ export async function clusterRoutes(app: FastifyInstance, opts: { deps: AppDeps 
   // The service logs each acceptance at error level with what was kept and lost.
   app.post<{ Params: { group: string } }>('/cluster/partitions/:group/accept-loss', async (request) => losses().accept(request.params.group));
   app.post('/cluster/accept-loss', async () => losses().acceptAll());
+  app.get<{ Params: { group: string } }>('/cluster/partitions/:group/replica', async (request) => losses().report(request.params.group));
 }
