@@ -164,6 +164,14 @@ export const mutants: readonly Mutant[] = [
     tests: ['src/broker/partition-history-former.test.ts'],
   },
   {
+    name: 'metadata-loss-new-member',
+    why: "a node whose disk lost the metadata group's records but kept its partition records takes a new member id anyway (as a wiped directory does): its partition records, written under the former id, are orphaned",
+    file: 'src/broker/metadata-restore.ts',
+    find: '  const held = mayBeNew ? await o.partitionState?.() : undefined;',
+    replace: '  const held = mayBeNew ? (await o.partitionState?.(), undefined) : undefined;',
+    sims: ['host'],
+  },
+  {
     name: 'subscription-commit-backwards',
     why: 'a commit of a cursor older than the committed one is accepted and moves the cursor back (a late or repeated commit)',
     file: 'src/metadata/subscription-runtime.ts',
