@@ -907,7 +907,13 @@ export class PartitionReplica {
       return out.length < maxEvents && bytes < maxBytes && next <= newest;
     };
     const mem = this.#group.store.storage;
-    const memEntry = (i: number): Entry | undefined => (i >= mem.firstIndex() && i <= mem.lastIndex() ? mem.entries(i, i + 1, Number.MAX_SAFE_INTEGER)[0] : undefined);
+    // Entries log shipping stored and applied here beside the group (storeFetched) are read from the
+    // KV: until the group installs the leader's snapshot, its memory tail may hold other, uncommitted
+    // entries at those indices (a follower's tail of an older term; host simulation, seed 60:
+    // 'raft entry 6: entry holds no events', and the replica refused reads for good). Below the
+    // snapshot once it is installed, they are not in the memory tail then anyway.
+    const memFirstIndex = (): number => Math.max(mem.firstIndex(), this.#shippedTo + 1);
+    const memEntry = (i: number): Entry | undefined => (i >= memFirstIndex() && i <= mem.lastIndex() ? mem.entries(i, i + 1, Number.MAX_SAFE_INTEGER)[0] : undefined);
     if (next > newest) return out;
     // 1. Batches older than the in-memory index: the offset index rows holding the wanted events (one
     //    iterator, sized by how many events a row held so far), then their entries: those still in
@@ -931,7 +937,7 @@ export class PartitionReplica {
         if (events >= maxEvents || rows.length >= rowsPerReadMax) break;
       }
       if (rows.length > 1) this.#eventsPerRow = Math.max(1, (this.#eventsPerRow + (rows[rows.length - 1]!.last - rows[0]!.first + 1) / rows.length) / 2);
-      const memFirst = mem.firstIndex();
+      const memFirst = memFirstIndex();
       const stored = rows.filter((row) => row.raftIndex < memFirst);
       let entries: AsyncIterator<Entry> | undefined;
       if (stored.length > 0) {

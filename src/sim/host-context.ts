@@ -73,6 +73,12 @@ export interface HostSimStats {
   wipesOfPromoted: number;
   wipesBesideDeposed: number;
   /**
+   * Nodes whose disk lost the metadata group's records only (nemesis lostMetadata), and of those the
+   * starts that opened the metadata group with the member id the node ran before (the rule checked).
+   */
+  metadataLosses: number;
+  membersKept: number;
+  /**
    * Partition members of wiped directories the metadata leader began to replace by the member the
    * directory runs now (partition-members.ts: a move on the same node), and replacements carried out
    * to the end (the former member's removal recorded).
@@ -179,6 +185,8 @@ export function emptyStats(): HostSimStats {
     wipes: 0,
     wipesBesideDeposed: 0,
     wipesOfPromoted: 0,
+    metadataLosses: 0,
+    membersKept: 0,
     replacementsStarted: 0,
     replacementsDone: 0,
     fullDisks: 0,
@@ -238,6 +246,11 @@ export interface HostSimContext {
   readonly partitions: readonly SimPartition[];
   /** Whether faults are being injected (clients pause while the run checks recovery). */
   readonly chaos: boolean;
+  /**
+   * Between a round's chaos and its calm, while faults are healed but calm has not begun: a move's
+   * promotion recorded then may still be followed by the wipe of its new member (host-moves.ts).
+   */
+  readonly promotionWindow: boolean;
   /** Whether disks may lose fsynced data. */
   readonly lostTail: boolean;
   nowMs(): number;
@@ -250,6 +263,11 @@ export interface HostSimContext {
   /** The member of `p`'s group that leads it with the highest term, among running nodes. */
   leaderOf(p: SimPartition): SimHostNode | undefined;
   crash(node: SimHostNode, how: CrashKind, restartAfterMs: number | undefined): void;
+  /**
+   * The node's disk loses every record of the metadata group (and its marker file) but keeps its
+   * partition records; restarted after `restartAfterMs`, it must keep its member id (host-cluster.ts).
+   */
+  loseMetadata(node: SimHostNode, restartAfterMs: number): void;
   /** Nodes that lost fsynced writes and whose groups are not all repaired yet. */
   readonly damaged: ReadonlySet<NodeId>;
   /** Whether a move in flight adds a member of the node whose promotion is stored (host-moves.ts). */

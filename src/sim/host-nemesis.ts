@@ -10,7 +10,8 @@
  *   leader's own write ends after its followers have acknowledged, a vote is answered late), a full
  *   disk for a while (writes refused; the host must fail the proposals and go on), a failed fsync
  *   (the node must stop; it is restarted later), and when enabled a disk that loses fsynced writes (a
- *   minority at a time);
+ *   minority at a time), a wiped data directory, and a disk that lost the metadata group's records
+ *   only (the node keeps its member id: lostMetadata);
  * - time: a node's clock running fast or slow (tick-rate skew), election storms (a group's leader is
  *   cut off for a moment and every member campaigns at once, one with a racing clock, another
  *   answering late), leadership transfers;
@@ -53,6 +54,7 @@ const actions = [
   'transfer',
   'lostTail',
   'wipe',
+  'lostMetadata',
   'wipeBesideDeposed',
   'wipeBesideDeposed',
   'move',
@@ -287,6 +289,21 @@ export class Nemesis {
       case 'wipe': {
         if (!ctx.lostTail) break;
         detail = this.#wipe() ?? detail;
+        break;
+      }
+      case 'lostMetadata': {
+        // The disk loses the metadata group's records only (a lost write-ahead log tail that held
+        // them alone; a directory restored without them), its marker file with them: the node must
+        // keep its member id, under which its partition records were written (partition-state-held.ts).
+        // Like a wipe, one damaged node at a time. Not once any node runs a new member (its directory
+        // was wiped), this one included: the node's metadata member, empty and damaged, learns a term
+        // floor from the cluster's nodes under their node ids (metadata-group.ts, termProbePeers),
+        // and a former member never answers, so it would wait for good (docs/testing.md, lostMetadata).
+        if (!ctx.lostTail) break;
+        const n = r.pick(all);
+        if (!n.running || ctx.damaged.size > 0 || all.some((o) => o.member !== o.id)) break;
+        ctx.loseMetadata(n, r.between(10, 300));
+        detail = `n${n.id}`;
         break;
       }
       case 'wipeBesideDeposed': {

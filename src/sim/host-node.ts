@@ -16,6 +16,7 @@ import { diskTokenOf, markerIntervalMs, NodeDisk } from '../broker/node-disk.js'
 import { registerDisk } from '../broker/disk-registration.js';
 import { MetadataMemberReplacer } from '../broker/metadata-members.js';
 import { PartitionMemberReplacer } from '../broker/partition-members.js';
+import { orphanedByNewMember } from '../broker/partition-state-held.js';
 import { isFormerMember } from '../metadata/partition-member-replacement.js';
 import { nodeOfMember } from '../core/member-id.js';
 import { PartitionReplicas, type AppendForwarder, type PlacementLookup } from '../broker/partition-replicas.js';
@@ -245,6 +246,9 @@ export class SimHostNode {
       // As main.ts: a wiped directory (or one that lost the group's state) joins as a new member.
       member: nodeDisk.metadataMember,
       newMember: () => nodeDisk.newMetadataMember(),
+      // As main.ts: one whose partition groups hold records keeps its member id (they were written
+      // under it). No storage directories here: the node's KV holds every partition group.
+      partitionState: () => orphanedByNewMember(nodeDisk, this.disk, undefined),
       incarnation: `n${this.id}.${inc}`,
       kv: this.disk,
       host,
@@ -441,6 +445,14 @@ export class SimHostNode {
   wipeDirectory(): void {
     this.#cell = undefined;
     this.wiped = true;
+  }
+
+  /**
+   * The marker file is lost while the KV keeps (some of) its records: the next start finds the raft
+   * state lost (node-disk.ts), as after a lost write-ahead log tail that the marker told.
+   */
+  loseMarker(): void {
+    this.#cell = undefined;
   }
 
   /** Whether the data directory was wiped since the cluster was founded (see wipeDirectory). */

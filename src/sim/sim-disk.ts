@@ -39,7 +39,12 @@ export type CrashKind =
   /** The writes of the last `syncs` fsyncs are lost too: the disk lost data it had confirmed. */
   | { kind: 'lostTail'; syncs: number }
   /** The data directory is wiped: the next process finds nothing (the marker file is gone too). */
-  | { kind: 'wiped' };
+  | { kind: 'wiped' }
+  /**
+   * Every durable record in [gte, lt) is lost, and what was not fsynced: the rest survives (a lost
+   * write-ahead log tail that held one raft group's records only, a directory restored without them).
+   */
+  | { kind: 'lostRange'; gte: Buffer; lt: Buffer };
 
 interface DiskImage {
   readonly base: SortedBufferMap;
@@ -179,7 +184,17 @@ export class SimDisk implements OrderedKv {
       }
       case 'wiped':
         return new SimDisk(this.#env);
+      case 'lostRange': {
+        const base = this.#durable.clone();
+        for (const [k] of base.range({ gte: how.gte, lt: how.lt })) base.del(k);
+        return new SimDisk(this.#env, { base, synced: [], unsynced: [] });
+      }
     }
+  }
+
+  /** Whether the live state holds a record in [gte, lt). */
+  holds(gte: Buffer, lt: Buffer): boolean {
+    return this.#live.range({ gte, lt, limit: 1 }).length > 0;
   }
 
   /** The durable value of `key` if the writes of the last `syncs` fsyncs were lost. */

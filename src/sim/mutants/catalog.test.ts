@@ -4,7 +4,7 @@
  * from src/ and count.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ test('each mutant of the catalog applies exactly once to the current sources', (
     assert.ok(first >= 0, `${m.name}: its text is not in ${m.file} any more; update the catalog`);
     assert.equal(text.indexOf(m.find, first + 1), -1, `${m.name}: its text occurs more than once in ${m.file}`);
     assert.notEqual(m.replace, m.find, `${m.name} changes nothing`);
+    for (const t of m.tests ?? []) assert.ok(t.startsWith('src/') && t.endsWith('.test.ts') && existsSync(join(root, t)), `${m.name}: its test ${t} is not a test file under src/`);
   }
   assert.equal(new Set(mutants.map((m) => m.name)).size, mutants.length, 'mutant names are unique');
 });

@@ -22,6 +22,12 @@ export interface Mutant {
   readonly retention?: boolean;
   /** The host simulation runs it with its subscription consumers and cursor tools on, also under SIM_SUBSCRIPTIONS=0 (they are on by default). */
   readonly subscriptions?: boolean;
+  /**
+   * Test files (sources under src/, run as their built .js) that script the hazard and must fail
+   * under the mutant, run beside the simulations: for a mutant whose path the seeded faults reach
+   * rarely, they show it is caught on every run, while the simulations' rate is still reported.
+   */
+  readonly tests?: readonly string[];
 }
 
 export const mutants: readonly Mutant[] = [
@@ -154,6 +160,15 @@ export const mutants: readonly Mutant[] = [
     file: 'src/broker/partition-history-fetch.ts',
     find: 'listed.filter((m) => !former(m))',
     replace: 'listed.filter((m) => !former(m) || m > 0)',
+    sims: ['host'],
+    tests: ['src/broker/partition-history-former.test.ts'],
+  },
+  {
+    name: 'metadata-loss-new-member',
+    why: "a node whose disk lost the metadata group's records but kept its partition records takes a new member id anyway (as a wiped directory does): its partition records, written under the former id, are orphaned",
+    file: 'src/broker/metadata-restore.ts',
+    find: '  const held = mayBeNew ? await o.partitionState?.() : undefined;',
+    replace: '  const held = mayBeNew ? (await o.partitionState?.(), undefined) : undefined;',
     sims: ['host'],
   },
   {

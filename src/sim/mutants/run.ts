@@ -10,6 +10,10 @@
  *   npm run test:mutants -- --from 1000               first seed
  *   npm run test:mutants -- --consequences            also run each with the rule checks off, to see
  *                                                     how often lost or diverging data alone shows it
+ *
+ * A mutant may also name test files (catalog.ts, `tests`) that script its hazard: each is run once
+ * against the patched tree (`node --test`), reported as its own row ("test <file>": caught when it
+ * fails), and counts as a catcher like a seed.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -84,6 +88,28 @@ function runSeeds(dir: string, sim: SimName, count: number, rules: boolean, rete
   });
 }
 
+/** Runs one test file of the patched tree; caught when it fails (or outlives the run's limit). */
+function runTest(dir: string, file: string): Promise<{ failed: boolean; note: string; kind: string }> {
+  return new Promise((done) => {
+    const js = join(dir, file.replace(/^src\//, 'dist/').replace(/\.ts$/, '.js'));
+    const child = spawn(process.execPath, ['--test', js], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let note = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => {
+      note = `stopped after ${runTimeoutMs / 60000} min`;
+      child.kill('SIGKILL');
+    }, runTimeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      // The first failed assertion's message names the check that fired.
+      const kind = /^\s*(?:error: |AssertionError \[ERR_ASSERTION\]: )'?([^'\n]{1,60})/m.exec(out)?.[1] ?? (code === 0 ? '' : `exit ${code}`);
+      done({ failed: code !== 0, note, kind });
+    });
+  });
+}
+
 const rows: Row[] = [];
 const started = Date.now();
 for (const m of mutants.filter((x) => only === undefined || only.includes(x.name))) {
@@ -103,12 +129,18 @@ for (const m of mutants.filter((x) => only === undefined || only.includes(x.name
       rows.push({ mutant: m.name, sim: label, run: lines.length, caught: caught.map((l) => l.seed), kinds, note });
       console.log(`   ${label}: ${caught.length}/${lines.length} seeds caught it in ${((Date.now() - t) / 1000).toFixed(0)} s${note ? ` (${note})` : ''}; first: ${caught.slice(0, 8).map((l) => l.seed).join(',')}; ${[...kinds].map(([k, n]) => `${k} x${n}`).join(', ')}`);
     }
+    for (const file of m.tests ?? []) {
+      const t = Date.now();
+      const { failed, note, kind } = await runTest(dir, file);
+      rows.push({ mutant: m.name, sim: `test ${file}`, run: 1, caught: failed ? [1] : [], kinds: new Map(failed ? [[kind, 1]] : []), note });
+      console.log(`   test ${file}: ${failed ? 'fails (caught it)' : 'passes (missed it)'} in ${((Date.now() - t) / 1000).toFixed(0)} s${note ? ` (${note})` : ''}${failed ? `; ${kind}` : ''}`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-console.log(`\n| mutant | simulation | seeds run | seeds that caught it | catch rate | checks that fired |`);
+console.log(`\n| mutant | simulation or test | seeds run | seeds that caught it | catch rate | checks that fired |`);
 console.log(`| --- | --- | --- | --- | --- | --- |`);
 for (const r of rows) {
   const list = r.caught.length <= 12 ? r.caught.join(', ') : `${r.caught.slice(0, 12).join(', ')}, … (${r.caught.length})`;
