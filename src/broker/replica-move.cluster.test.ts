@@ -110,6 +110,9 @@ async function publish(i: number, n: number): Promise<{ acked: string[]; status:
 }
 
 test('a replica of a partition with data moves to another node while producers publish on every node', { timeout: 300_000 }, async (t) => {
+  // Outside the try: producers loop while it is true, and must stop when an assertion fails too, or
+  // the test never exits.
+  let publishing = true;
   try {
     cluster.run('up', '4');
     const r = await call(url(1), 'POST', '/event-types', {
@@ -141,7 +144,6 @@ test('a replica of a partition with data moves to another node while producers p
     }
 
     // Producers on every node while the replica moves.
-    let publishing = true;
     const statuses = new Map<number, number>();
     const producers = nodes.map(async (i) => {
       while (publishing) {
@@ -156,8 +158,17 @@ test('a replica of a partition with data moves to another node while producers p
     assert.equal(started.status, 202, started.text);
     assert.deepEqual((started.body as { placement: unknown }).placement, { replicas: before.replicas, learners: [to], moving: { from, to } });
     const again = await call(url(from), 'POST', `/cluster/partitions/${group}/move`, { from: before.replicas.find((n) => n !== from)!, to });
-    assert.equal(again.status, 409, `a second move while one is in flight: ${again.text}`);
     assert.match(again.headers.get('content-type') ?? '', /problem\+json/);
+    if (again.status === 422) {
+      // The whole move can finish before this request is read (0.2-0.7 s of margin in passing runs on
+      // a loaded machine). With a move in flight the service answers 409 before any other rule, so a
+      // 422 saying the target already replicates the group means the move was done: the conflict rule
+      // itself is unit-tested (placement-changes.test.ts), not exercised end to end in this run.
+      assert.match(again.text, new RegExp(`Node ${to} already replicates group ${group}`), `a second move: ${again.text}`);
+      t.diagnostic('the move was done before the second move request was read: its 409 was not exercised');
+    } else {
+      assert.equal(again.status, 409, `a second move while one is in flight: ${again.text}`);
+    }
 
     const want = before.replicas.map((n) => (n === from ? to : n));
     await until('every node to show the new replicas and no move in flight', 90_000, async () => {
@@ -212,6 +223,7 @@ test('a replica of a partition with data moves to another node while producers p
       t.diagnostic(`node ${from} lost leadership before the removal step; node ${removers.join(',')} removed it`);
     }
   } finally {
+    publishing = false;
     const said = cluster.destroy();
     if (said !== undefined) t.diagnostic(said);
   }
