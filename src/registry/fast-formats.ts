@@ -66,7 +66,7 @@ function hexDigit(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 }
 
-/** `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` of hex digits (either case): true. False means "not this shape". */
+/** Hex digits (either case) in groups of 8, 4, 4, 4 and 12 joined by hyphens: true. False means "not this shape". */
 export function commonUuid(s: string): boolean {
   if (s.length !== 36) return false;
   for (let i = 0; i < 36; i++) {

@@ -65,10 +65,9 @@ function prepare(m: Mutant): string {
   return dir;
 }
 
-function runSeeds(dir: string, sim: SimName, count: number, rules: boolean, retention: boolean, subscriptions: boolean): Promise<{ lines: SeedLine[]; note: string }> {
+/** Runs a child process to its end (or kills it after runTimeoutMs): what it wrote, its exit code, a note if it was stopped. */
+function runChild(args: string[], dir: string, env: NodeJS.ProcessEnv = process.env): Promise<{ out: string; err: string; code: number | null; note: string }> {
   return new Promise((done) => {
-    const args = [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count), ...(rules ? [] : ['consequences'])];
-    const env = { ...process.env, ...(retention ? { SIM_RETENTION: '1' } : {}), ...(subscriptions ? { SIM_SUBSCRIPTIONS: '1' } : {}) };
     const child = spawn(process.execPath, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -81,33 +80,27 @@ function runSeeds(dir: string, sim: SimName, count: number, rules: boolean, rete
     }, runTimeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
-      const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as SeedLine);
-      if (code !== 0 && note === '') note = `exit ${code}: ${err.split('\n').slice(-3).join(' ').slice(0, 200)}`;
-      done({ lines, note });
+      done({ out, err, code, note });
     });
   });
 }
 
+async function runSeeds(dir: string, sim: SimName, count: number, rules: boolean, retention: boolean, subscriptions: boolean): Promise<{ lines: SeedLine[]; note: string }> {
+  const args = [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count), ...(rules ? [] : ['consequences'])];
+  const env = { ...process.env, ...(retention ? { SIM_RETENTION: '1' } : {}), ...(subscriptions ? { SIM_SUBSCRIPTIONS: '1' } : {}) };
+  const { out, err, code, note } = await runChild(args, dir, env);
+  const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as SeedLine);
+  return { lines, note: code !== 0 && note === '' ? `exit ${code}: ${err.split('\n').slice(-3).join(' ').slice(0, 200)}` : note };
+}
+
 /** Runs one test file of the patched tree; caught when it fails (or outlives the run's limit). */
-function runTest(dir: string, file: string): Promise<{ failed: boolean; note: string; kind: string }> {
-  return new Promise((done) => {
-    const js = join(dir, file.replace(/^src\//, 'dist/').replace(/\.ts$/, '.js'));
-    const child = spawn(process.execPath, ['--test', js], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let note = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => {
-      note = `stopped after ${runTimeoutMs / 60000} min`;
-      child.kill('SIGKILL');
-    }, runTimeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      // The first failed assertion's message names the check that fired.
-      const kind = /^\s*(?:error: |AssertionError \[ERR_ASSERTION\]: )'?([^'\n]{1,60})/m.exec(out)?.[1] ?? (code === 0 ? '' : `exit ${code}`);
-      done({ failed: code !== 0, note, kind });
-    });
-  });
+async function runTest(dir: string, file: string): Promise<{ failed: boolean; note: string; kind: string }> {
+  const js = join(dir, file.replace(/^src\//, 'dist/').replace(/\.ts$/, '.js'));
+  const r = await runChild(['--test', js], dir);
+  const out = r.out + r.err;
+  // The first failed assertion's message names the check that fired.
+  const kind = /^\s*(?:error: |AssertionError \[ERR_ASSERTION\]: )'?([^'\n]{1,60})/m.exec(out)?.[1] ?? (r.code === 0 ? '' : `exit ${r.code}`);
+  return { failed: r.code !== 0, note: r.note, kind };
 }
 
 const rows: Row[] = [];
