@@ -26,7 +26,7 @@ import type { AppendAnswer, AppendForwarder, ForwardedAppend } from '../broker/p
 import { encodeImage } from '../broker/metadata-codec.js';
 import { groupStart, raftEnd } from '../broker/raft-keys.js';
 import type { MetadataTransport } from '../broker/metadata-group.js';
-import { historyPendingKey, type PartitionReplica } from '../broker/partition-replica.js';
+import { decodeImage, historyPendingKey, type PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { Entry, Message, NodeId, Term } from '../raft/index.js';
@@ -113,6 +113,23 @@ export const recoveryMsMax = 6000;
 export const movesMsMax = 8000;
 /** The longest the run waits between chaos and calm for a promotion the aimed wipe may follow (#promotionWindow). */
 const promotionWindowMsMax = 2000;
+
+/**
+ * A replica's stored snapshot: its raft index, and the offset from which its image says the log
+ * starts (a replica that installs it without the log before it reads from there; the next offset if
+ * it names no start, or none within it).
+ */
+function storedSnapshot(r: PartitionReplica): { index: number; start: number } | undefined {
+  const snap = r.group.store.storage.snapshot();
+  if (snap.metadata.index === 0 || snap.data.byteLength === 0) return undefined;
+  try {
+    const img = decodeImage(snap.data);
+    const start = img.start !== undefined && img.start[0] <= snap.metadata.index && img.start[1] < img.next ? img.start[1] : img.next;
+    return { index: snap.metadata.index, start };
+  } catch {
+    return undefined;
+  }
+}
 
 /** Lets every promise set off by the event just run settle: only microtasks run before this resolves. */
 function settle(): Promise<void> {
@@ -853,6 +870,7 @@ export class HostSimulation implements HostSimContext {
       const pending = r.pendingHistory;
       if (pending !== undefined) this.stats.historyFetchStops++;
       const snapshot = Math.max(r.group.store.storage.snapshot().metadata.index, pending?.index ?? 0);
+      if (this.#tracing) this.log(`n${node.id} stops p${p.index}: applied ${r.applied}, snapshot ${r.group.store.storage.snapshot().metadata.index}, oldest ${r.localOldest}${pending === undefined ? '' : `, fetching the log before snapshot ${pending.index} from offset ${pending.fromOffset}`}`);
       this.ledger.stopped(`n${node.id}`, p.index, r.groupId, snapshot, this.#readsFrom(r));
     }
   }
@@ -868,7 +886,7 @@ export class HostSimulation implements HostSimContext {
     // a fetch of the log before that snapshot under way goes on).
     if (r.pendingHistory !== undefined) this.stats.historyFetchResumed++;
     try {
-      this.ledger.reopened(`n${node.id}`, this.partitions[r.partition]!.index, r.groupId, r.applied, this.#readsFrom(r));
+      this.ledger.reopened(`n${node.id}`, this.partitions[r.partition]!.index, r.groupId, r.applied, this.#readsFrom(r), storedSnapshot(r));
     } catch (err) {
       this.fail(err);
     }

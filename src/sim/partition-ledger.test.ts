@@ -163,3 +163,26 @@ test('a replica started again with the snapshot it held reads from no later than
   l.reopened('n2', 0, 9, 50, 20);
   assert.throws(() => l.reopened('n1', 0, 9, 50, 20), violation('RetainedForgotten'));
 });
+
+test('a replica started again with a snapshot stored while it ran on an older one may read from where that snapshot starts, no later', () => {
+  // Host seed 1339: stopped while its state was the snapshot at index 47, fetching the log before it
+  // from offset 88; the leader's snapshot at index 65, whose log (its retention) starts at offset 121,
+  // was durable but not installed yet. Started again, it installs that one without the log before it
+  // and reads from 121, as it would have without the stop.
+  const l = new PartitionLedger(1);
+  l.stopped('n2', 0, 100, 47, 88);
+  l.reopened('n2', 0, 100, 65, 121, { index: 65, start: 121 });
+  // Past where that snapshot starts: it dropped the log its snapshot names (a fetch not resumed).
+  l.stopped('n2', 0, 100, 47, 88);
+  assert.throws(() => l.reopened('n2', 0, 100, 65, 156, { index: 65, start: 121 }), violation('RetainedForgotten'));
+  // The snapshot of the stop record itself moves nothing: its start was counted then.
+  l.stopped('n2', 0, 100, 47, 88);
+  assert.throws(() => l.reopened('n2', 0, 100, 47, 111, { index: 47, start: 111 }), violation('RetainedForgotten'));
+  l.stopped('n2', 0, 100, 47, 88);
+  assert.throws(() => l.reopened('n2', 0, 100, 60, 111, { index: 40, start: 111 }), violation('RetainedForgotten'));
+  // A newer snapshot naming an earlier start than the stop (a compaction of its own log) allows no later start.
+  l.stopped('n2', 0, 100, 47, 88);
+  assert.throws(() => l.reopened('n2', 0, 100, 65, 90, { index: 65, start: 80 }), violation('RetainedForgotten'));
+  l.stopped('n2', 0, 100, 47, 88);
+  l.reopened('n2', 0, 100, 65, 88, { index: 65, start: 80 });
+});

@@ -218,15 +218,26 @@ export class PartitionLedger {
 
   /**
    * Replica `who` of partition `p` (raft group `group`) opened at raft index `applied`, reading from
-   * offset `start`. If it stopped before holding a snapshot it still holds (applied at or past that
-   * snapshot's index), it reads from no later than then (RetainedForgotten).
+   * offset `start`, with the stored snapshot `snapshot` (its raft index, and the offset its image says
+   * the log starts at: the next offset if it names none). If it stopped before holding a snapshot it
+   * still holds (applied at or past that snapshot's index), it reads from no later than then
+   * (RetainedForgotten).
+   *
+   * A stored snapshot later than the one of the stop record was written, durably, while the node
+   * still ran on the older one: a snapshot's records are made durable first and installed after (a
+   * node that stops between the two, say while its turn waits for another write, installs it at its
+   * next start). A replica that installs its leader's snapshot without the log before it (the
+   * leader's retention had removed what it lacked) reads from where that image says the log starts,
+   * as it would have without the stop: its start may move up to there, and no further.
    */
-  reopened(who: string, p: number, group: number, applied: number, start: number): void {
+  reopened(who: string, p: number, group: number, applied: number, start: number, snapshot?: { index: number; start: number }): void {
     const book = this.#book(p);
     const s = book.stops.get(who);
     book.stops.delete(who);
     if (s === undefined || s.group !== group || applied < s.index || start <= s.start) return;
-    throw new InvariantViolation('RetainedForgotten', `${who} partition ${p} stopped reading from offset ${s.start} with the state of its snapshot at index ${s.index}, and started again at index ${applied} reading from offset ${start}: it dropped the log between`);
+    if (snapshot !== undefined && snapshot.index > s.index && start <= snapshot.start) return;
+    const newer = snapshot !== undefined && snapshot.index > s.index ? ` (its snapshot at index ${snapshot.index}, stored meanwhile, names offset ${snapshot.start})` : '';
+    throw new InvariantViolation('RetainedForgotten', `${who} partition ${p} stopped reading from offset ${s.start} with the state of its snapshot at index ${s.index}, and started again at index ${applied} reading from offset ${start}${newer}: it dropped the log between`);
   }
 
   /** The client was told the batch failed for certain (nothing stored). */
