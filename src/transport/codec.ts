@@ -210,7 +210,7 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
   }
   if (!Array.isArray(w.entries)) throw new DecodeError('message.entries: not a list');
   if (w.entries.length > 0 && type !== 'app') throw new DecodeError(`message.entries: a ${type} message carries none`);
-  if (index + w.entries.length > indexMax) throw new DecodeError(`message.entries: beyond the index bound ${indexMax}`);
+  if (w.entries.length > 0 && index + w.entries.length > indexMax) throw new DecodeError(`message.entries: beyond the index bound ${indexMax}`);
   const entries = w.entries.map((e, k) => fromWireEntry(e, `message.entries[${k}]`));
   entries.forEach((e, k) => {
     if (e.index !== index + 1 + k) throw new DecodeError(`message.entries[${k}].index: ${e.index}, expected ${index + 1 + k}`);
