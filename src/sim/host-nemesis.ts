@@ -302,6 +302,7 @@ export class Nemesis {
         if (!ctx.lostTail) break;
         const n = r.pick(all);
         if (!n.running || ctx.damaged.size > 0) break;
+        if (all.some((o) => o.member !== o.id)) ctx.stats.metadataLossesBesideNew++;
         ctx.loseMetadata(n, r.between(10, 300));
         detail = `n${n.id}`;
         break;
