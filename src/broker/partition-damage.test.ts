@@ -8,15 +8,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryCell, MemoryKv } from '../log/index.js';
 import { NodeDisk } from './node-disk.js';
-import { diskNodeGroupOf as groupOf, diskNodeReplicas } from '../testing/disk-node-replicas.js';
+import { oneNodeReplicas } from '../testing/one-node-replicas.js';
 import { RaftLogStore } from './raft-log-store.js';
 import { writeSeqKey } from './raft-keys.js';
 import { decodeU64Record } from './raft-records.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-const fixedClock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
-const node = (kv: MemoryKv, disk: NodeDisk, replicaSet: number[] = [1]) => diskNodeReplicas(kv, disk, { replicaSet, clock: fixedClock });
+const groupOf = (p: number): number => 1000 + p;
+const node = (kv: MemoryKv, disk: NodeDisk, replicaSet: number[] = [1]) => oneNodeReplicas(kv, { disk, replicaSet, groupOf: (_topic, p) => groupOf(p) });
 
 async function storedSeq(kv: MemoryKv): Promise<number> {
   const raw = await kv.get(writeSeqKey);
