@@ -4,7 +4,7 @@
 // term its node could have used (its term ceiling), keeping every event it holds in order, and the
 // partition takes writes again; the acceptance is recorded (GET /cluster's accepted_losses).
 // Method: the rule as a table; then one node (PartitionReplicas on a RaftNodeHost over MemoryKv with a
-// NodeDisk and MemoryCell, testing/disk-node-replicas.ts) whose write-ahead-log tail is lost (the KV
+// NodeDisk and MemoryCell, testing/one-node-replicas.ts) whose write-ahead-log tail is lost (the KV
 // rolled back to an earlier durable image): the partition of one replica opens damaged, takes no
 // write, the service accepts its loss, and it is written and read again.
 import { test } from 'node:test';

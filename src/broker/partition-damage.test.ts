@@ -1,7 +1,7 @@
 // Goal: partition groups on the node host take part in the lost-tail check (issue 9): each turn's one
 // write carries one raft write sequence number whatever the number of groups in it, the marker follows
 // the durable turns, and a lost tail of the write-ahead log marks the partition groups damaged.
-// Method: one node (PartitionReplicas on a RaftNodeHost: testing/disk-node-replicas.ts) over MemoryKv with a NodeDisk and MemoryCell;
+// Method: one node (PartitionReplicas on a RaftNodeHost: testing/one-node-replicas.ts) over MemoryKv with a NodeDisk and MemoryCell;
 // appends to eight partitions at once; the disk is rolled back to an earlier image (copyDurable) to
 // stand for RocksDB dropping the end of its WAL.
 import { test } from 'node:test';
