@@ -183,6 +183,15 @@ export const mutants: readonly Mutant[] = [
     tests: ['src/raft/term-probe.test.ts'],
   },
   {
+    name: 'no-probe-answer-for-former',
+    why: "nobody answers a term probe addressed to a former metadata member: a node that lost its metadata records and kept its member id, after another node's directory was wiped and replaced, stays damaged for good",
+    file: 'src/broker/metadata-group.ts',
+    find: '      answersProbeFor: (member) => answersForFormerMember(',
+    replace: '      answersProbeFor: (member) => false && answersForFormerMember(',
+    sims: ['host'],
+    tests: ['src/broker/metadata-rejoin.test.ts'],
+  },
+  {
     name: 'subscription-commit-backwards',
     why: 'a commit of a cursor older than the committed one is accepted and moves the cursor back (a late or repeated commit)',
     file: 'src/metadata/subscription-runtime.ts',
