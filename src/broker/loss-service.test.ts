@@ -4,7 +4,7 @@
 // term its node could have used (its term ceiling), keeping every event it holds in order, and the
 // partition takes writes again; the acceptance is recorded (GET /cluster's accepted_losses).
 // Method: the rule as a table; then one node (PartitionReplicas on a RaftNodeHost over MemoryKv with a
-// NodeDisk and MemoryCell, testing/disk-node-replicas.ts) whose write-ahead-log tail is lost (the KV
+// NodeDisk and MemoryCell, testing/one-node-replicas.ts) whose write-ahead-log tail is lost (the KV
 // rolled back to an earlier durable image): the partition of one replica opens damaged, takes no
 // write, the service accepts its loss, and it is written and read again.
 import { test } from 'node:test';
@@ -17,8 +17,11 @@ import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
 import { LossService } from './loss-service.js';
 import { MetadataStateMachine } from '../metadata/state-machine.js';
 import { NodeDisk } from './node-disk.js';
-import { diskNodeGroupOf as groupOf, diskNodeReplicas } from '../testing/disk-node-replicas.js';
+import { oneNodeReplicas } from '../testing/one-node-replicas.js';
+import { systemClock } from './system.js';
 
+/** The group of partition p (of topic 7, the only one here). */
+const groupOf = (p: number): number => 1000 + p;
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 test('the rule: only a damaged, open replica that is the only one of its partition may accept its loss', () => {
@@ -46,7 +49,7 @@ test('the rule: only a damaged, open replica that is the only one of its partiti
 });
 
 async function node(kv: MemoryKv, disk: NodeDisk, replicaSet: number[]) {
-  const { replicas, close } = diskNodeReplicas(kv, disk, { replicaSet, appendTimeoutMs: 300 });
+  const { replicas, close } = oneNodeReplicas(kv, { disk, replicaSet, groupOf: (_topic, p) => groupOf(p), clock: systemClock, appendTimeoutMs: 300 });
   const placed = (): PlacedPartition[] => [0, 1].map((p) => ({ event_type: 'solo', partition: String(p), index: p, topic: 7, legacy: false, placement: { group: groupOf(p), replicas: replicaSet } }));
   const said: string[] = [];
   const loud = pino({ level: 'error' }, { write: (line: string) => said.push(line) });

@@ -25,6 +25,7 @@ import { incarnationOfMember, nodeOfMember } from '../core/member-id.js';
 import { problems } from '../core/problem.js';
 import type { OrderedKv } from '../log/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
+import { answersForFormerMember } from '../metadata/disk-registry.js';
 import type { MetadataStateMachine, ApplyResult } from '../metadata/state-machine.js';
 import { currentFlowId } from '../observability/flow-context.js';
 import { noNode } from '../raft/index.js';
@@ -217,7 +218,12 @@ export class RaftMetadataGroup implements MetadataProposer {
       heartbeatTicks: o.heartbeatTicks,
       random: o.random,
       // Asked for their terms by a member whose past term is unknown (it joined after a wipe).
-      termProbePeers: [...new Set([o.member ?? o.self, ...o.directory.map((m) => m.id), ...conf.voters])],
+      // Not this node's other member ids (its node id, when it runs a new member): the earlier member
+      // of its own directory answers nobody, and waiting for it would keep the probe waiting for good.
+      termProbePeers: [...new Set([o.member ?? o.self, ...o.directory.map((m) => m.id).filter((id) => nodeOfMember(id) !== o.self), ...conf.voters])],
+      // Asked under the id of this node's member that this one replaced (its node id, say), by such a
+      // member: the node's registration as applied here says which ids were this node's before.
+      answersProbeFor: (member) => answersForFormerMember(this.#sm.disk(o.self), o.self, this.#group.self, member),
     });
     this.#group = group;
     group.setApplier({

@@ -95,6 +95,30 @@ async function openNode(self: NodeId, kv: MemoryKv, disk: NodeDisk, founders: No
   });
 }
 
+/** Node `id`'s directory is wiped: a new disk id, and it opens the group again (founders unknown, cluster known). */
+async function wipedNode(id: NodeId): Promise<{ group: RaftMetadataGroup; disk: NodeDisk }> {
+  const kv = new MemoryKv();
+  const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: id, newId: () => `disk-${id}-after-wipe`, logger: quiet });
+  await disk.setCluster('cluster', []);
+  return { group: await openNode(id, kv, disk, []), disk };
+}
+
+/** The production registration loop of a wiped node's directory (disk-registration.ts), until `stopped`. */
+function register(id: NodeId, g: RaftMetadataGroup, disk: NodeDisk, stopped: () => boolean): void {
+  void registerDisk({
+    node: id,
+    token: () => diskTokenOf(disk.identity),
+    member: () => disk.identity.metadataMember,
+    foundingDisk: () => false,
+    registered: () => g.state.disk(id),
+    propose: (cmd) => g.propose(cmd),
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    stopped,
+    retryMs: 20,
+    logger: quiet,
+  });
+}
+
 test('a wiped node rejoins as a new member that replaces its former one; the former member counts for nothing', async () => {
   const ids = [1, 2, 3];
   const net = new Net();
@@ -131,10 +155,7 @@ test('a wiped node rejoins as a new member that replaces its former one; the for
     // Node 3's directory is wiped: a new disk id, and it joins (founders unknown, cluster known).
     await closeMember(groups.get(3)!);
     net.handlers.delete(3);
-    const kv3 = new MemoryKv();
-    const disk3 = await NodeDisk.open({ kv: kv3, cell: new MemoryCell(), self: 3, newId: () => 'disk-3-after-wipe', logger: quiet });
-    await disk3.setCluster('cluster', []);
-    const fresh = await openNode(3, kv3, disk3, []);
+    const { group: fresh, disk: disk3 } = await wipedNode(3);
     const member = fresh.member;
     assert.notEqual(member, 3, 'the wiped directory took its node id as member id again');
     assert.equal(nodeOfMember(member), 3);
@@ -155,18 +176,7 @@ test('a wiped node rejoins as a new member that replaces its former one; the for
     await new Promise((r) => setTimeout(r, 20));
     assert.ok(fresh.view().metadata.term < 999, 'a message for the former member was taken by the new one');
 
-    void registerDisk({
-      node: 3,
-      token: () => diskTokenOf(disk3.identity),
-      member: () => disk3.identity.metadataMember,
-      foundingDisk: () => false,
-      registered: () => fresh.state.disk(3),
-      propose: (cmd) => fresh.propose(cmd),
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-      stopped: () => stopped,
-      retryMs: 20,
-      logger: quiet,
-    });
+    register(3, fresh, disk3, () => stopped);
     const conf = () => leaderOf()?.view().metadata.members ?? [];
     await until('the replacement: voters 1, 2 and the new member', 8000, () => {
       const c = conf();
@@ -201,6 +211,89 @@ test('a wiped node rejoins as a new member that replaces its former one; the for
     // retried as a client would (a run under load failed here with 'did not commit in time').
     await commitEventually(fresh, create('after'));
     await until('node 1 to apply it', 3000, () => groups.get(1)!.state.eventType('after') !== undefined);
+  } finally {
+    stopped = true;
+    clearInterval(timer);
+    await Promise.all([...groups.values()].map(closeMember));
+  }
+});
+
+// A node whose disk lost the metadata group's records only keeps its member id (it holds partition
+// records) and learns a term floor first, asking the cluster's nodes under their node ids. Once another
+// node runs a new member, the id asked there (the node id) is a former member: in a group of three
+// both others must answer, and nobody answered for it, so the member stayed damaged for good (host
+// simulation seed 15 on f5faece). The new member answers in its place once the leader added it.
+test('a member that lost its metadata records and kept its id learns its floor with a new member answering for its node\'s former one', async () => {
+  const ids = [1, 2, 3];
+  const net = new Net();
+  const groups = new Map<NodeId, RaftMetadataGroup>();
+  const founders = ids.map((id) => ({ id, diskId: `disk-${id}` }));
+  for (const id of ids) {
+    const kv = new MemoryKv();
+    const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: id, newId: () => `disk-${id}`, logger: quiet });
+    await disk.setCluster('cluster', founders);
+    groups.set(id, await openNode(id, kv, disk, ids));
+  }
+  for (const g of groups.values()) net.join(g);
+  let stopped = false;
+  const replacers = new Map<RaftMetadataGroup, MetadataMemberReplacer>();
+  const timer = setInterval(() => {
+    for (const g of groups.values()) {
+      if (!replacers.has(g)) replacers.set(g, new MetadataMemberReplacer(g, logger));
+      replacers.get(g)!.round();
+    }
+  }, 10);
+  const leaderOf = () => [...groups.values()].find((g) => g.isLeader());
+  try {
+    await until('a leader', 3000, () => leaderOf() !== undefined);
+    await commitEventually(leaderOf()!, create('before'));
+    // Node 3 is wiped and replaced by a new member: voters 1, 2 and 3.x.
+    await closeMember(groups.get(3)!);
+    net.handlers.delete(3);
+    const { group: fresh, disk: disk3 } = await wipedNode(3);
+    groups.set(3, fresh);
+    net.join(fresh);
+    register(3, fresh, disk3, () => stopped);
+    await until('the replacement', 8000, () => {
+      const c = leaderOf()?.view().metadata.members ?? [];
+      return c.length === 3 && c.every((m) => m.suffrage === 'voter') && c.some((m) => m.id === fresh.member);
+    });
+    await until('the new member to apply its promotion', 3000, () => fresh.view().members.find((m) => m.id === 3)?.suffrage === 'voter');
+    await commitEventually(leaderOf()!, create('replaced'));
+
+    // A node other than the leader loses its metadata group's records (its marker tells it: the disk
+    // lost raft writes), but holds partition records: it keeps member id `victim`, empty and damaged.
+    const victim = [1, 2].find((id) => !groups.get(id)!.isLeader())!;
+    await closeMember(groups.get(victim)!);
+    net.handlers.delete(victim);
+    const cell = new MemoryCell();
+    const before = await NodeDisk.open({ kv: new MemoryKv(), cell, self: victim, newId: () => `disk-${victim}`, logger: quiet });
+    before.durable(before.stamp({ put: () => undefined, del: () => undefined, delRange: () => undefined }));
+    await before.flush();
+    const lostKv = new MemoryKv();
+    const disk = await NodeDisk.open({ kv: lostKv, cell, self: victim, newId: () => `disk-${victim}`, logger: quiet });
+    assert.notEqual(disk.identity.lostRaftState, undefined);
+    const damaged = await openMember({
+      self: victim,
+      member: disk.metadataMember,
+      newMember: () => disk.newMetadataMember(),
+      partitionState: () => Promise.resolve('raft records of partition group 7'),
+      disk,
+      incarnation: `inc-${victim}-again`,
+      kv: lostKv,
+      founders: ids,
+      directory: ids.map((id) => ({ id })),
+      ...fastMemberTimings,
+      logger,
+    });
+    assert.equal(damaged.member, victim, 'it keeps its member id');
+    assert.equal(damaged.view().metadata.raft_damaged, true);
+    groups.set(victim, damaged);
+    net.join(damaged);
+    // It asks nodes 2 (or 1) and 3 under their node ids; node 3 answers with its new member.
+    await until('the floor and the repair', 5000, () => !damaged.view().metadata.raft_damaged);
+    await until('the repaired member to apply the log', 3000, () => damaged.state.eventType('replaced') !== undefined);
+    await commitEventually(damaged, create('after'));
   } finally {
     stopped = true;
     clearInterval(timer);

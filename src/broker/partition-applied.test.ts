@@ -8,43 +8,13 @@
 // running replica had at the same applied index: offsets, request-id window, seal, every index row.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryKv, type KvBatch } from '../log/index.js';
-import { recordOps, type KvOp } from '../log/kv.js';
-import { SortedBufferMap } from '../log/memory-kv.js';
+import type { MemoryKv } from '../log/index.js';
 import type { Offset } from '../core/offset.js';
 import type { PartitionImage } from '../replication/partition-state.js';
 import type { PartitionReplicas } from './partition-replicas.js';
 import { prefixApplied, prefixOffsetIndex } from './partition-replica.js';
 import { oneNodeReplicas } from '../testing/one-node-replicas.js';
-
-/** Records the operations of every write, in call order (the order the KV applies them in). */
-class RecordingKv extends MemoryKv {
-  readonly writes: KvOp[][] = [];
-
-  override write(fill: (b: KvBatch) => void, opts: { durable: boolean }): Promise<void> {
-    let ops: KvOp[];
-    try {
-      ops = recordOps(fill);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    this.writes.push(ops);
-    return super.write((b) => {
-      for (const op of ops) {
-        if (op.kind === 'put') b.put(op.key, op.value);
-        else if (op.kind === 'del') b.del(op.key);
-        else b.delRange(op.start, op.end);
-      }
-    }, opts);
-  }
-
-  /** The store as a crash that kept exactly the first `n` writes leaves it. */
-  prefix(n: number): MemoryKv {
-    const m = new SortedBufferMap();
-    for (const w of this.writes.slice(0, n)) m.apply(w);
-    return new MemoryKv(m);
-  }
-}
+import { RecordingKv } from '../testing/recording-kv.js';
 
 function node(kv: MemoryKv, clock: { t: number }) {
   return oneNodeReplicas(kv, { clockMs: () => clock.t });

@@ -16,15 +16,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KvWriteError } from '../log/index.js';
 import { SnapshotRefusingKv } from '../testing/snapshot-refusing-kv.js';
-import type { Snapshot } from '../raft/index.js';
 import type { Offset } from '../core/offset.js';
 import { groupKey, kindSnapshot } from './raft-keys.js';
-import { decodeImage, encodeImage } from './partition-replica.js';
-import { batchEntry, followerGroup, followerNowMs, handFedFollower, msg, servingLog, until } from '../testing/hand-fed-follower.js';
+import { decodeImage } from './partition-replica.js';
+import { batchEntry, followerGroup, followerNowMs, handFedFollower, msg, openFollowerReplica, servingLog, settle, snapshotOfEntriesTo, until } from '../testing/hand-fed-follower.js';
 
 const snapshotKey = groupKey(followerGroup, kindSnapshot);
-
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a snapshot install the disk refused after log shipping: no snapshot pairs the group\'s applied index with the replica\'s state, and entries sent again as appends are applied once', async () => {
   const kv = new SnapshotRefusingKv(snapshotKey);
@@ -34,17 +31,14 @@ test('a snapshot install the disk refused after log shipping: no snapshot pairs 
   const log = [batchEntry(4, 2), batchEntry(5, 2), batchEntry(6, 2), batchEntry(7, 2), batchEntry(8, 3)];
   replicas.setForwarder(servingLog(log));
   try {
-    const r = (await replicas.ensure(7, 0))!;
-    const h = handler();
-    assert.equal(r.applied, 3, 'the founding configuration');
+    const { r, h } = await openFollowerReplica({ replicas, handler });
     // The group takes entry 4 from node 2 and applies it.
     h.receive(msg({ type: 'app', from: 2, term: 2, logTerm: 1, index: 3, entries: [log[0]!], commit: 4 }));
     await until('entry 4 applied', () => r.group.applied === 4 || fatal.length > 0);
     await settle(20);
     // Node 2 compacted 5..7 and sends its snapshot at 7; the disk is full when its install is written.
     kv.refusal = new KvWriteError(new Error('IO error: No space left on device'));
-    const snapshot: Snapshot = { metadata: { index: 7, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 7, next: 4, oldest: 0, recent: [] }) };
-    h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
+    h.receive(snapshotOfEntriesTo(7, 2));
     await until('the install refused', () => kv.refused > 0 || fatal.length > 0);
     kv.refusal = undefined;
     await settle(30);

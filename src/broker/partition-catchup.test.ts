@@ -9,27 +9,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryKv } from '../log/index.js';
-import type { Snapshot } from '../raft/index.js';
-import { encodeImage } from './partition-replica.js';
-import { batchEntry, handFedFollower, msg, servingLog, until } from '../testing/hand-fed-follower.js';
+import { batchEntry, handFedFollower, msg, openFollowerReplica, servingLog, settle, snapshotOfEntriesTo, until } from '../testing/hand-fed-follower.js';
 
 test('a snapshot from a leader of an older term is not caught up to: the replica stays where its group is', async () => {
-  const { replicas, fatal, handler, close } = handFedFollower(new MemoryKv());
+  const f = handFedFollower(new MemoryKv());
+  const { replicas, fatal, close } = f;
   // The leader of term 2 (node 2) holds entries 4..6 of term 2; node 3 leads term 3 after them.
   const log = [batchEntry(4, 2), batchEntry(5, 2), batchEntry(6, 2), batchEntry(7, 3)];
   const fetches = { n: 0 };
   replicas.setForwarder(servingLog(log, fetches));
   try {
-    const r = (await replicas.ensure(7, 0))!;
-    const h = handler();
-    assert.equal(r.applied, 3, 'the founding configuration');
+    const { r, h } = await openFollowerReplica(f);
     // Node 3 leads term 3: the group follows it (nothing to append yet).
     h.receive(msg({ type: 'heartbeat', from: 3, term: 3, commit: 3 }));
     await until('term 3', () => r.group.term === 3);
     // A snapshot of node 2, leader of term 2, sent before it was deposed, arrives now.
-    const snapshot: Snapshot = { metadata: { index: 6, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 6, next: 3, oldest: 0, recent: [] }) };
-    h.receive(msg({ type: 'snap', from: 2, term: 2, snapshot }));
-    await new Promise((res) => setTimeout(res, 20));
+    h.receive(snapshotOfEntriesTo(6, 2));
+    await settle(20);
     assert.equal(r.applied, r.group.applied, `the replica applied ${r.applied}, its group ${r.group.applied}`);
     // The leader of term 3 appends 4..7 and commits them: every entry is applied once.
     h.receive(msg({ type: 'app', from: 3, term: 3, logTerm: 1, index: 3, entries: log, commit: 7 }));

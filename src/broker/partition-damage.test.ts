@@ -1,22 +1,22 @@
 // Goal: partition groups on the node host take part in the lost-tail check (issue 9): each turn's one
 // write carries one raft write sequence number whatever the number of groups in it, the marker follows
 // the durable turns, and a lost tail of the write-ahead log marks the partition groups damaged.
-// Method: one node (PartitionReplicas on a RaftNodeHost: testing/disk-node-replicas.ts) over MemoryKv with a NodeDisk and MemoryCell;
+// Method: one node (PartitionReplicas on a RaftNodeHost: testing/one-node-replicas.ts) over MemoryKv with a NodeDisk and MemoryCell;
 // appends to eight partitions at once; the disk is rolled back to an earlier image (copyDurable) to
 // stand for RocksDB dropping the end of its WAL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryCell, MemoryKv } from '../log/index.js';
 import { NodeDisk } from './node-disk.js';
-import { diskNodeGroupOf as groupOf, diskNodeReplicas } from '../testing/disk-node-replicas.js';
+import { oneNodeReplicas } from '../testing/one-node-replicas.js';
 import { RaftLogStore } from './raft-log-store.js';
 import { writeSeqKey } from './raft-keys.js';
 import { decodeU64Record } from './raft-records.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
-const fixedClock = { nowMs: () => 1_700_000_000_000, monotonicMs: () => 0 };
-const node = (kv: MemoryKv, disk: NodeDisk, replicaSet: number[] = [1]) => diskNodeReplicas(kv, disk, { replicaSet, clock: fixedClock });
+const groupOf = (p: number): number => 1000 + p;
+const node = (kv: MemoryKv, disk: NodeDisk, replicaSet: number[] = [1]) => oneNodeReplicas(kv, { disk, replicaSet, groupOf: (_topic, p) => groupOf(p) });
 
 async function storedSeq(kv: MemoryKv): Promise<number> {
   const raw = await kv.get(writeSeqKey);

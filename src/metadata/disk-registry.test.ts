@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memberIdOf } from '../core/member-id.js';
 import { MetadataStateMachine } from './state-machine.js';
-import { diskToken, mayFoundGroup, registeredDisksMax } from './disk-registry.js';
+import { answersForFormerMember, diskToken, mayFoundGroup, registeredDisksMax } from './disk-registry.js';
 import { legacyGroupIdBase } from './placement-types.js';
 import type { EventType } from './types.js';
 
@@ -102,4 +102,18 @@ test('a registration names the directory\'s new metadata member; a member id an 
   // A member of another node is malformed.
   const other = sm.apply(++i, { op: 'node.disk', node: 3, disk: 'disk-z', member: memberIdOf(4, 1) });
   assert.equal(other.ok, false);
+});
+
+test('a new member answers term probes for its node\'s original member and the former members its registration lists, nothing else', () => {
+  const a = memberIdOf(2, 5);
+  const b = memberIdOf(2, 9);
+  const reg = { node: 2, disk: 'd2', firstGroup: 1, member: b, formerMembers: [a] };
+  assert.equal(answersForFormerMember(reg, 2, b, 2), true, 'the node id: its original member');
+  assert.equal(answersForFormerMember(reg, 2, b, a), true, 'a former member recorded');
+  assert.equal(answersForFormerMember(reg, 2, b, memberIdOf(2, 7)), false, 'a member id of the node never registered');
+  assert.equal(answersForFormerMember(reg, 2, b, 3), false, 'another node\'s');
+  assert.equal(answersForFormerMember(reg, 2, b, b), false, 'itself');
+  assert.equal(answersForFormerMember(reg, 2, a, 2), false, 'a member the registration does not name (not applied here yet, or replaced since)');
+  assert.equal(answersForFormerMember(undefined, 2, b, 2), false, 'no registration applied here');
+  assert.equal(answersForFormerMember({ node: 2, disk: 'd2', firstGroup: 1 }, 2, 2, a), false, 'an original member answers for nobody');
 });

@@ -19,6 +19,7 @@
  * that lost raft writes after registering registers again, so groups created between the two
  * registrations (whose every record may have been in the lost tail) are not founded afresh either.
  */
+import { incarnationOfMember, nodeOfMember } from '../core/member-id.js';
 import { legacyGroupIdBase } from './placement-types.js';
 
 export interface DiskRegistration {
@@ -31,6 +32,22 @@ export interface DiskRegistration {
   readonly member?: number;
   /** Member ids earlier directories of the node registered: never taken again (node.disk refuses them). */
   readonly formerMembers?: readonly number[];
+}
+
+/**
+ * Whether the metadata member `current` of node `node` answers a term probe addressed to `member` in
+ * its place (docs/metadata-raft.md, "A wiped directory is a new member"): `member` is an earlier
+ * directory's member of that node, as the node's registration (applied here) records. That is the
+ * node's original member (incarnation 0: a founder's directory or one from before member ids; a new
+ * member never takes incarnation 0) or one of its former members; and the registration names
+ * `current`, so the directory that ran `member` was replaced before `current` registered. Whether the
+ * answer counts is the core's part (src/raft, Raft.step: only once `current` holds the configuration
+ * entry that added it).
+ */
+export function answersForFormerMember(registration: DiskRegistration | undefined, node: number, current: number, member: number): boolean {
+  if (registration === undefined || registration.node !== node || registration.member !== current || member === current) return false;
+  if (nodeOfMember(member) !== node || incarnationOfMember(current) === 0) return false;
+  return incarnationOfMember(member) === 0 || (registration.formerMembers ?? []).includes(member);
 }
 
 /** At most this many member ids of earlier directories are kept per node (then registrations are refused). */

@@ -61,6 +61,12 @@ interface PendingRead {
   readonly context: string;
 }
 
+/** One answer to a term probe: the term, and the member that gave it (the one asked, or a member answering for it). */
+interface ProbeAnswer {
+  readonly term: Term;
+  readonly by: NodeId;
+}
+
 export class Raft {
   readonly id: NodeId;
   readonly cfg: ResolvedConfig;
@@ -128,7 +134,7 @@ export class Raft {
    * number of other voters, so one answerer is in M and reports >= T. Until then it takes nothing
    * (appends, heartbeats, snapshots, votes are dropped) and adopts no term.
    */
-  #probe: { readonly peers: readonly NodeId[]; readonly needed: number; readonly answers: Map<NodeId, Term>; elapsed: number } | null = null;
+  #probe: { readonly peers: readonly NodeId[]; readonly needed: number; readonly answers: Map<NodeId, ProbeAnswer>; elapsed: number } | null = null;
 
   constructor(cfg: ResolvedConfig) {
     this.id = cfg.id;
@@ -195,16 +201,27 @@ export class Raft {
 
   #handleProbeAnswer(m: Message): void {
     const p = this.#probe;
+    // The member asked: the answerer, or the former member of its node it answers for (`index`, set
+    // by the answerer's host: docs/metadata-raft.md, "A wiped directory is a new member"). Its answer
+    // is counted in the former member's place; it said `reject` unless it holds the configuration
+    // entry that added it, whose term is at least that of every entry committed with the former
+    // member's acknowledgement (the argument is in the doc).
+    const slot = m.index !== 0 ? m.index : m.from;
     // Not probing (any more), a member not asked, or one whose own past term is unknown: not counted.
-    if (p === null || m.reject || !p.peers.includes(m.from)) return;
-    p.answers.set(m.from, Math.max(m.term, p.answers.get(m.from) ?? 0));
+    if (p === null || m.reject || !p.peers.includes(slot)) return;
+    // One answerer fills one place: a member asked under its own id is not also counted for a former
+    // member of its node, nor for two of them (the overlap argument counts distinct members).
+    if (slot !== m.from && p.peers.includes(m.from)) return;
+    for (const [s, a] of p.answers) if (s !== slot && a.by === m.from) return;
+    const had = p.answers.get(slot);
+    p.answers.set(slot, { term: Math.max(m.term, had?.by === m.from ? had.term : 0), by: m.from });
     if (p.answers.size >= p.needed) this.#finishProbe();
   }
 
   #finishProbe(): void {
     const p = this.#probe!;
     let floor = this.term;
-    for (const t of p.answers.values()) floor = Math.max(floor, t);
+    for (const a of p.answers.values()) floor = Math.max(floor, a.term);
     this.#probe = null;
     const d = this.damaged!;
     // Still damaged (it lacks what it acknowledged): only a leader of a term >= the floor repairs it.
@@ -682,8 +699,13 @@ export class Raft {
     // A term probe is answered in any state and changes nothing here (it does not even wake a
     // quiesced member). The answer carries this member's current term; a member still learning its
     // own floor has none to give.
+    // Addressed to a former member of this member's node (`index`: the host answers for it only with
+    // a member that replaced it), the answer counts in that member's place, so it needs more: this
+    // member holds the configuration entry that added it (it is in the configuration it applied).
+    // Before that its term may be below one the former member acknowledged entries in.
     if (m.type === 'termProbe') {
-      this.#send({ type: 'termProbeResp', to: m.from, reject: this.#probe !== null });
+      const unknown = this.#probe !== null || (m.index !== 0 && !this.trk.isMember(this.id));
+      this.#send({ type: 'termProbeResp', to: m.from, reject: unknown, index: m.index });
       return;
     }
     if (m.type === 'termProbeResp') {

@@ -228,3 +228,49 @@ test('a probing member told new voters asks them and counts only their answers; 
   assert.deepEqual(drain(raw, storage), [], 'once the floor is learned, a new view changes nothing');
   assert.equal(raw.status().term, 7);
 });
+
+// A node whose directory was wiped runs a new member (5 here) in place of its former one (2), which
+// nobody answers for: a member asking 2 waited for good (docs/metadata-raft.md, "A wiped directory is
+// a new member"). The new member answers for it (the host sets `index` to the member asked).
+test('an answer given for a former member counts in its place, once per answerer', () => {
+  const { raw, storage } = probingNode([1, 2, 3]);
+  drain(raw, storage);
+  raw.step(msg('termProbeResp', 5, 9, { index: 2, reject: true }));
+  assert.equal(raw.probing, true, 'a refusal for 2 is not counted');
+  raw.step(msg('termProbeResp', 5, 9, { index: 4 }));
+  assert.equal(raw.probing, true, 'an answer for a member not asked is not counted');
+  raw.step(msg('termProbeResp', 5, 9, { index: 2 }));
+  assert.equal(raw.probing, true, 'one answer of the two needed');
+  raw.step(msg('termProbeResp', 5, 11, { index: 3 }));
+  assert.equal(raw.probing, true, 'the member that answered for 2 does not also fill 3\'s place');
+  raw.step(msg('termProbeResp', 3, 7));
+  const rd = raw.ready();
+  assert.equal(rd.termFloor, 9, 'the highest of the answers: 5 for 2, and 3');
+  raw.advance(rd);
+
+  // A member asked under its own id is counted there only, not also for a former member of its node.
+  const two = probingNode([1, 2, 3, 5]);
+  drain(two.raw, two.storage);
+  two.raw.step(msg('termProbeResp', 5, 9, { index: 2 }));
+  two.raw.step(msg('termProbeResp', 5, 9));
+  two.raw.step(msg('termProbeResp', 3, 7));
+  assert.equal(two.raw.probing, true, 'two answers of the three needed: 5 counts once');
+});
+
+test('a member answers a probe for a former member of its node only once it is in the configuration it applied', () => {
+  // A new member (4) that a leader has not added yet: empty, its term 0 below any the former member used.
+  const storage = new MemoryStorage();
+  const fresh = new RawNode({ id: 4, storage, electionTicks: 10, heartbeatTicks: 2, random: new Prng(3) });
+  fresh.step(makeMessage({ type: 'termProbe', from: 1, to: 4, term: 0, index: 2 }));
+  assert.deepEqual(drain(fresh, storage).map((m) => [m.type, m.to, m.index, m.reject]), [['termProbeResp', 1, 2, true]], 'refused: it holds no configuration entry that added it');
+  fresh.step(makeMessage({ type: 'termProbe', from: 1, to: 4, term: 0 }));
+  assert.deepEqual(drain(fresh, storage).map((m) => [m.type, m.index, m.reject]), [['termProbeResp', 0, false]], 'asked under its own id it answers as before');
+
+  // Added (here: in the configuration of a running group), it answers with its term for the former member.
+  const h = new Harness([1, 2, 3], { preVote: true, checkQuorum: true });
+  h.elect(1);
+  h.raw(3).step(makeMessage({ type: 'termProbe', from: 9, to: 3, term: 0, index: 7 }));
+  const rd = h.raw(3).ready();
+  assert.deepEqual(rd.messages.map((m) => [m.type, m.to, m.index, m.term, m.reject]), [['termProbeResp', 9, 7, h.status(3).term, false]]);
+  h.raw(3).advance(rd);
+});

@@ -99,10 +99,16 @@ export type MessageType =
   /**
    * A member whose past term is unknown (Damage.termUnknown: it starts empty in a group its data
    * directory may have belonged to) → the other voters: what is your term? Answered by any member in
-   * any state, changing nothing on the answerer (not even waking it from quiescence).
+   * any state, changing nothing on the answerer (not even waking it from quiescence). `index` is 0 as
+   * sent; a host that delivers it to the member that replaced the addressee on its node (a former
+   * member of the metadata group) sets `index` to the addressee.
    */
   | 'termProbe'
-  /** The answer: `term` is the answerer's current term; `reject` when its own past term is unknown too. */
+  /**
+   * The answer: `term` is the answerer's current term; `reject` when its own past term is unknown too,
+   * or when it answers for a former member (`index`, as in the probe) without holding the configuration
+   * entry that added it. The asker counts it in the place of the member asked (`index`, else `from`).
+   */
   | 'termProbeResp';
 
 /**

@@ -79,6 +79,11 @@ export interface HostSimStats {
   metadataLosses: number;
   membersKept: number;
   /**
+   * Of metadataLosses, those drawn while some node ran a new metadata member (its directory wiped):
+   * the damaged member learns its floor with a new member answering for its node's former one.
+   */
+  metadataLossesBesideNew: number;
+  /**
    * Partition members of wiped directories the metadata leader began to replace by the member the
    * directory runs now (partition-members.ts: a move on the same node), and replacements carried out
    * to the end (the former member's removal recorded).
@@ -186,6 +191,7 @@ export function emptyStats(): HostSimStats {
     wipesBesideDeposed: 0,
     wipesOfPromoted: 0,
     metadataLosses: 0,
+    metadataLossesBesideNew: 0,
     membersKept: 0,
     replacementsStarted: 0,
     replacementsDone: 0,

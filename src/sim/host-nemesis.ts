@@ -295,13 +295,14 @@ export class Nemesis {
         // The disk loses the metadata group's records only (a lost write-ahead log tail that held
         // them alone; a directory restored without them), its marker file with them: the node must
         // keep its member id, under which its partition records were written (partition-state-held.ts).
-        // Like a wipe, one damaged node at a time. Not once any node runs a new member (its directory
-        // was wiped), this one included: the node's metadata member, empty and damaged, learns a term
+        // Like a wipe, one damaged node at a time. Also once nodes run new members (their directories
+        // were wiped), this one included: the node's metadata member, empty and damaged, learns a term
         // floor from the cluster's nodes under their node ids (metadata-group.ts, termProbePeers),
-        // and a former member never answers, so it would wait for good (docs/testing.md, lostMetadata).
+        // and a node running a new member answers for its former one (docs/metadata-raft.md).
         if (!ctx.lostTail) break;
         const n = r.pick(all);
-        if (!n.running || ctx.damaged.size > 0 || all.some((o) => o.member !== o.id)) break;
+        if (!n.running || ctx.damaged.size > 0) break;
+        if (all.some((o) => o.member !== o.id)) ctx.stats.metadataLossesBesideNew++;
         ctx.loseMetadata(n, r.between(10, 300));
         detail = `n${n.id}`;
         break;

@@ -14,6 +14,7 @@ import { PartitionReplicas, type AppendForwarder } from '../broker/partition-rep
 import { RaftNodeHost, type TickSource } from '../broker/raft-host/node-host.js';
 import type { GroupHandler } from '../transport/index.js';
 import { encodeImage, type PartitionReplica } from '../broker/partition-replica.js';
+import type { Offset } from '../core/offset.js';
 
 const logger = pino({ level: 'silent' });
 const noTicks: TickSource = { every: () => () => undefined };
@@ -127,3 +128,30 @@ export const snapshotPastRetainedLog: Message = msg({
   term: 2,
   snapshot: { metadata: { index: 9, term: 2, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: 9, next: 6, oldest: 4, recent: [], start: [8, 4] }) },
 });
+
+/**
+ * Opens the follower's replica of topic 7 partition 0 (the group at its founding configuration,
+ * applied up to 3) and returns it with the group's handler.
+ */
+export async function openFollowerReplica(f: Pick<HandFedFollower, 'replicas' | 'handler'>): Promise<{ r: PartitionReplica; h: GroupHandler }> {
+  const r = (await f.replicas.ensure(7, 0))!;
+  const h = f.handler();
+  assert.equal(r.applied, 3, 'the founding configuration');
+  return { r, h };
+}
+
+/**
+ * Node 2's snapshot at `index` of term `term`, sent in term `term`: the group's entries 4..index, one
+ * event each (batchEntry: offsets 0..index - 4), all held (nothing retained away).
+ */
+export function snapshotOfEntriesTo(index: number, term: number): Message {
+  return msg({ type: 'snap', from: 2, term, snapshot: { metadata: { index, term, confState: { voters: [1, 2, 3], learners: [] } }, data: encodeImage({ applied: index, next: index - 3, oldest: 0, recent: [] }) } });
+}
+
+/** Every event the replica holds from offset 0, as [offset, text] (up to 10). */
+export async function readPairs(r: PartitionReplica): Promise<Array<[number, string]>> {
+  return (await r.read(-1 as Offset, 10, 1 << 20)).map((e) => [e.offset, e.bytes.toString()]);
+}
+
+/** Lets the node's loop run for `ms`. */
+export const settle = (ms: number): Promise<unknown> => new Promise((r) => setTimeout(r, ms));

@@ -19,6 +19,7 @@ import {
   encodeSnapshot,
 } from './index.js';
 import { toWireMessage } from './codec.js';
+import { memberIdOf, memberIncarnationMax } from '../core/member-id.js';
 import { indexMax, termMax } from './limits.js';
 import { raftProto } from './proto.js';
 
@@ -74,6 +75,9 @@ test('terms and indexes up to the bound 2^48 pass exactly; above it (and beyond 
     const w = { ...toWireMessage(big), ...over };
     assert.throws(() => decodeMessage(raftProto().Message.serialize(w), 2), (e: Error) => e instanceof DecodeError && /bound|exceeds/.test(e.message), JSON.stringify(over));
   }
+  // A term probe's answer carries in `index` the member it answers for: any member id (below 2^53).
+  const forFormer = makeMessage({ type: 'termProbeResp', from: 3, to: 2, term: 5, index: memberIdOf(1, memberIncarnationMax) });
+  assert.equal(decodeMessage(encodeMessage(forFormer), 2).index, memberIdOf(1, memberIncarnationMax));
   // Entries that would run past the index bound.
   const app = makeMessage({ type: 'app', from: 1, to: 2, term: 3, index: indexMax, entries: [{ term: 3, index: indexMax + 1, type: 'normal', data: new Uint8Array(0) }] });
   assert.throws(() => decodeMessage(encodeMessage(app), 2), DecodeError);

@@ -202,13 +202,15 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
   if (nodeOfMember(to) !== self) throw new DecodeError(`message.to: ${to}, but this node is ${self}`);
   if (nodeOfMember(from) === self) throw new DecodeError(`message.from: this node's own id ${self}`);
   const term = decodeBounded(w.term, termMax, 'message.term');
-  const index = decodeBounded(w.index, indexMax, 'message.index');
+  // A term probe's answer carries in `index` the member it answers for (a former member of the
+  // answerer's node, or 0): a member id, which may be above the index bound (core/member-id.ts).
+  const index = type === 'termProbeResp' ? decodeU64(w.index, 'message.index') : decodeBounded(w.index, indexMax, 'message.index');
   if (typeof w.context !== 'string' || Buffer.byteLength(w.context) > contextBytesMax) {
     throw new DecodeError(`message.context: not a string of at most ${contextBytesMax} bytes`);
   }
   if (!Array.isArray(w.entries)) throw new DecodeError('message.entries: not a list');
   if (w.entries.length > 0 && type !== 'app') throw new DecodeError(`message.entries: a ${type} message carries none`);
-  if (index + w.entries.length > indexMax) throw new DecodeError(`message.entries: beyond the index bound ${indexMax}`);
+  if (w.entries.length > 0 && index + w.entries.length > indexMax) throw new DecodeError(`message.entries: beyond the index bound ${indexMax}`);
   const entries = w.entries.map((e, k) => fromWireEntry(e, `message.entries[${k}]`));
   entries.forEach((e, k) => {
     if (e.index !== index + 1 + k) throw new DecodeError(`message.entries[${k}].index: ${e.index}, expected ${index + 1 + k}`);

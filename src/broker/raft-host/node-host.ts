@@ -327,7 +327,8 @@ export class RaftNodeHost {
     this.#o.logger.info({ peer, woken, probed }, 'a peer node restarted: the quiesced groups it led wake to elect, the groups led here probe it again');
   }
 
-  receive(group: number, m: Message): boolean {
+  receive(group: number, sent: Message): boolean {
+    let m = sent;
     if (this.#closed) return true;
     this.stats.messagesReceived++;
     this.heard(nodeOfMember(m.from));
@@ -335,8 +336,14 @@ export class RaftNodeHost {
     if (g === undefined) return false;
     // Addressed to another member on this node: a former member of the group whose data directory
     // this one replaced (core/member-id.ts). It is not ours to answer: dropped, as Raft takes a lost
-    // message.
-    if (m.to !== g.self) return true;
+    // message. But for a term probe: a member that lost its state asks the cluster's nodes under the
+    // ids it knows, and one that nobody answers for could keep it waiting for good. The member that
+    // replaced it answers in its place, marked so (`index`), and only once it holds the configuration
+    // entry that added it (src/raft, Raft.step; docs/metadata-raft.md, "A wiped directory is a new member").
+    if (m.to !== g.self) {
+      if (m.type !== 'termProbe' || m.index !== 0 || !g.answersProbeFor(m.to)) return true;
+      m = { ...m, to: g.self, index: m.to };
+    }
     // A term far ahead of the group's is a buggy peer's: taken, it could leave no term to elect with.
     if (m.term > g.term + termJumpMax) {
       this.#droppedTerms++;

@@ -87,6 +87,12 @@ export interface RaftGroupOptions {
    * on every tick while the member probes, and a new view starts the probe over (src/raft, setProbePeers).
    */
   readonly termProbePeers?: readonly NodeId[] | (() => readonly NodeId[]);
+  /**
+   * Whether this member answers a term probe addressed to `member`, another member id of its node: a
+   * former member of the metadata group whose data directory this one replaced (docs/metadata-raft.md,
+   * "A wiped directory is a new member"). Absent: never (partition groups name members by node id).
+   */
+  readonly answersProbeFor?: (member: NodeId) => boolean;
 }
 
 export class RaftGroup<Outcome> {
@@ -176,6 +182,11 @@ export class RaftGroup<Outcome> {
       termProbePeers: this.#probePeers(),
       ...(this.#o.uncommittedBytesMax === undefined ? {} : { uncommittedBytesMax: this.#o.uncommittedBytesMax }),
     });
+  }
+
+  /** See RaftGroupOptions.answersProbeFor. */
+  answersProbeFor(member: NodeId): boolean {
+    return member !== this.self && (this.#o.answersProbeFor?.(member) ?? false);
   }
 
   #probePeers(): readonly NodeId[] {

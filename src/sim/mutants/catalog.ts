@@ -172,6 +172,26 @@ export const mutants: readonly Mutant[] = [
     sims: ['host'],
   },
   {
+    name: 'probe-answer-before-added',
+    why: "a new metadata member answers a term probe addressed to its node's former member before it holds the configuration entry that added it: its term may be below one the former member acknowledged entries in, and the asker learns too low a floor",
+    file: 'src/raft/raft.ts',
+    find: '      const unknown = this.#probe !== null || (m.index !== 0 && !this.trk.isMember(this.id));',
+    replace: '      const unknown = this.#probe !== null;',
+    // The simulations do not make the window (a probe reaching a new member between its registration
+    // and its addition while the former member's acknowledgements are above its term): the test does.
+    sims: [],
+    tests: ['src/raft/term-probe.test.ts'],
+  },
+  {
+    name: 'no-probe-answer-for-former',
+    why: "nobody answers a term probe addressed to a former metadata member: a node that lost its metadata records and kept its member id, after another node's directory was wiped and replaced, stays damaged for good",
+    file: 'src/broker/metadata-group.ts',
+    find: '      answersProbeFor: (member) => answersForFormerMember(',
+    replace: '      answersProbeFor: (member) => false && answersForFormerMember(',
+    sims: ['host'],
+    tests: ['src/broker/metadata-rejoin.test.ts'],
+  },
+  {
     name: 'subscription-commit-backwards',
     why: 'a commit of a cursor older than the committed one is accepted and moves the cursor back (a late or repeated commit)',
     file: 'src/metadata/subscription-runtime.ts',
