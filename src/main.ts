@@ -38,7 +38,7 @@ import { ReplicaMover } from './broker/replica-mover.js';
 import { MetadataMemberReplacer } from './broker/metadata-members.js';
 import { PartitionMemberReplacer } from './broker/partition-members.js';
 import { MoveService } from './broker/move-service.js';
-import { LossService, type MetadataLossFacts } from './broker/loss-service.js';
+import { LossService, type MetadataLossFacts, type ReplicaReportAnswer } from './broker/loss-service.js';
 import { recordLoss } from './broker/loss-records.js';
 import type { Offset } from './core/offset.js';
 import { placedPartitions } from './metadata/placement-of.js';
@@ -428,6 +428,19 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         },
         loss,
       ),
+    // A partition of several replicas (broker/group-loss.ts): each other node reports its replica over
+    // HTTP, with the operator's credentials (the route is administrator-only on every node).
+    askPeer: async (node, group, authorization) => {
+      const address = directory.find((m) => m.id === node)?.httpAddress;
+      if (address === undefined) return undefined;
+      try {
+        const res = await fetch(`http://${address}/cluster/partitions/${group}/replica`, { headers: authorization === undefined ? {} : { authorization }, signal: AbortSignal.timeout(5000) });
+        return res.ok ? ((await res.json()) as ReplicaReportAnswer) : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    propose: (cmd) => metadata.propose(cmd),
   });
   lossesRef = losses;
   if (metadataLoss !== undefined) losses.metadataLossAccepted(metadataLoss);

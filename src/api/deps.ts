@@ -92,7 +92,8 @@ export interface MoveAdmin {
 /** Accepting lost data (broker/loss-service.ts): answers are the losses accepted; errors are Problems. */
 export interface LossAdmin {
   report(group: string): object;
-  accept(group: string): Promise<object>;
+  /** `replica`: the node whose replica keeps its log (several replicas, every one damaged); `authorization` is passed on to the nodes asked. */
+  accept(group: string, ctx?: { replica?: string | undefined; authorization?: string | undefined }): Promise<object>;
   acceptAll(): Promise<object>;
 }
 

@@ -60,6 +60,10 @@ test('accepting a loss: refused with a Problem where nothing is damaged, and onl
   assert.equal(res.status, 409, res.text);
   assert.match((res.body as { detail: string }).detail, /is not damaged/);
   assert.equal((await call(broker.url, 'POST', '/cluster/partitions/999999/accept-loss', undefined, admin)).status, 404);
+  // --replica: a node id; naming a node other than the sole replica's is refused.
+  await problem('POST', `${url}?replica=one`, undefined, 400, /replica must be a node id/);
+  await problem('POST', `${url}?replica=7`, undefined, 409, /Node 7 holds no replica of group/);
+  assert.equal((await call(broker.url, 'POST', `${url}?replica=1`, undefined, bearer('alice'))).status, 403, 'not the administrator');
   const all = await call(broker.url, 'POST', '/cluster/accept-loss', undefined, admin);
   assert.deepEqual(all.body, { accepted: [], refused: [] });
   assert.deepEqual(view.accepted_losses, [], 'GET /cluster lists none');

@@ -15,6 +15,10 @@ import { lossAcceptance, type LossFacts } from './loss-acceptance.js';
 import { lossTextLengthMax, type AcceptedLosses, type LossRecord } from '../metadata/accepted-losses.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { PartitionReplicas } from './partition-replicas.js';
+import type { MetadataCommand } from '../metadata/commands.js';
+import type { ApplyResult } from '../metadata/state-machine.js';
+import { nodeOfMember } from '../core/member-id.js';
+import { acceptGroupLoss, type GroupLossAnswer } from './group-loss.js';
 
 export interface LossServiceOptions {
   /** Every partition with its placement, from this node's applied metadata (metadata/placement-of.ts). */
@@ -36,6 +40,13 @@ export interface LossServiceOptions {
   recorded?(): AcceptedLosses;
   /** Records a loss in the metadata, resolving once this node applied it (loss-records.ts); never rejects. */
   record?(loss: LossRecord): Promise<void>;
+  /**
+   * For a partition of several replicas (group-loss.ts): asks another node for its replica's report
+   * (GET /cluster/partitions/{group}/replica, with the operator's credentials); undefined when it did
+   * not answer. And proposes a metadata command. Absent: such a partition is refused.
+   */
+  askPeer?(node: number, group: number, authorization: string | undefined): Promise<ReplicaReportAnswer | undefined>;
+  propose?(cmd: MetadataCommand): Promise<ApplyResult>;
 }
 
 /** One accepted loss of a partition, as answered (the record in the metadata: accepted-losses.ts). */
@@ -69,6 +80,10 @@ export interface ReplicaReportAnswer {
   last_index: number;
   /** The highest of its term, its damage term and its node's (storage's) term ceiling. */
   term_floor: number;
+  /** Its damage mark's index and term (absent: not damaged), and its newest offset (a cursor; BEGIN when empty). */
+  damage_index?: number;
+  damage_term?: number;
+  newest_offset?: string;
 }
 
 /** GET /cluster: every recorded loss (from the metadata) and this node's not yet recorded ones. */
@@ -185,6 +200,8 @@ export class LossService {
       last_term: storage.term(last),
       last_index: last,
       term_floor: Math.max(raw.term, d?.term ?? 0, set.termCeiling()),
+      ...(d === undefined ? {} : { damage_index: d.index, damage_term: d.term }),
+      newest_offset: this.#o.formatCursor(at.event_type, at.partition, replica.bounds().newest),
     };
   }
 
@@ -194,13 +211,45 @@ export class LossService {
     return group;
   }
 
-  /** POST /cluster/partitions/{group}/accept-loss. */
-  async accept(rawGroup: string): Promise<AcceptedLoss> {
+  /**
+   * POST /cluster/partitions/{group}/accept-loss. A partition of several replicas, every one damaged,
+   * goes to group-loss.ts: `replica` (the operator's --replica, a node id) names the one that keeps its
+   * log, and `authorization` is passed on to the other nodes asked for their replicas' reports.
+   */
+  async accept(rawGroup: string, ctx: { replica?: string | undefined; authorization?: string | undefined } = {}): Promise<AcceptedLoss | GroupLossAnswer> {
     const group = this.#group(rawGroup);
+    const named = ctx.replica === undefined ? undefined : /^[1-9][0-9]{0,9}$/.test(ctx.replica) ? Number(ctx.replica) : NaN;
+    if (named !== undefined && !Number.isSafeInteger(named)) throw problems.badRequest(`replica must be a node id, not ${JSON.stringify(ctx.replica)}`);
     const { facts, at, replica, set } = this.#facts(group);
+    if (at !== undefined && new Set([...at.placement.replicas, ...(at.placement.learners ?? [])]).size > 1) return this.#acceptGroup(at, named, ctx.authorization);
+    if (named !== undefined && at !== undefined && named !== this.#o.self) throw problems.conflict(`Node ${named} holds no replica of group ${group}; the only one is on this node`);
     const verdict = lossAcceptance(group, facts);
     if (!verdict.allowed) throw verdict.status === 404 ? problems.notFound(verdict.detail) : problems.conflict(verdict.detail);
     return this.#accept(at!, replica!, set!);
+  }
+
+  async #acceptGroup(at: PlacedPartition, named: number | undefined, authorization: string | undefined): Promise<GroupLossAnswer> {
+    const { askPeer, propose } = this.#o;
+    if (askPeer === undefined || propose === undefined) throw problems.conflict(`Group ${at.placement.group} has several replicas; this node cannot ask the others`);
+    const group = at.placement.group;
+    return acceptGroupLoss(
+      {
+        ask: async (member) => {
+          if (nodeOfMember(member) !== this.#o.self) return askPeer(nodeOfMember(member), group, authorization);
+          try {
+            return this.report(String(group));
+          } catch {
+            return undefined;
+          }
+        },
+        propose,
+        newId: this.#o.newId,
+        nowMs: this.#o.nowMs,
+        logger: this.#o.logger,
+      },
+      at,
+      named,
+    );
   }
 
   /** POST /cluster/accept-loss: every partition of this node whose only replica is damaged. */

@@ -18,6 +18,7 @@ import type { ReplicaMover } from './replica-mover.js';
 import type { MetadataMemberReplacer } from './metadata-members.js';
 import type { PartitionMemberReplacer } from './partition-members.js';
 import { closeStreamsAfterRuleChange } from './rule-change-streams.js';
+import { groupLossApplied } from './group-loss-apply.js';
 import { defaultStorageId as defaultStorage } from '../metadata/types.js';
 
 export interface MetadataReactionParts {
@@ -65,6 +66,10 @@ export function metadataReactions(p: MetadataReactionParts): MetadataReactions {
       if (cmd.op === 'partition.move') {
         const mover = p.mover();
         if (mover !== undefined) p.replicas.openMoved(cmd.group, () => mover.round());
+      }
+      // An accepted loss of every replica of a partition: the kept replica leads alone, the others rejoin empty.
+      if (cmd.op === 'partition.loss' && result.repeated !== true) {
+        groupLossApplied({ stores: () => p.replicas.all(), reopen: (group) => p.replicas.openMoved(group, () => p.mover()?.round()), logger: p.logger }, cmd);
       }
       // A directory registered a new metadata member: the leader starts replacing the node's former
       // one, in the metadata group and in every partition group.

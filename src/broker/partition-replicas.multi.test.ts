@@ -24,7 +24,10 @@ import { PartitionReplicas, type AppendAnswer, type ForwardedAppend, type Placem
 import { memberIdOf, nodeOfMember } from '../core/member-id.js';
 import { makeMessage } from '../raft/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
-import { moveStep } from '../metadata/placement-changes.js';
+import { lossPlacement, moveStep } from '../metadata/placement-changes.js';
+import { LossService } from './loss-service.js';
+import { groupLossApplied } from './group-loss-apply.js';
+import { Problem } from '../core/problem.js';
 import { isFormerMember, partitionReplacements } from '../metadata/partition-member-replacement.js';
 import type { PartitionPlacement } from '../metadata/placement-types.js';
 import { ReplicaMover } from './replica-mover.js';
@@ -1828,6 +1831,126 @@ test('a partition whose every replica is damaged: the newest replica, made the o
     await until('every replica repaired and holding every event', () => reps().every(({ r }) => r.group.raw.status().damaged === null && c.node(r.group.self).replicas.bounds(1, 0).newest === sent.length - 1), 30_000);
     for (const { id } of reps()) assert.deepEqual(await readAll(c.node(id).replicas, 0), sent, `node ${id} reads every event`);
     for (const { id, r } of reps()) assert.deepEqual(r.group.conf, kept.group.conf, `node ${id} applied the same configuration`);
+  } finally {
+    await c.close();
+  }
+});
+
+// Accepting the loss of a partition whose every replica is damaged, wired end to end in one process
+// (docs/replication.md): the three replicas come back damaged, the operator names the replica that
+// was cut off (behind the others) with --replica, the node asked gathers the three reports
+// (LossService: its own and the others'), proposes partition.loss, and each node acts on it as it
+// applies it (group-loss-apply.ts): the kept replica leads alone above the floor, the two others are
+// dropped and rejoin empty as learners, and the leader's mover makes them voters again (rejoin). The
+// events only the two others held (s20..s24) are gone from every replica: a replica repaired in
+// place would still read them from its partition log.
+test('every replica damaged: the loss accepted through the service keeps the named replica\'s log on every node; the others rejoin empty and are voters again', async () => {
+  let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
+  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const kept: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+      kept.push(`s${i}`);
+    }
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 19));
+    const behind = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
+    c.down.add(behind);
+    for (let i = 20; i < 25; i++) {
+      const from = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+      assert.ok((await c.node(from).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+    }
+    c.down.delete(behind);
+    for (const id of [1, 2, 3] as NodeId[]) {
+      await c.restart(id, async (kv) => {
+        const k = raftGroupKey(group10, kindDamage);
+        await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
+      });
+    }
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...placed } });
+    const service = (id: NodeId, silentNode?: NodeId): LossService =>
+      new LossService({
+        placed: () => [at()],
+        replicas: () => [c.node(id).replicas],
+        self: id,
+        formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
+        nowMs: () => Date.now(),
+        monotonicMs: () => performance.now(),
+        logger,
+        newId: () => 'loss-1',
+        askPeer: async (node, group) => {
+          if (node === silentNode) return undefined;
+          try {
+            return service(node as NodeId).report(String(group));
+          } catch {
+            return undefined;
+          }
+        },
+        propose: async (cmd) => {
+          if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
+          const next = lossPlacement(placed, cmd);
+          if ('ok' in next) return next.ok ? { ok: true } : next;
+          placed = next;
+          // Every node applies it (in another order than the proposer's: the last node first).
+          for (const id of [3, 2, 1] as NodeId[]) groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => void c.node(id).replicas.ensure(1, 0), logger }, cmd);
+          return { ok: true, placement: placed };
+        },
+      });
+    const asked = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+    // Refused while a replica's node does not answer.
+    const silent = ([1, 2, 3] as NodeId[]).filter((id) => id !== behind);
+    await assert.rejects(service(asked, behind).accept(String(group10)), (err: unknown) => err instanceof Problem && err.status === 409 && /did not answer/.test(err.detail ?? ''));
+    assert.deepEqual(placed, { group: group10, replicas: [1, 2, 3] }, 'nothing proposed');
+    const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
+    assert.equal(answer.node, behind, 'the named replica keeps its log');
+    assert.deepEqual([...answer.rejoin].sort(), silent.sort());
+    const keep = c.node(behind);
+    await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
+    assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
+    // The leader's movers make the others voters again (rejoin), each once caught up; its log must
+    // pass the others' damage index (1000) only for a repair in place, not for an empty rejoin.
+    const movers = new Map(
+      ([1, 2, 3] as NodeId[]).map((id) => [
+        id,
+        new ReplicaMover({
+          self: id,
+          stores: () => [c.node(id).replicas],
+          placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined),
+          propose: async (cmd) => {
+            const next = moveStep(placed, cmd);
+            if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
+            placed = next;
+            return { ok: true };
+          },
+          logger,
+        }),
+      ]),
+    );
+    for (let i = 25; i < 30; i++) {
+      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
+      kept.push(`s${i}`);
+    }
+    await until(
+      'every replica a voter again',
+      () => {
+        for (const m of movers.values()) m.round();
+        const conf = keep.replicas.replica(1, 0)!.group.conf;
+        return placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
+      },
+      30_000,
+    );
+    assert.deepEqual(placed.replicas[0], behind, 'the kept replica first (preferred leader)');
+    await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
+    for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
+    // The partition takes writes through every node.
+    for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+    // Applied again (a restart replays the metadata log): nothing happens, every replica is above the floor.
+    const before = ([1, 2, 3] as NodeId[]).map((id) => c.node(id).replicas.replica(1, 0)!.group.raw.term);
+    groupLossApplied({ stores: () => [...c.nodes.values()].map((n) => n.replicas), reopen: () => assert.fail('reopened on a replay'), logger }, { op: 'partition.loss', group: group10, keep: behind, seen: { replicas: [1, 2, 3], learners: [] }, floor: 50, loss: { id: 'loss-1', scope: 'partition', node: behind, group: group10, at: '', kept: { last_index: 0 }, damage: { index: 0, term: 0, reason: '' }, term_before: 0, term: 0, event_type: 'e', partition: '0' } });
+    assert.deepEqual(([1, 2, 3] as NodeId[]).map((id) => c.node(id).replicas.replica(1, 0)!.group.raw.term), before);
   } finally {
     await c.close();
   }

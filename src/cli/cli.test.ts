@@ -441,6 +441,11 @@ test('cluster accept-loss wants --i-accept-data-loss, finds the partition\'s gro
   }
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /409.*is not damaged/);
+  // --replica goes to the route (a partition of several damaged replicas names the one that keeps its log).
+  const named = await brook(['cluster', 'accept-loss', 'cli.losses', '0', '--i-accept-data-loss', '--replica', '9']);
+  assert.equal(named.code, 1);
+  assert.match(named.stderr, /409.*Node 9 holds no replica/);
+  assert.match((await brook(['cluster', 'accept-loss', '--all', '--replica', '9', '--i-accept-data-loss'])).stderr, /--all takes no partition and no --replica/);
   const all = await brook(['cluster', 'accept-loss', '--all', '--i-accept-data-loss']);
   assert.equal(all.code, 0, all.stderr);
   assert.match(all.stdout, /no partition of this node had its only replica damaged/);

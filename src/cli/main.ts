@@ -250,24 +250,26 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
       printMove(r.body as Move);
     });
 
-  type Loss = { event_type: string; partition: string; group: number; kept: { newest_offset: string; last_index: number }; damage: { index: number; term: number; reason: string }; term_before: number; term: number };
+  type Loss = { node: number; event_type: string; partition: string; group: number; kept: { newest_offset: string; last_index: number }; damage: { index: number; term: number; reason: string }; term_before: number; term: number };
   const lossRow = (l: Loss) => [`${l.event_type} ${l.partition}`, String(l.group), l.kept.newest_offset, String(l.kept.last_index), String(l.damage.index), l.term === 0 ? 'not yet' : String(l.term), l.damage.reason];
   const lossHeader = ['partition', 'group', 'kept up to offset', 'raft index', 'acknowledged up to index', 'leads at term', 'damage'];
   cluster
     .command('accept-loss')
     .description(
-      'LOSES DATA. A partition whose only replica (on the node at --url) is damaged takes no writes: nobody can repair it. This makes what the replica holds ' +
-        'the partition\'s log and lets it lead again; events acknowledged after that are gone and their offsets go to new events (administrator)',
+      'LOSES DATA. A partition whose only replica (on the node at --url), or every replica, is damaged takes no writes: nobody can repair it. This makes what one replica holds ' +
+        '(the only one; of several, the newest or the one on the --replica node) the partition\'s log and lets it lead again; the others rejoin empty and copy it; ' +
+        'events acknowledged after that are gone and their offsets go to new events (administrator)',
     )
     .argument('[event-type]')
     .argument('[partition]')
     .option('--group <group>', 'the Raft group instead (GET /cluster lists them)')
     .option('--all', 'every partition of the node at --url whose only replica is damaged')
+    .option('--replica <node>', 'several replicas, every one damaged: the node whose replica keeps its log (default: the newest log)')
     .option('--i-accept-data-loss', 'required: says that you mean it')
-    .action(async (eventType: string | undefined, partition: string | undefined, o: { group?: string; all?: boolean; iAcceptDataLoss?: boolean }) => {
+    .action(async (eventType: string | undefined, partition: string | undefined, o: { group?: string; all?: boolean; replica?: string; iAcceptDataLoss?: boolean }) => {
       if (o.iAcceptDataLoss !== true) throw new CliError('accept-loss loses data for good: add --i-accept-data-loss if you mean it');
       if (o.all === true) {
-        if (eventType !== undefined || o.group !== undefined) throw new CliError('--all takes no partition');
+        if (eventType !== undefined || o.group !== undefined || o.replica !== undefined) throw new CliError('--all takes no partition and no --replica');
         const r = (await client().request('POST', '/cluster/accept-loss')).body as { accepted: Loss[]; refused: { group: number; event_type: string; partition: string; detail: string }[] };
         print(r, () =>
           (r.accepted.length === 0 ? 'no partition of this node had its only replica damaged\n' : `ACCEPTED THE LOSS OF ${r.accepted.length} partition(s)\n${table(lossHeader, r.accepted.map(lossRow))}`) +
@@ -277,8 +279,10 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
       }
       if (o.group === undefined && (eventType === undefined || partition === undefined)) throw new CliError('name the partition (<event-type> <partition>), or --group, or --all');
       const group = await groupOf(eventType ?? '', partition ?? '', o.group);
-      const r = (await client().request('POST', `/cluster/partitions/${encodeURIComponent(group)}/accept-loss`)).body as Loss;
-      print(r, () => `ACCEPTED THE LOSS\n${table(lossHeader, [lossRow(r)])}`);
+      const query = o.replica === undefined ? '' : `?replica=${encodeURIComponent(o.replica)}`;
+      const r = (await client().request('POST', `/cluster/partitions/${encodeURIComponent(group)}/accept-loss${query}`)).body as Loss & { rejoin?: number[] };
+      const rejoin = r.rejoin === undefined ? '' : `\nkept on node ${r.node}; node(s) ${r.rejoin.join(', ')} rejoin empty and are made voters again once they copied it\n`;
+      print(r, () => `ACCEPTED THE LOSS\n${table(lossHeader, [lossRow(r)])}${rejoin}`);
     });
 
   // ------------------------------------------------------------------ event types

@@ -16,8 +16,12 @@ import type { LossRecord } from './accepted-losses.js';
  * takes `from`'s place in the replica order, so a preferred leader stays preferred). `cancel` drops a
  * learner that was not promoted (it could not catch up). One move per partition at a time.
  */
-export type PartitionMoveStep = 'add_learner' | 'promote' | 'remove' | 'cancel';
-export const partitionMoveSteps: readonly PartitionMoveStep[] = ['add_learner', 'promote', 'remove', 'cancel'];
+export type PartitionMoveStep = 'add_learner' | 'promote' | 'remove' | 'cancel' | 'rejoin';
+/**
+ * `rejoin` is not a move: it makes a learner left by an accepted loss of the whole group (partition.loss)
+ * a voter again, `from` and `to` both naming it, while no move is in flight.
+ */
+export const partitionMoveSteps: readonly PartitionMoveStep[] = ['add_learner', 'promote', 'remove', 'cancel', 'rejoin'];
 
 export type MetadataCommand =
   | {
@@ -207,6 +211,23 @@ export type MetadataCommand =
        * node lists it for good. The same record (by id) again changes nothing.
        */
       op: 'loss.accepted';
+      loss: LossRecord;
+    }
+  | {
+      /**
+       * An operator accepted the loss of a partition whose every replica is damaged (placement-loss.ts):
+       * `keep` (a member of the placement `seen`, which the proposer saw; refused when the placement
+       * changed since) keeps its log and becomes the only voter, every other member a learner that
+       * rejoins empty; the move in flight is dropped; `loss` is recorded as loss.accepted records it.
+       * `floor` is the highest term floor any replica reported: the kept member leads above it, and a
+       * member whose term is above it has heard from that leader (what makes the reaction run once).
+       * The same loss id again changes nothing (a retried proposal applies once).
+       */
+      op: 'partition.loss';
+      group: number;
+      keep: number;
+      seen: { replicas: number[]; learners: number[] };
+      floor: number;
       loss: LossRecord;
     };
 

@@ -64,6 +64,12 @@ function normalized(p: PartitionPlacement): PartitionPlacement {
 export function moveStep(p: PartitionPlacement, cmd: Extract<PlacementCommand, { op: 'partition.move' }>): PartitionPlacement | PlacementChange {
   const { from, to } = cmd;
   const learners = p.learners ?? [];
+  if (cmd.step === 'rejoin') {
+    // A learner left by an accepted loss of the whole group (lossPlacement) becomes a voter again.
+    if (p.moving !== undefined) return rejected('conflict', `Group ${p.group} is moving a replica from ${p.moving.from} to ${p.moving.to}; a rejoin waits for it`);
+    if (!learners.includes(to)) return rejected('invalid', `Node ${to} is not a learner of group ${p.group}`);
+    return { ...p, replicas: [...p.replicas, to], learners: learners.filter((n) => n !== to) };
+  }
   if (cmd.step === 'add_learner') {
     if (p.moving !== undefined) return rejected('conflict', `Group ${p.group} is already moving a replica from ${p.moving.from} to ${p.moving.to}`);
     if (!p.replicas.includes(from)) return rejected('invalid', `Node ${from} is not a replica of group ${p.group}`);
@@ -103,7 +109,7 @@ function commandProblem(cmd: PlacementCommand): string | undefined {
   if (cmd.op === 'partition.leader') return isMemberId(cmd.leader) ? undefined : `${String(cmd.leader)} is not a member id`;
   if (!partitionMoveSteps.includes(cmd.step)) return `${String(cmd.step)} is not a move step`;
   if (!isMemberId(cmd.from) || !isMemberId(cmd.to)) return 'from and to must be member ids';
-  if (cmd.from === cmd.to) return 'a replica cannot move to the member it is';
+  if (cmd.step === 'rejoin' ? cmd.from !== cmd.to : cmd.from === cmd.to) return cmd.step === 'rejoin' ? 'a rejoin names its member as from and to' : 'a replica cannot move to the member it is';
   return undefined;
 }
 
@@ -124,4 +130,39 @@ export function changePlacement(records: Iterable<EventTypeRecord>, cmd: Placeme
   const placement = normalized(next);
   const placements = at.placements.map((p, i) => (i === at.index ? placement : p));
   return { ok: true, record: withTopicPlacement(at.rec, at.topic, placements), placement };
+}
+
+export type LossCommand = Extract<MetadataCommand, { op: 'partition.loss' }>;
+
+const sameList = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * The placement after an operator accepted the loss of a partition whose every replica is damaged
+ * (partition.loss; docs/replication.md): the kept member is the only voter, every other member of the
+ * placement the proposer saw a learner, in placement order (they rejoin empty and are made voters
+ * again one by one: the `rejoin` step); the move in flight is dropped. Refused when the placement is
+ * not the one the proposer saw (a step applied in between: the choice was made on other facts).
+ */
+export function lossPlacement(p: PartitionPlacement, cmd: LossCommand): PartitionPlacement | PlacementChange {
+  const learners = p.learners ?? [];
+  if (!sameList(p.replicas, cmd.seen.replicas) || !sameList(learners, cmd.seen.learners)) {
+    return rejected('conflict', `The placement of group ${p.group} changed since the replicas were asked (voters ${p.replicas.join(', ')}, learners ${learners.join(', ') || 'none'}); ask again`);
+  }
+  const members = [...p.replicas, ...learners.filter((m) => !p.replicas.includes(m))];
+  if (!members.includes(cmd.keep)) return rejected('invalid', `Member ${cmd.keep} is not a replica of group ${p.group}`);
+  return { group: p.group, replicas: [cmd.keep], learners: members.filter((m) => m !== cmd.keep), founders: p.founders ?? [...p.replicas].sort((a, b) => a - b) };
+}
+
+/** Applies partition.loss's placement to the records (the loss record is the state machine's). */
+export function acceptGroupLoss(records: Iterable<EventTypeRecord>, cmd: LossCommand): PlacementChange {
+  if (!Number.isSafeInteger(cmd.group) || cmd.group < 1) return rejected('invalid', `${String(cmd.group)} is not a partition group id`);
+  if (!isMemberId(cmd.keep)) return rejected('invalid', `${String(cmd.keep)} is not a member id`);
+  if (cmd.loss.scope !== 'partition' || cmd.loss.group !== cmd.group) return rejected('invalid', `The loss record of group ${cmd.group} must be a partition's, of that group`);
+  const at = locate(records, cmd.group, 0);
+  if (at === undefined) return rejected('not_found', `No partition is replicated by group ${cmd.group}`);
+  if (at.legacy) return rejected('invalid', `Group ${cmd.group} predates placement and has one replica; accept its loss as a sole replica's`);
+  const next = lossPlacement(at.placements[at.index]!, cmd);
+  if ('ok' in next) return next;
+  const placement = normalized(next);
+  return { ok: true, record: withTopicPlacement(at.rec, at.topic, at.placements.map((p, i) => (i === at.index ? placement : p))), placement };
 }

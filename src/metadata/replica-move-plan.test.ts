@@ -211,3 +211,24 @@ test('property: any interleaving of leaders and lag walks the move to its end an
     { numRuns: 600 },
   );
 });
+
+// An accepted loss of the whole group (metadata partition.loss): node 2 kept its log and is the only
+// voter; 1 and 3 rejoined empty as learners and become voters again, one at a time, in placement order.
+test('after an accepted loss, the learners are made voters again one at a time, each once caught up, first in the metadata', () => {
+  const self = 2;
+  const behind = (n: number) => new Map([[2, live(100)], [1, live(100)], [3, live(100)], [n, live(10)]]);
+  const steps: [MoveView['placement'], MoveView['conf'], unknown, Map<number, MoveProgress>?][] = [
+    [{ replicas: [2], learners: [1, 3] }, { voters: [2], learners: [1, 3] }, { kind: 'wait', why: 'node 1 is catching up' }, behind(1)],
+    [{ replicas: [2], learners: [1, 3] }, { voters: [2], learners: [1, 3] }, { kind: 'record', step: 'rejoin', from: 1, to: 1 }],
+    [{ replicas: [2, 1], learners: [3] }, { voters: [2], learners: [1, 3] }, { kind: 'wait', why: 'node 1 is catching up' }, behind(1)],
+    [{ replicas: [2, 1], learners: [3] }, { voters: [2], learners: [1, 3] }, { kind: 'confChange', change: { type: 'addVoter', nodeId: 1 } }],
+    [{ replicas: [2, 1], learners: [3] }, { voters: [2, 1], learners: [3] }, { kind: 'record', step: 'rejoin', from: 3, to: 3 }],
+    [{ replicas: [2, 1, 3] }, { voters: [2, 1], learners: [3] }, { kind: 'confChange', change: { type: 'addVoter', nodeId: 3 } }],
+    [{ replicas: [2, 1, 3] }, { voters: [2, 1, 3], learners: [] }, { kind: 'idle' }],
+    // A learner of the placement the group lacks (the kept member was itself a learner): added first.
+    [{ replicas: [2], learners: [1, 3] }, { voters: [2], learners: [3] }, { kind: 'confChange', change: { type: 'addLearner', nodeId: 1 } }],
+  ];
+  for (const [placement, conf, want, progress] of steps) {
+    assert.deepEqual(nextMoveAction(view({ self, placement, conf, ...(progress === undefined ? {} : { progress }) })), want, JSON.stringify({ placement, conf }));
+  }
+});

@@ -78,7 +78,7 @@ export type MoveAction =
   | { readonly kind: 'idle' }
   | { readonly kind: 'wait'; readonly why: string }
   | { readonly kind: 'confChange'; readonly change: { readonly type: 'addLearner' | 'addVoter' | 'removeNode'; readonly nodeId: number } }
-  | { readonly kind: 'record'; readonly step: 'promote' | 'remove'; readonly from: number; readonly to: number }
+  | { readonly kind: 'record'; readonly step: 'promote' | 'remove' | 'rejoin'; readonly from: number; readonly to: number }
   | { readonly kind: 'transfer'; readonly to: number };
 
 /**
@@ -115,7 +115,7 @@ export function nextMoveAction(view: MoveView): MoveAction {
     // whose promotion it has not applied yet.
     const stray = conf.learners.find((n) => !placed.has(n));
     if (stray !== undefined) return { kind: 'confChange', change: { type: 'removeNode', nodeId: stray } };
-    return idle;
+    return rejoinAction(view);
   }
   const { from, to } = moving;
   // Whether the member leaving is still in the group.
@@ -145,4 +145,24 @@ export function nextMoveAction(view: MoveView): MoveAction {
     return heir === undefined ? wait('no voter is caught up to take the leadership') : { kind: 'transfer', to: heir };
   }
   return { kind: 'record', step: 'remove', from, to };
+}
+
+/**
+ * The learners an accepted loss of the whole group left (metadata partition.loss: the kept member the
+ * only voter, the others learners that rejoin empty) are made voters again, one at a time, in
+ * placement order, as a move promotes its learner: once caught up, `rejoin` is recorded in the
+ * metadata, then the group adds the voter (caught up is checked again, as for a move). No move is in
+ * flight (a move waits for none of this, and a rejoin waits for the move).
+ */
+function rejoinAction(view: MoveView): MoveAction {
+  const { placement, conf } = view;
+  const inConf = (n: number) => conf.voters.includes(n) || conf.learners.includes(n);
+  // Recorded in the metadata, still a learner in the group: promote it.
+  const recorded = placement.replicas.find((n) => conf.learners.includes(n));
+  if (recorded !== undefined) return caughtUp(view, recorded) ? { kind: 'confChange', change: { type: 'addVoter', nodeId: recorded } } : wait(`node ${recorded} is catching up`);
+  const next = (placement.learners ?? []).find((n) => !conf.voters.includes(n));
+  if (next === undefined) return idle;
+  if (!inConf(next)) return { kind: 'confChange', change: { type: 'addLearner', nodeId: next } };
+  if (!caughtUp(view, next)) return wait(`node ${next} is catching up`);
+  return { kind: 'record', step: 'rejoin', from: next, to: next };
 }

@@ -80,6 +80,15 @@ const commands: MetadataCommand[] = [
     loss: { id: 'l1', scope: 'partition', node: 2, event_type: 'a', partition: '0', group: 1, at: 't1', kept: { newest_offset: '4', last_index: 9 }, damage: { index: 11, term: 2, reason: 'lost' }, term_before: 2, term: 5 },
   },
   { op: 'loss.accepted', loss: { id: 'l2', scope: 'metadata', node: 1, group: 0, at: 't1', kept: { last_index: 30 }, damage: { index: 0, term: 4, reason: 'marker gone' }, term_before: 4, term: 6 } },
+  {
+    op: 'partition.loss',
+    group: 1,
+    keep: 2,
+    seen: { replicas: [1, 2, 3], learners: [] },
+    floor: 5,
+    loss: { id: 'l3', scope: 'partition', node: 2, event_type: 'a', partition: '0', group: 1, at: 't1', kept: { newest_offset: '4', last_index: 9 }, damage: { index: 11, term: 2, reason: 'lost' }, term_before: 2, term: 0 },
+  },
+  { op: 'partition.move', group: 1, step: 'rejoin', from: 1, to: 1 },
 ];
 
 test('the corpus covers every op, and the checks refuse none of it', () => {

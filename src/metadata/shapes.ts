@@ -127,6 +127,7 @@ export const metadataOps: ReadonlySet<string> = new Set([
   'limits.set',
   'node.disk',
   'loss.accepted',
+  'partition.loss',
 ] satisfies MetadataOp[]);
 
 /** Checks a command's shape; throws a ShapeError naming the first problem. */
@@ -203,7 +204,7 @@ function checkCommandShape(cmd: unknown): void {
       need(isMetadataLimits(c['limits']), 'limits.set needs every bound as a positive integer');
       return;
     case 'partition.move':
-      need(isInt(c['group'], 1) && oneOf(['add_learner', 'promote', 'remove', 'cancel'])(c['step']) && isPlacedMember(c['from']) && isPlacedMember(c['to']), 'partition.move needs a group, a step and two members');
+      need(isInt(c['group'], 1) && oneOf(['add_learner', 'promote', 'remove', 'cancel', 'rejoin'])(c['step']) && isPlacedMember(c['from']) && isPlacedMember(c['to']), 'partition.move needs a group, a step and two members');
       return;
     case 'partition.leader':
       need(isInt(c['group'], 1) && isPlacedMember(c['leader']), 'partition.leader needs a group and a member');
@@ -212,6 +213,16 @@ function checkCommandShape(cmd: unknown): void {
       need(isNodeId(c['node']) && isDiskToken(c['disk']), 'node.disk needs a node and a disk token');
       need(c['member'] === undefined || (isMemberId(c['member']) && nodeOfMember(c['member'] as number) === c['node']), 'node.disk: member must be a metadata member id of the node');
       return;
+    case 'partition.loss': {
+      const seen = c['seen'] as Record<string, unknown> | undefined;
+      need(
+        isInt(c['group'], 1) && isPlacedMember(c['keep']) && isInt(c['floor']) && typeof seen === 'object' && seen !== null && listOf(seen['replicas'], isPlacedMember) && listOf(seen['learners'], isPlacedMember),
+        'partition.loss needs a group, the kept member, the placement seen and a floor',
+      );
+      const problem = lossRecordProblem(c['loss']);
+      need(problem === undefined, `partition.loss: ${problem}`);
+      return;
+    }
     case 'loss.accepted': {
       const problem = lossRecordProblem(c['loss']);
       need(problem === undefined, `loss.accepted: ${problem}`);

@@ -8,7 +8,7 @@ import type { MetadataCommand } from './commands.js';
 import type { PartitionKey } from './assignment.js';
 import { SubscriptionRuntime, type CommitOutcome, type SubscriptionRuntimeImage } from './subscription-runtime.js';
 import { admitPlacement } from './placement-admission.js';
-import { changePlacement, type PlacementCommand } from './placement-changes.js';
+import { acceptGroupLoss, changePlacement, type PlacementCommand } from './placement-changes.js';
 import type { PartitionPlacement, PlacementProposal } from './placement-types.js';
 import { timelinesOf } from './timelines.js';
 import { diskIdOfToken, formerMembersMax, registeredDisksMax, type DiskRegistration } from './disk-registry.js';
@@ -37,8 +37,10 @@ export type ApplyResult =
       timeline?: TimelineRecord;
       /** After timeline.prepare: the switch now pending. */
       pending?: PendingTimeline;
-      /** After partition.move or partition.leader: the partition's placement as it is now. */
+      /** After partition.move, partition.leader or partition.loss: the partition's placement as it is now. */
       placement?: PartitionPlacement;
+      /** After partition.loss: the loss was recorded already (a retried proposal); nothing changed. */
+      repeated?: boolean;
     }
   | {
       ok: false;
@@ -210,6 +212,8 @@ export class MetadataStateMachine {
       case 'loss.accepted':
         this.#acceptedLosses = withLoss(this.#acceptedLosses, cleanLoss(cmd.loss));
         return { ok: true };
+      case 'partition.loss':
+        return this.#acceptGroupLoss(cmd);
       default:
         // An op this version does not know (a newer member proposed it): refused on every node alike.
         return { ok: false, reason: 'invalid', detail: `Unknown metadata command ${JSON.stringify((cmd as { op?: unknown }).op)}` };
@@ -269,6 +273,20 @@ export class MetadataStateMachine {
     const r = changePlacement(this.#eventTypes.values(), cmd);
     if (!r.ok) return r;
     this.#eventTypes.set(r.record.eventType.name, r.record);
+    return { ok: true, placement: r.placement };
+  }
+
+  /**
+   * The loss of a partition whose every replica is damaged, accepted: placed and recorded in one step.
+   * A loss already recorded (a retried proposal) changes nothing and says so (`repeated`), so the
+   * nodes do not act on it twice.
+   */
+  #acceptGroupLoss(cmd: Extract<MetadataCommand, { op: 'partition.loss' }>): ApplyResult {
+    if (this.#acceptedLosses.records.some((r) => r.id === cmd.loss.id)) return { ok: true, repeated: true };
+    const r = acceptGroupLoss(this.#eventTypes.values(), cmd);
+    if (!r.ok) return r;
+    this.#eventTypes.set(r.record.eventType.name, r.record);
+    this.#acceptedLosses = withLoss(this.#acceptedLosses, cleanLoss(cmd.loss));
     return { ok: true, placement: r.placement };
   }
 

@@ -119,7 +119,8 @@ export class GroupWatch {
     }
     this.#inv.committedPrefix(node, st.commit, raw);
     this.#inv.termFloor(node, st.term);
-    this.#votersSeen.set(node, [...st.confState.voters]);
+    // status() builds confState afresh: nothing else holds these arrays.
+    this.#votersSeen.set(node, st.confState.voters);
     return elected;
   }
 

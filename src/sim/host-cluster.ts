@@ -25,7 +25,7 @@ import { batchEvents, decodeEntryHead } from '../log/partition-entry.js';
 import type { AppendAnswer, AppendForwarder, ForwardedAppend } from '../broker/partition-replicas.js';
 import { encodeImage } from '../broker/metadata-codec.js';
 import { groupStart, raftEnd } from '../broker/raft-keys.js';
-import type { MetadataTransport } from '../broker/metadata-group.js';
+import type { MetadataTransport, RaftMetadataGroup } from '../broker/metadata-group.js';
 import { decodeImage, historyPendingKey, type PartitionReplica } from '../broker/partition-replica.js';
 import type { GroupMessages, GroupTransport } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
@@ -39,7 +39,7 @@ import { Consumers } from './host-consumers.js';
 import { MetadataClients } from './host-metadata.js';
 import { SubscriptionSim } from './host-subscriptions.js';
 import { emptyStats, type HostSimContext, type HostSimStats, type SimPartition } from './host-context.js';
-import { SimHostNode, type HostNodeEnv, type HostTuning } from './host-node.js';
+import { SimHostNode, simAbortReason, type HostNodeEnv, type HostTuning } from './host-node.js';
 import { SimPlacements } from './host-moves.js';
 import { Nemesis, shuffle } from './host-nemesis.js';
 import { InvariantViolation } from './invariants.js';
@@ -148,6 +148,8 @@ export class HostSimulation implements HostSimContext {
   promotionWindow = false;
   readonly damaged = new Set<NodeId>();
   readonly #opts: HostSimOptions;
+  /** Served calls under way (#linked). */
+  readonly #calls = new Set<() => void>();
   readonly #queue = new MinHeap<Scheduled>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
   readonly #nodes = new Map<NodeId, SimHostNode>();
   readonly #watch = new Map<number, GroupWatch>();
@@ -632,8 +634,7 @@ export class HostSimulation implements HostSimContext {
       throw new TransportError('unavailable', `read from node ${to}: group ${req.group} is not hosted there`);
     }
     const served = fromWireReadRequest(toWireReadRequest(req) as Parameters<typeof fromWireReadRequest>[0]);
-    const ac = new AbortController();
-    signal?.addEventListener('abort', () => ac.abort(), { once: true });
+    const { ac, unlink } = this.#linked(signal);
     let reset!: () => void;
     const crashed = new Promise<never>((_, reject) => (reset = () => reject(lost())));
     crashed.catch(() => undefined);
@@ -673,9 +674,36 @@ export class HostSimulation implements HostSimContext {
       }
     } finally {
       resets.delete(reset);
-      ac.abort();
+      unlink();
       void it.return?.()?.catch(() => undefined);
     }
+  }
+
+  /**
+   * The signal a served call (a remote read, a fetch of the log) runs under: aborted when the caller's
+   * `signal` is, or by `unlink` when the call ends, which also takes its listener off the caller's
+   * signal. The caller's may be AbortSignal.timeout(120 s) (or one combined by AbortSignal.any): Node
+   * keeps such a signal with a listener until it aborts, and the listener reaches the whole
+   * simulation, so a listener left on it kept runs that had ended alive for minutes. A call still
+   * under way when the run ends is aborted then (#unlinkAll).
+   */
+  #linked(signal: AbortSignal | undefined): { ac: AbortController; unlink: () => void } {
+    const ac = new AbortController();
+    const onAbort = (): void => ac.abort(simAbortReason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const unlink = (): void => {
+      this.#calls.delete(unlink);
+      signal?.removeEventListener('abort', onAbort);
+      ac.abort(simAbortReason);
+    };
+    this.#calls.add(unlink);
+    return { ac, unlink };
+  }
+
+  /** The run ended: every served call still under way, and every timeout signal given to a node, aborts. */
+  #unlinkAll(): void {
+    for (const unlink of [...this.#calls]) unlink();
+    for (const n of this.#nodes.values()) n.abortTimeouts();
   }
 
   /** A replica serves only events it applied (committed): none past its newest applied offset. */
@@ -833,8 +861,7 @@ export class HostSimulation implements HostSimContext {
     await hop(from.id, to);
     const handler = y.handlers.get(req.group);
     if (handler?.fetchLog === undefined) throw new Error(`fetch from node ${to}: group ${req.group} is not hosted there`);
-    const ac = new AbortController();
-    signal?.addEventListener('abort', () => ac.abort(), { once: true });
+    const { ac, unlink } = this.#linked(signal);
     try {
       for await (const chunk of handler.fetchLog(from.id, req, ac.signal)) {
         await hop(to, from.id);
@@ -842,7 +869,7 @@ export class HostSimulation implements HostSimContext {
       }
       this.stats.logFetchesDone++;
     } finally {
-      ac.abort();
+      unlink();
     }
   }
 
@@ -1169,6 +1196,7 @@ export class HostSimulation implements HostSimContext {
     } finally {
       this.#consumers.stop();
       this.#subscriptions.stop();
+      this.#unlinkAll();
     }
   }
 
@@ -1425,16 +1453,32 @@ export class HostSimulation implements HostSimContext {
     const l = this.metadataLeader();
     const commit = l?.metadata?.raftGroup.raw.status().commit;
     if (commit === undefined) return false;
-    let image: string | undefined;
+    const group: RaftMetadataGroup[] = [];
+    const ids: NodeId[] = [];
     for (const n of this.#nodes.values()) {
       const md = n.running ? n.metadata : undefined;
       if (md === undefined || md.raftGroup.applied !== commit) return false;
+      group.push(md);
+      ids.push(n.id);
+    }
+    // Compared once per set of states: a state changes only by applying (or a new process), and this
+    // is asked after every event until the run has recovered (encoding every state each time was a
+    // few per cent of a seed's CPU).
+    if (group.length === this.#metadataSame.length && group.every((md, i) => this.#metadataSame[i] === md) && this.#metadataSameAt === commit) return true;
+    let image: string | undefined;
+    for (const [i, md] of group.entries()) {
       const mine = Buffer.from(encodeImage(md.state)).toString('base64');
-      if (image !== undefined && mine !== image) throw new InvariantViolation('MetadataConverged', `node ${n.id} applied ${commit} like the leader but holds another metadata state`);
+      if (image !== undefined && mine !== image) throw new InvariantViolation('MetadataConverged', `node ${ids[i]} applied ${commit} like the leader but holds another metadata state`);
       image = mine;
     }
+    this.#metadataSame = group;
+    this.#metadataSameAt = commit;
     return true;
   }
+
+  /** The metadata groups last found to hold the same state, all applied to #metadataSameAt. */
+  #metadataSame: readonly RaftMetadataGroup[] = [];
+  #metadataSameAt = -1;
 
   #describeMetadata(): string {
     return [...this.#nodes.values()]

@@ -106,6 +106,14 @@ export interface HostNodeEnv {
   openRefused(node: SimHostNode, topic: number, partition: number, err: Error): void;
 }
 
+/**
+ * The reason the simulator's signals abort with: what AbortController.abort() gives by default (an
+ * AbortError), made once. A DOMException made at each abort captures a stack, and the simulator
+ * aborts a signal at the end of every served call and every node timeout (a few per cent of a seed's
+ * CPU); nothing reads a reason's stack.
+ */
+export const simAbortReason = new DOMException('This operation was aborted', 'AbortError');
+
 export class SimHostNode {
   readonly id: NodeId;
   readonly #env: HostNodeEnv;
@@ -127,6 +135,14 @@ export class SimHostNode {
   hub: SubscriptionHub | undefined;
   /** The node's own time (its rate against simulated time) and its timers (node-clock.ts). */
   readonly #time: NodeClock;
+  /**
+   * The timeout signals given to the product (`timeout`) that have not fired: those of a process that
+   * crashed, or still armed when the run ends, never fire (their virtual timers are dropped), and
+   * Node keeps a signal combined from one (AbortSignal.any, remote reads) with an abort listener
+   * for as long as it can still abort, with everything the listener reaches: the whole simulation.
+   * The run aborts them when it ends (abortTimeouts).
+   */
+  readonly #timeouts = new Set<AbortController>();
   readonly clock: Clock;
 
   constructor(id: NodeId, env: HostNodeEnv, rng: Prng, disk: SimDisk) {
@@ -149,6 +165,12 @@ export class SimHostNode {
   /** Changes how fast this node's clock (and so its timers, armed ones too) runs from now on. */
   setRate(rate: number): void {
     this.#time.setRate(rate);
+  }
+
+  /** The run ended: every timeout signal that has not fired aborts now (see #timeouts). */
+  abortTimeouts(): void {
+    for (const ac of this.#timeouts) ac.abort(simAbortReason);
+    this.#timeouts.clear();
   }
 
   /**
@@ -225,7 +247,11 @@ export class SimHostNode {
       sleep: scheduler.sleep,
       timeout: (ms) => {
         const ac = new AbortController();
-        this.after(ms, () => ac.abort(), inc);
+        this.#timeouts.add(ac);
+        this.after(ms, () => {
+          this.#timeouts.delete(ac);
+          ac.abort(simAbortReason);
+        }, inc);
         return ac.signal;
       },
       ...(this.wiped ? { mayFound: () => false } : {}),

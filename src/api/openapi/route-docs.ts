@@ -85,14 +85,22 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     response: { 202: ok('The cancel is recorded', S.ReplicaMove), ...common, 404: problem('No partition is replicated by that group'), 409: problem('No move in flight, or its new replica is already promoted') },
   },
   'POST /cluster/partitions/:group/accept-loss': {
-    summary: "Accept the loss of a partition whose only replica is damaged (administrator; loses data)",
+    summary: "Accept the loss of a partition whose only replica, or every replica, is damaged (administrator; loses data)",
     description:
       "For a partition with one replica, on this node, that its raft marker found damaged (a lost write-ahead-log tail): nobody can repair it, so it takes no writes. " +
       'Accepting makes what the replica holds the partition\'s log: it leads again at a term above every term its node may have used, and takes writes; events acknowledged after what it held are gone for good, and their offsets go to new events. ' +
-      'Refused (409) when the partition has another replica (it repairs this one), when this node holds no replica of it, or when its replica is not damaged. Logged at error level and recorded in the metadata: GET /cluster lists it on every node (accepted_losses). docs/replication.md, "Accepting the loss of a sole replica".',
+      'For a partition of several replicas, every one damaged (asked on any node): this node asks each replica\'s node (GET /cluster/partitions/{group}/replica, with these credentials), the replica with the newest log (or the one on the node `replica` names) keeps its log and becomes the only voter, and the others rejoin empty and are made voters again once they have copied it. ' +
+      'Refused (409) when a replica is not damaged (it repairs the others), when a replica\'s node does not answer, when one still learns its term floor, when this node holds no replica of a sole-replica partition, or when `replica` names a node without one. Logged at error level and recorded in the metadata: GET /cluster lists it on every node (accepted_losses). docs/replication.md, "Accepting the loss of a sole replica" and "Accepting the loss of a partition whose every replica is damaged".',
     tags: node,
     params: Type.Object({ group: Type.String({ description: 'The Raft group of the partition (GET /cluster, partitions[].group)' }) }),
-    response: { 200: ok('The loss is accepted and durable; the replica leads', S.AcceptedLoss), ...common, 404: problem('No partition is replicated by that group'), 409: problem('Another replica can repair it, this node holds none, or its replica is not damaged') },
+    querystring: Type.Object({ replica: Type.Optional(Type.String({ description: 'Several replicas, every one damaged: the node whose replica keeps its log (default: the one with the newest log)' })) }),
+    response: {
+      200: ok('The loss is accepted and recorded; a sole replica leads; with several, the kept one leads once its node applied the record', S.AcceptedLoss),
+      ...common,
+      400: problem('replica is not a node id'),
+      404: problem('No partition is replicated by that group'),
+      409: problem('A replica is not damaged or did not answer, this node holds none of a sole-replica partition, or the named node holds no replica'),
+    },
   },
   'GET /cluster/partitions/:group/replica': {
     summary: "This node's replica of a partition: its damage, its log's last term and index, its term floor (administrator)",

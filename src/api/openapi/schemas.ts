@@ -243,10 +243,30 @@ const PartitionStatus = named('PartitionStatus', Type.Object(
   { description: "One partition, as this node knows it: the leader of a group knows every replica's progress, another node only its own" },
 ));
 
+export const ReplicaReport = named('ReplicaReport', Type.Object(
+  {
+    group: Type.Integer({ description: 'The Raft group that replicates the partition' }),
+    event_type: str(),
+    partition: str(),
+    node: Type.Integer({ description: 'This node' }),
+    member: Type.Integer({ description: "This node's member in the group" }),
+    damage: nullable('string', 'What its damage mark says; null when it is not damaged'),
+    probing: Type.Boolean({ description: 'Still learning its term floor from the other replicas' }),
+    term: Type.Integer({ description: 'Its current term' }),
+    last_term: Type.Integer({ description: "The term of its log's last entry" }),
+    last_index: Type.Integer({ description: "Its log's last index" }),
+    term_floor: Type.Integer({ description: "The highest of its term, its damage term and its node's term ceiling" }),
+    damage_index: Type.Optional(Type.Integer({ description: 'Its damage mark\'s index (absent: not damaged)' })),
+    damage_term: Type.Optional(Type.Integer({ description: 'Its damage mark\'s term (absent: not damaged)' })),
+    newest_offset: Type.Optional(str('Its newest offset (BEGIN when it holds none)')),
+  },
+  { description: "This node's replica of a partition, as the lever for a partition whose every replica is damaged compares them (docs/replication.md)" },
+));
+
 export const AcceptedLoss = named('AcceptedLoss', Type.Object(
   {
     id: str('Drawn by the node that accepted it'),
-    scope: Type.Union([Type.Literal('partition'), Type.Literal('metadata')], { description: "partition: a partition's only replica (POST /cluster/partitions/{group}/accept-loss); metadata: a single node's metadata group (BROOK_ACCEPT_METADATA_LOSS)" }),
+    scope: Type.Union([Type.Literal('partition'), Type.Literal('metadata')], { description: "partition: a partition's only replica, or one of several all damaged (POST /cluster/partitions/{group}/accept-loss); metadata: a single node's metadata group (BROOK_ACCEPT_METADATA_LOSS)" }),
     node: Type.Integer({ description: 'The node whose replica was kept' }),
     event_type: Type.Optional(str('The partition\'s event type (absent for the metadata group)')),
     partition: Type.Optional(str('The partition (absent for the metadata group)')),
@@ -268,27 +288,12 @@ export const AcceptedLoss = named('AcceptedLoss', Type.Object(
       { description: "The replica's damage mark, as it was" },
     ),
     term_before: Type.Integer({ description: 'The term the replica was stuck at' }),
-    term: Type.Integer({ description: 'The term it leads at now: above every term its node may have used; 0 when it did not lead within 5 s of the request' }),
+    term: Type.Integer({ description: 'The term it leads at now: above every term its node may have used; 0 when it did not lead within 5 s of the request (always 0 for a partition of several replicas: the kept replica\'s node acts when it applies the record)' }),
+    rejoin: Type.Optional(Type.Array(Type.Integer(), { description: 'Several replicas, every one damaged: the nodes whose replicas rejoin empty and are made voters again' })),
+    replicas: Type.Optional(Type.Array(ReplicaReport, { description: 'Several replicas: what each replica\'s node reported when asked' })),
     recorded: Type.Optional(Type.Boolean({ description: 'In GET /cluster: whether the metadata holds the record (false: accepted on this node, its record not committed yet; it is proposed until it is)' })),
   },
   { description: 'A loss accepted by an operator: the events the partition acknowledged after what the replica kept are gone, and their offsets go to new events' },
-));
-
-export const ReplicaReport = named('ReplicaReport', Type.Object(
-  {
-    group: Type.Integer({ description: 'The Raft group that replicates the partition' }),
-    event_type: str(),
-    partition: str(),
-    node: Type.Integer({ description: 'This node' }),
-    member: Type.Integer({ description: "This node's member in the group" }),
-    damage: nullable('string', 'What its damage mark says; null when it is not damaged'),
-    probing: Type.Boolean({ description: 'Still learning its term floor from the other replicas' }),
-    term: Type.Integer({ description: 'Its current term' }),
-    last_term: Type.Integer({ description: "The term of its log's last entry" }),
-    last_index: Type.Integer({ description: "Its log's last index" }),
-    term_floor: Type.Integer({ description: "The highest of its term, its damage term and its node's term ceiling" }),
-  },
-  { description: "This node's replica of a partition, as the lever for a partition whose every replica is damaged compares them (docs/replication.md)" },
 ));
 
 export const AcceptAllLosses = named('AcceptAllLosses', Type.Object(

@@ -43,7 +43,9 @@ export async function clusterRoutes(app: FastifyInstance, opts: { deps: AppDeps 
     return opts.deps.losses;
   };
   // The service logs each acceptance at error level with what was kept and lost.
-  app.post<{ Params: { group: string } }>('/cluster/partitions/:group/accept-loss', async (request) => losses().accept(request.params.group));
+  app.post<{ Params: { group: string }; Querystring: { replica?: string } }>('/cluster/partitions/:group/accept-loss', async (request) =>
+    losses().accept(request.params.group, { replica: request.query.replica, authorization: request.headers.authorization }),
+  );
   app.post('/cluster/accept-loss', async () => losses().acceptAll());
   app.get<{ Params: { group: string } }>('/cluster/partitions/:group/replica', async (request) => losses().report(request.params.group));
 }
