@@ -7,6 +7,8 @@
  * acknowledged counts), and the kept replica's leader copies its log to it. Empty, not repaired in
  * place: what it applied from its own tail (events in its partition log) is not the kept log's.
  *
+ * The kept replica may be healthy (two of three damaged: the healthy one cannot be elected alone).
+ *
  * The metadata log is applied again after a restart, so this must do nothing the second time. A
  * replica's term says whether it has acted already: the kept one moves above the floor when it
  * accepts, and a rejoined one takes the kept leader's term (above the floor) from its first message.
@@ -54,14 +56,15 @@ async function keep(d: GroupLossApplyDeps, store: PartitionReplicas, cmd: Extrac
   for (;;) {
     const r = store.hostedGroup(cmd.group);
     if (r === undefined || r.group.raw.term > cmd.floor) return;
-    const refused = r.group.raw.acceptLossAsOnlyVoter(cmd.floor);
+    // Healthy too: the choice allows a healthy replica to keep its log when the healthy ones are too
+    // few to elect a leader (group-loss-choice.ts); the floor check above keeps it to once.
+    const refused = r.group.raw.acceptLossAsOnlyVoter(cmd.floor, { healthy: true });
     if (refused === undefined) {
       store.kick(cmd.group);
       log.error({ floor: cmd.floor, term: r.group.raw.term }, 'ACCEPTED DATA LOSS: this replica keeps its log and is the only voter of its group; the others rejoin empty');
       return;
     }
-    // Not damaged: nothing to accept (it was repaired, or this is a replay).
-    if (refused.includes('not damaged') || Date.now() >= until) {
+    if (Date.now() >= until) {
       log.warn({ refused }, 'accepted loss of every replica of the partition: the kept replica was not made the only voter');
       return;
     }

@@ -15,8 +15,11 @@
  * other replica could have had committed at a lower term), unless the operator names another.
  *
  * Refused, naming why:
- * - while any replica is healthy (not damaged): the partition is not lost. (A group whose healthy
- *   replicas are too few to elect a leader is stuck too; that is another lever, not this one.)
+ * - while the healthy replicas (not damaged) are voters enough to elect a leader: the partition is not
+ *   lost, they repair the others. Fewer (two of three damaged) cannot, and a damaged member does not
+ *   vote: stuck like a group whose every replica is damaged, and taken alike; a healthy replica may
+ *   keep its log (by the same order: it may be a follower that was behind). While a move is in flight,
+ *   any healthy replica refuses (the group's configuration may not be the placement's voters).
  * - while a replica does not answer: it may be healthy, or hold a newer log. Bring it back, even with an
  *   empty data directory (it then answers, damaged and empty).
  * - while a replica is still learning its term floor (it has some): try again in a moment.
@@ -44,10 +47,12 @@ export interface GroupLossFacts {
   readonly reports: readonly ReplicaReport[];
   /** The node the operator named (`--replica`), if any: its replica keeps its log. */
   readonly named?: number;
+  /** A move is in flight (the group's configuration may differ from the placement's voters). */
+  readonly moving?: boolean;
 }
 
 export type GroupLossVerdict =
-  | { readonly allowed: true; readonly keep: number; readonly rejoin: readonly number[] }
+  | { readonly allowed: true; readonly keep: number; readonly rejoin: readonly number[]; /** The kept replica is not damaged (the others are too few to elect with it). */ readonly healthy: boolean }
   | { readonly allowed: false; readonly status: 404 | 409; readonly detail: string };
 
 const refuse = (status: 404 | 409, detail: string): GroupLossVerdict => ({ allowed: false, status, detail });
@@ -63,11 +68,17 @@ export function groupLossChoice(group: number, f: GroupLossFacts): GroupLossVerd
   const report = new Map(f.reports.map((r) => [r.member, r]));
   const silent = members.filter((m) => report.get(m)?.answered !== true);
   const healthy = members.filter((m) => report.get(m)?.answered === true && report.get(m)?.damaged !== true);
-  if (healthy.length > 0) {
+  // Healthy voters that are a majority of the voters elect a leader, which repairs the others. Fewer
+  // cannot (a damaged member does not vote): stuck like a group whose every replica is damaged. With a
+  // move in flight the group's configuration may not be the placement's voters yet: any healthy replica refuses then.
+  const healthyVoters = healthy.filter((m) => p.replicas.includes(m));
+  const canElect = healthyVoters.length > p.replicas.length / 2;
+  if (canElect || (healthy.length > 0 && (f.moving === true || p.learners.length > 0))) {
     return refuse(
       409,
-      `Group ${group} has a replica that is not damaged (on ${healthy.map(on).join(', ')}): the partition is not lost, its healthy replicas repair the others. ` +
-        'Accepting a loss is only for a partition whose every replica is damaged',
+      `Group ${group} has a replica that is not damaged (on ${healthy.map(on).join(', ')}): ` +
+        (canElect ? 'enough to elect a leader, so the partition is not lost: its healthy replicas repair the others. ' : 'and a move is in flight. ') +
+        'Accepting a loss is only for a partition whose healthy replicas are too few to elect a leader (every one damaged, or two of three)',
     );
   }
   if (silent.length > 0) {
@@ -91,5 +102,5 @@ export function groupLossChoice(group: number, f: GroupLossFacts): GroupLossVerd
       if (k === undefined || newerLog(r.lastTerm ?? 0, r.lastIndex ?? 0, k.lastTerm ?? 0, k.lastIndex ?? 0)) keep = m;
     }
   }
-  return { allowed: true, keep: keep!, rejoin: members.filter((m) => m !== keep) };
+  return { allowed: true, keep: keep!, rejoin: members.filter((m) => m !== keep), healthy: report.get(keep!)!.damaged !== true };
 }

@@ -24,7 +24,7 @@ interface View {
   accepted_losses: { id: string; group: number; node: number; recorded: boolean; kept: { newest_offset?: string; last_index: number }; damage: { reason: string } }[];
 }
 
-const cluster = await LocalCluster.create('brook-group-loss-test-', { BROOK_PARTITIONS_DEFAULT: '1', BROOK_METADATA_TIMEOUT_MS: '2000' });
+let cluster: LocalCluster;
 const url = (i: number) => cluster.url(i);
 const view = (i: number) => cluster.view<View>(i);
 const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => cluster.until(what, timeoutMs, probe);
@@ -46,7 +46,14 @@ async function kill(i: number): Promise<void> {
   });
 }
 
-test('a partition whose three replicas are all damaged: its loss accepted on one node, it takes writes through every node and every node reads the kept log', { timeout: 240_000 }, async (t) => {
+test('a partition whose three replicas are all damaged: its loss accepted on one node, it takes writes through every node and every node reads the kept log', { timeout: 240_000 }, (t) => scenario(t, [1, 2, 3]));
+
+// Two of three damaged: the healthy one cannot be elected (a damaged member does not vote), so the
+// partition is stuck alike and the same lever takes it; the operator names the healthy one to keep.
+test('a partition with two of three replicas damaged is stuck alike, and its loss is accepted alike', { timeout: 240_000 }, (t) => scenario(t, [1, 3], 2));
+
+async function scenario(t: { diagnostic(s: string): void }, damagedNodes: number[], replica?: number): Promise<void> {
+  cluster = await LocalCluster.create('brook-group-loss-test-', { BROOK_PARTITIONS_DEFAULT: '1', BROOK_METADATA_TIMEOUT_MS: '2000' });
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);
@@ -68,7 +75,7 @@ test('a partition whose three replicas are all damaged: its loss accepted on one
 
     await new Promise((r) => setTimeout(r, 300));
     for (const i of [1, 2, 3]) await kill(i);
-    for (const i of [1, 2, 3]) {
+    for (const i of damagedNodes) {
       const kv = await openRocksKv(cluster.dataDir(i));
       const k = groupKey(placed.group, kindDamage);
       await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
@@ -76,16 +83,16 @@ test('a partition whose three replicas are all damaged: its loss accepted on one
     }
     cluster.run('up', '3');
     await cluster.agreedMetadataLeader([1, 2, 3], 20_000);
-    const reports = await until('every replica to report itself damaged', 20_000, async () => {
+    const reports = await until('the replicas to report their damage', 20_000, async () => {
       const rs = await Promise.all([1, 2, 3].map((i) => call(url(i), 'GET', `/cluster/partitions/${placed.group}/replica`)));
-      return rs.every((r) => r.status === 200 && (r.body as { damage: string | null }).damage !== null) ? rs.map((r) => r.body) : undefined;
+      return rs.every((r, k) => r.status === 200 && ((r.body as { damage: string | null }).damage !== null) === damagedNodes.includes(k + 1)) ? rs.map((r) => r.body) : undefined;
     });
     t.diagnostic(`reports: ${JSON.stringify(reports)}`);
     const stuck = await call(url(1), 'POST', '/event-types/gl.a/events', [businessEvent('stuck')]);
     assert.notEqual(stuck.status, 200, 'a partition whose every replica is damaged takes no writes');
 
     const accepted = await until('the acceptance (its replicas may still learn their term floor)', 20_000, async () => {
-      const r = await call(url(2), 'POST', `/cluster/partitions/${placed.group}/accept-loss`);
+      const r = await call(url(2), 'POST', `/cluster/partitions/${placed.group}/accept-loss${replica === undefined ? '' : `?replica=${replica}`}`);
       if (r.status === 409 && /term floor/.test(r.text)) return undefined;
       return r;
     });
@@ -93,6 +100,8 @@ test('a partition whose three replicas are all damaged: its loss accepted on one
     const loss = accepted.body as { id: string; node: number; rejoin: number[]; kept: { newest_offset: string } };
     assert.equal(loss.kept.newest_offset, before, 'the kept replica held every event');
     assert.deepEqual([loss.node, ...loss.rejoin].sort(), [1, 2, 3]);
+    if (replica !== undefined) assert.equal(loss.node, replica, 'the named replica keeps its log');
+    t.diagnostic(`kept on node ${loss.node}; rejoin ${loss.rejoin.join(', ')}`);
     for (const i of [1, 2, 3]) {
       await until(`a write through node ${i}`, 30_000, async () => ((await call(url(i), 'POST', '/event-types/gl.a/events', [businessEvent(`after-${i}`)])).status === 200 ? true : undefined));
     }
@@ -120,4 +129,4 @@ test('a partition whose three replicas are all damaged: its loss accepted on one
   } finally {
     cluster.destroy();
   }
-});
+}

@@ -50,13 +50,13 @@ export async function acceptGroupLoss(d: GroupLossDeps, at: PlacedPartition, nam
   const seen = { replicas: [...p.replicas], learners: [...(p.learners ?? [])] };
   const members = [...seen.replicas, ...seen.learners.filter((m) => !seen.replicas.includes(m))];
   const answers = await Promise.all(members.map((m) => d.ask(m, group).catch(() => undefined)));
-  const verdict = groupLossChoice(group, { placement: seen, reports: members.map((m, i) => toReport(m, answers[i])), ...(named === undefined ? {} : { named }) });
+  const verdict = groupLossChoice(group, { placement: seen, reports: members.map((m, i) => toReport(m, answers[i])), moving: p.moving !== undefined, ...(named === undefined ? {} : { named }) });
   if (!verdict.allowed) throw verdict.status === 404 ? problems.notFound(verdict.detail) : problems.conflict(verdict.detail);
   const got = answers.filter((a): a is ReplicaReportAnswer => a !== undefined);
   const kept = got.find((a) => a.member === verdict.keep)!;
   const floor = Math.max(...got.map((a) => a.term_floor));
   const others = got.filter((a) => a !== kept).map((a) => `node ${a.node} held up to index ${a.last_index} (term ${a.last_term}, newest offset ${a.newest_offset ?? '?'})`);
-  const why = `every replica damaged (kept: ${kept.damage ?? 'damaged'}); kept node ${kept.node} up to index ${kept.last_index} (term ${kept.last_term}, newest offset ${kept.newest_offset ?? '?'}); ${others.join('; ')}`;
+  const why = `${verdict.healthy || got.some((a) => a.damage === null) ? 'too few healthy replicas to elect a leader' : 'every replica damaged'} (kept: ${kept.damage ?? 'healthy'}); kept node ${kept.node} up to index ${kept.last_index} (term ${kept.last_term}, newest offset ${kept.newest_offset ?? '?'}); ${others.join('; ')}`;
   const loss: LossRecord = {
     id: d.newId(),
     scope: 'partition',

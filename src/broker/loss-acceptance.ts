@@ -44,7 +44,8 @@ export function lossAcceptance(group: number, f: LossFacts): LossVerdict {
       status: 409,
       detail:
         `Group ${group} has other replicas (node(s) ${nodes(others)}): a damaged replica is repaired from them, and their copies may hold what this one lost. ` +
-        'Bring them back (or cancel a move in flight); accepting a loss is only for a partition whose only replica is damaged',
+        'When every replica is damaged (or too few are healthy to elect a leader), accept the partition\'s loss by its group (POST /cluster/partitions/{group}/accept-loss, ' +
+        'brook cluster accept-loss <event-type> <partition>): the replica with the newest log keeps it',
     };
   }
   if (!f.open) return { allowed: false, status: 409, detail: `This node's replica of group ${group} is not open (it is still opening, or its open failed: the node's log says why): there is nothing to accept yet` };

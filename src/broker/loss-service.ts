@@ -222,7 +222,8 @@ export class LossService {
     if (named !== undefined && !Number.isSafeInteger(named)) throw problems.badRequest(`replica must be a node id, not ${JSON.stringify(ctx.replica)}`);
     const { facts, at, replica, set } = this.#facts(group);
     if (at !== undefined && new Set([...at.placement.replicas, ...(at.placement.learners ?? [])]).size > 1) return this.#acceptGroup(at, named, ctx.authorization);
-    if (named !== undefined && at !== undefined && named !== this.#o.self) throw problems.conflict(`Node ${named} holds no replica of group ${group}; the only one is on this node`);
+    const sole = at?.placement.replicas[0];
+    if (named !== undefined && sole !== undefined && named !== nodeOfMember(sole)) throw problems.conflict(`Node ${named} holds no replica of group ${group}; its only replica is on node ${nodeOfMember(sole)}`);
     const verdict = lossAcceptance(group, facts);
     if (!verdict.allowed) throw verdict.status === 404 ? problems.notFound(verdict.detail) : problems.conflict(verdict.detail);
     return this.#accept(at!, replica!, set!);

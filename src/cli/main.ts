@@ -256,7 +256,7 @@ export function buildProgram(out: Out = process.stdout, err: Out = process.stder
   cluster
     .command('accept-loss')
     .description(
-      'LOSES DATA. A partition whose only replica (on the node at --url), or every replica, is damaged takes no writes: nobody can repair it. This makes what one replica holds ' +
+      'LOSES DATA. A partition whose only replica (on the node at --url), or every replica (or two of three), is damaged takes no writes: nobody can repair it. This makes what one replica holds ' +
         '(the only one; of several, the newest or the one on the --replica node) the partition\'s log and lets it lead again; the others rejoin empty and copy it; ' +
         'events acknowledged after that are gone and their offsets go to new events (administrator)',
     )

@@ -141,6 +141,30 @@ test('a damaged learner becomes the only voter: it is made a voter first, then e
   assert.equal(c.raw.status().state, 'leader');
 });
 
+// Two of three damaged: the healthy member cannot be elected (the damaged ones do not vote), and the
+// lever may keep its log (group-loss-choice.ts): forced with `healthy`, it becomes the only voter above
+// the floor and leads; a damaged member with a longer tail of an older term is brought to its log.
+test('a healthy member of a group whose two other members are damaged, forced with healthy, becomes its only voter and leads; a damaged one is brought to its log', () => {
+  const a = member(1, [1, 2, 3], null, { tail: 2, tailTerm: 4 });
+  const b = member(2, [1, 2, 3], { term: 4, index: 12 }, { tail: 5, tailTerm: 3 });
+  const c = member(3, [1, 2, 3], { term: 4, index: 12 });
+  const members = new Map([[1, a], [2, b], [3, c]]);
+  run(members, 60, () => a.raw.status().state === 'leader');
+  assert.notEqual(a.raw.status().state, 'leader', 'stuck: the damaged members do not vote for it');
+  const held = logOf(a.storage);
+  assert.equal(a.raw.acceptLossAsOnlyVoter(4, { healthy: true }), undefined);
+  const { repaired } = drain(a);
+  assert.equal(repaired, false, 'it was not damaged: nothing to repair');
+  assert.deepEqual(a.storage.confStateAt(a.storage.hardState().commit), { voters: [1], learners: [2, 3] });
+  assert.deepEqual(logOf(a.storage).slice(0, held.length), held, 'every entry it held is kept');
+  run(members, 60, () => a.raw.status().state === 'leader');
+  assert.equal(a.raw.status().state, 'leader');
+  assert.ok(a.raw.status().term > 4, 'above the floor');
+  for (let k = 0; k < 8; k++) assert.ok(a.raw.propose(Buffer.from(`n${k}`)).ok);
+  run(members, 80, () => b.raw.status().damaged === null && logOf(b.storage).join() === logOf(a.storage).join());
+  assert.deepEqual(logOf(b.storage), logOf(a.storage), 'member 2 holds exactly the kept log: its own tail is gone');
+});
+
 test('refused, changing nothing, for a healthy member or one outside the configuration', () => {
   const cases: [string, Member, RegExp][] = [
     ['healthy', member(1, [1, 2, 3], null), /not damaged/],

@@ -1028,10 +1028,12 @@ export class Raft {
    * applied does not campaign). Refused (returns why) when it is not damaged, still learning a term
    * floor, not a member, installing a snapshot, or a committed change is not applied yet.
    */
-  acceptLossAsOnlyVoter(floor: Term): { refused: string } | { changes: ConfChange[] } {
+  acceptLossAsOnlyVoter(floor: Term, o: { healthy?: boolean } = {}): { refused: string } | { changes: ConfChange[] } {
     assertIndex(floor, 'acceptLossAsOnlyVoter floor');
     const d = this.damaged;
-    if (d === null) return { refused: 'this member is not damaged' };
+    // A healthy member only when the caller says so: a group whose healthy members are too few to
+    // elect a leader is stuck like one whose every member is damaged (group-loss-choice.ts).
+    if (d === null && o.healthy !== true) return { refused: 'this member is not damaged' };
     if (this.#probe !== null) return { refused: 'this member is still learning its term floor' };
     const conf = this.trk.confState();
     if (!conf.voters.includes(this.id) && !conf.learners.includes(this.id)) return { refused: 'this member is not in its group\'s configuration' };
@@ -1041,12 +1043,14 @@ export class Raft {
     // A voter first, so the configuration never lacks one while the entries are applied one by one.
     if (!conf.voters.includes(this.id)) changes.push({ type: 'addVoter', nodeId: this.id });
     for (const v of conf.voters) if (v !== this.id) changes.push({ type: 'addLearner', nodeId: v });
-    this.damaged = null;
-    this.repaired = true;
+    if (d !== null) {
+      this.damaged = null;
+      this.repaired = true;
+    }
     // Strictly above every term any member may have written entries at: another member may hold an
     // entry of term `floor` at the index of a change, and two entries of one index and term are taken
     // for the same entry (Raft's log matching), so that member would keep its own in place of it.
-    this.becomeFollower(Math.max(this.term, floor, d.term) + 1, noNode);
+    this.becomeFollower(Math.max(this.term, floor, d?.term ?? 0) + 1, noNode);
     if (changes.length > 0) {
       const first = this.log.lastIndex() + 1;
       this.log.append(changes.map((cc, k) => ({ type: 'confChange' as const, term: this.term, index: first + k, data: encodeConfChange(cc) })));

@@ -176,11 +176,12 @@ export class RawNode {
   /**
    * The operator accepts the loss of a group whose every member is damaged: this one keeps its log and
    * becomes the only voter, the others its learners (Raft.acceptLossAsOnlyVoter). It campaigns at its
-   * next election timeout, once the host has applied the changes. Returns why it was refused (nothing
-   * changed), or undefined.
+   * next election timeout, once the host has applied the changes. `healthy`: a member that is not
+   * damaged is forced too (a group whose healthy members are too few to elect a leader). Returns why it
+   * was refused (nothing changed), or undefined.
    */
-  acceptLossAsOnlyVoter(floor: Term): string | undefined {
-    const r = this.#raft.acceptLossAsOnlyVoter(floor);
+  acceptLossAsOnlyVoter(floor: Term, o: { healthy?: boolean } = {}): string | undefined {
+    const r = this.#raft.acceptLossAsOnlyVoter(floor, o);
     return 'refused' in r ? r.refused : undefined;
   }
 

@@ -274,3 +274,64 @@ test('a member answers a probe for a former member of its node only once it is i
   assert.deepEqual(rd.messages.map((m) => [m.type, m.to, m.index, m.term, m.reject]), [['termProbeResp', 9, 7, h.status(3).term, false]]);
   h.raw(3).advance(rd);
 });
+
+/**
+ * Voters a = 1, b = 2, w = 3, as in `story`: b leads, is cut off and appends "old" at index i; a
+ * leads a newer term with w's vote and commits its entries with w. Then w's directory is wiped: its
+ * node runs a new member, 4, that no leader has added yet (empty, term 0). a loses its state and keeps
+ * its id: it probes 2 and 3, and the probe for 3 reaches 4 (its host marks it `index` 3). b still
+ * leads its old term and reaches a.
+ */
+function formerStory(): Story & { answerFor3: () => void } {
+  const h = new Harness([1, 2, 3], { preVote: true, checkQuorum: true });
+  h.elect(2);
+  h.propose(2, 'p');
+  h.stabilize();
+  h.isolate(2);
+  const old = h.propose(2, 'old');
+  h.stabilize();
+  h.raw(1).step(makeMessage({ type: 'timeoutNow', from: 2, to: 1, term: h.status(1).term }));
+  h.stabilize();
+  const newTerm = h.status(1).term;
+  h.propose(1, 'new');
+  h.stabilize();
+  assert.equal(h.raw(1).termAt(old.index), newTerm);
+  h.crash(3);
+  h.wipe(3);
+  h.addEmpty(4);
+  h.crash(1);
+  h.wipe(1);
+  h.start(1, { damaged: { term: 0, index: 0, termUnknown: true }, termProbePeers: [1, 2, 3] });
+  h.heal();
+  // a's probe for 3 as the host of 3's node hands it to 4 (a sends the same one every heartbeat
+  // period; here a message for the down node 3 is dropped).
+  const answerFor3 = () => {
+    h.raw(4).step(makeMessage({ type: 'termProbe', from: 1, to: 4, term: h.status(1).term, index: 3 }));
+    h.stabilize();
+  };
+  return { h, i: old.index, newTerm, answerFor3 };
+}
+
+test('an answer for a former member from a new member not yet added would give too low a floor: a deposed leader commits over a committed entry (the hazard is real)', () => {
+  const { h, i, newTerm } = formerStory();
+  h.stabilize();
+  // What a new member that answered before it was added would say: its term, 0, for member 3.
+  h.raw(1).step(makeMessage({ type: 'termProbeResp', from: 4, to: 1, term: 0, index: 3 }));
+  h.tick(2);
+  h.stabilize();
+  assert.ok(h.status(1).term < newTerm, 'a took a floor below the term a committed in with 3');
+  assert.ok(h.status(2).commit >= i, 'b commits index i');
+  assert.notEqual(h.raw(2).termAt(i), newTerm, 'b committed at i an entry of its old term over the one committed with 3');
+});
+
+test('a new member not yet added refuses to answer for its node\'s former member: the asker waits, and the deposed leader commits nothing', () => {
+  const { h, i, answerFor3 } = formerStory();
+  for (let k = 0; k < 3; k++) {
+    h.tick(1);
+    h.tick(2);
+    h.stabilize();
+    answerFor3();
+  }
+  assert.ok(h.status(2).commit < i, 'b commits nothing at i');
+  assert.equal(h.status(1).damaged?.termUnknown, true, 'a still learns its floor');
+});

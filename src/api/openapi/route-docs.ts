@@ -89,8 +89,8 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
     description:
       "For a partition with one replica, on this node, that its raft marker found damaged (a lost write-ahead-log tail): nobody can repair it, so it takes no writes. " +
       'Accepting makes what the replica holds the partition\'s log: it leads again at a term above every term its node may have used, and takes writes; events acknowledged after what it held are gone for good, and their offsets go to new events. ' +
-      'For a partition of several replicas, every one damaged (asked on any node): this node asks each replica\'s node (GET /cluster/partitions/{group}/replica, with these credentials), the replica with the newest log (or the one on the node `replica` names) keeps its log and becomes the only voter, and the others rejoin empty and are made voters again once they have copied it. ' +
-      'Refused (409) when a replica is not damaged (it repairs the others), when a replica\'s node does not answer, when one still learns its term floor, when this node holds no replica of a sole-replica partition, or when `replica` names a node without one. Logged at error level and recorded in the metadata: GET /cluster lists it on every node (accepted_losses). docs/replication.md, "Accepting the loss of a sole replica" and "Accepting the loss of a partition whose every replica is damaged".',
+      'For a partition of several replicas, every one damaged or too few healthy to elect a leader (two of three damaged; asked on any node): this node asks each replica\'s node (GET /cluster/partitions/{group}/replica, with these credentials), the replica with the newest log (or the one on the node `replica` names) keeps its log and becomes the only voter, and the others rejoin empty and are made voters again once they have copied it. ' +
+      'Refused (409) when the healthy replicas can elect a leader (they repair the others), when a replica\'s node does not answer, when one still learns its term floor, when this node holds no replica of a sole-replica partition, or when `replica` names a node without one. Logged at error level and recorded in the metadata: GET /cluster lists it on every node (accepted_losses). docs/replication.md, "Accepting the loss of a sole replica" and "Accepting the loss of a partition whose every replica is damaged".',
     tags: node,
     params: Type.Object({ group: Type.String({ description: 'The Raft group of the partition (GET /cluster, partitions[].group)' }) }),
     querystring: Type.Object({ replica: Type.Optional(Type.String({ description: 'Several replicas, every one damaged: the node whose replica keeps its log (default: the one with the newest log)' })) }),
@@ -99,7 +99,7 @@ export const routeDocs: Readonly<Record<string, RouteDoc>> = {
       ...common,
       400: problem('replica is not a node id'),
       404: problem('No partition is replicated by that group'),
-      409: problem('A replica is not damaged or did not answer, this node holds none of a sole-replica partition, or the named node holds no replica'),
+      409: problem('The healthy replicas can elect a leader, a replica did not answer, this node holds none of a sole-replica partition, or the named node holds no replica'),
     },
   },
   'GET /cluster/partitions/:group/replica': {
