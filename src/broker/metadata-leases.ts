@@ -35,6 +35,8 @@ export class MetadataLeases {
   #leaderTerm = -1;
   #selfWantUntil = -Infinity;
   #gates: Gate[] = [];
+  /** The group had another member while this process ran: someone may hold a lease of ours or of an earlier leader. */
+  #shared = false;
   readonly stats = { leaseReads: 0, applyWaits: 0, noLease: 0, gated: 0, gatesFailed: 0 };
 
   constructor(o: MetadataLeasesOptions) {
@@ -45,6 +47,7 @@ export class MetadataLeases {
   /** The group's role, leader or term changed. */
   changed(): void {
     const g = this.#o.group;
+    if (!g.isSingleton()) this.#shared = true;
     if (g.isLeader()) {
       if (this.#leader === undefined || this.#leaderTerm !== g.term) {
         this.#leader = new LeaseLeader(this.#o.timing, g.self, this.#o.nowMs());
@@ -89,6 +92,13 @@ export class MetadataLeases {
    * acknowledge at all.
    */
   gate(index: number, term: number, deadlineMs: number): Promise<void> {
+    const g = this.#o.group;
+    if (!g.isSingleton()) this.#shared = true;
+    // A group of one that never had another member since this process started: no one else can
+    // hold a lease (a node alone acknowledges at once, as without leases).
+    if (!this.#shared && g.isLeader() && g.term === term) return Promise.resolve();
+    // The proposal's entry applied before the hook that tells of the new leadership ran.
+    if (this.#leader === undefined && g.isLeader()) this.changed();
     const now = this.#o.nowMs();
     if (this.#leader !== undefined && this.#leaderTerm === term && this.#leader.mayAcknowledge(index, now)) return Promise.resolve();
     this.stats.gated++;
