@@ -259,7 +259,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       onFatal: (err) => this.#fatal(err),
     });
     if (o.readLeases !== undefined) {
-      const leases = new MetadataLeases({ timing: o.readLeases, group: group as RaftGroup<unknown>, nowMs: () => this.#now() });
+      const leases = new MetadataLeases({ timing: o.readLeases, group: group as RaftGroup<unknown>, nowMs: () => this.#now(), firstSeq: o.random.int(2 ** 40) });
       this.#leases = leases;
       group.outgoing = leases.outgoing;
       group.received = leases.received;

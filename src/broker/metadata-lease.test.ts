@@ -32,6 +32,20 @@ test('a follower holds a lease from when it sent the ask the grant answers, once
   assert.equal(f.lease(5, 2, 950), undefined, 'another leader');
 });
 
+test('a grant of an ask an earlier process of the node sent is not taken by the next one', () => {
+  const before = new LeaseFollower(t, 1000);
+  before.received(5, 1, { stamp: 1, seq: 0, index: 0 }, 0);
+  before.want(0);
+  const old = before.outgoing(5, 1, 0, 0)!;
+  // The node restarts; its new process asks too, from another random start.
+  const after = new LeaseFollower(t, 7_000_000);
+  after.received(5, 1, { stamp: 2, seq: 0, index: 0 }, 0);
+  after.want(0);
+  for (let i = 0; i < 5; i++) after.outgoing(5, 1, i, 0);
+  after.received(5, 1, { stamp: 3, seq: old.seq, index: 4 }, 10);
+  assert.equal(after.lease(5, 1, 11), undefined);
+});
+
 test('a follower that saw a new term or leader drops its lease', () => {
   const f = new LeaseFollower(t);
   f.received(5, 1, { stamp: 1, seq: 0, index: 0 }, 0);

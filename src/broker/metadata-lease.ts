@@ -163,8 +163,14 @@ export class LeaseFollower {
   /** Until when (our clock) we ask for a lease: reads wanted one recently. */
   #wantUntil = -Infinity;
 
-  constructor(t: LeaseTiming) {
+  /**
+   * `firstSeq`: where this process's asks start, drawn at random by the host, so that a grant of an
+   * ask sent by an earlier process of this node (still under way when it restarted) does not match an
+   * ask of this one: that grant's lease was counted by the leader from the earlier ask.
+   */
+  constructor(t: LeaseTiming, firstSeq = 0) {
     this.#t = t;
+    this.#seq = firstSeq;
   }
 
   #follow(term: number, leader: NodeId): void {

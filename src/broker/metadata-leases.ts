@@ -23,6 +23,8 @@ export interface MetadataLeasesOptions {
   readonly timing: LeaseTiming;
   readonly group: RaftGroup<unknown>;
   readonly nowMs: () => number;
+  /** Where this process's lease asks start (random: see LeaseFollower). */
+  readonly firstSeq: number;
 }
 
 /** How a read may be served: now, once this node applied an index, or not without a ReadIndex round. */
@@ -41,7 +43,7 @@ export class MetadataLeases {
 
   constructor(o: MetadataLeasesOptions) {
     this.#o = o;
-    this.#follower = new LeaseFollower(o.timing);
+    this.#follower = new LeaseFollower(o.timing, o.firstSeq);
   }
 
   /** The group's role, leader or term changed. */
