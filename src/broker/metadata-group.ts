@@ -189,6 +189,8 @@ export class RaftMetadataGroup implements MetadataProposer {
   readonly #leases: MetadataLeases | undefined;
   readonly #compaction: MetadataCompaction;
   #sm: MetadataStateMachine;
+  /** The last applied index whose entry changed the state (what a read shows; metadata-leases.ts). */
+  #lastChange: Index;
   #transport: MetadataTransport | undefined;
   #started = false;
   #closed = false;
@@ -215,6 +217,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#host = o.host;
     this.#store = store;
     this.#sm = sm;
+    this.#lastChange = applied;
     const group = new RaftGroup<Outcome>({
       id: metadataGroupId,
       self: o.member ?? o.self,
@@ -259,7 +262,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       onFatal: (err) => this.#fatal(err),
     });
     if (o.readLeases !== undefined) {
-      const leases = new MetadataLeases({ timing: o.readLeases, group: group as RaftGroup<unknown>, nowMs: () => this.#now(), firstSeq: o.random.int(2 ** 40) });
+      const leases = new MetadataLeases({ timing: o.readLeases, group: group as RaftGroup<unknown>, nowMs: () => this.#now(), firstSeq: o.random.int(2 ** 40), lastChange: () => this.#lastChange });
       this.#leases = leases;
       group.outgoing = leases.outgoing;
       group.received = leases.received;
@@ -475,6 +478,9 @@ export class RaftMetadataGroup implements MetadataProposer {
   readBarrier(): Promise<void> | undefined {
     if (this.#closed) return Promise.reject(problems.unavailable('The node is shutting down; retry on another node.'));
     if (this.#group.isSingleton() && this.#group.isLeader()) return undefined;
+    const leases = this.#leases;
+    // With read leases, what the round lets this node show must also be released (metadata-lease.ts).
+    if (leases !== undefined) return this.#reads.barrier().then(() => leases.waitReleased(this.#now() + this.#o.proposalTimeoutMs));
     return this.#reads.barrier();
   }
 
@@ -487,10 +493,13 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (this.#closed) return Promise.reject(problems.unavailable('The node is shutting down; retry on another node.'));
     if (this.#group.isSingleton() && this.#group.isLeader()) return undefined;
     if (this.#leases === undefined) return this.#reads.barrier();
-    const r = this.#leases.read();
+    const leases = this.#leases;
+    const r = leases.read();
     if (r.kind === 'now') return undefined;
-    if (r.kind === 'apply') return this.#reads.waitApplied(r.index, this.#now() + this.#o.proposalTimeoutMs);
-    return this.#reads.barrier();
+    const deadlineMs = this.#now() + this.#o.proposalTimeoutMs;
+    if (r.kind === 'release') return leases.waitReleased(deadlineMs);
+    const first = r.kind === 'apply' ? this.#reads.waitApplied(r.index, deadlineMs) : this.#reads.barrier();
+    return first.then(() => leases.waitReleased(deadlineMs));
   }
 
   /** What the read leases did (undefined without them), for metrics and the benchmarks. */
@@ -503,16 +512,19 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   #apply(e: Entry): Outcome {
     if (e.data.byteLength === 0) return undefined; // a new leader's no-op
+    this.#lastChange = e.index;
     return applyCommand(this.#sm, e, this.#o);
   }
 
   #confApplied(index: Index): void {
+    this.#lastChange = index;
     const conf = this.#group.conf;
     this.#o.logger.info({ raftId: this.#group.self, index, voters: conf.voters, learners: conf.learners }, 'metadata configuration changed');
   }
 
   #restore(snap: Snapshot): void {
     this.#sm = decodeImage(snap.data);
+    this.#lastChange = snap.metadata.index;
     this.#o.logger.info({ raftId: this.#group.self, index: snap.metadata.index, term: snap.metadata.term }, 'installed a metadata snapshot from the leader');
     this.#o.onRestored?.(this.#sm);
   }

@@ -23,6 +23,14 @@
  *   write acknowledged before the grant (by it or an earlier leader) is at or below it.
  * The leader reads its own state under the same freshness (a self-lease), once it has applied what
  * was committed when its term's first entry committed.
+ *
+ * Acknowledged writes are not all a read must show: once any read showed a write, every later read
+ * must too (linearizability), and a write is applied on some nodes before others. So a write becomes
+ * visible only once it is released: every member that may hold a lease of the leader has applied it
+ * (the rule of acknowledgement), and the leader says so on what it sends (`released`). A read anywhere
+ * is served only once the node knows a released index at or above the last entry that changed its
+ * state (a new leader's empty entry changes nothing). Released is for good: a lease granted later
+ * names a commit index at or above it, and a later leader's first commit covers it.
  */
 import type { Index, NodeId } from '../raft/index.js';
 
@@ -43,6 +51,8 @@ export interface LeaseField {
   readonly seq: number;
   /** Leader → follower: its commit index, with a grant. Follower → leader: its applied index. */
   readonly index: Index;
+  /** Leader → follower: the highest index released (visible to reads anywhere). Follower → leader: 0. */
+  readonly released: Index;
 }
 
 /** How long the leader holds a follower as a lease holder after receiving its ask (its own clock). */
@@ -115,13 +125,25 @@ export class LeaseLeader {
    * (`committedInTerm`: an entry of our term has committed, so `commit` covers every write
    * acknowledged before; and a quorum vouched for us recently).
    */
-  outgoing(to: NodeId, nowMs: number, commit: Index, committedInTerm: boolean, voters: readonly NodeId[]): LeaseField {
+  outgoing(to: NodeId, nowMs: number, commit: Index, committedInTerm: boolean, voters: readonly NodeId[], applied: Index): LeaseField {
+    const released = this.released(nowMs, applied);
     const h = this.#members.get(to);
-    if (h?.ask === undefined || !committedInTerm || !this.fresh(voters, nowMs)) return { stamp: nowMs, seq: 0, index: 0 };
+    if (h?.ask === undefined || !committedInTerm || !this.fresh(voters, nowMs)) return { stamp: nowMs, seq: 0, index: 0, released };
     const ask = h.ask;
     h.ask = undefined;
     h.holdUntil = Math.max(h.holdUntil, ask.receivedMs + holdMs(this.#t));
-    return { stamp: nowMs, seq: ask.seq, index: commit };
+    return { stamp: nowMs, seq: ask.seq, index: commit, released };
+  }
+
+  /**
+   * The highest index that may be shown to reads (`applied`: what this leader applied): one every
+   * member that may hold a lease of ours applied; 0 while a new leader waits out older leases.
+   */
+  released(nowMs: number, applied: Index): Index {
+    if (nowMs < this.#ackFrom) return 0;
+    let r = applied;
+    for (const h of this.#members.values()) if (h.holdUntil > nowMs && h.applied < r) r = h.applied;
+    return r;
   }
 
   /**
@@ -199,12 +221,12 @@ export class LeaseFollower {
   outgoing(term: number, to: NodeId, nowMs: number, applied: Index): LeaseField | undefined {
     this.#follow(term, to);
     if (this.#stamp === undefined) return undefined;
-    if (nowMs >= this.#wantUntil) return { stamp: this.#stamp, seq: 0, index: applied };
+    if (nowMs >= this.#wantUntil) return { stamp: this.#stamp, seq: 0, index: applied, released: 0 };
     // Asks older than a lease could not give one any more.
     this.#asks = this.#asks.filter((a) => a.sentMs + this.#t.leaseMs > nowMs).slice(-15);
     const seq = ++this.#seq;
     this.#asks.push({ seq, sentMs: nowMs });
-    return { stamp: this.#stamp, seq, index: applied };
+    return { stamp: this.#stamp, seq, index: applied, released: 0 };
   }
 
   /** A read wants a lease: ask for one on our answers for a while (two lease lengths). */

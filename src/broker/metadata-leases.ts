@@ -25,10 +25,21 @@ export interface MetadataLeasesOptions {
   readonly nowMs: () => number;
   /** Where this process's lease asks start (random: see LeaseFollower). */
   readonly firstSeq: number;
+  /** The last applied index whose entry changed the state (not a new leader's empty entry). */
+  readonly lastChange: () => number;
 }
 
-/** How a read may be served: now, once this node applied an index, or not without a ReadIndex round. */
-export type LeaseRead = { readonly kind: 'now' } | { readonly kind: 'apply'; readonly index: number } | { readonly kind: 'none' };
+interface ReleaseWaiter {
+  readonly deadlineMs: number;
+  readonly resolve: () => void;
+  readonly reject: (err: Problem) => void;
+}
+
+/**
+ * How a read may be served: now; once this node applied an index (then released, see waitReleased);
+ * once what it applied is released; or not without a ReadIndex round (then released too).
+ */
+export type LeaseRead = { readonly kind: 'now' } | { readonly kind: 'apply'; readonly index: number } | { readonly kind: 'release' } | { readonly kind: 'none' };
 
 export class MetadataLeases {
   readonly #o: MetadataLeasesOptions;
@@ -37,9 +48,12 @@ export class MetadataLeases {
   #leaderTerm = -1;
   #selfWantUntil = -Infinity;
   #gates: Gate[] = [];
+  /** The highest released index this node knows of (metadata-lease.ts: for good, whichever leader said it). */
+  #released = 0;
+  #releaseWaiters: ReleaseWaiter[] = [];
   /** The group had another member while this process ran: someone may hold a lease of ours or of an earlier leader. */
   #shared = false;
-  readonly stats = { leaseReads: 0, applyWaits: 0, noLease: 0, gated: 0, gatesFailed: 0 };
+  readonly stats = { leaseReads: 0, applyWaits: 0, releaseWaits: 0, noLease: 0, gated: 0, gatesFailed: 0 };
 
   constructor(o: MetadataLeasesOptions) {
     this.#o = o;
@@ -66,7 +80,7 @@ export class MetadataLeases {
     const g = this.#o.group;
     if (m.term !== g.term) return m;
     if ((m.type === 'app' || m.type === 'heartbeat') && this.#leader !== undefined && g.isLeader()) {
-      return { ...m, lease: this.#leader.outgoing(m.to, this.#o.nowMs(), g.raw.commitIndex, g.raw.committedInTerm, g.conf.voters) };
+      return { ...m, lease: this.#leader.outgoing(m.to, this.#o.nowMs(), g.raw.commitIndex, g.raw.committedInTerm, g.conf.voters, g.applied) };
     }
     if ((m.type === 'appResp' || m.type === 'heartbeatResp') && !g.isLeader() && m.to === g.leader) {
       const lease = this.#follower.outgoing(m.term, m.to, this.#o.nowMs(), g.applied);
@@ -77,10 +91,16 @@ export class MetadataLeases {
 
   received = (m: Message): void => {
     if (m.lease === undefined) return;
+    // Only leaders send appends and heartbeats; what a leader released stays released.
+    if ((m.type === 'app' || m.type === 'heartbeat') && m.lease.released > this.#released) {
+      this.#released = m.lease.released;
+      this.#releaseReads();
+    }
     const g = this.#o.group;
     if (m.term !== g.term) return;
     if ((m.type === 'appResp' || m.type === 'heartbeatResp') && this.#leader !== undefined && g.isLeader()) {
       this.#leader.received(m.from, m.lease, this.#o.nowMs());
+      this.#refresh();
       this.#release();
     } else if ((m.type === 'app' || m.type === 'heartbeat') && !g.isLeader() && g.leader === m.from) {
       this.#follower.received(m.term, m.from, m.lease, this.#o.nowMs());
@@ -114,9 +134,15 @@ export class MetadataLeases {
   read(): LeaseRead {
     const g = this.#o.group;
     const now = this.#o.nowMs();
+    this.#refresh();
+    const released = this.#released >= this.#o.lastChange();
     if (g.isLeader()) {
       this.#selfWantUntil = now + 2 * this.#o.timing.leaseMs;
       if (this.#leader !== undefined && this.#leader.selfRead(g.conf.voters, now, g.raw.commitIndex, g.raw.committedInTerm, g.applied)) {
+        if (!released) {
+          this.stats.releaseWaits++;
+          return { kind: 'release' };
+        }
         this.stats.leaseReads++;
         return { kind: 'now' };
       }
@@ -130,6 +156,10 @@ export class MetadataLeases {
       return { kind: 'none' };
     }
     if (g.applied >= index) {
+      if (!released) {
+        this.stats.releaseWaits++;
+        return { kind: 'release' };
+      }
       this.stats.leaseReads++;
       return { kind: 'now' };
     }
@@ -137,9 +167,19 @@ export class MetadataLeases {
     return { kind: 'apply', index };
   }
 
+  /**
+   * Resolves once every entry this node applied that changed its state is released (checked when it
+   * resolves, so the read that follows at once shows nothing unreleased); fails with 503 at `deadlineMs`.
+   */
+  waitReleased(deadlineMs: number): Promise<void> {
+    this.#refresh();
+    if (this.#released >= this.#o.lastChange()) return Promise.resolve();
+    return new Promise((resolve, reject) => this.#releaseWaiters.push({ deadlineMs, resolve, reject }));
+  }
+
   /** Whether the group must stay awake: leases of ours may be held, reads here want them, or writes wait. */
   busy(): boolean {
-    if (this.#gates.length > 0) return true;
+    if (this.#gates.length > 0 || this.#releaseWaiters.length > 0) return true;
     if (this.#leader === undefined) return false;
     const now = this.#o.nowMs();
     return this.#leader.holding(now) || now < this.#selfWantUntil;
@@ -147,7 +187,30 @@ export class MetadataLeases {
 
   /** A tick or an apply: release the writes that may be acknowledged now, fail late or orphaned ones. */
   tick(): void {
+    this.#refresh();
     this.#release();
+  }
+
+  /** On the leader: what it releases now. */
+  #refresh(): void {
+    const g = this.#o.group;
+    if (this.#leader === undefined || !g.isLeader()) return;
+    const r = this.#leader.released(this.#o.nowMs(), g.applied);
+    if (r > this.#released) this.#released = r;
+    this.#releaseReads();
+  }
+
+  #releaseReads(): void {
+    if (this.#releaseWaiters.length === 0) return;
+    const now = this.#o.nowMs();
+    const ok = this.#released >= this.#o.lastChange();
+    const keep: ReleaseWaiter[] = [];
+    for (const w of this.#releaseWaiters) {
+      if (ok) w.resolve();
+      else if (w.deadlineMs <= now) w.reject(problems.unavailable('The metadata this node applied was not confirmed visible everywhere in time (is the metadata leader reachable?); retry.'));
+      else keep.push(w);
+    }
+    this.#releaseWaiters = keep;
   }
 
   #release(): void {
@@ -168,8 +231,9 @@ export class MetadataLeases {
   }
 
   close(err: Problem): void {
-    for (const w of this.#gates) w.reject(err);
+    for (const w of [...this.#gates, ...this.#releaseWaiters]) w.reject(err);
     this.#gates = [];
+    this.#releaseWaiters = [];
   }
 }
 

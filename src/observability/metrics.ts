@@ -159,7 +159,7 @@ export class BrokerMetrics {
         const st = sources.readLeases?.();
         if (st === undefined) return;
         this.reset();
-        for (const [k, v] of [['lease_reads', st.leaseReads], ['apply_waits', st.applyWaits], ['no_lease', st.noLease], ['gated', st.gated], ['gates_failed', st.gatesFailed]] as const) this.inc({ what: k }, v ?? 0);
+        for (const [k, v] of [['lease_reads', st.leaseReads], ['apply_waits', st.applyWaits], ['release_waits', st.releaseWaits], ['no_lease', st.noLease], ['gated', st.gated], ['gates_failed', st.gatesFailed]] as const) this.inc({ what: k }, v ?? 0);
       },
     });
     new Counter({

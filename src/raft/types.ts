@@ -136,6 +136,7 @@ export interface MessageLease {
   readonly stamp: number;
   readonly seq: number;
   readonly index: Index;
+  readonly released: Index;
 }
 
 /** The context a candidate puts on its votes when a leadership transfer told it to campaign. */

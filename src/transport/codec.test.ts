@@ -62,7 +62,7 @@ test('every message type our core emits survives encode and decode', () => {
 
 test('a read lease field round-trips on the four types that carry it, is absent when not set, and is refused elsewhere or malformed', () => {
   for (const type of ['app', 'appResp', 'heartbeat', 'heartbeatResp'] as const) {
-    const m = { ...makeMessage({ type, from: 3, to: 2, term: 5, commit: type === 'heartbeat' ? 4 : 0 }), lease: { stamp: 123456.789, seq: 17, index: 42 } };
+    const m = { ...makeMessage({ type, from: 3, to: 2, term: 5, commit: type === 'heartbeat' ? 4 : 0 }), lease: { stamp: 123456.789, seq: 17, index: 42, released: 40 } };
     assert.deepEqual(plain(decodeMessage(encodeMessage(m), 2)), plain(m), type);
   }
   const bare = decodeMessage(encodeMessage(makeMessage({ type: 'heartbeat', from: 3, to: 2, term: 5 })), 2);

@@ -137,7 +137,7 @@ export function toWireMessage(m: Message): WireMessage {
     reject_hint: m.rejectHint,
     context: m.context,
     snapshot: m.snapshot === undefined ? null : toWireSnapshot(m.snapshot),
-    lease: m.lease === undefined ? null : { stamp: m.lease.stamp, seq: m.lease.seq, index: m.lease.index },
+    lease: m.lease === undefined ? null : { stamp: m.lease.stamp, seq: m.lease.seq, index: m.lease.index, released: m.lease.released },
   };
 }
 
@@ -237,7 +237,12 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
     if (!leaseTypes.has(type)) throw new DecodeError(`message.lease: a ${type} message carries none`);
     const stamp = w.lease.stamp;
     if (typeof stamp !== 'number' || !Number.isFinite(stamp) || stamp < 0) throw new DecodeError('message.lease.stamp: not a finite non-negative number');
-    lease = { stamp, seq: decodeBounded(w.lease.seq, indexMax, 'message.lease.seq'), index: decodeBounded(w.lease.index, indexMax, 'message.lease.index') };
+    lease = {
+      stamp,
+      seq: decodeBounded(w.lease.seq, indexMax, 'message.lease.seq'),
+      index: decodeBounded(w.lease.index, indexMax, 'message.lease.index'),
+      released: decodeBounded(w.lease.released, indexMax, 'message.lease.released'),
+    };
   }
   return {
     type,
