@@ -46,6 +46,20 @@ test('a grant of an ask an earlier process of the node sent is not taken by the 
   assert.equal(after.lease(5, 1, 11), undefined);
 });
 
+test('rolling upgrade: no grant while a member answers without a lease field (a build without leases); reads under such a leader wait for no release', () => {
+  const l = freshLeader(1000);
+  l.received(2, { stamp: 1000, seq: 4, index: 0, released: 0 }, 1010);
+  l.plainAnswer(4);
+  assert.equal(l.outgoing(2, 1020, 7, true, voters, 7).seq, 0, 'member 4 answered without a lease field');
+  l.received(4, { stamp: 1000, seq: 0, index: 0, released: 0 }, 1015);
+  assert.equal(l.outgoing(2, 1020, 7, true, voters, 7).seq, 4, 'it echoes now (upgraded)');
+  const f = new LeaseFollower(t);
+  assert.equal(f.releases(5, 1), true, 'not known yet: wait (the first heartbeat tells)');
+  f.plain(5, 1);
+  assert.equal(f.releases(5, 1), false);
+  assert.equal(f.releases(6, 2), true);
+});
+
 test('a follower that saw a new term or leader drops its lease', () => {
   const f = new LeaseFollower(t);
   f.received(5, 1, { stamp: 1, seq: 0, index: 0, released: 0 }, 0);

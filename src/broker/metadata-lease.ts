@@ -115,20 +115,31 @@ export class LeaseLeader {
   /** A follower's answer carried `f` (call only for messages of this leader's term). */
   received(from: NodeId, f: LeaseField, nowMs: number): void {
     const h = this.#holder(from);
+    this.#plain.delete(from);
     if (f.stamp > h.echoed && f.stamp <= nowMs) h.echoed = f.stamp;
     if (f.index > h.applied) h.applied = f.index;
     if (f.seq > 0) h.ask = { seq: f.seq, receivedMs: nowMs };
   }
 
+  /** Members that answered us without a lease field: a build without leases. */
+  readonly #plain = new Set<NodeId>();
+
+  /** A member's answer in our term carried no lease field (a build without leases). */
+  plainAnswer(from: NodeId): void {
+    this.#plain.add(from);
+  }
+
   /**
    * What to put on a message to `to`: our stamp, and a grant of its pending ask when we may grant
    * (`committedInTerm`: an entry of our term has committed, so `commit` covers every write
-   * acknowledged before; and a quorum vouched for us recently).
+   * acknowledged before; a quorum vouched for us recently; and no member answered without a lease
+   * field: a node of a build without leases reads by ReadIndex rounds alone and waits for no release,
+   * so while we hear from one, we grant nothing).
    */
   outgoing(to: NodeId, nowMs: number, commit: Index, committedInTerm: boolean, voters: readonly NodeId[], applied: Index): LeaseField {
     const released = this.released(nowMs, applied);
     const h = this.#members.get(to);
-    if (h?.ask === undefined || !committedInTerm || !this.fresh(voters, nowMs)) return { stamp: nowMs, seq: 0, index: 0, released };
+    if (h?.ask === undefined || !committedInTerm || !this.fresh(voters, nowMs) || this.#plain.size > 0) return { stamp: nowMs, seq: 0, index: 0, released };
     const ask = h.ask;
     h.ask = undefined;
     h.holdUntil = Math.max(h.holdUntil, ask.receivedMs + holdMs(this.#t));
@@ -175,8 +186,10 @@ export class LeaseFollower {
   readonly #t: LeaseTiming;
   #term = -1;
   #leader: NodeId = 0;
-  /** The latest stamp of the leader (undefined: this leader sent none; it grants no leases). */
+  /** The latest stamp of the leader (undefined: this leader sent none yet). */
   #stamp: number | undefined;
+  /** The leader sent an append or heartbeat without a stamp: a build without leases. */
+  #plain = false;
   #seq = 0;
   /** Asks sent and not yet granted, with our clock when each left. */
   #asks: { seq: number; sentMs: number }[] = [];
@@ -200,6 +213,7 @@ export class LeaseFollower {
     this.#term = term;
     this.#leader = leader;
     this.#stamp = undefined;
+    this.#plain = false;
     this.#asks = [];
     this.#until = -Infinity;
     this.#index = 0;
@@ -227,6 +241,21 @@ export class LeaseFollower {
     const seq = ++this.#seq;
     this.#asks.push({ seq, sentMs: nowMs });
     return { stamp: this.#stamp, seq, index: applied, released: 0 };
+  }
+
+  /** An append or heartbeat of our leader `from` in `term` carried no lease field. */
+  plain(term: number, from: NodeId): void {
+    this.#follow(term, from);
+    if (this.#stamp === undefined) this.#plain = true;
+  }
+
+  /**
+   * Whether reads here must wait for released indexes: not under a leader of a build without leases
+   * (it releases nothing, and with it a member nobody holds a lease); yes under one that stamps, and
+   * while we do not know yet (its first heartbeat tells).
+   */
+  releases(term: number, leader: NodeId): boolean {
+    return !(term === this.#term && leader === this.#leader && this.#plain);
   }
 
   /** A read wants a lease: ask for one on our answers for a while (two lease lengths). */

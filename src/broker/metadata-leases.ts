@@ -90,7 +90,12 @@ export class MetadataLeases {
   };
 
   received = (m: Message): void => {
-    if (m.lease === undefined) return;
+    if (m.lease === undefined) {
+      const g = this.#o.group;
+      if ((m.type === 'app' || m.type === 'heartbeat') && m.term === g.term && !g.isLeader() && g.leader === m.from) this.#follower.plain(m.term, m.from);
+      else if ((m.type === 'appResp' || m.type === 'heartbeatResp') && m.term === g.term && g.isLeader()) this.#leader?.plainAnswer(m.from);
+      return;
+    }
     // Only leaders send appends and heartbeats; what a leader released stays released.
     if ((m.type === 'app' || m.type === 'heartbeat') && m.lease.released > this.#released) {
       this.#released = m.lease.released;
@@ -173,7 +178,7 @@ export class MetadataLeases {
    */
   waitReleased(deadlineMs: number): Promise<void> {
     this.#refresh();
-    if (this.#released >= this.#o.lastChange()) return Promise.resolve();
+    if (this.#releaseDone()) return Promise.resolve();
     return new Promise((resolve, reject) => this.#releaseWaiters.push({ deadlineMs, resolve, reject }));
   }
 
@@ -191,6 +196,13 @@ export class MetadataLeases {
     this.#release();
   }
 
+  /** What this node applied is released, or its leader is of a build without leases (then nothing is). */
+  #releaseDone(): boolean {
+    const g = this.#o.group;
+    if (!g.isLeader() && !this.#follower.releases(g.term, g.leader)) return true;
+    return this.#released >= this.#o.lastChange();
+  }
+
   /** On the leader: what it releases now. */
   #refresh(): void {
     const g = this.#o.group;
@@ -203,7 +215,7 @@ export class MetadataLeases {
   #releaseReads(): void {
     if (this.#releaseWaiters.length === 0) return;
     const now = this.#o.nowMs();
-    const ok = this.#released >= this.#o.lastChange();
+    const ok = this.#releaseDone();
     const keep: ReleaseWaiter[] = [];
     for (const w of this.#releaseWaiters) {
       if (ok) w.resolve();
