@@ -19,6 +19,7 @@ import { currentMembers, nodeOfMember } from './core/member-id.js';
 import { createLogger } from './observability/logger.js';
 import { FileCell, openRocksKv, PartitionStore } from './log/index.js';
 import { RaftMetadataGroup, type MemberAddresses } from './broker/metadata-group.js';
+import { metadataReadLeases } from './broker/metadata-leases.js';
 import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk, systemMarkerPacing } from './broker/node-disk.js';
 import { registerDisk } from './broker/disk-registration.js';
 import { mayFoundGroup } from './metadata/disk-registry.js';
@@ -291,6 +292,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     heartbeatTicks: config.raftHeartbeatTicks,
     snapshotEntries: config.raftSnapshotEntries,
     proposalTimeoutMs: config.metadataTimeoutMs,
+    readLeases: metadataReadLeases(config.raftTickMs * config.raftElectionTicks),
     clock,
     random: systemRandom,
     logger: logger.child({ component: 'raft' }),
@@ -472,6 +474,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       storageBytes: () => directoryBytes(config.dataDir),
       subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
       raftHost: () => raftHost.stats,
+      readLeases: () => metadata.leaseStats,
       appendStream: () => transport?.appendStreamStats(),
     },
   });
@@ -543,6 +546,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
         ...losses.view(),
       }),
       readBarrier: () => metadata.readBarrier(),
+      publishBarrier: () => metadata.publishBarrier(),
       cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),
     },
   });

@@ -11,7 +11,8 @@
  *   node confirms with the metadata leader that it has applied everything committed (ReadIndex). A
  *   client that created an event type on one node sees it at once on every other node. On a single
  *   node this costs nothing. A feature toggle write (POST /settings/features) reads nothing first and
- *   skips the round.
+ *   skips the round. Publishing (POST /event-types/:name/events) reads under a metadata read lease
+ *   where the node holds one (docs/metadata-raft.md, "Read leases"), and takes the round otherwise.
  *
  * Every decision is made on the route fastify matched (its pattern), never on the raw URL: the router
  * decodes percent-escapes, so `POST /event-types/x/%74imelines` reaches the timelines route while its
@@ -70,7 +71,8 @@ export function installClusterHooks(app: FastifyInstance, deps: AppDeps): void {
       done();
       return;
     }
-    const wait = cluster.readBarrier();
+    // Publishing, the hot path, reads under a metadata read lease where this node holds one.
+    const wait = request.method === 'POST' && route === '/event-types/:name/events' && cluster.publishBarrier !== undefined ? cluster.publishBarrier() : cluster.readBarrier();
     if (wait === undefined) {
       done();
       return;

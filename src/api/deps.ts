@@ -107,6 +107,11 @@ export interface ClusterPort {
    */
   readBarrier(): Promise<void> | undefined;
   /**
+   * readBarrier() for publishing: served under a metadata read lease when this node holds one
+   * (docs/metadata-raft.md, "Read leases"). Absent: publishing takes readBarrier().
+   */
+  publishBarrier?(): Promise<void> | undefined;
+  /**
    * How long a stream's cursor may wait for this node's copy of its partition to reach it before it is
    * refused as not existing yet (0 on a single node: its copy is the only one).
    */

@@ -33,6 +33,7 @@ import type { Entry, Index, NodeId, Ready, Snapshot, Term } from '../raft/index.
 import type { ForwardAnswer, ForwardedProposal, TransportHandler } from '../transport/index.js';
 import { checkForwardedCommand, decodeImage, decodeResult, encodeCommand, encodeImage, encodeResult, imageProblem } from './metadata-codec.js';
 import { MetadataCompaction } from './metadata-compaction.js';
+import { MetadataLeases, type LeaseTiming } from './metadata-leases.js';
 import { MetadataReads } from './metadata-reads.js';
 import { applyCommand, metadataGroupId, restoreMetadata } from './metadata-restore.js';
 import type { NodeDisk } from './node-disk.js';
@@ -111,6 +112,12 @@ export interface MetadataGroupOptions {
   readonly snapshotEntries: number;
   /** How long a proposal or a linearizable read may take before it fails with 503. */
   readonly proposalTimeoutMs: number;
+  /**
+   * Read leases for publishing (metadata-leases.ts, docs/metadata-raft.md "Read leases"): absent, every
+   * read takes a ReadIndex round and writes are acknowledged as soon as applied, as a build without
+   * leases does.
+   */
+  readonly readLeases?: LeaseTiming;
   readonly clock: Clock;
   readonly random: Random;
   readonly logger: Logger;
@@ -180,8 +187,11 @@ export class RaftMetadataGroup implements MetadataProposer {
   readonly #store: RaftLogStore;
   readonly #group: RaftGroup<Outcome>;
   readonly #reads: MetadataReads;
+  readonly #leases: MetadataLeases | undefined;
   readonly #compaction: MetadataCompaction;
   #sm: MetadataStateMachine;
+  /** The last applied index whose entry changed the state (what a read shows; metadata-leases.ts). */
+  #lastChange: Index;
   #transport: MetadataTransport | undefined;
   #started = false;
   #closed = false;
@@ -208,6 +218,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#host = o.host;
     this.#store = store;
     this.#sm = sm;
+    this.#lastChange = applied;
     const group = new RaftGroup<Outcome>({
       id: metadataGroupId,
       self: o.member ?? o.self,
@@ -256,15 +267,26 @@ export class RaftMetadataGroup implements MetadataProposer {
       raftId: o.member ?? o.self,
       onFatal: (err) => this.#fatal(err),
     });
+    if (o.readLeases !== undefined) {
+      const leases = new MetadataLeases({ timing: o.readLeases, group: group as RaftGroup<unknown>, nowMs: () => this.#now(), firstSeq: o.random.int(2 ** 40), lastChange: () => this.#lastChange });
+      this.#leases = leases;
+      group.outgoing = leases.outgoing;
+      group.received = leases.received;
+    }
     group.onChange = (now, before) => this.#changed(now, before);
     group.onReadyDone = (rd) => this.#readyDone(rd);
     group.onApplied = () => {
       this.#reads.applied();
+      this.#leases?.tick();
       this.#compaction.maybe();
     };
-    group.onTick = (now) => this.#reads.tick(now);
-    // Reads waiting for a round or for entries need the group awake (its ticks retry and expire them).
-    group.busy = () => this.#reads.busy();
+    group.onTick = (now) => {
+      this.#reads.tick(now);
+      this.#leases?.tick();
+    };
+    // Reads waiting for a round or for entries need the group awake (its ticks retry and expire them),
+    // and so do leases held or wanted and writes waiting for lease holders (metadata-leases.ts).
+    group.busy = () => this.#reads.busy() || (this.#leases?.busy() ?? false);
   }
 
   /** Joins the node host (which ticks it from now on); a group of one campaigns at once. */
@@ -409,8 +431,13 @@ export class RaftMetadataGroup implements MetadataProposer {
     const refusal = this.#host.refusal;
     if (refusal !== undefined) throw problems.unavailable(`The metadata log cannot be written now (${refusal.message}); retry.`);
     try {
+      const term = this.#group.term;
       const a = await this.#group.propose(data, deadlineMs);
       if (a.outcome === undefined) throw new Error(`metadata entry ${a.index} applied without a result`);
+      // Invariant 6 with read leases: not acknowledged before every node that may hold a lease of
+      // this leader has applied it (or its lease ran out), nor before a new leader waited out the
+      // leases of the one before it.
+      if (this.#leases !== undefined) await this.#leases.gate(a.index, term, deadlineMs);
       return { result: a.outcome, index: a.index };
     } catch (err) {
       if (!(err instanceof ProposalFailedError)) throw err;
@@ -457,7 +484,33 @@ export class RaftMetadataGroup implements MetadataProposer {
   readBarrier(): Promise<void> | undefined {
     if (this.#closed) return Promise.reject(problems.unavailable('The node is shutting down; retry on another node.'));
     if (this.#group.isSingleton() && this.#group.isLeader()) return undefined;
+    const leases = this.#leases;
+    // With read leases, what the round lets this node show must also be released (metadata-lease.ts).
+    if (leases !== undefined) return this.#reads.barrier().then(() => leases.waitReleased(this.#now() + this.#o.proposalTimeoutMs));
     return this.#reads.barrier();
+  }
+
+  /**
+   * readBarrier() for publishing: with read leases, a node that holds one (or the leader, while a
+   * quorum vouched for it recently) reads its applied state without a round; without a lease it takes
+   * the ReadIndex round, and asks for a lease on its next answers to the leader.
+   */
+  publishBarrier(): Promise<void> | undefined {
+    if (this.#closed) return Promise.reject(problems.unavailable('The node is shutting down; retry on another node.'));
+    if (this.#group.isSingleton() && this.#group.isLeader()) return undefined;
+    if (this.#leases === undefined) return this.#reads.barrier();
+    const leases = this.#leases;
+    const r = leases.read();
+    if (r.kind === 'now') return undefined;
+    const deadlineMs = this.#now() + this.#o.proposalTimeoutMs;
+    if (r.kind === 'release') return leases.waitReleased(deadlineMs);
+    const first = r.kind === 'apply' ? this.#reads.waitApplied(r.index, deadlineMs) : this.#reads.barrier();
+    return first.then(() => leases.waitReleased(deadlineMs));
+  }
+
+  /** What the read leases did (undefined without them), for metrics and the benchmarks. */
+  get leaseStats(): MetadataLeases['stats'] | undefined {
+    return this.#leases?.stats;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -465,16 +518,19 @@ export class RaftMetadataGroup implements MetadataProposer {
 
   #apply(e: Entry): Outcome {
     if (e.data.byteLength === 0) return undefined; // a new leader's no-op
+    this.#lastChange = e.index;
     return applyCommand(this.#sm, e, this.#o);
   }
 
   #confApplied(index: Index): void {
+    this.#lastChange = index;
     const conf = this.#group.conf;
     this.#o.logger.info({ raftId: this.#group.self, index, voters: conf.voters, learners: conf.learners }, 'metadata configuration changed');
   }
 
   #restore(snap: Snapshot): void {
     this.#sm = decodeImage(snap.data);
+    this.#lastChange = snap.metadata.index;
     this.#o.logger.info({ raftId: this.#group.self, index: snap.metadata.index, term: snap.metadata.term }, 'installed a metadata snapshot from the leader');
     this.#o.onRestored?.(this.#sm);
   }
@@ -497,6 +553,7 @@ export class RaftMetadataGroup implements MetadataProposer {
       this.#o.onLeaderChange?.(now.lead === noNode ? null : now.lead, now.term);
       this.#reads.leaderChanged();
     }
+    this.#leases?.changed();
   }
 
   #readyDone(rd: Ready): void {
@@ -597,6 +654,7 @@ export class RaftMetadataGroup implements MetadataProposer {
     this.#closed = true;
     this.#compaction.close();
     this.#reads.close(problems.unavailable('The node is shutting down; retry on another node.'));
+    this.#leases?.close(problems.unavailable('The node is shutting down; retry on another node.'));
     await this.#host.remove(metadataGroupId);
   }
 }

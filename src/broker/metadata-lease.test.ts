@@ -8,23 +8,23 @@ const voters = [1, 2, 3];
 /** A leader (1) that has heard from followers 2 and 3 at its stamp `at`, in a term whose first entry committed. */
 function freshLeader(at: number, becameMs = -1e9): LeaseLeader {
   const l = new LeaseLeader(t, 1, becameMs);
-  l.received(2, { stamp: at, seq: 0, index: 0 }, at);
-  l.received(3, { stamp: at, seq: 0, index: 0 }, at);
+  l.received(2, { stamp: at, seq: 0, index: 0, released: 0 }, at);
+  l.received(3, { stamp: at, seq: 0, index: 0, released: 0 }, at);
   return l;
 }
 
 test('a follower holds a lease from when it sent the ask the grant answers, once it applied the grant index', () => {
   const f = new LeaseFollower(t);
   assert.equal(f.outgoing(5, 1, 0, 3), undefined, 'a leader that stamps nothing (an older build) is never asked');
-  f.received(5, 1, { stamp: 100, seq: 0, index: 0 }, 10);
-  assert.deepEqual(f.outgoing(5, 1, 20, 3), { stamp: 100, seq: 0, index: 3 }, 'not wanting: echo and applied only');
+  f.received(5, 1, { stamp: 100, seq: 0, index: 0, released: 0 }, 10);
+  assert.deepEqual(f.outgoing(5, 1, 20, 3), { stamp: 100, seq: 0, index: 3, released: 0 }, 'not wanting: echo and applied only');
   f.want(30);
   const ask = f.outgoing(5, 1, 40, 3)!;
   assert.ok(ask.seq > 0);
   assert.equal(f.lease(5, 1, 50), undefined);
-  f.received(5, 1, { stamp: 200, seq: ask.seq + 7, index: 9 }, 60);
+  f.received(5, 1, { stamp: 200, seq: ask.seq + 7, index: 9, released: 0 }, 60);
   assert.equal(f.lease(5, 1, 61), undefined, 'a grant of an ask never sent gives nothing');
-  f.received(5, 1, { stamp: 200, seq: ask.seq, index: 9 }, 900);
+  f.received(5, 1, { stamp: 200, seq: ask.seq, index: 9, released: 0 }, 900);
   assert.equal(f.lease(5, 1, 901), 9);
   assert.equal(f.lease(5, 1, 40 + t.leaseMs - 1), 9);
   assert.equal(f.lease(5, 1, 40 + t.leaseMs), undefined, 'counted from the ask (40), not the grant (900)');
@@ -32,14 +32,42 @@ test('a follower holds a lease from when it sent the ask the grant answers, once
   assert.equal(f.lease(5, 2, 950), undefined, 'another leader');
 });
 
+test('a grant of an ask an earlier process of the node sent is not taken by the next one', () => {
+  const before = new LeaseFollower(t, 1000);
+  before.received(5, 1, { stamp: 1, seq: 0, index: 0, released: 0 }, 0);
+  before.want(0);
+  const old = before.outgoing(5, 1, 0, 0)!;
+  // The node restarts; its new process asks too, from another random start.
+  const after = new LeaseFollower(t, 7_000_000);
+  after.received(5, 1, { stamp: 2, seq: 0, index: 0, released: 0 }, 0);
+  after.want(0);
+  for (let i = 0; i < 5; i++) after.outgoing(5, 1, i, 0);
+  after.received(5, 1, { stamp: 3, seq: old.seq, index: 4, released: 0 }, 10);
+  assert.equal(after.lease(5, 1, 11), undefined);
+});
+
+test('rolling upgrade: no grant while a member answers without a lease field (a build without leases); reads under such a leader wait for no release', () => {
+  const l = freshLeader(1000);
+  l.received(2, { stamp: 1000, seq: 4, index: 0, released: 0 }, 1010);
+  l.plainAnswer(4);
+  assert.equal(l.outgoing(2, 1020, 7, true, voters, 7).seq, 0, 'member 4 answered without a lease field');
+  l.received(4, { stamp: 1000, seq: 0, index: 0, released: 0 }, 1015);
+  assert.equal(l.outgoing(2, 1020, 7, true, voters, 7).seq, 4, 'it echoes now (upgraded)');
+  const f = new LeaseFollower(t);
+  assert.equal(f.releases(5, 1), true, 'not known yet: wait (the first heartbeat tells)');
+  f.plain(5, 1);
+  assert.equal(f.releases(5, 1), false);
+  assert.equal(f.releases(6, 2), true);
+});
+
 test('a follower that saw a new term or leader drops its lease', () => {
   const f = new LeaseFollower(t);
-  f.received(5, 1, { stamp: 1, seq: 0, index: 0 }, 0);
+  f.received(5, 1, { stamp: 1, seq: 0, index: 0, released: 0 }, 0);
   f.want(0);
   const ask = f.outgoing(5, 1, 0, 0)!;
-  f.received(5, 1, { stamp: 2, seq: ask.seq, index: 4 }, 5);
+  f.received(5, 1, { stamp: 2, seq: ask.seq, index: 4, released: 0 }, 5);
   assert.equal(f.lease(5, 1, 6), 4);
-  f.received(6, 2, { stamp: 1, seq: 0, index: 0 }, 7);
+  f.received(6, 2, { stamp: 1, seq: 0, index: 0, released: 0 }, 7);
   assert.equal(f.lease(5, 1, 8), undefined);
   assert.equal(f.lease(6, 2, 8), undefined);
 });
@@ -47,37 +75,37 @@ test('a follower that saw a new term or leader drops its lease', () => {
 test('grant rules one at a time', () => {
   // Fresh and committed: granted.
   let l = freshLeader(1000);
-  l.received(2, { stamp: 1000, seq: 4, index: 0 }, 1010);
-  assert.deepEqual(l.outgoing(2, 1020, 7, true, voters), { stamp: 1020, seq: 4, index: 7 });
-  assert.equal(l.outgoing(2, 1030, 7, true, voters).seq, 0, 'one grant per ask');
+  l.received(2, { stamp: 1000, seq: 4, index: 0, released: 0 }, 1010);
+  assert.deepEqual(l.outgoing(2, 1020, 7, true, voters, 7), { stamp: 1020, seq: 4, index: 7, released: 7 });
+  assert.equal(l.outgoing(2, 1030, 7, true, voters, 7).seq, 0, 'one grant per ask');
   // Not committed in its term: no grant (its commit index may miss writes acknowledged by the previous leader).
   l = freshLeader(1000);
-  l.received(2, { stamp: 1000, seq: 4, index: 0 }, 1010);
-  assert.equal(l.outgoing(2, 1020, 7, false, voters).seq, 0);
+  l.received(2, { stamp: 1000, seq: 4, index: 0, released: 0 }, 1010);
+  assert.equal(l.outgoing(2, 1020, 7, false, voters, 7).seq, 0);
   // Stale: the latest stamp a quorum echoed is older than freshMs (a deposed leader cannot tell it is).
   l = freshLeader(1000);
-  l.received(2, { stamp: 1000, seq: 4, index: 0 }, 1010);
-  assert.equal(l.outgoing(2, 1000 + t.freshMs + 1, 7, true, voters).seq, 0);
+  l.received(2, { stamp: 1000, seq: 4, index: 0, released: 0 }, 1010);
+  assert.equal(l.outgoing(2, 1000 + t.freshMs + 1, 7, true, voters, 7).seq, 0);
   // A quorum needs two of three: with only follower 3 fresh, and follower 2 stale, still a quorum.
   l = new LeaseLeader(t, 1, -1e9);
-  l.received(3, { stamp: 1000, seq: 0, index: 0 }, 1000);
-  l.received(2, { stamp: 0, seq: 4, index: 0 }, 1010);
-  assert.equal(l.outgoing(2, 1020, 7, true, voters).seq, 4);
+  l.received(3, { stamp: 1000, seq: 0, index: 0, released: 0 }, 1000);
+  l.received(2, { stamp: 0, seq: 4, index: 0, released: 0 }, 1010);
+  assert.equal(l.outgoing(2, 1020, 7, true, voters, 7).seq, 4);
   // Five voters, only one echo fresh: no quorum.
   l = new LeaseLeader(t, 1, -1e9);
-  l.received(3, { stamp: 1000, seq: 0, index: 0 }, 1000);
-  l.received(2, { stamp: 0, seq: 4, index: 0 }, 1010);
-  assert.equal(l.outgoing(2, 1020, 7, true, [1, 2, 3, 4, 5]).seq, 0);
+  l.received(3, { stamp: 1000, seq: 0, index: 0, released: 0 }, 1000);
+  l.received(2, { stamp: 0, seq: 4, index: 0, released: 0 }, 1010);
+  assert.equal(l.outgoing(2, 1020, 7, true, [1, 2, 3, 4, 5], 7).seq, 0);
 });
 
 test('a write is acknowledged only once every member that may hold a lease applied it, or its lease expired', () => {
   const l = freshLeader(1000);
-  l.received(2, { stamp: 1000, seq: 4, index: 5 }, 1010);
-  l.outgoing(2, 1020, 5, true, voters);
+  l.received(2, { stamp: 1000, seq: 4, index: 5, released: 0 }, 1010);
+  l.outgoing(2, 1020, 5, true, voters, 5);
   assert.equal(l.mayAcknowledge(5, 1030), true, 'it applied 5');
   assert.equal(l.mayAcknowledge(6, 1030), false, 'it holds a lease and has not applied 6');
   assert.equal(l.holding(1030), true);
-  l.received(2, { stamp: 1000, seq: 0, index: 6 }, 1040);
+  l.received(2, { stamp: 1000, seq: 0, index: 6, released: 0 }, 1040);
   assert.equal(l.mayAcknowledge(6, 1040), true);
   assert.equal(l.mayAcknowledge(7, 1040), false);
   const until = 1010 + holdMs(t);
@@ -86,6 +114,20 @@ test('a write is acknowledged only once every member that may hold a lease appli
   assert.equal(l.holding(until), false);
   // Follower 3 never asked (an older build, or it reads nothing): never waited for.
   assert.equal(l.mayAcknowledge(100, until), true);
+});
+
+test('released: what every member that may hold a lease applied, nothing while a new leader waits', () => {
+  const w = newLeaderWaitMs(t);
+  const l = freshLeader(w, 0);
+  assert.equal(l.released(w - 1, 9), 0, 'a new leader releases nothing before its wait is over');
+  assert.equal(l.released(w, 9), 9, 'no lease holder: all it applied');
+  l.received(2, { stamp: 1000, seq: 4, index: 5, released: 0 }, w);
+  l.outgoing(2, w, 9, true, voters, 9);
+  assert.equal(l.released(w + 1, 9), 5, 'follower 2 holds a lease and applied 5');
+  l.received(2, { stamp: 1000, seq: 0, index: 9, released: 0 }, w + 2);
+  assert.equal(l.released(w + 3, 9), 9);
+  assert.equal(l.released(w + 3, 12), 9);
+  assert.equal(l.released(w + holdMs(t), 12), 12, 'its lease ran out');
 });
 
 test('a new leader acknowledges nothing until the leases an earlier leader may have granted ran out', () => {
@@ -126,14 +168,14 @@ test('under any clock rates within the drift bound, the leader outlasts every le
     const grantReal = recvReal + r.next() * 300;
     const electedReal = sReal + r.next() * 3000;
     const leader = new LeaseLeader(t, 1, -1e12);
-    leader.received(2, { stamp: lClock(sReal), seq: 0, index: 0 }, lClock(sReal + 1));
-    leader.received(3, { stamp: lClock(sReal), seq: 0, index: 0 }, lClock(sReal + 1));
+    leader.received(2, { stamp: lClock(sReal), seq: 0, index: 0, released: 0 }, lClock(sReal + 1));
+    leader.received(3, { stamp: lClock(sReal), seq: 0, index: 0, released: 0 }, lClock(sReal + 1));
     const f = new LeaseFollower(t);
-    f.received(9, 1, { stamp: lClock(sReal), seq: 0, index: 0 }, fClock(sReal + 1));
+    f.received(9, 1, { stamp: lClock(sReal), seq: 0, index: 0, released: 0 }, fClock(sReal + 1));
     f.want(fClock(askReal));
     const ask = f.outgoing(9, 1, fClock(askReal), 0)!;
     leader.received(2, ask, lClock(recvReal));
-    const g = leader.outgoing(2, lClock(grantReal), 1, true, voters);
+    const g = leader.outgoing(2, lClock(grantReal), 1, true, voters, 1);
     if (g.seq === 0) {
       assert.ok(lClock(grantReal) - lClock(sReal) > t.freshMs);
       continue;

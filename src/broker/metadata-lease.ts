@@ -23,6 +23,14 @@
  *   write acknowledged before the grant (by it or an earlier leader) is at or below it.
  * The leader reads its own state under the same freshness (a self-lease), once it has applied what
  * was committed when its term's first entry committed.
+ *
+ * Acknowledged writes are not all a read must show: once any read showed a write, every later read
+ * must too (linearizability), and a write is applied on some nodes before others. So a write becomes
+ * visible only once it is released: every member that may hold a lease of the leader has applied it
+ * (the rule of acknowledgement), and the leader says so on what it sends (`released`). A read anywhere
+ * is served only once the node knows a released index at or above the last entry that changed its
+ * state (a new leader's empty entry changes nothing). Released is for good: a lease granted later
+ * names a commit index at or above it, and a later leader's first commit covers it.
  */
 import type { Index, NodeId } from '../raft/index.js';
 
@@ -43,6 +51,8 @@ export interface LeaseField {
   readonly seq: number;
   /** Leader → follower: its commit index, with a grant. Follower → leader: its applied index. */
   readonly index: Index;
+  /** Leader → follower: the highest index released (visible to reads anywhere). Follower → leader: 0. */
+  readonly released: Index;
 }
 
 /** How long the leader holds a follower as a lease holder after receiving its ask (its own clock). */
@@ -105,23 +115,46 @@ export class LeaseLeader {
   /** A follower's answer carried `f` (call only for messages of this leader's term). */
   received(from: NodeId, f: LeaseField, nowMs: number): void {
     const h = this.#holder(from);
+    this.#plain.delete(from);
     if (f.stamp > h.echoed && f.stamp <= nowMs) h.echoed = f.stamp;
     if (f.index > h.applied) h.applied = f.index;
     if (f.seq > 0) h.ask = { seq: f.seq, receivedMs: nowMs };
   }
 
+  /** Members that answered us without a lease field: a build without leases. */
+  readonly #plain = new Set<NodeId>();
+
+  /** A member's answer in our term carried no lease field (a build without leases). */
+  plainAnswer(from: NodeId): void {
+    this.#plain.add(from);
+  }
+
   /**
    * What to put on a message to `to`: our stamp, and a grant of its pending ask when we may grant
    * (`committedInTerm`: an entry of our term has committed, so `commit` covers every write
-   * acknowledged before; and a quorum vouched for us recently).
+   * acknowledged before; a quorum vouched for us recently; and no member answered without a lease
+   * field: a node of a build without leases reads by ReadIndex rounds alone and waits for no release,
+   * so while we hear from one, we grant nothing).
    */
-  outgoing(to: NodeId, nowMs: number, commit: Index, committedInTerm: boolean, voters: readonly NodeId[]): LeaseField {
+  outgoing(to: NodeId, nowMs: number, commit: Index, committedInTerm: boolean, voters: readonly NodeId[], applied: Index): LeaseField {
+    const released = this.released(nowMs, applied);
     const h = this.#members.get(to);
-    if (h?.ask === undefined || !committedInTerm || !this.fresh(voters, nowMs)) return { stamp: nowMs, seq: 0, index: 0 };
+    if (h?.ask === undefined || !committedInTerm || !this.fresh(voters, nowMs) || this.#plain.size > 0) return { stamp: nowMs, seq: 0, index: 0, released };
     const ask = h.ask;
     h.ask = undefined;
     h.holdUntil = Math.max(h.holdUntil, ask.receivedMs + holdMs(this.#t));
-    return { stamp: nowMs, seq: ask.seq, index: commit };
+    return { stamp: nowMs, seq: ask.seq, index: commit, released };
+  }
+
+  /**
+   * The highest index that may be shown to reads (`applied`: what this leader applied): one every
+   * member that may hold a lease of ours applied; 0 while a new leader waits out older leases.
+   */
+  released(nowMs: number, applied: Index): Index {
+    if (nowMs < this.#ackFrom) return 0;
+    let r = applied;
+    for (const h of this.#members.values()) if (h.holdUntil > nowMs && h.applied < r) r = h.applied;
+    return r;
   }
 
   /**
@@ -153,8 +186,10 @@ export class LeaseFollower {
   readonly #t: LeaseTiming;
   #term = -1;
   #leader: NodeId = 0;
-  /** The latest stamp of the leader (undefined: this leader sent none; it grants no leases). */
+  /** The latest stamp of the leader (undefined: this leader sent none yet). */
   #stamp: number | undefined;
+  /** The leader sent an append or heartbeat without a stamp: a build without leases. */
+  #plain = false;
   #seq = 0;
   /** Asks sent and not yet granted, with our clock when each left. */
   #asks: { seq: number; sentMs: number }[] = [];
@@ -163,8 +198,14 @@ export class LeaseFollower {
   /** Until when (our clock) we ask for a lease: reads wanted one recently. */
   #wantUntil = -Infinity;
 
-  constructor(t: LeaseTiming) {
+  /**
+   * `firstSeq`: where this process's asks start, drawn at random by the host, so that a grant of an
+   * ask sent by an earlier process of this node (still under way when it restarted) does not match an
+   * ask of this one: that grant's lease was counted by the leader from the earlier ask.
+   */
+  constructor(t: LeaseTiming, firstSeq = 0) {
     this.#t = t;
+    this.#seq = firstSeq;
   }
 
   #follow(term: number, leader: NodeId): void {
@@ -172,6 +213,7 @@ export class LeaseFollower {
     this.#term = term;
     this.#leader = leader;
     this.#stamp = undefined;
+    this.#plain = false;
     this.#asks = [];
     this.#until = -Infinity;
     this.#index = 0;
@@ -193,12 +235,27 @@ export class LeaseFollower {
   outgoing(term: number, to: NodeId, nowMs: number, applied: Index): LeaseField | undefined {
     this.#follow(term, to);
     if (this.#stamp === undefined) return undefined;
-    if (nowMs >= this.#wantUntil) return { stamp: this.#stamp, seq: 0, index: applied };
+    if (nowMs >= this.#wantUntil) return { stamp: this.#stamp, seq: 0, index: applied, released: 0 };
     // Asks older than a lease could not give one any more.
     this.#asks = this.#asks.filter((a) => a.sentMs + this.#t.leaseMs > nowMs).slice(-15);
     const seq = ++this.#seq;
     this.#asks.push({ seq, sentMs: nowMs });
-    return { stamp: this.#stamp, seq, index: applied };
+    return { stamp: this.#stamp, seq, index: applied, released: 0 };
+  }
+
+  /** An append or heartbeat of our leader `from` in `term` carried no lease field. */
+  plain(term: number, from: NodeId): void {
+    this.#follow(term, from);
+    if (this.#stamp === undefined) this.#plain = true;
+  }
+
+  /**
+   * Whether reads here must wait for released indexes: not under a leader of a build without leases
+   * (it releases nothing, and with it a member nobody holds a lease); yes under one that stamps, and
+   * while we do not know yet (its first heartbeat tells).
+   */
+  releases(term: number, leader: NodeId): boolean {
+    return !(term === this.#term && leader === this.#leader && this.#plain);
   }
 
   /** A read wants a lease: ask for one on our answers for a while (two lease lengths). */

@@ -408,8 +408,21 @@ test('partition replication on three nodes: same logs everywhere, failover, part
           const want = sent.filter((s) => s.partition === p).map((s) => s.eid);
           assert.deepEqual(afterNode1.get(p)!.map((s) => s.event.metadata.eid), want, `partition ${p}`);
         }
-        await publishOn(2, 3);
-        await publishOn(3, 3);
+        await publishOn(2, 2);
+        // Publishing reads metadata under a read lease (docs/metadata-raft.md, "Read leases"): after
+        // the first publish on a node asked for one, the next publishes there take no ReadIndex round.
+        const leaseReads = async (node: number) => {
+          const text = await (await fetch(`${url(node)}/metrics/prometheus`)).text();
+          return Number(/^brook_metadata_read_leases_total\{what="lease_reads"\} ([0-9.e+]+)$/m.exec(text)?.[1] ?? 'NaN');
+        };
+        await publishOn(3, 1);
+        await new Promise((r) => setTimeout(r, 500));
+        const before = (await leaseReads(1)) + (await leaseReads(2)) + (await leaseReads(3));
+        await publishOn(2, 1);
+        await publishOn(3, 1);
+        const after = (await leaseReads(1)) + (await leaseReads(2)) + (await leaseReads(3));
+        assert.ok(after >= before + 2, `publishes on nodes 2 and 3 served under a lease: ${before} -> ${after}`);
+        await publishOn(3, 1);
         const all = await converged(name, 15_000);
         let total = 0;
         for (const p of partitions) {

@@ -25,6 +25,8 @@ export interface MetricsSources {
   subscriptionLag?(): { subscription: string; lag: number }[];
   /** The node Raft host's counts since start (node-host.ts, `stats`): turns, writes, messages. */
   raftHost?(): Readonly<Record<string, number>>;
+  /** What the metadata group's read leases did (metadata-leases.ts, MetadataLeases.stats); absent without them. */
+  readLeases?(): Readonly<Record<string, number>> | undefined;
   /** The append streams' counts since start (raft-transport.ts, `appendStreamStats`); none on a single node. */
   appendStream?(): Readonly<Record<string, number>> | undefined;
 }
@@ -146,6 +148,18 @@ export class BrokerMetrics {
         if (st === undefined) return;
         this.reset();
         for (const k of raftHostWork) this.inc({ what: k }, st[k] ?? 0);
+      },
+    });
+    new Counter({
+      name: 'brook_metadata_read_leases_total',
+      help: 'Metadata read leases since start: publishes served under a lease (lease_reads) or after applying its index (apply_waits), without one (no_lease: a ReadIndex round), writes held for lease holders (gated) and those that failed so (gates_failed)',
+      labelNames: ['what'],
+      registers,
+      collect() {
+        const st = sources.readLeases?.();
+        if (st === undefined) return;
+        this.reset();
+        for (const [k, v] of [['lease_reads', st.leaseReads], ['apply_waits', st.applyWaits], ['release_waits', st.releaseWaits], ['no_lease', st.noLease], ['gated', st.gated], ['gates_failed', st.gatesFailed]] as const) this.inc({ what: k }, v ?? 0);
       },
     });
     new Counter({

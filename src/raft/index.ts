@@ -16,6 +16,7 @@ export type {
   HardState,
   Index,
   Message,
+  MessageLease,
   MessageType,
   NodeId,
   ReadState,

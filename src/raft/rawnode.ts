@@ -147,6 +147,14 @@ export class RawNode {
     return this.#raft.log.committed;
   }
 
+  /**
+   * Whether the entry at the commit index is of the current term: on a leader, that an entry of its
+   * term committed, so its commit index covers every entry committed in earlier terms.
+   */
+  get committedInTerm(): boolean {
+    return this.#raft.log.term(this.#raft.log.committed) === this.#raft.term;
+  }
+
   /** Advances logical time by one tick (the host calls this at a fixed interval, e.g. every 100 ms). */
   tick(): void {
     this.#raft.tick();

@@ -129,6 +129,20 @@ export interface Message {
   /** ReadIndex request context, or `campaignTransfer` on votes caused by a leadership transfer. */
   readonly context: string;
   readonly snapshot: Snapshot | undefined;
+  /**
+   * A read lease field (src/broker/metadata-lease.ts), set and read only by the metadata group's host
+   * around the core: the core never sets it, ignores it and copies it nowhere. Absent on the wire
+   * from a build without leases.
+   */
+  readonly lease?: MessageLease;
+}
+
+/** See Message.lease: a leader's stamp and grant, or a follower's echo, ask and applied index. */
+export interface MessageLease {
+  readonly stamp: number;
+  readonly seq: number;
+  readonly index: Index;
+  readonly released: Index;
 }
 
 /** The context a candidate puts on its votes when a leadership transfer told it to campaign. */

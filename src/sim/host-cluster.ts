@@ -71,6 +71,12 @@ export interface HostSimOptions {
   readonly ruleChecks?: boolean;
   /** Metadata reads skip the ReadIndex barrier: a broken rule the linearizability check must catch. */
   readonly staleMetadataReads?: boolean;
+  /**
+   * The metadata group runs read leases and the metadata clients read as publishing does
+   * (publishBarrier); clock skew is then kept within the leases' drift bound. Default: in even seeds
+   * (no random draw, so every seed keeps its run otherwise).
+   */
+  readonly readLeases?: boolean;
   /** Nodes apply retention during chaos (default true here; host.sim.test.ts and the mutant runner turn it off with SIM_RETENTION=0). */
   readonly retention?: boolean;
   /**
@@ -215,6 +221,8 @@ export class HostSimulation implements HostSimContext {
       // followers are still fetching or catching up on; off in a quarter of the seeds, and in all of
       // them unless asked for (opts.retention; the draw is made either way, so seeds keep their runs).
       retentionEveryMs: ((every) => (opts.retention !== false ? every : undefined))(r.pick([undefined, 150, 400, 1000])),
+      // A lease of one election timeout, as main.ts; a drift bound of 5 %, which the skews keep to.
+      readLeases: (opts.readLeases ?? opts.seed % 2 === 0) ? { leaseMs: electionTicks * 10, freshMs: electionTicks * 5, drift: 0.05 } : undefined,
     };
     // The event type's retention time (node ms): a cutoff is each node's own wall clock minus it.
     this.#retentionMs = r.pick([300, 800, 2000]);
@@ -253,7 +261,7 @@ export class HostSimulation implements HostSimContext {
     };
     this.#nemesis = new Nemesis(this);
     this.#clients = new Clients(this, r.between(2, 4));
-    this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true);
+    this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true, this.#tuning.readLeases !== undefined);
     // Their own stream of choices, so that the draws above and the nodes' forks stay as they were.
     const consumerRng = new Prng(opts.seed * 37 + 11);
     this.#readResets = new Prng(opts.seed * 53 + 13);

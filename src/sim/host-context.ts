@@ -152,6 +152,8 @@ export interface HostSimStats {
   /** Metadata registers: writes and reads asked, writes acknowledged. */
   metadataWrites: number;
   metadataReads: number;
+  /** Metadata reads a follower served under its read lease, without a round. */
+  metadataLeaseReads: number;
   metadataAcked: number;
   /** Node-level heartbeats sent, and groups that quiesced and woke (host statistics summed at the end). */
   pings: number;
@@ -235,6 +237,7 @@ export function emptyStats(): HostSimStats {
     cursorToolsRefused: 0,
     metadataWrites: 0,
     metadataReads: 0,
+    metadataLeaseReads: 0,
     metadataAcked: 0,
     pings: 0,
     quiesced: 0,

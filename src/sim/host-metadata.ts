@@ -8,7 +8,9 @@
  *   as `event_type.update` based on the node's copy otherwise, as the jepsen-like metadata test does.
  *   An answer `ok` completes the write; `ok: false` (it exists; it changed concurrently) means it was
  *   not applied; an error or no answer (a crash, the client's timeout) leaves its outcome unknown;
- * - a read waits for the node's ReadIndex barrier (readBarrier) and then reads its state machine.
+ * - a read waits for the node's ReadIndex barrier (readBarrier) and then reads its state machine; in
+ *   a run with read leases, it reads as publishing does (publishBarrier): at once on a node that holds
+ *   a lease (metadataLeaseReads counts those on followers), after a round on one that does not.
  *   `staleReads` skips the barrier: reads on followers may then miss acknowledged writes, which the
  *   linearizability check must catch (host.sim.test.ts shows it does).
  *
@@ -56,13 +58,15 @@ export class MetadataClients {
   readonly #count: number;
   readonly #keys: readonly string[];
   readonly #staleReads: boolean;
+  readonly #leaseReads: boolean;
   readonly #ops = new Set<Op>();
   readonly #history: KvOp[] = [];
   /** Positions of invocations and responses in one order (the order in which the simulation runs them). */
   #pos = 0;
   #seq = 0;
 
-  constructor(ctx: HostSimContext, count: number, keys: number, staleReads: boolean) {
+  constructor(ctx: HostSimContext, count: number, keys: number, staleReads: boolean, leaseReads = false) {
+    this.#leaseReads = leaseReads;
     this.#ctx = ctx;
     this.#count = count;
     this.#keys = Array.from({ length: keys }, (_, i) => `k${i}`);
@@ -150,7 +154,9 @@ export class MetadataClients {
     this.#ops.add(op);
     ctx.stats.metadataReads++;
     ctx.at(clientTimeoutMs, () => this.#finish(op, 'unknown', 'client timeout'));
-    const barrier = this.#staleReads ? undefined : md.readBarrier();
+    // With read leases, as publishing reads: under the node's lease when it holds one.
+    const barrier = this.#staleReads ? undefined : this.#leaseReads ? md.publishBarrier() : md.readBarrier();
+    if (this.#leaseReads && barrier === undefined && !md.isLeader()) ctx.stats.metadataLeaseReads++;
     (barrier ?? Promise.resolve()).then(
       () => {
         if (op.done || node.incarnation !== op.inc) return;

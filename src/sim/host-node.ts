@@ -9,6 +9,7 @@
  * Each node's clock runs at its own rate (tick-rate skew): a fast node times out elections sooner, a
  * slow one later, as nodes with drifting timers would.
  */
+import type { LeaseTiming } from '../broker/metadata-lease.js';
 import pino from 'pino';
 import type { Clock } from '../core/ports.js';
 import { RaftMetadataGroup, type MetadataTransport } from '../broker/metadata-group.js';
@@ -53,6 +54,12 @@ export interface HostTuning {
   readonly metadataTimeoutMs: number;
   /** How often a node runs retention over its replicas (node ms; undefined: never). */
   readonly retentionEveryMs: number | undefined;
+  /**
+   * The metadata group's read leases (undefined: none, every read takes a ReadIndex round). With
+   * them, every clock's rate stays within their drift bound (setRate clamps it): skew beyond the bound
+   * is outside what leases are safe under.
+   */
+  readonly readLeases: LeaseTiming | undefined;
 }
 
 /** What a node needs from the simulation. */
@@ -164,7 +171,8 @@ export class SimHostNode {
 
   /** Changes how fast this node's clock (and so its timers, armed ones too) runs from now on. */
   setRate(rate: number): void {
-    this.#time.setRate(rate);
+    const leases = this.#env.tuning.readLeases;
+    this.#time.setRate(leases === undefined ? rate : Math.min(1 + leases.drift, Math.max(1 - leases.drift, rate)));
   }
 
   /** The run ended: every timeout signal that has not fired aborts now (see #timeouts). */
@@ -286,6 +294,7 @@ export class SimHostNode {
       heartbeatTicks: t.heartbeatTicks,
       snapshotEntries: t.metadataSnapshotEntries,
       proposalTimeoutMs: t.metadataTimeoutMs,
+      readLeases: t.readLeases,
       clock: this.clock,
       random: this.#rng,
       logger: silent,

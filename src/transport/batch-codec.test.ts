@@ -19,6 +19,12 @@ function roundTrip(b: BatchBuilder, from = 1, self = 2) {
   return decodeBatch(raftProto().MessageBatch.deserialize(bytes), self);
 }
 
+test('a heartbeat with a read lease field is not coalesced (a block has no room for it)', () => {
+  const hb = makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 3 });
+  assert.equal(coalescible(hb), true);
+  assert.equal(coalescible({ ...hb, lease: { stamp: 1, seq: 0, index: 0, released: 0 } }), false);
+});
+
 test('heartbeats and responses of any groups, terms, commits and contexts round-trip exactly', () => {
   const hb = fc.record({
     group: fc.integer({ min: 0, max: 2 ** 32 - 1 }),

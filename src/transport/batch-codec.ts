@@ -20,6 +20,8 @@ import type { GroupId } from './types.js';
 /** Whether `m` travels as a coalesced heartbeat block (nothing but group, term, commit, context set). */
 export function coalescible(m: Message): boolean {
   if (m.type !== 'heartbeat' && m.type !== 'heartbeatResp') return false;
+  // A block has no room for a read lease field (the metadata group's heartbeats travel whole).
+  if (m.lease !== undefined) return false;
   // A block names no member: the receiver takes the batch's nodes for sender and receiver, which are
   // the members only at incarnation 0 (core/member-id.ts).
   if (m.from !== nodeOfMember(m.from) || m.to !== nodeOfMember(m.to)) return false;

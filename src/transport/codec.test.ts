@@ -61,6 +61,21 @@ test('every message type our core emits survives encode and decode', () => {
   }
 });
 
+test('a read lease field round-trips on the four types that carry it, is absent when not set, and is refused elsewhere or malformed', () => {
+  for (const type of ['app', 'appResp', 'heartbeat', 'heartbeatResp'] as const) {
+    const m = { ...makeMessage({ type, from: 3, to: 2, term: 5, commit: type === 'heartbeat' ? 4 : 0 }), lease: { stamp: 123456.789, seq: 17, index: 42, released: 40 } };
+    assert.deepEqual(plain(decodeMessage(encodeMessage(m), 2)), plain(m), type);
+  }
+  const bare = decodeMessage(encodeMessage(makeMessage({ type: 'heartbeat', from: 3, to: 2, term: 5 })), 2);
+  assert.equal('lease' in bare, false, 'no lease: no field (what a build without leases sends)');
+  const wire = (m: Message, over: Record<string, unknown>) => raftProto().Message.serialize({ ...toWireMessage(m), ...over } as never);
+  const hb = makeMessage({ type: 'heartbeat', from: 3, to: 2, term: 5 });
+  assert.throws(() => decodeMessage(wire(makeMessage({ type: 'vote', from: 3, to: 2, term: 5 }), { lease: { stamp: 1, seq: '0', index: '0' } }), 2), /message\.lease: a vote/);
+  assert.throws(() => decodeMessage(wire(hb, { lease: { stamp: -1, seq: '0', index: '0' } }), 2), /message\.lease\.stamp/);
+  assert.throws(() => decodeMessage(wire(hb, { lease: { stamp: Infinity, seq: '0', index: '0' } }), 2), /message\.lease\.stamp/);
+  assert.throws(() => decodeMessage(wire(hb, { lease: { stamp: 1, seq: '0', index: String(2 ** 50) } }), 2), /message\.lease\.index/);
+});
+
 test('decoded entries own their memory: an entry kept in a memory tail does not keep the whole message alive', () => {
   const decoded = decodeMessage(encodeMessage(app), 2);
   assert.equal(decoded.entries.length, 3);

@@ -13,7 +13,7 @@
  */
 import { nodeOfMember } from '../core/member-id.js';
 import { decodeConfChange } from '../raft/index.js';
-import type { ConfState, Entry, EntryType, HardState, Message, MessageType, NodeId, Snapshot } from '../raft/index.js';
+import type { ConfState, Entry, EntryType, HardState, Message, MessageLease, MessageType, NodeId, Snapshot } from '../raft/index.js';
 import type { EntryType as WireEntryType } from './generated/brook/raft/v1/EntryType.js';
 import type { MessageType as WireMessageType } from './generated/brook/raft/v1/MessageType.js';
 import type { Entry as WireEntry, Entry__Output as WireEntryOut } from './generated/brook/raft/v1/Entry.js';
@@ -137,8 +137,12 @@ export function toWireMessage(m: Message): WireMessage {
     reject_hint: m.rejectHint,
     context: m.context,
     snapshot: m.snapshot === undefined ? null : toWireSnapshot(m.snapshot),
+    lease: m.lease === undefined ? null : { stamp: m.lease.stamp, seq: m.lease.seq, index: m.lease.index, released: m.lease.released },
   };
 }
+
+/** Message types that may carry a read lease field (metadata-lease.ts). */
+const leaseTypes = new Set<MessageType>(['app', 'appResp', 'heartbeat', 'heartbeatResp']);
 
 // ---------------------------------------------------------------------------------------------
 // Decoding (untrusted)
@@ -229,6 +233,19 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
     throw new DecodeError(`message.snapshot: a ${type} message carries none`);
   }
   if (typeof w.reject !== 'boolean') throw new DecodeError('message.reject: not a boolean');
+  let lease: MessageLease | undefined;
+  // Absent (null) from a build without leases, and from this one on messages without one.
+  if (w.lease !== null && w.lease !== undefined) {
+    if (!leaseTypes.has(type)) throw new DecodeError(`message.lease: a ${type} message carries none`);
+    const stamp = w.lease.stamp;
+    if (typeof stamp !== 'number' || !Number.isFinite(stamp) || stamp < 0) throw new DecodeError('message.lease.stamp: not a finite non-negative number');
+    lease = {
+      stamp,
+      seq: decodeBounded(w.lease.seq, indexMax, 'message.lease.seq'),
+      index: decodeBounded(w.lease.index, indexMax, 'message.lease.index'),
+      released: decodeBounded(w.lease.released, indexMax, 'message.lease.released'),
+    };
+  }
   return {
     type,
     from,
@@ -242,6 +259,7 @@ export function fromWireMessage(w: WireMessageOut, self: NodeId): Message {
     rejectHint: decodeBounded(w.reject_hint, indexMax, 'message.reject_hint'),
     context: w.context,
     snapshot,
+    ...(lease === undefined ? {} : { lease }),
   };
 }
 

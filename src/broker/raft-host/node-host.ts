@@ -586,7 +586,13 @@ export class RaftNodeHost {
     if (this.#transport === undefined) return;
     this.stats.sends++;
     for (const gm of groups) this.stats.messagesSent += gm.messages.length;
-    this.#transport.send(groups);
+    // A group may stamp what it sends as it leaves (the metadata group's read leases: the time of the
+    // send, not of the Ready).
+    const out = groups.map((gm) => {
+      const decorate = this.#groups.get(gm.group)?.outgoing;
+      return decorate === undefined ? gm : { group: gm.group, messages: gm.messages.map(decorate) };
+    });
+    this.#transport.send(out);
   }
 
   /**

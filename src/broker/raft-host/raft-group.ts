@@ -133,6 +133,10 @@ export class RaftGroup<Outcome> {
    * ReadIndex round or for entries to apply): it neither quiesces nor stays quiesced meanwhile.
    */
   busy: (() => boolean) | undefined;
+  /** Decorates a message of this group as the node host sends it (the metadata group's read leases). */
+  outgoing: ((m: Message) => Message) | undefined;
+  /** Called after the core took a message of this group from a peer (the metadata group's read leases). */
+  received: ((m: Message) => void) | undefined;
   /** Ticks since the group last had entries to write or apply (quiescence waits for a few). */
   #idleTicks = 0;
 
@@ -294,6 +298,7 @@ export class RaftGroup<Outcome> {
 
   step(m: Message): void {
     this.raw.step(m);
+    this.received?.(m);
   }
 
   /** Step 3 of the Ready contract for one committed entry. */

@@ -9,6 +9,7 @@ import type { GroupHeartbeat as _brook_raft_v1_GroupHeartbeat, GroupHeartbeat__O
 import type { HardState as _brook_raft_v1_HardState, HardState__Output as _brook_raft_v1_HardState__Output } from './brook/raft/v1/HardState.js';
 import type { IdentifyReply as _brook_raft_v1_IdentifyReply, IdentifyReply__Output as _brook_raft_v1_IdentifyReply__Output } from './brook/raft/v1/IdentifyReply.js';
 import type { IdentifyRequest as _brook_raft_v1_IdentifyRequest, IdentifyRequest__Output as _brook_raft_v1_IdentifyRequest__Output } from './brook/raft/v1/IdentifyRequest.js';
+import type { Lease as _brook_raft_v1_Lease, Lease__Output as _brook_raft_v1_Lease__Output } from './brook/raft/v1/Lease.js';
 import type { LogChunk as _brook_raft_v1_LogChunk, LogChunk__Output as _brook_raft_v1_LogChunk__Output } from './brook/raft/v1/LogChunk.js';
 import type { Message as _brook_raft_v1_Message, Message__Output as _brook_raft_v1_Message__Output } from './brook/raft/v1/Message.js';
 import type { MessageBatch as _brook_raft_v1_MessageBatch, MessageBatch__Output as _brook_raft_v1_MessageBatch__Output } from './brook/raft/v1/MessageBatch.js';
@@ -36,6 +37,7 @@ export interface ProtoGrpcType {
         HardState: MessageTypeDefinition<_brook_raft_v1_HardState, _brook_raft_v1_HardState__Output>
         IdentifyReply: MessageTypeDefinition<_brook_raft_v1_IdentifyReply, _brook_raft_v1_IdentifyReply__Output>
         IdentifyRequest: MessageTypeDefinition<_brook_raft_v1_IdentifyRequest, _brook_raft_v1_IdentifyRequest__Output>
+        Lease: MessageTypeDefinition<_brook_raft_v1_Lease, _brook_raft_v1_Lease__Output>
         LogChunk: MessageTypeDefinition<_brook_raft_v1_LogChunk, _brook_raft_v1_LogChunk__Output>
         Message: MessageTypeDefinition<_brook_raft_v1_Message, _brook_raft_v1_Message__Output>
         MessageBatch: MessageTypeDefinition<_brook_raft_v1_MessageBatch, _brook_raft_v1_MessageBatch__Output>

@@ -3,6 +3,7 @@
 import type { MessageType as _brook_raft_v1_MessageType, MessageType__Output as _brook_raft_v1_MessageType__Output } from '../../../brook/raft/v1/MessageType.js';
 import type { Entry as _brook_raft_v1_Entry, Entry__Output as _brook_raft_v1_Entry__Output } from '../../../brook/raft/v1/Entry.js';
 import type { Snapshot as _brook_raft_v1_Snapshot, Snapshot__Output as _brook_raft_v1_Snapshot__Output } from '../../../brook/raft/v1/Snapshot.js';
+import type { Lease as _brook_raft_v1_Lease, Lease__Output as _brook_raft_v1_Lease__Output } from '../../../brook/raft/v1/Lease.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface Message {
@@ -19,6 +20,7 @@ export interface Message {
   'context'?: (string);
   'snapshot'?: (_brook_raft_v1_Snapshot | null);
   'group'?: (number);
+  'lease'?: (_brook_raft_v1_Lease | null);
 }
 
 export interface Message__Output {
@@ -35,4 +37,5 @@ export interface Message__Output {
   'context': (string);
   'snapshot': (_brook_raft_v1_Snapshot__Output | null);
   'group': (number);
+  'lease': (_brook_raft_v1_Lease__Output | null);
 }
