@@ -79,3 +79,41 @@ export function mayFoundGroup(group: number, self: { readonly token: string; rea
   if (registration === undefined || registration.disk !== self.token) return false;
   return group >= registration.firstGroup && group < legacyGroupIdBase;
 }
+
+/** What a node knows of the data directory it runs on, for supersededBy. */
+export interface OwnDirectory {
+  readonly node: number;
+  /** The directory's disk id (node-disk.ts; not the token, which also counts losses). */
+  readonly diskId: string;
+  /** The metadata member id it runs (the node id unless it joined as a new member). */
+  readonly member: number;
+}
+
+/**
+ * Why this data directory must not run any more, or undefined: the metadata applied here shows that a
+ * later directory of the same node registered (docs/metadata-raft.md, "An old data directory that runs
+ * again"). The term-probe rule that lets a new member answer for its node's former one assumes that a
+ * directory never runs again once a later one registered: brought back (a backup restored, two
+ * directories swapped), it could vote and acknowledge under its former member id after the
+ * registration.
+ *
+ * A later directory is told from an earlier one by the member ids, never by the disk id alone: a new
+ * directory that has not registered yet sees its predecessor's registration, which is older, and must
+ * go on. Later for sure:
+ * - our member id is among the registration's former members: a registration naming another member
+ *   replaced the one that named ours (a directory that made a new member id after a loss runs that
+ *   new id, so it is never its own former member);
+ * - we run the node id (incarnation 0: a founder's directory, one migrated from before identities, or
+ *   one that joined before member ids existed) and the registration names a new member of another
+ *   directory: a new member id is only made by a directory that joined an existing cluster since member
+ *   ids exist, after every directory of the node that runs the node id.
+ * The registration of our own directory (same disk id, whatever its loss count) never supersedes us.
+ */
+export function supersededBy(registration: DiskRegistration | undefined, self: OwnDirectory): string | undefined {
+  if (registration === undefined || registration.node !== self.node) return undefined;
+  if (diskIdOfToken(registration.disk) === self.diskId) return undefined;
+  const later = `a later data directory of node ${self.node} (disk ${registration.disk}${registration.member === undefined ? '' : `, metadata member ${registration.member}`}) registered in the metadata after this one (disk ${self.diskId}, metadata member ${self.member})`;
+  if ((registration.formerMembers ?? []).includes(self.member)) return later;
+  if (self.member === self.node && registration.member !== undefined && incarnationOfMember(registration.member) !== 0) return later;
+  return undefined;
+}
