@@ -117,3 +117,19 @@ export function supersededBy(registration: DiskRegistration | undefined, self: O
   if (self.member === self.node && registration.member !== undefined && incarnationOfMember(registration.member) !== 0) return later;
   return undefined;
 }
+
+/**
+ * Why this data directory must not run any more, told by a raft message a peer addressed to member `to`
+ * of this node, or undefined. Only for a directory that runs the node id (a founder's, a migrated one,
+ * or one that joined before member ids existed): every directory with a new member id was made after
+ * it (supersededBy), so a peer that addresses one knows a later directory of this node. This tells a
+ * directory brought back after its member was removed from the configuration, which no leader sends
+ * entries any more (so it never applies the registration that superseded it), as soon as a peer
+ * addresses the new member (a leader's probe or heartbeat when this node's process restarted). A
+ * directory with a new member id cannot tell a later member from an earlier one this way (its
+ * predecessor's member is still addressed until the leader has replaced it).
+ */
+export function supersededByMessageTo(to: number, self: OwnDirectory): string | undefined {
+  if (self.member !== self.node || nodeOfMember(to) !== self.node || incarnationOfMember(to) === 0) return undefined;
+  return `a peer addressed metadata or partition member ${to} of node ${self.node}: a later data directory of node ${self.node} runs it, and this one (disk ${self.diskId}, member ${self.member}) was made before it`;
+}

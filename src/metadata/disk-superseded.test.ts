@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memberIdOf } from '../core/member-id.js';
 import { MetadataStateMachine } from './state-machine.js';
-import { diskToken, supersededBy } from './disk-registry.js';
+import { diskToken, supersededBy, supersededByMessageTo } from './disk-registry.js';
 
 const node = 3;
 const founder = { node, diskId: 'disk-founder', member: node };
@@ -57,4 +57,15 @@ test('the rule holds after a snapshot of the state machine', () => {
   assert.deepEqual(sm.apply(1, { op: 'node.disk', node, disk: wiped1.diskId, member: wiped1.member }), { ok: true });
   const restored = MetadataStateMachine.restore(JSON.parse(JSON.stringify(sm.snapshot())), 1);
   assert.ok(supersededBy(restored.disk(node), founder) !== undefined);
+});
+
+test('a message a peer addresses to a new member of this node tells a directory that runs the node id, and only it', () => {
+  const to = memberIdOf(node, 11);
+  assert.match(supersededByMessageTo(to, founder) ?? '', /a later data directory of node 3 runs it/);
+  assert.equal(supersededByMessageTo(node, founder), undefined, 'its own id');
+  assert.equal(supersededByMessageTo(memberIdOf(1, 11), founder), undefined, 'a member of another node');
+  // A directory with a new member id cannot tell its predecessor's member (still addressed until
+  // replaced) from a successor's.
+  assert.equal(supersededByMessageTo(to, wiped2), undefined);
+  assert.equal(supersededByMessageTo(memberIdOf(node, 33), wiped2), undefined);
 });
