@@ -132,7 +132,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     // A quiesced follower wakes when its leader's node has been silent (no message, no ping) this long.
     livenessMs: config.raftElectionTicks * config.raftTickMs,
     onFatal: (err) => fatalRef?.(err),
-    onOtherMember: (_group, to) => void checkMessageTo(supersededGuard, to),
+    onOtherMember: (_group, to) => void checkMessageTo(supersededGuard, to, metadataRef?.state.disk(config.nodeId)),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a

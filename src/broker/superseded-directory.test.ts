@@ -11,9 +11,10 @@ test('stops on a later registration or a message to a later member, with what to
   let decided = false;
   const d = { node: 2, diskId: () => 'old', member: () => 2, memberDecided: () => decided, stop: (msg: string) => void stops.push(msg) };
   assert.equal(checkSuperseded(d, { node: 2, disk: 'old/lost-1', firstGroup: 4 }), false);
-  assert.equal(checkMessageTo(d, memberIdOf(2, 9)), false, 'a new directory that has not made its member id yet');
+  assert.equal(checkMessageTo(d, memberIdOf(2, 9), undefined), false, 'a new directory that has not made its member id yet');
+  assert.equal(checkSuperseded(d, { node: 2, disk: 'new', firstGroup: 4, member: memberIdOf(2, 9) }), false, 'nor by a registration');
   decided = true;
-  assert.equal(checkMessageTo(d, memberIdOf(2, 9)), true);
+  assert.equal(checkMessageTo(d, memberIdOf(2, 9), undefined), true);
   assert.equal(checkSuperseded(d, { node: 2, disk: 'new', firstGroup: 4, member: memberIdOf(2, 9) }), true);
   assert.equal(stops.length, 2);
   for (const m of stops) assert.match(m, /must not run again.*Move this directory aside \(or wipe it\) and start node 2 with an empty data directory/);

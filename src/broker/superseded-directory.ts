@@ -34,6 +34,9 @@ export function supersededMessage(reason: string, node: number): string {
  * a later directory registered. Returns whether it did.
  */
 export function checkSuperseded(d: SupersededGuardDeps, registration: DiskRegistration | undefined): boolean {
+  // A new directory runs the node id until it makes its member id: a registration naming a new member
+  // of its node would look later than it (supersededBy's second case).
+  if (!d.memberDecided()) return false;
   const reason = supersededBy(registration, { node: d.node, diskId: d.diskId(), member: d.member() });
   if (reason === undefined) return false;
   d.stop(supersededMessage(reason, d.node), reason);
@@ -41,9 +44,9 @@ export function checkSuperseded(d: SupersededGuardDeps, registration: DiskRegist
 }
 
 /** Checks a raft message addressed to member `to` of this node, not the one the group runs here. */
-export function checkMessageTo(d: SupersededGuardDeps, to: number): boolean {
+export function checkMessageTo(d: SupersededGuardDeps, to: number, registration: DiskRegistration | undefined): boolean {
   if (!d.memberDecided()) return false;
-  const reason = supersededByMessageTo(to, { node: d.node, diskId: d.diskId(), member: d.member() });
+  const reason = supersededByMessageTo(to, { node: d.node, diskId: d.diskId(), member: d.member() }, registration);
   if (reason === undefined) return false;
   d.stop(supersededMessage(reason, d.node), reason);
   return true;

@@ -120,16 +120,23 @@ export function supersededBy(registration: DiskRegistration | undefined, self: O
 
 /**
  * Why this data directory must not run any more, told by a raft message a peer addressed to member `to`
- * of this node, or undefined. Only for a directory that runs the node id (a founder's, a migrated one,
- * or one that joined before member ids existed): every directory with a new member id was made after
- * it (supersededBy), so a peer that addresses one knows a later directory of this node. This tells a
- * directory brought back after its member was removed from the configuration, which no leader sends
- * entries any more (so it never applies the registration that superseded it), as soon as a peer
- * addresses the new member (a leader's probe or heartbeat when this node's process restarted). A
- * directory with a new member id cannot tell a later member from an earlier one this way (its
- * predecessor's member is still addressed until the leader has replaced it).
+ * of this node (not the one this directory runs), or undefined. `registration`: this node's, as the
+ * metadata applied here holds it. This tells a directory brought back after its member was removed
+ * from the configuration, which no leader sends entries any more (so it never applies the registration
+ * that superseded it), as soon as a peer addresses the later member (a leader's probe or heartbeat when
+ * this node's process restarted). Later for sure:
+ * - we run the node id (a founder's directory, a migrated one, or one that joined before member ids
+ *   existed) and `to` is a new member id: every directory with a new member id was made after it
+ *   (supersededBy);
+ * - the registration applied here is our own (our disk id, our member id) and `to` is a new member id
+ *   it does not list among the node's former members: when our registration was applied, every earlier
+ *   directory's new member id was in that list (node.disk moves the previous one there).
+ * Otherwise a directory cannot tell a later member from an earlier one this way: its predecessor's
+ * member is still addressed until the leader has replaced it.
  */
-export function supersededByMessageTo(to: number, self: OwnDirectory): string | undefined {
-  if (self.member !== self.node || nodeOfMember(to) !== self.node || incarnationOfMember(to) === 0) return undefined;
+export function supersededByMessageTo(to: number, self: OwnDirectory, registration?: DiskRegistration): string | undefined {
+  if (to === self.member || nodeOfMember(to) !== self.node || incarnationOfMember(to) === 0) return undefined;
+  const ownRegistration = registration !== undefined && registration.node === self.node && registration.member === self.member && diskIdOfToken(registration.disk) === self.diskId && !(registration.formerMembers ?? []).includes(to);
+  if (self.member !== self.node && !ownRegistration) return undefined;
   return `a peer addressed metadata or partition member ${to} of node ${self.node}: a later data directory of node ${self.node} runs it, and this one (disk ${self.diskId}, member ${self.member}) was made before it`;
 }

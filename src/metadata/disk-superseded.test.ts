@@ -69,3 +69,20 @@ test('a message a peer addresses to a new member of this node tells a directory 
   assert.equal(supersededByMessageTo(to, wiped2), undefined);
   assert.equal(supersededByMessageTo(memberIdOf(node, 33), wiped2), undefined);
 });
+
+test('a directory with a new member id whose own registration is applied here is told by a message to a member its registration does not list as former', () => {
+  const sm = new MetadataStateMachine();
+  let i = 0;
+  assert.deepEqual(sm.apply(++i, { op: 'node.disk', node, disk: wiped1.diskId, member: wiped1.member }), { ok: true });
+  assert.deepEqual(sm.apply(++i, { op: 'node.disk', node, disk: wiped2.diskId, member: wiped2.member }), { ok: true });
+  const own = sm.disk(node);
+  // wiped2 runs; its predecessor wiped1 is still addressed until replaced: not later.
+  assert.equal(supersededByMessageTo(wiped1.member, wiped2, own), undefined);
+  assert.equal(supersededByMessageTo(wiped2.member, wiped2, own), undefined, 'its own member');
+  assert.equal(supersededByMessageTo(node, wiped2, own), undefined, 'the node id: the earliest');
+  const wiped3 = memberIdOf(node, 33);
+  assert.match(supersededByMessageTo(wiped3, wiped2, own) ?? '', /a later data directory of node 3 runs it/);
+  // Without its own registration applied here (not registered yet, or another one's), it cannot tell.
+  assert.equal(supersededByMessageTo(wiped3, wiped2, undefined), undefined);
+  assert.equal(supersededByMessageTo(wiped3, wiped1, own), undefined, 'wiped1 is told by the registration instead');
+});
