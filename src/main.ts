@@ -23,6 +23,7 @@ import { metadataReadLeases } from './broker/metadata-leases.js';
 import { diskTokenOf, isFoundingDisk, markerFileName, NodeDisk, systemMarkerPacing } from './broker/node-disk.js';
 import { registerDisk } from './broker/disk-registration.js';
 import { mayFoundGroup } from './metadata/disk-registry.js';
+import { checkMessageTo, checkSuperseded, supersededExitCode } from './broker/superseded-directory.js';
 import { isFormerMember } from './metadata/partition-member-replacement.js';
 import { foundOrJoin } from './broker/founding.js';
 import { GroupDispatcher, GrpcTransport, metadataGroup } from './transport/index.js';
@@ -101,6 +102,22 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     logger: logger.child({ component: 'log' }),
     tailCacheBytesMax: config.tailCacheBytesMax,
   });
+  // A directory superseded by a later one of this node (a backup restored, directories swapped) stops
+  // at once, inside the apply or the receive that showed it, so nothing more is sent
+  // (superseded-directory.ts).
+  let metadataOpened = false;
+  const supersededGuard = {
+    node: config.nodeId,
+    diskId: () => disk.identity.diskId,
+    member: () => disk.metadataMember,
+    // Until the metadata group has opened, a directory that neither founded the cluster nor made its
+    // member id yet runs the node id only for now (it makes a new id as the group opens).
+    memberDecided: () => metadataOpened || isFoundingDisk(disk.identity) || disk.identity.metadataMember !== undefined,
+    stop: (message: string, reason: string) => {
+      logger.fatal({ reason, dataDir: config.dataDir, diskId: disk.identity.diskId, exitCode: supersededExitCode }, message);
+      process.exit(supersededExitCode);
+    },
+  };
   // Every partition is a Raft group on the node's Raft host (one Ready loop, one write, one fsync per
   // turn for all of them); a single node runs one-member groups.
   let fatalRef: ((err: unknown) => void) | undefined;
@@ -116,6 +133,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     // A quiesced follower wakes when its leader's node has been silent (no message, no ping) this long.
     livenessMs: config.raftElectionTicks * config.raftTickMs,
     onFatal: (err) => fatalRef?.(err),
+    onOtherMember: (_group, to) => void checkMessageTo(supersededGuard, to, metadataRef?.state.disk(config.nodeId)),
   });
   let metadataForPlacement: RaftMetadataGroup | undefined;
   // Every Raft group hosted here registers with the dispatcher (the metadata group is group 0); a
@@ -296,12 +314,21 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
     clock,
     random: systemRandom,
     logger: logger.child({ component: 'raft' }),
-    onApplied: (cmd, result) => reactions.onApplied(cmd, result),
-    onRestored: (sm) => reactions.onRestored(sm),
+    onApplied: (cmd, result) => {
+      if (cmd.op === 'node.disk' && cmd.node === self && result.ok) checkSuperseded(supersededGuard, metadataRef?.state.disk(self));
+      reactions.onApplied(cmd, result);
+    },
+    onRestored: (sm) => {
+      checkSuperseded(supersededGuard, sm.disk(self));
+      reactions.onRestored(sm);
+    },
     onFatal: (err) => fatal?.(err),
     onLeaderChange: () => leaderChanges++,
   });
   metadataRef = metadata;
+  metadataOpened = true;
+  // What it restored from its own log may tell already (it ran, and learned it, before): refuse to start.
+  checkSuperseded(supersededGuard, metadata.state.disk(self));
   metadataForPlacement = metadata;
   if (transport !== undefined) groups!.register(metadataGroup, metadata.transportHandler());
   metadata.start(transport);

@@ -79,3 +79,64 @@ export function mayFoundGroup(group: number, self: { readonly token: string; rea
   if (registration === undefined || registration.disk !== self.token) return false;
   return group >= registration.firstGroup && group < legacyGroupIdBase;
 }
+
+/** What a node knows of the data directory it runs on, for supersededBy. */
+export interface OwnDirectory {
+  readonly node: number;
+  /** The directory's disk id (node-disk.ts; not the token, which also counts losses). */
+  readonly diskId: string;
+  /** The metadata member id it runs (the node id unless it joined as a new member). */
+  readonly member: number;
+}
+
+/**
+ * Why this data directory must not run any more, or undefined: the metadata applied here shows that a
+ * later directory of the same node registered (docs/metadata-raft.md, "An old data directory that runs
+ * again"). The term-probe rule that lets a new member answer for its node's former one assumes that a
+ * directory never runs again once a later one registered: brought back (a backup restored, two
+ * directories swapped), it could vote and acknowledge under its former member id after the
+ * registration.
+ *
+ * A later directory is told from an earlier one by the member ids, never by the disk id alone: a new
+ * directory that has not registered yet sees its predecessor's registration, which is older, and must
+ * go on. Later for sure:
+ * - our member id is among the registration's former members: a registration naming another member
+ *   replaced the one that named ours (a directory that made a new member id after a loss runs that
+ *   new id, so it is never its own former member);
+ * - we run the node id (incarnation 0: a founder's directory, one migrated from before identities, or
+ *   one that joined before member ids existed) and the registration names a new member of another
+ *   directory: a new member id is only made by a directory that joined an existing cluster since member
+ *   ids exist, after every directory of the node that runs the node id.
+ * The registration of our own directory (same disk id, whatever its loss count) never supersedes us.
+ */
+export function supersededBy(registration: DiskRegistration | undefined, self: OwnDirectory): string | undefined {
+  if (registration === undefined || registration.node !== self.node) return undefined;
+  if (diskIdOfToken(registration.disk) === self.diskId) return undefined;
+  const later = `a later data directory of node ${self.node} (disk ${registration.disk}${registration.member === undefined ? '' : `, metadata member ${registration.member}`}) registered in the metadata after this one (disk ${self.diskId}, metadata member ${self.member})`;
+  if ((registration.formerMembers ?? []).includes(self.member)) return later;
+  if (self.member === self.node && registration.member !== undefined && incarnationOfMember(registration.member) !== 0) return later;
+  return undefined;
+}
+
+/**
+ * Why this data directory must not run any more, told by a raft message a peer addressed to member `to`
+ * of this node (not the one this directory runs), or undefined. `registration`: this node's, as the
+ * metadata applied here holds it. This tells a directory brought back after its member was removed
+ * from the configuration, which no leader sends entries any more (so it never applies the registration
+ * that superseded it), as soon as a peer addresses the later member (a leader's probe or heartbeat when
+ * this node's process restarted). Later for sure:
+ * - we run the node id (a founder's directory, a migrated one, or one that joined before member ids
+ *   existed) and `to` is a new member id: every directory with a new member id was made after it
+ *   (supersededBy);
+ * - the registration applied here is our own (our disk id, our member id) and `to` is a new member id
+ *   it does not list among the node's former members: when our registration was applied, every earlier
+ *   directory's new member id was in that list (node.disk moves the previous one there).
+ * Otherwise a directory cannot tell a later member from an earlier one this way: its predecessor's
+ * member is still addressed until the leader has replaced it.
+ */
+export function supersededByMessageTo(to: number, self: OwnDirectory, registration?: DiskRegistration): string | undefined {
+  if (to === self.member || nodeOfMember(to) !== self.node || incarnationOfMember(to) === 0) return undefined;
+  const ownRegistration = registration !== undefined && registration.node === self.node && registration.member === self.member && diskIdOfToken(registration.disk) === self.diskId && !(registration.formerMembers ?? []).includes(to);
+  if (self.member !== self.node && !ownRegistration) return undefined;
+  return `a peer addressed metadata or partition member ${to} of node ${self.node}: a later data directory of node ${self.node} runs it, and this one (disk ${self.diskId}, member ${self.member}) was made before it`;
+}

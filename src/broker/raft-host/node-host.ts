@@ -124,6 +124,12 @@ export interface NodeHostOptions {
   readonly scheduler?: HostScheduler;
   /** The disk failed or an invariant broke: the node must stop. */
   readonly onFatal: (err: unknown) => void;
+  /**
+   * Told of every message addressed to another member id on this node than the group's own (before it
+   * is dropped or answered for): a peer that addresses a member the node does not run knows of another
+   * directory of this node, which may be a later one (superseded-directory.ts).
+   */
+  readonly onOtherMember?: (group: number, to: number) => void;
   /** Told how long each phase of the commit path took (metrics). */
   readonly onPhase?: (phase: HostPhase, durationMs: number) => void;
 }
@@ -341,6 +347,7 @@ export class RaftNodeHost {
     // replaced it answers in its place, marked so (`index`), and only once it holds the configuration
     // entry that added it (src/raft, Raft.step; docs/metadata-raft.md, "A wiped directory is a new member").
     if (m.to !== g.self) {
+      this.#o.onOtherMember?.(group, m.to);
       if (m.type !== 'termProbe' || m.index !== 0 || !g.answersProbeFor(m.to)) return true;
       m = { ...m, to: g.self, index: m.to };
     }
