@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import { decodeImage, encodeImage, type PartitionReplica } from './partition-replica.js';
 import type { ReplicasContext } from './partition-replicas-context.js';
+import { RingStorage } from './ring-storage.js';
 import { compactionTarget, memoryBytesTotalDefault, memoryEntriesDefault, shareOfBudget, tailBytesToKeep } from './memory-compaction-rule.js';
 
 export class PartitionMemoryBudget {
@@ -32,6 +33,9 @@ export class PartitionMemoryBudget {
   /** A dropped replica's tail no longer counts. */
   forget(r: PartitionReplica): void {
     this.#tailBytes -= r.tailBytes;
+    // Its entries leave the node's slabs (a read still in flight gets copies).
+    const s = r.group.store.storage;
+    if (s instanceof RingStorage) s.release();
   }
 
   /** After a group applied: its own bounds, then the node's. */
