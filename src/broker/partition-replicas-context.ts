@@ -41,7 +41,7 @@ export class ReplicasContext {
 
   constructor(o: PartitionReplicasOptions) {
     this.o = o;
-    this.slabs = new ByteSlabs(o.memoryBytesTotal ?? memoryBytesTotalDefault);
+    this.slabs = o.tailSlabs === undefined ? new ByteSlabs(o.memoryBytesTotal ?? memoryBytesTotalDefault) : new ByteSlabs(o.tailSlabs.totalBytes, o.tailSlabs.slabBytes);
   }
 
   /** The member this node's directory runs as in partition groups (the node id unless it was wiped). */
