@@ -25,8 +25,10 @@ export class ByteSlabs {
   /** The slab allocations go to (-1: none yet), and where its free space starts. */
   #current = -1;
   #top = 0;
-  /** Allocations refused for want of room (their entries kept their own buffer). */
+  /** Allocations refused for want of room: every slab partly live (their entries kept their own buffer). */
   refused = 0;
+  /** Allocations refused as larger than a slab (kept their own buffer; no compaction makes room for them). */
+  oversize = 0;
 
   constructor(totalBytes: number, slabBytes = ByteSlabs.slabBytesFor(totalBytes)) {
     assert(Number.isSafeInteger(slabBytes) && slabBytes > 0, `slab size ${slabBytes}`);
@@ -51,7 +53,7 @@ export class ByteSlabs {
   alloc(len: number): number {
     assert(len > 0, `allocating ${len} bytes`);
     if (len > this.slabBytes) {
-      this.refused++;
+      this.oversize++;
       return -1;
     }
     if (this.#current < 0 || this.#top + len > this.slabBytes) {
@@ -96,6 +98,11 @@ export class ByteSlabs {
     const out = Buffer.allocUnsafe(len);
     this.#slabs[s]!.copy(out, 0, at, at + len);
     return out;
+  }
+
+  /** Bytes of all slabs together (allocated or not yet). */
+  get totalBytes(): number {
+    return this.slabCount * this.slabBytes;
   }
 
   /** Bytes allocated and not freed, all slabs. */

@@ -283,6 +283,15 @@ export class RingStorage {
     unreachable.register(this, { slabs: this.#slabs, cols: c }, this.#token);
   }
 
+  /** Entries held in buffers of their own (the slabs had no room for them when they came). */
+  outsideSlabs(): number {
+    const c = this.#c;
+    const mask = c.term.length - 1;
+    let n = 0;
+    for (let k = 0; k < c.count; k++) if (c.handle[(c.head + k) & mask] === ownBuffer) n++;
+    return n;
+  }
+
   /**
    * The store is no longer the group's (the replica was dropped): its entries leave the slabs. What
    * may still read it (a read in flight) gets copies made here, so nothing refers to reused slab space.
