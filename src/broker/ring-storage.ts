@@ -66,6 +66,12 @@ export class RingStorage {
   #c: Columns;
   /** Bytes held for the entries, counted as MemoryStorage counts them (data + entryOverheadBytes each). */
   #bytes = 0;
+  /**
+   * The entries of the last append as they came (entries are immutable): apply reads them right after
+   * (in the same or the next turn), and gets them without a copy, its own buffer still marked as encoded
+   * or checked. Kept only until the next append, compaction or snapshot.
+   */
+  #last: readonly Entry[] = [];
   /** The FinalizationRegistry's token (unregistered by `release`). */
   readonly #token = {};
 
@@ -130,10 +136,12 @@ export class RingStorage {
     const out: Entry[] = [];
     let size = 0;
     // As limitBytes (src/raft/storage.ts): always the first, then while the total fits.
+    const last = this.#last;
+    const lastFirst = last.length > 0 ? last[0]!.index : Number.MAX_SAFE_INTEGER;
     for (let i = lo; i < hi; i++) {
       size += this.#c.len[this.#pos(i)]!;
       if (out.length > 0 && size > maxBytes) break;
-      out.push(this.#entry(i));
+      out.push(i >= lastFirst ? last[i - lastFirst]! : this.#entry(i));
     }
     return out;
   }
@@ -175,6 +183,7 @@ export class RingStorage {
     const idx = snap.metadata.index;
     if (idx <= this.#snapshot.metadata.index) throw new CompactedError(`snapshot ${idx} is not newer than ${this.#snapshot.metadata.index}`);
     this.#snapshot = snap;
+    this.#last = [];
     freeAll(this.#slabs, this.#c);
     this.#c.head = 0;
     this.#offset = idx;
@@ -198,6 +207,7 @@ export class RingStorage {
     const mask = c.term.length - 1;
     const n = compactIndex - this.#offset;
     const term = this.term(compactIndex);
+    this.#last = [];
     for (let k = 0; k < n; k++) {
       const p = (c.head + k) & mask;
       this.#bytes -= c.len[p]! + entryOverheadBytes;
@@ -253,6 +263,7 @@ export class RingStorage {
       c.count++;
       this.#bytes += len + entryOverheadBytes;
     }
+    this.#last = from === 0 ? entries : entries.slice(from);
   }
 
   /** Room for n entries: the columns doubled when short. */
@@ -297,6 +308,7 @@ export class RingStorage {
    * may still read it (a read in flight) gets copies made here, so nothing refers to reused slab space.
    */
   release(): void {
+    this.#last = [];
     const c = this.#c;
     const mask = c.term.length - 1;
     for (let k = 0; k < c.count; k++) {
