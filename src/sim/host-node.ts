@@ -47,7 +47,7 @@ export interface HostTuning {
   readonly appendTimeoutMs: number;
   /** Raft entries a partition keeps in memory (small: followers behind it get a snapshot and fetch the log). */
   readonly memoryEntries: number;
-  /** The slabs of the memory tails (undefined: as production sizes them; small: they fill, wrap and refuse). */
+  /** The slabs of the memory tails (undefined: as production sizes them; small: they fill, are reused, refuse entries (some larger than a slab) and make the tails compact). */
   readonly tailSlabs: { readonly totalBytes: number; readonly slabBytes: number } | undefined;
   /** Applied metadata entries between snapshots (small: compaction and snapshot installs happen often). */
   readonly metadataSnapshotEntries: number;
