@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { assert } from '../core/assert.js';
 import { decodeImage, encodeImage, type PartitionReplica } from './partition-replica.js';
 import type { ReplicasContext } from './partition-replicas-context.js';
+import { RingStorage } from './ring-storage.js';
 import { compactionTarget, memoryBytesTotalDefault, memoryEntriesDefault, shareOfBudget, tailBytesToKeep } from './memory-compaction-rule.js';
 
 export class PartitionMemoryBudget {
@@ -17,6 +18,8 @@ export class PartitionMemoryBudget {
   readonly #compacting = new Set<number>();
   /** Bytes of applied entries in the memory tails of all partitions (PartitionReplica.tailBytes summed). */
   #tailBytes = 0;
+  /** The slabs' refusals counted at the last look (#overBudget). */
+  #refusedSeen = 0;
 
   constructor(c: ReplicasContext) {
     this.#c = c;
@@ -32,6 +35,9 @@ export class PartitionMemoryBudget {
   /** A dropped replica's tail no longer counts. */
   forget(r: PartitionReplica): void {
     this.#tailBytes -= r.tailBytes;
+    // Its entries leave the node's slabs (a read still in flight gets copies).
+    const s = r.group.store.storage;
+    if (s instanceof RingStorage) s.release();
   }
 
   /** After a group applied: its own bounds, then the node's. */
@@ -45,12 +51,12 @@ export class PartitionMemoryBudget {
    * partition log), keeping enough behind for followers that lag a little. A follower behind what the
    * leader keeps in memory is sent a snapshot and fetches the entries it lacks (log shipping).
    */
-  maybeCompact(r: PartitionReplica, overNodeBudget = false): void {
+  maybeCompact(r: PartitionReplica, nodeShareBytes?: number): void {
     const g = r.group;
     const mem = g.store.storage;
     const max = this.#c.o.memoryEntries ?? memoryEntriesDefault;
     r.syncTailBytes();
-    const keepBytes = tailBytesToKeep(r.tailBytes, overNodeBudget ? this.#shareBytes() : undefined);
+    const keepBytes = tailBytesToKeep(r.tailBytes, nodeShareBytes);
     // The common case (within every bound) computes nothing more: this runs after every apply.
     if (mem.lastIndex() - mem.firstIndex() < max && keepBytes === undefined) return;
     const progress = g.raw.status().progress;
@@ -80,12 +86,27 @@ export class PartitionMemoryBudget {
     );
   }
 
-  /** Over the node's budget: partitions holding more than their share drop their tail (idle ones too). */
+  /**
+   * Over the node's budget: partitions holding more than their share drop their tail (idle ones too).
+   * The same when the tails' slabs refused an entry since the last look (byte-slabs.ts): every slab is
+   * partly live, each kept by the oldest entries of some tails (a partition that went quiet after a
+   * burst keeps its burst), and the new entries keep buffers of their own again, the growth the slabs
+   * exist to avoid. Tails holding more than half their share of the slabs then drop their oldest
+   * entries down to it, which empties the oldest slabs.
+   */
   #overBudget(): void {
     const budget = this.#c.o.memoryBytesTotal ?? memoryBytesTotalDefault;
-    if (this.#tailBytes <= budget) return;
-    const share = this.#shareBytes();
-    for (const r of this.#c.byKey.values()) if (r.tailBytes > share) this.maybeCompact(r, true);
+    const slabs = this.#c.slabs;
+    const slabsFull = slabs.refused !== this.#refusedSeen;
+    this.#refusedSeen = slabs.refused;
+    if (this.#tailBytes > budget) {
+      const share = this.#shareBytes();
+      for (const r of this.#c.byKey.values()) if (r.tailBytes > share) this.maybeCompact(r, share);
+    }
+    if (slabsFull) {
+      const share = shareOfBudget(slabs.totalBytes, this.#c.byKey.size);
+      for (const r of this.#c.byKey.values()) if (r.tailBytes > share / 2) this.maybeCompact(r, share);
+    }
   }
 
   #shareBytes(): number {

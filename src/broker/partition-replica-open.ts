@@ -192,7 +192,7 @@ export class PartitionReplicaOpener {
     let startedOver = false;
     for (let attempt = 0; ; attempt++) {
       try {
-        return { store: await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied }), replica };
+        return { store: await RaftLogStore.open(o.kv, placement.group, { keepCompacted: true, disk: o.disk, applied: replica.applied, slabs: this.#c.slabs }), replica };
       } catch (err) {
         if (!(err instanceof RaftGroupCorruptError)) throw err;
         if (err.startOver !== undefined && !startedOver) {

@@ -5,7 +5,9 @@
  * part keeping its own view, so that "is this replica still hosted here" has one answer.
  */
 import type { BatchCoalescer } from './batch-coalescer.js';
+import { ByteSlabs } from './byte-slabs.js';
 import { GroupSideWrites } from './group-side-writes.js';
+import { memoryBytesTotalDefault } from './memory-compaction-rule.js';
 import type { PartitionReplica } from './partition-replica.js';
 import type { AppendForwarder, PartitionReplicasOptions } from './partition-replicas-types.js';
 import { otherNodes } from './replica-peers.js';
@@ -31,9 +33,15 @@ export class ReplicasContext {
   readonly writes = new GroupSideWrites();
   forwarder: AppendForwarder | undefined;
   closed = false;
+  /**
+   * The bytes of every partition's memory tail (ring-storage.ts), as many as the node's budget for
+   * them: an entry beyond (the budget's compaction lags a little, a slab is partly live) keeps its own buffer.
+   */
+  readonly slabs: ByteSlabs;
 
   constructor(o: PartitionReplicasOptions) {
     this.o = o;
+    this.slabs = o.tailSlabs === undefined ? new ByteSlabs(o.memoryBytesTotal ?? memoryBytesTotalDefault) : new ByteSlabs(o.tailSlabs.totalBytes, o.tailSlabs.slabBytes);
   }
 
   /** The member this node's directory runs as in partition groups (the node id unless it was wiped). */

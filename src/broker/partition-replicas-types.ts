@@ -111,6 +111,12 @@ export interface PartitionReplicasOptions {
    * share drop their oldest applied entries from memory. Defaults to 64 MiB.
    */
   readonly memoryBytesTotal?: number;
+  /**
+   * The slabs the memory tails keep their entries' bytes in (byte-slabs.ts): their total and the size
+   * of each. Defaults to memoryBytesTotal in slabs of ByteSlabs.slabBytesFor it; the simulation makes
+   * them small, so that they fill, are reused and refuse.
+   */
+  readonly tailSlabs?: { readonly totalBytes: number; readonly slabBytes: number };
   /** Waits between retries (defaults to a timer; the simulator passes its virtual one). */
   readonly sleep?: (ms: number) => Promise<void>;
   /**

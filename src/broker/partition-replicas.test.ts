@@ -9,6 +9,7 @@ import { PartitionReplicas } from './partition-replicas.js';
 import { encodeBatchEntry } from '../log/partition-entry.js';
 import { RaftNodeHost, type TickSource } from './raft-host/node-host.js';
 import { HeldWritesKv } from '../testing/held-writes-kv.js';
+import type { RingStorage } from './ring-storage.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -22,7 +23,7 @@ function manualTicks(): TickSource & { fire(): void } {
 // de-duplicated as a retry of an earlier one.
 let ids = 0;
 
-async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, start = 0, memoryEntries?: number) {
+async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, start = 0, memoryEntries?: number, tailSlabs?: { totalBytes: number; slabBytes: number }) {
   const c = { nowMs: () => 1_700_000_000_000 + clock.t, monotonicMs: () => clock.t };
   const host = new RaftNodeHost({ self: 1, kv, tickMs: 100, clock: c, ticks: manualTicks(), logger, onFatal: (err) => { throw err; } });
   const replicas = new PartitionReplicas({
@@ -38,6 +39,7 @@ async function node(kv: MemoryKv, clock = { t: 0 }, memoryBytesTotal?: number, s
     appendTimeoutMs: 5000,
     ...(memoryBytesTotal === undefined ? {} : { memoryBytesTotal }),
     ...(memoryEntries === undefined ? {} : { memoryEntries }),
+    ...(tailSlabs === undefined ? {} : { tailSlabs }),
   });
   host.start(undefined);
   return { host, replicas, close: async () => { await replicas.close(); await host.close(); } };
@@ -304,6 +306,28 @@ test('the memory tails of all partitions stay within the node budget, idle parti
   // (entries kept after a compaction count too: a count of entries kept is no bound in bytes).
   assert.ok(total <= budget, `${total} bytes held in memory for a budget of ${budget}`);
   assert.ok(total < 8 * 40 * 4 * 1000 / 2, `most of the ${8 * 40 * 4 * 1000} bytes written left memory (${total} held)`);
+  const all = await readAll(n.replicas, -1);
+  assert.deepEqual(all.map((e) => e.n), Array.from({ length: 160 }, (_, i) => i));
+  await n.close();
+});
+
+test('tails that went quiet after a burst give their slabs back once the slabs refuse entries of the others', async () => {
+  const kv = new MemoryKv();
+  // Slabs of 64 KiB under the default budget of 64 MiB: only the slabs' refusals bound the tails here.
+  const slabs = { totalBytes: 64 * 1024, slabBytes: 4096 };
+  const n = await node(kv, { t: 0 }, undefined, 0, undefined, slabs);
+  const big = (i: number) => Array.from({ length: 4 }, (_, k) => Buffer.from(JSON.stringify({ n: i * 4 + k, pad: 'x'.repeat(400) })));
+  const tail = (p: number) => n.replicas.replica(7, p)!.group.store.storage as RingStorage;
+  // Partitions 0-3: a burst of about 70 KB each (four times the slabs together), then quiet; 4-7 after them.
+  for (let i = 0; i < 40; i++) for (let p = 0; p < 4; p++) assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0]!.ok);
+  for (let i = 0; i < 40; i++) for (let p = 4; p < 8; p++) assert.ok((await n.replicas.append([{ topic: 7, partition: p, events: big(i) }]))[0]!.ok);
+  await new Promise((r) => setTimeout(r, 20));
+  const share = slabs.totalBytes / 8;
+  for (let p = 0; p < 4; p++) assert.ok(tail(p).bytes() <= share, `quiet partition ${p} holds ${tail(p).bytes()} bytes (share of the slabs ${share})`);
+  let outside = 0;
+  for (let p = 0; p < 8; p++) outside += tail(p).outsideSlabs();
+  assert.ok(outside <= 8, `${outside} entries in buffers of their own`);
+  // Partition 0's events read back whole, from the KV now.
   const all = await readAll(n.replicas, -1);
   assert.deepEqual(all.map((e) => e.n), Array.from({ length: 160 }, (_, i) => i));
   await n.close();

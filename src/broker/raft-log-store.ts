@@ -43,7 +43,9 @@ import { assert } from '../core/assert.js';
 import type { KvBatch, OrderedKv } from '../log/index.js';
 import { bootstrapState, MemoryStorage } from '../raft/index.js';
 import type { ConfState, Damage, Entry, HardState, Index, NodeId, Snapshot, Term } from '../raft/index.js';
+import type { ByteSlabs } from './byte-slabs.js';
 import type { NodeDisk } from './node-disk.js';
+import { RingStorage } from './ring-storage.js';
 import { entryKey, entryKeyIndex, groupKey, kindDamage, kindHardState, kindSnapshot } from './raft-keys.js';
 import {
   type DamageRecord,
@@ -108,12 +110,15 @@ export class RaftGroupCorruptError extends Error {
   }
 }
 
+/** The core's view of what is durable: entries as objects, or (a partition's, given the node's slabs) as bytes in them. */
+export type MirrorStorage = MemoryStorage | RingStorage;
+
 export class RaftLogStore {
   readonly #kv: OrderedKv;
   readonly #group: number;
   readonly #disk: NodeDisk | undefined;
   /** The core's synchronous view of what is durable. */
-  readonly storage: MemoryStorage;
+  readonly storage: MirrorStorage;
   #empty: boolean;
   #damage: DamageRecord | undefined;
   /**
@@ -141,7 +146,7 @@ export class RaftLogStore {
   /** The hard state the pending `fill` wrote (see persisted). */
   #hardStateFilled: HardState | undefined;
 
-  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MemoryStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean, beyondMirror: Index, stored: HardState | undefined, keepsCommit: boolean) {
+  private constructor(kv: OrderedKv, group: number, disk: NodeDisk | undefined, storage: MirrorStorage, empty: boolean, damage: DamageRecord | undefined, keepCompacted: boolean, beyondMirror: Index, stored: HardState | undefined, keepsCommit: boolean) {
     this.#kv = kv;
     this.#group = group;
     this.#disk = disk;
@@ -162,7 +167,7 @@ export class RaftLogStore {
    * Reads the member's state. `disk` (the node's, in production) numbers the writes for the lost-tail
    * check; without it (unit tests) only the records' own checks apply.
    */
-  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; keepsCommit?: boolean; disk?: NodeDisk | undefined; applied?: Index } = {}): Promise<RaftLogStore> {
+  static async open(kv: OrderedKv, group: number, opts: { keepCompacted?: boolean; keepsCommit?: boolean; disk?: NodeDisk | undefined; applied?: Index; slabs?: ByteSlabs | undefined } = {}): Promise<RaftLogStore> {
     const disk = opts.disk;
     const keepCompacted = opts.keepCompacted ?? false;
     const found: string[] = [];
@@ -196,7 +201,8 @@ export class RaftLogStore {
         });
       }
     }
-    const storage = new MemoryStorage(snap);
+    // A partition's tail holds its entries' bytes in the node's slabs (ring-storage.ts).
+    const storage: MirrorStorage = opts.slabs === undefined ? new MemoryStorage(snap) : new RingStorage(opts.slabs, snap);
     const entries: Entry[] = [];
     const from = (snap?.metadata.index ?? 0) + 1;
     /** The highest index stored, good or bad: entries up to it may have been acknowledged. */
@@ -296,7 +302,7 @@ export class RaftLogStore {
    * seed 1014). Not written here: the damage mark holds the term, so every start raises it again,
    * and the hard state that ends the damage (the repair) is written with it.
    */
-  static #atDamageTerm(storage: MemoryStorage, damage: DamageRecord): void {
+  static #atDamageTerm(storage: MirrorStorage, damage: DamageRecord): void {
     const hs = storage.hardState();
     if (hs.term < damage.term) storage.setHardState({ term: damage.term, vote: 0, commit: hs.commit });
   }

@@ -96,6 +96,14 @@ export function checkArrived(data: Uint8Array): void {
   checkedHere.add(data);
 }
 
+/**
+ * Marks a copy of an entry whose checksum was checked (or that was encoded here) as checked: a memory
+ * tail that keeps entries' bytes rather than their buffers hands out copies (broker/ring-storage.ts).
+ */
+export function markChecked(data: Uint8Array): void {
+  checkedHere.add(data);
+}
+
 /** Whether the checksum of `data` needs no check: this process encoded it, or checked it on arrival. */
 export function isChecked(data: Uint8Array): boolean {
   return encodedHere.has(data) || checkedHere.has(data);

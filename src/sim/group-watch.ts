@@ -11,8 +11,8 @@
  *   term below the highest term committed when it opened.
  */
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
-import type { PersistRequest } from '../broker/raft-log-store.js';
-import type { Entry, Index, MemoryStorage, NodeId, Term } from '../raft/index.js';
+import type { MirrorStorage, PersistRequest } from '../broker/raft-log-store.js';
+import type { Entry, Index, NodeId, Term } from '../raft/index.js';
 import { bootstrapState } from '../raft/index.js';
 import { Invariants, InvariantViolation } from './invariants.js';
 import { chainHash } from './kv.js';
@@ -21,7 +21,7 @@ export class GroupWatch {
   readonly group: number;
   readonly #inv: Invariants;
   /** Each member's durable log as its latest incarnation left it. */
-  readonly #durable = new Map<NodeId, MemoryStorage>();
+  readonly #durable = new Map<NodeId, MirrorStorage>();
   readonly #leaderOf = new Map<NodeId, Term>();
   #durableChecked = 0;
   /** Members whose disk lost fsynced data: the leader may count them from before the loss. */

@@ -214,6 +214,8 @@ export class HostSimulation implements HostSimContext {
       heartbeatTicks: r.between(1, 3),
       appendTimeoutMs: r.pick([300, 1000]),
       memoryEntries: r.pick([1024, 4, 8, 16]),
+      // Drawn from a generator of its own, so that every other draw of a seed stays as it was.
+      tailSlabs: new Prng(opts.seed * 31 + 7).pick([undefined, { totalBytes: 2048, slabBytes: 256 }, { totalBytes: 8192, slabBytes: 1024 }]),
       // Often small: the metadata group compacts and lagging members install its snapshots.
       metadataSnapshotEntries: r.pick([8, 32, 1000]),
       metadataTimeoutMs: 1000,

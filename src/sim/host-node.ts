@@ -48,6 +48,8 @@ export interface HostTuning {
   readonly appendTimeoutMs: number;
   /** Raft entries a partition keeps in memory (small: followers behind it get a snapshot and fetch the log). */
   readonly memoryEntries: number;
+  /** The slabs of the memory tails (undefined: as production sizes them; small: they fill, are reused, refuse entries (some larger than a slab) and make the tails compact). */
+  readonly tailSlabs: { readonly totalBytes: number; readonly slabBytes: number } | undefined;
   /** Applied metadata entries between snapshots (small: compaction and snapshot installs happen often). */
   readonly metadataSnapshotEntries: number;
   /** How long a metadata write or read may take (node ms). */
@@ -251,6 +253,7 @@ export class SimHostNode {
       heartbeatTicks: t.heartbeatTicks,
       appendTimeoutMs: t.appendTimeoutMs,
       memoryEntries: t.memoryEntries,
+      ...(t.tailSlabs === undefined ? {} : { tailSlabs: t.tailSlabs }),
       disk: nodeDisk,
       sleep: scheduler.sleep,
       timeout: (ms) => {
