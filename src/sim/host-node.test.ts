@@ -28,6 +28,8 @@ function setup(): { node: SimHostNode; now: () => number; run: (untilMs: number)
   const env = {
     nowMs: () => now,
     at: (delayMs: number, node: SimHostNode, inc: number, fn: () => void) => queue.push({ at: now + Math.max(0, delayMs), seq: seq++, fn, node, inc }),
+    // No read leases: setRate takes the rate as given (with leases it clamps it to their drift bound).
+    tuning: { readLeases: undefined },
   } as unknown as HostNodeEnv;
   const node = new SimHostNode(1 as NodeId, env, new Prng(1), undefined as unknown as SimDisk);
   const run = (untilMs: number): void => {
