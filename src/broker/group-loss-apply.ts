@@ -40,22 +40,25 @@ export interface GroupLossApplyDeps {
   /** How long the kept replica retries while the core refuses for a passing reason (still learning its floor, a change not applied). */
   readonly retryForMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** How long the kept replica's node waits for its replica to open (after a restart) before giving up on acting. */
+  readonly openWaitMs?: number;
 }
 
 export function groupLossApplied(d: GroupLossApplyDeps, cmd: PartitionLoss): void {
   const members = [...cmd.seen.replicas, ...cmd.seen.learners];
+  const keeping: PartitionReplicas[] = [];
   for (const store of d.stores()) {
     const self = store.self();
     if (!members.includes(self)) continue;
     const log = d.logger.child({ group: cmd.group, lossId: cmd.loss.id });
-    if (self === cmd.keep) {
-      const r = store.hostedGroup(cmd.group);
-      if (r === undefined || r.group.raw.term > cmd.floor) continue;
-      void keep(d, store, cmd, log.child({ topic: r.topic, partition: r.partition }));
-      continue;
-    }
-    void rejoin(d, store, cmd, log);
+    if (self === cmd.keep) keeping.push(store);
+    else void rejoin(d, store, cmd, log);
   }
+  if (keeping.length === 0) return;
+  // Not open yet (a restart applies the metadata log again before the replicas open): it acts once
+  // open, by the same rule (its term says whether it acted).
+  if (!keeping.some((s) => s.hostedGroup(cmd.group) !== undefined)) d.reopen(cmd.group);
+  void keep(d, keeping, cmd, d.logger.child({ group: cmd.group, lossId: cmd.loss.id }));
 }
 
 /** What the emptied replica may have acknowledged: nothing that counts below the floor; under the kept leader's term, up to its last index. */
@@ -77,22 +80,30 @@ async function rejoin(d: GroupLossApplyDeps, store: PartitionReplicas, cmd: Part
   }
 }
 
-async function keep(d: GroupLossApplyDeps, store: PartitionReplicas, cmd: PartitionLoss, log: Logger): Promise<void> {
+async function keep(d: GroupLossApplyDeps, stores: readonly PartitionReplicas[], cmd: PartitionLoss, log: Logger): Promise<void> {
   const sleep = d.sleep ?? ((ms: number) => new Promise<void>((res) => setTimeout(res, ms)));
-  const until = Date.now() + (d.retryForMs ?? 10_000);
+  const start = Date.now();
+  let openAt: number | undefined;
   for (;;) {
-    const r = store.hostedGroup(cmd.group);
-    if (r === undefined || r.group.raw.term > cmd.floor) return;
-    // Healthy too: the choice allows a healthy replica to keep its log when the healthy ones are too
-    // few to elect a leader (group-loss-choice.ts); the floor check above keeps it to once.
-    const refused = r.group.raw.acceptLossAsOnlyVoter(cmd.floor, { healthy: true });
-    if (refused === undefined) {
-      store.kick(cmd.group);
-      log.error({ floor: cmd.floor, term: r.group.raw.term }, 'ACCEPTED DATA LOSS: this replica keeps its log and is the only voter of its group; the others rejoin empty');
-      return;
-    }
-    if (Date.now() >= until) {
-      log.warn({ refused }, 'accepted loss of every replica of the partition: the kept replica was not made the only voter');
+    const at = stores.map((s) => ({ store: s, r: s.hostedGroup(cmd.group) })).find((x) => x.r !== undefined);
+    if (at !== undefined) {
+      const { store, r } = at as { store: PartitionReplicas; r: NonNullable<typeof at.r> };
+      openAt ??= Date.now();
+      if (r.group.raw.term > cmd.floor) return;
+      // Healthy too: the choice allows a healthy replica to keep its log when the healthy ones are too
+      // few to elect a leader (group-loss-choice.ts); the floor check above keeps it to once.
+      const refused = r.group.raw.acceptLossAsOnlyVoter(cmd.floor, { healthy: true });
+      if (refused === undefined) {
+        store.kick(cmd.group);
+        log.error({ topic: r.topic, partition: r.partition, floor: cmd.floor, term: r.group.raw.term }, 'ACCEPTED DATA LOSS: this replica keeps its log and is the only voter of its group; the others rejoin empty');
+        return;
+      }
+      if (Date.now() - openAt >= (d.retryForMs ?? 10_000)) {
+        log.warn({ refused }, 'accepted loss of every replica of the partition: the kept replica was not made the only voter');
+        return;
+      }
+    } else if (Date.now() - start >= (d.openWaitMs ?? 600_000)) {
+      log.warn('accepted loss of every replica of the partition: the kept replica did not open here; it was not made the only voter');
       return;
     }
     await sleep(100);

@@ -2076,3 +2076,113 @@ test('every replica damaged: a node that applies the accepted loss only after th
     await c.close();
   }
 });
+
+test('every replica damaged: the kept replica\'s node applies the accepted loss before its replica opens (a restart replays the metadata log): it acts once the replica opens, and every node reads the kept log', async () => {
+  let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
+  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const kept: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+      kept.push(`s${i}`);
+    }
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 19));
+    const behind = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
+    c.down.add(behind);
+    for (let i = 20; i < 25; i++) {
+      const from = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+      assert.ok((await c.node(from).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+    }
+    c.down.delete(behind);
+    for (const id of [1, 2, 3] as NodeId[]) {
+      await c.restart(id, async (kv) => {
+        const k = raftGroupKey(group10, kindDamage);
+        await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
+      });
+    }
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...placed } });
+    const late = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+    const service = (id: NodeId, silentNode?: NodeId): LossService =>
+      new LossService({
+        placed: () => [at()],
+        replicas: () => [c.node(id).replicas],
+        self: id,
+        formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
+        nowMs: () => Date.now(),
+        monotonicMs: () => performance.now(),
+        logger,
+        newId: () => 'loss-1',
+        askPeer: async (node, group) => {
+          if (node === silentNode) return undefined;
+          try {
+            return service(node as NodeId).report(String(group));
+          } catch {
+            return undefined;
+          }
+        },
+        propose: async (cmd) => {
+          if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
+          const next = lossPlacement(placed, cmd);
+          if ('ok' in next) return next.ok ? { ok: true } : next;
+          placed = next;
+          // The kept node restarted: it applies the command before its replicas open (they open a moment later).
+          await c.restart(behind);
+          for (const id of [1, 2, 3] as NodeId[]) {
+            groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => (id === behind ? undefined : void c.node(id).replicas.ensure(1, 0)), logger }, cmd);
+          }
+          setTimeout(() => void c.node(behind).replicas.ensure(1, 0), 1_000);
+          return { ok: true, placement: placed };
+        },
+      });
+    const silent = ([1, 2, 3] as NodeId[]).filter((id) => id !== behind);
+    const asked = late;
+    const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
+    assert.equal(answer.node, behind, 'the named replica keeps its log');
+    assert.deepEqual([...answer.rejoin].sort(), silent.sort());
+    const keep = c.node(behind);
+    await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
+    assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
+    // The leader's movers make the others voters again (rejoin), each once caught up; its log must
+    // pass the others' damage index (1000) only for a repair in place, not for an empty rejoin.
+    const movers = new Map(
+      ([1, 2, 3] as NodeId[]).map((id) => [
+        id,
+        new ReplicaMover({
+          self: id,
+          stores: () => [c.node(id).replicas],
+          placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined),
+          propose: async (cmd) => {
+            const next = moveStep(placed, cmd);
+            if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
+            placed = next;
+            return { ok: true };
+          },
+          logger,
+        }),
+      ]),
+    );
+    for (let i = 25; i < 30; i++) {
+      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
+      kept.push(`s${i}`);
+    }
+    await until(
+      'every replica a voter again',
+      () => {
+        for (const m of movers.values()) m.round();
+        const conf = keep.replicas.replica(1, 0)!.group.conf;
+        return placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
+      },
+      30_000,
+    );
+    assert.deepEqual(placed.replicas[0], behind, 'the kept replica first (preferred leader)');
+    await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
+    for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
+    // The partition takes writes through every node.
+    for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+  } finally {
+    await c.close();
+  }
+});
