@@ -26,6 +26,7 @@
  *   nor campaigning until the leader has brought it past that.
  */
 import type { Logger } from 'pino';
+import type { LossRecord } from '../metadata/accepted-losses.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import type { PartitionReplicas } from './partition-replicas.js';
 import type { DamageRecord } from './raft-records.js';
@@ -59,6 +60,17 @@ export function groupLossApplied(d: GroupLossApplyDeps, cmd: PartitionLoss): voi
   // open, by the same rule (its term says whether it acted).
   if (!keeping.some((s) => s.hostedGroup(cmd.group) !== undefined)) d.reopen(cmd.group);
   void keep(d, keeping, cmd, d.logger.child({ group: cmd.group, lossId: cmd.loss.id }));
+}
+
+/**
+ * The command a record of `partition.loss` stands for (it keeps the floor and the nodes that rejoin), for
+ * a node that got the record within a metadata snapshot instead of applying the command: it acts on
+ * it alike, by the same once-only rules. Undefined for other records (a sole replica's, one written
+ * before the floor was kept).
+ */
+export function lossOfRecord(r: LossRecord): PartitionLoss | undefined {
+  if (r.scope !== 'partition' || r.floor === undefined || r.rejoin === undefined) return undefined;
+  return { op: 'partition.loss', group: r.group, keep: r.node, seen: { replicas: [r.node, ...r.rejoin], learners: [] }, floor: r.floor, loss: r };
 }
 
 /** What the emptied replica may have acknowledged: nothing that counts below the floor; under the kept leader's term, up to its last index. */

@@ -26,7 +26,8 @@ import { makeMessage } from '../raft/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import { lossPlacement, moveStep } from '../metadata/placement-changes.js';
 import { LossService } from './loss-service.js';
-import { groupLossApplied } from './group-loss-apply.js';
+import { groupLossApplied, lossOfRecord } from './group-loss-apply.js';
+import { cleanLoss } from '../metadata/accepted-losses.js';
 import { Problem } from '../core/problem.js';
 import { isFormerMember, partitionReplacements } from '../metadata/partition-member-replacement.js';
 import type { PartitionPlacement } from '../metadata/placement-types.js';
@@ -1956,7 +1957,7 @@ test('every replica damaged: the loss accepted through the service keeps the nam
   }
 });
 
-test('every replica damaged: a node that applies the accepted loss only after the kept replica, leading, has reached its replica empties it all the same (once), and reads the kept log', async () => {
+async function lateNode(viaRecord: boolean): Promise<void> {
   let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
   const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
   try {
@@ -2031,7 +2032,10 @@ test('every replica damaged: a node that applies the accepted loss only after th
     // Its metadata catches up: it applies the command now, and twice (a replay) empties it once.
     let reopened = 0;
     const lateDeps = { stores: () => [c.node(late).replicas], reopen: () => { reopened++; void c.node(late).replicas.ensure(1, 0); }, logger };
-    groupLossApplied(lateDeps, applied!);
+    // As the state machine keeps it (state-machine.ts), and as the snapshot carries it.
+    const stored = cleanLoss({ ...applied!.loss, floor: applied!.floor, rejoin: [...applied!.seen.replicas, ...applied!.seen.learners].filter((n) => n !== applied!.keep) });
+    const late1 = viaRecord ? lossOfRecord(JSON.parse(JSON.stringify(stored)) as typeof stored)! : applied!;
+    groupLossApplied(lateDeps, late1);
     await until('the late replica emptied and opened again', () => (reopened === 1 && c.node(late).replicas.replica(1, 0) !== undefined ? true : undefined), 15_000);
     groupLossApplied(lateDeps, applied!);
     // The leader's movers make the others voters again (rejoin), each once caught up; its log must
@@ -2071,11 +2075,19 @@ test('every replica damaged: a node that applies the accepted loss only after th
     for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
     // The partition takes writes through every node.
     for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+    // Applied again once it is a voter (a restart replays the metadata log, or restores a snapshot): nothing happens.
+    groupLossApplied(lateDeps, late1);
+    await new Promise((res) => setTimeout(res, 300));
     assert.equal(reopened, 1, 'emptied once');
   } finally {
     await c.close();
   }
-});
+}
+
+test('every replica damaged: a node that applies the accepted loss only after the kept replica, leading, has reached its replica empties it all the same (once), and reads the kept log', () => lateNode(false));
+
+// A node far behind gets the record within a metadata snapshot instead of the command: it acts on it alike.
+test('every replica damaged: a node that gets the accepted loss within a metadata snapshot, after the kept replica reached its replica, acts on the record alike (once)', () => lateNode(true));
 
 test('every replica damaged: the kept replica\'s node applies the accepted loss before its replica opens (a restart replays the metadata log): it acts once the replica opens, and every node reads the kept log', async () => {
   let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
