@@ -30,6 +30,8 @@ function parts(calls: string[], openStreams = new OpenStreams(), deleted: number
       openMoved: (g: number, then: () => void) => { calls.push(`openMoved ${g}`); then(); },
       dropSoon: (logs: { storage_id: string; topic: number }[]) => calls.push(`drop ${logs.map((l) => `${l.storage_id}/${l.topic}`).join(',')}`),
       deletedTopics: () => deleted,
+      // Node 3's only store: it holds no open replica; emptying for a loss is noted.
+      all: () => [{ self: () => 3, hostedGroup: () => undefined, emptyForLoss: async (g: number, id: string) => { calls.push(`emptyForLoss ${g} ${id}`); return true; } }],
     } as unknown as MetadataReactionParts['replicas'],
     router: { ensureStorage: async (id: string) => { calls.push(`ensureStorage ${id}`); return undefined as never; }, timelineChanged: (t: number) => calls.push(`timelineChanged ${t}`) },
     validators: { forget: (n: string) => calls.push(`forget ${n}`) } as unknown as MetadataReactionParts['validators'],
@@ -82,11 +84,14 @@ test('a move step opens the moved replica and takes the next step; a new member 
   assert.deepEqual(calls, ['hub partition.move', 'openMoved 3', 'mover.round', 'hub node.disk', 'hub node.disk', 'replacer.round']);
 });
 
-test('a restored snapshot: caches forgotten, logs of event types deleted meanwhile dropped, every replica opened', () => {
+test('a restored snapshot: caches forgotten, logs of event types deleted meanwhile dropped, every replica opened; an accepted loss of every replica it carries acted on', async () => {
   const calls: string[] = [];
-  const sm = { eventTypes: () => [record('orders', 7), record('payments', 8)] } as unknown as MetadataStateMachine;
+  const loss = (id: string, rejoin?: number[]) => ({ id, scope: 'partition', node: 1, event_type: 'orders', partition: '0', group: 10, at: '', kept: { last_index: 5 }, damage: { index: 9, term: 4, reason: 'r' }, term_before: 4, term: 0, ...(rejoin === undefined ? {} : { floor: 7, rejoin }) });
+  // L1 names node 3 to rejoin; L0 is a sole replica's record (no floor): nothing to do for it.
+  const sm = { eventTypes: () => [record('orders', 7), record('payments', 8)], acceptedLosses: { records: [loss('L0'), loss('L1', [2, 3])], older: 0 } } as unknown as MetadataStateMachine;
   metadataReactions(parts(calls, new OpenStreams(), [4, 5])).onRestored(sm);
-  assert.deepEqual(calls, ['hub.kickAll', 'topics.invalidate', 'placements.topicsChanged', 'forget orders', 'forget payments', 'drop default/4', 'drop default/5', 'open orders', 'open payments']);
+  await new Promise((res) => setImmediate(res));
+  assert.deepEqual(calls, ['hub.kickAll', 'topics.invalidate', 'placements.topicsChanged', 'forget orders', 'forget payments', 'drop default/4', 'drop default/5', 'open orders', 'open payments', 'emptyForLoss 10 L1', 'openMoved 10', 'mover.round']);
 });
 
 test('streams end when the readers of their event type change or their app is blacklisted, and only then', () => {

@@ -18,7 +18,7 @@ import type { ReplicaMover } from './replica-mover.js';
 import type { MetadataMemberReplacer } from './metadata-members.js';
 import type { PartitionMemberReplacer } from './partition-members.js';
 import { closeStreamsAfterRuleChange } from './rule-change-streams.js';
-import { groupLossApplied } from './group-loss-apply.js';
+import { groupLossApplied, lossOfRecord } from './group-loss-apply.js';
 import { defaultStorageId as defaultStorage } from '../metadata/types.js';
 
 export interface MetadataReactionParts {
@@ -96,6 +96,12 @@ export function metadataReactions(p: MetadataReactionParts): MetadataReactions {
       // behind): their replicas open now, as at start, so they take part in their groups at once
       // instead of on the first request that touches them.
       for (const r of sm.eventTypes()) p.replicas.openSoon(r);
+      // Accepted losses of every replica of a partition that the snapshot carries: this node may not
+      // have applied their commands (group-loss-apply.ts acts once, whichever way it learns of them).
+      for (const loss of sm.acceptedLosses.records) {
+        const cmd = lossOfRecord(loss);
+        if (cmd !== undefined) groupLossApplied({ stores: () => p.replicas.all(), reopen: (group) => p.replicas.openMoved(group, () => p.mover()?.round()), logger: p.logger, openWaitMs: 60_000 }, cmd);
+      }
     },
   };
 }

@@ -5,10 +5,12 @@
  * keys last, so that nothing of it is written after the deletion.
  */
 import { PartitionUnavailableError } from '../log/index.js';
-import { decodeGroupDirectory, dropGroupKeys, groupDirectoryRange } from './partition-group-keys.js';
+import { decodeGroupDirectory, dropGroupKeys, dropReplicaRows, groupDirectoryKey, groupDirectoryRange, lossActedKey, putLossActed } from './partition-group-keys.js';
 import type { PartitionMemoryBudget } from './partition-memory-budget.js';
 import type { ReplicasContext } from './partition-replicas-context.js';
 import { replicaKey } from './partition-replicas-context.js';
+import { RaftLogStore } from './raft-log-store.js';
+import type { DamageRecord } from './raft-records.js';
 
 export class PartitionDrops {
   readonly #c: ReplicasContext;
@@ -92,7 +94,65 @@ export class PartitionDrops {
     }
   }
 
-  async #drop(key: string, topic: number, partition: number, group: number): Promise<void> {
+  /**
+   * Empties this node's replica of `group` for the accepted loss `lossId` (group-loss-apply.ts), once:
+   * the replica, open or not, is taken off the host, and its records and rows are removed, the member
+   * marked damaged (`damage`, given what it held) and the loss recorded as acted on (lossActedKey), in
+   * one durable write. Returns false, doing nothing, when this node already did it for that loss.
+   * Opens of the partition wait for it, as for a drop; the caller opens it again.
+   */
+  async emptyForLoss(group: number, lossId: string, damage: (held: { term: number; lastIndex: number } | undefined) => DamageRecord): Promise<boolean> {
+    const c = this.#c;
+    const acted = await c.o.kv.get(lossActedKey(group));
+    if (acted !== null && acted.toString('utf8') === lossId) return false;
+    const open = [...c.byKey.values()].find((x) => x.groupId === group);
+    const dir = open === undefined ? await c.o.kv.get(groupDirectoryKey(group)) : null;
+    const where = open !== undefined ? { topic: open.topic, partition: open.partition } : dir !== null ? decodeGroupDirectory(groupDirectoryKey(group), dir) : undefined;
+    if (where === undefined) {
+      // Nothing of the group on this storage: only the record that this node acted on the loss, so a
+      // replay of the metadata log does not empty what it later holds as a voter again.
+      await c.o.kv.write((b) => putLossActed(b, group, lossId), { durable: true });
+      return true;
+    }
+    const key = replicaKey(where.topic, where.partition);
+    const earlier = this.#dropping.get(key);
+    const run = (async () => {
+      await earlier;
+      await c.opening.get(key)?.catch(() => undefined);
+      const again = await c.o.kv.get(lossActedKey(group));
+      if (again !== null && again.toString('utf8') === lossId) return false;
+      // What it held: an open replica's Raft state, else its stored one (none on a node that never held it).
+      const r = c.byKey.get(key);
+      let held: { term: number; lastIndex: number } | undefined;
+      if (r !== undefined && r.groupId === group) {
+        const st = r.group.raw.status();
+        held = { term: st.term, lastIndex: st.lastIndex };
+      } else {
+        try {
+          const stored = await RaftLogStore.open(c.o.kv, group, { keepCompacted: true });
+          held = { term: Math.max(stored.storage.hardState().term, stored.damage?.term ?? 0), lastIndex: stored.storage.lastIndex() };
+        } catch {
+          held = undefined;
+        }
+      }
+      const d = damage(held);
+      await this.#drop(key, where.topic, where.partition, group, false);
+      await RaftLogStore.startOver(c.o.kv, group, c.o.disk, d, (b) => {
+        dropReplicaRows(b, group);
+        putLossActed(b, group, lossId);
+      });
+      return true;
+    })();
+    const settled = run.then(() => undefined, () => undefined);
+    this.#dropping.set(key, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.#dropping.get(key) === settled) this.#dropping.delete(key);
+    }
+  }
+
+  async #drop(key: string, topic: number, partition: number, group: number, deleteKeys = true): Promise<void> {
     const c = this.#c;
     await c.opening.get(key)?.catch(() => undefined);
     const r = c.byKey.get(key);
@@ -111,6 +171,6 @@ export class PartitionDrops {
     // first, so the deletion below removes them. Written after it, they outlived the replica (a
     // replica placed here again would start from the dropped one's applied index, without its log).
     await c.o.host.flushRows();
-    await c.o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
+    if (deleteKeys) await c.o.kv.write((b) => dropGroupKeys(b, group), { durable: false });
   }
 }

@@ -17,8 +17,27 @@ function groupKey(prefix: number, group: number): Buffer {
   return k;
 }
 
+/**
+ * [0x18][group u32] -> the id of the accepted loss (partition.loss) for which this node emptied its
+ * replica of the group (group-loss-apply.ts). Not removed with the group's keys: a replay of the
+ * metadata log must find it after the replica was emptied, rejoined and maybe dropped, and not empty
+ * it again. Loss ids are drawn at random, so an old one never matches a new loss.
+ */
+const prefixLossActed = 0x18;
+
+export function lossActedKey(group: number): Buffer {
+  return groupKey(prefixLossActed, group);
+}
+
+export function putLossActed(b: KvBatch, group: number, lossId: string): void {
+  b.put(lossActedKey(group), Buffer.from(lossId, 'utf8'));
+}
+
 /** The range of the whole directory, for iterating it. */
 export const groupDirectoryRange = (): { gte: Buffer; lt: Buffer } => ({ gte: groupKey(prefixGroupDirectory, 0), lt: Buffer.from([prefixGroupDirectory + 1]) });
+
+/** The directory entry of one group. */
+export const groupDirectoryKey = (group: number): Buffer => groupKey(prefixGroupDirectory, group);
 
 /** Records that this node holds `group`, the partition (topic, partition). */
 export function putGroupDirectory(b: KvBatch, group: number, topic: number, partition: number): void {

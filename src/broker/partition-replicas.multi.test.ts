@@ -26,7 +26,8 @@ import { makeMessage } from '../raft/index.js';
 import type { MetadataCommand } from '../metadata/commands.js';
 import { lossPlacement, moveStep } from '../metadata/placement-changes.js';
 import { LossService } from './loss-service.js';
-import { groupLossApplied } from './group-loss-apply.js';
+import { groupLossApplied, lossOfRecord } from './group-loss-apply.js';
+import { cleanLoss } from '../metadata/accepted-losses.js';
 import { Problem } from '../core/problem.js';
 import { isFormerMember, partitionReplacements } from '../metadata/partition-member-replacement.js';
 import type { PartitionPlacement } from '../metadata/placement-types.js';
@@ -1951,6 +1952,248 @@ test('every replica damaged: the loss accepted through the service keeps the nam
     const before = ([1, 2, 3] as NodeId[]).map((id) => c.node(id).replicas.replica(1, 0)!.group.raw.term);
     groupLossApplied({ stores: () => [...c.nodes.values()].map((n) => n.replicas), reopen: () => assert.fail('reopened on a replay'), logger }, { op: 'partition.loss', group: group10, keep: behind, seen: { replicas: [1, 2, 3], learners: [] }, floor: 50, loss: { id: 'loss-1', scope: 'partition', node: behind, group: group10, at: '', kept: { last_index: 0 }, damage: { index: 0, term: 0, reason: '' }, term_before: 0, term: 0, event_type: 'e', partition: '0' } });
     assert.deepEqual(([1, 2, 3] as NodeId[]).map((id) => c.node(id).replicas.replica(1, 0)!.group.raw.term), before);
+  } finally {
+    await c.close();
+  }
+});
+
+async function lateNode(viaRecord: boolean): Promise<void> {
+  let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
+  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const kept: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+      kept.push(`s${i}`);
+    }
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 19));
+    const behind = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
+    c.down.add(behind);
+    for (let i = 20; i < 25; i++) {
+      const from = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+      assert.ok((await c.node(from).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+    }
+    c.down.delete(behind);
+    for (const id of [1, 2, 3] as NodeId[]) {
+      await c.restart(id, async (kv) => {
+        const k = raftGroupKey(group10, kindDamage);
+        await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
+      });
+    }
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...placed } });
+    // The node whose metadata lags: one of the two that do not keep their log.
+    const late = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+    let applied: Parameters<typeof groupLossApplied>[1] | undefined;
+    const service = (id: NodeId, silentNode?: NodeId): LossService =>
+      new LossService({
+        placed: () => [at()],
+        replicas: () => [c.node(id).replicas],
+        self: id,
+        formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
+        nowMs: () => Date.now(),
+        monotonicMs: () => performance.now(),
+        logger,
+        newId: () => 'loss-1',
+        askPeer: async (node, group) => {
+          if (node === silentNode) return undefined;
+          try {
+            return service(node as NodeId).report(String(group));
+          } catch {
+            return undefined;
+          }
+        },
+        propose: async (cmd) => {
+          if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
+          const next = lossPlacement(placed, cmd);
+          if ('ok' in next) return next.ok ? { ok: true } : next;
+          placed = next;
+          // The kept node and one other apply it now; the last one (its metadata behind) later.
+          applied = cmd;
+          for (const id of [1, 2, 3] as NodeId[]) if (id !== late) groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => void c.node(id).replicas.ensure(1, 0), logger }, cmd);
+          return { ok: true, placement: placed };
+        },
+      });
+    const silent = ([1, 2, 3] as NodeId[]).filter((id) => id !== behind);
+    const asked = late;
+    const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
+    assert.equal(answer.node, behind, 'the named replica keeps its log');
+    assert.deepEqual([...answer.rejoin].sort(), silent.sort());
+    const keep = c.node(behind);
+    await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
+    assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
+    // The leader reaches the late node's replica before its node applies the command: it takes the
+    // leader's term (above the floor): by its term, it has acted (the rule before this test).
+    const leaderTerm = keep.replicas.replica(1, 0)!.group.raw.term;
+    await until('the late replica follows the kept leader', () => (c.node(late).replicas.replica(1, 0)?.group.raw.term === leaderTerm ? true : undefined), 15_000);
+    await new Promise((res) => setTimeout(res, 500));
+    // Its metadata catches up: it applies the command now, and twice (a replay) empties it once.
+    let reopened = 0;
+    const lateDeps = { stores: () => [c.node(late).replicas], reopen: () => { reopened++; void c.node(late).replicas.ensure(1, 0); }, logger };
+    // As the state machine keeps it (state-machine.ts), and as the snapshot carries it.
+    const stored = cleanLoss({ ...applied!.loss, floor: applied!.floor, rejoin: [...applied!.seen.replicas, ...applied!.seen.learners].filter((n) => n !== applied!.keep) });
+    const late1 = viaRecord ? lossOfRecord(JSON.parse(JSON.stringify(stored)) as typeof stored)! : applied!;
+    groupLossApplied(lateDeps, late1);
+    await until('the late replica emptied and opened again', () => (reopened === 1 && c.node(late).replicas.replica(1, 0) !== undefined ? true : undefined), 15_000);
+    groupLossApplied(lateDeps, applied!);
+    // The leader's movers make the others voters again (rejoin), each once caught up; its log must
+    // pass the others' damage index (1000) only for a repair in place, not for an empty rejoin.
+    const movers = new Map(
+      ([1, 2, 3] as NodeId[]).map((id) => [
+        id,
+        new ReplicaMover({
+          self: id,
+          stores: () => [c.node(id).replicas],
+          placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined),
+          propose: async (cmd) => {
+            const next = moveStep(placed, cmd);
+            if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
+            placed = next;
+            return { ok: true };
+          },
+          logger,
+        }),
+      ]),
+    );
+    for (let i = 25; i < 30; i++) {
+      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
+      kept.push(`s${i}`);
+    }
+    await until(
+      'every replica a voter again',
+      () => {
+        for (const m of movers.values()) m.round();
+        const conf = keep.replicas.replica(1, 0)!.group.conf;
+        return placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
+      },
+      30_000,
+    );
+    assert.deepEqual(placed.replicas[0], behind, 'the kept replica first (preferred leader)');
+    await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
+    for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
+    // The partition takes writes through every node.
+    for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+    // Applied again once it is a voter (a restart replays the metadata log, or restores a snapshot): nothing happens.
+    groupLossApplied(lateDeps, late1);
+    await new Promise((res) => setTimeout(res, 300));
+    assert.equal(reopened, 1, 'emptied once');
+  } finally {
+    await c.close();
+  }
+}
+
+test('every replica damaged: a node that applies the accepted loss only after the kept replica, leading, has reached its replica empties it all the same (once), and reads the kept log', () => lateNode(false));
+
+// A node far behind gets the record within a metadata snapshot instead of the command: it acts on it alike.
+test('every replica damaged: a node that gets the accepted loss within a metadata snapshot, after the kept replica reached its replica, acts on the record alike (once)', () => lateNode(true));
+
+test('every replica damaged: the kept replica\'s node applies the accepted loss before its replica opens (a restart replays the metadata log): it acts once the replica opens, and every node reads the kept log', async () => {
+  let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
+  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const kept: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+      kept.push(`s${i}`);
+    }
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 19));
+    const behind = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
+    c.down.add(behind);
+    for (let i = 20; i < 25; i++) {
+      const from = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+      assert.ok((await c.node(from).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
+    }
+    c.down.delete(behind);
+    for (const id of [1, 2, 3] as NodeId[]) {
+      await c.restart(id, async (kv) => {
+        const k = raftGroupKey(group10, kindDamage);
+        await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
+      });
+    }
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...placed } });
+    const late = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
+    const service = (id: NodeId, silentNode?: NodeId): LossService =>
+      new LossService({
+        placed: () => [at()],
+        replicas: () => [c.node(id).replicas],
+        self: id,
+        formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
+        nowMs: () => Date.now(),
+        monotonicMs: () => performance.now(),
+        logger,
+        newId: () => 'loss-1',
+        askPeer: async (node, group) => {
+          if (node === silentNode) return undefined;
+          try {
+            return service(node as NodeId).report(String(group));
+          } catch {
+            return undefined;
+          }
+        },
+        propose: async (cmd) => {
+          if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
+          const next = lossPlacement(placed, cmd);
+          if ('ok' in next) return next.ok ? { ok: true } : next;
+          placed = next;
+          // The kept node restarted: it applies the command before its replicas open (they open a moment later).
+          await c.restart(behind);
+          for (const id of [1, 2, 3] as NodeId[]) {
+            groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => (id === behind ? undefined : void c.node(id).replicas.ensure(1, 0)), logger }, cmd);
+          }
+          setTimeout(() => void c.node(behind).replicas.ensure(1, 0), 1_000);
+          return { ok: true, placement: placed };
+        },
+      });
+    const silent = ([1, 2, 3] as NodeId[]).filter((id) => id !== behind);
+    const asked = late;
+    const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
+    assert.equal(answer.node, behind, 'the named replica keeps its log');
+    assert.deepEqual([...answer.rejoin].sort(), silent.sort());
+    const keep = c.node(behind);
+    await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
+    assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
+    // The leader's movers make the others voters again (rejoin), each once caught up; its log must
+    // pass the others' damage index (1000) only for a repair in place, not for an empty rejoin.
+    const movers = new Map(
+      ([1, 2, 3] as NodeId[]).map((id) => [
+        id,
+        new ReplicaMover({
+          self: id,
+          stores: () => [c.node(id).replicas],
+          placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined),
+          propose: async (cmd) => {
+            const next = moveStep(placed, cmd);
+            if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
+            placed = next;
+            return { ok: true };
+          },
+          logger,
+        }),
+      ]),
+    );
+    for (let i = 25; i < 30; i++) {
+      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
+      kept.push(`s${i}`);
+    }
+    await until(
+      'every replica a voter again',
+      () => {
+        for (const m of movers.values()) m.round();
+        const conf = keep.replicas.replica(1, 0)!.group.conf;
+        return placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
+      },
+      30_000,
+    );
+    assert.deepEqual(placed.replicas[0], behind, 'the kept replica first (preferred leader)');
+    await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
+    for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
+    // The partition takes writes through every node.
+    for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
   } finally {
     await c.close();
   }

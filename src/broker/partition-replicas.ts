@@ -18,6 +18,7 @@
  * only). Data written before partition replication existed (the former partition store) stays
  * readable below the group's first offset (`legacy`).
  */
+import type { DamageRecord } from './raft-records.js';
 import type { Offset } from '../core/offset.js';
 import { OffsetExpiredError, PartitionUnavailableError } from '../log/index.js';
 import type { NodeId } from '../raft/index.js';
@@ -286,6 +287,16 @@ export class PartitionReplicas {
    */
   dropReplica(topic: number, partition: number, group: number): Promise<void> {
     return this.#drops.dropReplica(topic, partition, group);
+  }
+
+  /** Empties this node's replica of a group for an accepted loss, once per loss (PartitionDrops.emptyForLoss). */
+  emptyForLoss(group: number, lossId: string, damage: (held: { term: number; lastIndex: number } | undefined) => DamageRecord): Promise<boolean> {
+    return this.#drops.emptyForLoss(group, lossId, damage);
+  }
+
+  /** This node's id. */
+  self(): number {
+    return this.#c.me();
   }
 
   /** The groups this node has data of on disk, with their partition (to drop those moved away at start). */

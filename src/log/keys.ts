@@ -20,7 +20,9 @@
  *   0x17        partition history still to fetch: [0x17][group u32] -> snapshot index, next offset, first raft
  *                index and offset of the log before the snapshot (a replica that installed a snapshot without
  *                that log; src/broker/partition-replica.ts)
- *   0x13, 0x18..0x1f  reserved for future partition-log data
+ *   0x18        accepted loss acted on: [0x18][group u32] -> the id of the accepted loss (partition.loss) for
+ *                which this node emptied its replica of the group (src/broker/partition-group-keys.ts)
+ *   0x13, 0x19..0x1f  reserved for future partition-log data
  * Nothing else may write keys in 0x10..0x1f.
  *
  * All integers are big-endian and unsigned so RocksDB's bytewise order is numeric order: batches of

@@ -36,6 +36,14 @@ export interface LossRecord {
   /** The term it was stuck at, and the term it leads at after (0: it did not lead within the wait). */
   term_before: number;
   term: number;
+  /**
+   * A partition of several replicas (partition.loss): the command's term floor and the nodes whose
+   * replicas rejoin empty, kept so that a node that gets the record within a metadata snapshot acts on
+   * it as on the command (src/broker/group-loss-apply.ts). Absent in records of a sole replica, and in
+   * those written before.
+   */
+  floor?: number;
+  rejoin?: number[];
 }
 
 /** The records kept: the newest `acceptedLossesKept`, oldest first, and how many older ones were let go. */
@@ -78,6 +86,8 @@ export function lossRecordProblem(v: unknown): string | undefined {
   const d = v['damage'];
   if (!isObj(d) || !isInt(d['index']) || !isInt(d['term']) || !text(d['reason'])) return 'loss.damage needs index, term and reason';
   if (!isInt(v['term_before']) || !isInt(v['term'])) return 'loss.term_before and loss.term must be integers';
+  if (v['floor'] !== undefined && !isInt(v['floor'])) return 'loss.floor must be an integer';
+  if (v['rejoin'] !== undefined && (!Array.isArray(v['rejoin']) || !v['rejoin'].every((n) => isInt(n) && n >= 1))) return 'loss.rejoin must be node ids';
   return undefined;
 }
 
@@ -106,5 +116,7 @@ export function cleanLoss(r: LossRecord): LossRecord {
     damage: { index: r.damage.index, term: r.damage.term, reason: r.damage.reason },
     term_before: r.term_before,
     term: r.term,
+    ...(Number.isSafeInteger(r.floor) && (r.floor as number) >= 0 ? { floor: r.floor } : {}),
+    ...(Array.isArray(r.rejoin) && r.rejoin.every((n) => Number.isSafeInteger(n) && n >= 1) ? { rejoin: [...r.rejoin] } : {}),
   };
 }

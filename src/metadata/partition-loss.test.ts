@@ -57,6 +57,22 @@ test('partition.loss: the kept member is the only voter, the others learners in 
   assert.deepEqual(restored.acceptedLosses, sm.acceptedLosses);
 });
 
+// A node that gets the record within a snapshot acts on it as on the command (group-loss-apply.ts
+// lossOfRecord): the record keeps the command's floor and the nodes that rejoin, through the snapshot.
+test('partition.loss: its record keeps the floor and the nodes that rejoin, carried by a snapshot', () => {
+  const { sm, apply } = cluster();
+  apply(lossCmd());
+  const restored = MetadataStateMachine.restore(JSON.parse(JSON.stringify(sm.snapshot())), sm.appliedIndex);
+  const r = restored.acceptedLosses.records[0]!;
+  assert.equal(r.floor, 7);
+  assert.deepEqual(r.rejoin, [1, 3]);
+  // A record of a sole replica's loss (loss.accepted) has neither.
+  apply({ op: 'loss.accepted', loss: record('S1', 2, 3) });
+  const s = sm.acceptedLosses.records.find((x) => x.id === 'S1')!;
+  assert.equal(s.floor, undefined);
+  assert.equal(s.rejoin, undefined);
+});
+
 test('partition.loss drops the move in flight, its learner among those that rejoin', () => {
   const { apply } = cluster();
   assert.equal(reason(apply({ op: 'partition.move', group: 1, step: 'add_learner', from: 1, to: 4 })), 'ok');

@@ -286,7 +286,9 @@ export class MetadataStateMachine {
     const r = acceptGroupLoss(this.#eventTypes.values(), cmd);
     if (!r.ok) return r;
     this.#eventTypes.set(r.record.eventType.name, r.record);
-    this.#acceptedLosses = withLoss(this.#acceptedLosses, cleanLoss(cmd.loss));
+    // With the floor and the nodes that rejoin: a node that gets it within a snapshot acts on it too.
+    const rejoin = [...cmd.seen.replicas, ...cmd.seen.learners].filter((n) => n !== cmd.keep);
+    this.#acceptedLosses = withLoss(this.#acceptedLosses, cleanLoss({ ...cmd.loss, floor: cmd.floor, rejoin }));
     return { ok: true, placement: r.placement };
   }
 

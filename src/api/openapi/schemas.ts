@@ -290,6 +290,7 @@ export const AcceptedLoss = named('AcceptedLoss', Type.Object(
     term_before: Type.Integer({ description: 'The term the replica was stuck at' }),
     term: Type.Integer({ description: 'The term it leads at now: above every term its node may have used; 0 when it did not lead within 5 s of the request (always 0 for a partition of several replicas: the kept replica\'s node acts when it applies the record)' }),
     rejoin: Type.Optional(Type.Array(Type.Integer(), { description: 'Several replicas, every one damaged: the nodes whose replicas rejoin empty and are made voters again' })),
+    floor: Type.Optional(Type.Integer({ description: 'Several replicas: the term floor the kept replica leads above (the highest term any replica may have used)' })),
     replicas: Type.Optional(Type.Array(ReplicaReport, { description: 'Several replicas: what each replica\'s node reported when asked' })),
     recorded: Type.Optional(Type.Boolean({ description: 'In GET /cluster: whether the metadata holds the record (false: accepted on this node, its record not committed yet; it is proposed until it is)' })),
   },
