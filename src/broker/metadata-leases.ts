@@ -190,9 +190,14 @@ export class MetadataLeases {
     return this.#leader.holding(now) || now < this.#selfWantUntil;
   }
 
-  /** A tick or an apply: release the writes that may be acknowledged now, fail late or orphaned ones. */
+  /**
+   * A tick or an apply: release the writes that may be acknowledged now, fail late or orphaned ones;
+   * reads waiting for a release that is late fail too (on a follower cut off from its leader no release
+   * comes, and a read must answer 503 by its deadline, not hang).
+   */
   tick(): void {
     this.#refresh();
+    this.#releaseReads();
     this.#release();
   }
 

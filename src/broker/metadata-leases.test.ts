@@ -1,0 +1,103 @@
+/**
+ * Goal: a follower serves a read under its lease only once every entry it applied that changed its
+ * state is released (docs/metadata-raft.md, "Read leases", "Released, not just acknowledged"): a write
+ * it applied before the leader heard that every lease holder applied it stays invisible here, or a
+ * later read on a lease holder that has not applied it yet would not show what this read showed.
+ * Method: the adapter over a stub follower group; messages built by hand as the leader would send them.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Message, NodeId } from '../raft/index.js';
+import type { LeaseField } from './metadata-lease.js';
+import { MetadataLeases } from './metadata-leases.js';
+import type { RaftGroup } from './raft-host/raft-group.js';
+
+const leader = 1 as NodeId;
+const self = 2 as NodeId;
+const term = 2;
+
+function follower(): { leases: MetadataLeases; setNow: (ms: number) => void; setLastChange: (i: number) => void } {
+  let now = 0;
+  let lastChange = 0;
+  const group = {
+    self,
+    term,
+    leader,
+    applied: 5,
+    isSingleton: () => false,
+    isLeader: () => false,
+    raw: { commitIndex: 5, committedInTerm: true },
+    conf: { voters: [1, 2, 3], learners: [] },
+  } as unknown as RaftGroup<unknown>;
+  const leases = new MetadataLeases({ timing: { leaseMs: 1000, freshMs: 500, drift: 0.01 }, group, nowMs: () => now, firstSeq: 100, lastChange: () => lastChange });
+  leases.changed();
+  return { leases, setNow: (ms) => (now = ms), setLastChange: (i) => (lastChange = i) };
+}
+
+function fromLeader(type: 'app' | 'heartbeat', lease: LeaseField): Message {
+  return { type, from: leader, to: self, term, lease } as unknown as Message;
+}
+
+/** The follower's answer to its leader, as the group would send it; the lease field it gets. */
+function answer(leases: MetadataLeases): LeaseField {
+  const m = leases.outgoing({ type: 'heartbeatResp', from: self, to: leader, term } as unknown as Message);
+  assert.ok(m.lease !== undefined, 'an answer to a leader that stamps carries a lease field');
+  return m.lease;
+}
+
+/** Makes the follower hold a lease up to commit index 5, with `released` as the leader's released index. */
+function grant(leases: MetadataLeases, setNow: (ms: number) => void, released: number): void {
+  setNow(10);
+  assert.equal(leases.read().kind, 'none', 'no lease yet: the read takes a round and the node asks');
+  leases.received(fromLeader('heartbeat', { stamp: 1, seq: 0, index: 0, released }));
+  const ask = answer(leases);
+  assert.ok(ask.seq > 0, 'a read wanted a lease: the answer asks for one');
+  setNow(20);
+  leases.received(fromLeader('heartbeat', { stamp: 2, seq: ask.seq, index: 5, released }));
+}
+
+test('a write applied here but not yet released is not shown under a lease; it is once the leader releases it', async () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(5); // entry 5 changed the state (a metadata write)
+  grant(leases, setNow, 4);
+  setNow(30);
+  assert.deepEqual(leases.read(), { kind: 'release' }, 'applied 5, released 4: the read waits for the release');
+  let served = false;
+  const wait = leases.waitReleased(5_000).then(() => (served = true));
+  await Promise.resolve();
+  assert.equal(served, false, 'still unreleased');
+  leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 5 }));
+  await wait;
+  assert.equal(served, true, 'released: the waiting read goes on');
+  assert.deepEqual(leases.read(), { kind: 'now' }, 'now released: served from the applied state');
+});
+
+test('entries that changed nothing (a new leader\'s empty entry) need no release', () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(4); // entry 5 is a no-op: the last change is 4, released
+  grant(leases, setNow, 4);
+  setNow(30);
+  assert.deepEqual(leases.read(), { kind: 'now' });
+});
+
+test('a lease runs out on the follower\'s clock one lease length after the ask it answers left', () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(4);
+  grant(leases, setNow, 4); // the ask left at 10
+  setNow(1009);
+  assert.deepEqual(leases.read(), { kind: 'now' });
+  setNow(1010);
+  assert.deepEqual(leases.read(), { kind: 'none' }, 'lease over: back to a round');
+});
+
+test('a release the node cannot get in time fails the read with 503', async () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(5);
+  grant(leases, setNow, 4);
+  setNow(30);
+  const wait = leases.waitReleased(100);
+  setNow(100);
+  leases.tick();
+  leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 4 }));
+  await assert.rejects(wait, (err: { status?: number }) => err.status === 503);
+});
