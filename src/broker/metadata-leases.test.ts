@@ -16,13 +16,16 @@ const leader = 1 as NodeId;
 const self = 2 as NodeId;
 const term = 2;
 
-function follower(): { leases: MetadataLeases; setNow: (ms: number) => void; setLastChange: (i: number) => void } {
+function follower(): { leases: MetadataLeases; setNow: (ms: number) => void; setLastChange: (i: number) => void; setLeader: (id: NodeId) => void } {
   let now = 0;
   let lastChange = 0;
+  let groupLeader: NodeId = leader;
   const group = {
     self,
     term,
-    leader,
+    get leader() {
+      return groupLeader;
+    },
     applied: 5,
     isSingleton: () => false,
     isLeader: () => false,
@@ -31,7 +34,7 @@ function follower(): { leases: MetadataLeases; setNow: (ms: number) => void; set
   } as unknown as RaftGroup<unknown>;
   const leases = new MetadataLeases({ timing: { leaseMs: 1000, freshMs: 500, drift: 0.01 }, group, nowMs: () => now, firstSeq: 100, lastChange: () => lastChange });
   leases.changed();
-  return { leases, setNow: (ms) => (now = ms), setLastChange: (i) => (lastChange = i) };
+  return { leases, setNow: (ms) => (now = ms), setLastChange: (i) => (lastChange = i), setLeader: (id) => (groupLeader = id) };
 }
 
 function fromLeader(type: 'app' | 'heartbeat', lease: LeaseField): Message {
@@ -90,14 +93,24 @@ test('a lease runs out on the follower\'s clock one lease length after the ask i
   assert.deepEqual(leases.read(), { kind: 'none' }, 'lease over: back to a round');
 });
 
-test('a release the node cannot get in time fails the read with 503', async () => {
-  const { leases, setNow, setLastChange } = follower();
+test('a node cut off from its leader fails a read waiting for a release with 503 at its deadline; one that follows a leader waits on', async () => {
+  const { leases, setNow, setLastChange, setLeader } = follower();
   setLastChange(5);
   grant(leases, setNow, 4);
   setNow(30);
-  const wait = leases.waitReleased(100);
-  setNow(100);
+  let settled = false;
+  const wait = leases.waitReleased(100).then(
+    () => (settled = true),
+    (err: { status?: number }) => {
+      settled = true;
+      throw err;
+    },
+  );
+  setNow(150);
   leases.tick();
-  leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 4 }));
+  await Promise.resolve();
+  assert.equal(settled, false, 'past the deadline, but a leader is known: its release may be on its way');
+  setLeader(0 as NodeId); // an election timeout without the leader: it campaigns, and knows no leader
+  leases.tick();
   await assert.rejects(wait, (err: { status?: number }) => err.status === 503);
 });

@@ -5,7 +5,7 @@
  * applied them (gate), and tells a read whether it may be served from the applied state now.
  */
 import { problems, type Problem } from '../core/problem.js';
-import type { Message } from '../raft/index.js';
+import { noNode, type Message } from '../raft/index.js';
 import { LeaseFollower, LeaseLeader, type LeaseTiming } from './metadata-lease.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 
@@ -191,13 +191,16 @@ export class MetadataLeases {
   }
 
   /**
-   * A tick or an apply: release the writes that may be acknowledged now, fail late or orphaned ones;
-   * reads waiting for a release that is late fail too (on a follower cut off from its leader no release
-   * comes, and a read must answer 503 by its deadline, not hang).
+   * A tick or an apply: release the writes that may be acknowledged now, fail late or orphaned ones.
+   * Reads waiting for a release fail at their deadline while this node knows no leader (cut off: no
+   * release comes, and a read must answer 503 by its deadline, not hang). While it follows a leader
+   * they wait on: a new leader releases only after waiting out older leases (about 1.5 s), which on a
+   * loaded machine can pass a short deadline although the release is on its way.
    */
   tick(): void {
     this.#refresh();
-    this.#releaseReads();
+    const g = this.#o.group;
+    if (!g.isLeader() && g.leader === noNode) this.#releaseReads();
     this.#release();
   }
 
