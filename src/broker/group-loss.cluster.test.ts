@@ -34,18 +34,6 @@ async function newest(i: number, name: string): Promise<string | undefined> {
   return r.status === 200 ? (r.body as { newest_available_offset: string }[])[0]?.newest_available_offset : undefined;
 }
 
-async function kill(i: number): Promise<void> {
-  const pid = cluster.kill9(i);
-  await until(`node ${i} (pid ${pid}) to be gone`, 10_000, async () => {
-    try {
-      process.kill(pid, 0);
-      return undefined;
-    } catch {
-      return true;
-    }
-  });
-}
-
 test('a partition whose three replicas are all damaged: its loss accepted on one node, it takes writes through every node and every node reads the kept log', { timeout: 240_000 }, (t) => scenario(t, [1, 2, 3]));
 
 // Two of three damaged: the healthy one cannot be elected (a damaged member does not vote), so the
@@ -74,7 +62,7 @@ async function scenario(t: { diagnostic(s: string): void }, damagedNodes: number
     assert.match((healthy.body as { detail: string }).detail, /has a replica that is not damaged/);
 
     await new Promise((r) => setTimeout(r, 300));
-    for (const i of [1, 2, 3]) await kill(i);
+    for (const i of [1, 2, 3]) await cluster.killAndWait(i);
     for (const i of damagedNodes) {
       const kv = await openRocksKv(cluster.dataDir(i));
       const k = groupKey(placed.group, kindDamage);

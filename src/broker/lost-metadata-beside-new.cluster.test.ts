@@ -29,27 +29,6 @@ const url = (i: number) => cluster.url(i);
 const view = (i: number) => cluster.view<View>(i);
 const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => cluster.until(what, timeoutMs, probe);
 
-/** Kills node i with SIGKILL and waits until its process is gone (its RocksDB lock with it). */
-async function kill(i: number): Promise<void> {
-  const pid = cluster.kill9(i);
-  await until(`node ${i} (pid ${pid}) to be gone`, 10_000, async () => {
-    try {
-      process.kill(pid, 0);
-      return undefined;
-    } catch {
-      return true;
-    }
-  });
-}
-
-/** Restarts the nodes that are down with cluster/up; returns node i's log lines from the new run only. */
-function restart(i: number): () => string {
-  const from = cluster.nodeLog(i).length;
-  const out = cluster.run('up', '3');
-  assert.match(out, new RegExp(`node ${i}: started`));
-  return () => cluster.nodeLog(i).slice(from);
-}
-
 test('a node that lost its metadata records after another node was wiped and replaced is repaired', { timeout: 150_000 }, async (t) => {
   try {
     cluster.run('up', '3');
@@ -68,9 +47,9 @@ test('a node that lost its metadata records after another node was wiped and rep
 
     // Node W's directory is wiped: it joins as a new member, which replaces its former one.
     const wiped = [1, 2, 3].find((i) => i !== leader)!;
-    await kill(wiped);
+    await cluster.killAndWait(wiped);
     rmSync(cluster.dataDir(wiped), { recursive: true, force: true });
-    restart(wiped);
+    cluster.restartDown(wiped);
     const member = await until(`node ${wiped} to run a new member`, 30_000, async () => {
       const v = await view(wiped);
       return v !== undefined && v.metadata.member !== wiped ? v.metadata.member : undefined;
@@ -85,12 +64,12 @@ test('a node that lost its metadata records after another node was wiped and rep
     // (it holds partition records) and starts the group empty and damaged.
     const lost = [1, 2, 3].find((i) => i !== leader && i !== wiped)!;
     await new Promise((r) => setTimeout(r, 300)); // the marker follows the last durable write
-    await kill(lost);
+    await cluster.killAndWait(lost);
     const kv = await openRocksKv(cluster.dataDir(lost));
     await kv.write((b) => b.delRange(groupStart(0), groupStart(1)), { durable: true });
     await kv.close();
     rmSync(join(cluster.dataDir(lost), markerFileName));
-    const run = restart(lost);
+    const run = cluster.restartDown(lost);
     await until(`node ${lost} to learn its floor, be repaired and apply the metadata`, 30_000, async () => {
       const [l, v] = await Promise.all([view(leader), view(lost)]);
       return l !== undefined && v !== undefined && !v.metadata.raft_damaged && v.metadata.applied_index >= l.metadata.commit_index ? true : undefined;

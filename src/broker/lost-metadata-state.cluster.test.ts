@@ -51,27 +51,6 @@ async function recordsOf(i: number, group: number): Promise<number> {
   }
 }
 
-/** Kills node i with SIGKILL and waits until its process is gone (its RocksDB lock with it). */
-async function kill(i: number): Promise<void> {
-  const pid = cluster.kill9(i);
-  await until(`node ${i} (pid ${pid}) to be gone`, 10_000, async () => {
-    try {
-      process.kill(pid, 0);
-      return undefined;
-    } catch {
-      return true;
-    }
-  });
-}
-
-/** Restarts node i with cluster/up; returns its log lines from the new run only. */
-function restart(i: number): () => string {
-  const from = cluster.nodeLog(i).length;
-  const out = cluster.run('up', '3');
-  assert.match(out, new RegExp(`node ${i}: started`));
-  return () => cluster.nodeLog(i).slice(from);
-}
-
 test('a node that lost its metadata raft state but kept its partition records keeps them: the only copy of a partition is not orphaned or dropped', { timeout: 150_000 }, async (t) => {
   try {
     cluster.run('up', '3');
@@ -93,7 +72,7 @@ test('a node that lost its metadata raft state but kept its partition records ke
     // As its own node answers (another node's bounds of a partition it holds no replica of may trail).
     const before = (await newest(victim, 'solo'))!.get(held.partition);
     await new Promise((r) => setTimeout(r, 300)); // the marker follows the last durable write
-    await kill(victim);
+    await cluster.killAndWait(victim);
     assert.ok((await recordsOf(victim, held.group)) > 0, 'the partition has records on its node');
     // Every record of the metadata group goes, and the marker with it: the node finds a loss.
     const kv = await openRocksKv(cluster.dataDir(victim));
@@ -102,7 +81,7 @@ test('a node that lost its metadata raft state but kept its partition records ke
     rmSync(join(cluster.dataDir(victim), markerFileName));
     assert.equal(await recordsOf(victim, 0), 0);
 
-    const firstRun = restart(victim);
+    const firstRun = cluster.restartDown(victim);
     await until(`node ${victim} to apply the metadata again`, 20_000, async () => {
       const [l, v] = await Promise.all([view(leader), view(victim)]);
       return l !== undefined && v !== undefined && !v.metadata.raft_damaged && v.metadata.applied_index >= l.metadata.commit_index ? true : undefined;
@@ -116,15 +95,15 @@ test('a node that lost its metadata raft state but kept its partition records ke
     t.diagnostic(`after the first restart: metadata members ${JSON.stringify(v1.metadata.members)}; placement ${JSON.stringify(p1)}`);
 
     // Once more: a restart after the node applied the metadata (the start drops replicas its member is not placed on).
-    await kill(victim);
-    const secondRun = restart(victim);
+    await cluster.killAndWait(victim);
+    const secondRun = cluster.restartDown(victim);
     await until(`node ${victim} to apply the metadata again`, 20_000, async () => {
       const [l, v] = await Promise.all([view(leader), view(victim)]);
       return l !== undefined && v !== undefined && v.metadata.applied_index >= l.metadata.commit_index ? true : undefined;
     });
     await new Promise((r) => setTimeout(r, 1000));
     const second = secondRun();
-    await kill(victim);
+    await cluster.killAndWait(victim);
     const left = await recordsOf(victim, held.group);
     cluster.run('up', '3');
     const all = first + second;

@@ -82,6 +82,27 @@ export class LocalCluster {
     return pid;
   }
 
+  /** Kills node i with SIGKILL and waits until its process is gone (its RocksDB lock with it). */
+  async killAndWait(i: number): Promise<void> {
+    const pid = this.kill9(i);
+    await this.until(`node ${i} (pid ${pid}) to be gone`, 10_000, async () => {
+      try {
+        process.kill(pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    });
+  }
+
+  /** Starts the nodes that are down with cluster/up (node i among them); returns node i's log lines from the new run only. */
+  restartDown(i: number): () => string {
+    const from = this.nodeLog(i).length;
+    const out = this.run('up', String(this.nodes.length));
+    if (!new RegExp(`node ${i}: started`).test(out)) throw new Error(`cluster/up did not start node ${i}:\n${out}`);
+    return () => this.nodeLog(i).slice(from);
+  }
+
   /** The node's RocksDB directory. */
   dataDir(i: number): string {
     return join(this.dir, `node${i}`, 'data');
