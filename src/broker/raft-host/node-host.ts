@@ -592,13 +592,18 @@ export class RaftNodeHost {
   #send(groups: readonly GroupMessages[]): void {
     if (this.#transport === undefined) return;
     this.stats.sends++;
-    for (const gm of groups) this.stats.messagesSent += gm.messages.length;
     // A group may stamp what it sends as it leaves (the metadata group's read leases: the time of the
-    // send, not of the Ready).
-    const out = groups.map((gm) => {
+    // send, not of the Ready). Only such a group's messages are copied: partition groups stamp
+    // nothing, and a send of theirs allocates nothing here.
+    let out = groups;
+    for (let i = 0; i < groups.length; i++) {
+      const gm = groups[i]!;
+      this.stats.messagesSent += gm.messages.length;
       const decorate = this.#groups.get(gm.group)?.outgoing;
-      return decorate === undefined ? gm : { group: gm.group, messages: gm.messages.map(decorate) };
-    });
+      if (decorate === undefined) continue;
+      if (out === groups) out = groups.slice();
+      (out as GroupMessages[])[i] = { group: gm.group, messages: gm.messages.map(decorate) };
+    }
     this.#transport.send(out);
   }
 
