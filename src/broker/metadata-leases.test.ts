@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Message, NodeId } from '../raft/index.js';
-import type { LeaseField } from './metadata-lease.js';
+import { newLeaderWaitMs, type LeaseField } from './metadata-lease.js';
 import { MetadataLeases } from './metadata-leases.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 
@@ -113,4 +113,29 @@ test('a node cut off from its leader fails a read waiting for a release with 503
   setLeader(0 as NodeId); // an election timeout without the leader: it campaigns, and knows no leader
   leases.tick();
   await assert.rejects(wait, (err: { status?: number }) => err.status === 503);
+});
+
+test('a read waiting for a release that never comes fails one new leader\'s wait past its deadline, although the node follows a leader', async () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(5);
+  grant(leases, setNow, 4);
+  setNow(30);
+  let settled = false;
+  const wait = leases.waitReleased(100).then(
+    () => (settled = true),
+    (err: { status?: number }) => {
+      settled = true;
+      throw err;
+    },
+  );
+  // The leader keeps heartbeating but never releases 5 (say a lease holder answers and does not apply).
+  const grace = newLeaderWaitMs({ leaseMs: 1000, freshMs: 500, drift: 0.01 });
+  setNow(100 + grace - 1);
+  leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 4 }));
+  leases.tick();
+  await Promise.resolve();
+  assert.equal(settled, false, 'within the grace: a new leader\'s release may be on its way');
+  setNow(100 + grace);
+  leases.tick();
+  await assert.rejects(wait, (err: { status?: number }) => err.status === 503, 'past the grace the read answers 503, it does not hang');
 });

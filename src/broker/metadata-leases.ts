@@ -6,7 +6,7 @@
  */
 import { problems, type Problem } from '../core/problem.js';
 import { noNode, type Message } from '../raft/index.js';
-import { LeaseFollower, LeaseLeader, type LeaseTiming } from './metadata-lease.js';
+import { LeaseFollower, LeaseLeader, newLeaderWaitMs, type LeaseTiming } from './metadata-lease.js';
 import type { RaftGroup } from './raft-host/raft-group.js';
 
 export type { LeaseTiming } from './metadata-lease.js';
@@ -174,7 +174,8 @@ export class MetadataLeases {
 
   /**
    * Resolves once every entry this node applied that changed its state is released (checked when it
-   * resolves, so the read that follows at once shows nothing unreleased); fails with 503 at `deadlineMs`.
+   * resolves, so the read that follows at once shows nothing unreleased); fails with 503 at `deadlineMs`
+   * while this node knows no leader, and at `deadlineMs` plus a new leader's wait in any case (tick).
    */
   waitReleased(deadlineMs: number): Promise<void> {
     this.#refresh();
@@ -193,14 +194,16 @@ export class MetadataLeases {
   /**
    * A tick or an apply: release the writes that may be acknowledged now, fail late or orphaned ones.
    * Reads waiting for a release fail at their deadline while this node knows no leader (cut off: no
-   * release comes, and a read must answer 503 by its deadline, not hang). While it follows a leader
-   * they wait on: a new leader releases only after waiting out older leases (about 1.5 s), which on a
-   * loaded machine can pass a short deadline although the release is on its way.
+   * release comes, and a read must answer 503 by its deadline, not hang). While it follows (or is) a
+   * leader they get a grace of one new leader's wait past the deadline: a new leader releases only
+   * after waiting out older leases (about 1.5 s), which on a loaded machine can pass a short deadline
+   * although the release is on its way. Past the grace they fail whatever the node knows: a leader
+   * that never releases (a lease holder that answers but does not apply, a release lost to a group
+   * gone quiet) must not keep a request, and what waits on it, for ever.
    */
   tick(): void {
     this.#refresh();
-    const g = this.#o.group;
-    if (!g.isLeader() && g.leader === noNode) this.#releaseReads();
+    this.#releaseReads();
     this.#release();
   }
 
@@ -220,14 +223,17 @@ export class MetadataLeases {
     this.#releaseReads();
   }
 
+  /** Resolves the reads waiting for a release if it came; fails the late ones (tick). */
   #releaseReads(): void {
     if (this.#releaseWaiters.length === 0) return;
     const now = this.#o.nowMs();
     const ok = this.#releaseDone();
+    const g = this.#o.group;
+    const graceMs = !g.isLeader() && g.leader === noNode ? 0 : newLeaderWaitMs(this.#o.timing);
     const keep: ReleaseWaiter[] = [];
     for (const w of this.#releaseWaiters) {
       if (ok) w.resolve();
-      else if (w.deadlineMs <= now) w.reject(problems.unavailable('The metadata this node applied was not confirmed visible everywhere in time (is the metadata leader reachable?); retry.'));
+      else if (w.deadlineMs + graceMs <= now) w.reject(problems.unavailable('The metadata this node applied was not confirmed visible everywhere in time (is the metadata leader reachable?); retry.'));
       else keep.push(w);
     }
     this.#releaseWaiters = keep;
