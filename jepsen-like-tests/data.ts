@@ -105,12 +105,13 @@ let finalLeaders = new Map<number, { term: number; leader: number }>();
 try {
   await cluster.up();
   await until('a leader agreed on by all nodes', 20_000, () => cluster.agreedLeader());
-  const created = await fetch(`${cluster.url(1)}/event-types`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dataEventTypeBody(eventType, partitionCount)) });
+  const created = await fetch(`${cluster.url(1)}/event-types`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dataEventTypeBody(eventType, partitionCount)), signal: AbortSignal.timeout(20_000) });
   if (created.status !== 201) throw new Error(`creating ${eventType}: ${created.status} ${await created.text()}`);
   const sub = await fetch(`${cluster.url(1)}/subscriptions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ owning_application: 'jepsen', event_types: [eventType], consumer_group: 'jepsen-data', read_from: 'begin' }),
+    signal: AbortSignal.timeout(20_000),
   });
   if (sub.status !== 201) throw new Error(`creating the subscription: ${sub.status} ${await sub.text()}`);
   subscription = ((await sub.json()) as { id: string }).id;

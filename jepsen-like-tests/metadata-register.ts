@@ -86,6 +86,7 @@ try {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(eventTypeBody(key, 'init')),
+      signal: AbortSignal.timeout(20_000),
     });
     if (r.status !== 201) throw new Error(`creating ${key}: ${r.status} ${await r.text()}`);
     recorded.push({ op: { client: -1, kind: 'write', key, value: 'init', invoke, complete: performance.now() }, node: 1, outcome: 'ok', status: '201' });

@@ -15,7 +15,7 @@ import { freeClusterBase } from './testing/free-ports.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-test('cluster/up sees a leader with authentication on; without a token for the mode it stops at once', async () => {
+test('cluster/up sees a leader with authentication on; without a token for the mode it stops at once', { timeout: 150_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'brook-cluster-auth-'));
   const tokens = join(dir, 'tokens.json');
   writeFileSync(tokens, JSON.stringify({ tokens: { 'reader-token': { uid: 'reader', scopes: [] }, 'admin-token': { uid: 'brook-admin', scopes: [] } } }));
@@ -23,12 +23,14 @@ test('cluster/up sees a leader with authentication on; without a token for the m
   const env: NodeJS.ProcessEnv = { ...process.env, BROOK_CLUSTER_DIR: join(dir, 'c'), BROOK_CLUSTER_PORT: String(base), BROOK_CLUSTER_NO_BUILD: '1', BROOK_CLUSTER_WAIT_MS: '20000', BROOK_AUTH: 'static', BROOK_AUTH_TOKENS_FILE: tokens };
   delete env['BROOK_TOKEN'];
   const run = (cmd: string, args: string[], extra: Record<string, string> = {}) => spawnSync(join(repo, 'cluster', cmd), args, { env: { ...env, ...extra }, encoding: 'utf8', timeout: 60_000 });
+  // Also when the test times out (its finally runs only once what it awaits settles).
+  t.after(() => run('down', []));
   try {
     const up = run('up', ['2']);
     assert.equal(up.status, 0, `${up.stdout}\n${up.stderr}`);
     assert.match(up.stdout, /leader: node [12]/);
     // The nodes do require a token: without one GET /cluster is 401.
-    assert.equal((await fetch(`http://127.0.0.1:${base}/cluster`)).status, 401);
+    assert.equal((await fetch(`http://127.0.0.1:${base}/cluster`, { signal: AbortSignal.timeout(10_000) })).status, 401);
     const status = run('status', []);
     assert.match(status.stdout, /^1 +\d+ +(leader|follower) /m, status.stdout);
     // A token given explicitly is used; a refused one is reported, not waited on.

@@ -195,7 +195,7 @@ function brook(args: string[]): Promise<{ code: number | null; stdout: string; s
     const env: Record<string, string | undefined> = { ...process.env };
     delete env['BROOK_URL'];
     delete env['BROOK_TOKEN'];
-    const p = spawn(process.execPath, [cliJs, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [cliJs, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000, killSignal: 'SIGKILL' });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -385,10 +385,14 @@ test('restart (clean) while a stream is open: the stream ends, a new stream open
   }
 });
 
-test('restart after kill -9 while a stream is open: the stale session of the dead process is closed, a new stream opens on the single slot and resumes after the last commit', { timeout: 60_000 }, async () => {
+test('restart after kill -9 while a stream is open: the stale session of the dead process is closed, a new stream opens on the single slot and resumes after the last commit', { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'brook-subcrash-'));
   const port = await freePort();
   const child = await spawnBroker(dir, port);
+  // Also at the test's timeout, when the finally below has not run (it waits for what the test awaits).
+  t.after(() => {
+    if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
+  });
   let tb: TestBroker | undefined;
   try {
     const et = await eventType(child.url, 1);

@@ -32,6 +32,7 @@ async function readAll(url: string): Promise<Seen[]> {
     const total = Number(p.newest_available_offset.slice(-18)) + 1;
     const res = await fetch(`${url}/event-types/crash/events?batch_limit=${Math.min(1000, total)}&stream_limit=${total}`, {
       headers: { 'X-Svc-Cursors': JSON.stringify([{ partition: p.partition, offset: 'BEGIN' }]) },
+      signal: AbortSignal.timeout(30_000),
     });
     assert.equal(res.status, 200);
     const text = await res.text();
@@ -47,12 +48,16 @@ async function readAll(url: string): Promise<Seen[]> {
   return out;
 }
 
-test('acknowledged events survive kill -9 during continuous publishing, in order, without duplicates', { timeout: 180_000 }, async () => {
+test('acknowledged events survive kill -9 during continuous publishing, in order, without duplicates', { timeout: 180_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'brook-crash-'));
   const port = await freePort();
   const acked = new Map<number, number>(); // producer -> highest acknowledged seq (each producer waits for acks)
   const attempted = new Map<number, number>(); // producer -> highest seq sent
   let broker: Awaited<ReturnType<typeof spawnBroker>> | undefined;
+  // Also at the test's timeout, when the finally below has not run (it waits for what the test awaits).
+  t.after(() => {
+    if (broker !== undefined && broker.proc.exitCode === null && broker.proc.signalCode === null) broker.proc.kill('SIGKILL');
+  });
   try {
     broker = await spawnBroker(dir, port);
     const created = await call(broker.url, 'POST', '/event-types', businessEventType('crash', {
@@ -80,6 +85,7 @@ test('acknowledged events survive kill -9 during continuous publishing, in order
           try {
             const res = await fetch(`${url}/event-types/crash/events`, {
               method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch),
+              signal: AbortSignal.timeout(30_000),
             });
             await res.arrayBuffer();
             if (res.status !== 200) break;

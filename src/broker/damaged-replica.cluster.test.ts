@@ -79,6 +79,7 @@ async function repaired(i: number, target: number): Promise<View> {
 }
 
 test('a wiped node joins as a new member and is repaired; a node whose WAL lost raft writes is found damaged and repaired', { timeout: 150_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   try {
     cluster.run('up', '3');
     const leader0 = await agreedLeader([1, 2, 3], 10_000);

@@ -40,8 +40,8 @@ test('a partition whose three replicas are all damaged: its loss accepted on one
 // partition is stuck alike and the same lever takes it; the operator names the healthy one to keep.
 test('a partition with two of three replicas damaged is stuck alike, and its loss is accepted alike', { timeout: 240_000 }, (t) => scenario(t, [1, 3], 2));
 
-async function scenario(t: { diagnostic(s: string): void }, damagedNodes: number[], replica?: number): Promise<void> {
-  cluster = await LocalCluster.create('brook-group-loss-test-', { BROOK_PARTITIONS_DEFAULT: '1', BROOK_METADATA_TIMEOUT_MS: '2000' });
+async function scenario(t: { after(fn: () => void): void; diagnostic(s: string): void }, damagedNodes: number[], replica?: number): Promise<void> {
+  cluster = (await LocalCluster.create('brook-group-loss-test-', { BROOK_PARTITIONS_DEFAULT: '1', BROOK_METADATA_TIMEOUT_MS: '2000' })).destroyWhenDone(t);
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);

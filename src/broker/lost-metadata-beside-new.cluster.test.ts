@@ -30,6 +30,7 @@ const view = (i: number) => cluster.view<View>(i);
 const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) => cluster.until(what, timeoutMs, probe);
 
 test('a node that lost its metadata records after another node was wiped and replaced is repaired', { timeout: 150_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);

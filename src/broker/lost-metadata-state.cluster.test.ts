@@ -52,6 +52,7 @@ async function recordsOf(i: number, group: number): Promise<number> {
 }
 
 test('a node that lost its metadata raft state but kept its partition records keeps them: the only copy of a partition is not orphaned or dropped', { timeout: 150_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);

@@ -36,6 +36,7 @@ function eventType(name: string): Record<string, unknown> {
 }
 
 test('three nodes: linearizable metadata, fail-over, catch-up through a snapshot, no writes when partitioned', { timeout: 150_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   try {
     cluster.run('up', '3');
     const leader0 = await agreedLeader([1, 2, 3], 10_000);

@@ -382,6 +382,7 @@ function batchOf(key: string, partition: string, seqs: Map<string, number>, n: n
 // ------------------------------------------------------------------ the test
 
 test('partition replication on three nodes: same logs everywhere, failover, partitions, log shipping, subscriptions', { timeout: 300_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   try {
     await allUp();
 
@@ -412,7 +413,7 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         // Publishing reads metadata under a read lease (docs/metadata-raft.md, "Read leases"): after
         // the first publish on a node asked for one, the next publishes there take no ReadIndex round.
         const leaseReads = async (node: number) => {
-          const text = await (await fetch(`${url(node)}/metrics/prometheus`)).text();
+          const text = await (await fetch(`${url(node)}/metrics/prometheus`, { signal: AbortSignal.timeout(10_000) })).text();
           return Number(/^brook_metadata_read_leases_total\{what="lease_reads"\} ([0-9.e+]+)$/m.exec(text)?.[1] ?? 'NaN');
         };
         await publishOn(3, 1);

@@ -28,6 +28,7 @@ async function newestOn(i: number, name: string): Promise<string> {
 }
 
 test('a node holding no replica: cursor tools see a publish acknowledged elsewhere at once, and a batch_limit=1 stream drains a backlog', { timeout: 240_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);

@@ -110,6 +110,7 @@ async function publish(i: number, n: number): Promise<{ acked: string[]; status:
 }
 
 test('a replica of a partition with data moves to another node while producers publish on every node', { timeout: 300_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   // Outside the try: producers loop while it is true, and must stop when an assertion fails too, or
   // the test never exits.
   let publishing = true;

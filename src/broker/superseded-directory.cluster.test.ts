@@ -36,6 +36,7 @@ async function kill(i: number): Promise<void> {
 }
 
 test('an old data directory started after its node rejoined with a new one stops with what to do; the cluster goes on', { timeout: 150_000 }, async (t) => {
+  cluster.destroyWhenDone(t);
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);

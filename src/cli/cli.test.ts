@@ -33,7 +33,8 @@ function brook(args: string[], o: { env?: Record<string, string>; input?: string
     const env: Record<string, string | undefined> = { ...process.env, BROOK_URL: o.url ?? broker.url, ...o.env };
     delete env['BROOK_TOKEN'];
     if (o.env?.['BROOK_TOKEN'] !== undefined) env['BROOK_TOKEN'] = o.env['BROOK_TOKEN'];
-    const p = spawn(process.execPath, [cliJs, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Bounded: a command that hangs must fail its test, not keep this file's process alive (its pipes).
+    const p = spawn(process.execPath, [cliJs, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000, killSignal: 'SIGKILL' });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -265,25 +266,30 @@ test('tail --from begin prints the stored events; tail (from the end) prints an 
   assert.match(lines[0]!, /^\[partition 0\] \{"order_number":"T-1","metadata":\{/);
   assert.match(lines[1]!, /"order_number":"T-2"/);
 
-  const p = spawn(process.execPath, [cliJs, '--json', 'tail', 'cli.tail'], { env: { ...process.env, BROOK_URL: broker.url }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, [cliJs, '--json', 'tail', 'cli.tail'], { env: { ...process.env, BROOK_URL: broker.url }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000, killSignal: 'SIGKILL' });
   let out = '';
   p.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => p.on('close', (code) => resolve(code)));
-  // The stream is open once the low-level stream gauge says so.
-  const deadline = Date.now() + 10_000;
-  while (((await call(broker.url, 'GET', '/metrics')).body as { gauges: Record<string, { value: number }> }).gauges['brook.streams.open.low_level']?.value !== 1) {
-    assert.ok(Date.now() < deadline, 'tail did not open its stream');
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    // The stream is open once the low-level stream gauge says so.
+    const deadline = Date.now() + 10_000;
+    while (((await call(broker.url, 'GET', '/metrics')).body as { gauges: Record<string, { value: number }> }).gauges['brook.streams.open.low_level']?.value !== 1) {
+      assert.ok(Date.now() < deadline, 'tail did not open its stream');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await call(broker.url, 'POST', '/event-types/cli.tail/events', [businessEvent('LIVE-1')]);
+    while (!out.includes('LIVE-1')) {
+      assert.ok(Date.now() < deadline, `the live event did not appear: ${out}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(!out.includes('T-1'), 'from the end: old events are not shown');
+    assert.equal((JSON.parse(out.trim()) as { order_number: string }).order_number, 'LIVE-1', '--json prints the event itself');
+    p.kill('SIGINT');
+    assert.equal(await exited, 0);
+  } finally {
+    // A failed check must not leave tail running: its pipes would keep this file's process alive.
+    if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
   }
-  await call(broker.url, 'POST', '/event-types/cli.tail/events', [businessEvent('LIVE-1')]);
-  while (!out.includes('LIVE-1')) {
-    assert.ok(Date.now() < deadline, `the live event did not appear: ${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.ok(!out.includes('T-1'), 'from the end: old events are not shown');
-  assert.equal((JSON.parse(out.trim()) as { order_number: string }).order_number, 'LIVE-1', '--json prints the event itself');
-  p.kill('SIGINT');
-  assert.equal(await exited, 0);
 });
 
 test('subscriptions list and lag: per-partition lag, state, owning stream and total', async () => {
@@ -370,7 +376,7 @@ test('an unreachable node and a usage error exit non-zero with a message', async
 test('brook start runs a broker with the flags of npm start; cluster status shows it; SIGTERM stops it cleanly', async () => {
   const port = await freePort();
   const data = mkdtempSync(join(tmpdir(), 'brook-cli-start-'));
-  const p = spawn(process.execPath, [cliJs, 'start', '--port', String(port), '--host', '127.0.0.1', '--data-dir', data, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, [cliJs, 'start', '--port', String(port), '--host', '127.0.0.1', '--data-dir', data, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000, killSignal: 'SIGKILL' });
   let output = '';
   p.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   p.stderr!.on('data', (d: Buffer) => (output += d.toString()));
@@ -379,7 +385,7 @@ test('brook start runs a broker with the flags of npm start; cluster status show
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const ok = await fetch(url + '/health').then((r) => r.ok, () => false);
+      const ok = await fetch(url + '/health', { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false);
       if (ok) break;
       assert.ok(Date.now() < deadline && p.exitCode === null, `broker did not start: ${output}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -400,7 +406,7 @@ test('brook start runs a broker with the flags of npm start; cluster status show
 
 test('npx brook runs the executable package.json names', async () => {
   const r = await new Promise<Run>((resolve) => {
-    const p = spawn('npx', ['--no-install', 'brook', '--version'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn('npx', ['--no-install', 'brook', '--version'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000, killSignal: 'SIGKILL' });
     let stdout = '';
     let stderr = '';
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

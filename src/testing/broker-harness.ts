@@ -45,8 +45,18 @@ export interface JsonResponse {
   body: unknown;
 }
 
-export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
-  const init: RequestInit = { method, headers: { ...headers } };
+/**
+ * How long call() waits for a whole answer by default. A test that waits on a broker that never
+ * answers must fail, not hang: a pending fetch to a live process keeps the test file's process alive
+ * after its test timed out, and `node --test` then waits for it for ever.
+ */
+export const callTimeoutMs = 60_000;
+
+/** How long openStream() and SubscriptionStreamClient.open() wait for a response head (the body has its readers' own timeouts). */
+export const streamHeadTimeoutMs = 60_000;
+
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = callTimeoutMs): Promise<JsonResponse> {
+  const init: RequestInit = { method, headers: { ...headers }, signal: AbortSignal.timeout(timeoutMs) };
   if (body !== undefined) {
     init.body = typeof body === 'string' || Buffer.isBuffer(body) ? (body as string) : JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] ??= 'application/json';

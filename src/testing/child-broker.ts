@@ -42,7 +42,7 @@ export async function spawnBroker(dataDir: string, port: number, env: Record<str
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`broker exited during start:\n${out}`);
     try {
-      const res = await fetch(url + '/event-types');
+      const res = await fetch(url + '/event-types', { signal: AbortSignal.timeout(2000) });
       if (res.ok) break;
     } catch {
       // not listening yet

@@ -58,7 +58,7 @@ const documents = new Map<string, Promise<Compiled | undefined>>();
 function documentOf(base: string): Promise<Compiled | undefined> {
   let d = documents.get(base);
   if (d === undefined) {
-    d = fetch(`${base}/openapi.json`)
+    d = fetch(`${base}/openapi.json`, { signal: AbortSignal.timeout(60_000) })
       .then(async (r) => (r.ok ? compileDocument((await r.json()) as OpenApiDoc) : undefined))
       .catch(() => undefined);
     // A broker that was not up yet (or stopped) is asked again next time.

@@ -3,7 +3,7 @@
  */
 import assert from 'node:assert/strict';
 import { Agent } from 'undici';
-import { call, eid, readLines } from './broker-harness.js';
+import { call, eid, readLines, streamHeadTimeoutMs } from './broker-harness.js';
 
 /** One line of a low-level stream (EventStreamBatch). */
 export interface StreamLine {
@@ -47,6 +47,8 @@ export async function openStream(
     init.signal = signal;
     signal.addEventListener('abort', () => void closeAgent(agent), { once: true });
   }
+  // A broker that never sends the head must fail the test, not hold it (and its process) for ever.
+  const head = setTimeout(() => void closeAgent(agent), streamHeadTimeoutMs);
   try {
     const res = await fetch(`${base}/event-types/${encodeURIComponent(name)}/events${query === '' ? '' : '?' + query}`, init);
     agents.set(res, agent);
@@ -54,6 +56,8 @@ export async function openStream(
   } catch (err) {
     await closeAgent(agent);
     throw err;
+  } finally {
+    clearTimeout(head);
   }
 }
 

@@ -3,7 +3,7 @@
  * wait for lines, commit what it got and watch the stream end.
  */
 import { Agent } from 'undici';
-import { call, type JsonResponse } from './broker-harness.js';
+import { call, streamHeadTimeoutMs, type JsonResponse } from './broker-harness.js';
 
 export interface SubscriptionCursor {
   partition: string;
@@ -43,7 +43,17 @@ export class SubscriptionStreamClient {
   /** Opens a stream; rejects with the response when it is not 200. */
   static async open(base: string, subscription: string, query = '', headers: Record<string, string> = {}): Promise<SubscriptionStreamClient> {
     const agent = new Agent();
-    const res = await fetch(`${base}/subscriptions/${subscription}/events${query === '' ? '' : '?' + query}`, { dispatcher: agent, headers } as unknown as RequestInit);
+    // A broker that never sends the head must fail the test, not hold it (and its process) for ever.
+    const head = setTimeout(() => void agent.destroy().catch(() => undefined), streamHeadTimeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(`${base}/subscriptions/${subscription}/events${query === '' ? '' : '?' + query}`, { dispatcher: agent, headers } as unknown as RequestInit);
+    } catch (err) {
+      await agent.destroy().catch(() => undefined);
+      throw err;
+    } finally {
+      clearTimeout(head);
+    }
     if (res.status !== 200) {
       const text = await res.text();
       await agent.destroy();
