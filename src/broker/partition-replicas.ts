@@ -304,6 +304,11 @@ export class PartitionReplicas {
     return this.#drops.storedGroups();
   }
 
+  /** Whether close() was called (work waiting for a replica of this set to open stops then). */
+  get isClosed(): boolean {
+    return this.#c.closed;
+  }
+
   async close(): Promise<void> {
     this.#c.closed = true;
     for (const c of this.#c.coalescers.values()) c.fail(new ProposalFailedError('closed', 'the node is shutting down'));
