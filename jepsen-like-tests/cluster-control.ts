@@ -140,3 +140,33 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => Pro
     await sleep(100);
   }
 }
+
+/**
+ * Ends the run if it is still going `limitMs` after the start: a run is bounded (--seconds plus its
+ * checks), and one that waits on something that never comes must fail, not hold its caller (CI) for
+ * ever. Kills the nodes (SIGCONT first: a stopped node cannot die of SIGKILL until continued on some
+ * kernels), runs `cleanup` (the partitions' rules) and exits with status 3. Unreferenced: it does not
+ * keep a finished run alive.
+ */
+export function watchdog(cluster: LocalCluster, limitMs: number, cleanup: () => void): void {
+  setTimeout(() => {
+    console.error(`RUN HUNG: still running ${Math.round(limitMs / 1000)} s after the start; killing the nodes (logs in ${cluster.dir})`);
+    for (const i of cluster.nodes) {
+      const pid = cluster.pidOf(i);
+      if (pid === undefined) continue;
+      for (const sig of ['SIGCONT', 'SIGKILL'] as const) {
+        try {
+          process.kill(pid, sig);
+        } catch {
+          // gone
+        }
+      }
+    }
+    try {
+      cleanup();
+    } catch {
+      // best effort
+    }
+    process.exit(3);
+  }, limitMs).unref();
+}

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Prng } from '../src/sim/prng.js';
 import { sweep } from '../src/testing/partition.js';
-import { LocalCluster, repoRoot, sleep, until } from './cluster-control.js';
+import { LocalCluster, repoRoot, sleep, until, watchdog } from './cluster-control.js';
 import { checkConvergence } from './convergence.js';
 import { checkData, checkNames, plants, type CheckName, type DataCheckResult } from './data-checks.js';
 import type { CursorRead, DataHistory, FinalRead, PublishOp, SubscriptionDrain } from './data-history.js';
@@ -79,6 +79,8 @@ const cluster = await LocalCluster.create({
 });
 const e: Endpoints = { nodes: cluster.nodes, url: (i) => cluster.url(i), eventType, partitions };
 const started = performance.now();
+// The workload, then its checks, take about `seconds` plus a minute: ten minutes more is a hang.
+watchdog(cluster, (seconds + 600) * 1000, () => void sweep());
 const publishes: PublishOp[] = [];
 const rec: ConsumerRecord = { consumed: [], conns: [], commits: [], cursorReads: [], anomalies: [] };
 const cursorFailures = new Map<string, number>();

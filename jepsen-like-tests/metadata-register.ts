@@ -19,7 +19,7 @@ import type { KvOp } from '../src/sim/linearizability.js';
 import { Prng } from '../src/sim/prng.js';
 import { corruptWithStaleRead, excerpt, linearizable } from './checks.js';
 import { checkConvergence } from './convergence.js';
-import { LocalCluster, repoRoot, until } from './cluster-control.js';
+import { LocalCluster, repoRoot, until, watchdog } from './cluster-control.js';
 import { Nemesis, planFaults } from './nemesis.js';
 import { sweep } from '../src/testing/partition.js';
 import { eventTypeBody, read, runClients, type Recorded } from './workload.js';
@@ -61,6 +61,8 @@ const cluster = await LocalCluster.create({
   BROOK_LOG_LEVEL: 'info',
 });
 const started = performance.now();
+// The workload, then its checks, take about `seconds` plus a minute: ten minutes more is a hang.
+watchdog(cluster, (seconds + 600) * 1000, () => void sweep());
 const recorded: Recorded[] = [];
 let nemesis: Nemesis | undefined;
 /** When the workload ran; every time printed is performance.now() of this process (ms, or s). */
