@@ -183,6 +183,17 @@ export class MetadataLeases {
     return new Promise((resolve, reject) => this.#releaseWaiters.push({ deadlineMs, resolve, reject }));
   }
 
+  /**
+   * Whether everything this node applied that changed its state is released now (waitReleased without
+   * the wait). An answer built from the applied state is checked with this as it leaves (the HTTP
+   * layer's onSend, metadata-group.ts answerBarrier): a barrier's check and a handler's read are not
+   * one step, and an entry applied between them may not be released yet.
+   */
+  showable(): boolean {
+    this.#refresh();
+    return this.#releaseDone();
+  }
+
   /** Whether the group must stay awake: leases of ours may be held, reads here want them, or writes wait. */
   busy(): boolean {
     if (this.#gates.length > 0 || this.#releaseWaiters.length > 0) return true;
