@@ -392,6 +392,9 @@ export class RaftMetadataGroup implements MetadataProposer {
         case 'applied': {
           const result = decodeResult(answer.result);
           if (result === undefined) throw problems.unavailable(`The metadata leader (node ${to}) sent a malformed answer.`);
+          // The leader acknowledged it, so it is released (metadata-leases.ts acknowledged): the
+          // answer here need not wait for the leader's next heartbeat to say so.
+          this.#leases?.acknowledged(answer.index);
           await this.#reads.waitApplied(answer.index, deadlineMs);
           return result;
         }

@@ -168,3 +168,26 @@ test('under a leader that stamps nothing (a build without leases) every answer m
   leases.received({ type: 'heartbeat', from: leader, to: self, term } as unknown as Message);
   assert.equal(leases.showable(), true);
 });
+
+// Goal: a write this node forwarded and its leader acknowledged is released (a leader acknowledges
+// only what it may release), so its answer here does not wait for the leader's next heartbeat to say
+// so; an entry applied beyond it still waits.
+test('the leader\'s answer to a forwarded write releases that write here; a later entry still waits', async () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(5);
+  grant(leases, setNow, 5);
+  setNow(30);
+  setLastChange(6); // the forwarded write, applied here
+  assert.equal(leases.showable(), false);
+  let released = false;
+  const wait = leases.waitReleased(5_000).then(() => (released = true));
+  leases.acknowledged(6);
+  await wait;
+  assert.equal(released, true);
+  assert.equal(leases.showable(), true, 'acknowledged at 6: released');
+  setLastChange(7);
+  assert.equal(leases.showable(), false, 'entry 7 is not released by the answer for 6');
+  leases.acknowledged(4); // an older answer lowers nothing
+  leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 7 }));
+  assert.equal(leases.showable(), true);
+});
