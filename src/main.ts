@@ -574,6 +574,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       }),
       readBarrier: () => metadata.readBarrier(),
       publishBarrier: () => metadata.publishBarrier(),
+      answerBarrier: () => metadata.answerBarrier(),
       cursorCatchUpMs: () => (metadata.isSingleNode() ? 0 : 2000),
     },
   });

@@ -112,6 +112,13 @@ export interface ClusterPort {
    */
   publishBarrier?(): Promise<void> | undefined;
   /**
+   * Waits until an answer built from this node's metadata may leave (everything it applied is visible
+   * everywhere: docs/metadata-raft.md, "Read leases"); undefined when it may now. Checked as the answer
+   * of a request that read metadata leaves, since the barriers above are checked before the handler
+   * reads. Rejects with a 503 Problem when that is not confirmed in time. Absent: answers leave at once.
+   */
+  answerBarrier?(): Promise<void> | undefined;
+  /**
    * How long a stream's cursor may wait for this node's copy of its partition to reach it before it is
    * refused as not existing yet (0 on a single node: its copy is the only one).
    */

@@ -392,6 +392,9 @@ export class RaftMetadataGroup implements MetadataProposer {
         case 'applied': {
           const result = decodeResult(answer.result);
           if (result === undefined) throw problems.unavailable(`The metadata leader (node ${to}) sent a malformed answer.`);
+          // The leader acknowledged it, so it is released (metadata-leases.ts acknowledged): the
+          // answer here need not wait for the leader's next heartbeat to say so.
+          this.#leases?.acknowledged(answer.index);
           await this.#reads.waitApplied(answer.index, deadlineMs);
           return result;
         }
@@ -506,6 +509,22 @@ export class RaftMetadataGroup implements MetadataProposer {
     if (r.kind === 'release') return leases.waitReleased(deadlineMs);
     const first = r.kind === 'apply' ? this.#reads.waitApplied(r.index, deadlineMs) : this.#reads.barrier();
     return first.then(() => leases.waitReleased(deadlineMs));
+  }
+
+  /**
+   * Resolves once an answer built from `state` may leave: everything this node applied that changed
+   * its state is released (docs/metadata-raft.md, "Read leases"); undefined when that is so now (no
+   * allocation: the common case, on every publish). The read barriers check the release when they
+   * resolve, but a handler reads later (after the hook, after its own awaits), and an entry applied
+   * meanwhile may not be released yet: showing it, a read could show a write that a later read on a
+   * lease holder that has not applied it does not. Checking as the answer leaves covers every read
+   * the answer was built from (what a node applied only grows). Fails with 503 at the read deadline.
+   */
+  answerBarrier(): Promise<void> | undefined {
+    const leases = this.#leases;
+    if (leases === undefined || (this.#group.isSingleton() && this.#group.isLeader()) || leases.showable()) return undefined;
+    if (this.#closed) return Promise.reject(problems.unavailable('The node is shutting down; retry on another node.'));
+    return leases.waitReleased(this.#now() + this.#o.proposalTimeoutMs);
   }
 
   /** What the read leases did (undefined without them), for metrics and the benchmarks. */

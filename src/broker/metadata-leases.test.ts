@@ -139,3 +139,55 @@ test('a read waiting for a release that never comes fails one new leader\'s wait
   leases.tick();
   await assert.rejects(wait, (err: { status?: number }) => err.status === 503, 'past the grace the read answers 503, it does not hang');
 });
+
+// Goal: the check an answer makes as it leaves (showable, the HTTP layer's answerBarrier): a read that
+// passed its barrier (everything applied was released) is built later, and an entry applied in
+// between may not be released; the answer must wait for it. Under a leader of a build without leases
+// (it releases nothing) nothing is held.
+test('what passed the barrier is checked again as the answer leaves: an entry applied since, unreleased, holds it', async () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(5);
+  grant(leases, setNow, 5);
+  setNow(30);
+  assert.deepEqual(leases.read(), { kind: 'now' }, 'the barrier: everything applied is released');
+  assert.equal(leases.showable(), true);
+  setLastChange(6); // the host's turn applies entry 6 before the handler reads
+  assert.equal(leases.showable(), false, 'entry 6 applied, 5 released: the answer waits');
+  let released = false;
+  const wait = leases.waitReleased(5_000).then(() => (released = true));
+  await Promise.resolve();
+  assert.equal(released, false);
+  leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 6 }));
+  await wait;
+  assert.equal(leases.showable(), true, 'released: the answer leaves');
+});
+
+test('under a leader that stamps nothing (a build without leases) every answer may leave', () => {
+  const { leases, setLastChange } = follower();
+  setLastChange(6);
+  leases.received({ type: 'heartbeat', from: leader, to: self, term } as unknown as Message);
+  assert.equal(leases.showable(), true);
+});
+
+// Goal: a write this node forwarded and its leader acknowledged is released (a leader acknowledges
+// only what it may release), so its answer here does not wait for the leader's next heartbeat to say
+// so; an entry applied beyond it still waits.
+test('the leader\'s answer to a forwarded write releases that write here; a later entry still waits', async () => {
+  const { leases, setNow, setLastChange } = follower();
+  setLastChange(5);
+  grant(leases, setNow, 5);
+  setNow(30);
+  setLastChange(6); // the forwarded write, applied here
+  assert.equal(leases.showable(), false);
+  let released = false;
+  const wait = leases.waitReleased(5_000).then(() => (released = true));
+  leases.acknowledged(6);
+  await wait;
+  assert.equal(released, true);
+  assert.equal(leases.showable(), true, 'acknowledged at 6: released');
+  setLastChange(7);
+  assert.equal(leases.showable(), false, 'entry 7 is not released by the answer for 6');
+  leases.acknowledged(4); // an older answer lowers nothing
+  leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 7 }));
+  assert.equal(leases.showable(), true);
+});

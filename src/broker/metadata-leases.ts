@@ -183,6 +183,30 @@ export class MetadataLeases {
     return new Promise((resolve, reject) => this.#releaseWaiters.push({ deadlineMs, resolve, reject }));
   }
 
+  /**
+   * Whether everything this node applied that changed its state is released now (waitReleased without
+   * the wait). An answer built from the applied state is checked with this as it leaves (the HTTP
+   * layer's onSend, metadata-group.ts answerBarrier): a barrier's check and a handler's read are not
+   * one step, and an entry applied between them may not be released yet.
+   */
+  showable(): boolean {
+    this.#refresh();
+    return this.#releaseDone();
+  }
+
+  /**
+   * The leader answered a proposal this node forwarded, applied at `index`: a leader acknowledges a
+   * write only once it may release it (every member that may hold a lease of its term applied it, its
+   * wait after election over: LeaseLeader.mayAcknowledge), so `index` is released, and released is
+   * for good. Without this the write's own answer here (held until what this node applied is
+   * released) would wait for the leader's next heartbeat to say so.
+   */
+  acknowledged(index: number): void {
+    if (index <= this.#released) return;
+    this.#released = index;
+    this.#releaseReads();
+  }
+
   /** Whether the group must stay awake: leases of ours may be held, reads here want them, or writes wait. */
   busy(): boolean {
     if (this.#gates.length > 0 || this.#releaseWaiters.length > 0) return true;

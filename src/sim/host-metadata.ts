@@ -10,7 +10,9 @@
  *   not applied; an error or no answer (a crash, the client's timeout) leaves its outcome unknown;
  * - a read waits for the node's ReadIndex barrier (readBarrier) and then reads its state machine; in
  *   a run with read leases, it reads as publishing does (publishBarrier): at once on a node that holds
- *   a lease (metadataLeaseReads counts those on followers), after a round on one that does not.
+ *   a lease (metadataLeaseReads counts those on followers), after a round on one that does not. As an
+ *   HTTP handler, it reads in the barrier's continuation or up to 30 ms later (entries may apply in
+ *   between), and its answer waits for answerBarrier (the onSend check of src/api/cluster-hooks.ts).
  *   `staleReads` skips the barrier: reads on followers may then miss acknowledged writes, which the
  *   linearizability check must catch (host.sim.test.ts shows it does).
  *
@@ -157,17 +159,29 @@ export class MetadataClients {
     // With read leases, as publishing reads: under the node's lease when it holds one.
     const barrier = this.#staleReads ? undefined : this.#leaseReads ? md.publishBarrier() : md.readBarrier();
     if (this.#leaseReads && barrier === undefined && !md.isLeader()) ctx.stats.metadataLeaseReads++;
-    (barrier ?? Promise.resolve()).then(
-      () => {
+    const failed = (err: unknown) => {
+      if (op.done || node.incarnation !== op.inc) return;
+      this.#finish(op, 'unknown', err instanceof Error ? err.message : String(err));
+    };
+    // As an HTTP handler reads: after the barrier, sometimes at once, sometimes after the host ran
+    // turns (a hook's continuation, a handler's own awaits), so entries may apply in between; and the
+    // answer leaves once what the node applied is released (answerBarrier, the HTTP layer's onSend).
+    const readNow = () => {
+      if (op.done || node.incarnation !== op.inc) return;
+      op.value = md.state.eventType(key)?.eventType.owning_application;
+      const answered = () => {
         if (op.done || node.incarnation !== op.inc) return;
-        op.value = md.state.eventType(key)?.eventType.owning_application;
         this.#finish(op, 'ok', `read ${op.value ?? '-'}`);
-      },
-      (err: unknown) => {
-        if (op.done || node.incarnation !== op.inc) return;
-        this.#finish(op, 'unknown', err instanceof Error ? err.message : String(err));
-      },
-    );
+      };
+      const hold = this.#staleReads ? undefined : md.answerBarrier();
+      if (hold === undefined) answered();
+      else hold.then(answered, failed);
+    };
+    (barrier ?? Promise.resolve()).then(() => {
+      if (op.done || node.incarnation !== op.inc) return;
+      if (ctx.rng.chance(0.5)) readNow();
+      else ctx.at(ctx.rng.between(1, 30), readNow, node, op.inc);
+    }, failed);
   }
 
   /**
