@@ -7,6 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { LocalCluster } from './local-cluster.js';
@@ -24,14 +25,15 @@ process.stdout.write(`# hung node pid ${node.pid}\n`);
 
 test('a request to a node that never answers, past the test timeout', { timeout: 1500 }, async (t) => {
   if (process.env['HUNG_FIXTURE_NO_CLEANUP'] === undefined) cluster.destroyWhenDone(t);
-  await cluster.until('the node to listen', 5000, async () => {
-    try {
-      await fetch(cluster.url(1), { signal: AbortSignal.timeout(200) });
-      return true;
-    } catch (err) {
-      return (err as Error).name === 'TimeoutError' ? true : undefined;
-    }
-  });
+  // Listening = a TCP connection is accepted (a request's client timeout could also fire before a
+  // refused connection is reported, on a loaded machine, and take a node not yet listening for one).
+  await cluster.until('the node to listen', 5000, () =>
+    new Promise<true | undefined>((resolve) => {
+      const s = connect(cluster.base, '127.0.0.1');
+      s.once('connect', () => (s.destroy(), resolve(true)));
+      s.once('error', () => resolve(undefined));
+    }),
+  );
   try {
     // No client timeout: a test waiting on something that should answer and does not.
     await fetch(`${cluster.url(1)}/event-types`);
