@@ -476,8 +476,15 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         for (const x of switches) assert.equal(x.status, 201, `the switch on node ${x.node}: ${x.text}`);
         // A batch caught by a seal waits for the switch's commit until its deadline (2 s here); on a
         // loaded machine a switch can take longer, and then the batch fails as retriable with nothing
-        // stored. Anything else is a failure, and such failures stay rare.
-        const late = outcomes.filter((o) => o.status === 207 && o.acked.length === 0 && o.failed.length === o.eids.length && /did not complete in time; the batch was not stored, retry it/.test(o.text));
+        // stored. So can the first batch a node sends to a partition of the new timeline: it first sets
+        // the partition's base through the group's leader (storage-router.ts #baseOnce) and is not
+        // appended when that does not commit by the deadline (503 "no leader applied the base in time";
+        // seen at load ~20). Anything else is a failure, and such failures stay rare.
+        const late = outcomes.filter(
+          (o) =>
+            (o.status === 207 && o.acked.length === 0 && o.failed.length === o.eids.length && /did not complete in time; the batch was not stored, retry it/.test(o.text)) ||
+            (o.status === 503 && /no leader applied the base in time/.test(o.text)),
+        );
         for (const o of outcomes) if (!late.includes(o)) assert.equal(o.status, 200, `a publish during the switches (node ${o.node}): ${o.status} ${o.text.slice(0, 300)}`);
         assert.ok(late.length * 10 <= outcomes.length, `${late.length} of ${outcomes.length} publishes waited past their deadline for a switch`);
         if (late.length > 0) t.diagnostic(`${late.length} publishes failed as retriable: the switch took longer than their deadline`);
@@ -612,9 +619,14 @@ test('partition replication on three nodes: same logs everywhere, failover, part
         };
         // Some events before the cut, through every node.
         for (const n of nodes) for (const p of partitions) assert.equal((await send(n, p)).status, 200);
+        // The terms first, as in the kill -9 part: read after the leaders were chosen, a hand-over that
+        // moved one of the cut node's partitions to another node meanwhile (leadership balancing)
+        // shows as the leader and term to beat, and that leader rightly stays after the cut (this part
+        // failed so at load ~20: "timed out after 20000 ms waiting for new leaders of partitions 0, 1
+        // on the majority side", the majority having named new leaders within 2 s).
+        const before = await leaders(name);
         const [cut, cutLed] = await busiestLeader(name);
         assert.ok(cutLed.length > 0);
-        const before = await leaders(name);
         const majority = nodes.filter((i) => i !== cut);
 
         const onCut: Outcome[] = [];
