@@ -179,7 +179,7 @@ interface NodeTotals {
   stream: Record<string, number>;
 }
 
-const hostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived'] as const;
+const hostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived', 'stampedMessagesSent'] as const;
 const streamWork = ['requests', 'messages', 'replies', 'replyMessages'] as const;
 
 /** fdatasyncs of the WAL so far on one node (brook_wal_fsync_duration_seconds _count and _sum), and the host's phases. */

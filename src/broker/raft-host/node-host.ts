@@ -184,7 +184,7 @@ export class RaftNodeHost {
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0, stampedMessagesSent: 0 };
   /** Per group, since when it has had work no turn has taken (monotonic ms; for onPhase 'wait'). */
   readonly #workSince = new GroupTimes();
   /** Per group, since when entries received as a follower wait for their acknowledgement. */
@@ -601,6 +601,8 @@ export class RaftNodeHost {
       this.stats.messagesSent += gm.messages.length;
       const decorate = this.#groups.get(gm.group)?.outgoing;
       if (decorate === undefined) continue;
+      // Counted apart: what the metadata group's read leases keep sending while anything publishes.
+      this.stats.stampedMessagesSent += gm.messages.length;
       if (out === groups) out = groups.slice();
       (out as GroupMessages[])[i] = { group: gm.group, messages: gm.messages.map(decorate) };
     }
