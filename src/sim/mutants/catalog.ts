@@ -259,7 +259,7 @@ export const mutants: readonly Mutant[] = [
     why: 'an answer built from the metadata state leaves at once, though an entry applied after the read barrier resolved (before or during the handler) may not be released yet',
     file: 'src/broker/metadata-group.ts',
     find: '    if (leases === undefined || (this.#group.isSingleton() && this.#group.isLeader()) || leases.showable()) return undefined;',
-    replace: '    if (leases === undefined || (this.#group.isSingleton() && this.#group.isLeader()) || leases.showable() || leases !== undefined) return undefined;',
+    replace: '    if (leases === undefined || (this.#group.isSingleton() && this.#group.isLeader()) || leases.showable() || !this.#closed) return undefined;',
     sims: ['host'],
   },
 ];
