@@ -57,7 +57,8 @@ function readsBeforeAnswering(method: string, route: string | undefined): boolea
 /**
  * The onSend hook of the routes that read metadata: the answer waits until everything this node
  * applied is released. On the common path (released) it calls `done` at once and allocates nothing.
- * Past the deadline the answer becomes a 503: what the handler read may not be visible everywhere.
+ * When the release wait gives up (answerBarrier rejects) the answer becomes a 503: what the handler
+ * read may not be visible everywhere.
  */
 function holdAnswer(cluster: ClusterPort): onSendHookHandler {
   return (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {

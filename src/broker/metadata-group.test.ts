@@ -21,6 +21,7 @@ import type { Clock } from '../core/ports.js';
 import { noNode, type Message, type NodeId } from '../raft/index.js';
 import type { ForwardAnswer, TransportHandler } from '../transport/index.js';
 import { metadataGroupId, type RaftMetadataGroup } from './metadata-group.js';
+import type { LeaseTiming } from './metadata-leases.js';
 import { closeMember, openMember, startMember, type MemberTransport, until } from '../testing/metadata-member.js';
 import { prefixRaft } from './raft-log-store.js';
 import { SnapshotRefusingKv } from '../testing/snapshot-refusing-kv.js';
@@ -51,6 +52,7 @@ interface Overrides {
   clock?: Clock;
   sleep?: (ms: number) => Promise<void>;
   onFatal?: (err: unknown) => void;
+  readLeases?: LeaseTiming;
 }
 
 function open(kv: OrderedKv, self: NodeId, founders: NodeId[], over: Overrides = {}): Promise<RaftMetadataGroup> {
@@ -70,6 +72,7 @@ function open(kv: OrderedKv, self: NodeId, founders: NodeId[], over: Overrides =
     logger,
     ...(over.onFatal === undefined ? {} : { onFatal: over.onFatal }),
     ...(over.sleep === undefined ? {} : { sleep: over.sleep }),
+    ...(over.readLeases === undefined ? {} : { readLeases: over.readLeases }),
   });
 }
 
@@ -397,5 +400,52 @@ test('a proposal with less than a millisecond left fails instead of waiting a fr
     assert.deepEqual(slept, [50, 50], 'no wait shorter than a millisecond');
   } finally {
     await closeMember(g);
+  }
+});
+
+// Goal (docs/metadata-raft.md, "Read leases", "Checked again as the answer leaves"): on the group itself,
+// an answer built on a follower that applied a write a lease holder has not confirmed waits
+// (answerBarrier) and leaves once the write is released; a write the follower forwarded leaves with
+// its own answer. Method: three in-process members with leases of 1 s; the answers of one follower (B)
+// to the leader are dropped, so the leader releases nothing new until B's lease ran out on its clock,
+// while the other follower (A) applies the write at once.
+test('with read leases, a follower holds answers built on a write it applied until the leader released it', async () => {
+  const net = new Net();
+  const ids = [1, 2, 3];
+  const readLeases = { leaseMs: 1000, freshMs: 500, drift: 0.01 };
+  const groups = await Promise.all(ids.map((id) => open(new MemoryKv(), id, ids, { timeoutMs: 5000, readLeases })));
+  groups.forEach((g, i) => net.handlers.set(ids[i]!, g.transportHandler()));
+  groups.forEach((g, i) => startMember(g, net.transportFor(ids[i]!)));
+  // A barrier polled for its lease: undefined once the member reads under one; a pending one is dropped.
+  const leased = (g: RaftMetadataGroup) => {
+    const p = g.publishBarrier();
+    p?.catch(() => undefined);
+    return p === undefined;
+  };
+  try {
+    await until('a leader', 5000, () => groups.some((g) => g.isLeader()));
+    const leader = groups.find((g) => g.isLeader())!;
+    const [a, b] = groups.filter((g) => g !== leader) as [RaftMetadataGroup, RaftMetadataGroup];
+    await until('followers know the leader', 5000, () => a.view().metadata.leader === leader.self && b.view().metadata.leader === leader.self);
+    // The first write waits out the new leader's wait (about 1.5 s here).
+    assert.equal((await leader.propose(create('first'))).ok, true);
+    await until('leases on both followers', 10_000, () => leased(a) && leased(b));
+    assert.equal(a.answerBarrier(), undefined, 'everything applied is released');
+
+    net.drop = (from, m) => from === b.self && (m.type === 'appResp' || m.type === 'heartbeatResp');
+    const second = leader.propose(create('second'));
+    await until('A applied the write', 5000, () => a.state.eventType('second') !== undefined);
+    const held = a.answerBarrier();
+    assert.ok(held !== undefined, 'applied on A, not released (B may hold a lease and did not confirm it): an answer must wait');
+    await within(held, 5000, 'the held answer');
+    assert.equal((await second).ok, true);
+    assert.equal(a.answerBarrier(), undefined, 'released: answers leave at once');
+
+    // A write A forwards: the leader's answer says it is released, its answer leaves at once.
+    assert.equal((await a.propose(create('third'))).ok, true);
+    assert.equal(a.answerBarrier(), undefined, 'the leader acknowledged it: released');
+  } finally {
+    net.drop = undefined;
+    await Promise.all(groups.map(closeMember));
   }
 });

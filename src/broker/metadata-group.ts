@@ -518,7 +518,8 @@ export class RaftMetadataGroup implements MetadataProposer {
    * resolve, but a handler reads later (after the hook, after its own awaits), and an entry applied
    * meanwhile may not be released yet: showing it, a read could show a write that a later read on a
    * lease holder that has not applied it does not. Checking as the answer leaves covers every read
-   * the answer was built from (what a node applied only grows). Fails with 503 at the read deadline.
+   * the answer was built from (what a node applied only grows). Fails with 503 when the release wait
+   * gives up (the read deadline; while this node follows a leader, one new leader's wait later).
    */
   answerBarrier(): Promise<void> | undefined {
     const leases = this.#leases;
