@@ -6,7 +6,7 @@
 // mem-sampler.mjs preloaded (MEM=1) the broker writes its own breakdown to $MEM_SAMPLES.<pid>; with
 // DUMP=1, at the end of the load, its anonymous mappings of 1 MB or more and glibc's malloc_info per
 // arena (through gdb: bytes each arena took from the system and how many of them are free).
-// SNAP=1 writes a heap snapshot at 75 % of the events (to SNAP_DIR).
+// SNAP=1 writes a heap snapshot at 75 % of the events (to SNAP_DIR); NODE_ARGS: more node flags for the brokers.
 //   npm run build:bench && EVENTS=600000 ROUNDS=2 node bench/scratch/rss-by-count.mjs old=OLD_CHECKOUT new=.
 //   ... new=. new-mmap=.,MALLOC_MMAP_THRESHOLD_=1048576    # LABEL=ROOT[,VAR=VALUE...]: environment for that broker
 import { join, resolve } from 'node:path';
@@ -26,7 +26,7 @@ const builds = process.argv.slice(2).map((a) => {
 const events = Number(process.env.EVENTS ?? 1_000_000);
 const rounds = Number(process.env.ROUNDS ?? 1);
 const here = resolve(new URL('.', import.meta.url).pathname);
-const nodeArgs = [...(process.env.MEM === '1' ? ['--import', join(here, 'mem-sampler.mjs')] : []), ...(process.env.SNAP === '1' ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${process.env.SNAP_DIR ?? '/tmp'}`] : [])];
+const nodeArgs = [...(process.env.MEM === '1' ? ['--import', join(here, 'mem-sampler.mjs')] : []), ...(process.env.SNAP === '1' ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${process.env.SNAP_DIR ?? '/tmp'}`] : []), ...(process.env.NODE_ARGS ?? '').split(' ').filter((x) => x !== '')];
 const mb = (b) => (b / 1e6).toFixed(0);
 const bodies = batchBodies(1000, 24, 0);
 const results = {};
