@@ -17,6 +17,9 @@
  *   npm run bench -- --only a,b,c,d                # a subset of the phases
  *   npm run bench -- --no-build    # do not rebuild dist/ first (the broker is dist/main.js)
  *   npm run bench -- --broker-node-args "--trace-gc" --broker-log FILE  # extra node flags, broker output to FILE.<run>
+ *   npm run bench -- --broker-env MALLOC_MMAP_THRESHOLD_=1048576 --ab main=DIR  # environment variables for this
+ *                                        # checkout's broker only (repeatable), e.g. glibc's malloc tunables, which
+ *                                        # are read at process start; the --ab builds run without them
  *   npm run bench -- --ab DIR --runs 2   # A/B: each run measures this build and the build in DIR
  *                                        # (DIR/dist/main.js, e.g. an older commit unpacked with git archive,
  *                                        # npm ci && npm run build), in alternating order; ratios new/old
@@ -45,6 +48,14 @@ const cpuProfDir = argValue('--cpu-prof');
 const jsonOut = argValue('--json');
 const brokerNodeArgs = argValue('--broker-node-args')?.split(' ').filter((a) => a !== '') ?? [];
 const brokerLog = argValue('--broker-log');
+/** `--broker-env VAR=VALUE` (repeatable): for this checkout's broker only, not for the --ab builds. */
+const brokerEnv: Record<string, string> = Object.fromEntries(
+  process.argv.flatMap((a, i) => {
+    const v = process.argv[i + 1];
+    const eq = v?.indexOf('=') ?? -1;
+    return a === '--broker-env' && v !== undefined && eq > 0 ? [[v.slice(0, eq), v.slice(eq + 1)]] : [];
+  }),
+);
 const only = argValue('--only')?.split(',');
 const want = (phase: string) => only === undefined || only.includes(phase);
 /**
@@ -117,10 +128,11 @@ async function oneRun(runNo: number, label: string): Promise<RunResult> {
   const nodeArgs = [...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])];
   const root = rootOf(label);
   const entry = root === undefined ? undefined : brokerEntryOf(root);
-  const broker = await startBroker({ nodeArgs, ...(brokerLog === undefined ? {} : { logFile: `${brokerLog}.${runNo}.${label}` }), ...(entry === undefined ? {} : { entry }) });
+  const env = root === undefined ? brokerEnv : {};
+  const broker = await startBroker({ nodeArgs, env, ...(brokerLog === undefined ? {} : { logFile: `${brokerLog}.${runNo}.${label}` }), ...(entry === undefined ? {} : { entry }) });
   const load = loadavg();
   log(
-    `\n=== run ${runNo}${abRoot === undefined ? '' : ` (${label}: ${entry ?? 'dist/main.js of this checkout'})`}: broker pid ${broker.pid} on ${broker.url}, data ${broker.dataDir}, ` +
+    `\n=== run ${runNo}${abRoot === undefined ? '' : ` (${label}: ${entry ?? 'dist/main.js of this checkout'})`}${Object.keys(env).length === 0 ? '' : ` with ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`}: broker pid ${broker.pid} on ${broker.url}, data ${broker.dataDir}, ` +
       `RSS at start ${mb(rssBytes(broker.pid))} MB; load average ${load.map((l) => l.toFixed(2)).join(' ')}`,
   );
   try {
