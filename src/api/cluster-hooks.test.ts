@@ -231,7 +231,7 @@ test('an answer that read metadata leaves only once what the node applied is rel
   }
 });
 
-test('answers of routes that read no metadata, feature writes and 5xx answers are not held; a hold past its deadline answers 503', async () => {
+test('answers of routes that read no metadata, feature writes and 5xx answers are not held; a hold past its deadline answers 503, except a publish that stored its batch', async () => {
   const node = nodeWithRelease();
   const app = Fastify();
   let failHold = false;
@@ -246,6 +246,7 @@ test('answers of routes that read no metadata, feature writes and 5xx answers ar
   app.post('/settings/features', async () => ({}));
   app.get('/settings/blacklist', async () => ({}));
   app.get('/event-types/:name', async (_request, reply) => reply.code(503).send({ title: 'Service Unavailable' }));
+  app.post('/event-types/:name/events', async () => ({}));
   await app.ready();
   try {
     node.apply(); // applied 2, released 1: any held answer would wait
@@ -260,6 +261,9 @@ test('answers of routes that read no metadata, feature writes and 5xx answers ar
     assert.equal(r.statusCode, 503, r.body);
     assert.match(String(r.headers['content-type']), /application\/problem\+json/);
     assert.match(r.body, /confirmed visible everywhere/);
+    // A publish that stored its batch keeps its answer: a 503 would have the producer store it twice.
+    const stored = await app.inject({ method: 'POST', url: '/event-types/x/events', payload: {} });
+    assert.equal(stored.statusCode, 200, `a stored batch is answered as stored: ${stored.body}`);
   } finally {
     await app.close();
   }
