@@ -27,15 +27,33 @@ export async function startTestBroker(over: Partial<Config> = {}, dataDir?: stri
     ...broker,
     dataDir: dir,
     async destroy() {
-      await broker.close();
+      await closedWithin(broker, closeTimeoutMs);
       rmSync(dir, { recursive: true, force: true });
     },
     async restart() {
-      await broker.close();
+      await closedWithin(broker, closeTimeoutMs);
       return startTestBroker({ ...over, port: broker.port }, dir);
     },
   };
   return tb;
+}
+
+/**
+ * How long destroy() and restart() wait for the broker's close(). A close that never ends must fail
+ * the test (or its after hook) that waits for it, not hold the test file's process for ever.
+ */
+const closeTimeoutMs = 120_000;
+
+async function closedWithin(broker: RunningBroker, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      broker.close(),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the broker's close() did not finish within ${ms} ms`)), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface JsonResponse {
