@@ -102,6 +102,7 @@ export class ReplicaMover {
       placement: { replicas: placement.replicas, ...(placement.learners === undefined ? {} : { learners: placement.learners }), ...(placement.moving === undefined ? {} : { moving: placement.moving }) },
       conf: g.conf,
       commit: st.commit,
+      ...(st.termStart === undefined ? {} : { termStart: st.termStart }),
       progress,
       leadTransferee: st.leadTransferee === noNode ? 0 : st.leadTransferee,
       ...(this.#o.formerMember === undefined ? {} : { former: this.#o.formerMember }),

@@ -48,6 +48,20 @@ test('a learner is promoted only once caught up: behind, silent, probed, or stil
   }
 });
 
+test('a learner is promoted only once it holds an entry of the leader\'s term: a match reached through a snapshot of older entries leaves it damaged (no vote) and it waits', () => {
+  // The leader's term began at 58 (its election no-op); the learner installed a snapshot at 54 of an
+  // older term and is within the lag allowed of the commit index, but holds nothing of this term.
+  const conf = { voters: [1, 2, 3], learners: [4] };
+  for (const placement of [{ replicas: [1, 2, 3], learners: [4], moving }, { replicas: [1, 2, 3, 4], moving }]) {
+    const base = view({ self: 2, placement, conf, commit: 58, termStart: 58 });
+    const withLearner = (match: number) => ({ ...base, progress: new Map([...base.progress!, [4, live(match)]]) });
+    assert.equal(nextMoveAction(withLearner(54)).kind, 'wait', 'a snapshot of older entries is not enough');
+    assert.equal(caughtUp(withLearner(57), 4), false);
+    assert.equal(caughtUp(withLearner(58), 4), true, 'holds the term\'s first entry');
+    assert.notEqual(nextMoveAction(withLearner(58)).kind, 'wait');
+  }
+});
+
 test('the leaving node hands leadership to a caught-up voter first (the new one preferred), and never removes itself', () => {
   const placement = { replicas: [1, 2, 3, 4], moving };
   const conf = { voters: [1, 2, 3, 4], learners: [] };

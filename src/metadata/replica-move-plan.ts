@@ -63,6 +63,11 @@ export interface MoveView {
   readonly conf: { readonly voters: readonly number[]; readonly learners: readonly number[] };
   /** The group's commit index as the leader knows it. */
   readonly commit: number;
+  /**
+   * The index of the leader's term's first entry (its election no-op); absent: 0. A learner is
+   * promoted only once it durably holds it (see caughtUp).
+   */
+  readonly termStart?: number;
   /** The leader's view of each member (absent: this node does not lead). */
   readonly progress: ReadonlyMap<number, MoveProgress> | undefined;
   /** A leadership transfer under way (0: none). */
@@ -91,12 +96,19 @@ export const promoteLagEntriesMax = 64;
  * Whether `node` is caught up enough to become a voter: answering, streaming, within a few entries of
  * the commit index, and holding the whole retained log (not still fetching the log before the
  * snapshot it installed): promoted earlier, it would replace a full copy of the retained log by a
- * partial one once the old replica is removed.
+ * partial one once the old replica is removed. And it holds an entry of the leader's term (its match,
+ * acknowledged durably, reaches the term's first entry): a new member starts damaged as of the term it
+ * opened in, a member that lost its log's tail as of its last term, and a damaged member neither votes
+ * nor campaigns until a leader's append gives it an entry of that leader's term (raft.ts,
+ * #maybeRepaired); its match can reach the commit index without one, through a snapshot of older
+ * entries (host seed 17 of a branch: a learner
+ * promoted on a snapshot of term 4, its crash before the entries of term 7 were durable, and then a
+ * second member's loss left four voters with two that would not vote).
  */
 export function caughtUp(view: MoveView, node: number): boolean {
   const pr = view.progress?.get(node);
   if (pr === undefined || !pr.recentActive || pr.state !== 'replicate' || pr.incomplete === true) return false;
-  return pr.match > 0 && pr.match + promoteLagEntriesMax >= view.commit;
+  return pr.match > 0 && pr.match >= (view.termStart ?? 0) && pr.match + promoteLagEntriesMax >= view.commit;
 }
 
 const idle: MoveAction = { kind: 'idle' };

@@ -86,6 +86,8 @@ export class Raft {
   leadTransferee: NodeId = noNode;
   /** Index of the latest membership change the leader may have appended; none can be proposed until it is applied. */
   pendingConfIndex: Index = 0;
+  /** On a leader: the index of the no-op it appended on election, its term's first entry (0 otherwise). */
+  termStart: Index = 0;
   uncommittedBytes = 0;
   /**
    * Proposals appended, or the commit index advanced, since the last Ready: their broadcast is
@@ -349,6 +351,7 @@ export class Raft {
     this.trk.resetVotes();
     this.trk.resetProgress(this.log.lastIndex(), this.id, this.log.lastStableIndex());
     this.pendingConfIndex = 0;
+    this.termStart = 0;
     this.uncommittedBytes = 0;
     this.pendingBroadcast = false;
     this.#readOnly.reset();
@@ -391,6 +394,7 @@ export class Raft {
     this.pendingConfIndex = this.log.lastIndex();
     // The no-op of §8: committing an entry of the new term commits all earlier ones and lets
     // ReadIndex proceed.
+    this.termStart = this.log.lastIndex() + 1;
     const appended = this.#appendEntries([{ type: 'normal', data: new Uint8Array(0) }]);
     assert(appended, 'the leader no-op is never refused');
     this.#bcastAppend();

@@ -103,6 +103,8 @@ export interface Status {
   readonly confState: ConfState;
   /** Only on the leader: each member's replication progress. */
   readonly progress: ReadonlyMap<NodeId, ProgressStatus> | undefined;
+  /** Only on the leader: the index of its term's first entry (the no-op it appended on election). */
+  readonly termStart: Index | undefined;
   /** The damage this member has not been repaired from yet (RaftConfig.damaged), or null. */
   readonly damaged: Damage | null;
   /**
@@ -439,6 +441,7 @@ export class RawNode {
       leadTransferee: r.leadTransferee,
       confState: r.trk.confState(),
       progress,
+      termStart: r.state === 'leader' ? r.termStart : undefined,
       damaged: r.damaged,
       votes: r.state === 'candidate' || r.state === 'preCandidate' ? new Map(r.trk.votes) : undefined,
     };
