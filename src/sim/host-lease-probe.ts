@@ -9,8 +9,8 @@
  * - handover: the leader L hands leadership to X while X cannot reach F (F goes on following L, under
  *   L's lease); a write through X, then reads on F. A new leader must wait out the leases its
  *   predecessor granted before it acknowledges (mutant lease-new-leader-no-wait);
- * - lateGrant: what L sends F arrives 100 to 400 ms late; reads on F, a pause of two to three lease
- *   lengths (F stops asking, L stops holding it), a write through L, then reads on F. A lease counts
+ * - lateGrant: what L sends F arrives 100 to 400 ms late; reads on F, a pause of a bit over three
+ *   lease lengths (F stops asking, then L stops holding it), a write through L, then reads on F. A lease counts
  *   from the ask, not from the grant's arrival (mutant lease-from-grant);
  * - lagging: what L sends F arrives 10 to 50 ms late (F holds leases but applies late); a write
  *   through L while reads on L go on until one shows it, then at once a read on F. A read shows only
@@ -93,8 +93,9 @@ export class LeaseProbe {
       slow();
       this.#undo = () => ctx.net.slowLink(l.id, f.id, 0);
       this.#warm(f, warmMs, () => {
-        // F stops reading: it asks for two more lease lengths, then L's hold on it runs out.
-        const pause = 2 * this.#lease.leaseMs + r.between(0, this.#lease.leaseMs);
+        // F stops reading: it asks for two more lease lengths (wanting), and L holds it for one hold
+        // (1.1 leases here) after the last ask; the grant of that ask reaches F `lag` later.
+        const pause = Math.ceil(3.2 * this.#lease.leaseMs) + r.between(0, lag / 2);
         ctx.at(pause, () => {
           if (!ctx.chaos) return this.#next(r.between(50, 150));
           slow();
@@ -111,7 +112,7 @@ export class LeaseProbe {
   }
 
   /**
-   * Reads on `f` a few ms apart for `ms` (at most three under way: a read that found no lease waits
+   * Reads on `f` a few ms apart for `ms` (at most eight under way: a read that found no lease waits
    * for a round, which a cut may hold up to its timeout), then `then`, whatever is still under way;
    * `again` remakes the episode's faults at each.
    */
@@ -137,7 +138,7 @@ export class LeaseProbe {
         return then();
       }
       again?.();
-      if (pending < 3 && ctx.nowMs() >= nextRead) {
+      if (pending < 8 && ctx.nowMs() >= nextRead) {
         pending++;
         nextRead = ctx.nowMs() + this.#rng.between(2, 12);
         this.#clients.probe(reader, 'read', f, key, () => pending--);

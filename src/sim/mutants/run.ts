@@ -148,7 +148,7 @@ for (const r of rows) {
   const rate = r.run === 0 ? '-' : `${((100 * r.caught.length) / r.run).toFixed(1)} %`;
   console.log(`| ${r.mutant} | ${r.sim} | ${r.run} | ${list || 'none'} | ${rate} | ${[...r.kinds].map(([k, n]) => `${k} (${n})`).join(', ')} |`);
 }
-console.log(`\nseeds from ${from}${step === 1 ? '' : `, every ${step}th`}; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
+console.log(`\nseeds from ${from}${step === 1 ? '' : `, every ${step}`}; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
 const missed = [...new Set(rows.map((r) => r.mutant))].filter((name) => rows.filter((r) => r.mutant === name && !r.sim.includes('consequences')).every((r) => r.caught.length === 0));
 if (missed.length > 0) {
   console.log(`NOT CAUGHT: ${missed.join(', ')}`);
