@@ -119,27 +119,46 @@ function register(id: NodeId, g: RaftMetadataGroup, disk: NodeDisk, stopped: () 
   });
 }
 
-test('a wiped node rejoins as a new member that replaces its former one; the former member counts for nothing', async () => {
+/** Nodes 1, 2 and 3 found the group, each on a MemoryKv of its own, joined to `net`. */
+async function foundThree(net: Net): Promise<{ ids: NodeId[]; groups: Map<NodeId, RaftMetadataGroup>; kvs: Map<NodeId, MemoryKv> }> {
   const ids = [1, 2, 3];
-  const net = new Net();
   const groups = new Map<NodeId, RaftMetadataGroup>();
+  const kvs = new Map<NodeId, MemoryKv>();
   const founders = ids.map((id) => ({ id, diskId: `disk-${id}` }));
   for (const id of ids) {
     const kv = new MemoryKv();
+    kvs.set(id, kv);
     const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: id, newId: () => `disk-${id}`, logger: quiet });
     await disk.setCluster('cluster', founders);
     groups.set(id, await openNode(id, kv, disk, ids));
   }
   for (const g of groups.values()) net.join(g);
-  let stopped = false;
-  // Every node runs a replacer, as main.ts does; only the leader's acts.
+  return { ids, groups, kvs };
+}
+
+/** Every node runs a replacer every 10 ms, as main.ts does (only the leader's acts); returns the timer. */
+function runReplacers(groups: Map<NodeId, RaftMetadataGroup>): NodeJS.Timeout {
   const replacers = new Map<RaftMetadataGroup, MetadataMemberReplacer>();
-  const timer = setInterval(() => {
+  return setInterval(() => {
     for (const g of groups.values()) {
       if (!replacers.has(g)) replacers.set(g, new MetadataMemberReplacer(g, logger));
       replacers.get(g)!.round();
     }
   }, 10);
+}
+
+/** Node 3's directory is wiped: its member closes and leaves the network, and it opens again on an empty disk (not joined yet). */
+async function wipeNode3(net: Net, groups: Map<NodeId, RaftMetadataGroup>): Promise<{ group: RaftMetadataGroup; disk: NodeDisk }> {
+  await closeMember(groups.get(3)!);
+  net.handlers.delete(3);
+  return wipedNode(3);
+}
+
+test('a wiped node rejoins as a new member that replaces its former one; the former member counts for nothing', async () => {
+  const net = new Net();
+  const { groups } = await foundThree(net);
+  let stopped = false;
+  const timer = runReplacers(groups);
   const leaderOf = () => [...groups.values()].find((g) => g.isLeader());
   try {
     await until('a leader', 3000, () => leaderOf() !== undefined);
@@ -153,9 +172,7 @@ test('a wiped node rejoins as a new member that replaces its former one; the for
     for (const n of ['w1', 'w2', 'w3']) assert.equal((await leader.propose(create(n))).ok, true);
 
     // Node 3's directory is wiped: a new disk id, and it joins (founders unknown, cluster known).
-    await closeMember(groups.get(3)!);
-    net.handlers.delete(3);
-    const { group: fresh, disk: disk3 } = await wipedNode(3);
+    const { group: fresh, disk: disk3 } = await wipeNode3(net, groups);
     const member = fresh.member;
     assert.notEqual(member, 3, 'the wiped directory took its node id as member id again');
     assert.equal(nodeOfMember(member), 3);
@@ -224,33 +241,16 @@ test('a wiped node rejoins as a new member that replaces its former one; the for
 // both others must answer, and nobody answered for it, so the member stayed damaged for good (host
 // simulation seed 15 on f5faece). The new member answers in its place once the leader added it.
 test('a member that lost its metadata records and kept its id learns its floor with a new member answering for its node\'s former one', async () => {
-  const ids = [1, 2, 3];
   const net = new Net();
-  const groups = new Map<NodeId, RaftMetadataGroup>();
-  const founders = ids.map((id) => ({ id, diskId: `disk-${id}` }));
-  for (const id of ids) {
-    const kv = new MemoryKv();
-    const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: id, newId: () => `disk-${id}`, logger: quiet });
-    await disk.setCluster('cluster', founders);
-    groups.set(id, await openNode(id, kv, disk, ids));
-  }
-  for (const g of groups.values()) net.join(g);
+  const { ids, groups } = await foundThree(net);
   let stopped = false;
-  const replacers = new Map<RaftMetadataGroup, MetadataMemberReplacer>();
-  const timer = setInterval(() => {
-    for (const g of groups.values()) {
-      if (!replacers.has(g)) replacers.set(g, new MetadataMemberReplacer(g, logger));
-      replacers.get(g)!.round();
-    }
-  }, 10);
+  const timer = runReplacers(groups);
   const leaderOf = () => [...groups.values()].find((g) => g.isLeader());
   try {
     await until('a leader', 3000, () => leaderOf() !== undefined);
     await commitEventually(leaderOf()!, create('before'));
     // Node 3 is wiped and replaced by a new member: voters 1, 2 and 3.x.
-    await closeMember(groups.get(3)!);
-    net.handlers.delete(3);
-    const { group: fresh, disk: disk3 } = await wipedNode(3);
+    const { group: fresh, disk: disk3 } = await wipeNode3(net, groups);
     groups.set(3, fresh);
     net.join(fresh);
     register(3, fresh, disk3, () => stopped);
@@ -327,19 +327,8 @@ test('every metadata member stores the commit index it learnt: a restart takes t
   // The metadata group has no applied row: a member restarts from its stored commit index (or its
   // snapshot) and takes the configuration of that index. Host simulation seed 7109: with the commit
   // index not stored, every member forgot a committed promotion and the group could not elect.
-  const ids = [1, 2, 3];
   const net = new Net();
-  const groups = new Map<NodeId, RaftMetadataGroup>();
-  const kvs = new Map<NodeId, MemoryKv>();
-  const founders = ids.map((id) => ({ id, diskId: `disk-${id}` }));
-  for (const id of ids) {
-    const kv = new MemoryKv();
-    kvs.set(id, kv);
-    const disk = await NodeDisk.open({ kv, cell: new MemoryCell(), self: id, newId: () => `disk-${id}`, logger: quiet });
-    await disk.setCluster('cluster', founders);
-    groups.set(id, await openNode(id, kv, disk, ids));
-  }
-  for (const g of groups.values()) net.join(g);
+  const { groups, kvs } = await foundThree(net);
   try {
     await until('a leader', 3000, () => [...groups.values()].some((g) => g.isLeader()));
     const leader = [...groups.values()].find((g) => g.isLeader())!;

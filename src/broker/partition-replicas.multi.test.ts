@@ -1845,9 +1845,15 @@ test('a partition whose every replica is damaged: the newest replica, made the o
 // dropped and rejoin empty as learners, and the leader's mover makes them voters again (rejoin). The
 // events only the two others held (s20..s24) are gone from every replica: a replica repaired in
 // place would still read them from its partition log.
-test('every replica damaged: the loss accepted through the service keeps the named replica\'s log on every node; the others rejoin empty and are voters again', async () => {
-  let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
-  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
+/**
+ * The setup of the accepted-loss cases: partition 0 of event type 1 on three nodes (memory tail 16),
+ * 20 events everywhere, then one follower (`behind`) down while 5 more are written, then every replica
+ * restarted with a damage record above anything it holds (term 50, index 1000: a lost tail). `scene.placed`
+ * is the placement as metadata stores it (the loss and the movers change it).
+ */
+async function everyReplicaDamaged() {
+  const scene = { placed: { group: group10, replicas: [1, 2, 3] } as PartitionPlacement };
+  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...scene.placed } : undefined) });
   try {
     for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
     await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
@@ -1871,83 +1877,121 @@ test('every replica damaged: the loss accepted through the service keeps the nam
       });
     }
     for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
-    const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...placed } });
-    const service = (id: NodeId, silentNode?: NodeId): LossService =>
-      new LossService({
-        placed: () => [at()],
-        replicas: () => [c.node(id).replicas],
+    return { c, scene, kept, behind };
+  } catch (err) {
+    await c.close();
+    throw err;
+  }
+}
+
+type DamagedScene = Awaited<ReturnType<typeof everyReplicaDamaged>>;
+
+/**
+ * The loss service of node `id` over the scene, as the cases run it: peers answer its reports unless
+ * `silentNode`; a partition.loss it proposes changes the stored placement, then `applied` says which
+ * nodes apply it, and how.
+ */
+function lossService({ c, scene }: DamagedScene, applied: (cmd: Extract<MetadataCommand, { op: 'partition.loss' }>) => Promise<void> | void) {
+  const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...scene.placed } });
+  const service = (id: NodeId, silentNode?: NodeId): LossService =>
+    new LossService({
+      placed: () => [at()],
+      replicas: () => [c.node(id).replicas],
+      self: id,
+      formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
+      nowMs: () => Date.now(),
+      monotonicMs: () => performance.now(),
+      logger,
+      newId: () => 'loss-1',
+      askPeer: async (node, group) => {
+        if (node === silentNode) return undefined;
+        try {
+          return service(node as NodeId).report(String(group));
+        } catch {
+          return undefined;
+        }
+      },
+      propose: async (cmd) => {
+        if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
+        const next = lossPlacement(scene.placed, cmd);
+        if ('ok' in next) return next.ok ? { ok: true } : next;
+        scene.placed = next;
+        await applied(cmd);
+        return { ok: true, placement: scene.placed };
+      },
+    });
+  return service;
+}
+
+/** Node `asked` accepts the loss keeping `behind`'s replica: the answer names it, the others rejoin, and it leads above the floor. */
+async function acceptKeepingBehind({ c, behind }: DamagedScene, service: ReturnType<typeof lossService>, asked: NodeId) {
+  const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
+  assert.equal(answer.node, behind, 'the named replica keeps its log');
+  assert.deepEqual([...answer.rejoin].sort(), ([1, 2, 3] as NodeId[]).filter((id) => id !== behind).sort());
+  const keep = c.node(behind);
+  await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
+  assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
+  return keep;
+}
+
+/**
+ * The leader's movers make the others voters again (rejoin), each once caught up; its log must pass
+ * the others' damage index (1000) only for a repair in place, not for an empty rejoin. Then every node
+ * reads the kept log and the events written since (not s20..s24), and takes writes.
+ */
+async function rejoinAndReadKept({ c, scene, kept, behind }: DamagedScene): Promise<void> {
+  const keep = c.node(behind);
+  const movers = new Map(
+    ([1, 2, 3] as NodeId[]).map((id) => [
+      id,
+      new ReplicaMover({
         self: id,
-        formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
-        nowMs: () => Date.now(),
-        monotonicMs: () => performance.now(),
-        logger,
-        newId: () => 'loss-1',
-        askPeer: async (node, group) => {
-          if (node === silentNode) return undefined;
-          try {
-            return service(node as NodeId).report(String(group));
-          } catch {
-            return undefined;
-          }
-        },
+        stores: () => [c.node(id).replicas],
+        placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...scene.placed } : undefined),
         propose: async (cmd) => {
-          if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
-          const next = lossPlacement(placed, cmd);
-          if ('ok' in next) return next.ok ? { ok: true } : next;
-          placed = next;
-          // Every node applies it (in another order than the proposer's: the last node first).
-          for (const id of [3, 2, 1] as NodeId[]) groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => void c.node(id).replicas.ensure(1, 0), logger }, cmd);
-          return { ok: true, placement: placed };
+          const next = moveStep(scene.placed, cmd);
+          if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
+          scene.placed = next;
+          return { ok: true };
         },
-      });
+        logger,
+      }),
+    ]),
+  );
+  for (let i = 25; i < 30; i++) {
+    assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
+    kept.push(`s${i}`);
+  }
+  await until(
+    'every replica a voter again',
+    () => {
+      for (const m of movers.values()) m.round();
+      const conf = keep.replicas.replica(1, 0)!.group.conf;
+      return scene.placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
+    },
+    30_000,
+  );
+  assert.deepEqual(scene.placed.replicas[0], behind, 'the kept replica first (preferred leader)');
+  await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
+  for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
+  // The partition takes writes through every node.
+  for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+}
+
+test('every replica damaged: the loss accepted through the service keeps the named replica\'s log on every node; the others rejoin empty and are voters again', async () => {
+  const sc = await everyReplicaDamaged();
+  const { c, scene, behind } = sc;
+  try {
+    // Every node applies it (in another order than the proposer's: the last node first).
+    const service = lossService(sc, (cmd) => {
+      for (const id of [3, 2, 1] as NodeId[]) groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => void c.node(id).replicas.ensure(1, 0), logger }, cmd);
+    });
     const asked = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
     // Refused while a replica's node does not answer.
-    const silent = ([1, 2, 3] as NodeId[]).filter((id) => id !== behind);
     await assert.rejects(service(asked, behind).accept(String(group10)), (err: unknown) => err instanceof Problem && err.status === 409 && /did not answer/.test(err.detail ?? ''));
-    assert.deepEqual(placed, { group: group10, replicas: [1, 2, 3] }, 'nothing proposed');
-    const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
-    assert.equal(answer.node, behind, 'the named replica keeps its log');
-    assert.deepEqual([...answer.rejoin].sort(), silent.sort());
-    const keep = c.node(behind);
-    await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
-    assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
-    // The leader's movers make the others voters again (rejoin), each once caught up; its log must
-    // pass the others' damage index (1000) only for a repair in place, not for an empty rejoin.
-    const movers = new Map(
-      ([1, 2, 3] as NodeId[]).map((id) => [
-        id,
-        new ReplicaMover({
-          self: id,
-          stores: () => [c.node(id).replicas],
-          placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined),
-          propose: async (cmd) => {
-            const next = moveStep(placed, cmd);
-            if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
-            placed = next;
-            return { ok: true };
-          },
-          logger,
-        }),
-      ]),
-    );
-    for (let i = 25; i < 30; i++) {
-      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
-      kept.push(`s${i}`);
-    }
-    await until(
-      'every replica a voter again',
-      () => {
-        for (const m of movers.values()) m.round();
-        const conf = keep.replicas.replica(1, 0)!.group.conf;
-        return placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
-      },
-      30_000,
-    );
-    assert.deepEqual(placed.replicas[0], behind, 'the kept replica first (preferred leader)');
-    await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
-    for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
-    // The partition takes writes through every node.
-    for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+    assert.deepEqual(scene.placed, { group: group10, replicas: [1, 2, 3] }, 'nothing proposed');
+    await acceptKeepingBehind(sc, service, asked);
+    await rejoinAndReadKept(sc);
     // Applied again (a restart replays the metadata log): nothing happens, every replica is above the floor.
     const before = ([1, 2, 3] as NodeId[]).map((id) => c.node(id).replicas.replica(1, 0)!.group.raw.term);
     groupLossApplied({ stores: () => [...c.nodes.values()].map((n) => n.replicas), reopen: () => assert.fail('reopened on a replay'), logger }, { op: 'partition.loss', group: group10, keep: behind, seen: { replicas: [1, 2, 3], learners: [] }, floor: 50, loss: { id: 'loss-1', scope: 'partition', node: behind, group: group10, at: '', kept: { last_index: 0 }, damage: { index: 0, term: 0, reason: '' }, term_before: 0, term: 0, event_type: 'e', partition: '0' } });
@@ -1958,72 +2002,18 @@ test('every replica damaged: the loss accepted through the service keeps the nam
 });
 
 async function lateNode(viaRecord: boolean): Promise<void> {
-  let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
-  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
+  const sc = await everyReplicaDamaged();
+  const { c, behind } = sc;
   try {
-    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
-    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
-    const kept: string[] = [];
-    for (let i = 0; i < 20; i++) {
-      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
-      kept.push(`s${i}`);
-    }
-    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 19));
-    const behind = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
-    c.down.add(behind);
-    for (let i = 20; i < 25; i++) {
-      const from = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
-      assert.ok((await c.node(from).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
-    }
-    c.down.delete(behind);
-    for (const id of [1, 2, 3] as NodeId[]) {
-      await c.restart(id, async (kv) => {
-        const k = raftGroupKey(group10, kindDamage);
-        await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
-      });
-    }
-    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
-    const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...placed } });
     // The node whose metadata lags: one of the two that do not keep their log.
     const late = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
     let applied: Parameters<typeof groupLossApplied>[1] | undefined;
-    const service = (id: NodeId, silentNode?: NodeId): LossService =>
-      new LossService({
-        placed: () => [at()],
-        replicas: () => [c.node(id).replicas],
-        self: id,
-        formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
-        nowMs: () => Date.now(),
-        monotonicMs: () => performance.now(),
-        logger,
-        newId: () => 'loss-1',
-        askPeer: async (node, group) => {
-          if (node === silentNode) return undefined;
-          try {
-            return service(node as NodeId).report(String(group));
-          } catch {
-            return undefined;
-          }
-        },
-        propose: async (cmd) => {
-          if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
-          const next = lossPlacement(placed, cmd);
-          if ('ok' in next) return next.ok ? { ok: true } : next;
-          placed = next;
-          // The kept node and one other apply it now; the last one (its metadata behind) later.
-          applied = cmd;
-          for (const id of [1, 2, 3] as NodeId[]) if (id !== late) groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => void c.node(id).replicas.ensure(1, 0), logger }, cmd);
-          return { ok: true, placement: placed };
-        },
-      });
-    const silent = ([1, 2, 3] as NodeId[]).filter((id) => id !== behind);
-    const asked = late;
-    const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
-    assert.equal(answer.node, behind, 'the named replica keeps its log');
-    assert.deepEqual([...answer.rejoin].sort(), silent.sort());
-    const keep = c.node(behind);
-    await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
-    assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
+    const service = lossService(sc, (cmd) => {
+      // The kept node and one other apply it now; the last one (its metadata behind) later.
+      applied = cmd;
+      for (const id of [1, 2, 3] as NodeId[]) if (id !== late) groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => void c.node(id).replicas.ensure(1, 0), logger }, cmd);
+    });
+    const keep = await acceptKeepingBehind(sc, service, late);
     // The leader reaches the late node's replica before its node applies the command: it takes the
     // leader's term (above the floor): by its term, it has acted (the rule before this test).
     const leaderTerm = keep.replicas.replica(1, 0)!.group.raw.term;
@@ -2038,43 +2028,7 @@ async function lateNode(viaRecord: boolean): Promise<void> {
     groupLossApplied(lateDeps, late1);
     await until('the late replica emptied and opened again', () => (reopened === 1 && c.node(late).replicas.replica(1, 0) !== undefined ? true : undefined), 15_000);
     groupLossApplied(lateDeps, applied!);
-    // The leader's movers make the others voters again (rejoin), each once caught up; its log must
-    // pass the others' damage index (1000) only for a repair in place, not for an empty rejoin.
-    const movers = new Map(
-      ([1, 2, 3] as NodeId[]).map((id) => [
-        id,
-        new ReplicaMover({
-          self: id,
-          stores: () => [c.node(id).replicas],
-          placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined),
-          propose: async (cmd) => {
-            const next = moveStep(placed, cmd);
-            if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
-            placed = next;
-            return { ok: true };
-          },
-          logger,
-        }),
-      ]),
-    );
-    for (let i = 25; i < 30; i++) {
-      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
-      kept.push(`s${i}`);
-    }
-    await until(
-      'every replica a voter again',
-      () => {
-        for (const m of movers.values()) m.round();
-        const conf = keep.replicas.replica(1, 0)!.group.conf;
-        return placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
-      },
-      30_000,
-    );
-    assert.deepEqual(placed.replicas[0], behind, 'the kept replica first (preferred leader)');
-    await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
-    for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
-    // The partition takes writes through every node.
-    for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+    await rejoinAndReadKept(sc);
     // Applied again once it is a voter (a restart replays the metadata log, or restores a snapshot): nothing happens.
     groupLossApplied(lateDeps, late1);
     await new Promise((res) => setTimeout(res, 300));
@@ -2090,110 +2044,19 @@ test('every replica damaged: a node that applies the accepted loss only after th
 test('every replica damaged: a node that gets the accepted loss within a metadata snapshot, after the kept replica reached its replica, acts on the record alike (once)', () => lateNode(true));
 
 test('every replica damaged: the kept replica\'s node applies the accepted loss before its replica opens (a restart replays the metadata log): it acts once the replica opens, and every node reads the kept log', async () => {
-  let placed: PartitionPlacement = { group: group10, replicas: [1, 2, 3] };
-  const c = await cluster(16, [1, 2, 3], { placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined) });
+  const sc = await everyReplicaDamaged();
+  const { c, behind } = sc;
   try {
-    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
-    await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
-    const kept: string[] = [];
-    for (let i = 0; i < 20; i++) {
-      assert.ok((await c.node(((i % 3) + 1) as NodeId).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
-      kept.push(`s${i}`);
-    }
-    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 19));
-    const behind = ([1, 2, 3] as NodeId[]).find((id) => !c.node(id).replicas.replica(1, 0)!.group.isLeader())!;
-    c.down.add(behind);
-    for (let i = 20; i < 25; i++) {
-      const from = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
-      assert.ok((await c.node(from).replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok);
-    }
-    c.down.delete(behind);
-    for (const id of [1, 2, 3] as NodeId[]) {
-      await c.restart(id, async (kv) => {
-        const k = raftGroupKey(group10, kindDamage);
-        await kv.write((b) => b.put(k, encodeDamageRecord(k, { term: 50, index: 1_000, reason: 'test: a lost tail' })), { durable: true });
-      });
-    }
-    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
-    const at = () => ({ event_type: 'e', partition: '0', index: 0, topic: 1, legacy: false, placement: { ...placed } });
-    const late = ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!;
-    const service = (id: NodeId, silentNode?: NodeId): LossService =>
-      new LossService({
-        placed: () => [at()],
-        replicas: () => [c.node(id).replicas],
-        self: id,
-        formatCursor: (_t, _p, o) => (o < 0 ? 'BEGIN' : String(o)),
-        nowMs: () => Date.now(),
-        monotonicMs: () => performance.now(),
-        logger,
-        newId: () => 'loss-1',
-        askPeer: async (node, group) => {
-          if (node === silentNode) return undefined;
-          try {
-            return service(node as NodeId).report(String(group));
-          } catch {
-            return undefined;
-          }
-        },
-        propose: async (cmd) => {
-          if (cmd.op !== 'partition.loss') return { ok: false, reason: 'invalid', detail: 'unexpected' };
-          const next = lossPlacement(placed, cmd);
-          if ('ok' in next) return next.ok ? { ok: true } : next;
-          placed = next;
-          // The kept node restarted: it applies the command before its replicas open (they open a moment later).
-          await c.restart(behind);
-          for (const id of [1, 2, 3] as NodeId[]) {
-            groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => (id === behind ? undefined : void c.node(id).replicas.ensure(1, 0)), logger }, cmd);
-          }
-          setTimeout(() => void c.node(behind).replicas.ensure(1, 0), 1_000);
-          return { ok: true, placement: placed };
-        },
-      });
-    const silent = ([1, 2, 3] as NodeId[]).filter((id) => id !== behind);
-    const asked = late;
-    const answer = (await service(asked).accept(String(group10), { replica: String(behind) })) as { node: number; rejoin: number[]; kept: { last_index: number } };
-    assert.equal(answer.node, behind, 'the named replica keeps its log');
-    assert.deepEqual([...answer.rejoin].sort(), silent.sort());
-    const keep = c.node(behind);
-    await until('the kept replica leads', () => keep.replicas.replica(1, 0)?.group.isLeader(), 15_000);
-    assert.ok(keep.replicas.replica(1, 0)!.group.raw.term > 50, 'above the floor (the damage term)');
-    // The leader's movers make the others voters again (rejoin), each once caught up; its log must
-    // pass the others' damage index (1000) only for a repair in place, not for an empty rejoin.
-    const movers = new Map(
-      ([1, 2, 3] as NodeId[]).map((id) => [
-        id,
-        new ReplicaMover({
-          self: id,
-          stores: () => [c.node(id).replicas],
-          placement: (topic, partition) => (topic === 1 && partition === 0 ? { ...placed } : undefined),
-          propose: async (cmd) => {
-            const next = moveStep(placed, cmd);
-            if ('ok' in next) return { ok: false, detail: next.ok ? '' : next.detail };
-            placed = next;
-            return { ok: true };
-          },
-          logger,
-        }),
-      ]),
-    );
-    for (let i = 25; i < 30; i++) {
-      assert.ok((await keep.replicas.append([{ topic: 1, partition: 0, events: [ev(`s${i}`)] }]))[0]?.ok, `s${i}`);
-      kept.push(`s${i}`);
-    }
-    await until(
-      'every replica a voter again',
-      () => {
-        for (const m of movers.values()) m.round();
-        const conf = keep.replicas.replica(1, 0)!.group.conf;
-        return placed.replicas.length === 3 && conf.voters.length === 3 ? true : undefined;
-      },
-      30_000,
-    );
-    assert.deepEqual(placed.replicas[0], behind, 'the kept replica first (preferred leader)');
-    await until('every replica holds the kept log', () => ([1, 2, 3] as NodeId[]).every((id) => c.node(id).replicas.bounds(1, 0).newest === kept.length - 1));
-    for (const id of [1, 2, 3] as NodeId[]) assert.deepEqual(await readAll(c.node(id).replicas, 0), kept, `node ${id} reads the kept log and the new events, not s20..s24`);
-    // The partition takes writes through every node.
-    for (const id of [1, 2, 3] as NodeId[]) assert.ok((await c.node(id).replicas.append([{ topic: 1, partition: 0, events: [ev(`w${id}`)] }]))[0]?.ok, `a write through node ${id}`);
+    const service = lossService(sc, async (cmd) => {
+      // The kept node restarted: it applies the command before its replicas open (they open a moment later).
+      await c.restart(behind);
+      for (const id of [1, 2, 3] as NodeId[]) {
+        groupLossApplied({ stores: () => [c.node(id).replicas], reopen: () => (id === behind ? undefined : void c.node(id).replicas.ensure(1, 0)), logger }, cmd);
+      }
+      setTimeout(() => void c.node(behind).replicas.ensure(1, 0), 1_000);
+    });
+    await acceptKeepingBehind(sc, service, ([1, 2, 3] as NodeId[]).find((id) => id !== behind)!);
+    await rejoinAndReadKept(sc);
   } finally {
     await c.close();
   }

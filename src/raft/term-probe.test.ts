@@ -27,7 +27,12 @@ interface Story {
  * it restarts empty and damaged (with the probe rule or without), and only b (still leading its old
  * term: it was not ticked) and w can talk.
  */
-function story(probe: boolean): Story {
+/**
+ * The opening both stories share, on voters a = 1, b = 2, w = 3: b leads, is cut off and appends "old"
+ * at index i; a is elected in a newer term by w's vote and commits its no-op at i and "new" after it
+ * with w, while b still leads its old term.
+ */
+function deposedBeside(): { h: Harness; old: { index: number; term: number }; newTerm: number } {
   const h = new Harness([1, 2, 3], { preVote: true, checkQuorum: true });
   h.elect(2);
   h.propose(2, 'p');
@@ -46,6 +51,11 @@ function story(probe: boolean): Story {
   assert.equal(h.raw(1).termAt(old.index), newTerm, 'a committed its own entry at the index of "old"');
   assert.ok(h.status(1).commit > old.index, 'with w');
   assert.equal(h.status(2).state, 'leader', 'b still leads its old term (cut off, not ticked)');
+  return { h, old, newTerm };
+}
+
+function story(probe: boolean): Story {
+  const { h, old, newTerm } = deposedBeside();
   h.crash(3);
   h.wipe(3);
   h.start(3, { damaged: { term: 0, index: 0, termUnknown: probe }, termProbePeers: [1, 2, 3] });
@@ -283,19 +293,7 @@ test('a member answers a probe for a former member of its node only once it is i
  * leads its old term and reaches a.
  */
 function formerStory(): Story & { answerFor3: () => void } {
-  const h = new Harness([1, 2, 3], { preVote: true, checkQuorum: true });
-  h.elect(2);
-  h.propose(2, 'p');
-  h.stabilize();
-  h.isolate(2);
-  const old = h.propose(2, 'old');
-  h.stabilize();
-  h.raw(1).step(makeMessage({ type: 'timeoutNow', from: 2, to: 1, term: h.status(1).term }));
-  h.stabilize();
-  const newTerm = h.status(1).term;
-  h.propose(1, 'new');
-  h.stabilize();
-  assert.equal(h.raw(1).termAt(old.index), newTerm);
+  const { h, old, newTerm } = deposedBeside();
   h.crash(3);
   h.wipe(3);
   h.addEmpty(4);

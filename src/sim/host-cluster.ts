@@ -37,6 +37,7 @@ import { MinHeap } from './heap.js';
 import { Clients } from './host-clients.js';
 import { Consumers } from './host-consumers.js';
 import { MetadataClients } from './host-metadata.js';
+import { LeaseProbe } from './host-lease-probe.js';
 import { SubscriptionSim } from './host-subscriptions.js';
 import { emptyStats, type HostSimContext, type HostSimStats, type SimPartition } from './host-context.js';
 import { SimHostNode, simAbortReason, type HostNodeEnv, type HostTuning } from './host-node.js';
@@ -176,6 +177,7 @@ export class HostSimulation implements HostSimContext {
   readonly #nemesis: Nemesis;
   readonly #clients: Clients;
   readonly #metadataClients: MetadataClients;
+  readonly #leaseProbe: LeaseProbe | undefined;
   readonly #consumers: Consumers;
   readonly #subscriptions: SubscriptionSim;
   readonly #ids: readonly NodeId[];
@@ -264,6 +266,9 @@ export class HostSimulation implements HostSimContext {
     this.#nemesis = new Nemesis(this);
     this.#clients = new Clients(this, r.between(2, 4));
     this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true, this.#tuning.readLeases !== undefined);
+    // Its own stream of choices, drawing nothing from the main one.
+    const leases = this.#tuning.readLeases;
+    this.#leaseProbe = leases === undefined ? undefined : new LeaseProbe(this, this.#metadataClients, new Prng(opts.seed * 67 + 23), leases);
     // Their own stream of choices, so that the draws above and the nodes' forks stay as they were.
     const consumerRng = new Prng(opts.seed * 37 + 11);
     this.#readResets = new Prng(opts.seed * 53 + 13);
@@ -554,10 +559,10 @@ export class HostSimulation implements HostSimContext {
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
     const inc = from.incarnation;
-    const delays = this.net.delays(this.rng, from.id);
-    if (m.type === 'snap') this.stats.snapshots++;
     // Routed by node, as the gRPC transport does (a member id names its node: core/member-id.ts).
     const toNode = nodeOfMember(m.to);
+    const delays = this.net.delays(this.rng, from.id, toNode);
+    if (m.type === 'snap') this.stats.snapshots++;
     if (m.type === 'snap' && delays.length === 0) this.at(1, () => from.handlers.get(group)?.snapshotStatus(toNode, false), from);
     for (const d of delays) {
       this.at(d, () => {
@@ -1172,6 +1177,7 @@ export class HostSimulation implements HostSimContext {
       await settle();
       this.#clients.start();
       this.#metadataClients.start();
+      this.#leaseProbe?.start();
       this.#consumers.start();
       this.#subscriptions.start();
       for (let round = 0; round < rounds; round++) {

@@ -154,6 +154,8 @@ export interface HostSimStats {
   metadataReads: number;
   /** Metadata reads a follower served under its read lease, without a round. */
   metadataLeaseReads: number;
+  /** Episodes of the scripted lease schedules (host-lease-probe.ts; seeds with read leases). */
+  leaseProbes: number;
   metadataAcked: number;
   /** Node-level heartbeats sent, and groups that quiesced and woke (host statistics summed at the end). */
   pings: number;
@@ -238,6 +240,7 @@ export function emptyStats(): HostSimStats {
     metadataWrites: 0,
     metadataReads: 0,
     metadataLeaseReads: 0,
+    leaseProbes: 0,
     metadataAcked: 0,
     pings: 0,
     quiesced: 0,

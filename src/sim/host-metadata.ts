@@ -39,6 +39,8 @@ interface Op {
   readonly node: SimHostNode;
   readonly inc: number;
   done: boolean;
+  /** A scripted client's operation (probe): what runs when it ends, instead of the client's next random step. */
+  readonly then?: (outcome: 'ok' | 'refused' | 'unknown', value: string | undefined) => void;
 }
 
 export function eventTypeFor(name: string, owner: string, updatedAt: string): EventType {
@@ -120,12 +122,22 @@ export class MetadataClients {
     else this.#read(client, node, key);
   }
 
-  #write(client: number, node: SimHostNode, key: string): void {
+  /**
+   * One operation of a scripted client (host-lease-probe.ts) on `node`, recorded in the history as
+   * any other; `then` runs when it ends (at once, with 'unknown', when the node cannot take it).
+   */
+  probe(client: number, kind: 'write' | 'read', node: SimHostNode, key: string, then: (outcome: 'ok' | 'refused' | 'unknown', value: string | undefined) => void): void {
+    if (!node.running || node.metadata === undefined) return then('unknown', undefined);
+    if (kind === 'write') this.#write(client, node, key, then);
+    else this.#read(client, node, key, then);
+  }
+
+  #write(client: number, node: SimHostNode, key: string, then?: Op['then']): void {
     const ctx = this.#ctx;
     const md = node.metadata!;
     const seq = this.#seq++;
     const value = `c${client}.${seq}`;
-    const op: Op = { client, kind: 'write', key, value, invoke: this.#pos++, node, inc: node.incarnation, done: false };
+    const op: Op = { client, kind: 'write', key, value, invoke: this.#pos++, node, inc: node.incarnation, done: false, then };
     this.#ops.add(op);
     ctx.stats.metadataWrites++;
     // Unique, so that an update based on an older copy is refused as concurrent.
@@ -149,10 +161,10 @@ export class MetadataClients {
     );
   }
 
-  #read(client: number, node: SimHostNode, key: string): void {
+  #read(client: number, node: SimHostNode, key: string, then?: Op['then']): void {
     const ctx = this.#ctx;
     const md = node.metadata!;
-    const op: Op = { client, kind: 'read', key, value: undefined, invoke: this.#pos++, node, inc: node.incarnation, done: false };
+    const op: Op = { client, kind: 'read', key, value: undefined, invoke: this.#pos++, node, inc: node.incarnation, done: false, then };
     this.#ops.add(op);
     ctx.stats.metadataReads++;
     ctx.at(clientTimeoutMs, () => this.#finish(op, 'unknown', 'client timeout'));
@@ -201,6 +213,7 @@ export class MetadataClients {
       this.#history.push({ client: op.client, kind: 'write', key: op.key, value: op.value, invoke: op.invoke, complete: Infinity });
     }
     ctx.log(`mc${op.client} ${op.kind} ${op.key} ${outcome} (${why})`);
-    ctx.at(ctx.rng.between(1, 30), () => this.#step(op.client));
+    if (op.then !== undefined) op.then(outcome, op.value);
+    else ctx.at(ctx.rng.between(1, 30), () => this.#step(op.client));
   }
 }

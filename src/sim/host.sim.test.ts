@@ -81,8 +81,12 @@ test('partition groups on the production host keep every acknowledged batch, onc
   console.log(`host sim: ${seeds.length} seeds passed in ${secs} s; ${JSON.stringify(totals)}`);
   // The workload and the faults must actually happen, or a pass means nothing.
   const n = seeds.length;
-  // Even seeds run read leases: some metadata reads must have been served by followers under them.
-  if (seeds.filter((seed) => seed % 2 === 0).length >= 5) assert.ok((totals.metadataLeaseReads ?? 0) > 0, 'no follower served a metadata read under a read lease');
+  // Even seeds run read leases: some metadata reads must have been served by followers under them,
+  // and the scripted lease schedules (host-lease-probe.ts) must have run.
+  if (seeds.filter((seed) => seed % 2 === 0).length >= 5) {
+    assert.ok((totals.metadataLeaseReads ?? 0) > 0, 'no follower served a metadata read under a read lease');
+    assert.ok((totals.leaseProbes ?? 0) > 0, 'no scripted lease schedule ran');
+  }
   assert.ok((totals.batchesAcked ?? 0) > n * 20, 'too few acknowledged batches');
   assert.ok((totals.elections ?? 0) > n * 3, 'too few elections');
   assert.ok((totals.crashes ?? 0) > n, 'too few crashes');

@@ -35,6 +35,11 @@ export class Network {
    * answers arrive late, e.g. its vote for an election the candidate has already given up.
    */
   readonly slowSenders = new Map<NodeId, number>();
+  /**
+   * Extra delay (virtual ms) of what one node sends another ("from>to"): one slow direction of one
+   * link, e.g. a metadata leader's grants of read leases reaching one follower late (host-lease-probe.ts).
+   */
+  readonly #slowLinks = new Map<string, number>();
   /** Directed cuts "from>to". */
   readonly #cut = new Set<string>();
 
@@ -48,6 +53,17 @@ export class Network {
 
   cutOneWay(from: NodeId, to: NodeId): void {
     this.#cut.add(this.#key(from, to));
+  }
+
+  /** Restores what `from` sends `to` (the other direction stays as it is). */
+  uncutOneWay(from: NodeId, to: NodeId): void {
+    this.#cut.delete(this.#key(from, to));
+  }
+
+  /** What `from` sends `to` arrives `lagMs` late (0: no longer). */
+  slowLink(from: NodeId, to: NodeId, lagMs: number): void {
+    if (lagMs > 0) this.#slowLinks.set(this.#key(from, to), lagMs);
+    else this.#slowLinks.delete(this.#key(from, to));
   }
 
   /** Splits `nodes` into groups that cannot talk to each other (both directions). */
@@ -92,6 +108,7 @@ export class Network {
   heal(): void {
     this.#cut.clear();
     this.slowSenders.clear();
+    this.#slowLinks.clear();
     this.faults = { ...calmLinks };
   }
 
@@ -100,12 +117,14 @@ export class Network {
   }
 
   /** The delivery delays for one message: [] when dropped, more than one when duplicated or replayed. */
-  delays(rng: Prng, from?: NodeId): number[] {
+  delays(rng: Prng, from?: NodeId, to?: NodeId): number[] {
     const f = this.faults;
     if (f.dropRate > 0 && rng.chance(f.dropRate)) return [];
     const lag = from === undefined ? 0 : (this.slowSenders.get(from) ?? 0);
+    // Drawn only while a link is slow, so that runs without one draw as before.
+    const linkLag = from === undefined || to === undefined || this.#slowLinks.size === 0 ? 0 : (this.#slowLinks.get(this.#key(from, to)) ?? 0);
     const one = (): number => {
-      const base = rng.between(f.delayMsMin, f.delayMsMax) + (lag > 0 ? rng.between(lag / 2, lag) : 0);
+      const base = rng.between(f.delayMsMin, f.delayMsMax) + (lag > 0 ? rng.between(lag / 2, lag) : 0) + (linkLag > 0 ? rng.between(Math.round(linkLag * 0.8), linkLag) : 0);
       return f.slowRate > 0 && rng.chance(f.slowRate) ? base + rng.between(f.delayMsMax, 10 * f.delayMsMax) : base;
     };
     const out = [one()];

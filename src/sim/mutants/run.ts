@@ -8,6 +8,8 @@
  *   npm run test:mutants -- --raft 300 --host 60      seeds per simulation
  *   npm run test:mutants -- --only dedup-off,offsets-at-propose
  *   npm run test:mutants -- --from 1000               first seed
+ *   npm run test:mutants -- --step 2 --from 2         every other seed (e.g. only the seeds that
+ *                                                     run metadata read leases: the even ones)
  *   npm run test:mutants -- --consequences            also run each with the rule checks off, to see
  *                                                     how often lost or diverging data alone shows it
  *
@@ -31,8 +33,14 @@ function option(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log('usage: node dist/sim/mutants/run.js [--only a,b] [--raft N] [--host N] [--from SEED] [--step N] [--consequences]\n(see the head of src/sim/mutants/run.ts)');
+  process.exit(0);
+}
+
 const seeds: Record<SimName, number> = { raft: Number(option('raft') ?? '200'), host: Number(option('host') ?? '40') };
 const from = Number(option('from') ?? '1');
+const step = Number(option('step') ?? '1');
 const only = option('only')?.split(',');
 const consequences = process.argv.includes('--consequences');
 
@@ -86,7 +94,7 @@ function runChild(args: string[], dir: string, env: NodeJS.ProcessEnv = process.
 }
 
 async function runSeeds(dir: string, sim: SimName, count: number, rules: boolean, retention: boolean, subscriptions: boolean): Promise<{ lines: SeedLine[]; note: string }> {
-  const args = [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count), ...(rules ? [] : ['consequences'])];
+  const args = [join(dir, 'dist', 'sim', 'mutants', 'seeds-cli.js'), sim, String(from), String(count), ...(rules ? [] : ['consequences']), `step=${step}`];
   const env = { ...process.env, ...(retention ? { SIM_RETENTION: '1' } : {}), ...(subscriptions ? { SIM_SUBSCRIPTIONS: '1' } : {}) };
   const { out, err, code, note } = await runChild(args, dir, env);
   const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as SeedLine);
@@ -140,7 +148,7 @@ for (const r of rows) {
   const rate = r.run === 0 ? '-' : `${((100 * r.caught.length) / r.run).toFixed(1)} %`;
   console.log(`| ${r.mutant} | ${r.sim} | ${r.run} | ${list || 'none'} | ${rate} | ${[...r.kinds].map(([k, n]) => `${k} (${n})`).join(', ')} |`);
 }
-console.log(`\nseeds from ${from}; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
+console.log(`\nseeds from ${from}${step === 1 ? '' : `, every ${step}`}; ${((Date.now() - started) / 1000).toFixed(0)} s in all`);
 const missed = [...new Set(rows.map((r) => r.mutant))].filter((name) => rows.filter((r) => r.mutant === name && !r.sim.includes('consequences')).every((r) => r.caught.length === 0));
 if (missed.length > 0) {
   console.log(`NOT CAUGHT: ${missed.join(', ')}`);

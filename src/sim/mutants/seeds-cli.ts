@@ -3,24 +3,26 @@
  * so that the mutant runner (run.ts) can run it in a patched copy and read partial results even if
  * a mutant makes a run hang.
  *
- *   node dist/sim/mutants/seeds-cli.js <raft|host> <first seed> <count> [consequences]
+ *   node dist/sim/mutants/seeds-cli.js <raft|host> <first seed> <count> [consequences] [step=<n>]
  *
  * With `consequences`, the simulations check only the consequences of broken rules (lost, diverging
- * or duplicated data, two leaders in a term), not the rules themselves.
+ * or duplicated data, two leaders in a term), not the rules themselves. With `step=2`, every other
+ * seed from the first (count seeds in all).
  */
 import { runSimulation } from '../cluster.js';
 import { runHostSimulation } from '../host-cluster.js';
 import { simRetentionFromEnv, simSubscriptionsFromEnv } from '../seeds.js';
 
-const [sim, fromArg, countArg, mode] = process.argv.slice(2);
-const ruleChecks = mode !== 'consequences';
+const [sim, fromArg, countArg, ...rest] = process.argv.slice(2);
+const ruleChecks = !rest.includes('consequences');
 const from = Number(fromArg);
 const count = Number(countArg);
-if ((sim !== 'raft' && sim !== 'host') || !Number.isSafeInteger(from) || !Number.isSafeInteger(count)) {
-  console.error('usage: seeds-cli.js <raft|host> <first seed> <count> [consequences]');
+const step = Number(rest.find((a) => a.startsWith('step='))?.slice('step='.length) ?? '1');
+if ((sim !== 'raft' && sim !== 'host') || !Number.isSafeInteger(from) || !Number.isSafeInteger(count) || !Number.isSafeInteger(step) || step < 1) {
+  console.error('usage: seeds-cli.js <raft|host> <first seed> <count> [consequences] [step=<n>]');
   process.exit(2);
 }
-for (let seed = from; seed < from + count; seed++) {
+for (let seed = from; seed < from + count * step; seed += step) {
   let line: { seed: number; ok: boolean; error?: string };
   try {
     const r = sim === 'raft' ? runSimulation({ seed, ruleChecks }) : await runHostSimulation({ seed, ruleChecks, retention: simRetentionFromEnv(), subscriptions: simSubscriptionsFromEnv() });
