@@ -5,10 +5,22 @@
  * commit. With many small publishes in flight (64 producers of 10 events over 8 partitions) an entry
  * per batch cost a proposal, a checksum, a record and two KV puts per 1-2 events.
  *
- * A batch waits here only until the node host's next turn takes the group's Ready (the host calls
+ * A batch waits here until the node host's next turn takes the group's Ready (the host calls
  * `flush` then, see RaftGroup.beforeReady): no timer, no added latency when the node is idle. Each
  * batch keeps its request id inside the entry, so a retried batch is still de-duplicated on its own;
  * each gets its own outcome, or the entry's failure.
+ *
+ * A group with other members proposes one entry at a time: while an entry it proposed is neither
+ * committed nor failed, new batches wait for it, and go together in the next entry (self-clocked,
+ * like Nagle's algorithm: no timer, and no wait when nothing is in flight). The acknowledgement that
+ * commits it makes a turn of the group, and the next entry goes in that turn: in the same write and
+ * the same appends as the new commit index. On three
+ * nodes the cost of a publish was mostly per entry (its appends and acknowledgements, a turn and an
+ * apply on each replica) and at a moderate rate (5,000 events/s in batches of 10, four partitions)
+ * each entry carried about one batch; under such load the batches that arrive during one replication
+ * round now share an entry. The wait is at most the entry in flight's own: it is applied, or fails at
+ * its deadline or when leadership moves. A group of one applies its entry in the turn that wrote it,
+ * so it has nothing to wait for and does not hold.
  */
 import type { Clock } from '../core/ports.js';
 import { encodeBatchesEntry, PartitionEntryError, requestIdBytesMax } from '../log/partition-entry.js';
@@ -48,6 +60,10 @@ export class BatchCoalescer {
   readonly #clock: Clock;
   readonly #kick: () => void;
   #queue: Waiting[] = [];
+  /** Entries proposed and not yet settled (applied or failed). */
+  #inFlight = 0;
+  /** The group's last log index after our last proposal: committed, it no longer holds new batches. */
+  #lastProposed = 0;
 
   /** `kick` asks the node host for a turn of the group (which calls flush). */
   constructor(group: RaftGroup<ReplicaOutcome>, clock: Clock, kick: () => void) {
@@ -97,6 +113,10 @@ export class BatchCoalescer {
   /** Proposes what waits, as few entries as the bounds allow (the node host calls this at a turn). */
   flush(): void {
     if (this.#queue.length === 0) return;
+    // One entry in flight at a time in a replicated group: the turn after its commit takes the next
+    // (the acknowledgement's), or its failure kicks one (#settled).
+    const g = this.#group;
+    if (this.#inFlight > 0 && g.raw.commitIndex < this.#lastProposed && !g.isSingleton()) return;
     const queue = this.#queue;
     this.#queue = [];
     const ready: Waiting[] = [];
@@ -126,8 +146,12 @@ export class BatchCoalescer {
       for (const w of batch) w.done(undefined, err);
       return;
     }
-    this.#group.propose(data, deadlineMs).then(
+    this.#inFlight++;
+    const proposed = this.#group.propose(data, deadlineMs);
+    this.#lastProposed = this.#group.raw.lastIndex;
+    proposed.then(
       (applied) => {
+        this.#settled();
         // A batches entry's outcome is one per batch (a seal is never proposed through here).
         const outcomes = applied.outcome === undefined || 'kind' in applied.outcome ? undefined : applied.outcome;
         batch.forEach((w, i) => {
@@ -137,9 +161,21 @@ export class BatchCoalescer {
         });
       },
       (err: unknown) => {
+        this.#settled();
         for (const w of batch) w.done(undefined, err);
       },
     );
+  }
+
+  /** An entry in flight was applied or failed: what waits goes in the next turn (if still held). */
+  #settled(): void {
+    this.#inFlight--;
+    if (this.#inFlight === 0 && this.#queue.length > 0) this.#kick();
+  }
+
+  /** Entries proposed and not yet settled (tests). */
+  get inFlight(): number {
+    return this.#inFlight;
   }
 
   /** Fails what waits (the replica is closing or leaving this node). */

@@ -252,6 +252,36 @@ test('three nodes: a publish on any node is forwarded to the leader, acknowledge
   }
 });
 
+test('batches that reach the leader while its entry is in flight wait for it and share the next entry; every one is acknowledged once, in order', { timeout: 30_000 }, async () => {
+  const c = await cluster();
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [w] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('warm')] }]);
+    assert.ok(w !== undefined && w.ok);
+    const storage = leader.replicas.replica(1, 0)!.group.store.storage;
+    const before = storage.lastIndex();
+    // One batch per turn of the event loop, 40 in all, each from its own caller (as producers send).
+    const pending: Promise<Awaited<ReturnType<PartitionReplicas['append']>>>[] = [];
+    for (let i = 0; i < 40; i++) {
+      pending.push(leader.replicas.append([{ topic: 1, partition: 0, events: [ev(`b${i}`)] }]));
+      await new Promise((r) => setImmediate(r));
+    }
+    const results = await Promise.all(pending);
+    results.forEach(([r], i) => {
+      assert.ok(r !== undefined && r.ok, `batch ${i}: ${r !== undefined && !r.ok ? r.error.message : ''}`);
+      assert.equal(r.first, 1 + i, `batch ${i}: dense offsets in the order sent`);
+    });
+    const entries = storage.lastIndex() - before;
+    // Without the wait each turn's batches were an entry of their own (about one per batch here).
+    assert.ok(entries <= 20, `40 batches in ${entries} entries`);
+    await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 40));
+    for (const n of c.nodes.values()) assert.deepEqual(await readAll(n.replicas, 0), ['warm', ...Array.from({ length: 40 }, (_, i) => `b${i}`)], `node ${n.id}`);
+  } finally {
+    await c.close();
+  }
+});
+
 test('GET /cluster\'s facts: a follower the leader cannot reach reported nothing (under-replicated), though Raft\'s progress still holds its old match', async () => {
   const c = await cluster();
   try {

@@ -149,6 +149,11 @@ export class RawNode {
     return this.#raft.log.committed;
   }
 
+  /** The index of the last entry in the log (stored or not yet). */
+  get lastIndex(): Index {
+    return this.#raft.log.lastIndex();
+  }
+
   /**
    * Whether the entry at the commit index is of the current term: on a leader, that an entry of its
    * term committed, so its commit index covers every entry committed in earlier terms.
