@@ -93,51 +93,52 @@ test('a lease runs out on the follower\'s clock one lease length after the ask i
   assert.deepEqual(leases.read(), { kind: 'none' }, 'lease over: back to a round');
 });
 
-test('a node cut off from its leader fails a read waiting for a release with 503 at its deadline; one that follows a leader waits on', async () => {
-  const { leases, setNow, setLastChange, setLeader } = follower();
+/**
+ * A follower holding a lease has applied entry 5, which changed its state, while its leader released
+ * only 4: a read waits for the release, with a deadline at 100.
+ */
+function unreleasedRead({ leases, setNow, setLastChange }: ReturnType<typeof follower>): { done: Promise<unknown>; settled: () => boolean } {
   setLastChange(5);
   grant(leases, setNow, 4);
   setNow(30);
   let settled = false;
-  const wait = leases.waitReleased(100).then(
+  const done = leases.waitReleased(100).then(
     () => (settled = true),
     (err: { status?: number }) => {
       settled = true;
       throw err;
     },
   );
+  return { done, settled: () => settled };
+}
+
+test('a node cut off from its leader fails a read waiting for a release with 503 at its deadline; one that follows a leader waits on', async () => {
+  const f = follower();
+  const { leases, setNow, setLeader } = f;
+  const wait = unreleasedRead(f);
   setNow(150);
   leases.tick();
   await Promise.resolve();
-  assert.equal(settled, false, 'past the deadline, but a leader is known: its release may be on its way');
+  assert.equal(wait.settled(), false, 'past the deadline, but a leader is known: its release may be on its way');
   setLeader(0 as NodeId); // an election timeout without the leader: it campaigns, and knows no leader
   leases.tick();
-  await assert.rejects(wait, (err: { status?: number }) => err.status === 503);
+  await assert.rejects(wait.done, (err: { status?: number }) => err.status === 503);
 });
 
 test('a read waiting for a release that never comes fails one new leader\'s wait past its deadline, although the node follows a leader', async () => {
-  const { leases, setNow, setLastChange } = follower();
-  setLastChange(5);
-  grant(leases, setNow, 4);
-  setNow(30);
-  let settled = false;
-  const wait = leases.waitReleased(100).then(
-    () => (settled = true),
-    (err: { status?: number }) => {
-      settled = true;
-      throw err;
-    },
-  );
+  const f = follower();
+  const { leases, setNow } = f;
+  const wait = unreleasedRead(f);
   // The leader keeps heartbeating but never releases 5 (say a lease holder answers and does not apply).
   const grace = newLeaderWaitMs({ leaseMs: 1000, freshMs: 500, drift: 0.01 });
   setNow(100 + grace - 1);
   leases.received(fromLeader('heartbeat', { stamp: 3, seq: 0, index: 0, released: 4 }));
   leases.tick();
   await Promise.resolve();
-  assert.equal(settled, false, 'within the grace: a new leader\'s release may be on its way');
+  assert.equal(wait.settled(), false, 'within the grace: a new leader\'s release may be on its way');
   setNow(100 + grace);
   leases.tick();
-  await assert.rejects(wait, (err: { status?: number }) => err.status === 503, 'past the grace the read answers 503, it does not hang');
+  await assert.rejects(wait.done, (err: { status?: number }) => err.status === 503, 'past the grace the read answers 503, it does not hang');
 });
 
 // Goal: the check an answer makes as it leaves (showable, the HTTP layer's answerBarrier): a read that
