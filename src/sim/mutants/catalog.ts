@@ -263,4 +263,13 @@ export const mutants: readonly Mutant[] = [
     sims: ['host'],
     tests: ['src/broker/metadata-leases.test.ts'],
   },
+  {
+    name: 'promote-before-term-entry',
+    why: 'a move promotes a learner whose match reached the commit index through a snapshot of older terms: it may still be damaged (it votes only once it holds an entry of the leader\'s term), so the group gains a voter that does not vote (host seed 17 on the one-entry-in-flight branch, before the rule)',
+    file: 'src/metadata/replica-move-plan.ts',
+    find: 'pr.match >= (view.termStart ?? 0) && ',
+    replace: '',
+    sims: ['host'],
+    tests: ['src/metadata/replica-move-plan.test.ts'],
+  },
 ];
