@@ -2,23 +2,14 @@
  * TEST-ONLY: runs the broker as a separate process (node dist/main.js), so tests can kill -9 it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freeListenPort } from './free-ports.js';
 
 const mainJs = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.js');
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** A free port for a broker that a test restarts on the same port (free-ports.ts, freeListenPort). */
+export const freePort = freeListenPort;
 
 export interface ChildBroker {
   url: string;
