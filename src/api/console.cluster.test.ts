@@ -320,7 +320,11 @@ test('the cluster overview of three real nodes: rows as GET /cluster says; a kil
   assert.match(cluster.up(3), /node 3: started/);
   await agreed(cluster, page, 1, 'three reachable nodes and no problem', healthy, 40_000);
   assert.equal((await shown(page)).rows.length, 0);
-  const after = await cliProblems(cluster, 1);
+  // The tool runs a moment later: with node 3 back, the balancer hands its preferred partitions back to
+  // it, and a partition is leaderless on node 1's view for the instant of a hand-over (seen once in a
+  // quiet run: two partitions "leaderless" right after the page showed none). Asked again until clear.
+  let after = await cliProblems(cluster, 1);
+  for (const until = Date.now() + 20_000; after.rows.length > 0 && Date.now() < until; await sleep(250)) after = await cliProblems(cluster, 1);
   assert.deepEqual(after.rows, []);
   assert.match(after.summary, new RegExp(`^0 of ${partitionCount} partitions; node 1 counts 0 under-replicated and 0 leaderless$`));
   await page.click('[data-testid=only-problems]');
