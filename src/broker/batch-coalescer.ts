@@ -34,6 +34,15 @@ export const entryEventBytesMax = 1024 * 1024;
 /** Batches in one entry at most (the entry format counts them in 16 bits). */
 const entryBatchesMax = 0xffff;
 
+/**
+ * The failure of a batch that waited past its deadline before it was proposed: definite (it was never
+ * proposed, so it is not stored; a retry stores it once), unlike a proposal's 'timeout' (it may still
+ * commit).
+ */
+function expired(group: number, w: Waiting): ProposalFailedError {
+  return new ProposalFailedError('expired', `group ${group}: the batch waited past its deadline behind the entry in flight and was not stored (request ${w.requestId})`);
+}
+
 export interface Coalesced {
   /** The term of the leader that committed the entry. */
   readonly term: Term;
@@ -116,11 +125,24 @@ export class BatchCoalescer {
     // One entry in flight at a time in a replicated group: the turn after its commit takes the next
     // (the acknowledgement's), or its failure kicks one (#settled).
     const g = this.#group;
-    if (this.#inFlight > 0 && g.raw.commitIndex < this.#lastProposed && !g.isSingleton()) return;
+    const nowMs = this.#clock.monotonicMs();
+    if (this.#inFlight > 0 && g.raw.commitIndex < this.#lastProposed && !g.isSingleton()) {
+      // Held: a batch whose deadline passed meanwhile is answered now, not when the entry in flight
+      // settles (this runs at every turn of the group, and a leader with an entry in flight turns
+      // at least once a tick for its heartbeats).
+      this.#dropExpired(nowMs);
+      return;
+    }
     const queue = this.#queue;
     this.#queue = [];
     const ready: Waiting[] = [];
     for (const w of queue) {
+      // A batch that waited past its deadline is never proposed: its producer has been (or is being)
+      // told it failed, and would send it again; stored after that, it would be stored twice.
+      if (w.deadlineMs <= nowMs) {
+        w.done(undefined, expired(g.id, w));
+        continue;
+      }
       // Leadership or the term may have changed since the batch was queued.
       const refused = this.#refuse(w.expectedTerm);
       if (refused === undefined) ready.push(w);
@@ -165,6 +187,18 @@ export class BatchCoalescer {
         for (const w of batch) w.done(undefined, err);
       },
     );
+  }
+
+  /** Fails the waiting batches whose deadline passed (never proposed, so certainly not stored). */
+  #dropExpired(nowMs: number): void {
+    let i = 0;
+    while (i < this.#queue.length && this.#queue[i]!.deadlineMs > nowMs) i++;
+    if (i === this.#queue.length) return;
+    const keep: Waiting[] = [];
+    const gone: Waiting[] = [];
+    for (const w of this.#queue) (w.deadlineMs <= nowMs ? gone : keep).push(w);
+    this.#queue = keep;
+    for (const w of gone) w.done(undefined, expired(this.#group.id, w));
   }
 
   /** An entry in flight was applied or failed: what waits goes in the next turn (if still held). */

@@ -455,6 +455,8 @@ export class RaftMetadataGroup implements MetadataProposer {
           throw problems.unavailable(err.storageError === undefined ? `The metadata leader refused the write (${err.message}); retry.` : `The metadata log could not be written (${err.storageError.message}); retry.`);
         case 'closed':
           throw problems.unavailable('The node is shutting down; retry on another node.');
+        case 'expired':
+          throw problems.unavailable('The metadata write waited past its deadline and was not proposed; retry.');
       }
     }
   }

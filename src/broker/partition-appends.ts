@@ -116,6 +116,11 @@ export class PartitionAppends {
         try {
           return appliedResult(item, await this.#coalescer(replica).add(requestId, item.events, deadlineMs));
         } catch (err) {
+          // Dropped unproposed at its deadline: not stored by this attempt, but an earlier one that
+          // went unanswered (a forward to a leader before this node led) may still be.
+          if (inDoubt !== undefined && err instanceof ProposalFailedError && err.reason === 'expired') {
+            throw unavailable(item, `the outcome is unknown, the batch may have been stored (${inDoubt}); resubmitting it may store it twice`);
+          }
           const failure = proposalFailure(item, err);
           if (failure !== undefined) throw failure;
         }

@@ -74,6 +74,10 @@ interface ClusterOptions {
   placement?: PlacementLookup;
   /** The member id a node's directory runs as in partition groups (absent: the node id). */
   member?: (id: NodeId) => (() => number) | undefined;
+  /** How long an append waits (absent: 3 s). */
+  appendTimeoutMs?: number;
+  /** Whether a Raft message is lost on the wire (absent: none is). */
+  lose?: (m: Message) => boolean;
 }
 
 async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: ClusterOptions = {}) {
@@ -96,7 +100,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
       logger: log,
       electionTicks: 10,
       heartbeatTicks: 1,
-      appendTimeoutMs: 3000,
+      appendTimeoutMs: opts.appendTimeoutMs ?? 3000,
       memoryEntries,
       groups: { register: (g, h) => handlers.set(g, h), unregister: (g) => handlers.delete(g) },
       ...(opts.mayFound?.(id) === undefined ? {} : { mayFound: opts.mayFound(id)! }),
@@ -149,7 +153,7 @@ async function cluster(memoryEntries = 1024, ids: NodeId[] = [1, 2, 3], opts: Cl
             // Routed by node, as the transport does: a member id names its node (core/member-id.ts).
             const to = nodeOfMember(m.to);
             setImmediate(() => {
-              if (linked(id, to)) nodes.get(to)?.handlers.get(group)?.receive(opts.tamper?.(m) ?? m);
+              if (linked(id, to) && opts.lose?.(m) !== true) nodes.get(to)?.handlers.get(group)?.receive(opts.tamper?.(m) ?? m);
             });
           }
         }
@@ -277,6 +281,49 @@ test('batches that reach the leader while its entry is in flight wait for it and
     assert.ok(entries <= 20, `40 batches in ${entries} entries`);
     await until('every replica applied everything', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === 40));
     for (const n of c.nodes.values()) assert.deepEqual(await readAll(n.replicas, 0), ['warm', ...Array.from({ length: 40 }, (_, i) => `b${i}`)], `node ${n.id}`);
+  } finally {
+    await c.close();
+  }
+});
+
+// Goal (issue 9): a batch forwarded to the leader while the leader's entry is in flight waits for that
+// entry; if its deadline passes first, its forwarder has answered its producer with a failure, and the
+// producer sends it again. The leader must then drop it unproposed (answering it at once), not propose
+// it once the entry in flight commits: that stored it after its failure, and the retry stored it twice.
+// Method: the leader's appends carrying entries are lost on the wire (its heartbeats arrive, so no one
+// campaigns), so its entry for `a` cannot commit; a forwarded batch `b` with 150 ms left arrives behind
+// it; after b's deadline the appends go through again and `a` commits. Before the fix `b` was answered
+// only once `a` settled and was then stored (seen failing: the log held b, answered after 400 ms).
+test('a forwarded batch held behind the entry in flight past its deadline is answered then and never stored; the entry in flight keeps its fate', { timeout: 30_000 }, async () => {
+  let stall = false;
+  const c = await cluster(1024, [1, 2, 3], { appendTimeoutMs: 4000, lose: (m) => stall && m.type === 'app' && m.entries.length > 0 });
+  try {
+    for (const n of c.nodes.values()) await n.replicas.ensure(1, 0);
+    const leader = await until('a leader', () => [...c.nodes.values()].find((n) => n.replicas.replica(1, 0)?.group.isLeader()));
+    const [w] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('warm')] }]);
+    assert.ok(w !== undefined && w.ok);
+    const followers = [...c.nodes.values()].filter((n) => n !== leader);
+    stall = true;
+    const group = leader.replicas.replica(1, 0)!.group;
+    const pendingA = leader.replicas.append([{ topic: 1, partition: 0, events: [ev('a')] }]);
+    await until('a proposed', () => group.store.storage.lastIndex() > group.raw.commitIndex);
+    const sentB = performance.now();
+    let answeredB: number | undefined;
+    const answerB = leader.handlers.get(108)!.append!(followers[0]!.id, { group: 108, topic: 1, partition: 0, epoch: group.term, requestId: 'forwarded-b', flowId: '', deadlineMs: 150, events: [ev('b')] }).then((a) => {
+      answeredB = performance.now();
+      return a;
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    stall = false;
+    const [a] = await pendingA;
+    assert.ok(a !== undefined && a.ok, `a, proposed in time, is stored: ${a !== undefined && !a.ok ? a.error.message : ''}`);
+    const b = await answerB;
+    assert.notEqual(b.status, 'committed');
+    const [after] = await leader.replicas.append([{ topic: 1, partition: 0, events: [ev('c')] }]);
+    assert.ok(after !== undefined && after.ok);
+    await until('every replica applied c', () => [...c.nodes.values()].every((n) => n.replicas.bounds(1, 0).newest === after.last));
+    for (const n of c.nodes.values()) assert.deepEqual(await readAll(n.replicas, 0), ['warm', 'a', 'c'], `node ${n.id}: b, failed at its deadline, is not stored`);
+    assert.ok(answeredB !== undefined && answeredB - sentB < 400, `b answered ${answeredB === undefined ? '?' : Math.round(answeredB - sentB)} ms after it arrived, while a was still in flight`);
   } finally {
     await c.close();
   }

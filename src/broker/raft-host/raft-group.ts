@@ -33,11 +33,15 @@ export interface GroupApplier<Outcome> {
   snapshotProblem?(snapshot: Snapshot): string | undefined;
 }
 
-/** Why a proposal did not commit. `leader` is the node to try instead (noNode: unknown). */
+/**
+ * Why a proposal did not commit. `leader` is the node to try instead (noNode: unknown). 'timeout': it
+ * may still commit; 'expired': it waited past its deadline before it was proposed (batch-coalescer.ts),
+ * so it never will.
+ */
 export class ProposalFailedError extends Error {
   override name = 'ProposalFailedError';
   constructor(
-    readonly reason: 'notLeader' | 'overwritten' | 'timeout' | 'refused' | 'closed',
+    readonly reason: 'notLeader' | 'overwritten' | 'timeout' | 'expired' | 'refused' | 'closed',
     message: string,
     readonly leader: NodeId = noNode,
     readonly term: Term = 0,
