@@ -12,7 +12,7 @@
  * `alloc` says so (-1) and the caller keeps the entry's own buffer, as before: the slabs bound memory,
  * they never overwrite what is live.
  */
-import { assert } from '../core/assert.js';
+import { assert, invariantFailed } from '../core/assert.js';
 
 export class ByteSlabs {
   readonly slabBytes: number;
@@ -51,7 +51,7 @@ export class ByteSlabs {
 
   /** A handle for `len` (> 0) bytes, or -1 when no slab has room for them. */
   alloc(len: number): number {
-    assert(len > 0, `allocating ${len} bytes`);
+    if (!(len > 0)) invariantFailed(`allocating ${len} bytes`);
     if (len > this.slabBytes) {
       this.oversize++;
       return -1;
@@ -80,7 +80,7 @@ export class ByteSlabs {
   free(handle: number, len: number): void {
     const s = Math.floor(handle / this.slabBytes);
     const live = (this.#live[s]! -= len);
-    assert(live >= 0, `slab ${s} freed below empty`);
+    if (!(live >= 0)) invariantFailed(`slab ${s} freed below empty`);
     if (live !== 0) return;
     if (s === this.#current) this.#top = 0;
     else this.#free.push(s);

@@ -29,7 +29,7 @@
  * the size of the batches it was written in.
  */
 import type { Logger } from 'pino';
-import { assert } from '../core/assert.js';
+import { assert, invariantFailed } from '../core/assert.js';
 import { publishBatchEventsMax } from '../core/limits.js';
 import type { Offset } from '../core/offset.js';
 import { batchEvents, decodeEntryHead, isChecked, PartitionEntryError, requestIdBytesMax } from '../log/partition-entry.js';
@@ -174,7 +174,7 @@ function encodeIndexRow(r: NewIndexRow): Buffer {
     v.write(id, 29, 'utf8');
     return v;
   }
-  assert(r.batches.length <= 0xffff, `an index row of ${r.batches.length} batches`);
+  if (!(r.batches.length <= 0xffff)) invariantFailed(`an index row of ${r.batches.length} batches`);
   let size = 31;
   for (const b of r.batches) size += 5 + Buffer.byteLength(b.requestId, 'utf8');
   const v = Buffer.allocUnsafe(size);
@@ -188,7 +188,7 @@ function encodeIndexRow(r: NewIndexRow): Buffer {
   for (const b of r.batches) {
     v.writeUInt32BE(b.count, at);
     const n = v.write(b.requestId, at + 5, 'utf8');
-    assert(n <= requestIdBytesMax, `request id of ${n} bytes`);
+    if (!(n <= requestIdBytesMax)) invariantFailed(`request id of ${n} bytes`);
     v[at + 4] = n;
     at += 5 + n;
   }
@@ -240,7 +240,7 @@ function indexRowsOf(raftIndex: number, appendTimeMs: number, batches: readonly 
     if (o.kind === 'appended') {
       if (run === undefined) run = { raftIndex, first: o.first, last: o.last, appendTimeMs, position, batches: [b] };
       else {
-        assert(o.first === run.last + 1, `batch ${i} of entry ${raftIndex} starts at ${o.first}, not at ${run.last + 1}`);
+        if (!(o.first === run.last + 1)) invariantFailed(`batch ${i} of entry ${raftIndex} starts at ${o.first}, not at ${run.last + 1}`);
         run.last = o.last;
         run.batches.push(b);
       }

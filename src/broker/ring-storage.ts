@@ -9,7 +9,7 @@
  * (silent corruption), and readers keep entries across awaits (reads, log shipping, apply).
  * An entry the slabs have no room for keeps its own buffer, as MemoryStorage keeps every one.
  */
-import { assert } from '../core/assert.js';
+import { assert, invariantFailed } from '../core/assert.js';
 import { isChecked, markChecked } from '../log/partition-entry.js';
 import { applyConfChangeToState, CompactedError, decodeConfChange, emptyHardState, UnavailableError } from '../raft/index.js';
 import type { ConfState, Entry, HardState, Index, InitialState, Snapshot, Term } from '../raft/index.js';
@@ -94,7 +94,7 @@ export class RingStorage {
 
   confStateAt(applied: Index): ConfState {
     let conf = this.#snapshot.metadata.confState;
-    assert(applied >= this.#offset, `applied ${applied} is before the snapshot ${this.#offset}`);
+    if (!(applied >= this.#offset)) invariantFailed(`applied ${applied} is before the snapshot ${this.#offset}`);
     for (let i = this.#offset + 1; i <= applied; i++) {
       const p = this.#pos(i);
       if ((this.#c.flags[p]! & flagConfChange) !== 0) conf = applyConfChangeToState(conf, decodeConfChange(this.#data(p)));
@@ -132,7 +132,7 @@ export class RingStorage {
   entries(lo: Index, hi: Index, maxBytes: number): Entry[] {
     if (lo <= this.#offset) throw new CompactedError(`entries from ${lo}: compacted up to ${this.#offset}`);
     if (hi > this.lastIndex() + 1) throw new UnavailableError(`entries to ${hi}: last is ${this.lastIndex()}`);
-    assert(lo <= hi, `entries range [${lo}, ${hi}) is inverted`);
+    if (!(lo <= hi)) invariantFailed(`entries range [${lo}, ${hi}) is inverted`);
     const out: Entry[] = [];
     let size = 0;
     // As limitBytes (src/raft/storage.ts): always the first, then while the total fits.
@@ -229,7 +229,7 @@ export class RingStorage {
     if (last <= this.#offset) return; // entirely covered by the snapshot already
     const from = first <= this.#offset ? this.#offset + 1 - first : 0;
     const start = first + from;
-    assert(start <= this.lastIndex() + 1, `append at ${start} leaves a gap after ${this.lastIndex()}`);
+    if (!(start <= this.lastIndex() + 1)) invariantFailed(`append at ${start} leaves a gap after ${this.lastIndex()}`);
     // A conflicting suffix goes first (a new leader's overwrite).
     const c0 = this.#c;
     for (let i = this.lastIndex(); i >= start; i--) {

@@ -29,7 +29,7 @@
  * one partition are contiguous and sorted by offset, and partitions of one topic are contiguous. Keying
  * a batch by its LAST offset makes "the batch holding offset o" a single seek: the first key >= o.
  */
-import { assert } from '../core/assert.js';
+import { assert, invariantFailed } from '../core/assert.js';
 
 export const prefixBatch = 0x10;
 export const prefixLowWatermark = 0x11;
@@ -40,18 +40,18 @@ const partitionKeyBytes = 9;
 export const batchKeyBytes = 17;
 
 function checkU32(n: number, what: string): void {
-  assert(Number.isInteger(n) && n >= 0 && n <= u32Max, `${what} ${n} is not a u32`);
+  if (!(Number.isInteger(n) && n >= 0 && n <= u32Max)) invariantFailed(`${what} ${n} is not a u32`);
 }
 
 function writeU64(buf: Buffer, at: number, n: number): void {
-  assert(Number.isSafeInteger(n) && n >= 0, `offset ${n} is not a non-negative safe integer`);
+  if (!(Number.isSafeInteger(n) && n >= 0)) invariantFailed(`offset ${n} is not a non-negative safe integer`);
   buf.writeUInt32BE(Math.floor(n / 0x1_0000_0000), at);
   buf.writeUInt32BE(n % 0x1_0000_0000, at + 4);
 }
 
 export function readU64(buf: Buffer, at: number): number {
   const n = buf.readUInt32BE(at) * 0x1_0000_0000 + buf.readUInt32BE(at + 4);
-  assert(Number.isSafeInteger(n), `stored u64 at ${at} exceeds 2^53`);
+  if (!Number.isSafeInteger(n)) invariantFailed(`stored u64 at ${at} exceeds 2^53`);
   return n;
 }
 

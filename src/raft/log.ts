@@ -3,7 +3,7 @@
  * with the commit and applied indexes. Invariant: applied <= committed <= lastIndex, and
  * firstIndex - 1 <= committed (the snapshot is always committed).
  */
-import { assert } from '../core/assert.js';
+import { assert, invariantFailed } from '../core/assert.js';
 import { CompactedError, limitBytes, SnapshotTemporarilyUnavailableError, UnavailableError } from './storage.js';
 import type { Storage } from './storage.js';
 import { Unstable } from './unstable.js';
@@ -150,7 +150,7 @@ export class RaftLog {
 
   commitTo(toCommit: Index): void {
     if (toCommit <= this.committed) return; // never decrease commit
-    assert(toCommit <= this.lastIndex(), `commit ${toCommit} is beyond the last index ${this.lastIndex()}`);
+    if (!(toCommit <= this.lastIndex())) invariantFailed(`commit ${toCommit} is beyond the last index ${this.lastIndex()}`);
     this.committed = toCommit;
   }
 
@@ -165,8 +165,8 @@ export class RaftLog {
 
   appliedTo(i: Index): void {
     if (i === 0) return;
-    assert(i <= this.committed, `applied ${i} is beyond committed ${this.committed}`);
-    assert(i >= this.applied, `applied ${i} moves back from ${this.applied}`);
+    if (!(i <= this.committed)) invariantFailed(`applied ${i} is beyond committed ${this.committed}`);
+    if (!(i >= this.applied)) invariantFailed(`applied ${i} moves back from ${this.applied}`);
     this.applied = i;
   }
 

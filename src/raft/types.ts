@@ -10,7 +10,7 @@
  * Every value here is treated as immutable once it has been handed over: the core never mutates a
  * message or an entry it received or emitted, so the host and the simulator may share them freely.
  */
-import { assert } from '../core/assert.js';
+import { assert, invariantFailed } from '../core/assert.js';
 
 export type Term = number;
 export type Index = number;
@@ -217,8 +217,8 @@ export interface ReadState {
 
 /** Asserts that a term, an index or a count is a safe non-negative integer. */
 export function assertIndex(n: number, what: string): void {
-  assert(Number.isSafeInteger(n), `${what} is not a safe integer: ${n}`);
-  assert(n >= 0, `${what} is negative: ${n}`);
+  if (!Number.isSafeInteger(n)) invariantFailed(`${what} is not a safe integer: ${n}`);
+  if (!(n >= 0)) invariantFailed(`${what} is negative: ${n}`);
 }
 
 export function assertNodeId(id: NodeId, what: string): void {

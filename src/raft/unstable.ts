@@ -4,7 +4,7 @@
  * pending, `offset` is its index + 1. Stored entries at or after `offset` are stale: the next Ready
  * overwrites them (the host's append discards any stored suffix).
  */
-import { assert } from '../core/assert.js';
+import { invariantFailed } from '../core/assert.js';
 import type { Entry, Index, Snapshot, Term } from './types.js';
 
 export class Unstable {
@@ -76,9 +76,9 @@ export class Unstable {
 
   /** Entries in [lo, hi), all of which must be unstable. */
   slice(lo: Index, hi: Index): Entry[] {
-    assert(lo <= hi, `unstable slice [${lo}, ${hi}) is inverted`);
-    assert(lo >= this.offset, `unstable slice from ${lo} is before offset ${this.offset}`);
-    assert(hi <= this.offset + this.entries.length, `unstable slice to ${hi} is beyond the last entry`);
+    if (!(lo <= hi)) invariantFailed(`unstable slice [${lo}, ${hi}) is inverted`);
+    if (!(lo >= this.offset)) invariantFailed(`unstable slice from ${lo} is before offset ${this.offset}`);
+    if (!(hi <= this.offset + this.entries.length)) invariantFailed(`unstable slice to ${hi} is beyond the last entry`);
     return this.entries.slice(lo - this.offset, hi - this.offset);
   }
 }

@@ -21,7 +21,7 @@
  *
  * Offsets are plain safe integers here (src/core/offset.ts brands them at the edges).
  */
-import { assert } from '../core/assert.js';
+import { assert, invariantFailed } from '../core/assert.js';
 import { RequestWindow } from './request-window.js';
 
 /** Request ids remembered for de-duplication, per partition. */
@@ -117,7 +117,7 @@ export class PartitionState {
     // would keep that many, as the Map this replaced did.
     this.#recent = new RequestWindow(image.recent.length <= dedupWindow ? dedupWindow : new Set(image.recent.map(([id]) => id)).size);
     for (const [id, first, last] of image.recent) this.#recent.put(id, first, last);
-    assert(this.#oldest <= this.#next, `oldest ${this.#oldest} beyond next ${this.#next}`);
+    if (!(this.#oldest <= this.#next)) invariantFailed(`oldest ${this.#oldest} beyond next ${this.#next}`);
   }
 
   get applied(): number {
@@ -154,7 +154,7 @@ export class PartitionState {
   }
 
   #batch(requestId: string, count: number): BatchOutcome {
-    assert(Number.isSafeInteger(count) && count > 0, `batch of ${count} events`);
+    if (!(Number.isSafeInteger(count) && count > 0)) invariantFailed(`batch of ${count} events`);
     if (requestId !== '') {
       const seen = this.#recent.find(requestId);
       if (seen >= 0) return { kind: 'duplicate', first: this.#recent.firstAt(seen), last: this.#recent.lastAt(seen) };
@@ -236,7 +236,7 @@ export class PartitionState {
   }
 
   #advance(index: number): void {
-    assert(index === this.#applied + 1, `partition entry ${index} applied after ${this.#applied}`);
+    if (!(index === this.#applied + 1)) invariantFailed(`partition entry ${index} applied after ${this.#applied}`);
     this.#applied = index;
   }
 }

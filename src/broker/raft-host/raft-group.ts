@@ -12,7 +12,7 @@
  * proposal's index with another term means the proposal was overwritten: it failed, and says so.
  */
 import { nodeOfMember } from '../../core/member-id.js';
-import { assert } from '../../core/assert.js';
+import { invariantFailed } from '../../core/assert.js';
 import { noNode, RawNode } from '../../raft/index.js';
 import type { ConfState, Entry, Index, Message, NodeId, Ready, Snapshot, StateType, Term } from '../../raft/index.js';
 import type { RaftLogStore } from '../raft-log-store.js';
@@ -307,7 +307,7 @@ export class RaftGroup<Outcome> {
 
   /** Step 3 of the Ready contract for one committed entry. */
   applyEntry(e: Entry): void {
-    assert(e.index === this.#applied + 1, `group ${this.id}: entry ${e.index} applied after ${this.#applied}`);
+    if (!(e.index === this.#applied + 1)) invariantFailed(`group ${this.id}: entry ${e.index} applied after ${this.#applied}`);
     let outcome: Outcome | undefined;
     let applied = false;
     if (e.type === 'confChange') {
