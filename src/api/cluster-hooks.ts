@@ -17,8 +17,8 @@
  *   every lease holder; answerBarrier). The barrier is checked before the handler runs, and the handler
  *   reads later (after the hook's continuation, after awaits of its own, such as a publish's
  *   validation): an entry applied in between may not be released yet. Checked as the answer leaves,
- *   the rule covers every read the answer was built from. Hijacked streams write their head
- *   themselves and are not held.
+ *   the rule covers every read the answer was built from. Streams write their head and lines
+ *   themselves, past onSend: they wait for the same release in their routes (stream-hold.ts).
  *
  * Every decision is made on the route fastify matched (its pattern), never on the raw URL: the router
  * decodes percent-escapes, so `POST /event-types/x/%74imelines` reaches the timelines route while its

@@ -70,6 +70,8 @@ export interface OpenedStream {
   id: string;
   params: SubscriptionStreamParams;
   run(sink: StreamSink, signal: AbortSignal): Promise<SubscriptionStreamEnd>;
+  /** Closes the session without running the stream (its head could not be sent); a no-op after run. */
+  cancel(): void;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -278,6 +280,15 @@ export class SubscriptionHub {
     const local: LocalStream = { stream, subscription: subscriptionId, ended: new Promise<void>((r) => (endedResolve = r)), commitTimeoutMs: params.commitTimeoutMs };
     this.#streams.set(id, local);
     this.#observer?.streamOpened();
+    let finished = false;
+    const finish = (end: SubscriptionStreamEnd): void => {
+      if (finished) return;
+      finished = true;
+      local.closedAtMs = this.#clock.nowMs();
+      this.#observer?.streamClosed();
+      endedResolve();
+      this.#closeSession(local, end);
+    };
     return {
       id,
       params,
@@ -287,12 +298,10 @@ export class SubscriptionHub {
           end = await stream.run(sink, signal);
           return end;
         } finally {
-          local.closedAtMs = this.#clock.nowMs();
-          this.#observer?.streamClosed();
-          endedResolve();
-          this.#closeSession(local, end);
+          finish(end);
         }
       },
+      cancel: () => finish('client_closed'),
     };
   }
 

@@ -9,6 +9,7 @@ import { cursorShapeError } from '../../consumption/cursors.js';
 import { runLowLevelStream } from '../../consumption/low-level-stream.js';
 import { parseStreamParams } from '../../consumption/stream-params.js';
 import type { AppDeps } from '../deps.js';
+import { headHold, heldSink, lineHold } from '../stream-hold.js';
 import { acceptsGzip, streamEncodingHeaders, streamResponse } from '../stream-sink.js';
 
 type NameParams = { name: string };
@@ -72,6 +73,12 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       starts = await Promise.all(wanted.map(async ({ partition, offset }) => ({ partition, after: await deps.cursors.resolveCatchingUp(rec, partition, offset, deps.cluster?.cursorCatchUpMs() ?? 0) })));
     }
 
+    // The head shows what was read above (the event type, its partitions): it leaves once that is
+    // released (stream-hold.ts). Nothing from here to the head awaits, so nothing applied after this
+    // wait is read for it.
+    const held = headHold(deps.cluster);
+    if (held !== undefined) await held;
+
     // limit_consumers_number: the per-partition connection limit (429) applies (on by default).
     const release = deps.features.isEnabled('limit_consumers_number') ? deps.limiter.acquire(rec.eventType.name, starts.map((s) => s.partition)) : () => undefined;
     const abort = new AbortController();
@@ -96,7 +103,12 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
     deps.observer?.streamOpened();
 
     const out = streamResponse(raw, abort, gzip);
-    const sink = out.sink;
+    // Each line leaves once what it was encoded from is released (the cursors' timelines).
+    const lines = heldSink(out.sink, lineHold(deps.cluster), (err) => {
+      request.log.warn({ err, eventType: rec.eventType.name }, 'low-level stream closed: the metadata it read could not be confirmed visible everywhere in time');
+      abort.abort();
+    });
+    const sink = lines.sink;
     let events = 0;
     let bytes = 0;
     // Cursors are formatted with the event type's timelines as they are now (a switch may happen while streaming).
@@ -129,6 +141,7 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       unregister();
       streams.delete(abort);
       deps.observer?.streamClosed();
+      await lines.settled();
       out.end();
     }
   });
