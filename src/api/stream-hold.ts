@@ -10,14 +10,15 @@
  *
  * - the head waits for the same release (`headHold`); past its deadline the stream is refused with the
  *   503 Problem of other held answers, and nothing of it was shown;
- * - every line waits too (`heldSink`): a line is encoded from what the node applied when it is
- *   written, and goes out once that is released. On the common path (released) a line is written at
- *   once, without allocating. Held lines keep their order, and the stream waits as for a full socket
- *   (its write returns false, its drain() resolves once they went out). A wait that gives up (a lost
- *   metadata leader) ends the stream: its head is out, so it can only close, as a close by the service
- *   would, and the client reconnects to a node that can serve it.
+ * - its lines are not held. Holding a line until everything its node applied is released would make
+ *   every stream on a follower wait up to two heartbeats (~200 ms) whenever any metadata write is
+ *   unreleased there, and in a cluster whose consumers commit cursors some write nearly always is: a
+ *   stream waiting for its line as for a full socket would then send about one line per release
+ *   (a few lines a second). So a line can show a metadata change (a timeline switch in its cursors, the
+ *   partitions a rebalance gave its session, the cursor a taken-over partition starts after) up to
+ *   about two heartbeats before every lease holder shows it: a client that reads the same metadata on
+ *   another node in that window can see the older state (docs/metadata-raft.md, "Streams").
  */
-import type { StreamSink } from '../consumption/low-level-stream.js';
 import { isProblem, problems } from '../core/problem.js';
 import type { ClusterPort } from './deps.js';
 
@@ -31,66 +32,4 @@ export function headHold(cluster: ClusterPort | undefined): Promise<void> | unde
   return wait.catch((err: unknown) => {
     throw isProblem(err) ? err : problems.unavailable('The metadata this node read for the stream could not be confirmed visible everywhere in time; retry.');
   });
-}
-
-export interface HeldSink {
-  readonly sink: StreamSink;
-  /** Resolves once no line is held (before the response ends, so held lines are not cut off). */
-  settled(): Promise<void>;
-}
-
-/**
- * `inner` with every line held until `hold` says it may leave (undefined: now). `giveUp` is told when a
- * hold fails; the held lines are then dropped and later writes ignored (the caller ends the stream).
- */
-export function heldSink(inner: StreamSink, hold: () => Promise<void> | undefined, giveUp: (err: unknown) => void): HeldSink {
-  let queue: Buffer[] = [];
-  let waiting: Promise<void> | undefined;
-  // The last write to `inner` returned false: a drain() waits for it.
-  let full = false;
-  let failed = false;
-  const innerDrain = (): Promise<void> =>
-    inner.drain().then(() => {
-      full = false;
-    });
-  const sink: StreamSink = {
-    write(line) {
-      if (failed) return true;
-      if (waiting === undefined) {
-        const w = hold();
-        if (w === undefined) {
-          full = !inner.write(line);
-          return !full;
-        }
-        waiting = w.then(
-          () => {
-            // Released: every held line was encoded from what the node had applied by now.
-            const lines = queue;
-            queue = [];
-            waiting = undefined;
-            for (const l of lines) full = !inner.write(l);
-          },
-          (err: unknown) => {
-            failed = true;
-            queue = [];
-            waiting = undefined;
-            giveUp(err);
-          },
-        );
-      }
-      queue.push(line);
-      return false;
-    },
-    drain() {
-      if (waiting !== undefined) return waiting.then(() => (full && !failed ? innerDrain() : undefined));
-      return full ? innerDrain() : Promise.resolve();
-    },
-  };
-  return { sink, settled: () => waiting ?? Promise.resolve() };
-}
-
-/** The hold of a stream's lines on `cluster` (none without one). */
-export function lineHold(cluster: ClusterPort | undefined): () => Promise<void> | undefined {
-  if (cluster?.answerBarrier === undefined) return () => undefined;
-  return () => cluster.answerBarrier?.();
 }

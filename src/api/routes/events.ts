@@ -9,7 +9,7 @@ import { cursorShapeError } from '../../consumption/cursors.js';
 import { runLowLevelStream } from '../../consumption/low-level-stream.js';
 import { parseStreamParams } from '../../consumption/stream-params.js';
 import type { AppDeps } from '../deps.js';
-import { headHold, heldSink, lineHold } from '../stream-hold.js';
+import { headHold } from '../stream-hold.js';
 import { acceptsGzip, streamEncodingHeaders, streamResponse } from '../stream-sink.js';
 
 type NameParams = { name: string };
@@ -103,12 +103,8 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
     deps.observer?.streamOpened();
 
     const out = streamResponse(raw, abort, gzip);
-    // Each line leaves once what it was encoded from is released (the cursors' timelines).
-    const lines = heldSink(out.sink, lineHold(deps.cluster), (err) => {
-      request.log.warn({ err, eventType: rec.eventType.name }, 'low-level stream closed: the metadata it read could not be confirmed visible everywhere in time');
-      abort.abort();
-    });
-    const sink = lines.sink;
+    // Lines are not held (stream-hold.ts says why).
+    const sink = out.sink;
     let events = 0;
     let bytes = 0;
     // Cursors are formatted with the event type's timelines as they are now (a switch may happen while streaming).
@@ -141,7 +137,6 @@ export const eventRoutes: FastifyPluginAsync<{ deps: AppDeps; streams: Set<Abort
       unregister();
       streams.delete(abort);
       deps.observer?.streamClosed();
-      await lines.settled();
       out.end();
     }
   });

@@ -7,7 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { problems } from '../../core/problem.js';
 import type { AppDeps } from '../deps.js';
 import { parseJsonBody } from '../json-body.js';
-import { headHold, heldSink, lineHold } from '../stream-hold.js';
+import { headHold } from '../stream-hold.js';
 import { acceptsGzip, streamEncodingHeaders, streamResponse } from '../stream-sink.js';
 import { requireHighLevelApi } from './high-level-api.js';
 import { authorizedSubscription } from './subscriptions.js';
@@ -78,21 +78,15 @@ export const subscriptionStreamRoutes: FastifyPluginAsync<{ deps: AppDeps; strea
     // A client gone while the session was being opened aborts at once (see responseSink): the stream
     // would otherwise hold its session (and partitions) for good, waiting for a drain that never comes.
     const out = streamResponse(raw, abort, gzip);
-    // Each line leaves once what it was built from is released (the session's partitions after a
-    // rebalance, the cursors it starts after).
-    const lines = heldSink(out.sink, lineHold(deps.cluster), (err) => {
-      request.log.warn({ err, subscription, stream: opened.id }, 'subscription stream closed: the metadata it read could not be confirmed visible everywhere in time');
-      abort.abort();
-    });
+    // Lines are not held (stream-hold.ts says why).
     request.log.info({ subscription, stream: opened.id, params: opened.params }, 'subscription stream opened');
     try {
-      await opened.run(lines.sink, abort.signal);
+      await opened.run(out.sink, abort.signal);
     } catch (err) {
       request.log.warn({ err, subscription, stream: opened.id }, 'subscription stream failed');
     } finally {
       unregister();
       streams.delete(abort);
-      await lines.settled();
       out.end();
     }
   });
