@@ -10,7 +10,8 @@
 //   file    every file created or removed in the data directory (fs.watch: RocksDB's flushes and
 //           compactions write *.sst, a memtable switch starts a *.log): [t, name]
 //   eld     monitorEventLoopDelay's histogram over the whole run
-// Writes everything to $TRACE_OUT (JSON) at SIGTERM / exit; bench/scratch/stall-path.mjs reads it.
+// Writes everything to $TRACE_OUT (JSON; a %p in it becomes the pid, for several brokers) at SIGTERM /
+// exit; bench/scratch/stall-path.mjs (one node) and cluster-stalls.mjs (three) read it.
 'use strict';
 const fs = require('node:fs');
 const http = require('node:http');
@@ -68,7 +69,7 @@ function dump() {
   eld.disable();
   const q = (p) => eld.percentile(p) / 1e6;
   T.eld = { p50: q(50), p99: q(99), p999: q(99.9), max: eld.max / 1e6, mean: eld.mean / 1e6 };
-  fs.writeFileSync(process.env.TRACE_OUT, JSON.stringify(T));
+  fs.writeFileSync(process.env.TRACE_OUT.replace('%p', String(process.pid)), JSON.stringify(T));
 }
 process.on('exit', dump);
 process.prependListener('SIGTERM', dump);

@@ -12,7 +12,9 @@
  *   2. sends the messages a leader sends (appends, heartbeats, snapshots) while that write is in
  *      flight, because they do not depend on the leader's own disk (Raft thesis §10.2.1): a leader
  *      counts its own copy toward commitment only after advance() reports it durable, exactly like a
- *      follower's acknowledgement; every other message (votes, acknowledgements) waits for the write;
+ *      follower's acknowledgement; every other message (votes, acknowledgements) waits for the write,
+ *      and leaves with the next turn's sends of this step (one transport call: a node that leads some
+ *      groups and follows others sent each peer two messages per turn), or at the loop's end;
  *   3. applies committed entries: those already durable here before this turn at once, the rest after
  *      the write; installs snapshots;
  *   4. advances every group, and goes round again while any has work. A group whose next Ready then
@@ -162,6 +164,13 @@ export class RaftNodeHost {
   /** Groups whose Readies wait (a follower fetching the log it lacks before it takes a snapshot). */
   readonly #paused = new Set<number>();
   #rows: ((b: KvBatch) => void)[] = [];
+  /**
+   * What a turn sends after its write (acknowledgements, votes), held until the next turn's sends
+   * before its write, which go in the same transport call: one message per peer instead of two. The
+   * next turn starts in the same run of the event loop (a microtask after this one's end), so nothing
+   * waits longer than the applying in between; when no turn follows, the loop's end sends it.
+   */
+  #held: GroupMessages[] = [];
   #flushed: (() => void)[] = [];
   #transport: GroupTransport | undefined;
   #looping = false;
@@ -427,8 +436,18 @@ export class RaftNodeHost {
         await turn;
       }
     } finally {
+      // The last turn's answers leave now (held for a next turn that did not come).
+      this.#sendHeld();
       this.#looping = false;
     }
+  }
+
+  /** Sends what the last turn held back (#held), alone. */
+  #sendHeld(): void {
+    if (this.#held.length === 0) return;
+    const held = this.#held;
+    this.#held = [];
+    this.#send(held);
   }
 
   #hasWork(): boolean {
@@ -501,6 +520,8 @@ export class RaftNodeHost {
     for (const t of turns) termUsed = Math.max(termUsed, t.group.term);
     const raised = this.#o.disk?.raiseTermCeiling(termUsed);
     if (raised !== undefined) {
+      // What the last turn held does not wait for the marker (its terms are below the ceiling).
+      this.#sendHeld();
       this.stats.ceilingRaises++;
       // The write may fail while the raise is under way: it is observed below (await written).
       written.catch(() => undefined);
@@ -525,7 +546,13 @@ export class RaftNodeHost {
       for (const m of e) if (m.entries.length > 0) sentUpTo.set(t.group.id, Math.max(sentUpTo.get(t.group.id) ?? 0, m.entries[m.entries.length - 1]!.index));
       if (e.length < t.rd.messages.length) late.push({ group: t.group.id, messages: t.rd.messages.filter((m) => !leaderMessages.has(m.type)) });
     }
-    if (early.length > 0) this.#send(early);
+    // With what the previous turn held back: one transport call, one message per peer.
+    if (this.#held.length > 0) {
+      const out = this.#held;
+      this.#held = [];
+      for (const gm of early) out.push(gm);
+      this.#send(out);
+    } else if (early.length > 0) this.#send(early);
     // 3a. Committed entries that were durable here before this turn need not wait for its write.
     for (const t of turns) {
       const ce = t.rd.committedEntries;
@@ -546,7 +573,8 @@ export class RaftNodeHost {
     for (const f of flushed) f();
     for (const t of turns) t.group.store.persisted(t.rd);
     if (late.length > 0) {
-      this.#send(late);
+      // Held for the next turn's sends (#held); this turn's early sends already took the last turn's.
+      for (const gm of late) this.#held.push(gm);
       for (const gm of late) if (gm.messages.some((m) => m.type === 'appResp')) this.#phaseSince(this.#entriesSince, gm.group, 'followerAck');
     }
     // 3b, 4. Apply the rest and advance.
