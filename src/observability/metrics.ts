@@ -8,12 +8,13 @@
  * - GET /metrics: the JSON object of compatibility.md, {"version","gauges","counters","histograms",
  *   "meters","timers"}, in the style of the original service's Dropwizard registry: names are dotted,
  *   a label set becomes a name suffix (brook.events.published.<event type>); durations in
- *   milliseconds; timers carry count, mean and quantiles over the last ten minutes (prom-client
- *   Summary), histograms the quantiles of event counts per request.
+ *   milliseconds; timers carry count, mean and quantiles over the last ten minutes
+ *   (windowed-quantiles.ts), histograms the quantiles of event counts per request.
  *
  * Updates are per request or per batch (never per event), so metrics cost nothing measurable.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { WindowedQuantiles } from './windowed-quantiles.js';
 
 /** Figures read when metrics are scraped. */
 export interface MetricsSources {
@@ -59,7 +60,9 @@ const appendStreamWork = ['requests', 'messages', 'replies', 'replyMessages'] as
 
 const latencyBuckets = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5];
 const quantiles = [0.5, 0.75, 0.95, 0.99, 0.999];
-const summaryWindow = { maxAgeSeconds: 600, ageBuckets: 5 };
+/** The JSON timers' window: ten minutes in five slots (a read sees the last 8 to 10 minutes). */
+const window = { maxAgeMs: 600_000, ageBuckets: 5 };
+const durationRange = { min: 0.001, max: 3_600_000 };
 
 type JsonMetrics = {
   version: string;
@@ -83,13 +86,16 @@ export class BrokerMetrics {
   readonly #commits: Counter;
   readonly #publishSeconds: Histogram<'event_type'>;
   readonly #commitSeconds: Histogram;
-  readonly #publishMs: Summary;
-  readonly #commitMs: Summary;
-  readonly #batchEvents: Summary;
+  readonly #publishMs: WindowedQuantiles;
+  readonly #commitMs: WindowedQuantiles;
+  readonly #batchEvents: WindowedQuantiles;
   readonly #fsyncSeconds: Histogram;
-  readonly #fsyncMs: Summary;
+  readonly #fsyncMs: WindowedQuantiles;
   readonly #raftHostSeconds: Histogram;
   readonly #raftHostByPhase = new Map<string, { observe(v: number): void }>();
+  readonly #publishRequestsByStatus = new Map<number, { inc(): void }>();
+  readonly #publishedByType = new Map<string, { inc(n: number): void }>();
+  readonly #publishSecondsByType = new Map<string, { observe(v: number): void }>();
   readonly #sources: MetricsSources;
   #storageBytes = 0;
 
@@ -108,8 +114,8 @@ export class BrokerMetrics {
     this.#publishSeconds = new Histogram({ name: 'brook_publish_duration_seconds', help: 'Publish request latency, from body received to answer, per event type', labelNames: ['event_type'], buckets: latencyBuckets, registers });
     this.#commitSeconds = new Histogram({ name: 'brook_commit_duration_seconds', help: 'Subscription commit latency (through the metadata Raft group)', buckets: latencyBuckets, registers });
     // Windowed quantiles for the JSON timers; not exported to Prometheus (the histograms are).
-    this.#publishMs = new Summary({ name: 'brook_publish_ms', help: 'publish latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
-    this.#commitMs = new Summary({ name: 'brook_commit_ms', help: 'commit latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
+    this.#publishMs = new WindowedQuantiles({ ...window, ...durationRange }, o.nowMs);
+    this.#commitMs = new WindowedQuantiles({ ...window, ...durationRange }, o.nowMs);
     this.#fsyncSeconds = new Histogram({
       name: 'brook_wal_fsync_duration_seconds',
       help: 'fdatasync of the RocksDB write-ahead log, one per group commit of durable writes',
@@ -123,8 +129,8 @@ export class BrokerMetrics {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2],
       registers,
     });
-    this.#fsyncMs = new Summary({ name: 'brook_wal_fsync_ms', help: 'WAL fsync latency (ms)', percentiles: quantiles, ...summaryWindow, registers: [] });
-    this.#batchEvents = new Summary({ name: 'brook_publish_batch_events', help: 'events per publish request', percentiles: quantiles, ...summaryWindow, registers: [] });
+    this.#fsyncMs = new WindowedQuantiles({ ...window, ...durationRange }, o.nowMs);
+    this.#batchEvents = new WindowedQuantiles({ ...window, min: 1, max: 1_000_000 }, o.nowMs);
 
     const sources = this.#sources;
     new Gauge({
@@ -234,13 +240,21 @@ export class BrokerMetrics {
   // ---------------------------------------------------------------- observers (ApiObserver, HubObserver)
 
   published(eventType: string, events: number, durationMs: number, status: number): void {
-    this.#publishRequests.inc({ status: String(status) });
-    if (status === 200 && events > 0) this.#eventsPublished.inc({ event_type: eventType }, events);
-    if (status === 200 || status === 207) {
-      this.#publishSeconds.observe({ event_type: eventType }, durationMs / 1000);
-      this.#publishMs.observe(durationMs);
-      this.#batchEvents.observe(events);
+    // Per request: the labelled children are looked up once per status and event type, not hashed per call.
+    let byStatus = this.#publishRequestsByStatus.get(status);
+    if (byStatus === undefined) this.#publishRequestsByStatus.set(status, (byStatus = this.#publishRequests.labels(String(status))));
+    byStatus.inc();
+    if (status !== 200 && status !== 207) return;
+    if (status === 200 && events > 0) {
+      let published = this.#publishedByType.get(eventType);
+      if (published === undefined) this.#publishedByType.set(eventType, (published = this.#eventsPublished.labels(eventType)));
+      published.inc(events);
     }
+    let seconds = this.#publishSecondsByType.get(eventType);
+    if (seconds === undefined) this.#publishSecondsByType.set(eventType, (seconds = this.#publishSeconds.labels(eventType)));
+    seconds.observe(durationMs / 1000);
+    this.#publishMs.observe(durationMs);
+    this.#batchEvents.observe(events);
   }
 
   streamed(eventType: string, events: number, bytes: number): void {
@@ -317,26 +331,25 @@ export class BrokerMetrics {
         }
       }
     }
-    out.timers['brook.publish'] = await this.#timer(this.#publishMs);
-    out.timers['brook.commit'] = await this.#timer(this.#commitMs);
-    out.timers['brook.wal.fsync'] = await this.#timer(this.#fsyncMs);
-    out.histograms['brook.publish.batch.events'] = await this.#quantiles(this.#batchEvents);
+    out.timers['brook.publish'] = this.#timer(this.#publishMs);
+    out.timers['brook.commit'] = this.#timer(this.#commitMs);
+    out.timers['brook.wal.fsync'] = this.#timer(this.#fsyncMs);
+    out.histograms['brook.publish.batch.events'] = this.#quantiles(this.#batchEvents);
     return out;
   }
 
-  async #quantiles(s: Summary): Promise<Record<string, number>> {
-    const values = (await s.get()).values;
-    const r: Record<string, number> = {};
-    for (const v of values) {
-      if (v.metricName?.endsWith('_count') === true) r['count'] = v.value;
-      else if (v.metricName?.endsWith('_sum') === true) r['sum'] = v.value;
-      else if (v.labels['quantile'] !== undefined) r[`p${Number(v.labels['quantile']) * 100}`.replace('.', '_')] = Number.isNaN(v.value) ? 0 : v.value;
+  #quantiles(w: WindowedQuantiles): Record<string, number> {
+    const r: Record<string, number> = { count: w.count, sum: w.sum };
+    const values = w.quantiles(quantiles);
+    for (let i = 0; i < quantiles.length; i++) {
+      const v = values[i]!;
+      r[`p${quantiles[i]! * 100}`.replace('.', '_')] = Number.isNaN(v) ? 0 : v;
     }
     return r;
   }
 
-  async #timer(s: Summary): Promise<Record<string, number | string>> {
-    const q = await this.#quantiles(s);
+  #timer(w: WindowedQuantiles): Record<string, number | string> {
+    const q = this.#quantiles(w);
     const count = q['count'] ?? 0;
     return { ...q, mean: count > 0 ? (q['sum'] ?? 0) / count : 0, duration_units: 'milliseconds' };
   }
