@@ -265,7 +265,7 @@ export class HostSimulation implements HostSimContext {
     };
     this.#nemesis = new Nemesis(this);
     this.#clients = new Clients(this, r.between(2, 4));
-    this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true, this.#tuning.readLeases !== undefined);
+    this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true, this.#tuning.readLeases !== undefined, opts.ruleChecks ?? true);
     // Its own stream of choices, drawing nothing from the main one.
     const leases = this.#tuning.readLeases;
     this.#leaseProbe = leases === undefined ? undefined : new LeaseProbe(this, this.#metadataClients, new Prng(opts.seed * 67 + 23), leases);

@@ -63,14 +63,16 @@ export class MetadataClients {
   readonly #keys: readonly string[];
   readonly #staleReads: boolean;
   readonly #leaseReads: boolean;
+  readonly #ruleChecks: boolean;
   readonly #ops = new Set<Op>();
   readonly #history: KvOp[] = [];
   /** Positions of invocations and responses in one order (the order in which the simulation runs them). */
   #pos = 0;
   #seq = 0;
 
-  constructor(ctx: HostSimContext, count: number, keys: number, staleReads: boolean, leaseReads = false) {
+  constructor(ctx: HostSimContext, count: number, keys: number, staleReads: boolean, leaseReads = false, ruleChecks = true) {
     this.#leaseReads = leaseReads;
+    this.#ruleChecks = ruleChecks;
     this.#ctx = ctx;
     this.#count = count;
     this.#keys = Array.from({ length: keys }, (_, i) => `k${i}`);
@@ -171,6 +173,8 @@ export class MetadataClients {
     // With read leases, as publishing reads: under the node's lease when it holds one.
     const barrier = this.#staleReads ? undefined : this.#leaseReads ? md.publishBarrier() : md.readBarrier();
     if (this.#leaseReads && barrier === undefined && !md.isLeader()) ctx.stats.metadataLeaseReads++;
+    // Served at once: what the node applied must be released now (metadata-leases.ts read()).
+    if (this.#leaseReads && barrier === undefined) this.#checkShown(node, md.lastChange, 'served a read at once');
     const failed = (err: unknown) => {
       if (op.done || node.incarnation !== op.inc) return;
       this.#finish(op, 'unknown', err instanceof Error ? err.message : String(err));
@@ -181,8 +185,10 @@ export class MetadataClients {
     const readNow = () => {
       if (op.done || node.incarnation !== op.inc) return;
       op.value = md.state.eventType(key)?.eventType.owning_application;
+      const shows = md.lastChange;
       const answered = () => {
         if (op.done || node.incarnation !== op.inc) return;
+        if (this.#leaseReads && !this.#staleReads) this.#checkShown(node, shows, 'answered a read');
         this.#finish(op, 'ok', `read ${op.value ?? '-'}`);
       };
       const hold = this.#staleReads ? undefined : md.answerBarrier();
@@ -194,6 +200,28 @@ export class MetadataClients {
       if (ctx.rng.chance(0.5)) readNow();
       else ctx.at(ctx.rng.between(1, 30), readNow, node, op.inc);
     }, failed);
+  }
+
+  /**
+   * LeaseHolderBehind (a rule check, with read leases): when `node` shows its state up to index
+   * `shows` (the last entry that changed it), no other node may hold a read lease under which it
+   * would serve a state without that entry: every node that holds one (by its own clock, as it
+   * decides) has applied `shows`, or its lease names an index at or above it (it applies that first).
+   * That is what "released" promises (metadata-lease.ts); the linearizability check sees a broken
+   * promise only when a read then lands on the lagging holder within its window, which random
+   * clients seldom make; this sees it wherever anything is shown.
+   */
+  #checkShown(node: SimHostNode, shows: number, what: string): void {
+    if (!this.#ruleChecks) return;
+    for (const m of this.#ctx.running()) {
+      const md = m.metadata;
+      if (m === node || md === undefined) continue;
+      const lease = md.heldLease();
+      const applied = md.raftGroup.applied;
+      if (lease === undefined || lease >= shows || applied >= shows) continue;
+      this.#ctx.fail(new InvariantViolation('LeaseHolderBehind', `n${node.id} ${what} showing metadata index ${shows}, while n${m.id} holds a read lease (index ${lease}) and applied only ${applied}`));
+      return;
+    }
   }
 
   /**
