@@ -41,6 +41,8 @@ interface Op {
   done: boolean;
   /** A scripted client's operation (probe): what runs when it ends, instead of the client's next random step. */
   readonly then?: (outcome: 'ok' | 'refused' | 'unknown', value: string | undefined) => void;
+  /** A write: the index its entry took, once a node applied it (LeaseHolderBehind checks its acknowledgement). */
+  appliedAt?: number;
 }
 
 export function eventTypeFor(name: string, owner: string, updatedAt: string): EventType {
@@ -65,6 +67,8 @@ export class MetadataClients {
   readonly #leaseReads: boolean;
   readonly #ruleChecks: boolean;
   readonly #ops = new Set<Op>();
+  /** Writes under way by their updated_at (unique per write): applied() finds their index. */
+  readonly #writes = new Map<string, Op>();
   readonly #history: KvOp[] = [];
   /** Positions of invocations and responses in one order (the order in which the simulation runs them). */
   #pos = 0;
@@ -90,6 +94,13 @@ export class MetadataClients {
   /** The node crashed: what a client waited for there has an unknown outcome (a read: none). */
   nodeCrashed(node: SimHostNode): void {
     for (const op of [...this.#ops]) if (op.node === node) this.#finish(op, 'unknown', 'node crashed');
+  }
+
+  /** A node applied `cmd` at `index` (its entry's index: what the node's state now shows). */
+  applied(cmd: MetadataCommand, index: number): void {
+    if (cmd.op !== 'event_type.create' && cmd.op !== 'event_type.update') return;
+    const op = this.#writes.get(cmd.eventType.updated_at);
+    if (op !== undefined && op.appliedAt === undefined) op.appliedAt = index;
   }
 
   /** The whole history is linearizable (throws InvariantViolation otherwise). */
@@ -144,6 +155,7 @@ export class MetadataClients {
     ctx.stats.metadataWrites++;
     // Unique, so that an update based on an older copy is refused as concurrent.
     const updatedAt = `2026-01-01T00:00:00.${String(seq).padStart(9, '0')}Z`;
+    if (this.#leaseReads && this.#ruleChecks) this.#writes.set(updatedAt, op);
     const rec = md.state.eventType(key);
     const cmd: MetadataCommand =
       rec === undefined
@@ -154,6 +166,8 @@ export class MetadataClients {
     md.propose(cmd).then(
       (res) => {
         if (op.done || node.incarnation !== op.inc) return;
+        // Acknowledged: every lease holder has applied it (metadata-lease.ts mayAcknowledge).
+        if (res.ok && op.appliedAt !== undefined) this.#checkShown(node, op.appliedAt, 'acknowledged a write');
         this.#finish(op, res.ok ? 'ok' : 'refused', res.ok ? 'applied' : res.reason);
       },
       (err: unknown) => {
@@ -233,6 +247,7 @@ export class MetadataClients {
     if (op.done) return;
     op.done = true;
     this.#ops.delete(op);
+    if (op.kind === 'write') for (const [k, o] of this.#writes) if (o === op) this.#writes.delete(k);
     const ctx = this.#ctx;
     if (outcome === 'ok') {
       this.#history.push({ client: op.client, kind: op.kind, key: op.key, value: op.value, invoke: op.invoke, complete: this.#pos++ });
