@@ -530,6 +530,19 @@ export class RaftMetadataGroup implements MetadataProposer {
     return leases.waitReleased(this.#now() + this.#o.proposalTimeoutMs);
   }
 
+  /**
+   * The last applied index whose entry changed the state (what a read of `state` shows), and the read
+   * lease this node holds as a follower (metadata-leases.ts heldLease): for observers, the simulation's
+   * check that what one node shows every lease holder has applied.
+   */
+  get lastChange(): Index {
+    return this.#lastChange;
+  }
+
+  heldLease(): Index | undefined {
+    return this.#leases?.heldLease();
+  }
+
   /** What the read leases did (undefined without them), for metrics and the benchmarks. */
   get leaseStats(): MetadataLeases['stats'] | undefined {
     return this.#leases?.stats;

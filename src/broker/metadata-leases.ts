@@ -173,6 +173,17 @@ export class MetadataLeases {
   }
 
   /**
+   * The read lease this node holds as a follower now: the index it must have applied before it reads
+   * under it; undefined on a leader or without a lease. Asks for nothing (unlike read()): for
+   * observers (the simulation checks that no lease holder lags behind what another node shows).
+   */
+  heldLease(): number | undefined {
+    const g = this.#o.group;
+    if (g.isLeader()) return undefined;
+    return this.#follower.lease(g.term, g.leader, this.#o.nowMs());
+  }
+
+  /**
    * Resolves once every entry this node applied that changed its state is released (checked when it
    * resolves, so the read that follows at once shows nothing unreleased); fails with 503 at `deadlineMs`
    * while this node knows no leader, and at `deadlineMs` plus a new leader's wait in any case (tick).

@@ -68,7 +68,7 @@ export interface HostSimOptions {
    * file can tell (NodeDisk marks its groups damaged; they neither vote nor lead until repaired).
    */
   readonly lostTail?: boolean;
-  /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm, TermFloor, ReadUncommitted) as well as their consequences (default). */
+  /** Check the rules (DurableQuorum, VoteQuorum, CommitOwnTerm, TermFloor, ReadUncommitted, LeaseHolderBehind) as well as their consequences (default). */
   readonly ruleChecks?: boolean;
   /** Metadata reads skip the ReadIndex barrier: a broken rule the linearizability check must catch. */
   readonly staleMetadataReads?: boolean;
@@ -265,7 +265,7 @@ export class HostSimulation implements HostSimContext {
     };
     this.#nemesis = new Nemesis(this);
     this.#clients = new Clients(this, r.between(2, 4));
-    this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true, this.#tuning.readLeases !== undefined);
+    this.#metadataClients = new MetadataClients(this, r.between(1, 3), r.between(1, 3), opts.staleMetadataReads === true, this.#tuning.readLeases !== undefined, opts.ruleChecks ?? true);
     // Its own stream of choices, drawing nothing from the main one.
     const leases = this.#tuning.readLeases;
     this.#leaseProbe = leases === undefined ? undefined : new LeaseProbe(this, this.#metadataClients, new Prng(opts.seed * 67 + 23), leases);
@@ -506,7 +506,10 @@ export class HostSimulation implements HostSimContext {
       // write) is a bug: the run stops on it, naming the seed.
       retention: (node) => this.#retention(node).catch((err: unknown) => this.fail(err instanceof InvariantViolation || err instanceof InvariantError ? err : new InvariantViolation('RetentionFailed', `n${node.id}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`))),
       woke: (node, r) => this.#read(node, r),
-      metadataApplied: (_node, md) => this.#subscriptions.applied(md),
+      metadataApplied: (_node, md, cmd) => {
+        this.#subscriptions.applied(md);
+        this.#metadataClients.applied(cmd, md.lastChange);
+      },
       hub: (node, inc, md, replicas) => (this.#subscriptions.enabled ? this.#subscriptions.hubFor(node, inc, md, replicas) : undefined),
       reopen: (node) => this.moves.onApplied?.(node.id, -1),
       openRefused: (node, topic, partition, err) => {

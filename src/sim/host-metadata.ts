@@ -41,6 +41,8 @@ interface Op {
   done: boolean;
   /** A scripted client's operation (probe): what runs when it ends, instead of the client's next random step. */
   readonly then?: (outcome: 'ok' | 'refused' | 'unknown', value: string | undefined) => void;
+  /** A write: the index its entry took, once a node applied it (LeaseHolderBehind checks its acknowledgement). */
+  appliedAt?: number;
 }
 
 export function eventTypeFor(name: string, owner: string, updatedAt: string): EventType {
@@ -63,14 +65,18 @@ export class MetadataClients {
   readonly #keys: readonly string[];
   readonly #staleReads: boolean;
   readonly #leaseReads: boolean;
+  readonly #ruleChecks: boolean;
   readonly #ops = new Set<Op>();
+  /** Writes under way by their updated_at (unique per write): applied() finds their index. */
+  readonly #writes = new Map<string, Op>();
   readonly #history: KvOp[] = [];
   /** Positions of invocations and responses in one order (the order in which the simulation runs them). */
   #pos = 0;
   #seq = 0;
 
-  constructor(ctx: HostSimContext, count: number, keys: number, staleReads: boolean, leaseReads = false) {
+  constructor(ctx: HostSimContext, count: number, keys: number, staleReads: boolean, leaseReads = false, ruleChecks = true) {
     this.#leaseReads = leaseReads;
+    this.#ruleChecks = ruleChecks;
     this.#ctx = ctx;
     this.#count = count;
     this.#keys = Array.from({ length: keys }, (_, i) => `k${i}`);
@@ -88,6 +94,13 @@ export class MetadataClients {
   /** The node crashed: what a client waited for there has an unknown outcome (a read: none). */
   nodeCrashed(node: SimHostNode): void {
     for (const op of [...this.#ops]) if (op.node === node) this.#finish(op, 'unknown', 'node crashed');
+  }
+
+  /** A node applied `cmd` at `index` (its entry's index: what the node's state now shows). */
+  applied(cmd: MetadataCommand, index: number): void {
+    if (cmd.op !== 'event_type.create' && cmd.op !== 'event_type.update') return;
+    const op = this.#writes.get(cmd.eventType.updated_at);
+    if (op !== undefined && op.appliedAt === undefined) op.appliedAt = index;
   }
 
   /** The whole history is linearizable (throws InvariantViolation otherwise). */
@@ -142,6 +155,7 @@ export class MetadataClients {
     ctx.stats.metadataWrites++;
     // Unique, so that an update based on an older copy is refused as concurrent.
     const updatedAt = `2026-01-01T00:00:00.${String(seq).padStart(9, '0')}Z`;
+    if (this.#leaseReads && this.#ruleChecks) this.#writes.set(updatedAt, op);
     const rec = md.state.eventType(key);
     const cmd: MetadataCommand =
       rec === undefined
@@ -152,6 +166,8 @@ export class MetadataClients {
     md.propose(cmd).then(
       (res) => {
         if (op.done || node.incarnation !== op.inc) return;
+        // Acknowledged: every lease holder has applied it (metadata-lease.ts mayAcknowledge).
+        if (res.ok && op.appliedAt !== undefined) this.#checkShown(node, op.appliedAt, 'acknowledged a write');
         this.#finish(op, res.ok ? 'ok' : 'refused', res.ok ? 'applied' : res.reason);
       },
       (err: unknown) => {
@@ -171,6 +187,8 @@ export class MetadataClients {
     // With read leases, as publishing reads: under the node's lease when it holds one.
     const barrier = this.#staleReads ? undefined : this.#leaseReads ? md.publishBarrier() : md.readBarrier();
     if (this.#leaseReads && barrier === undefined && !md.isLeader()) ctx.stats.metadataLeaseReads++;
+    // Served at once: what the node applied must be released now (metadata-leases.ts read()).
+    if (this.#leaseReads && barrier === undefined) this.#checkShown(node, md.lastChange, 'served a read at once');
     const failed = (err: unknown) => {
       if (op.done || node.incarnation !== op.inc) return;
       this.#finish(op, 'unknown', err instanceof Error ? err.message : String(err));
@@ -181,8 +199,10 @@ export class MetadataClients {
     const readNow = () => {
       if (op.done || node.incarnation !== op.inc) return;
       op.value = md.state.eventType(key)?.eventType.owning_application;
+      const shows = md.lastChange;
       const answered = () => {
         if (op.done || node.incarnation !== op.inc) return;
+        if (this.#leaseReads && !this.#staleReads) this.#checkShown(node, shows, 'answered a read');
         this.#finish(op, 'ok', `read ${op.value ?? '-'}`);
       };
       const hold = this.#staleReads ? undefined : md.answerBarrier();
@@ -197,6 +217,28 @@ export class MetadataClients {
   }
 
   /**
+   * LeaseHolderBehind (a rule check, with read leases): when `node` shows its state up to index
+   * `shows` (the last entry that changed it), no other node may hold a read lease under which it
+   * would serve a state without that entry: every node that holds one (by its own clock, as it
+   * decides) has applied `shows`, or its lease names an index at or above it (it applies that first).
+   * That is what "released" promises (metadata-lease.ts); the linearizability check sees a broken
+   * promise only when a read then lands on the lagging holder within its window, which random
+   * clients seldom make; this sees it wherever anything is shown.
+   */
+  #checkShown(node: SimHostNode, shows: number, what: string): void {
+    if (!this.#ruleChecks) return;
+    for (const m of this.#ctx.running()) {
+      const md = m.metadata;
+      if (m === node || md === undefined) continue;
+      const lease = md.heldLease();
+      const applied = md.raftGroup.applied;
+      if (lease === undefined || lease >= shows || applied >= shows) continue;
+      this.#ctx.fail(new InvariantViolation('LeaseHolderBehind', `n${node.id} ${what} showing metadata index ${shows}, while n${m.id} holds a read lease (index ${lease}) and applied only ${applied}`));
+      return;
+    }
+  }
+
+  /**
    * Records the outcome: a completed operation with its response position; a write of unknown
    * outcome as never completing (it may take effect at any point after its invocation, or never); a
    * refused write, and a read without an answer, not at all (they had no effect).
@@ -205,6 +247,7 @@ export class MetadataClients {
     if (op.done) return;
     op.done = true;
     this.#ops.delete(op);
+    if (op.kind === 'write') for (const [k, o] of this.#writes) if (o === op) this.#writes.delete(k);
     const ctx = this.#ctx;
     if (outcome === 'ok') {
       this.#history.push({ client: op.client, kind: op.kind, key: op.key, value: op.value, invoke: op.invoke, complete: this.#pos++ });

@@ -25,6 +25,7 @@ import type { PartitionReplica } from '../broker/partition-replica.js';
 import { PartitionUnavailableError } from '../log/errors.js';
 import { ReplicaMover, type ReplicaMoverOptions } from '../broker/replica-mover.js';
 import type { MoveAction } from '../metadata/replica-move-plan.js';
+import type { MetadataCommand } from '../metadata/commands.js';
 import type { PartitionPlacement } from '../metadata/placement-types.js';
 import { RaftNodeHost, type GroupTransport, type HostScheduler, type TickSource } from '../broker/raft-host/node-host.js';
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
@@ -107,7 +108,7 @@ export interface HostNodeEnv {
    */
   hub(node: SimHostNode, inc: number, md: RaftMetadataGroup, replicas: PartitionReplicas): SubscriptionHub | undefined;
   /** The node applied a metadata command (for the subscription checks: every cursor the state machine held). */
-  metadataApplied(node: SimHostNode, md: RaftMetadataGroup): void;
+  metadataApplied(node: SimHostNode, md: RaftMetadataGroup, cmd: MetadataCommand): void;
   /**
    * A replica placed here could not open (its raft log is damaged and no other replica could repair it
    * yet): main.ts logs it and goes on; it is opened again later.
@@ -307,7 +308,7 @@ export class SimHostNode {
       onApplied: (cmd) => {
         if (this.incarnation !== inc) return;
         this.hub?.applied(cmd);
-        if (this.metadata !== undefined) env.metadataApplied(this, this.metadata);
+        if (this.metadata !== undefined) env.metadataApplied(this, this.metadata, cmd);
       },
       onRestored: () => {
         if (this.incarnation === inc) this.hub?.kickAll();

@@ -256,7 +256,7 @@ export const mutants: readonly Mutant[] = [
   },
   {
     name: 'lease-answer-unheld',
-    why: 'an answer built from the metadata state leaves at once, though an entry applied after the read barrier resolved (before or during the handler) may not be released yet (host seeds 1-40 did not catch it: the window needs a write applied in it and a later read on a lagging lease holder)',
+    why: 'an answer built from the metadata state leaves at once, though an entry applied after the read barrier resolved (before or during the handler) may not be released yet (host seeds 1-40 did not catch it through MetadataLinearizable, which needs a later read on a lagging lease holder; LeaseHolderBehind sees it as the answer leaves)',
     file: 'src/broker/metadata-leases.ts',
     find: '    this.#refresh();\n    return this.#releaseDone();',
     replace: '    this.#refresh();\n    return true;',
