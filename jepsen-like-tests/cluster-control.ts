@@ -142,6 +142,38 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => Pro
 }
 
 /**
+ * POSTs a setup request (an event type, a subscription) until it is answered 201, with a deadline. An
+ * answer of unknown outcome (5xx, or none) is asked again: e.g. the 503 of a metadata write this node
+ * applied but could not confirm visible on every node in time, which a node answers while the group
+ * elects (seen under load right after cluster/up, before any fault). After such an answer, the status
+ * `existing` (409 for an event type, 200 for a subscription) means an earlier attempt took effect, and
+ * counts as done. Any other 4xx fails at once.
+ */
+export async function createUntilDone(url: string, body: unknown, what: string, existing: number, timeoutMs = 60_000): Promise<{ status: number; text: string; attempts: number }> {
+  const deadline = Date.now() + timeoutMs;
+  let unknown: string | undefined;
+  for (let attempts = 1; ; attempts++) {
+    let status: number | undefined;
+    let text = '';
+    try {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+      status = r.status;
+      text = await r.text();
+    } catch (err) {
+      text = (err as Error).message;
+    }
+    if (status === 201 || (status === existing && unknown !== undefined)) {
+      if (unknown !== undefined) console.log(`${what}: done at attempt ${attempts} (${status}) after ${unknown.slice(0, 200)}`);
+      return { status, text, attempts };
+    }
+    if (status !== undefined && status < 500) throw new Error(`${what}: ${status} ${text}${unknown === undefined ? '' : ` (after ${unknown})`}`);
+    unknown = `${status ?? 'no answer'}: ${text}`;
+    if (Date.now() > deadline) throw new Error(`${what}: not done within ${timeoutMs} ms (${attempts} attempts); last ${unknown}`);
+    await sleep(250);
+  }
+}
+
+/**
  * Ends the run if it is still going `limitMs` after the start: a run is bounded (--seconds plus its
  * checks), and one that waits on something that never comes must fail, not hold its caller (CI) for
  * ever. Kills the nodes (SIGCONT first: a stopped node cannot die of SIGKILL until continued on some

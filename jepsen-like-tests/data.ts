@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Prng } from '../src/sim/prng.js';
 import { sweep } from '../src/testing/partition.js';
-import { LocalCluster, repoRoot, sleep, until, watchdog } from './cluster-control.js';
+import { createUntilDone, LocalCluster, repoRoot, sleep, until, watchdog } from './cluster-control.js';
 import { checkConvergence } from './convergence.js';
 import { checkData, checkNames, plants, type CheckName, type DataCheckResult } from './data-checks.js';
 import type { CursorRead, DataHistory, FinalRead, PublishOp, SubscriptionDrain } from './data-history.js';
@@ -107,16 +107,9 @@ let finalLeaders = new Map<number, { term: number; leader: number }>();
 try {
   await cluster.up();
   await until('a leader agreed on by all nodes', 20_000, () => cluster.agreedLeader());
-  const created = await fetch(`${cluster.url(1)}/event-types`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(dataEventTypeBody(eventType, partitionCount)), signal: AbortSignal.timeout(20_000) });
-  if (created.status !== 201) throw new Error(`creating ${eventType}: ${created.status} ${await created.text()}`);
-  const sub = await fetch(`${cluster.url(1)}/subscriptions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ owning_application: 'jepsen', event_types: [eventType], consumer_group: 'jepsen-data', read_from: 'begin' }),
-    signal: AbortSignal.timeout(20_000),
-  });
-  if (sub.status !== 201) throw new Error(`creating the subscription: ${sub.status} ${await sub.text()}`);
-  subscription = ((await sub.json()) as { id: string }).id;
+  await createUntilDone(`${cluster.url(1)}/event-types`, dataEventTypeBody(eventType, partitionCount), `creating ${eventType}`, 409);
+  const sub = await createUntilDone(`${cluster.url(1)}/subscriptions`, { owning_application: 'jepsen', event_types: [eventType], consumer_group: 'jepsen-data', read_from: 'begin' }, 'creating the subscription', 200);
+  subscription = (JSON.parse(sub.text) as { id: string }).id;
   // Every node serves the event type and every partition group has elected a leader.
   await until('every node to list the partitions', 20_000, async () => ((await Promise.all(cluster.nodes.map((i) => newestOffsets(e, i)))).every((x) => x !== undefined) ? true : undefined));
   await until('a leader for every partition', 20_000, async () => {
