@@ -223,8 +223,7 @@ test('the cluster overview of three real nodes: rows as GET /cluster says; a kil
 
   cluster.up(3);
   const stats = { default_statistic: { messages_per_minute: 1, message_size: 1, read_parallelism: partitionCount, write_parallelism: partitionCount } };
-  const created = await call(cluster.url(1), 'POST', '/event-types', businessEventType(eventType, stats));
-  assert.equal(created.status, 201, created.text);
+  await cluster.created(1, '/event-types', businessEventType(eventType, stats));
   // Data: events in every partition (random partitioning; 60 events in batches of 6 miss none in practice, and it is checked).
   for (let b = 0; b < 10; b++) {
     const r = await call(cluster.url(1 + (b % 3)), 'POST', `/event-types/${eventType}/events`, Array.from({ length: 6 }, (_, k) => businessEvent(`C3-${b}-${k}`)));

@@ -44,8 +44,7 @@ const agreedLeader = (nodes: number[], timeoutMs: number) => cluster.agreedMetad
 
 async function create(names: string[], on: number): Promise<void> {
   for (const name of names) {
-    const r = await call(url(on), 'POST', '/event-types', businessEventType(name));
-    assert.equal(r.status, 201, r.text);
+    await cluster.created(on, '/event-types', businessEventType(name));
   }
 }
 

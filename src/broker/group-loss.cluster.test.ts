@@ -45,7 +45,7 @@ async function scenario(t: { after(fn: () => void): void; diagnostic(s: string):
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);
-    assert.equal((await call(url(leader), 'POST', '/event-types', businessEventType('gl.a'))).status, 201);
+    await cluster.created(leader, '/event-types', businessEventType('gl.a'));
     const placed = await until('the placement of gl.a', 10_000, async () => (await view(leader))?.partitions?.find((p) => p.event_type === 'gl.a'));
     assert.equal(placed.replicas.length, 3, JSON.stringify(placed));
     for (let k = 0; k < 3; k++) {

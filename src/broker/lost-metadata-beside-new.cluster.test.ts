@@ -34,8 +34,7 @@ test('a node that lost its metadata records after another node was wiped and rep
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);
-    const created = await call(url(leader), 'POST', '/event-types', businessEventType('pair'));
-    assert.equal(created.status, 201, created.text);
+    await cluster.created(leader, '/event-types', businessEventType('pair'));
     const publish = async (tag: string) => {
       const r = await call(url(leader), 'POST', '/event-types/pair/events', Array.from({ length: 10 }, (_, k) => businessEvent(`${tag}${k}`)));
       assert.equal(r.status, 200, r.text);

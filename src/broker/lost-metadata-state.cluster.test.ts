@@ -56,8 +56,7 @@ test('a node that lost its metadata raft state but kept its partition records ke
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);
-    const created = await call(url(leader), 'POST', '/event-types', businessEventType('solo'));
-    assert.equal(created.status, 201, created.text);
+    await cluster.created(leader, '/event-types', businessEventType('solo'));
     const placed = await until('the placement of solo', 10_000, async () => (await view(leader))?.partitions?.filter((p) => p.event_type === 'solo'));
     assert.equal(placed.length, 3);
     assert.ok(placed.every((p) => p.replicas.length === 1), 'one replica each');

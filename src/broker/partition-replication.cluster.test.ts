@@ -170,7 +170,7 @@ function keysFor(prefix: string, perPartition = 1): string[][] {
 
 /** Creates an event type with 4 partitions (hash on the required field "key"); returns its topic once every partition has a leader. */
 async function createEventType(name: string): Promise<number> {
-  const r = await call(url(1), 'POST', '/event-types', {
+  await cluster.created(1, '/event-types', {
     name,
     owning_application: 'partition-test',
     category: 'business',
@@ -187,7 +187,6 @@ async function createEventType(name: string): Promise<number> {
       }),
     },
   });
-  assert.equal(r.status, 201, r.text);
   // Every node opens its replicas as soon as the event type is applied, and each group elects.
   await agreedLeaders(name, 20_000);
   const v = (await partitionViews(1, name))!;

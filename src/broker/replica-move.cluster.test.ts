@@ -116,7 +116,7 @@ test('a replica of a partition with data moves to another node while producers p
   let publishing = true;
   try {
     cluster.run('up', '4');
-    const r = await call(url(1), 'POST', '/event-types', {
+    await cluster.created(1, '/event-types', {
       name,
       owning_application: 'move-test',
       category: 'business',
@@ -125,7 +125,6 @@ test('a replica of a partition with data moves to another node while producers p
       default_statistic: { messages_per_minute: 100, message_size: 100, read_parallelism: 1, write_parallelism: 1 },
       schema: { type: 'json_schema', schema: '{"type": "object"}' },
     });
-    assert.equal(r.status, 201, r.text);
     const before = await until('every node to name the same leader of the partition', 30_000, async () => {
       const vs = await Promise.all(nodes.map(partitionView));
       const l = vs[0]?.leader;

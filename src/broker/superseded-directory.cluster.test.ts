@@ -40,8 +40,7 @@ test('an old data directory started after its node rejoined with a new one stops
   try {
     cluster.run('up', '3');
     const leader = await cluster.agreedMetadataLeader([1, 2, 3], 10_000);
-    const created = await call(url(leader), 'POST', '/event-types', businessEventType('old.dir'));
-    assert.equal(created.status, 201, created.text);
+    await cluster.created(leader, '/event-types', businessEventType('old.dir'));
     await until('events accepted', 20_000, async () => {
       const r = await call(url(leader), 'POST', '/event-types/old.dir/events', [businessEvent('first')]);
       return r.status === 200 ? true : undefined;

@@ -154,6 +154,35 @@ export class LocalCluster {
     return r.stdout;
   }
 
+  /**
+   * POSTs a test's setup request (an event type, a subscription) to node i until it is answered 201,
+   * for at most `timeoutMs`. A 5xx or no answer is asked again: e.g. the 503 of a metadata write the
+   * node applied but could not confirm visible on every node within a short BROOK_METADATA_TIMEOUT_MS,
+   * which a loaded machine gives right after cluster/up when a node misses a heartbeat and starts a
+   * pre-vote (seen in a jepsen-like run's setup). After such an answer, the status `existing` (409 for
+   * an event type, 200 for a subscription) means an earlier attempt took effect. Anything else fails.
+   */
+  async created(i: number, path: string, body: unknown, existing = 409, timeoutMs = 30_000): Promise<{ status: number; text: string }> {
+    const deadline = Date.now() + timeoutMs;
+    let unknown: string | undefined;
+    for (;;) {
+      let status: number | undefined;
+      let text = '';
+      try {
+        const res = await fetch(this.url(i) + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
+        status = res.status;
+        text = await res.text();
+      } catch (err) {
+        text = (err as Error).message;
+      }
+      if (status === 201 || (status === existing && unknown !== undefined)) return { status, text };
+      if (status !== undefined && status < 500) throw new Error(`POST ${path} on node ${i}: ${status} ${text}${unknown === undefined ? '' : ` (after ${unknown})`}`);
+      unknown = `${status ?? 'no answer'}: ${text}`;
+      if (Date.now() > deadline) throw new Error(`POST ${path} on node ${i}: not done within ${timeoutMs} ms; last ${unknown}\n${this.logs()}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   /** Probes every `pauseMs` until the probe returns something; fails after `timeoutMs` with the nodes' logs. */
   async until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, pauseMs = 50): Promise<T> {
     const deadline = Date.now() + timeoutMs;
