@@ -4,8 +4,7 @@
 // memtable of MEMTABLE MiB. Prints the latency of the writes (due time to resolved) and every write slower
 // than SLOW ms with the WAL switches counted when it started and ended, and the main thread's longest
 // event-loop delays (a stall of the loop, not of the disk, shows there too).
-//   RATE=500 BYTES=5000 SECONDS=30 MEMTABLE=16 [DIRECT=1] node bench/scratch/rocks-stall.mjs [ROOT]
-// DIRECT=1: RocksDB writes its flushes and compactions with O_DIRECT (RocksKvOptions.directFlushes).
+//   RATE=500 BYTES=5000 SECONDS=30 MEMTABLE=16 node bench/scratch/rocks-stall.mjs [ROOT]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,8 +19,7 @@ const memtable = Number(process.env.MEMTABLE ?? 16);
 const slowMs = Number(process.env.SLOW ?? 20);
 const dir = mkdtempSync(join(process.env.DIR ?? tmpdir(), 'rocks-stall-'));
 const fsyncs = [];
-const direct = process.env.DIRECT === '1';
-const kv = await openRocksKv(dir, { writeBufferSize: memtable * 1024 * 1024, directFlushes: direct, onSync: (ms) => fsyncs.push([performance.now(), ms]) });
+const kv = await openRocksKv(dir, { writeBufferSize: memtable * 1024 * 1024, onSync: (ms) => fsyncs.push([performance.now(), ms]) });
 const value = Buffer.alloc(bytes, 7);
 const loop = monitorEventLoopDelay({ resolution: 5 });
 loop.enable();
@@ -57,7 +55,7 @@ loop.disable();
 lat.sort((a, b) => a - b);
 const q = (p) => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))].toFixed(2);
 const fs = fsyncs.map((f) => f[1]).sort((a, b) => a - b);
-console.log(`${total} durable writes of ${bytes} B at ${rate}/s, memtable ${memtable} MiB${direct ? ', flushes O_DIRECT' : ''}: p50 ${q(0.5)} p99 ${q(0.99)} p99.9 ${q(0.999)} max ${q(1)} ms; WAL switches ${kv.stats.walSwitches}, dir syncs ${kv.stats.dirSyncs}, commits ${kv.stats.commits}`);
+console.log(`${total} durable writes of ${bytes} B at ${rate}/s, memtable ${memtable} MiB: p50 ${q(0.5)} p99 ${q(0.99)} p99.9 ${q(0.999)} max ${q(1)} ms; WAL switches ${kv.stats.walSwitches}, dir syncs ${kv.stats.dirSyncs}, commits ${kv.stats.commits}`);
 console.log(`fsync (as onSync times it): n ${fs.length}, p50 ${fs[Math.floor(fs.length / 2)].toFixed(2)} p99 ${fs[Math.floor(fs.length * 0.99)].toFixed(2)} max ${fs[fs.length - 1].toFixed(1)} ms; slowest: ${fsyncs.filter((f) => f[1] > slowMs).map((f) => `${((f[0] - t0) / 1000).toFixed(2)}s:${f[1].toFixed(0)}`).join(' ')}`);
 console.log(`event loop delay: p99 ${(loop.percentile(99) / 1e6).toFixed(1)} max ${(loop.max / 1e6).toFixed(1)} ms`);
 console.log(`writes slower than ${slowMs} ms (${slow.length}): ${slow.slice(0, 40).join('; ')}`);

@@ -41,12 +41,6 @@ export interface RocksKvOptions {
   writeBufferSize?: number;
   /** Called after each WAL sync, for metrics (fsync latency histogram, group sizes). */
   onSync?: (durationMs: number, writesInCommit: number) => void;
-  /**
-   * RocksDB writes its flushes and compactions with O_DIRECT (default false). Measured as a lever on
-   * the WAL's fdatasync tail (bench/scratch/rocks-stall.mjs); a file system without O_DIRECT (tmpfs)
-   * would fail every flush, so this is only ever set where the directory accepts it.
-   */
-  directFlushes?: boolean;
 }
 
 export interface RocksKvStats {
@@ -74,7 +68,6 @@ const walNameRe = /^(\d+)\.log$/;
 export async function openRocksKv(dir: string, opts: RocksKvOptions = {}): Promise<RocksKv> {
   const db = new RocksDB(dir, {
     ...(opts.writeBufferSize === undefined ? {} : { writeBufferSize: opts.writeBufferSize }),
-    ...(opts.directFlushes === true ? { useDirectIOForFlushAndCompaction: true } : {}),
     // Chosen, not inherited (docs/storage.md, "WAL recovery"): replay stops at the first corrupt or
     // torn record and the database opens with the intact prefix. Absolute consistency would refuse to
     // open on a torn tail (which a crash during an unacknowledged write can leave), taking every

@@ -9,8 +9,6 @@ declare module 'rocksdb-native' {
     maxWriteBufferNumber?: number;
     maxBackgroundJobs?: number;
     bytesPerSync?: number;
-    /** O_DIRECT for the SST files of flushes and compactions (RocksDB's use_direct_io_for_flush_and_compaction). */
-    useDirectIOForFlushAndCompaction?: boolean;
     createIfMissing?: boolean;
     avoidFlushDuringShutdown?: boolean;
     /** RocksDB's WALRecoveryMode (constants.walRecoveryMode); the binding's default is POINT_IN_TIME. */
