@@ -7,32 +7,16 @@
 // too). What it measures is the JavaScript of the partition path per lone publish (proposal, turn,
 // write filling, apply, answer), the part (b)'s moderate rate does not share between requests.
 //   node bench/scratch/inproc-lone-min.mjs [ROUNDS=15] [REQUESTS=400] LABEL=ROOT ...
-import { mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { lonePublisher } from './lone-publisher.mjs';
 
 const args = process.argv.slice(2);
 const builds = args.filter((a) => a.includes('=')).map((a) => a.split('='));
 const [rounds = '15', requests = '400'] = args.filter((a) => !a.includes('='));
-const ev = Buffer.from(`{"metadata":{"eid":"x"},"order_number":"${'x'.repeat(480)}"}`);
 
 const nodes = new Map();
 for (const [label, root] of builds) {
-  const { openRocksKv } = await import(`${root}/dist/log/index.js`);
-  const { oneNodeReplicas } = await import(`${root}/dist/testing/one-node-replicas.js`);
-  const dir = mkdtempSync(join('/dev/shm', 'inproc-lone-min-'));
-  const kv = await openRocksKv(dir);
-  const n = oneNodeReplicas(kv);
-  let seed = 1;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-  const one = async () => {
-    const by = new Map();
-    for (let i = 0; i < 10; i++) {
-      const p = Math.floor(rnd() * 8);
-      (by.get(p) ?? by.set(p, []).get(p)).push(ev);
-    }
-    const res = await n.replicas.append([...by].map(([partition, events]) => ({ topic: 1, partition, events })));
-    if (!res.every((r) => r.ok)) throw new Error('append failed');
-  };
+  const { n, kv, dir, one } = await lonePublisher(root, 'inproc-lone-min-');
   for (let i = 0; i < 3000; i++) await one(); // warm: compiled, tails at their steady size
   nodes.set(label, { n, kv, dir, one });
 }

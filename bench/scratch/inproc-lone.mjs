@@ -6,31 +6,15 @@
 // measures is the node host's and the partition groups' path per lone publish (proposal, turn, write
 // filling, apply, answer), the part a moderate publish rate does not share between requests.
 //   node bench/scratch/inproc-lone.mjs [ROUNDS] [REQUESTS] LABEL=ROOT ...
-import { mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { lonePublisher } from './lone-publisher.mjs';
 
 const args = process.argv.slice(2);
 const builds = args.filter((a) => a.includes('=')).map((a) => a.split('='));
 const [rounds = '3', requests = '4000'] = args.filter((a) => !a.includes('='));
-const ev = Buffer.from(`{"metadata":{"eid":"x"},"order_number":"${'x'.repeat(480)}"}`);
 
 async function once(label, root) {
-  const { openRocksKv } = await import(`${root}/dist/log/index.js`);
-  const { oneNodeReplicas } = await import(`${root}/dist/testing/one-node-replicas.js`);
-  const dir = mkdtempSync(join('/dev/shm', 'inproc-lone-'));
-  const kv = await openRocksKv(dir);
-  const n = oneNodeReplicas(kv);
-  let seed = 1;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-  const one = async () => {
-    const by = new Map();
-    for (let i = 0; i < 10; i++) {
-      const p = Math.floor(rnd() * 8);
-      (by.get(p) ?? by.set(p, []).get(p)).push(ev);
-    }
-    const res = await n.replicas.append([...by].map(([partition, events]) => ({ topic: 1, partition, events })));
-    if (!res.every((r) => r.ok)) throw new Error('append failed');
-  };
+  const { n, kv, dir, one } = await lonePublisher(root, 'inproc-lone-');
   for (let i = 0; i < 500; i++) await one();
   const s0 = { ...n.host.stats };
   const c0 = process.cpuUsage();
