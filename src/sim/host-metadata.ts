@@ -43,6 +43,8 @@ interface Op {
   readonly then?: (outcome: 'ok' | 'refused' | 'unknown', value: string | undefined) => void;
   /** A write: the index its entry took, once a node applied it (LeaseHolderBehind checks its acknowledgement). */
   appliedAt?: number;
+  /** A write followed for LeaseHolderBehind: its key in #writes (its updated_at). */
+  followedAs?: string;
 }
 
 export function eventTypeFor(name: string, owner: string, updatedAt: string): EventType {
@@ -155,7 +157,10 @@ export class MetadataClients {
     ctx.stats.metadataWrites++;
     // Unique, so that an update based on an older copy is refused as concurrent.
     const updatedAt = `2026-01-01T00:00:00.${String(seq).padStart(9, '0')}Z`;
-    if (this.#leaseReads && this.#ruleChecks) this.#writes.set(updatedAt, op);
+    if (this.#leaseReads && this.#ruleChecks) {
+      op.followedAs = updatedAt;
+      this.#writes.set(updatedAt, op);
+    }
     const rec = md.state.eventType(key);
     const cmd: MetadataCommand =
       rec === undefined
@@ -247,7 +252,7 @@ export class MetadataClients {
     if (op.done) return;
     op.done = true;
     this.#ops.delete(op);
-    if (op.kind === 'write') for (const [k, o] of this.#writes) if (o === op) this.#writes.delete(k);
+    if (op.followedAs !== undefined) this.#writes.delete(op.followedAs);
     const ctx = this.#ctx;
     if (outcome === 'ok') {
       this.#history.push({ client: op.client, kind: op.kind, key: op.key, value: op.value, invoke: op.invoke, complete: this.#pos++ });
