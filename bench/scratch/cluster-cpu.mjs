@@ -8,6 +8,7 @@
 // measured seconds (one perf.data per build and round in DIR; bench/scratch/perf-sum.mjs reads them).
 //   npm run build:bench && node bench/scratch/cluster-cpu.mjs [rounds] LABEL=ROOT ...   (ROOT: a built checkout)
 //   RATE=500 WARM=20 SECONDS=10 PERF=/tmp/perf node bench/scratch/cluster-cpu.mjs 2 new=. main=/tmp/main
+//   node bench/scratch/cluster-cpu.mjs 2 base=. stgc=.::--single-threaded-gc   (LABEL=ROOT::FLAGS: node options of that build's nodes)
 import { brokerEntryOf, cpuSeconds } from '../../dist-bench/bench/lib/broker.js';
 import { startBrookCluster } from '../../dist-bench/bench/lib/clusters.js';
 import { batchBodies, eventTypeBody } from '../../dist-bench/bench/lib/events.js';
@@ -21,8 +22,10 @@ import { join } from 'node:path';
 const args = process.argv.slice(2);
 const rounds = /^\d+$/.test(args[0] ?? '') ? Number(args.shift()) : 1;
 const builds = args.map((a) => {
+  // LABEL=ROOT or LABEL=ROOT::--flag,--flag (node options of that build's nodes)
   const i = a.indexOf('=');
-  return { label: a.slice(0, i), root: a.slice(i + 1) };
+  const [root, flags] = a.slice(i + 1).split('::');
+  return { label: a.slice(0, i), root, nodeArgs: flags === undefined ? [] : flags.split(',') };
 });
 const rate = Number(process.env.RATE ?? 500);
 const warmS = Number(process.env.WARM ?? 20);
@@ -61,8 +64,8 @@ async function settled(c) {
 }
 
 /** One build's measured run on a fresh cluster; returns its line. */
-async function measure(label, root, round) {
-  const c = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, entry: brokerEntryOf(root), nodeArgs: perfDir === undefined ? [] : ['--perf-basic-prof'] });
+async function measure(label, root, round, extraArgs = []) {
+  const c = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, entry: brokerEntryOf(root), nodeArgs: [...extraArgs, ...(perfDir === undefined ? [] : ['--perf-basic-prof'])] });
   try {
     await http(c.members[0].url, 'POST', '/event-types', eventTypeBody(typeName, 'hash', 4));
     const ok = await settled(c);
@@ -110,6 +113,6 @@ const concurrent = process.env.CONCURRENT === '1';
 for (let round = 1; round <= rounds; round++) {
   const order = round % 2 === 1 ? builds : [...builds].reverse();
   // Started 6 s apart: clusters started at the same moment can pick the same free ports.
-  if (concurrent) for (const line of await Promise.all(order.map(({ label, root }, i) => sleep(6000 * i).then(() => measure(label, root, round))))) console.log(line);
-  else for (const { label, root } of order) console.log(await measure(label, root, round));
+  if (concurrent) for (const line of await Promise.all(order.map(({ label, root, nodeArgs }, i) => sleep(6000 * i).then(() => measure(label, root, round, nodeArgs))))) console.log(line);
+  else for (const { label, root, nodeArgs } of order) console.log(await measure(label, root, round, nodeArgs));
 }
