@@ -131,12 +131,46 @@ describe('RocksKv durability', () => {
     }
   });
 
-  test('a commit without a WAL switch fdatasyncs the WAL while it asks which WAL is current, not after', async () => {
-    const t = await tempDir('parallel');
+  test('a commit without a WAL switch fdatasyncs the WAL it synced last and asks RocksDB nothing', async () => {
+    const t = await tempDir('noswitch');
     const kv = await openRocksKv(t.dir);
-    // The adapter's private handles, to watch the order of the two requests of a commit.
+    // The adapter's private handles, to watch the requests of a commit.
     const inner = kv as unknown as { db: { currentWalFile(): Promise<unknown> }; wal: { fd: { datasync(): Promise<void> } } | null };
     try {
+      await kv.write((b) => b.put(k(0x10), v('first')), { durable: true });
+      const fd = inner.wal!.fd;
+      const order: string[] = [];
+      const ask = inner.db.currentWalFile.bind(inner.db);
+      inner.db.currentWalFile = () => {
+        order.push('asked');
+        return ask();
+      };
+      const sync = fd.datasync.bind(fd);
+      fd.datasync = () => {
+        order.push('datasync');
+        return sync();
+      };
+      const questions = kv.stats.walQuestions;
+      for (let i = 0; i < 20; i++) await kv.write((b) => b.put(k(0x11, i), v('second')), { durable: true });
+      // A write that is not durable in between grows the WAL too: the next durable one still sees its own growth.
+      await kv.write((b) => b.put(k(0x12), v('loose')), { durable: false });
+      await kv.write((b) => b.put(k(0x13), v('third')), { durable: true });
+      assert.deepEqual(order, Array.from({ length: 21 }, () => 'datasync'));
+      assert.equal(kv.stats.walQuestions, questions);
+      assert.equal(kv.stats.walSwitches, 0);
+      assert.equal((await kv.get(k(0x13)))?.toString(), 'third');
+    } finally {
+      await kv.close();
+      await t.remove();
+    }
+  });
+
+  test('a durable commit that wrote nothing asks which WAL is current while it fdatasyncs, not after', async () => {
+    const t = await tempDir('parallel');
+    const kv = await openRocksKv(t.dir);
+    const inner = kv as unknown as { db: { currentWalFile(): Promise<unknown> }; wal: { fd: { datasync(): Promise<void> } } | null };
+    try {
+      await kv.write((b) => b.put(k(0x10), v('first')), { durable: false });
       await kv.write((b) => b.put(k(0x10), v('first')), { durable: true });
       const fd = inner.wal!.fd;
       const order: string[] = [];
@@ -154,10 +188,10 @@ describe('RocksKv durability', () => {
         order.push('datasync');
         return sync();
       };
-      await kv.write((b) => b.put(k(0x11), v('second')), { durable: true });
+      // No growth of the WAL synced last (nothing written): the commit cannot tell a switch from nothing, and asks.
+      await kv.write(() => undefined, { durable: true });
       assert.deepEqual(order, ['asked', 'datasync', 'answered']);
       assert.equal(kv.stats.walSwitches, 0);
-      assert.equal((await kv.get(k(0x11)))?.toString(), 'second');
     } finally {
       await kv.close();
       await t.remove();
@@ -176,6 +210,11 @@ describe('RocksKv durability', () => {
       }
       assert.ok(kv.stats.walSwitches > 0, 'no WAL switch observed');
       assert.ok(kv.stats.dirSyncs > 1);
+      // Every switch was noticed: the WAL synced last is the current one, and the commits asked only
+      // when the WAL they had synced last did not grow (about once per switch, not once per commit).
+      const inner = kv as unknown as { db: { currentWalFile(): Promise<{ number: number }> }; wal: { number: number } | null };
+      assert.equal(inner.wal!.number, (await inner.db.currentWalFile()).number);
+      assert.ok(kv.stats.walQuestions < kv.stats.commits / 2, `${kv.stats.walQuestions} questions for ${kv.stats.commits} commits`);
       await kv.close();
       kv = await openRocksKv(t.dir);
       let n = 0;
