@@ -9,6 +9,14 @@
 //   npm run build:bench && node bench/scratch/cluster-cpu.mjs [rounds] LABEL=ROOT ...   (ROOT: a built checkout)
 //   RATE=500 WARM=20 SECONDS=10 PERF=/tmp/perf node bench/scratch/cluster-cpu.mjs 2 new=. main=/tmp/main
 //   node bench/scratch/cluster-cpu.mjs 2 base=. stgc=.::--single-threaded-gc   (LABEL=ROOT::FLAGS: node options of that build's nodes)
+// PERF_EVENT=EVENT: perf records that event instead of cpu-clock (a uprobe: bench/scratch/arraybuffer-census.py).
+// GC=1: the nodes run with --trace-gc-nvp (GC=verbose adds --trace-gc-verbose); per node, over the open
+// loop: KB allocated and promoted per request, scavenges and mark-compacts per node-minute, and (verbose)
+// the external memory after GCs. KEEP=1 keeps the nodes' directories (logs in nodeN/node.log).
+// ROLES=1: one partition instead of four, requests to one node that does not lead it, so each node has
+// one role: "arrival" (HTTP, forwarding, and a follower too), "leader" (serves the forwarded appends,
+// proposes, replicates) and "follower" (Raft only); the arrival's own share is about arrival - follower.
+//   GC=1 ROLES=1 RATE=500 WARM=20 SECONDS=10 node bench/scratch/cluster-cpu.mjs 2 new=. main=/tmp/main
 import { brokerEntryOf, cpuSeconds } from '../../dist-bench/bench/lib/broker.js';
 import { startBrookCluster } from '../../dist-bench/bench/lib/clusters.js';
 import { batchBodies, eventTypeBody } from '../../dist-bench/bench/lib/events.js';
@@ -16,7 +24,7 @@ import { closedLoop, openLoop, publishPool, RoundRobin } from '../../dist-bench/
 import { http } from '../../dist-bench/bench/lib/http.js';
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, openSync, readSync, closeSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const args = process.argv.slice(2);
@@ -31,11 +39,46 @@ const rate = Number(process.env.RATE ?? 500);
 const warmS = Number(process.env.WARM ?? 20);
 const seconds = Number(process.env.SECONDS ?? 10);
 const perfDir = process.env.PERF;
+const gcTrace = process.env.GC === '1' || process.env.GC === 'verbose';
+const gcFlags = !gcTrace ? [] : process.env.GC === 'verbose' ? ['--trace-gc-nvp', '--trace-gc-verbose'] : ['--trace-gc-nvp'];
+const roles = process.env.ROLES === '1';
 if (perfDir !== undefined) mkdirSync(perfDir, { recursive: true });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const typeName = 'cpu.orders';
 const path = `/event-types/${typeName}/events`;
 const bodies = batchBodies(10, 500, 1_000_000);
+
+/** The text a node wrote to its log between two byte offsets. */
+function logSlice(file, from, to) {
+  const fd = openSync(file, 'r');
+  try {
+    const b = Buffer.alloc(to - from);
+    readSync(fd, b, 0, b.length, from);
+    return b.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+/** Sums V8's --trace-gc-nvp lines (and --trace-gc-verbose external memory) of one node's window. */
+function gcSums(text) {
+  const s = { allocated: 0, promoted: 0, scavenges: 0, markCompacts: 0, pauseMs: 0, external: [] };
+  for (const line of text.split('\n')) {
+    const x = /External memory reported:\s+(\d+) KB/.exec(line);
+    if (x !== null) {
+      s.external.push(Number(x[1]));
+      continue;
+    }
+    const m = /\s\d+ ms: pause=([\d.]+) .*?gc=(\w+) /.exec(line);
+    if (m === null) continue;
+    const f = (k) => Number(new RegExp(`\\s${k}=(\\d+)`).exec(line)?.[1] ?? 0);
+    s.allocated += f('allocated');
+    s.promoted += f('promoted');
+    s.pauseMs += Number(m[1]);
+    if (m[2] === 's') s.scavenges++;
+    else s.markCompacts++;
+  }
+  return s;
+}
 
 const scrape = async (url) => {
   const t = await (await fetch(`${url}/metrics/prometheus`)).text();
@@ -65,16 +108,25 @@ async function settled(c) {
 
 /** One build's measured run on a fresh cluster; returns its line. */
 async function measure(label, root, round, extraArgs = []) {
-  const c = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, entry: brokerEntryOf(root), nodeArgs: [...extraArgs, ...(perfDir === undefined ? [] : ['--perf-basic-prof'])] });
+  const c = await startBrookCluster({ env: { BROOK_REPLICATION_FACTOR: '3' }, entry: brokerEntryOf(root), nodeArgs: [...extraArgs, ...gcFlags, ...(perfDir === undefined ? [] : ['--perf-basic-prof'])] });
   try {
-    await http(c.members[0].url, 'POST', '/event-types', eventTypeBody(typeName, 'hash', 4));
+    await http(c.members[0].url, 'POST', '/event-types', eventTypeBody(typeName, 'hash', roles ? 1 : 4));
     const ok = await settled(c);
     const first = (round - 1) % 3;
-    const pools = c.members.map((m) => publishPool(m.url, 60));
-    const pool = new RoundRobin([...pools.slice(first), ...pools.slice(0, first)]);
+    let roleOf = () => '';
+    let pools;
+    if (roles) {
+      const view = await (await fetch(`${c.members[0].url}/cluster`)).json();
+      const leader = view.partitions.find((p) => p.event_type === typeName).leader;
+      const arrival = c.members.find((m) => m.id !== leader);
+      roleOf = (m) => (m.id === leader ? 'leader' : m === arrival ? 'arrival' : 'follower');
+      pools = [publishPool(arrival.url, 60)];
+    } else pools = c.members.map((m) => publishPool(m.url, 60));
+    const pool = new RoundRobin([...pools.slice(first % pools.length), ...pools.slice(0, first % pools.length)]);
     if (warmS > 0) await closedLoop({ pool, path, bodies, eventsPerBody: 10, producers: 60, warmupMs: 0, durationMs: warmS * 1000 });
     const pids = c.members.map((m) => m.pid);
     const m0 = await scrapeAll(c);
+    const logAt0 = c.members.map((m) => statSync(m.logFile).size);
     const c0 = pids.reduce((s, p) => s + cpuSeconds(p), 0);
     const t0 = performance.now();
     let perf;
@@ -84,7 +136,7 @@ async function measure(label, root, round, extraArgs = []) {
       perf = sleep(2000).then(
         () =>
           new Promise((resolve) => {
-            const p = spawn('perf', ['record', '-e', 'cpu-clock', '-g', '-o', out, '-p', pids.join(','), '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+            const p = spawn('perf', ['record', '-e', process.env.PERF_EVENT ?? 'cpu-clock', '-g', '-o', out, '-p', pids.join(','), '--', 'sleep', String(seconds)], { stdio: 'ignore' });
             p.on('exit', resolve);
           }),
       );
@@ -95,15 +147,27 @@ async function measure(label, root, round, extraArgs = []) {
     const m1 = await scrapeAll(c);
     await perf;
     const sent = Math.round(rate * (2 + seconds));
+    let gcLines = '';
+    if (gcTrace) {
+      for (const [i, m] of c.members.entries()) {
+        const g = gcSums(logSlice(m.logFile, logAt0[i], statSync(m.logFile).size));
+        const rises = g.external.slice(1).reduce((a, v, k) => a + Math.max(0, v - g.external[k]), 0);
+        gcLines +=
+          `\n  node ${m.id} pid ${m.pid}${roles ? ` (${roleOf(m)})` : ''}: allocated ${(g.allocated / 1024 / sent).toFixed(1)} KB/req, promoted ${(g.promoted / 1024 / sent).toFixed(2)} KB/req; ` +
+          `per node-minute: ${((g.scavenges * 60) / wall).toFixed(0)} scavenges, ${((g.markCompacts * 60) / wall).toFixed(1)} mark-compacts; main-thread GC pause ${((g.pauseMs * 1000) / sent).toFixed(1)} ms per 1000 req` +
+          (g.external.length > 0 ? `; external after GCs ${(g.external[0] / 1024).toFixed(0)}->${(g.external.at(-1) / 1024).toFixed(0)} MB, risen between GCs ${(rises / 1024 / sent).toFixed(2)} KB/req` : '');
+      }
+    }
     const per = (k) => (((m1.get(k) ?? 0) - (m0.get(k) ?? 0)) / sent).toFixed(2);
     await pool.close();
     return (
       `round ${round} ${label}: ${((cpu / sent) * 1000).toFixed(3)} ms CPU per request (${(cpu / wall).toFixed(2)} cores); p50 ${r.latency.p50.toFixed(1)} p99 ${r.latency.p99.toFixed(1)} ms, in flight max ${r.inFlightMax}, errors ${r.errors}` +
       `; per request: turns ${per('turns')}, readies ${per('readies')}, durableWrites ${per('durableWrites')}, sends ${per('sends')}, messagesSent ${per('messagesSent')}` +
-      `${ok ? '' : ' (leaders not preferred)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`
+      `${ok ? '' : ' (leaders not preferred)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}` + gcLines
     );
   } finally {
-    await c.stop();
+    if (process.env.KEEP === '1') console.log(`kept ${c.dir}`);
+    await c.stop(process.env.KEEP === '1');
   }
 }
 
