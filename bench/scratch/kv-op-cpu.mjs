@@ -3,7 +3,7 @@
 // the WAL question (currentWalFile), both of the last together (as a durable commit issues them), a
 // durable RocksKv write (write + both), and a marker-sized O_DSYNC pwrite. CPU, not wall time: a loaded
 // machine stretches the wall time of each op but not much the CPU it takes.
-//   [ROUNDS=3] node bench/scratch/kv-op-cpu.mjs ROOT_OF_A_BUILD [N=2000] [valueBytes=2000]
+//   [ROUNDS=3] [ONLY=regexp of names] node bench/scratch/kv-op-cpu.mjs ROOT_OF_A_BUILD [N=2000] [valueBytes=2000]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { constants } from 'node:fs';
@@ -20,7 +20,9 @@ const value = Buffer.alloc(valueBytes, 7);
 let k = 0;
 const key = () => { const b = Buffer.alloc(14); b[0] = 2; b.writeUInt32BE(1000, 1); b[5] = 3; b.writeBigUInt64BE(BigInt(++k), 6); return b; };
 const seqKey = Buffer.from([3, 1]);
+const only = process.env.ONLY === undefined ? undefined : new RegExp(process.env.ONLY);
 async function measure(name, op) {
+  if (only !== undefined && !only.test(name)) return;
   for (let i = 0; i < 50; i++) await op();
   const c0 = process.cpuUsage(); const t0 = performance.now(); const r0 = process.resourceUsage();
   for (let i = 0; i < n; i++) await op();
