@@ -6,7 +6,7 @@
 // record of each kind, and hand-made malformed values.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeBaseEntry, encodeBatchEntry, encodeBatchesEntry, knownCrc32c } from '../log/partition-entry.js';
+import { checkArrived, encodeBaseEntry, encodeBatchEntry, encodeBatchesEntry, knownCrc32c } from '../log/partition-entry.js';
 import fc from 'fast-check';
 import { encodeConfChange } from '../raft/index.js';
 import type { Entry, Snapshot } from '../raft/index.js';
@@ -115,6 +115,25 @@ test('the record of a partition entry this node encoded is byte for byte the one
     const derived = encodeEntryRecord(key, { ...e, data });
     assert.deepEqual(derived, encodeEntryRecord(key, { ...e, data: copy }));
     assert.deepEqual(Buffer.from(decodeEntryRecord(key, derived).data), copy);
+  }
+});
+
+test('the record of a partition entry checked on arrival is byte for byte the one computed from scratch; a damaged one is never known', () => {
+  const key = Buffer.from('0200000007030000000000000009', 'hex');
+  const e = { term: 3, index: 9, type: 'normal' as const };
+  for (const encoded of [encodeBatchesEntry(1_700_000_000_000, [{ requestId: 'a', events: [Buffer.from('{"x":1}'), Buffer.alloc(3000, 7)] }]), encodeBatchEntry(5, 'id', [Buffer.from('hello')]), encodeBaseEntry(123)]) {
+    // What arrives from another node: other buffers with the same bytes.
+    const arrived = Buffer.from(encoded);
+    const scratch = Buffer.from(encoded);
+    assert.equal(knownCrc32c(arrived), undefined, 'not known before its check');
+    checkArrived(arrived);
+    assert.notEqual(knownCrc32c(arrived), undefined, 'known once checked');
+    assert.deepEqual(encodeEntryRecord(key, { ...e, data: arrived }), encodeEntryRecord(key, { ...e, data: scratch }));
+    // A damaged arrival fails its check and stays unknown: its record is checksummed from its bytes.
+    const damaged = Buffer.from(encoded);
+    damaged[damaged.length - 1]! ^= 1;
+    assert.throws(() => checkArrived(damaged));
+    assert.equal(knownCrc32c(damaged), undefined);
   }
 });
 

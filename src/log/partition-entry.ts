@@ -63,18 +63,25 @@ export const requestIdBytesMax = 128;
  */
 const encodedHere = new WeakSet<Uint8Array>();
 
+/** Entries from elsewhere whose checksum was checked on arrival (checkArrived): apply does not check them again. */
+const checkedHere = new WeakSet<Uint8Array>();
+
 /** Whether `data` is the very buffer an encoder of this process returned. */
 export function isEncodedHere(data: Uint8Array): boolean {
   return encodedHere.has(data);
 }
 
 /**
- * The plain CRC32C of all the bytes of an entry this process encoded, derived from the checksum it
- * holds without reading its events again (a log record around it checksums it once more: this spares
- * that pass); undefined for any other buffer.
+ * The plain CRC32C of all the bytes of an entry this process encoded, or whose checksum it checked
+ * (on arrival from another node, or a copy of either: checkArrived, markChecked), derived from the
+ * checksum the entry holds without reading its events again (a log record around it checksums it once
+ * more: this spares that pass); undefined for any other buffer. For a checked entry the derivation is
+ * as exact as for an encoded one: the check found its checksum to be that of its bytes. A follower
+ * stored every entry it received after two passes over its events (the check, then its log record's
+ * checksum); now one.
  */
 export function knownCrc32c(data: Uint8Array): number | undefined {
-  if (!encodedHere.has(data) || data.length < crcStart) return undefined;
+  if (data.length < crcStart || !(encodedHere.has(data) || checkedHere.has(data))) return undefined;
   const b = Buffer.from(data.buffer, data.byteOffset, data.length);
   const rest = data.length - crcStart;
   // The entry's checksum covers the kind byte and the rest: take the kind byte out, put the whole
@@ -83,8 +90,6 @@ export function knownCrc32c(data: Uint8Array): number | undefined {
   return crc32cCombine(crc32c(b, 0, 0, crcStart), ofRest, rest);
 }
 
-/** Entries from elsewhere whose checksum was checked on arrival (checkArrived): apply does not check them again. */
-const checkedHere = new WeakSet<Uint8Array>();
 
 /**
  * Checks the checksum of an entry that came from another node (throws PartitionEntryError), and
