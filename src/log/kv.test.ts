@@ -135,20 +135,19 @@ describe('RocksKv durability', () => {
     const t = await tempDir('noswitch');
     const kv = await openRocksKv(t.dir);
     // The adapter's private handles, to watch the requests of a commit.
-    const inner = kv as unknown as { db: { currentWalFile(): Promise<unknown> }; wal: { fd: { datasync(): Promise<void> } } | null };
+    const inner = kv as unknown as { db: { currentWalFile(): Promise<unknown> }; datasync(h: unknown): Promise<void> };
     try {
       await kv.write((b) => b.put(k(0x10), v('first')), { durable: true });
-      const fd = inner.wal!.fd;
       const order: string[] = [];
       const ask = inner.db.currentWalFile.bind(inner.db);
       inner.db.currentWalFile = () => {
         order.push('asked');
         return ask();
       };
-      const sync = fd.datasync.bind(fd);
-      fd.datasync = () => {
+      const sync = inner.datasync.bind(inner);
+      inner.datasync = (h) => {
         order.push('datasync');
-        return sync();
+        return sync(h);
       };
       const questions = kv.stats.walQuestions;
       for (let i = 0; i < 20; i++) await kv.write((b) => b.put(k(0x11, i), v('second')), { durable: true });
@@ -168,11 +167,10 @@ describe('RocksKv durability', () => {
   test('a durable commit that wrote nothing asks which WAL is current while it fdatasyncs, not after', async () => {
     const t = await tempDir('parallel');
     const kv = await openRocksKv(t.dir);
-    const inner = kv as unknown as { db: { currentWalFile(): Promise<unknown> }; wal: { fd: { datasync(): Promise<void> } } | null };
+    const inner = kv as unknown as { db: { currentWalFile(): Promise<unknown> }; datasync(h: unknown): Promise<void> };
     try {
       await kv.write((b) => b.put(k(0x10), v('first')), { durable: false });
       await kv.write((b) => b.put(k(0x10), v('first')), { durable: true });
-      const fd = inner.wal!.fd;
       const order: string[] = [];
       const ask = inner.db.currentWalFile.bind(inner.db);
       inner.db.currentWalFile = async () => {
@@ -183,10 +181,10 @@ describe('RocksKv durability', () => {
         order.push('answered');
         return wal;
       };
-      const sync = fd.datasync.bind(fd);
-      fd.datasync = () => {
+      const sync = inner.datasync.bind(inner);
+      inner.datasync = (h) => {
         order.push('datasync');
-        return sync();
+        return sync(h);
       };
       // No growth of the WAL synced last (nothing written): the commit cannot tell a switch from nothing, and asks.
       await kv.write(() => undefined, { durable: true });

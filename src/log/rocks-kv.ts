@@ -31,7 +31,7 @@
  * fsync rejects the durable writes of that commit and poisons the store: after a failed fsync the
  * kernel may have dropped dirty pages, so no later write may be acknowledged (restart to recover).
  */
-import { fstatSync } from 'node:fs';
+import { fdatasync, fstatSync } from 'node:fs';
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import RocksDB from 'rocksdb-native';
@@ -192,6 +192,17 @@ export class RocksKv implements OrderedKv {
   }
 
   /**
+   * fdatasync of a WAL we hold open: one libuv request with a callback, not FileHandle.datasync(), whose
+   * promise machinery cost 5-7 us more of main-thread CPU per call (34-40 against 27-32 us of the
+   * process's CPU per fdatasync of a file with nothing dirty, 20,000 calls each way, three times
+   * alternated); every durable commit makes one. The handle stays ours until after the request completes (commits are one at a
+   * time, and close() waits for the pump).
+   */
+  private datasync(h: FileHandle): Promise<void> {
+    return new Promise((resolve, reject) => fdatasync(h.fd, (err) => (err ? reject(err) : resolve())));
+  }
+
+  /**
    * The size of the WAL synced last (-1 before the first sync): an fstat on the main thread, a few
    * microseconds, where asking RocksDB is a thread-pool request.
    */
@@ -213,7 +224,7 @@ export class RocksKv implements OrderedKv {
   private async syncWal(grew: boolean): Promise<void> {
     const synced = this.wal;
     if (grew && synced !== null) {
-      await synced.fd.datasync();
+      await this.datasync(synced.fd);
       this.stats.walSyncs++;
       return;
     }
@@ -224,7 +235,7 @@ export class RocksKv implements OrderedKv {
     let cur: Awaited<ReturnType<RocksDB['currentWalFile']>> | undefined;
     if (synced !== null) {
       this.stats.walQuestions++;
-      [cur] = await Promise.all([this.db.currentWalFile(), synced.fd.datasync()]);
+      [cur] = await Promise.all([this.db.currentWalFile(), this.datasync(synced.fd)]);
       this.stats.walSyncs++;
       if (cur.number === synced.number) return;
     }
@@ -234,7 +245,7 @@ export class RocksKv implements OrderedKv {
         cur = await this.db.currentWalFile();
       }
       if (this.wal !== null && cur.number === this.wal.number) {
-        await this.wal.fd.datasync();
+        await this.datasync(this.wal.fd);
         this.stats.walSyncs++;
         return;
       }
@@ -249,11 +260,11 @@ export class RocksKv implements OrderedKv {
       try {
         await this.syncWalsBetween(this.wal?.number ?? 0, cur.number);
         if (this.wal !== null) {
-          await this.wal.fd.datasync();
+          await this.datasync(this.wal.fd);
           this.stats.walSyncs++;
           this.stats.walSwitches++;
         }
-        await fd.datasync();
+        await this.datasync(fd);
         this.stats.walSyncs++;
         await this.dirFd.sync();
         this.stats.dirSyncs++;
