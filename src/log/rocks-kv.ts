@@ -4,8 +4,9 @@
  * Durability. rocksdb-native has no `sync` write option (its binding passes default WriteOptions), so
  * a write is only in the WAL's page cache when its promise resolves. A durable write is made durable
  * here by fdatasync()ing the WAL file itself through our own descriptor (an fsync through any fd of an
- * inode flushes that inode). All fsyncs use node:fs/promises, so they run on the libuv thread pool and
- * never block the event loop.
+ * inode flushes that inode). All fsyncs are asynchronous node:fs requests (the WAL's with a callback,
+ * the rare others through node:fs/promises), so they run on the libuv thread pool and never block the
+ * event loop.
  *
  * Group commit. Writes queue in call order. One "commit" is in flight at a time: every write queued so
  * far is merged into ONE native write batch (atomic, in call order), then, if any of them asked for
