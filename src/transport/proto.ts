@@ -11,6 +11,7 @@ import { loadSync, type Options } from '@grpc/proto-loader';
 import { loadPackageDefinition, makeClientConstructor, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import type { ProtoGrpcType as RaftProto } from './generated/raft.js';
 import type { ProtoGrpcType as ForwardProto } from './generated/forward.js';
+import { decodeMessageBatch, encodeMessageBatch } from './batch-wire.js';
 
 /**
  * proto/ at the repository root: the nearest one above this module (dist/transport/, src/transport/
@@ -51,11 +52,20 @@ export function forwardProto(): ForwardProto['brook']['forward']['v1'] {
   return (load() as unknown as ForwardProto).brook.forward.v1;
 }
 
+let raftAsNumbers: ReturnType<typeof loadSync> | undefined;
+
+/** raft.proto's definitions as loaded with 64-bit fields decoded as numbers (not decimal strings). */
+export function raftDefinitionsAsNumbers(): ReturnType<typeof loadSync> {
+  raftAsNumbers ??= loadSync([raftProtoPath], { ...loaderOptions, longs: Number });
+  return raftAsNumbers;
+}
+
 let raftService: ServiceDefinition | undefined;
 
 /**
- * The RaftTransport service as the server adds it: as loaded, except that the Raft stream's batches
- * are decoded with 64-bit fields as numbers, not decimal strings. Every Raft message crosses that
+ * The RaftTransport service as the server adds it and the peers' clients call it: as loaded, except
+ * that the Raft stream's batches are encoded from and decoded to 64-bit fields as numbers, not decimal
+ * strings. Every Raft message crosses that
  * stream, and converting each term, index and node id through Long.toString on decode (and
  * Long.fromString on encode, which codec.ts avoids by giving numbers) was the Long handling that
  * showed up in every profile of a small publish on three nodes. codec.ts's decodeU64 takes both forms
@@ -65,10 +75,21 @@ let raftService: ServiceDefinition | undefined;
 export function raftServiceDefinition(): ServiceDefinition {
   if (raftService !== undefined) return raftService;
   const loadedAsStrings = raftProto().RaftTransport.service as unknown as ServiceDefinition;
-  const numbers = loadSync([raftProtoPath], { ...loaderOptions, longs: Number });
-  const stream = (numbers['brook.raft.v1.RaftTransport'] as unknown as ServiceDefinition)['Stream']!;
-  raftService = { ...loadedAsStrings, Stream: { ...loadedAsStrings['Stream']!, requestDeserialize: stream.requestDeserialize } };
+  // The batches are written and read by batch-wire.ts, straight between bytes and the plain objects
+  // (proto-loader's pair goes through protobufjs message instances and a Long per 64-bit field).
+  raftService = {
+    ...loadedAsStrings,
+    Stream: { ...loadedAsStrings['Stream']!, requestSerialize: encodeMessageBatch, requestDeserialize: decodeMessageBatch },
+  };
   return raftService;
+}
+
+let raftClient: ServiceClientConstructor | undefined;
+
+/** The RaftTransport client class over raftServiceDefinition (the Raft stream's batches written by batch-wire.ts). */
+export function raftClientConstructor(): ServiceClientConstructor {
+  raftClient ??= makeClientConstructor(raftServiceDefinition(), 'brook.raft.v1.RaftTransport');
+  return raftClient;
 }
 
 let forwardService: ServiceDefinition | undefined;

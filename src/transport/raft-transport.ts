@@ -27,6 +27,7 @@ import { nodeOfMember } from '../core/member-id.js';
 import * as grpc from '@grpc/grpc-js';
 import type { NodeId } from '../raft/index.js';
 import type { ForwardClient } from './generated/brook/forward/v1/Forward.js';
+import type { RaftTransportClient } from './generated/brook/raft/v1/RaftTransport.js';
 import type { IdentifyReply__Output } from './generated/brook/raft/v1/IdentifyReply.js';
 import type { ProposeReply__Output } from './generated/brook/raft/v1/ProposeReply.js';
 import { decodeU64 } from './codec.js';
@@ -36,7 +37,7 @@ import { fromWireFetchLogRequest, fromWireLogChunk, toWireFetchLogRequest } from
 import { appendBytesMax, appendPartsMax, flowIdLengthMax, messageBytesMaxDefault, peerQueueBatchesMaxDefault, peerQueueBytesMaxDefault } from './limits.js';
 import { Peer } from './peer.js';
 import { AppendStreamClient } from './append-stream.js';
-import { forwardClientConstructor, forwardServiceDefinition, raftProto, raftServiceDefinition } from './proto.js';
+import { forwardClientConstructor, forwardServiceDefinition, raftClientConstructor, raftServiceDefinition } from './proto.js';
 import { TransportServer } from './server.js';
 import { authInterceptor, CallAuthenticator, channelCredentials, channelSecurityOptions, identityInterceptor, serverCredentials, type TransportSecurity } from './auth.js';
 import { consumeStream, transportErrorOf } from './streams.js';
@@ -201,7 +202,7 @@ export class GrpcTransport {
     // Every call to the peer names this node and proves it, streams included.
     const interceptors = [identityInterceptor(this.self, p.id, this.#security, Date.now, this.#clusterId)];
     const credentials = channelCredentials(this.#security, p.id);
-    const raft = new (raftProto().RaftTransport)(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors });
+    const raft = new (raftClientConstructor())(p.raftAddress, credentials, { ...channelOptions(this.#messageBytesMax), ...channelSecurityOptions(this.#security, p.id), interceptors }) as unknown as RaftTransportClient;
     const forward = new (forwardClientConstructor())(p.raftAddress, credentials, { channelOverride: raft.getChannel(), interceptors }) as unknown as ForwardClient;
     const peer = new Peer(this, p.id, p.raftAddress, raft, forward);
     this.#peers.set(p.id, peer);
