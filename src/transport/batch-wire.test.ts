@@ -12,8 +12,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { decodeMessageBatch, encodeMessageBatch } from './batch-wire.js';
 import { raftDefinitionsAsNumbers, raftProto } from './proto.js';
-import { BatchBuilder, decodeBatch } from './batch-codec.js';
+import * as grpc from '@grpc/grpc-js';
+import { BatchBuilder, decodeBatch, type GroupMessage } from './batch-codec.js';
 import { makeMessage } from '../raft/index.js';
+import { toWireMessage } from './codec.js';
+import { proveCall } from './auth.js';
+import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
+import { startNodes, stopNodes, testSecurity, until } from './test-support.js';
 
 interface Codec {
   serialize(v: unknown): Buffer;
@@ -138,4 +143,52 @@ test('unknown fields are skipped, as a later build may add some', () => {
   const got = decodeMessageBatch(withUnknown) as unknown as { from: number; incarnation: string };
   assert.equal(got.from, 3);
   assert.equal(got.incarnation, 'x');
+});
+
+// Rolling upgrade on real sockets: every build before batch-wire.ts wrote and read the Raft stream with
+// proto-loader's pair (raftProto().RaftTransport, as loaded); a node of this build and such a node
+// must hear each other.
+test('rolling upgrade: a node of this build and a peer using proto-loader\'s pair hear each other on the Raft stream', { timeout: 20_000 }, async () => {
+  const nodes = await startNodes(1);
+  const n1 = nodes[0]!;
+  // The older peer, node 2: its server decodes with proto-loader's pair and checks as this build does.
+  const heardByOld: GroupMessage[] = [];
+  const oldServer = new grpc.Server();
+  oldServer.addService(raftProto().RaftTransport.service, {
+    Stream: (call: grpc.ServerReadableStream<MessageBatch__Output, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      call.on('data', (b: MessageBatch__Output) => heardByOld.push(...decodeBatch(b, 2).messages));
+      call.on('end', () => cb(null, { batches: '0' }));
+    },
+  });
+  const oldPort = await new Promise<number>((resolve, reject) => oldServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const oldClient = new (raftProto().RaftTransport)(`127.0.0.1:${n1.t.port}`, grpc.credentials.createInsecure());
+  try {
+    const entry = { term: 4, index: 812_346, type: 'normal' as const, data: Buffer.alloc(300, 9) };
+    // This build to the older peer.
+    n1.t.addPeer({ id: 2, raftAddress: `127.0.0.1:${oldPort}` });
+    const app = makeMessage({ type: 'app', from: 1, to: 2, term: 4, logTerm: 4, index: 812_345, commit: 812_344, entries: [entry] });
+    n1.t.send([{ group: 3, messages: [app, makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 4, commit: 9 })] }]);
+    await until('the older peer hears both', () => heardByOld.length === 2, 10_000);
+    assert.deepEqual(heardByOld, [
+      { group: 3, message: app },
+      { group: 3, message: makeMessage({ type: 'heartbeat', from: 1, to: 2, term: 4, commit: 9 }) },
+    ]);
+    // The older peer to this build.
+    const meta = new grpc.Metadata();
+    meta.set('x-brook-from', '2');
+    meta.set('x-brook-auth', proveCall(testSecurity.secret, 2, 1, '/brook.raft.v1.RaftTransport/Stream', Date.now()));
+    const call = oldClient.Stream(meta, () => {});
+    const resp = makeMessage({ type: 'appResp', from: 2, to: 1, term: 4, index: 812_346 });
+    call.write({ from: '2', incarnation: 'old', messages: [{ ...toWireMessage(resp), group: 3 }], heartbeats: [], heartbeat_responses: [{ group: 5, term: '4', commit: '0', context: '' }] });
+    await until('this build hears both', () => n1.h.received.length === 2, 10_000);
+    assert.deepEqual(n1.h.received, [
+      { group: 3, m: resp },
+      { group: 5, m: makeMessage({ type: 'heartbeatResp', from: 2, to: 1, term: 4 }) },
+    ]);
+    call.end();
+  } finally {
+    oldClient.close();
+    oldServer.forceShutdown();
+    await stopNodes(nodes);
+  }
 });

@@ -20,71 +20,14 @@
  * wrong wire type; what the values mean is checked afterwards (batch-codec.ts, codec.ts), as before.
  */
 import protobuf from 'protobufjs';
+import { delimited, endOf, ended, enumName, enumOf, expect, fixed64, readU64, varint, writeBytes, writeEnum, writeString, writeU32, writeU64, type Loose, type Reader, type Writer } from './wire-fields.js';
 import type { MessageBatch__Output } from './generated/brook/raft/v1/MessageBatch.js';
 import { raftDefinitionsAsNumbers, raftProto } from './proto.js';
-
-type Reader = protobuf.Reader;
-type Writer = protobuf.Writer;
-
-// Wire types.
-const varint = 0;
-const fixed64 = 1;
-const delimited = 2;
-
-interface EnumDefinition {
-  readonly type: { readonly value: readonly { readonly name: string; readonly number: number }[] };
-}
-
-/** An enum's names by number and numbers by name, from the schema as loaded. */
-function enumOf(def: unknown): { names: Map<number, string>; numbers: Map<string, number> } {
-  const names = new Map<number, string>();
-  const numbers = new Map<string, number>();
-  for (const v of (def as EnumDefinition).type.value) {
-    names.set(v.number, v.name);
-    numbers.set(v.name, v.number);
-  }
-  return { names, numbers };
-}
 
 let enums: { message: ReturnType<typeof enumOf>; entry: ReturnType<typeof enumOf> } | undefined;
 function enumsOf(): NonNullable<typeof enums> {
   enums ??= { message: enumOf(raftProto().MessageType), entry: enumOf(raftProto().EntryType) };
   return enums;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Encoding: from what BatchBuilder.toWire makes (numbers for 64-bit fields; strings and Longs are
-// taken too, through protobufjs).
-
-/** The loose form the encoder takes: proto-loader's input types, fields optional. */
-type Loose = Record<string, unknown>;
-
-function writeU64(w: Writer, field: number, v: unknown): void {
-  if (v === undefined || v === null || v === 0 || v === '0') return;
-  w.uint32((field << 3) | varint);
-  // A value below 2^32 has the same varint as a uint32, without protobufjs's LongBits object.
-  if (typeof v === 'number' && v > 0 && v <= 0xffffffff && Number.isInteger(v)) w.uint32(v);
-  else w.uint64(v as number);
-}
-
-function writeU32(w: Writer, field: number, v: unknown): void {
-  if (v === undefined || v === null || v === 0) return;
-  w.uint32((field << 3) | varint).uint32(v as number);
-}
-
-function writeEnum(w: Writer, field: number, v: unknown, numbers: Map<string, number>): void {
-  if (v === undefined || v === null) return;
-  const n = typeof v === 'number' ? v : numbers.get(v as string);
-  if (n === undefined) throw new TypeError(`unknown enum value ${String(v)}`);
-  if (n !== 0) w.uint32((field << 3) | varint).int32(n);
-}
-
-function writeString(w: Writer, field: number, v: unknown): void {
-  if (typeof v === 'string' && v.length > 0) w.uint32((field << 3) | delimited).string(v);
-}
-
-function writeBytes(w: Writer, field: number, v: unknown): void {
-  if (v instanceof Uint8Array && v.byteLength > 0) w.uint32((field << 3) | delimited).bytes(v);
 }
 
 function writeEntry(w: Writer, e: Loose): void {
@@ -162,53 +105,10 @@ export function encodeMessageBatch(b: object): Buffer {
 // Decoding: into the objects proto-loader's deserializer makes (defaults filled in, enums as their
 // names, an unknown enum value as its number, absent messages null), 64-bit fields as numbers.
 
-/**
- * A uint64 varint as a number: exact below 2^53; above, an inexact number that is never a safe
- * integer, so the checks after refuse it (as they refuse protobufjs's Long.toNumber of it).
- */
-function readU64(r: Reader): number {
-  const buf = r.buf;
-  let pos = r.pos;
-  let v = 0;
-  let scale = 1;
-  for (let i = 0; i < 10; i++) {
-    if (pos >= r.len) throw new RangeError(`index out of range: ${pos} + 1 > ${r.len}`);
-    const byte = buf[pos++]!;
-    v += (byte & 0x7f) * scale;
-    if (byte < 0x80) {
-      r.pos = pos;
-      return v;
-    }
-    scale *= 128;
-  }
-  throw new Error('invalid varint encoding');
-}
-
-/** The end of a length-delimited field that starts here, checked to lie within the input. */
-function endOf(r: Reader): number {
-  const n = r.uint32();
-  const end = r.pos + n;
-  if (end > r.len) throw new RangeError(`index out of range: ${r.pos} + ${n} > ${r.len}`);
-  return end;
-}
-
-/** A nested message's last field must end where the message does, not run past it. */
-function ended(r: Reader, end: number): void {
-  if (r.pos !== end) throw new RangeError(`a nested message runs ${r.pos - end} bytes past its length`);
-}
-
-function expect(tag: number, wireType: number): void {
-  if ((tag & 7) !== wireType) throw new Error(`field ${tag >>> 3}: wire type ${tag & 7}, expected ${wireType}`);
-}
-
 let snapshotDeserialize: ((b: Buffer) => Loose) | undefined;
 function snapshotDeserializer(): (b: Buffer) => Loose {
   snapshotDeserialize ??= (raftDefinitionsAsNumbers()['brook.raft.v1.Snapshot'] as unknown as { deserialize: (b: Buffer) => Loose }).deserialize;
   return snapshotDeserialize;
-}
-
-function enumName(names: Map<number, string>, n: number): string | number {
-  return names.get(n) ?? n;
 }
 
 function readEntry(r: Reader, end: number): Loose {

@@ -12,6 +12,7 @@ import { loadPackageDefinition, makeClientConstructor, type ServiceClientConstru
 import type { ProtoGrpcType as RaftProto } from './generated/raft.js';
 import type { ProtoGrpcType as ForwardProto } from './generated/forward.js';
 import { decodeMessageBatch, encodeMessageBatch } from './batch-wire.js';
+import { decodeAppendStreamReply, decodeAppendStreamRequest, encodeAppendStreamReply, encodeAppendStreamRequest } from './append-wire.js';
 
 /**
  * proto/ at the repository root: the nearest one above this module (dist/transport/, src/transport/
@@ -102,11 +103,17 @@ let forwardService: ServiceDefinition | undefined;
 export function forwardServiceDefinition(): ServiceDefinition {
   if (forwardService !== undefined) return forwardService;
   const loadedAsStrings = forwardProto().Forward.service as unknown as ServiceDefinition;
-  const numbers = loadSync([forwardProtoPath], { ...loaderOptions, longs: Number });
-  const stream = (numbers['brook.forward.v1.Forward'] as unknown as ServiceDefinition)['AppendStream']!;
+  // Written and read by append-wire.ts, straight between bytes and the plain objects (as batch-wire.ts
+  // does for the Raft stream).
   forwardService = {
     ...loadedAsStrings,
-    AppendStream: { ...loadedAsStrings['AppendStream']!, requestDeserialize: stream.requestDeserialize, responseDeserialize: stream.responseDeserialize },
+    AppendStream: {
+      ...loadedAsStrings['AppendStream']!,
+      requestSerialize: encodeAppendStreamRequest,
+      requestDeserialize: decodeAppendStreamRequest,
+      responseSerialize: encodeAppendStreamReply,
+      responseDeserialize: decodeAppendStreamReply,
+    },
   };
   return forwardService;
 }
