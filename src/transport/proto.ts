@@ -65,13 +65,11 @@ let raftService: ServiceDefinition | undefined;
 
 /**
  * The RaftTransport service as the server adds it and the peers' clients call it: as loaded, except
- * that the Raft stream's batches are encoded from and decoded to 64-bit fields as numbers, not decimal
- * strings. Every Raft message crosses that
- * stream, and converting each term, index and node id through Long.toString on decode (and
- * Long.fromString on encode, which codec.ts avoids by giving numbers) was the Long handling that
- * showed up in every profile of a small publish on three nodes. codec.ts's decodeU64 takes both forms
- * and refuses a number that is not a safe integer (a value above 2^53 decodes inexact), as it refused
- * such a string; the other calls keep the strings of the checked-in types in generated/.
+ * that the Raft stream's batches are written and read by batch-wire.ts, with 64-bit fields as numbers
+ * (not decimal strings: a Long conversion per term, index and node id both ways, on every message).
+ * codec.ts's decodeU64 takes both forms and refuses a number that is not a safe integer (a value above
+ * 2^53 decodes inexact), as it refused such a string; the other calls keep proto-loader's pair and the
+ * strings of the checked-in types in generated/.
  */
 export function raftServiceDefinition(): ServiceDefinition {
   if (raftService !== undefined) return raftService;
@@ -96,9 +94,9 @@ export function raftClientConstructor(): ServiceClientConstructor {
 let forwardService: ServiceDefinition | undefined;
 
 /**
- * The Forward service with the append stream's messages decoded with 64-bit fields as numbers (its
- * requests on the server, its replies on the client), as the Raft stream's are (above): every small
- * forwarded publish crosses that stream twice. The checks of forward-codec.ts take both forms.
+ * The Forward service with the append stream's messages written and read by append-wire.ts, 64-bit
+ * fields as numbers, as the Raft stream's are (above): every small forwarded publish crosses that
+ * stream twice. The checks of forward-codec.ts take both forms.
  */
 export function forwardServiceDefinition(): ServiceDefinition {
   if (forwardService !== undefined) return forwardService;
