@@ -37,15 +37,18 @@ export class ForwardGrouper {
 
   /** Forwards one part to `to`, together with the other parts of the request sent to `to` now. Never rejects. */
   send(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer> {
-    return new Promise((resolve) => {
-      const list = this.#queued.get(to);
-      if (list === undefined) this.#queued.set(to, [{ req, resolve }]);
-      else list.push({ req, resolve });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        queueMicrotask(() => this.#flush());
-      }
-    });
+    return new Promise((resolve) => this.sendThen(to, req, resolve));
+  }
+
+  /** As `send`, with a callback called once with the part's answer (no promise per part). */
+  sendThen(to: NodeId, req: ForwardedAppend, resolve: (a: AppendAnswer) => void): void {
+    const list = this.#queued.get(to);
+    if (list === undefined) this.#queued.set(to, [{ req, resolve }]);
+    else list.push({ req, resolve });
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#flush());
+    }
   }
 
   #flush(): void {

@@ -143,7 +143,8 @@ export class Publisher {
     const invalidAt = firstInvalidUtf8(body);
     const notUtf8 = invalidAt < 0 ? -1 : topLevelElementAt(body, invalidAt);
     for (let attempt = 1; ; attempt++) {
-      const refused = await this.#validate(events, sizes, notUtf8, rec);
+      // A batch that needs no pause is checked without an await (and so without a resumption).
+      const refused = events.length <= validationChunkEvents || this.#deps.pause === undefined ? this.#check(events, sizes, notUtf8, rec, 0, events.length) : await this.#validate(events, sizes, notUtf8, rec);
       if (refused !== undefined) return refused;
       const now: EventTypeRecord | undefined = this.#deps.eventTypes.eventType(name);
       if (now === rec) break;
@@ -270,10 +271,23 @@ export class Publisher {
     return { appends, order };
   }
 
-  /** Phase 1 for one record: the 422 outcome of the first invalid event, or undefined when all pass. */
+  /**
+   * Phase 1 for one record: the 422 outcome of the first invalid event, or undefined when all pass.
+   * Pauses between chunks of `validationChunkEvents` events.
+   */
   async #validate(events: unknown[], sizes: (number | undefined)[] | undefined, notUtf8: number, rec: EventTypeRecord): Promise<PublishOutcome | undefined> {
+    for (let from = 0; from < events.length; from += validationChunkEvents) {
+      if (from > 0) await this.#deps.pause?.();
+      const refused = this.#check(events, sizes, notUtf8, rec, from, Math.min(events.length, from + validationChunkEvents));
+      if (refused !== undefined) return refused;
+    }
+    return undefined;
+  }
+
+  /** Phase 1 for events `from` to `to` (excluded) without a pause: the 422 outcome of the first invalid one. */
+  #check(events: unknown[], sizes: (number | undefined)[] | undefined, notUtf8: number, rec: EventTypeRecord, from: number, to: number): PublishOutcome | undefined {
     const validate = this.#deps.validators.validatorFor(rec);
-    for (let i = 0; i < events.length; i++) {
+    for (let i = from; i < to; i++) {
       const ev: unknown = events[i];
       const size = sizes?.[i];
       if (size !== undefined && size > eventBytesMax) {
@@ -292,7 +306,6 @@ export class Publisher {
         error = tooDeeplyNested;
       }
       if (error !== null) return rejectBatch(events, i, 'validating', error);
-      if ((i + 1) % validationChunkEvents === 0 && i + 1 < events.length) await this.#deps.pause?.();
     }
     return undefined;
   }
