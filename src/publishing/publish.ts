@@ -17,7 +17,7 @@ import type { BatchItemResponse, PublishingStep } from './batch-item.js';
 import { topLevelElementAt, topLevelElementSizes } from './body-scan.js';
 import { firstInvalidUtf8 } from './utf8.js';
 import { enrichMetadata, EnrichmentError } from './enrich.js';
-import { makePartitioner, PartitioningError } from './partitioner.js';
+import { makePartitioner, PartitioningError, type Partitioner } from './partitioner.js';
 import { spliceElements } from './splice.js';
 import { firstRepeatedKey, keyCount } from './repeated-keys.js';
 import type { EventTypeLookup, PartitionAppend, PartitionWriter, ValidatorSource } from './ports.js';
@@ -109,6 +109,12 @@ function parseBody(body: Buffer): unknown {
 
 export class Publisher {
   readonly #deps: PublisherDeps;
+  /**
+   * The partitioner of each event type record in use (its key paths split, its partition ids sorted),
+   * built once instead of per request. A changed event type is a new record (publish relies on that
+   * too), so an entry never outlives what it was built from, and a record no longer held drops its entry.
+   */
+  readonly #partitioners = new WeakMap<EventTypeRecord, { strictKeys: boolean; partitioner: Partitioner }>();
 
   constructor(deps: PublisherDeps) {
     this.#deps = deps;
@@ -213,7 +219,7 @@ export class Publisher {
     }
 
     // Phase 3: partitioning; events are grouped per partition in their batch order.
-    const partitioner = makePartitioner(et, rec.storage.partitions, this.#deps.random, this.#deps.features?.isEnabled('check_partitions_keys') === true);
+    const partitioner = this.#partitionerOf(rec);
     const writesMetadataPartition = et.category !== 'undefined';
     const groups = new Map<string, number[]>();
     for (let i = 0; i < events.length; i++) {
@@ -269,6 +275,15 @@ export class Publisher {
       appends.push({ topic: rec.storage.topic, partition: Number(p), events: serialized });
     }
     return { appends, order };
+  }
+
+  #partitionerOf(rec: EventTypeRecord): Partitioner {
+    const strictKeys = this.#deps.features?.isEnabled('check_partitions_keys') === true;
+    const built = this.#partitioners.get(rec);
+    if (built !== undefined && built.strictKeys === strictKeys) return built.partitioner;
+    const partitioner = makePartitioner(rec.eventType, rec.storage.partitions, this.#deps.random, strictKeys);
+    this.#partitioners.set(rec, { strictKeys, partitioner });
+    return partitioner;
   }
 
   /**
