@@ -56,12 +56,17 @@ export class ForwardGrouper {
     const queued = [...this.#queued];
     this.#queued.clear();
     for (const [to, list] of queued) {
-      const many = this.#forwarder.forwardAppendMany?.bind(this.#forwarder);
       const sent: Promise<readonly AppendAnswer[]> =
-        many === undefined ? Promise.all(list.map((q) => this.#forwarder.forwardAppend(to, q.req).catch(unavailable))) : many(to, list.map((q) => q.req)).catch((err: unknown) => list.map(() => unavailable(err)));
-      void sent.then((answers) => {
-        list.forEach((q, k) => q.resolve(answers[k] ?? { status: 'unavailable', detail: `node ${to} gave no answer for this part` }));
-      });
+        this.#forwarder.forwardAppendMany === undefined ? Promise.all(list.map((q) => this.#forwarder.forwardAppend(to, q.req).catch(unavailable))) : this.#forwarder.forwardAppendMany(to, list.map((q) => q.req));
+      // One reaction for both outcomes (a call that fails is every part's `unavailable`).
+      sent.then(
+        (answers) => {
+          for (let k = 0; k < list.length; k++) list[k]!.resolve(answers[k] ?? { status: 'unavailable', detail: `node ${to} gave no answer for this part` });
+        },
+        (err: unknown) => {
+          for (const q of list) q.resolve(unavailable(err));
+        },
+      );
     }
   }
 }
