@@ -28,20 +28,44 @@ export interface AuthDeps {
 
 export function installAuth(app: FastifyInstance, auth: AuthDeps): void {
   app.decorateRequest('principal', null as unknown as Principal);
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: when the principal is known at once (authenticator.known: no
+  // authentication, a token file, a cached token) the request goes on without a promise or a turn.
+  app.addHook('onRequest', (request, reply, done) => {
     // HEAD is answered by the GET route.
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     const permission = permissionOf(method, request.routeOptions.url);
     if (permission.kind === 'public') {
       request.principal = anonymous;
+      done();
       return;
     }
-    try {
-      request.principal = await auth.authenticator.authenticate(request.headers.authorization);
-    } catch (err) {
+    const refused = (err: unknown): Error => {
       if (isProblem(err) && err.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="brook"');
-      throw err;
+      return err as Error;
+    };
+    // `done` is called once, outside the try blocks: it runs the rest of the request synchronously,
+    // whose errors are not this hook's.
+    const authenticated = (principal: Principal): void => {
+      request.principal = principal;
+      let denied: Error | undefined;
+      try {
+        checkPermission(principal, permission, auth.options);
+      } catch (err) {
+        denied = err as Error;
+      }
+      done(denied);
+    };
+    let known: Principal | undefined;
+    try {
+      known = auth.authenticator.known?.(request.headers.authorization);
+    } catch (err) {
+      done(refused(err));
+      return;
     }
-    checkPermission(request.principal, permission, auth.options);
+    if (known !== undefined) {
+      authenticated(known);
+      return;
+    }
+    auth.authenticator.authenticate(request.headers.authorization).then(authenticated, (err: unknown) => done(refused(err)));
   });
 }

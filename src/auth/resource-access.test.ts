@@ -9,7 +9,7 @@ import { isProblem } from '../core/problem.js';
 import type { BlacklistType, EventType } from '../metadata/types.js';
 import type { Principal } from './principal.js';
 import { matches, ResourceAccess } from './resource-access.js';
-import { bearerToken, StaticTokenAuthenticator } from './authenticators.js';
+import { bearerToken, OffAuthenticator, StaticTokenAuthenticator, TokenInfoAuthenticator } from './authenticators.js';
 
 const who = (uid: string, type = 'user', scopes: string[] = [], admin = false): Principal => ({ uid, type, scopes: new Set(scopes), admin });
 const et = (over: Partial<EventType> = {}): EventType => ({
@@ -100,5 +100,38 @@ test('the static token file: entries become principals; a malformed file stops t
   await assert.rejects(a.authenticate('Bearer nope'), (e) => isProblem(e) && e.status === 401);
   for (const bad of ['not json', '{}', '{"tokens":[]}', '{"tokens":{"t":{}}}', '{"tokens":{"t":{"uid":"u","scopes":"x"}}}']) {
     assert.throws(() => new StaticTokenAuthenticator(bad, 'ops'), Error, bad);
+  }
+});
+
+test('known: the principal without waiting, the same as authenticate gives (or the same 401); undefined where authenticate must be asked', async () => {
+  const a = new StaticTokenAuthenticator(JSON.stringify({ tokens: { t1: { uid: 'reader-app', type: 'service', scopes: ['s'] } } }), 'ops');
+  assert.deepEqual(a.known('Bearer t1'), await a.authenticate('Bearer t1'));
+  for (const header of ['Bearer nope', undefined, 'Basic abc']) {
+    assert.throws(() => a.known(header), (e) => isProblem(e) && e.status === 401, String(header));
+    await assert.rejects(a.authenticate(header), (e) => isProblem(e) && e.status === 401, String(header));
+  }
+  const off = new OffAuthenticator('ops');
+  assert.equal(off.known(), await off.authenticate());
+  let now = 1_000;
+  const info = new TokenInfoAuthenticator({ url: 'http://127.0.0.1:1/tokeninfo', adminClientId: 'ops', cacheMs: 500, timeoutMs: 1_000, nowMs: () => now });
+  assert.equal(info.known('Bearer t'), undefined, 'nothing cached: authenticate asks the service');
+  assert.throws(() => info.known('Bearer'), (e) => isProblem(e) && e.status === 401);
+  const realFetch = globalThis.fetch;
+  let asked = 0;
+  globalThis.fetch = (async () => {
+    asked++;
+    return new Response(JSON.stringify({ uid: 'u', scope: 'a b' }), { status: 200 });
+  }) as typeof fetch;
+  try {
+    const p = await info.authenticate('Bearer t');
+    assert.equal(asked, 1);
+    assert.equal(info.known('Bearer t'), p, 'cached: known at once');
+    assert.equal(info.known('Bearer other'), undefined, 'another token is not');
+    now += 499;
+    assert.equal(info.known('Bearer t'), p);
+    now += 1;
+    assert.equal(info.known('Bearer t'), undefined, 'expired: authenticate asks again');
+  } finally {
+    globalThis.fetch = realFetch;
   }
 });

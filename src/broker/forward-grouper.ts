@@ -37,15 +37,18 @@ export class ForwardGrouper {
 
   /** Forwards one part to `to`, together with the other parts of the request sent to `to` now. Never rejects. */
   send(to: NodeId, req: ForwardedAppend): Promise<AppendAnswer> {
-    return new Promise((resolve) => {
-      const list = this.#queued.get(to);
-      if (list === undefined) this.#queued.set(to, [{ req, resolve }]);
-      else list.push({ req, resolve });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        queueMicrotask(() => this.#flush());
-      }
-    });
+    return new Promise((resolve) => this.sendThen(to, req, resolve));
+  }
+
+  /** As `send`, with a callback called once with the part's answer (no promise per part). */
+  sendThen(to: NodeId, req: ForwardedAppend, resolve: (a: AppendAnswer) => void): void {
+    const list = this.#queued.get(to);
+    if (list === undefined) this.#queued.set(to, [{ req, resolve }]);
+    else list.push({ req, resolve });
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#flush());
+    }
   }
 
   #flush(): void {
@@ -53,12 +56,17 @@ export class ForwardGrouper {
     const queued = [...this.#queued];
     this.#queued.clear();
     for (const [to, list] of queued) {
-      const many = this.#forwarder.forwardAppendMany?.bind(this.#forwarder);
       const sent: Promise<readonly AppendAnswer[]> =
-        many === undefined ? Promise.all(list.map((q) => this.#forwarder.forwardAppend(to, q.req).catch(unavailable))) : many(to, list.map((q) => q.req)).catch((err: unknown) => list.map(() => unavailable(err)));
-      void sent.then((answers) => {
-        list.forEach((q, k) => q.resolve(answers[k] ?? { status: 'unavailable', detail: `node ${to} gave no answer for this part` }));
-      });
+        this.#forwarder.forwardAppendMany === undefined ? Promise.all(list.map((q) => this.#forwarder.forwardAppend(to, q.req).catch(unavailable))) : this.#forwarder.forwardAppendMany(to, list.map((q) => q.req));
+      // One reaction for both outcomes (a call that fails is every part's `unavailable`).
+      sent.then(
+        (answers) => {
+          for (let k = 0; k < list.length; k++) list[k]!.resolve(answers[k] ?? { status: 'unavailable', detail: `node ${to} gave no answer for this part` });
+        },
+        (err: unknown) => {
+          for (const q of list) q.resolve(unavailable(err));
+        },
+      );
     }
   }
 }

@@ -1269,6 +1269,37 @@ test('grouped forward: a call whose answer is lost after the leader stored every
   }
 });
 
+test('grouped forward: parts whose every answer is lost fail at the deadline as in doubt (they may be stored), and are stored once', async () => {
+  let calls = 0;
+  let stored = false;
+  const c = await cluster(1024, [1, 2, 3], {
+    appendTimeoutMs: 1500,
+    onForwardMany: async (_from, _to, reqs, deliver) => {
+      calls++;
+      const answers = await deliver();
+      if (answers.every((a) => a.status === 'committed')) stored = true;
+      return reqs.map(() => ({ status: 'unavailable', detail: 'the answer was lost on the way' }) as const);
+    },
+  });
+  try {
+    await ledByNode1(c);
+    const results = await c.node(2).replicas.append(parts('d'));
+    assert.ok(stored, 'the leader stored the parts');
+    assert.ok(calls >= 2, `asked again after the first lost answer (${calls} calls)`);
+    for (const r of results) {
+      assert.ok(!r.ok);
+      assert.match(r.error.message, /the outcome is unknown, the batch may have been stored \(leader 1: the answer was lost on the way\)/);
+    }
+    await until('every replica applied the parts', () => [1, 2, 3].every((id) => [0, 1, 2, 3].every((p) => c.node(id).replicas.bounds(1, p).newest === p)));
+    await new Promise((r) => setTimeout(r, 100));
+    for (const id of [1, 2, 3]) {
+      for (const p of [0, 1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, p), Array.from({ length: p + 1 }, (_, k) => `d-p${p}-${k}`), `node ${id} partition ${p}: stored once`);
+    }
+  } finally {
+    await c.close();
+  }
+});
+
 // A replica still fetching the retained log before its snapshot is incomplete (raft incompleteAck). It
 // may come to lead (it campaigns late, but may be the only candidate, or be handed the leadership).
 // Before: the leadership balancing handed it the leadership as soon as it was caught up; as leader it

@@ -15,15 +15,23 @@ export class StorePartitionWriter implements PartitionWriter {
     this.#store = store;
   }
 
-  async append(items: PartitionAppend[]): Promise<PartitionAppendResult[]> {
+  // Not an async function: a publish waits on this once per request, and an async frame here would add
+  // a promise and a resumption to every one of them for the rare failure.
+  append(items: PartitionAppend[]): Promise<PartitionAppendResult[]> {
+    let appended: Promise<PartitionAppendResult[]>;
     try {
-      return await this.#store.append(items);
+      appended = this.#store.append(items);
     } catch (err) {
-      if (err instanceof AppendQueueFullError) {
-        throw problems.unavailable('The broker is overloaded: too many events are waiting to be written; retry later');
-      }
-      if (err instanceof StoreClosedError) throw problems.unavailable('The broker is shutting down; retry on another node or later');
-      throw err;
+      return Promise.reject(asProblem(err));
     }
+    return appended.catch((err: unknown) => {
+      throw asProblem(err);
+    });
   }
+}
+
+function asProblem(err: unknown): unknown {
+  if (err instanceof AppendQueueFullError) return problems.unavailable('The broker is overloaded: too many events are waiting to be written; retry later');
+  if (err instanceof StoreClosedError) return problems.unavailable('The broker is shutting down; retry on another node or later');
+  return err;
 }

@@ -71,3 +71,18 @@ test('random spreads over all partitions using the injected randomness', () => {
   const p = makePartitioner(et({}), ['0', '1', '2'], seq);
   assert.deepEqual([0, 1, 2, 3].map(() => p.partitionOf({})), ['0', '1', '2', '0']);
 });
+
+test('hash over several fields: the sum of their hashes, every field checked before any is hashed', () => {
+  const ids = ['0', '1', '2', '3', '4', '5', '6'];
+  const fields = ['a', 'b.c', 'd'];
+  const p = makePartitioner(et({ partition_strategy: 'hash', partition_key_fields: fields }), ids, rnd);
+  fc.assert(
+    fc.property(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.boolean()), fc.jsonValue(), (a, c, d) => {
+      assert.equal(p.partitionOf({ a, b: { c }, d }), [...ids].sort()[hashPartitionIndex([a, c, d], ids.length)]);
+    }),
+  );
+  assert.throws(() => p.partitionOf({ a: 'x', b: {}, d: 1 }), /"b.c" is missing/);
+  const strict = makePartitioner(et({ partition_strategy: 'hash', partition_key_fields: fields }), ids, rnd, true);
+  assert.throws(() => strict.partitionOf({ a: { o: 1 }, b: {}, d: 1 }), /"a" must be a string/);
+  assert.throws(() => strict.partitionOf({ a: 'x', b: { c: 1 } }), /"d" is missing/);
+});

@@ -79,17 +79,20 @@ export function makePartitioner(et: EventType, partitions: readonly string[], ra
       const prefix = et.category === 'data' ? ['data'] : [];
       const paths = fields.map((f) => [...prefix, ...f.split('.')]);
       const sorted = [...partitions].sort();
+      // Loops instead of a list of the values and a closure per event: this runs for every published
+      // event. Every field is checked before any is hashed, as hashPartitionIndex over the values would.
       return {
         partitionOf(event) {
-          const values = paths.map((path, i) => {
-            const v = readPath(event, path);
+          for (let i = 0; i < paths.length; i++) {
+            const v = readPath(event, paths[i]!);
             if (v === undefined) throw new PartitioningError(`partition key field "${fields[i]}" is missing`);
             if (strictKeys && (v === null || typeof v === 'object')) {
               throw new PartitioningError(`partition key field "${fields[i]}" must be a string, number or boolean (feature check_partitions_keys)`);
             }
-            return v;
-          });
-          return sorted[hashPartitionIndex(values, sorted.length)]!;
+          }
+          let sum = 0;
+          for (let i = 0; i < paths.length; i++) sum = (sum + javaStringHashCode(keyString(readPath(event, paths[i]!)))) | 0;
+          return sorted[Math.abs(sum) % sorted.length]!;
         },
       };
     }

@@ -220,3 +220,39 @@ test('issue 10: an event with invalid UTF-8 is refused at validating (it would m
   const fine = await publisher.publish('orders', Buffer.from(JSON.stringify([ev('1', { note: 'é 😀 \u2028' })])), 'f');
   assert.equal(fine.status, 200);
 });
+
+test('the partitioner follows the event type: a changed record (more partitions, another strategy) and the check_partitions_keys toggle apply to the next batch', async () => {
+  let rec = record({}, ['0']);
+  let strict = false;
+  const appended: PartitionAppend[] = [];
+  const publisher = new Publisher({
+    eventTypes: { eventType: () => rec },
+    validators: { validatorFor: () => () => null },
+    writer: {
+      async append(items) {
+        appended.push(...items);
+        return items.map(() => ({ ok: true as const }));
+      },
+    },
+    clock: { nowMs: () => 0, monotonicMs: () => 0 },
+    random: { next: () => 0, int: (n) => n - 1, uuid: () => '' },
+    features: { isEnabled: () => strict },
+  });
+  const partitionsOf = async (batch: unknown[]) => {
+    appended.length = 0;
+    const r = await publisher.publish('orders', body(batch), 'f');
+    assert.equal(r.status, 200);
+    return appended.map((a) => a.partition).sort();
+  };
+  const batch = Array.from({ length: 8 }, (_, i) => ev(String(i)));
+  assert.deepEqual(await partitionsOf(batch), [0]);
+  rec = record({}, ['0', '1', '2', '3']);
+  assert.deepEqual(await partitionsOf(batch), [0, 1, 2, 3], 'four partitions once the record has four');
+  rec = record({ partition_strategy: 'random', partition_key_fields: [] }, ['0', '1', '2', '3']);
+  assert.deepEqual(await partitionsOf(batch), [3], 'random (the last partition, as the injected randomness says)');
+  rec = record({}, ['0', '1']);
+  const objectKey = [ev('1', { id: { nested: true } })];
+  assert.equal((await publisher.publish('orders', body(objectKey), 'f')).status, 200, 'an object key is hashed by its text');
+  strict = true;
+  assert.equal((await publisher.publish('orders', body(objectKey), 'f')).status, 422, 'refused once the toggle is on, with the same record');
+});

@@ -17,7 +17,7 @@ import type { BatchItemResponse, PublishingStep } from './batch-item.js';
 import { topLevelElementAt, topLevelElementSizes } from './body-scan.js';
 import { firstInvalidUtf8 } from './utf8.js';
 import { enrichMetadata, EnrichmentError } from './enrich.js';
-import { makePartitioner, PartitioningError } from './partitioner.js';
+import { makePartitioner, PartitioningError, type Partitioner } from './partitioner.js';
 import { spliceElements } from './splice.js';
 import { firstRepeatedKey, keyCount } from './repeated-keys.js';
 import type { EventTypeLookup, PartitionAppend, PartitionWriter, ValidatorSource } from './ports.js';
@@ -109,6 +109,12 @@ function parseBody(body: Buffer): unknown {
 
 export class Publisher {
   readonly #deps: PublisherDeps;
+  /**
+   * The partitioner of each event type record in use (its key paths split, its partition ids sorted),
+   * built once instead of per request. A changed event type is a new record (publish relies on that
+   * too), so an entry never outlives what it was built from, and a record no longer held drops its entry.
+   */
+  readonly #partitioners = new WeakMap<EventTypeRecord, { strictKeys: boolean; partitioner: Partitioner }>();
 
   constructor(deps: PublisherDeps) {
     this.#deps = deps;
@@ -143,7 +149,8 @@ export class Publisher {
     const invalidAt = firstInvalidUtf8(body);
     const notUtf8 = invalidAt < 0 ? -1 : topLevelElementAt(body, invalidAt);
     for (let attempt = 1; ; attempt++) {
-      const refused = await this.#validate(events, sizes, notUtf8, rec);
+      // A batch that needs no pause is checked without an await (and so without a resumption).
+      const refused = events.length <= validationChunkEvents || this.#deps.pause === undefined ? this.#check(events, sizes, notUtf8, rec, 0, events.length) : await this.#validate(events, sizes, notUtf8, rec);
       if (refused !== undefined) return refused;
       const now: EventTypeRecord | undefined = this.#deps.eventTypes.eventType(name);
       if (now === rec) break;
@@ -212,7 +219,7 @@ export class Publisher {
     }
 
     // Phase 3: partitioning; events are grouped per partition in their batch order.
-    const partitioner = makePartitioner(et, rec.storage.partitions, this.#deps.random, this.#deps.features?.isEnabled('check_partitions_keys') === true);
+    const partitioner = this.#partitionerOf(rec);
     const writesMetadataPartition = et.category !== 'undefined';
     const groups = new Map<string, number[]>();
     for (let i = 0; i < events.length; i++) {
@@ -270,10 +277,32 @@ export class Publisher {
     return { appends, order };
   }
 
-  /** Phase 1 for one record: the 422 outcome of the first invalid event, or undefined when all pass. */
+  #partitionerOf(rec: EventTypeRecord): Partitioner {
+    const strictKeys = this.#deps.features?.isEnabled('check_partitions_keys') === true;
+    const built = this.#partitioners.get(rec);
+    if (built !== undefined && built.strictKeys === strictKeys) return built.partitioner;
+    const partitioner = makePartitioner(rec.eventType, rec.storage.partitions, this.#deps.random, strictKeys);
+    this.#partitioners.set(rec, { strictKeys, partitioner });
+    return partitioner;
+  }
+
+  /**
+   * Phase 1 for one record: the 422 outcome of the first invalid event, or undefined when all pass.
+   * Pauses between chunks of `validationChunkEvents` events.
+   */
   async #validate(events: unknown[], sizes: (number | undefined)[] | undefined, notUtf8: number, rec: EventTypeRecord): Promise<PublishOutcome | undefined> {
+    for (let from = 0; from < events.length; from += validationChunkEvents) {
+      if (from > 0) await this.#deps.pause?.();
+      const refused = this.#check(events, sizes, notUtf8, rec, from, Math.min(events.length, from + validationChunkEvents));
+      if (refused !== undefined) return refused;
+    }
+    return undefined;
+  }
+
+  /** Phase 1 for events `from` to `to` (excluded) without a pause: the 422 outcome of the first invalid one. */
+  #check(events: unknown[], sizes: (number | undefined)[] | undefined, notUtf8: number, rec: EventTypeRecord, from: number, to: number): PublishOutcome | undefined {
     const validate = this.#deps.validators.validatorFor(rec);
-    for (let i = 0; i < events.length; i++) {
+    for (let i = from; i < to; i++) {
       const ev: unknown = events[i];
       const size = sizes?.[i];
       if (size !== undefined && size > eventBytesMax) {
@@ -292,7 +321,6 @@ export class Publisher {
         error = tooDeeplyNested;
       }
       if (error !== null) return rejectBatch(events, i, 'validating', error);
-      if ((i + 1) % validationChunkEvents === 0 && i + 1 < events.length) await this.#deps.pause?.();
     }
     return undefined;
   }
