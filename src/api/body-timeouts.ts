@@ -8,8 +8,11 @@
  *   while the body is being read and stops when it is complete.
  * Neither touches streams: a GET's request is complete once its headers are in, and the idle timer is
  * only armed for requests with a body (and disarmed once it has arrived), so a stream's long response,
- * quiet between keep-alives, is never cut.
+ * quiet between keep-alives, is never cut. "With a body" is read from the headers (a Content-Length
+ * above 0, or a Transfer-Encoding), not from `req.complete`: hooks that run synchronously from the
+ * request event see a bodiless GET not yet complete, and its 'end' comes only if someone reads it.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { clientErrorHandler } from './problem-reply.js';
@@ -19,7 +22,7 @@ export function installBodyIdleTimeout(app: FastifyInstance, bodyIdleTimeoutMs: 
   app.addHook('preParsing', (request, reply, payload, done) => {
     const req = request.raw;
     const socket: Socket | undefined = req.socket;
-    if (req.complete || socket === undefined || socket.destroyed) return done(null, payload);
+    if (!hasBody(req) || req.complete || socket === undefined || socket.destroyed) return done(null, payload);
     const idle = () => {
       request.log.info({ bodyIdleTimeoutMs }, 'request body idle too long; closing the connection');
       if (reply.raw.headersSent) socket.destroy();
@@ -37,4 +40,11 @@ export function installBodyIdleTimeout(app: FastifyInstance, bodyIdleTimeoutMs: 
     socket.setTimeout(bodyIdleTimeoutMs);
     done(null, payload);
   });
+}
+
+/** Whether a request carries a body, from its headers (HTTP/1.1: a Content-Length or a Transfer-Encoding). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  if (length !== undefined) return length !== '0';
+  return req.headers['transfer-encoding'] !== undefined;
 }
