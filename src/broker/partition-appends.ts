@@ -240,7 +240,7 @@ export class PartitionAppends {
     if (!g.isLeader()) return answer({ status: 'notLeader', leaderHint: nodeOfMember(g.leader), epoch: g.term });
     let refused: Error | undefined;
     try {
-      refused = this.#coalescer(replica).enqueue(req.requestId, req.events, this.#c.o.clock.monotonicMs() + req.deadlineMs, req.epoch, (applied, err) => answer(applied !== undefined ? committedAnswer(applied) : failedAnswer(err)));
+      refused = this.#coalescer(replica).enqueue(req.requestId, req.events, this.#c.o.clock.monotonicMs() + req.deadlineMs, req.epoch, answerCoalesced.bind(undefined, answer));
     } catch (err) {
       refused = err as Error;
     }
@@ -249,6 +249,15 @@ export class PartitionAppends {
 }
 
 /** The answer to a forwarded batch its partition's leader applied. */
+/**
+ * A forwarded part's answer from its coalesced outcome. Bound per part instead of an arrow made per
+ * part: V8 keeps a closure's optimized code only while some closure of it lives, so that arrow was
+ * compiled again after every full GC (docs/benchmarks.md, "V8 on a warm cluster").
+ */
+function answerCoalesced(answer: (a: AppendAnswer) => void, applied: Coalesced | undefined, err?: unknown): void {
+  answer(applied !== undefined ? committedAnswer(applied) : failedAnswer(err));
+}
+
 function committedAnswer(applied: Coalesced): AppendAnswer {
   const out = applied.outcome;
   if (out.kind === 'sealed') return { status: 'sealed', timeline: out.timeline };
