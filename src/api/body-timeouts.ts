@@ -14,7 +14,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientErrorHandler } from './problem-reply.js';
 
 export function installBodyIdleTimeout(app: FastifyInstance, bodyIdleTimeoutMs: number): void {
@@ -23,20 +23,12 @@ export function installBodyIdleTimeout(app: FastifyInstance, bodyIdleTimeoutMs: 
     const req = request.raw;
     const socket: Socket | undefined = req.socket;
     if (!hasBody(req) || req.complete || socket === undefined || socket.destroyed) return done(null, payload);
-    const idle = () => {
-      request.log.info({ bodyIdleTimeoutMs }, 'request body idle too long; closing the connection');
-      if (reply.raw.headersSent) socket.destroy();
-      else clientErrorHandler(Object.assign(new Error('request body idle'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
-    };
-    const disarm = () => {
-      req.off('timeout', idle);
-      if (!socket.destroyed) socket.setTimeout(0);
-    };
+    const watch = new BodyIdleWatch(request, reply, socket, bodyIdleTimeoutMs);
     // Node emits 'timeout' on an incomplete request when its socket times out; with a listener there,
     // Node leaves the socket to it.
-    req.on('timeout', idle);
-    req.once('end', disarm);
-    req.once('close', disarm);
+    req.on('timeout', watch.idle);
+    req.once('end', watch.disarm);
+    req.once('close', watch.disarm);
     socket.setTimeout(bodyIdleTimeoutMs);
     done(null, payload);
   });
@@ -47,4 +39,39 @@ function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   if (length !== undefined) return length !== '0';
   return req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * One request's idle timer. Its listeners are methods bound per request, not arrows made per request:
+ * V8 keeps a closure's optimized code only while some closure of it lives, so the per-request `disarm`
+ * arrow (with Node's removeListener and setTimeout inlined into it) was compiled again after every full
+ * GC, on every node (docs/benchmarks.md, "V8 on a warm cluster"); a bound method's code stays.
+ */
+class BodyIdleWatch {
+  readonly #request: FastifyRequest;
+  readonly #reply: FastifyReply;
+  readonly #socket: Socket;
+  readonly #ms: number;
+  readonly idle: () => void;
+  readonly disarm: () => void;
+
+  constructor(request: FastifyRequest, reply: FastifyReply, socket: Socket, ms: number) {
+    this.#request = request;
+    this.#reply = reply;
+    this.#socket = socket;
+    this.#ms = ms;
+    this.idle = this.#idle.bind(this);
+    this.disarm = this.#disarm.bind(this);
+  }
+
+  #idle(): void {
+    this.#request.log.info({ bodyIdleTimeoutMs: this.#ms }, 'request body idle too long; closing the connection');
+    if (this.#reply.raw.headersSent) this.#socket.destroy();
+    else clientErrorHandler(Object.assign(new Error('request body idle'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), this.#socket);
+  }
+
+  #disarm(): void {
+    this.#request.raw.off('timeout', this.idle);
+    if (!this.#socket.destroyed) this.#socket.setTimeout(0);
+  }
 }

@@ -58,17 +58,21 @@ export class ForwardGrouper {
     for (const [to, list] of queued) {
       const sent: Promise<readonly AppendAnswer[]> =
         this.#forwarder.forwardAppendMany === undefined ? Promise.all(list.map((q) => this.#forwarder.forwardAppend(to, q.req).catch(unavailable))) : this.#forwarder.forwardAppendMany(to, list.map((q) => q.req));
-      // One reaction for both outcomes (a call that fails is every part's `unavailable`).
-      sent.then(
-        (answers) => {
-          for (let k = 0; k < list.length; k++) list[k]!.resolve(answers[k] ?? { status: 'unavailable', detail: `node ${to} gave no answer for this part` });
-        },
-        (err: unknown) => {
-          for (const q of list) q.resolve(unavailable(err));
-        },
-      );
+      // One reaction for both outcomes (a call that fails is every part's `unavailable`), through bound
+      // functions, not arrows made per call: V8 keeps a closure's optimized code only while some
+      // closure of it lives, so those were compiled again after every full GC (docs/benchmarks.md,
+      // "V8 on a warm cluster").
+      sent.then(answerAll.bind(undefined, to, list), failAll.bind(undefined, list));
     }
   }
+}
+
+function answerAll(to: NodeId, list: readonly Queued[], answers: readonly AppendAnswer[]): void {
+  for (let k = 0; k < list.length; k++) list[k]!.resolve(answers[k] ?? { status: 'unavailable', detail: `node ${to} gave no answer for this part` });
+}
+
+function failAll(list: readonly Queued[], err: unknown): void {
+  for (const q of list) q.resolve(unavailable(err));
 }
 
 function unavailable(err: unknown): AppendAnswer {

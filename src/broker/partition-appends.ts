@@ -46,17 +46,12 @@ export class PartitionAppends {
     const forward = this.#c.forwarder === undefined ? undefined : new ForwardGrouper(this.#c.forwarder);
     // One promise for the request, settled when the last item has its result (a countdown instead of
     // a promise per item and Promise.all over them).
-    return new Promise((resolve) => {
-      const results: ReplicaAppendResult[] = new Array(items.length);
-      let left = items.length;
-      if (left === 0) resolve(results);
-      items.forEach((it, i) => {
-        this.#appendLed(it, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward, (r) => {
-          results[i] = r;
-          if (--left === 0) resolve(results);
-        });
-      });
-    });
+    // Each item's callback is a method bound to its index, not an arrow made per item: V8 keeps a
+    // closure's optimized code only while some closure of it lives, so that arrow was compiled again
+    // after every full GC on every node (docs/benchmarks.md, "V8 on a warm cluster").
+    const all = new AppendResults(items.length);
+    for (let i = 0; i < items.length; i++) this.#appendLed(items[i]!, deadlineMs, '', i === 0 ? base : `${base}.${i}`, forward, all.doneAt(i));
+    return all.promise;
   }
 
   /**
@@ -245,7 +240,7 @@ export class PartitionAppends {
     if (!g.isLeader()) return answer({ status: 'notLeader', leaderHint: nodeOfMember(g.leader), epoch: g.term });
     let refused: Error | undefined;
     try {
-      refused = this.#coalescer(replica).enqueue(req.requestId, req.events, this.#c.o.clock.monotonicMs() + req.deadlineMs, req.epoch, (applied, err) => answer(applied !== undefined ? committedAnswer(applied) : failedAnswer(err)));
+      refused = this.#coalescer(replica).enqueue(req.requestId, req.events, this.#c.o.clock.monotonicMs() + req.deadlineMs, req.epoch, answerCoalesced.bind(undefined, answer));
     } catch (err) {
       refused = err as Error;
     }
@@ -254,6 +249,15 @@ export class PartitionAppends {
 }
 
 /** The answer to a forwarded batch its partition's leader applied. */
+/**
+ * A forwarded part's answer from its coalesced outcome. Bound per part instead of an arrow made per
+ * part: V8 keeps a closure's optimized code only while some closure of it lives, so that arrow was
+ * compiled again after every full GC (docs/benchmarks.md, "V8 on a warm cluster").
+ */
+function answerCoalesced(answer: (a: AppendAnswer) => void, applied: Coalesced | undefined, err?: unknown): void {
+  answer(applied !== undefined ? committedAnswer(applied) : failedAnswer(err));
+}
+
 function committedAnswer(applied: Coalesced): AppendAnswer {
   const out = applied.outcome;
   if (out.kind === 'sealed') return { status: 'sealed', timeline: out.timeline };
@@ -292,4 +296,31 @@ function stillUnplaced(inDoubt: string | undefined): string {
 
 function unavailable(item: ReplicaAppend, why: string): PartitionUnavailableError {
   return new PartitionUnavailableError(item.topic, item.partition, new Error(why));
+}
+
+/** The results of one request's items, resolved when the last item has its result. */
+class AppendResults {
+  readonly promise: Promise<ReplicaAppendResult[]>;
+  readonly #results: ReplicaAppendResult[];
+  #left: number;
+  #resolve!: (results: ReplicaAppendResult[]) => void;
+
+  constructor(n: number) {
+    this.#results = new Array<ReplicaAppendResult>(n);
+    this.#left = n;
+    this.promise = new Promise((resolve) => {
+      this.#resolve = resolve;
+    });
+    if (n === 0) this.#resolve(this.#results);
+  }
+
+  /** The callback of item i: called once with its result. */
+  doneAt(i: number): (r: ReplicaAppendResult) => void {
+    return this.#done.bind(this, i);
+  }
+
+  #done(i: number, r: ReplicaAppendResult): void {
+    this.#results[i] = r;
+    if (--this.#left === 0) this.#resolve(this.#results);
+  }
 }

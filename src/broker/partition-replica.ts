@@ -539,8 +539,8 @@ export class PartitionReplica {
     const data = Buffer.from(e.data.buffer, e.data.byteOffset, e.data.byteLength);
     try {
       const head = decodeEntryHead(data, !check);
-      if (head.kind === 'batches' && (head.batches.some((b) => b.count > publishBatchEventsMax) || next + head.count > Number.MAX_SAFE_INTEGER)) {
-        throw new PartitionEntryError(`a batch of ${Math.max(...head.batches.map((b) => b.count))} events (${head.count} in the entry) after offset ${next - 1}`);
+      if (head.kind === 'batches' && (largestBatch(head.batches) > publishBatchEventsMax || next + head.count > Number.MAX_SAFE_INTEGER)) {
+        throw new PartitionEntryError(`a batch of ${largestBatch(head.batches)} events (${head.count} in the entry) after offset ${next - 1}`);
       }
       if (head.kind === 'base' && !Number.isSafeInteger(head.base)) throw new PartitionEntryError(`base offset ${head.base} is not exact`);
       if (head.kind === 'seal' && !Number.isSafeInteger(head.floor)) throw new PartitionEntryError(`seal floor ${head.floor} is not exact`);
@@ -1154,4 +1154,16 @@ export class PartitionReplica {
     for (const w of [...this.#waiters]) w();
     this.#waiters.clear();
   }
+}
+
+/**
+ * The most events in one of an entry's batches. A loop, not `batches.some((b) => ...)`: that arrow is
+ * a new closure at every applied entry, and V8 keeps a closure's optimized code only while some
+ * closure of it lives, so after each full GC the arrow ran unoptimized and was compiled again (about
+ * once per node every few seconds on a warm cluster; docs/benchmarks.md, "V8 on a warm cluster").
+ */
+function largestBatch(batches: readonly { readonly count: number }[]): number {
+  let max = 0;
+  for (const b of batches) if (b.count > max) max = b.count;
+  return max;
 }

@@ -150,7 +150,11 @@ export class PartitionState {
    */
   applyBatches(index: number, batches: readonly { readonly requestId: string; readonly count: number }[]): BatchOutcome[] {
     this.#advance(index);
-    return batches.map((b) => this.#batch(b.requestId, b.count));
+    // A loop, not batches.map with an arrow: a closure made per entry loses its optimized code at each
+    // full GC and is compiled again (docs/benchmarks.md, "V8 on a warm cluster").
+    const outcomes: BatchOutcome[] = [];
+    for (const b of batches) outcomes.push(this.#batch(b.requestId, b.count));
+    return outcomes;
   }
 
   #batch(requestId: string, count: number): BatchOutcome {
