@@ -26,6 +26,8 @@
  *   npm run bench -- --ab main=DIR1 --ab old=DIR2 --runs 2   # several builds beside this one, each named;
  *                                        # rounds alternate the start order (DIR1 DIR2 new / new DIR2 DIR1);
  *                                        # ratios new/each per round
+ *   npm run bench -- --ab s4=.::--max-semi-space-size=4      # DIR::FLAGS: that build's broker gets node options
+ *                                        # (comma-separated), e.g. this checkout with and without a V8 option
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -62,11 +64,12 @@ const want = (phase: string) => only === undefined || only.includes(phase);
  * The builds measured beside this checkout's (`--ab [NAME=]DIR`, repeatable): a single one without a
  * name is 'old', as before.
  */
-const others: { label: string; root: string }[] = process.argv.flatMap((a, i) => {
+const others: { label: string; root: string; nodeArgs: string[] }[] = process.argv.flatMap((a, i) => {
   const v = process.argv[i + 1];
   if (a !== '--ab' || v === undefined) return [];
   const eq = v.indexOf('=');
-  return [eq > 0 ? { label: v.slice(0, eq), root: v.slice(eq + 1) } : { label: 'old', root: v }];
+  const [root, flags] = (eq > 0 ? v.slice(eq + 1) : v).split('::') as [string, string | undefined];
+  return [{ label: eq > 0 ? v.slice(0, eq) : 'old', root, nodeArgs: flags === undefined ? [] : flags.split(',') }];
 });
 if (others.some((o) => o.label === 'new') || new Set(others.map((o) => o.label)).size !== others.length) throw new Error('--ab names must be distinct and not "new"');
 const abRoot = others.length === 0 ? undefined : others;
@@ -125,7 +128,8 @@ interface RunResult {
 }
 
 async function oneRun(runNo: number, label: string): Promise<RunResult> {
-  const nodeArgs = [...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])];
+  const abArgs = others.find((o) => o.label === label)?.nodeArgs ?? [];
+  const nodeArgs = [...abArgs, ...brokerNodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])];
   const root = rootOf(label);
   const entry = root === undefined ? undefined : brokerEntryOf(root);
   const env = root === undefined ? brokerEnv : {};
