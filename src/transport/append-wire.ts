@@ -38,22 +38,36 @@ function writeAppendRequest(w: Writer, p: Loose): void {
   for (const e of (p['events'] as Uint8Array[] | undefined) ?? []) w.uint32((8 << 3) | delimited).bytes(e);
 }
 
-function writeStreamRequest(w: Writer, m: Loose): void {
+function writeAppendManyRequest(w: Writer, request: Loose): void {
+  for (const p of (request['parts'] as Loose[] | undefined) ?? []) {
+    w.uint32((1 << 3) | delimited).fork();
+    writeAppendRequest(w, p);
+    w.ldelim();
+  }
+  writeString(w, 2, request['flow_id']);
+}
+
+/**
+ * The envelope AppendStreamRequest and AppendStreamReply share: id = 1, the payload = 2 (`request` or
+ * `reply`), more = 3 (envelopes of the same kind), batches = 4. Only the payload differs.
+ */
+interface Envelope {
+  readonly key: 'request' | 'reply';
+  write(w: Writer, payload: Loose): void;
+  read(r: Reader, end: number): Loose;
+}
+
+function writeEnvelope(w: Writer, m: Loose, e: Envelope): void {
   writeU64(w, 1, m['id']);
-  const request = m['request'] as Loose | null | undefined;
-  if (request !== undefined && request !== null) {
+  const payload = m[e.key] as Loose | null | undefined;
+  if (payload !== undefined && payload !== null) {
     w.uint32((2 << 3) | delimited).fork();
-    for (const p of (request['parts'] as Loose[] | undefined) ?? []) {
-      w.uint32((1 << 3) | delimited).fork();
-      writeAppendRequest(w, p);
-      w.ldelim();
-    }
-    writeString(w, 2, request['flow_id']);
+    e.write(w, payload);
     w.ldelim();
   }
   for (const more of (m['more'] as Loose[] | undefined) ?? []) {
     w.uint32((3 << 3) | delimited).fork();
-    writeStreamRequest(w, more);
+    writeEnvelope(w, more, e);
     w.ldelim();
   }
   if (m['batches'] === true) w.uint32((4 << 3) | varint).bool(true);
@@ -62,7 +76,7 @@ function writeStreamRequest(w: Writer, m: Loose): void {
 /** An AppendStreamRequest's bytes (the append stream's request serializer). */
 export function encodeAppendStreamRequest(m: object): Buffer {
   const w = protobuf.Writer.create();
-  writeStreamRequest(w, m as Loose);
+  writeEnvelope(w, m as Loose, requestEnvelope);
   return w.finish() as Buffer;
 }
 
@@ -76,30 +90,18 @@ function writeAppendReply(w: Writer, a: Loose): void {
   writeString(w, 7, a['sealed_for']);
 }
 
-function writeStreamReply(w: Writer, m: Loose): void {
-  writeU64(w, 1, m['id']);
-  const reply = m['reply'] as Loose | null | undefined;
-  if (reply !== undefined && reply !== null) {
-    w.uint32((2 << 3) | delimited).fork();
-    for (const a of (reply['replies'] as Loose[] | undefined) ?? []) {
-      w.uint32((1 << 3) | delimited).fork();
-      writeAppendReply(w, a);
-      w.ldelim();
-    }
+function writeAppendManyReply(w: Writer, reply: Loose): void {
+  for (const a of (reply['replies'] as Loose[] | undefined) ?? []) {
+    w.uint32((1 << 3) | delimited).fork();
+    writeAppendReply(w, a);
     w.ldelim();
   }
-  for (const more of (m['more'] as Loose[] | undefined) ?? []) {
-    w.uint32((3 << 3) | delimited).fork();
-    writeStreamReply(w, more);
-    w.ldelim();
-  }
-  if (m['batches'] === true) w.uint32((4 << 3) | varint).bool(true);
 }
 
 /** An AppendStreamReply's bytes (the append stream's reply serializer). */
 export function encodeAppendStreamReply(m: object): Buffer {
   const w = protobuf.Writer.create();
-  writeStreamReply(w, m as Loose);
+  writeEnvelope(w, m as Loose, replyEnvelope);
   return w.finish() as Buffer;
 }
 
@@ -174,9 +176,9 @@ function readAppendManyRequest(r: Reader, end: number): Loose {
   return m;
 }
 
-function readStreamRequest(r: Reader, end: number): Loose {
+function readEnvelope(r: Reader, end: number, e: Envelope): Loose {
   const more: Loose[] = [];
-  const m: Loose = { more, id: 0, request: null, batches: false };
+  const m: Loose = { more, id: 0, [e.key]: null, batches: false };
   while (r.pos < end) {
     const tag = r.uint32();
     switch (tag >>> 3) {
@@ -186,11 +188,11 @@ function readStreamRequest(r: Reader, end: number): Loose {
         break;
       case 2:
         expect(tag, delimited);
-        m['request'] = readAppendManyRequest(r, endOf(r));
+        m[e.key] = e.read(r, endOf(r));
         break;
       case 3:
         expect(tag, delimited);
-        more.push(readStreamRequest(r, endOf(r)));
+        more.push(readEnvelope(r, endOf(r), e));
         break;
       case 4:
         expect(tag, varint);
@@ -207,7 +209,7 @@ function readStreamRequest(r: Reader, end: number): Loose {
 /** An AppendStreamRequest from its bytes (the server's deserializer); throws on bytes that are not one. */
 export function decodeAppendStreamRequest(buf: Buffer): AppendStreamRequest__Output {
   const r = protobuf.Reader.create(buf);
-  return readStreamRequest(r, r.len) as unknown as AppendStreamRequest__Output;
+  return readEnvelope(r, r.len, requestEnvelope) as unknown as AppendStreamRequest__Output;
 }
 
 function readAppendReply(r: Reader, end: number): Loose {
@@ -268,38 +270,11 @@ function readAppendManyReply(r: Reader, end: number): Loose {
   return { replies };
 }
 
-function readStreamReply(r: Reader, end: number): Loose {
-  const more: Loose[] = [];
-  const m: Loose = { more, id: 0, reply: null, batches: false };
-  while (r.pos < end) {
-    const tag = r.uint32();
-    switch (tag >>> 3) {
-      case 1:
-        expect(tag, varint);
-        m['id'] = readU64(r);
-        break;
-      case 2:
-        expect(tag, delimited);
-        m['reply'] = readAppendManyReply(r, endOf(r));
-        break;
-      case 3:
-        expect(tag, delimited);
-        more.push(readStreamReply(r, endOf(r)));
-        break;
-      case 4:
-        expect(tag, varint);
-        m['batches'] = r.bool();
-        break;
-      default:
-        r.skipType(tag & 7);
-    }
-  }
-  ended(r, end);
-  return m;
-}
-
 /** An AppendStreamReply from its bytes (the client's deserializer); throws on bytes that are not one. */
 export function decodeAppendStreamReply(buf: Buffer): AppendStreamReply__Output {
   const r = protobuf.Reader.create(buf);
-  return readStreamReply(r, r.len) as unknown as AppendStreamReply__Output;
+  return readEnvelope(r, r.len, replyEnvelope) as unknown as AppendStreamReply__Output;
 }
+
+const requestEnvelope: Envelope = { key: 'request', write: writeAppendManyRequest, read: readAppendManyRequest };
+const replyEnvelope: Envelope = { key: 'reply', write: writeAppendManyReply, read: readAppendManyReply };
