@@ -6,6 +6,7 @@
 // record of each kind, and hand-made malformed values.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { allocWithHeadroom, recordHeadroomBytes } from '../core/headroom.js';
 import { checkArrived, encodeBaseEntry, encodeBatchEntry, encodeBatchesEntry, knownCrc32c } from '../log/partition-entry.js';
 import fc from 'fast-check';
 import { encodeConfChange } from '../raft/index.js';
@@ -21,6 +22,7 @@ import {
   encodeHardStateRecord,
   encodeSnapshotRecord,
   encodeU64Record,
+  entryHeadBytes,
   RaftRecordCorruptError,
 } from './raft-records.js';
 
@@ -134,6 +136,33 @@ test('the record of a partition entry checked on arrival is byte for byte the on
     damaged[damaged.length - 1]! ^= 1;
     assert.throws(() => checkArrived(damaged));
     assert.equal(knownCrc32c(damaged), undefined);
+  }
+});
+
+test('an entry allocated with headroom is framed in place once: the same bytes, no second buffer, the first record never changed after', () => {
+  assert.ok(entryHeadBytes <= recordHeadroomBytes, `the entry head (${entryHeadBytes} bytes) fits the room left before an entry (${recordHeadroomBytes})`);
+  const e = { term: 3, index: 9, type: 'normal' as const };
+  const encoded = encodeBatchesEntry(1_700_000_000_000, [{ requestId: 'a', events: [Buffer.from('{"x":1}'), Buffer.alloc(3000, 7)] }]);
+  // What a follower keeps of a received entry: a copy of it, made with room (transport/codec.ts).
+  const arrived = allocWithHeadroom(encoded.length);
+  arrived.set(encoded);
+  checkArrived(arrived);
+  const unknown = allocWithHeadroom(encoded.length);
+  unknown.set(encoded);
+  for (const data of [encoded, arrived, unknown]) {
+    const scratch = encodeEntryRecord(key, { ...e, data: Buffer.from(data) });
+    const first = encodeEntryRecord(key, { ...e, data });
+    assert.equal(first.buffer, data.buffer, 'the record is written around the entry, in its memory');
+    assert.equal(first.byteOffset + entryHeadBytes, data.byteOffset);
+    assert.deepEqual(first, scratch);
+    const kept = Buffer.from(first);
+    // A second record of the same data (another key) gets a buffer of its own and leaves the first as it was.
+    const second = encodeEntryRecord(otherKey, { ...e, data });
+    assert.notEqual(second.buffer, data.buffer);
+    assert.deepEqual(second, encodeEntryRecord(otherKey, { ...e, data: Buffer.from(data) }));
+    assert.deepEqual(first, kept);
+    assert.deepEqual(Buffer.from(data), encoded, 'the entry bytes are untouched');
+    assert.deepEqual(Buffer.from(decodeEntryRecord(key, first).data), encoded);
   }
 });
 

@@ -27,6 +27,7 @@
  * Format versions only ever grow; a reader refuses a version it does not know (as corruption, with
  * the version named), so an older binary never misreads a newer directory.
  */
+import { takeHeadroom } from '../core/headroom.js';
 import { crc32c } from '../log/index.js';
 import { crc32cCombine } from '../log/crc32c.js';
 import { knownCrc32c } from '../log/partition-entry.js';
@@ -137,19 +138,28 @@ function putU64(buf: Buffer, at: number, n: number): void {
 
 const entryTypeCodes = { normal: 0, confChange: 1 } as const;
 
+/**
+ * An entry record's bytes before its data: the frame's header, term, index, type. The room an entry's
+ * encoder leaves before its bytes (core/headroom.ts) must hold it (raft-records.test.ts).
+ */
+export const entryHeadBytes = headerBytes + 17;
+
 export function encodeEntryRecord(key: Buffer, e: Entry): Buffer {
-  // Framed in place (one allocation, the entry's data copied once): an entry may hold a whole batch.
-  const out = Buffer.allocUnsafe(headerBytes + 17 + e.data.byteLength);
+  // Framed around the entry's data where it was allocated with room for the head (its encoder's or
+  // the transport's copy: core/headroom.ts), so the data is not copied again; otherwise framed in a
+  // buffer of its own (one allocation, the data copied once): an entry may hold a whole batch.
+  const around = takeHeadroom(e.data, entryHeadBytes);
+  const out = around ?? Buffer.allocUnsafe(entryHeadBytes + e.data.byteLength);
   out[0] = recordFormat;
   out[5] = recordKind.entry;
   putU64(out, headerBytes, e.term);
   putU64(out, headerBytes + 8, e.index);
   out[headerBytes + 16] = entryTypeCodes[e.type];
-  out.set(e.data, headerBytes + 17);
+  if (around === undefined) out.set(e.data, entryHeadBytes);
   // A partition entry this node encoded knows its own CRC32C: the record's is derived from it
   // instead of reading the events a second time.
   const known = knownCrc32c(e.data);
-  const crc = known === undefined ? crc32c(out, crc32c(key), 5) : crc32cCombine(crc32c(out, crc32c(key), 5, headerBytes + 17), known, e.data.byteLength);
+  const crc = known === undefined ? crc32c(out, crc32c(key), 5) : crc32cCombine(crc32c(out, crc32c(key), 5, entryHeadBytes), known, e.data.byteLength);
   out.writeUInt32BE(crc, 1);
   return out;
 }

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { recordHeadroomBytes } from '../core/headroom.js';
 import { batchEvents, batchPayloadBytes, decodeEntryHead, encodeBaseEntry, encodeBatchEntry, encodeBatchesEntry, encodeSealEntry, isEncodedHere, PartitionEntryError, requestIdBytesMax, timelineIdBytesMax } from './partition-entry.js';
 
 const ev = (s: string) => Buffer.from(s);
@@ -95,7 +96,8 @@ test('an encoded entry owns its memory: a small one is no slice of the shared Bu
     encodeBatchEntry(1, 'big', [Buffer.alloc(10_000, 0x61)]),
   ];
   for (const e of entries) {
-    assert.equal(e.byteOffset, 0, 'starts its own ArrayBuffer');
-    assert.equal(e.buffer.byteLength, e.byteLength, `an entry of ${e.byteLength} bytes keeps ${e.buffer.byteLength} alive`);
+    // Its own ArrayBuffer, with room before it for its log record's head (core/headroom.ts) and nothing else.
+    assert.equal(e.byteOffset, recordHeadroomBytes, 'starts its own ArrayBuffer after the room for a record head');
+    assert.equal(e.buffer.byteLength, recordHeadroomBytes + e.byteLength, `an entry of ${e.byteLength} bytes keeps ${e.buffer.byteLength} alive`);
   }
 });

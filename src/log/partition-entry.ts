@@ -36,6 +36,7 @@
  * An empty payload is Raft's own no-op (a new leader's first entry). Unknown kinds are refused when
  * decoded, so a newer node's entry is never misread as events.
  */
+import { allocWithHeadroom } from '../core/headroom.js';
 import { crc32c, crc32cCombine, crc32cUncombine } from './crc32c.js';
 import { readU64, writeU64 } from './keys.js';
 
@@ -125,7 +126,8 @@ export class PartitionEntryError extends Error {
  * whatever else was cut from it) alive as long as the entry, i.e. several times the bytes counted.
  */
 function ownedBuffer(size: number): Buffer {
-  return Buffer.allocUnsafeSlow(size);
+  // With room before the bytes for the head of the Raft log record that will store them.
+  return allocWithHeadroom(size);
 }
 
 export function encodeBatchEntry(appendTimeMs: number, requestId: string, events: readonly Buffer[]): Buffer {

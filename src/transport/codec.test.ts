@@ -22,6 +22,10 @@ import { toWireMessage } from './codec.js';
 import { memberIdOf, memberIncarnationMax } from '../core/member-id.js';
 import { indexMax, termMax } from './limits.js';
 import { raftProto } from './proto.js';
+import { recordHeadroomBytes } from '../core/headroom.js';
+import { decodeEntryRecord, encodeEntryRecord } from '../broker/raft-records.js';
+
+const key = Buffer.from('0200000007030000000000000009', 'hex');
 
 const app: Message = makeMessage({
   type: 'app',
@@ -79,7 +83,16 @@ test('a read lease field round-trips on the four types that carry it, is absent 
 test('decoded entries own their memory: an entry kept in a memory tail does not keep the whole message alive', () => {
   const decoded = decodeMessage(encodeMessage(app), 2);
   assert.equal(decoded.entries.length, 3);
-  for (const e of decoded.entries) assert.equal(e.data.buffer.byteLength, e.data.byteLength, `entry ${e.index}: ${e.data.byteLength} bytes keep ${e.data.buffer.byteLength} alive`);
+  for (const e of decoded.entries) {
+    // An empty entry holds no memory to keep.
+    if (e.data.byteLength === 0) continue;
+    // Its own memory and the room for its log record's head before it (core/headroom.ts), nothing more.
+    assert.equal(e.data.buffer.byteLength, recordHeadroomBytes + e.data.byteLength, `entry ${e.index}: ${e.data.byteLength} bytes keep ${e.data.buffer.byteLength} alive`);
+    // Its log record is written around it: the follower's copy out of the message is its only one.
+    const record = encodeEntryRecord(key, e);
+    assert.equal(record.buffer, e.data.buffer, `entry ${e.index}: its record is framed in place`);
+    assert.deepEqual(decodeEntryRecord(key, record), { ...e, data: Buffer.from(e.data) });
+  }
 });
 
 test('terms and indexes up to the bound 2^48 pass exactly; above it (and beyond 2^53) they are refused', () => {

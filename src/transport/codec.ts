@@ -11,6 +11,7 @@
  * would stop every election for good). A message that fails is refused with a DecodeError naming the field; the
  * transport drops it and logs, and Raft treats it as lost.
  */
+import { allocWithHeadroom } from '../core/headroom.js';
 import { nodeOfMember } from '../core/member-id.js';
 import { decodeConfChange } from '../raft/index.js';
 import type { ConfState, Entry, EntryType, HardState, Message, MessageLease, MessageType, NodeId, Snapshot } from '../raft/index.js';
@@ -99,7 +100,9 @@ function bytesOf(v: unknown, what: string): Uint8Array {
  */
 function ownedBytes(v: Uint8Array): Uint8Array {
   if (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) return v;
-  const copy = Buffer.allocUnsafeSlow(v.byteLength);
+  // With room before the bytes for the head of the Raft log record that stores them: this copy is
+  // then the only one a follower makes of an entry (core/headroom.ts).
+  const copy = allocWithHeadroom(v.byteLength);
   copy.set(v);
   return copy;
 }
