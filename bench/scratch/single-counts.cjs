@@ -4,7 +4,7 @@
 // event-loop iterations from libuv's own counter, fdatasync/fsync calls through node:fs (callback and
 // FileHandle forms: the WAL's in every build), fs.write calls with a callback (the raft marker's O_DSYNC
 // pwrite; nothing else in the broker writes that way), scavenges and mark-compacts with their pause
-// time, the process's and the main thread's CPU from /proc) and, since the previous signal, every
+// time, the process's and the main thread's CPU from /proc, bytes written: wchar and write_bytes of /proc/self/io) and, since the previous signal, every
 // request's [start, end] and every GC's, marker write's and fdatasync's [start, end] (ms, performance.now()).
 // PROMISES=1 also counts promises (async_hooks; it slows the node, so compare builds both with it on).
 'use strict';
@@ -71,6 +71,7 @@ if (out !== undefined) {
       loops: performance.nodeTiming.uvMetricsInfo?.loopCount ?? NaN,
       cpuTicks: ticks('/proc/self/stat'),
       mainCpuTicks: ticks(`/proc/self/task/${process.pid}/stat`),
+      ...Object.fromEntries(fs.readFileSync('/proc/self/io', 'utf8').trim().split('\n').map((l) => l.split(': ')).filter(([k]) => k === 'wchar' || k === 'write_bytes').map(([k, v]) => [k, Number(v)])),
       at: now(),
       ...t,
     };

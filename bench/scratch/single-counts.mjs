@@ -72,7 +72,7 @@ for (let round = 1; round <= rounds; round++) {
       const q = (p) => reqs[Math.floor((1 - p) * reqs.length)]?.[2].toFixed(2);
       console.log(
         `round ${round} ${label}: ${n} requests in ${wall.toFixed(1)} s (client p50 ${r.latency.p50.toFixed(2)} p99 ${r.latency.p99.toFixed(2)} ms; broker p50 ${q(0.5)} p99 ${q(0.99)} max ${reqs[0]?.[2].toFixed(1)} ms)\n` +
-          `  per request: CPU ${per('cpuTicks', 1000 / tick, 3)} ms (main thread ${per('mainCpuTicks', 1000 / tick, 3)}), loop iterations ${per('loops')}, fdatasync ${per('fdatasync', 1, 3)}, fsync ${per('fsync', 1, 3)}, marker writes ${per('markerWrites', 1, 3)} (${((s1.markerWrites - s0.markerWrites) / wall).toFixed(0)}/s), ` +
+          `  per request: CPU ${per('cpuTicks', 1000 / tick, 3)} ms (main thread ${per('mainCpuTicks', 1000 / tick, 3)}), loop iterations ${per('loops')}, fdatasync ${per('fdatasync', 1, 3)}, fsync ${per('fsync', 1, 3)}, bytes written ${per('wchar', 1 / 1024, 1)} KB (to the disk ${per('write_bytes', 1 / 1024, 1)} KB), marker writes ${per('markerWrites', 1, 3)} (${((s1.markerWrites - s0.markerWrites) / wall).toFixed(0)}/s), ` +
           `scavenges ${per('scavenges', 1, 3)} (${per('scavengeMs', 1000, 0)} µs), mark-compacts ${per('markCompacts', 1, 4)} (${(s1.markCompacts - s0.markCompacts)} in the window, ${per('markCompactMs', 1000, 0)} µs)${s1.promises > 0 ? `, promises ${per('promises', 1, 1)}` : ''}\n` +
           `  slowest 1 % (${slow.length}, from ${slow[slow.length - 1]?.[2].toFixed(2)} ms) overlapped: ${shares(slow)}; all requests: ${shares(reqs)}\n  WAL fdatasync mean: beside a marker write ${syncMs(withMarker)}, alone ${syncMs(withoutMarker)}; marker write mean ${markMs}; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
       );

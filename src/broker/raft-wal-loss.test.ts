@@ -11,7 +11,9 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileCell, openRocksKv, type RocksKv } from '../log/index.js';
 import { tempDir } from '../log/test-support.js';
-import { markerFileName, NodeDisk } from './node-disk.js';
+import { markerFileName, NodeDisk, systemMarkerPacing } from './node-disk.js';
+import { writeSeqKey } from './raft-keys.js';
+import { decodeU64Record } from './raft-records.js';
 import { RaftLogStore } from './raft-log-store.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -105,6 +107,52 @@ test('a WAL corrupt from its first record loses the identity too: the directory 
       assert.equal(store.isEmpty, true);
     } finally {
       await close();
+    }
+  } finally {
+    await t.remove();
+  }
+});
+
+test('a crash, not a close: the marker written on its own after the durable writes (paced as in production) finds the tail lost to a corrupt WAL record', { timeout: 60_000 }, async () => {
+  // The tests above close the node, and a close flushes the marker: they would pass with a marker that
+  // only moves at close. A crash flushes nothing; what finds the loss then is the marker write that
+  // follows the durable writes by itself.
+  const t = await tempDir('raft-wal-loss-crash');
+  try {
+    const kv = await openRocksKv(t.dir);
+    const cell = new FileCell(join(t.dir, markerFileName));
+    const disk = await NodeDisk.open({ kv, cell, self: 1, newId, logger: quiet, pacing: systemMarkerPacing() });
+    const store = await RaftLogStore.open(kv, 0, { disk });
+    await store.startEmpty([1, 2, 3], 'unused');
+    for (let i = 4; i <= 40; i++) {
+      await store.persist({ snapshot: undefined, entries: [{ term: 2, index: i, type: 'normal', data: Buffer.alloc(200, i) }], hardState: { term: 2, vote: 1, commit: i - 1 }, mustSync: true });
+    }
+    const last = decodeU64Record('writeSeq', writeSeqKey, (await kv.get(writeSeqKey))!);
+    // The marker names the last durable write within an interval and two marker writes; wait for it
+    // (a deadline, not a sleep: a loaded machine may take longer than the interval).
+    const reader = new FileCell(join(t.dir, markerFileName));
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const r = await reader.read();
+      if (r.state === 'ok' && r.payload.readUInt32BE(0) * 0x1_0000_0000 + r.payload.readUInt32BE(4) >= last) break;
+      assert.ok(Date.now() < deadline, `the marker did not name raft write #${last} within 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // The crash: the database and the marker's file closed as a dying process leaves them, the disk not
+    // flushed or closed.
+    await cell.close();
+    await kv.close();
+    damageWal(t.dir, (wal) => {
+      wal[Math.floor(wal.length * 0.6)]! ^= 0xff;
+      return wal;
+    });
+    const again = await open(t.dir);
+    try {
+      assert.match(again.disk.lostTail ?? '', /RocksDB holds raft writes up to #\d+, but write #\d+ was durable before/);
+      assert.ok(again.store.storage.lastIndex() < 40, `entries were lost: the log ends at ${again.store.storage.lastIndex()}`);
+      assert.notEqual(again.store.coreDamage(), null);
+    } finally {
+      await again.close();
     }
   } finally {
     await t.remove();
