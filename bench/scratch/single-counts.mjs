@@ -5,7 +5,7 @@
 // 1 % of requests (by the broker's own request->finish time) how many overlapped a mark-compact, a
 // scavenge, a marker write or a WAL fdatasync's end, beside the same shares for all requests. Counts,
 // not latencies: they hold on a loaded machine.
-//   npm run build:bench && node bench/scratch/single-counts.mjs [rounds] LABEL=ROOT[::--flag,--flag] ...
+//   npm run build:bench && node bench/scratch/single-counts.mjs [rounds] LABEL=ROOT[::--flag,--flag[::ENV=value,ENV=value]] ...
 //   env: RATE (500), SECONDS (10), PROMISES=1 (count promises too; slows the broker)
 import { startBroker, brokerEntryOf } from '../../dist-bench/bench/lib/broker.js';
 import { batchBodies, eventTypeBody } from '../../dist-bench/bench/lib/events.js';
@@ -22,8 +22,8 @@ const args = process.argv.slice(2);
 const rounds = /^\d+$/.test(args[0] ?? '') ? Number(args.shift()) : 1;
 const builds = args.map((a) => {
   const i = a.indexOf('=');
-  const [root, flags] = a.slice(i + 1).split('::');
-  return { label: a.slice(0, i), root, flags: flags ? flags.split(',') : [] };
+  const [root, flags, env] = a.slice(i + 1).split('::');
+  return { label: a.slice(0, i), root, flags: flags ? flags.split(',') : [], env: Object.fromEntries((env ? env.split(',') : []).map((kv) => kv.split('='))) };
 });
 const rate = Number(process.env.RATE ?? 500);
 const seconds = Number(process.env.SECONDS ?? 10);
@@ -44,9 +44,9 @@ const overlaps = (r, xs) => xs.some(([s, e]) => s < r[1] && e > r[0]);
 const endsIn = (r, xs) => xs.some(([, e]) => e > r[0] && e < r[1]);
 
 for (let round = 1; round <= rounds; round++) {
-  for (const { label, root, flags } of round % 2 === 1 ? builds : [...builds].reverse()) {
+  for (const { label, root, flags, env } of round % 2 === 1 ? builds : [...builds].reverse()) {
     const out = join(tmpdir(), `single-counts-${process.pid}-${label}`);
-    const b = await startBroker({ entry: brokerEntryOf(root), nodeArgs: [...flags, '-r', join(here, 'single-counts.cjs')], env: { COUNTS_OUT: out } });
+    const b = await startBroker({ entry: brokerEntryOf(root), nodeArgs: [...flags, '-r', join(here, 'single-counts.cjs')], env: { ...env, COUNTS_OUT: out } });
     try {
       await http(b.url, 'POST', '/event-types', eventTypeBody('lat.x', 'hash'));
       const pool = publishPool(b.url, 32);
