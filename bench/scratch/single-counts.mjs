@@ -62,8 +62,9 @@ for (let round = 1; round <= rounds; round++) {
       const slow = reqs.slice(0, Math.max(1, Math.floor(reqs.length / 100)));
       const mcs = s1.gcs.filter((g) => g[2] === 'MC');
       const scs = s1.gcs.filter((g) => g[2] === 'S');
+      const syncsBesideMarker = s1.syncs.filter((x) => overlaps(x, s1.marks));
       const share = (rs, f) => `${((100 * rs.filter(f).length) / rs.length).toFixed(0)}%`;
-      const shares = (rs) => `MC ${share(rs, (q) => overlaps(q, mcs))}, scavenge ${share(rs, (q) => overlaps(q, scs))}, marker ${share(rs, (q) => overlaps(q, s1.marks))}, fdatasync end ${share(rs, (q) => endsIn(q, s1.syncs))}`;
+      const shares = (rs) => `MC ${share(rs, (q) => overlaps(q, mcs))}, scavenge ${share(rs, (q) => overlaps(q, scs))}, marker ${share(rs, (q) => overlaps(q, s1.marks))}, fdatasync end ${share(rs, (q) => endsIn(q, s1.syncs))}, of which a fdatasync that overlapped a marker write ${share(rs, (q) => endsIn(q, syncsBesideMarker))}`;
       // A WAL fdatasync beside a marker write: the disk may serialise the two flushes.
       const syncMs = (xs) => (xs.length === 0 ? 'none' : `${(xs.reduce((t, [a, z]) => t + z - a, 0) / xs.length).toFixed(2)} ms x${xs.length}`);
       const withMarker = s1.syncs.filter((x) => overlaps(x, s1.marks));
