@@ -2,7 +2,8 @@
 // slow publishes of an open-loop run. Diagnostic only; build-independent (needs only Node's modules).
 // Records, on performance.now():
 //   req     every publish (POST .../events): [start, answered]
-//   sync    every FileHandle.datasync / sync (the WAL's fdatasyncs, the directory's fsync): [start, end]
+//   sync    every fs.fdatasync with a callback (the WAL's, src/log/rocks-kv.ts) and FileHandle.datasync /
+//           sync (the directory's fsync): [start, end, 1 for a FileHandle.sync]
 //   marker  every fs.write with a callback (the raft marker's O_DSYNC pwrite): [start, end]
 //   gc      every GC (PerformanceObserver 'gc'): [start, end, kind]
 //   stall   every gap of more than STALL_MS (default 4) between two runs of a 1 ms interval: [from, to,
@@ -31,6 +32,12 @@ fs.promises.open('/dev/null', 'r').then((fh) => {
   }
   return fh.close();
 });
+const origFdatasync = fs.fdatasync;
+fs.fdatasync = function (fd, cb) {
+  if (typeof cb !== 'function') return origFdatasync.apply(this, arguments);
+  const s = now();
+  return origFdatasync.call(this, fd, function (...r) { T.sync.push([s, now(), 0]); return cb.apply(this, r); });
+};
 const origWrite = fs.write;
 fs.write = function (...a) {
   const cb = a[a.length - 1];
@@ -53,8 +60,9 @@ eld.enable();
 // of the broker's own; one spent off it is the machine's (another process ran) or a blocking call.
 const statFile = `/proc/self/task/${process.pid}/schedstat`;
 const onCpuMs = () => { try { return Number(fs.readFileSync(statFile, 'latin1').split(' ')[0]) / 1e6; } catch { return NaN; } };
-// performance.now() against the monotonic clock of V8's CPU profiles (µs), to find a stall in a profile.
-T.clock = [now(), Number(process.hrtime.bigint() / 1000n)];
+// performance.now() against the monotonic clock of V8's CPU profiles (µs), to find a stall in a profile,
+// and against the wall clock (ms) the node's log lines carry.
+T.clock = [now(), Number(process.hrtime.bigint() / 1000n), Date.now()];
 let last = now();
 let lastCpu = onCpuMs();
 const tick = setInterval(() => { const t = now(); const c = onCpuMs(); if (t - last > stallMs) T.stall.push([last, t, c - lastCpu]); last = t; lastCpu = c; }, 1);
