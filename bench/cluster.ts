@@ -68,7 +68,7 @@
  * (src/broker/raft-host/node-host.ts, HostPhase).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { resolve } from 'node:path';
 import { Pool } from 'undici';
 import { brokerEntryOf, buildBroker, cpuSeconds } from './lib/broker.js';
@@ -77,6 +77,7 @@ import { batchBodies, eventTypeBody, orderEventText } from './lib/events.js';
 import { closedLoop, openLoop, publishPool, RoundRobin, type PublishResult } from './lib/load.js';
 import { createNatsStreams, natsBatches, natsClients, natsClosedLoop, natsOpenLoop, natsStreamLeaders, type NatsClients } from './lib/nats-load.js';
 import { fmtInt, fmtMs, median, sleep } from './lib/stats.js';
+import { diskProbeText, startDiskProbe, type DiskProbeResult } from './lib/disk-probe.js';
 
 function argValue(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -137,6 +138,8 @@ interface LatencyFigure extends PublishResult {
   benchCores: number;
   load: number[];
   placement?: Placement | undefined;
+  /** The disk probe over the phase (bench/lib/disk-probe.ts). */
+  disk?: Omit<DiskProbeResult, 'slow'>;
 }
 interface FailoverFigure {
   trial: number;
@@ -177,7 +180,12 @@ interface NodeTotals {
   work: Record<string, number>;
   /** The append streams' counts (brook_append_stream_total{what}; absent in older builds). */
   stream: Record<string, number>;
+  /** fdatasyncs that took at most 0.1, 0.5 and 1 s (the histogram's buckets), to count the long ones. */
+  within: Record<string, number>;
 }
+
+/** Buckets of brook_wal_fsync_duration_seconds whose complement the bench counts: fdatasyncs longer than these. */
+const fsyncLong = ['0.1', '0.5', '1'] as const;
 
 const hostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived', 'stampedMessagesSent'] as const;
 const streamWork = ['requests', 'messages', 'replies', 'replyMessages'] as const;
@@ -191,9 +199,10 @@ async function fsyncTotals(url: string): Promise<NodeTotals> {
     const phases = Object.fromEntries(hostPhases.map((p) => [p, { count: phase(p, 'count'), sum: phase(p, 'sum') }]));
     const work = Object.fromEntries(hostWork.map((w) => [w, Number(new RegExp(`^brook_raft_host_work_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
     const stream = Object.fromEntries(streamWork.map((w) => [w, Number(new RegExp(`^brook_append_stream_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
-    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases, work, stream };
+    const within = Object.fromEntries(fsyncLong.map((le) => [le, Number(new RegExp(`^brook_wal_fsync_duration_seconds_bucket\\{le="${le}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
+    return { count: num('brook_wal_fsync_duration_seconds_count'), sum: num('brook_wal_fsync_duration_seconds_sum'), phases, work, stream, within };
   } catch {
-    return { count: NaN, sum: NaN, phases: {}, work: {}, stream: {} };
+    return { count: NaN, sum: NaN, phases: {}, work: {}, stream: {}, within: {} };
   }
 }
 
@@ -227,8 +236,11 @@ async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>>
             return Number.isFinite(d) ? `${w} ${fmtInt(d / wall)}` : undefined;
           })
           .filter((x) => x !== undefined);
+        // fdatasyncs longer than 0.1 / 0.5 / 1 s: one of seconds on every node at once is the disk's.
+        const long = fsyncLong.map((le) => n - ((a.within[le] ?? NaN) - (before[k]!.within[le] ?? NaN)));
         return (
-          `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %)` +
+          `node ${k + 1} ${fmtInt(n / wall)}/s mean ${n > 0 ? ((1000 * s) / n).toFixed(2) : '-'} ms (busy ${((100 * s) / wall).toFixed(0)} %` +
+          `${long.every(Number.isFinite) ? `; over 0.1/0.5/1 s: ${long.join('/')}` : ''})` +
           (phases.length > 0 ? ` [host phase means, ms: ${phases.join(', ')}]` : '') +
           (work.length > 0 ? ` [host per s: ${work.join(', ')}]` : '') +
           (stream.length > 0 ? ` [append stream per s: ${stream.join(', ')}]` : '')
@@ -584,6 +596,8 @@ async function main(): Promise<void> {
           for (const system of order) {
             const l0 = loadavg();
             const meter = cpuMeter(isBrook(system) ? brookPids(system) : natsPids());
+            // Beside the brokers' data (the same filesystem): whether the disk itself stalled meanwhile.
+            const probe = startDiskProbe(isBrook(system) ? clusterOf(system).dir : tmpdir());
             let res: Awaited<ReturnType<typeof openLoop>>;
             let fsyncs = '';
             let moved = '';
@@ -600,13 +614,15 @@ async function main(): Promise<void> {
               res = await natsOpenLoop({ js: natsc!.js, batches: nats10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
             }
             const c = meter();
-            figures.latency.push({ ...res, ...c, system, round, load: l0, placement: placements.get(system) });
+            const disk = await probe.stop();
+            figures.latency.push({ ...res, ...c, system, round, load: l0, placement: placements.get(system), disk: { count: disk.count, p50Ms: disk.p50Ms, p99Ms: disk.p99Ms, maxMs: disk.maxMs, over100: disk.over100, over1000: disk.over1000 } });
             log(
               `  (b) round ${round} ${system.padEnd(5)} at ${fmtInt(latencyRate * 10)} ev/s: achieved ${fmtInt(res.eventsPerS)} ev/s; p50 ${fmtMs(res.latency.p50)} ms, p90 ${fmtMs(res.latency.p90)}, p99 ${fmtMs(res.latency.p99)}, ` +
                 `p99.9 ${fmtMs(res.latency.p999)}, max ${fmtMs(res.latency.max)} (n=${res.latency.count}); sender lag p99 ${fmtMs(res.sendLagP99Ms)} ms; in flight max ${res.inFlightMax}; ` +
                 `errors ${res.errors}${res.firstError ? ` (${res.firstError.slice(0, 200)})` : ''}; cluster CPU ${c.clusterCores.toFixed(2)} cores, bench ${c.benchCores.toFixed(2)}; load ${l0.map((x) => x.toFixed(2)).join(' ')}`,
             );
             if (fsyncs !== '') log(`      WAL fdatasync (warm-up included): ${fsyncs}`);
+            log(`      ${diskProbeText(disk)}`);
             if (moved !== '') log(moved);
             await sleep(1000);
           }

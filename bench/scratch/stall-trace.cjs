@@ -6,6 +6,8 @@
 //           sync (the directory's fsync): [start, end, 1 for a FileHandle.sync]
 //   marker  every fs.write with a callback (the raft marker's O_DSYNC pwrite): [start, end]
 //   gc      every GC (PerformanceObserver 'gc'): [start, end, kind]
+//   kvw     every RocksDB write batch flush (rocksdb-native, a thread-pool request: a write RocksDB holds
+//           back, a memtable switch or a write stall, shows here as a long one): [start, end]
 //   stall   every gap of more than STALL_MS (default 4) between two runs of a 1 ms interval: [from, to,
 //           ms the main thread was on a CPU meanwhile]
 //   file    every file created or removed in the data directory (fs.watch: RocksDB's flushes and
@@ -18,7 +20,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const { PerformanceObserver, monitorEventLoopDelay } = require('node:perf_hooks');
 const now = () => performance.now();
-const T = { req: [], sync: [], marker: [], gc: [], stall: [], file: [], mark: [] };
+const T = { req: [], sync: [], marker: [], gc: [], stall: [], file: [], mark: [], kvw: [] };
 const stallMs = Number(process.env.STALL_MS ?? 4);
 
 fs.promises.open('/dev/null', 'r').then((fh) => {
@@ -38,6 +40,22 @@ fs.fdatasync = function (fd, cb) {
   const s = now();
   return origFdatasync.call(this, fd, function (...r) { T.sync.push([s, now(), 0]); return cb.apply(this, r); });
 };
+// rocksdb-native as the broker will load it (from its entry's directory): loaded here first, the
+// broker's import finds it in the module cache, with its write batch's flush timed.
+try {
+  const path = require('node:path');
+  const entry = process.argv[1] ?? '';
+  const index = require.resolve('rocksdb-native', { paths: [path.dirname(entry)] });
+  require(index);
+  const { WriteBatch } = require(path.join(path.dirname(index), 'lib', 'batch.js'));
+  const origFlush = WriteBatch.prototype.flush;
+  WriteBatch.prototype.flush = function () {
+    const s = now();
+    const p = origFlush.call(this);
+    p.then(() => T.kvw.push([s, now()]), () => T.kvw.push([s, now()]));
+    return p;
+  };
+} catch { /* not found: no kvw */ }
 const origWrite = fs.write;
 fs.write = function (...a) {
   const cb = a[a.length - 1];
