@@ -15,6 +15,7 @@ import { PartitionEntryError } from '../log/partition-entry.js';
 import { noNode, type NodeId } from '../raft/index.js';
 import type { BatchCoalescer, Coalesced } from './batch-coalescer.js';
 import { ForwardGrouper } from './forward-grouper.js';
+import { ForwardRetries } from './forward-retries.js';
 import type { PartitionReplica } from './partition-replica.js';
 import { replicaKey, retryMs, type ReplicasContext } from './partition-replicas-context.js';
 import type { AppendAnswer, ForwardedAppend, ReplicaAppend, ReplicaAppendResult } from './partition-replicas-types.js';
@@ -29,11 +30,14 @@ export class PartitionAppends {
   readonly #ensure: (topic: number, partition: number) => Promise<PartitionReplica | undefined>;
   /** The leader that last took a batch of a partition held elsewhere. */
   readonly #remoteLeaders = new Map<string, NodeId>();
+  /** Parts that went round again, and why (logged per partition at most once a second). */
+  readonly retries: ForwardRetries;
 
   constructor(c: ReplicasContext, remote: PartitionRemoteReads, ensure: (topic: number, partition: number) => Promise<PartitionReplica | undefined>) {
     this.#c = c;
     this.#remote = remote;
     this.#ensure = ensure;
+    this.retries = new ForwardRetries(c.o.logger, () => c.o.clock.monotonicMs());
   }
 
   append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
@@ -95,6 +99,8 @@ export class PartitionAppends {
   #appendMoved(item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper | undefined, done: (r: ReplicaAppendResult) => void): void {
     const failed = (error: unknown): void => done({ ok: false, error: error as Error });
     if (this.#c.o.clock.monotonicMs() >= deadlineMs) return failed(unavailable(item, 'no leader could take the batch in time'));
+    const g = this.#c.byKey.get(replicaKey(item.topic, item.partition))?.group;
+    if (g !== undefined) this.retries.note(g.id, item.topic, item.partition, 'moved', this.#c.o.self, 'leadership moved before the part was proposed');
     void this.#c.sleep(retryMs).then(() => this.#appendSlow(item, deadlineMs, flowId, requestId, forward, done), failed);
   }
 
@@ -116,6 +122,7 @@ export class PartitionAppends {
       if (answer.status === 'sealed') return done({ ok: false, error: new PartitionSealedError(item.topic, item.partition, answer.timeline) });
       if (answer.status === 'refused') return done({ ok: false, error: unavailable(item, `leader ${g.leader}: ${answer.detail}`) });
       const inDoubt = answer.status === 'unavailable' ? `leader ${g.leader}: ${answer.detail}` : undefined;
+      this.#noteAnswer(g.id, item, nodeOfMember(g.leader), answer);
       if (this.#c.o.clock.monotonicMs() >= deadlineMs) return done({ ok: false, error: unavailable(item, stillUnplaced(inDoubt)) });
       const failed = (error: unknown): void => done({ ok: false, error: error as Error });
       void this.#c.sleep(retryMs).then(() => this.#appendLoop(replica, item, deadlineMs, flowId, requestId, forward, inDoubt)).then(done, failed);
@@ -152,6 +159,7 @@ export class PartitionAppends {
           }
           const failure = proposalFailure(item, err);
           if (failure !== undefined) throw failure;
+          this.retries.note(g.id, item.topic, item.partition, 'moved', this.#c.o.self, (err as Error).message);
         }
       } else if (g.leader !== noNode && forward !== undefined) {
         const answer = await forward.send(nodeOfMember(g.leader), {
@@ -171,6 +179,9 @@ export class PartitionAppends {
         // stored. Asking again with the same request id is safe (the state machine stores it once)
         // and turns an unknown outcome into a known one when the leader (or its successor) answers.
         if (answer.status === 'unavailable') inDoubt = `leader ${g.leader}: ${answer.detail}`;
+        this.#noteAnswer(g.id, item, nodeOfMember(g.leader), answer);
+      } else {
+        this.retries.note(g.id, item.topic, item.partition, 'noLeader', undefined, forward === undefined ? 'no forwarder' : 'no leader known');
       }
       if (this.#c.o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, stillUnplaced(inDoubt));
       await this.#c.sleep(retryMs);
@@ -207,6 +218,12 @@ export class PartitionAppends {
       if (this.#c.o.clock.monotonicMs() >= deadlineMs) throw unavailable(item, `no leader could take the batch in time (${lastDetail})`);
       if (round > 0) await this.#c.sleep(retryMs);
     }
+  }
+
+  /** A forward's answer that sends the part round again (not leader, or no answer). */
+  #noteAnswer(group: number, item: ReplicaAppend, to: NodeId, answer: AppendAnswer): void {
+    if (answer.status === 'notLeader') this.retries.note(group, item.topic, item.partition, 'notLeader', to, `not leader (hint ${answer.leaderHint}, epoch ${answer.epoch})`);
+    else if (answer.status === 'unavailable') this.retries.note(group, item.topic, item.partition, 'unavailable', to, answer.detail);
   }
 
   #coalescer(r: PartitionReplica): BatchCoalescer {
