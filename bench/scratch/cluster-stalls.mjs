@@ -137,7 +137,7 @@ function logLines(text, logOff) {
     try { o = JSON.parse(line); } catch { continue; }
     if (!(o.level >= 40 || /leader|election|pre-vote|term|handing|transfer|dropped/i.test(o.msg ?? ''))) continue;
     const where = o.group !== undefined ? `g${o.group}` : o.raftId !== undefined ? 'meta' : '';
-    const what = `${where}${o.partition !== undefined ? `/p${o.partition}` : ''} ${o.msg}${o.leader !== undefined ? ` leader=${o.leader}` : ''}${o.to !== undefined ? ` to=${o.to}` : ''}${o.term !== undefined ? ` term=${o.term}` : ''}${o.level >= 40 && o.err !== undefined ? ` err=${JSON.stringify(o.err?.message ?? o.err).slice(0, 80)}` : ''}`;
+    const what = `${where}${o.partition !== undefined ? `/p${o.partition}` : ''} ${o.msg}${o.leader !== undefined ? ` leader=${o.leader}` : ''}${o.to !== undefined ? ` to=${o.to}` : ''}${o.term !== undefined ? ` term=${o.term}` : ''}${o.level >= 40 && o.err !== undefined ? ` err=${JSON.stringify(o.err?.message ?? o.err).slice(0, 80)}` : ''}${o.retries !== undefined ? ` ${JSON.stringify(o.retries)} over ${o.overMs} ms, last answer: ${String(o.answer).slice(0, 80)}` : ''}`;
     out.push([(typeof o.time === 'string' ? Date.parse(o.time) : o.time) + logOff, what.trim(), o.level]);
   }
   return out;
