@@ -28,7 +28,10 @@
  *     4 partitions moves on by one each round (0, 1 or 2 idle event types are created first);
  *   - the node the load generator sends its first request to (then round-robin over the three).
  * Leader changes during a phase are reported under the figure. The summary gives per-round ratios
- * (brook/old, brook/nats) and their median.
+ * (brook/old, brook/nats) and their median. Under each (b) figure: a disk probe's fdatasyncs over the
+ * phase (bench/lib/disk-probe.ts: by no broker, so a stall it shows is the disk's), each node's WAL
+ * fdatasyncs over 0.1 / 0.5 / 1 s, and what the nodes logged in the phase about leadership (changes,
+ * elections, hand-overs), publish parts they retried, and warnings (the nodes run at log level info).
  *
  * Figures:
  *   (a) publish throughput, closed loop: batches of 1000 (6 producers) and of 10 (60 producers),
@@ -250,6 +253,43 @@ async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>>
   };
 }
 
+/**
+ * What each node logged between two wall-clock times about leadership and retries (partition and
+ * metadata leader changes, elections, hand-overs, publish parts retried) and every warning: a phase
+ * with a stall of seconds says here whether a leader moved or refused, and where.
+ */
+function nodeEvents(cluster: BrookCluster, fromMs: number, toMs: number, perNodeMax = 12): string[] {
+  const out: string[] = [];
+  for (const m of cluster.members) {
+    let text = '';
+    try {
+      text = readFileSync(m.logFile, 'utf8');
+    } catch {
+      continue;
+    }
+    const lines: string[] = [];
+    for (const line of text.split('\n')) {
+      if (!line.startsWith('{')) continue;
+      let o: Record<string, unknown>;
+      try {
+        o = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      const t = typeof o.time === 'string' ? Date.parse(o.time) : Number(o.time);
+      if (!(t >= fromMs && t <= toMs)) continue;
+      const msg = String(o.msg ?? '');
+      if (!(Number(o.level) >= 40 || /leader|election|pre-vote|handing|retried/i.test(msg))) continue;
+      const where = o.group !== undefined ? `g${String(o.group)}${o.partition !== undefined ? `/p${String(o.partition)}` : ''} ` : o.raftId !== undefined ? 'metadata ' : '';
+      const extra = [o.leader !== undefined ? `leader ${String(o.leader)}` : '', o.to !== undefined ? `to ${String(o.to)}` : '', o.term !== undefined ? `term ${String(o.term)}` : '', o.retries !== undefined ? `${JSON.stringify(o.retries)} over ${String(o.overMs)} ms (${String(o.answer).slice(0, 80)})` : ''].filter((x) => x !== '');
+      lines.push(`+${((t - fromMs) / 1000).toFixed(3)} s ${where}${msg}${extra.length > 0 ? `: ${extra.join(', ')}` : ''}`);
+    }
+    for (const l of lines.slice(0, perNodeMax)) out.push(`node ${m.id} ${l}`);
+    if (lines.length > perNodeMax) out.push(`node ${m.id} ... ${lines.length - perNodeMax} more`);
+  }
+  return out;
+}
+
 async function getJson(url: string): Promise<unknown> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
@@ -467,7 +507,9 @@ async function main(): Promise<void> {
   /** A fresh three-node cluster of `system`'s build, its placement rotated for `round` (see the header). */
   const startBrook = async (system: System, round: number): Promise<{ cluster: BrookCluster; placement: Placement | undefined; settled: boolean }> => {
     const cluster = await startBrookCluster({
-      env: { BROOK_REPLICATION_FACTOR: '3' },
+      // At info the nodes log leadership changes, elections and retried publish parts (none per
+      // request): nodeEvents() prints those of each measured phase.
+      env: { BROOK_REPLICATION_FACTOR: '3', BROOK_LOG_LEVEL: 'info' },
       ...(system === 'old' ? { entry: brokerEntryOf(abRoot!), nodeArgs: abNodeArgs } : { nodeArgs: [...nodeArgs, ...(cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`])] }),
     });
     try {
@@ -601,11 +643,14 @@ async function main(): Promise<void> {
             let res: Awaited<ReturnType<typeof openLoop>>;
             let fsyncs = '';
             let moved = '';
+            let events: string[] = [];
             if (isBrook(system)) {
               const pool = brookPool(system, 32, first);
               brookPools.push(pool);
               const fm = await fsyncMeter(clusterOf(system));
+              const from = Date.now();
               res = await openLoop({ pool, path: pubPath, bodies: bodies10, requestsPerS: latencyRate, warmupMs: cfg.latencyWarmupMs, durationMs: cfg.latencyMs });
+              events = nodeEvents(clusterOf(system), from, Date.now());
               fsyncs = await fm();
               await pool.close();
               brookPools = brookPools.filter((p) => p !== pool);
@@ -623,6 +668,7 @@ async function main(): Promise<void> {
             );
             if (fsyncs !== '') log(`      WAL fdatasync (warm-up included): ${fsyncs}`);
             log(`      ${diskProbeText(disk)}`);
+            if (events.length > 0) log(`      node logs (leadership, retries, warnings; from the phase's start):\n${events.map((e) => `        ${e}`).join('\n')}`);
             if (moved !== '') log(moved);
             await sleep(1000);
           }
