@@ -117,12 +117,14 @@ export class PartitionAppends {
   #forwardLed(replica: PartitionReplica, item: ReplicaAppend, deadlineMs: number, flowId: string, requestId: string, forward: ForwardGrouper, done: (r: ReplicaAppendResult) => void): void {
     const g = replica.group;
     const req: ForwardedAppend = { group: g.id, topic: item.topic, partition: item.partition, epoch: g.term, requestId, flowId, deadlineMs: Math.max(1, deadlineMs - this.#c.o.clock.monotonicMs()), events: item.events };
-    forward.sendThen(nodeOfMember(g.leader), req, (answer) => {
+    // The node asked, named before the answer: by then this replica may know of another leader.
+    const to = nodeOfMember(g.leader);
+    forward.sendThen(to, req, (answer) => {
       if (answer.status === 'committed') return done({ ok: true, first: answer.firstOffset as Offset, last: answer.lastOffset as Offset });
       if (answer.status === 'sealed') return done({ ok: false, error: new PartitionSealedError(item.topic, item.partition, answer.timeline) });
       if (answer.status === 'refused') return done({ ok: false, error: unavailable(item, `leader ${g.leader}: ${answer.detail}`) });
       const inDoubt = answer.status === 'unavailable' ? `leader ${g.leader}: ${answer.detail}` : undefined;
-      this.#noteAnswer(g.id, item, nodeOfMember(g.leader), answer);
+      this.#noteAnswer(g.id, item, to, answer);
       if (this.#c.o.clock.monotonicMs() >= deadlineMs) return done({ ok: false, error: unavailable(item, stillUnplaced(inDoubt)) });
       const failed = (error: unknown): void => done({ ok: false, error: error as Error });
       void this.#c.sleep(retryMs).then(() => this.#appendLoop(replica, item, deadlineMs, flowId, requestId, forward, inDoubt)).then(done, failed);
@@ -162,7 +164,8 @@ export class PartitionAppends {
           this.retries.note(g.id, item.topic, item.partition, 'moved', this.#c.o.self, (err as Error).message);
         }
       } else if (g.leader !== noNode && forward !== undefined) {
-        const answer = await forward.send(nodeOfMember(g.leader), {
+        const to = nodeOfMember(g.leader);
+        const answer = await forward.send(to, {
           group: g.id,
           topic: item.topic,
           partition: item.partition,
@@ -179,7 +182,7 @@ export class PartitionAppends {
         // stored. Asking again with the same request id is safe (the state machine stores it once)
         // and turns an unknown outcome into a known one when the leader (or its successor) answers.
         if (answer.status === 'unavailable') inDoubt = `leader ${g.leader}: ${answer.detail}`;
-        this.#noteAnswer(g.id, item, nodeOfMember(g.leader), answer);
+        this.#noteAnswer(g.id, item, to, answer);
       } else {
         this.retries.note(g.id, item.topic, item.partition, 'noLeader', undefined, forward === undefined ? 'no forwarder' : 'no leader known');
       }

@@ -1201,9 +1201,11 @@ test('grouped forward: a publish whose four parts go to one leader node is one c
 
 test('grouped forward: the leader of one part is deposed while the call is under way; that part alone goes on to the new leader and every part is stored once', async () => {
   const calls: { to: NodeId; partitions: number[]; answers: AppendAnswer[] }[] = [];
+  const lines: { node: NodeId; msg: string; group?: number; to?: number; retries?: Record<string, number> }[] = [];
   let c: Awaited<ReturnType<typeof cluster>> | undefined;
   let deposed = false;
   c = await cluster(1024, [1, 2, 3], {
+    logger: capture(lines),
     onForwardMany: async (_from, to, reqs, deliver) => {
       if (!deposed && to === 1) {
         // While the call travels, node 1 hands partition 1 over to node 3.
@@ -1230,6 +1232,9 @@ test('grouped forward: the leader of one part is deposed while the call is under
     assert.deepEqual(first.map((a) => a.status), ['committed', 'notLeader', 'committed', 'committed'], 'only the deposed leader\'s part is turned away');
     assert.equal((first[1] as { leaderHint: NodeId }).leaderHint, 3, 'with the new leader named');
     assert.ok(c.node(3).replicas.replica(1, 1)!.group.isLeader());
+    // The part sent round again is told of: which partition, to whom, what it was answered.
+    const retried = lines.filter((l) => l.node === 2 && l.msg === 'publish parts retried: the partition leader did not take them');
+    assert.deepEqual(retried.map((l) => [l.group, l.to, l.retries]), [[100 + 1 * 8 + 1, 1, { notLeader: 1 }]]);
     await until('every replica applied the parts', () => [1, 2, 3].every((id) => [0, 1, 2, 3].every((p) => c!.node(id).replicas.bounds(1, p).newest === p)));
     for (const id of [1, 2, 3]) {
       for (const p of [0, 1, 2, 3]) assert.deepEqual(await readAll(c.node(id).replicas, p), Array.from({ length: p + 1 }, (_, k) => `b-p${p}-${k}`), `node ${id} partition ${p}`);
