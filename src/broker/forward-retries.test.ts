@@ -45,3 +45,23 @@ test('a run of retries is one line a second per partition, counting what came be
   assert.equal(r.lines.filter((l) => l.group === 3).length, 1);
   assert.deepEqual(fr.totals, { notLeader: 22, unavailable: 10, moved: 0, noLeader: 30 });
 });
+
+test('a run that ends within the second of its last line is told of by the next publish (flush)', () => {
+  const r = recorder();
+  let now = 0;
+  const fr = r.retries(() => now);
+  fr.note(2, 1, 1, 'noLeader');
+  now += 100;
+  fr.note(2, 1, 1, 'noLeader');
+  now += 100;
+  fr.note(2, 1, 1, 'notLeader', 3, 'not leader (hint 3, epoch 4)');
+  fr.flush();
+  assert.equal(r.lines.length, 1, 'held back within the second');
+  now = 1000;
+  fr.flush();
+  assert.equal(r.lines.length, 2);
+  assert.deepEqual(r.lines[1]!.retries, { noLeader: 1, notLeader: 1 });
+  assert.equal(r.lines[1]!.overMs, 900);
+  fr.flush();
+  assert.equal(r.lines.length, 2, 'nothing held back: nothing more');
+});

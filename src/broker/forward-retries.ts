@@ -20,7 +20,8 @@ interface Pending {
   readonly counts: Record<RetryKind, number>;
   to: number | undefined;
   detail: string | undefined;
-  firstMs: number;
+  /** When the first retry held back came. */
+  readonly firstMs: number;
 }
 
 export class ForwardRetries {
@@ -54,9 +55,26 @@ export class ForwardRetries {
     p.detail = detail;
     const last = this.#loggedMs.get(group);
     if (last !== undefined && now - last < this.#everyMs) return;
+    this.#log(group, p, now);
+  }
+
+  /**
+   * Logs the retries held back whose second has passed (called on every publish: a run that ended
+   * within the second of its last line is told of by the next publish, not by the next retry, which
+   * may never come). Nothing held back: returns at once.
+   */
+  flush(): void {
+    if (this.#pending.size === 0) return;
+    const now = this.#nowMs();
+    for (const [group, p] of this.#pending) {
+      if (now - (this.#loggedMs.get(group) ?? -Infinity) >= this.#everyMs) this.#log(group, p, now);
+    }
+  }
+
+  #log(group: number, p: Pending, now: number): void {
     this.#loggedMs.set(group, now);
     this.#pending.delete(group);
     const retries = Object.fromEntries(Object.entries(p.counts).filter(([, n]) => n > 0));
-    this.#logger.info({ group, topic, partition, retries, to: p.to, answer: p.detail, overMs: Math.round(now - p.firstMs) }, 'publish parts retried: the partition leader did not take them');
+    this.#logger.info({ group, topic: p.topic, partition: p.partition, retries, to: p.to, answer: p.detail, overMs: Math.round(now - p.firstMs) }, 'publish parts retried: the partition leader did not take them');
   }
 }

@@ -41,6 +41,7 @@ export class PartitionAppends {
   }
 
   append(items: ReplicaAppend[]): Promise<ReplicaAppendResult[]> {
+    this.retries.flush();
     const deadlineMs = this.#c.o.clock.monotonicMs() + this.#c.o.appendTimeoutMs;
     // One random id per publish request, told apart per item: an id only has to be unique among the
     // batches of one partition (that is where de-duplication looks), and a batch of 10 events touches
