@@ -30,8 +30,9 @@
  * Leader changes during a phase are reported under the figure. The summary gives per-round ratios
  * (brook/old, brook/nats) and their median. Under each (b) figure: a disk probe's fdatasyncs over the
  * phase (bench/lib/disk-probe.ts: by no broker, so a stall it shows is the disk's), each node's WAL
- * fdatasyncs over 0.1 / 0.5 / 1 s, and what the nodes logged in the phase about leadership (changes,
- * elections, hand-overs), publish parts they retried, and warnings (the nodes run at log level info).
+ * fdatasyncs over 0.1 / 0.5 / 1 s and Raft host phases over 0.5 / 1 s, and what the nodes logged in
+ * the phase about leadership (changes, elections, hand-overs), publish parts they retried, and
+ * warnings (the nodes run at log level info).
  *
  * Figures:
  *   (a) publish throughput, closed loop: batches of 1000 (6 producers) and of 10 (60 producers),
@@ -178,7 +179,7 @@ interface NodeTotals {
   count: number;
   sum: number;
   /** Per phase of the Raft host's commit path (brook_raft_host_phase_seconds; absent in older builds). */
-  phases: Record<string, { count: number; sum: number }>;
+  phases: Record<string, { count: number; sum: number; within: Record<string, number> }>;
   /** The Raft host's counts (brook_raft_host_work_total{what}; absent in older builds). */
   work: Record<string, number>;
   /** The append streams' counts (brook_append_stream_total{what}; absent in older builds). */
@@ -189,6 +190,8 @@ interface NodeTotals {
 
 /** Buckets of brook_wal_fsync_duration_seconds whose complement the bench counts: fdatasyncs longer than these. */
 const fsyncLong = ['0.1', '0.5', '1'] as const;
+/** Buckets of brook_raft_host_phase_seconds likewise: a host phase of seconds is a stall of every group on that node. */
+const phaseLong = ['0.5', '1'] as const;
 
 const hostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived', 'stampedMessagesSent'] as const;
 const streamWork = ['requests', 'messages', 'replies', 'replyMessages'] as const;
@@ -199,7 +202,8 @@ async function fsyncTotals(url: string): Promise<NodeTotals> {
     const text = await (await fetch(`${url}/metrics/prometheus`, { signal: AbortSignal.timeout(3000) })).text();
     const num = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
     const phase = (p: string, what: string) => Number(new RegExp(`^brook_raft_host_phase_seconds_${what}\\{phase="${p}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
-    const phases = Object.fromEntries(hostPhases.map((p) => [p, { count: phase(p, 'count'), sum: phase(p, 'sum') }]));
+    const bucket = (p: string, le: string) => Number(new RegExp(`^brook_raft_host_phase_seconds_bucket\\{le="${le}",phase="${p}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const phases = Object.fromEntries(hostPhases.map((p) => [p, { count: phase(p, 'count'), sum: phase(p, 'sum'), within: Object.fromEntries(phaseLong.map((le) => [le, bucket(p, le)])) }]));
     const work = Object.fromEntries(hostWork.map((w) => [w, Number(new RegExp(`^brook_raft_host_work_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
     const stream = Object.fromEntries(streamWork.map((w) => [w, Number(new RegExp(`^brook_append_stream_total\\{what="${w}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
     const within = Object.fromEntries(fsyncLong.map((le) => [le, Number(new RegExp(`^brook_wal_fsync_duration_seconds_bucket\\{le="${le}"\\} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN)]));
@@ -224,7 +228,9 @@ async function fsyncMeter(cluster: BrookCluster): Promise<() => Promise<string>>
           .map((p) => {
             const pn = (a.phases[p]?.count ?? NaN) - (before[k]!.phases[p]?.count ?? NaN);
             const ps = (a.phases[p]?.sum ?? NaN) - (before[k]!.phases[p]?.sum ?? NaN);
-            return pn > 0 ? `${p} ${((1000 * ps) / pn).toFixed(1)}` : undefined;
+            const long = phaseLong.map((le) => pn - ((a.phases[p]?.within[le] ?? NaN) - (before[k]!.phases[p]?.within[le] ?? NaN)));
+            const longText = long.every(Number.isFinite) && long[0]! > 0 ? ` (over 0.5/1 s: ${long.join('/')})` : '';
+            return pn > 0 ? `${p} ${((1000 * ps) / pn).toFixed(1)}${longText}` : undefined;
           })
           .filter((x) => x !== undefined);
         const work = hostWork
