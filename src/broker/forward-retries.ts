@@ -7,8 +7,8 @@
  * this is where it says so.
  *
  * Logged at info, at most one line per partition per `everyMs` (the first at once), with how many
- * retries of each kind came since the last line, to whom, and what the last answer said. Counts are
- * kept for metrics too. No I/O of its own: the caller's clock and logger.
+ * retries of each kind came since the last line, to whom, and what the last answer said. Totals are
+ * kept (`totals`; not exported as a metric yet). No I/O of its own: the caller's clock and logger.
  */
 import type { Logger } from 'pino';
 
