@@ -501,6 +501,7 @@ export async function startBroker(config: Config, logger: Logger = createLogger(
       storageBytes: () => directoryBytes(config.dataDir),
       subscriptionLag: () => subscriptionLag(metadata.state.subscriptions(), (id) => hub!.stats(id)),
       raftHost: () => raftHost.stats,
+      raftMessages: () => raftHost.messageTypes,
       readLeases: () => metadata.leaseStats,
       appendStream: () => transport?.appendStreamStats(),
     },

@@ -3,7 +3,8 @@
 // cluster (RF 3, 4 partitions, hash), WARM s of closed-loop batches of 10 (60 producers, not measured),
 // then (b)'s open loop at RATE requests/s of 10 events over the three nodes for 2 s + SECONDS s. Prints
 // the cluster's CPU per request over the open loop (all three processes, all threads), its latency, and
-// the node hosts' counts per request (brook_raft_host_work_total, summed over the nodes). With PERF=DIR
+// the node hosts' counts per request (brook_raft_host_work_total, summed over the nodes; a build that exports
+// brook_raft_messages_total also its Raft messages sent per type). With PERF=DIR
 // the nodes run with --perf-basic-prof and `perf record -e cpu-clock -g` samples them during the
 // measured seconds (one perf.data per build and round in DIR; bench/scratch/perf-sum.mjs reads them).
 //   npm run build:bench && node bench/scratch/cluster-cpu.mjs [rounds] LABEL=ROOT ...   (ROOT: a built checkout)
@@ -86,6 +87,8 @@ const scrape = async (url) => {
   for (const line of t.split('\n')) {
     const x = /^brook_raft_host_work_total\{what="(\w+)"\} ([0-9.e+-]+)$/.exec(line);
     if (x) m.set(x[1], Number(x[2]));
+    const y = /^brook_raft_messages_total\{direction="sent",type="(\w+)"\} ([0-9.e+-]+)$/.exec(line);
+    if (y) m.set(`sent.${y[1]}`, Number(y[2]));
   }
   return m;
 };
@@ -162,7 +165,8 @@ async function measure(label, root, round, extraArgs = []) {
     await pool.close();
     return (
       `round ${round} ${label}: ${((cpu / sent) * 1000).toFixed(3)} ms CPU per request (${(cpu / wall).toFixed(2)} cores); p50 ${r.latency.p50.toFixed(1)} p99 ${r.latency.p99.toFixed(1)} ms, in flight max ${r.inFlightMax}, errors ${r.errors}` +
-      `; per request: turns ${per('turns')}, readies ${per('readies')}, durableWrites ${per('durableWrites')}, sends ${per('sends')}, messagesSent ${per('messagesSent')}` +
+      `; per request: turns ${per('turns')}, readies ${per('readies')}, durableWrites ${per('durableWrites')}, sends ${per('sends')}, messagesSent ${per('messagesSent')}, batchesSent ${per('batchesSent')}` +
+      (m1.has('sent.app') ? ` (sent by type: ${[...m1.keys()].filter((k) => k.startsWith('sent.')).sort().map((k) => `${k.slice(5)} ${per(k)}`).join(', ')})` : '') +
       `${ok ? '' : ' (leaders not preferred)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}` + gcLines
     );
   } finally {

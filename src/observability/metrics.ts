@@ -26,6 +26,8 @@ export interface MetricsSources {
   subscriptionLag?(): { subscription: string; lag: number }[];
   /** The node Raft host's counts since start (node-host.ts, `stats`): turns, writes, messages. */
   raftHost?(): Readonly<Record<string, number>>;
+  /** The node Raft host's messages per type since start (node-host.ts, `messageTypes`). */
+  raftMessages?(): { readonly sent: ReadonlyMap<string, number>; readonly received: ReadonlyMap<string, number> };
   /** What the metadata group's read leases did (metadata-leases.ts, MetadataLeases.stats); absent without them. */
   readLeases?(): Readonly<Record<string, number>> | undefined;
   /** The append streams' counts since start (raft-transport.ts, `appendStreamStats`); none on a single node. */
@@ -54,7 +56,7 @@ export function subscriptionLag(
 }
 
 /** The host counts brook_raft_host_work_total exports (node-host.ts, RaftNodeHost.stats). */
-const raftHostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived', 'stampedMessagesSent'] as const;
+const raftHostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived', 'stampedMessagesSent', 'batchesSent', 'batchesReceived'] as const;
 /** The counts brook_append_stream_total exports (raft-transport.ts, appendStreamStats). */
 const appendStreamWork = ['requests', 'messages', 'replies', 'replyMessages'] as const;
 
@@ -154,6 +156,19 @@ export class BrokerMetrics {
         if (st === undefined) return;
         this.reset();
         for (const k of raftHostWork) this.inc({ what: k }, st[k] ?? 0);
+      },
+    });
+    new Counter({
+      name: 'brook_raft_messages_total',
+      help: 'Raft messages of all groups the node\'s Raft host sent and received since start, per message type',
+      labelNames: ['direction', 'type'],
+      registers,
+      collect() {
+        const st = sources.raftMessages?.();
+        if (st === undefined) return;
+        this.reset();
+        for (const [type, n] of st.sent) this.inc({ direction: 'sent', type }, n);
+        for (const [type, n] of st.received) this.inc({ direction: 'received', type }, n);
       },
     });
     new Counter({

@@ -193,7 +193,13 @@ export class RaftNodeHost {
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0, stampedMessagesSent: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0, stampedMessagesSent: 0, batchesSent: 0, batchesReceived: 0 };
+  /**
+   * Raft messages sent and received, per type (brook_raft_messages_total): which kinds a request
+   * costs. The batches (batchesSent, batchesReceived) are what the transport pays for per peer: one
+   * stream message each, whatever the number of Raft messages in it.
+   */
+  readonly messageTypes = { sent: new Map<MessageType, number>(), received: new Map<MessageType, number>() };
   /** Per group, since when it has had work no turn has taken (monotonic ms; for onPhase 'wait'). */
   readonly #workSince = new GroupTimes();
   /** Per group, since when entries received as a follower wait for their acknowledgement. */
@@ -297,6 +303,8 @@ export class RaftNodeHost {
    */
   heard(peer: NodeId, incarnation?: string): void {
     this.#heardMs.set(peer, this.#o.clock.monotonicMs());
+    // Only a batch's arrival says its incarnation (a message's, receive(), says none).
+    if (incarnation !== undefined) this.stats.batchesReceived++;
     if (incarnation === undefined || incarnation === '') return;
     const before = this.#incarnations.get(peer);
     this.#incarnations.set(peer, incarnation);
@@ -346,6 +354,7 @@ export class RaftNodeHost {
     let m = sent;
     if (this.#closed) return true;
     this.stats.messagesReceived++;
+    this.messageTypes.received.set(m.type, (this.messageTypes.received.get(m.type) ?? 0) + 1);
     this.heard(nodeOfMember(m.from));
     const g = this.#groups.get(group);
     if (g === undefined) return false;
@@ -624,9 +633,16 @@ export class RaftNodeHost {
     // send, not of the Ready). Only such a group's messages are copied: partition groups stamp
     // nothing, and a send of theirs allocates nothing here.
     let out = groups;
+    /** The peer nodes this send reaches: the transport writes one batch to each. */
+    const peers: NodeId[] = [];
     for (let i = 0; i < groups.length; i++) {
       const gm = groups[i]!;
       this.stats.messagesSent += gm.messages.length;
+      for (const m of gm.messages) {
+        this.messageTypes.sent.set(m.type, (this.messageTypes.sent.get(m.type) ?? 0) + 1);
+        const node = nodeOfMember(m.to);
+        if (!peers.includes(node)) peers.push(node);
+      }
       const decorate = this.#groups.get(gm.group)?.outgoing;
       if (decorate === undefined) continue;
       // Counted apart: what the metadata group's read leases keep sending while anything publishes.
@@ -634,6 +650,7 @@ export class RaftNodeHost {
       if (out === groups) out = groups.slice();
       (out as GroupMessages[])[i] = { group: gm.group, messages: gm.messages.map(decorate) };
     }
+    this.stats.batchesSent += peers.length;
     this.#transport.send(out);
   }
 
