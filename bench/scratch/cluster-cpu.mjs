@@ -166,6 +166,7 @@ async function measure(label, root, round, extraArgs = []) {
     return (
       `round ${round} ${label}: ${((cpu / sent) * 1000).toFixed(3)} ms CPU per request (${(cpu / wall).toFixed(2)} cores); p50 ${r.latency.p50.toFixed(1)} p99 ${r.latency.p99.toFixed(1)} ms, in flight max ${r.inFlightMax}, errors ${r.errors}` +
       `; per request: turns ${per('turns')}, readies ${per('readies')}, durableWrites ${per('durableWrites')}, sends ${per('sends')}, messagesSent ${per('messagesSent')}, batchesSent ${per('batchesSent')}` +
+      (m1.has('commitsInWrite') ? `, commitsInWrite ${per('commitsInWrite')} (held ${(((m1.get('commitInWriteMicros') ?? 0) - (m0.get('commitInWriteMicros') ?? 0)) / 1000 / Math.max(1, (m1.get('commitsInWrite') ?? 0) - (m0.get('commitsInWrite') ?? 0))).toFixed(2)} ms each)` : '') +
       (m1.has('sent.app') ? ` (sent by type: ${[...m1.keys()].filter((k) => k.startsWith('sent.')).sort().map((k) => `${k.slice(5)} ${per(k)}`).join(', ')})` : '') +
       `${ok ? '' : ' (leaders not preferred)'}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}` + gcLines
     );

@@ -129,6 +129,9 @@ export class PartitionReplicaOpener {
       // A group whose followers lag refuses new batches past this many uncommitted bytes: publishers
       // get a failed item at once (retriable) instead of the leader buffering without bound.
       uncommittedBytesMax: uncommittedBytesMax,
+      // No heartbeat to a follower that appends reach anyway (src/raft config): nothing here reads
+      // more into a heartbeat than Raft does.
+      heartbeatWhileReplicating: false,
       // The voters a member whose past term is unknown asks for theirs: the placement's, and a move's
       // new replica, so that the raft configuration is this set or one member fewer at every step of
       // a move (the core's count of answers covers one member more or less than it is told). Read

@@ -56,7 +56,7 @@ export function subscriptionLag(
 }
 
 /** The host counts brook_raft_host_work_total exports (node-host.ts, RaftNodeHost.stats). */
-const raftHostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived', 'stampedMessagesSent', 'batchesSent', 'batchesReceived'] as const;
+const raftHostWork = ['turns', 'readies', 'writes', 'durableWrites', 'sends', 'messagesSent', 'messagesReceived', 'stampedMessagesSent', 'batchesSent', 'batchesReceived', 'commitsInWrite', 'commitInWriteMicros'] as const;
 /** The counts brook_append_stream_total exports (raft-transport.ts, appendStreamStats). */
 const appendStreamWork = ['requests', 'messages', 'replies', 'replyMessages'] as const;
 

@@ -52,6 +52,16 @@ export interface RaftConfig {
   /** Ticks a follower may stay in snapshot state without answering before the snapshot is resent. */
   readonly snapshotRetryTicks?: number;
   /**
+   * Whether the leader's heartbeat round skips a member that appends are reaching anyway (true, the
+   * default: it does not). When false, a member in replicate state that was sent an append and
+   * accepted one since the last round, whose window is not full and that is not incomplete, gets no
+   * heartbeat in that round: the append already reset its election timer and carried the commit
+   * index, and its answer already counted for CheckQuorum. A round that carries a ReadIndex context
+   * goes to every member. Off for a group whose owner reads more into heartbeats (the metadata
+   * group's read leases).
+   */
+  readonly heartbeatWhileReplicating?: boolean;
+  /**
    * The host found this member's durable state damaged (null, the default: it is not). Until a
    * healthy leader has repaired it the member grants no vote or pre-vote and never campaigns (nor
    * takes leadership in a transfer), but follows a leader and accepts its entries and snapshots. The
@@ -81,6 +91,7 @@ export function withDefaults(c: RaftConfig): ResolvedConfig {
     readyCommittedBytesMax: 64 * 1024 * 1024,
     pendingReadsMax: 4096,
     snapshotRetryTicks: 4 * c.electionTicks,
+    heartbeatWhileReplicating: true,
     damaged: null,
     termProbePeers: [],
     ...stripUndefined(c),

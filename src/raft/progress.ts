@@ -30,6 +30,10 @@ export class Progress {
   incomplete = false;
   /** In probe state: an append is outstanding, so send no more until an answer or heartbeat. */
   msgAppFlowPaused = false;
+  /** An append was sent to the member since the leader's last heartbeat round (Raft.#tickHeartbeat). */
+  sentSinceHeartbeat = false;
+  /** The member accepted an append since the leader's last heartbeat round. */
+  ackedSinceHeartbeat = false;
   isLearner: boolean;
   readonly inflights: Inflights;
 

@@ -283,6 +283,7 @@ export class Raft {
     const commitOnly = ents.length === 0 && pr.state === 'replicate' && pr.match === prevIndex && !pr.incomplete;
     this.#send({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed, context: commitOnly ? commitOnlyAppend : '' });
     pr.sentEntries(ents.length, prevIndex + ents.length, bytes);
+    pr.sentSinceHeartbeat = true;
     return true;
   }
 
@@ -323,6 +324,25 @@ export class Raft {
   #bcastHeartbeat(context: string): void {
     for (const id of this.trk.progress.keys()) {
       if (id !== this.id) this.#sendHeartbeat(id, context);
+    }
+  }
+
+  /**
+   * The heartbeat round of a tick: every member gets a heartbeat, but (config heartbeatWhileReplicating
+   * false) one that appends reach anyway (see the config's comment). With a busy group the heartbeats
+   * and their answers were half of the Raft messages between three loaded nodes (docs/replication.md).
+   * Each skip needs an accepted answer since the last round, so a member that stops answering, or
+   * whose appends are lost, gets its heartbeat again by the next round; a full window (what lost
+   * appends leave, see #handleHeartbeatResponse) is never skipped.
+   */
+  #heartbeatRound(context: string): void {
+    const skipping = !this.cfg.heartbeatWhileReplicating && context === '';
+    for (const [id, pr] of this.trk.progress) {
+      if (id === this.id) continue;
+      const skip = skipping && pr.state === 'replicate' && pr.sentSinceHeartbeat && pr.ackedSinceHeartbeat && !pr.incomplete && !pr.inflights.full();
+      pr.sentSinceHeartbeat = false;
+      pr.ackedSinceHeartbeat = false;
+      if (!skip) this.#sendHeartbeat(id, context);
     }
   }
 
@@ -514,7 +534,7 @@ export class Raft {
     }
     if (this.heartbeatElapsed >= this.cfg.heartbeatTicks) {
       this.heartbeatElapsed = 0;
-      this.#bcastHeartbeat(this.#readOnly.lastPendingContext() ?? '');
+      this.#heartbeatRound(this.#readOnly.lastPendingContext() ?? '');
     }
   }
 
@@ -903,6 +923,7 @@ export class Raft {
   #handleAppendAccepted(m: Message, pr: Progress): void {
     // Answers arrive in the order the member sent them: the latest says whether it is incomplete.
     pr.incomplete = m.context === incompleteAck;
+    pr.ackedSinceHeartbeat = true;
     const oldPaused = pr.isPaused();
     if (pr.maybeUpdate(m.index) || (pr.match === m.index && pr.state === 'probe')) {
       if (pr.state === 'probe') {

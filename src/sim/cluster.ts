@@ -182,6 +182,8 @@ export class Simulation {
       keepEntries: r.pick([0, 5, 20]),
       preVote: r.chance(0.7),
       checkQuorum: r.chance(0.7),
+      // From the seed, not drawn: a draw here would change every seed's schedule after it.
+      heartbeatWhileReplicating: opts.seed % 2 === 0,
     };
     this.#flapRate = r.pick([0, 0.2, 0.5]);
     const founders = r.chance(0.5) ? [1, 2, 3] : [1, 2, 3, 4, 5];

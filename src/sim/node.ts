@@ -24,6 +24,8 @@ export interface NodeTuning {
   /** Production runs with both; Raft must be safe without them, and elections are far busier then. */
   readonly preVote: boolean;
   readonly checkQuorum: boolean;
+  /** False as partition groups run (no heartbeat to a member appends reach), true as the metadata group does. */
+  readonly heartbeatWhileReplicating: boolean;
 }
 
 export class SimNode {
@@ -82,6 +84,7 @@ export class SimNode {
       uncommittedBytesMax: t.uncommittedBytesMax,
       preVote: t.preVote,
       checkQuorum: t.checkQuorum,
+      heartbeatWhileReplicating: t.heartbeatWhileReplicating,
     });
     this.ledTerm = undefined;
   }

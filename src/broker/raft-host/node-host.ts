@@ -193,7 +193,7 @@ export class RaftNodeHost {
   /** Messages whose term was more than termJumpMax ahead of their group's. */
   #droppedTerms = 0;
   /** Turns and writes, for observation (and tests of "one write per turn"). */
-  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0, stampedMessagesSent: 0, batchesSent: 0, batchesReceived: 0 };
+  readonly stats = { turns: 0, writes: 0, durableWrites: 0, readies: 0, quiesced: 0, woken: 0, peerRestarts: 0, deferred: 0, appliedAtOnce: 0, ceilingRaises: 0, messagesSent: 0, messagesReceived: 0, sends: 0, stampedMessagesSent: 0, batchesSent: 0, batchesReceived: 0, commitsInWrite: 0, commitInWriteMicros: 0 };
   /**
    * Raft messages sent and received, per type (brook_raft_messages_total): which kinds a request
    * costs. The batches (batchesSent, batchesReceived) are what the transport pays for per peer: one
@@ -206,6 +206,13 @@ export class RaftNodeHost {
   readonly #entriesSince = new GroupTimes();
   /** Per group, since when an acknowledgement received as a leader waits for an apply. */
   readonly #ackSince = new GroupTimes();
+  /** Whether a turn's write is in flight (the next turn waits for it). */
+  #writing = false;
+  /**
+   * Per group led here, since when a commit an acknowledgement made during a turn's write waits for
+   * that write (stats commitsInWrite, commitInWriteMicros): the leader's own write on the commit path.
+   */
+  readonly #commitInWriteSince = new Map<number, number>();
 
   constructor(o: NodeHostOptions) {
     this.#o = o;
@@ -397,7 +404,12 @@ export class RaftNodeHost {
       // ago its leader was heard from; a leader decides itself (an answer to its heartbeat does not wake it).
       // A term probe (or its answer) changes nothing on the member it reaches, not its quiescence either.
       if (g.raw.quiesced && !g.raw.isLeader() && m.type !== 'termProbe' && m.type !== 'termProbeResp') this.#wake(g);
+      const commitBefore = this.#writing && m.type === 'appResp' ? g.raw.commitIndex : -1;
       g.step(m);
+      if (commitBefore >= 0 && g.raw.commitIndex > commitBefore && !this.#commitInWriteSince.has(group)) {
+        this.stats.commitsInWrite++;
+        this.#commitInWriteSince.set(group, this.#o.clock.monotonicMs());
+      }
     } catch (err) {
       this.#fatal(err);
       return true;
@@ -568,7 +580,17 @@ export class RaftNodeHost {
       while (t.early < ce.length && ce[t.early]!.index <= t.durableLast) t.group.applyEntry(ce[t.early++]!);
       if (t.early > 0) this.#ackApplied(t);
     }
-    if (!(await written)) {
+    this.#writing = needsWrite;
+    const ok = await written;
+    this.#writing = false;
+    if (this.#commitInWriteSince.size > 0) {
+      // Committed during the write (by acknowledgements alone, or with this node's copy durable
+      // before it): applied only by the next turn, which waits for this one.
+      const now = this.#o.clock.monotonicMs();
+      for (const since of this.#commitInWriteSince.values()) this.stats.commitInWriteMicros += Math.round((now - since) * 1000);
+      this.#commitInWriteSince.clear();
+    }
+    if (!ok) {
       for (const t of turns) {
         // Entries durable here before the write, or sent to followers, may still commit.
         t.group.reset(this.#refusal!, Math.max(t.group.store.storage.lastIndex(), sentUpTo.get(t.group.id) ?? 0));

@@ -84,6 +84,8 @@ export interface RaftGroupOptions {
   readonly heartbeatTicks: number;
   readonly random: { int(n: number): number };
   readonly uncommittedBytesMax?: number;
+  /** See the Raft config's heartbeatWhileReplicating (default true: heartbeats go to every member). */
+  readonly heartbeatWhileReplicating?: boolean;
   /**
    * The group's voters as this node knows them (the placement's replicas, the cluster's members), asked
    * for their terms by a member whose past term is unknown (its store's damage says termUnknown). A
@@ -189,6 +191,7 @@ export class RaftGroup<Outcome> {
       // A member whose past term is unknown (a wiped directory) learns a term floor from them first.
       termProbePeers: this.#probePeers(),
       ...(this.#o.uncommittedBytesMax === undefined ? {} : { uncommittedBytesMax: this.#o.uncommittedBytesMax }),
+      ...(this.#o.heartbeatWhileReplicating === undefined ? {} : { heartbeatWhileReplicating: this.#o.heartbeatWhileReplicating }),
     });
   }
 
