@@ -148,3 +148,17 @@ test('a follower whose window is full gets its heartbeat (what finds lost append
   assert.equal(g.raw(1).status().progress?.get(3)?.state, 'replicate');
   assert.deepEqual(g.heartbeatRound(), [3]);
 });
+
+test('ticks caught up at once make one heartbeat round (the later rounds would leave with it)', () => {
+  for (const skipping of [false, undefined]) {
+    const g = elected(skipping);
+    assert.equal(g.raw(1).propose(data('a')).ok, true);
+    g.settle();
+    g.raw(1).tick(3);
+    const beats = g.ready(1).filter((m) => m.type === 'heartbeat');
+    // Skipping: the one round skips both (each accepted an append since the last round); without: one each.
+    assert.deepEqual(beats.map((m) => m.to).sort(), skipping === false ? [] : [2, 3], `heartbeatWhileReplicating ${skipping}`);
+    g.raw(1).tick(3);
+    assert.deepEqual(g.ready(1).filter((m) => m.type === 'heartbeat').map((m) => m.to).sort(), [2, 3], 'nothing since: one heartbeat each');
+  }
+});

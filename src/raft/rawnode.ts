@@ -162,9 +162,12 @@ export class RawNode {
     return this.#raft.log.term(this.#raft.log.committed) === this.#raft.term;
   }
 
-  /** Advances logical time by one tick (the host calls this at a fixed interval, e.g. every 100 ms). */
-  tick(): void {
-    this.#raft.tick();
+  /**
+   * Advances logical time by one tick (the host calls this at a fixed interval, e.g. every 100 ms), or
+   * by `times` ticks at once when the host catches up (one heartbeat round at most: Raft.tick).
+   */
+  tick(times = 1): void {
+    this.#raft.tick(times);
   }
 
   /** Feeds a message received from a peer. The host validates untrusted input before this point. */

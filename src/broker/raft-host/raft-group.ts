@@ -365,7 +365,7 @@ export class RaftGroup<Outcome> {
     this.#idleTicks += n;
     // A member learning its term floor asks the voters of the current view (a move may have ended).
     if (n > 0 && this.raw.probing && typeof this.#o.termProbePeers === 'function') this.raw.setTermProbePeers(this.#o.termProbePeers());
-    for (let i = 0; i < n; i++) this.raw.tick();
+    if (n > 0) this.raw.tick(n);
     this.expire(nowMs);
     this.onTick?.(nowMs);
   }
