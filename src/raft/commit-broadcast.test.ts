@@ -121,6 +121,64 @@ test('a commit with nothing proposed since still reaches the followers with the 
   for (const id of [2, 3]) assert.equal(g.raw(id).status().commit, aIndex, `follower ${id} knows the commit`);
 });
 
+test('a follower whose acknowledgement is on its way is told the commit without being asked again', () => {
+  const g = elected();
+  const leader = g.raw(1);
+  assert.equal(leader.propose(data('a')).ok, true);
+  const first = g.ready(1).filter((m) => m.type === 'app');
+  const aIndex = first[0]!.entries[0]!.index;
+  for (const m of first) g.raw(m.to).step(m);
+  const ack2 = g.ready(2).filter((m) => m.type === 'appResp');
+  const ack3 = g.ready(3).filter((m) => m.type === 'appResp');
+  // Follower 2's acknowledgement commits the entry; follower 3's is still on its way.
+  for (const m of ack2) leader.step(m);
+  assert.equal(leader.status().commit, aIndex);
+  const next = g.ready(1).filter((m) => m.type === 'app');
+  assert.deepEqual(next.map((m) => ({ to: m.to, entries: m.entries.length, commit: m.commit, context: m.context })), [
+    { to: 2, entries: 0, commit: aIndex, context: commitOnlyAppend },
+    { to: 3, entries: 0, commit: aIndex, context: commitOnlyAppend },
+  ]);
+  for (const m of next) g.raw(m.to).step(m);
+  assert.deepEqual([...g.ready(2), ...g.ready(3)], [], 'follower 3 does not answer again what its acknowledgement says');
+  for (const id of [2, 3]) assert.equal(g.raw(id).status().commit, aIndex, `follower ${id} knows the commit`);
+  for (const m of ack3) leader.step(m);
+  assert.equal(leader.status().progress?.get(3)?.match, aIndex);
+  // Had the entry not reached follower 3, the same append is rejected, and the rejection answered.
+  assert.equal(leader.propose(data('b')).ok, true);
+  const lost = g.ready(1).filter((m) => m.type === 'app');
+  for (const m of lost) if (m.to === 2) g.raw(2).step(m);
+  for (const m of g.ready(2)) leader.step(m);
+  const commits = g.ready(1).filter((m) => m.type === 'app');
+  const told = commits.filter((m) => m.to === 3);
+  assert.deepEqual(told.map((m) => [m.entries.length, m.context]), [[0, commitOnlyAppend]]);
+  for (const m of commits) g.raw(m.to).step(m);
+  const rejected = g.ready(3).filter((m) => m.type === 'appResp');
+  assert.deepEqual(rejected.map((m) => m.reject), [true], 'a follower that lacks the entries says so');
+  for (const m of rejected) leader.step(m);
+  g.settle();
+  for (const id of ids) assert.equal(g.raw(id).status().commit, aIndex + 1, `node ${id} committed both`);
+});
+
+test('an acknowledgement that commits nothing, while the next entry is in flight, sends nothing', () => {
+  const g = elected();
+  const leader = g.raw(1);
+  assert.equal(leader.propose(data('a')).ok, true);
+  const first = g.ready(1).filter((m) => m.type === 'app');
+  for (const m of first) g.raw(m.to).step(m);
+  const ack2 = g.ready(2);
+  const ack3 = g.ready(3);
+  for (const m of ack2) leader.step(m); // commits a
+  assert.equal(leader.propose(data('b')).ok, true);
+  const second = g.ready(1).filter((m) => m.type === 'app');
+  assert.deepEqual(second.map((m) => [m.to, m.entries.length]), [[2, 1], [3, 1]], 'b, with the commit of a');
+  // Follower 3's answer to a arrives late: it commits nothing, and b is on its way to 3 already.
+  for (const m of ack3) leader.step(m);
+  assert.deepEqual(g.ready(1).filter((m) => m.type === 'app'), [], 'no empty append to 3 (its answer to b is coming)');
+  for (const m of second) g.raw(m.to).step(m);
+  g.settle();
+  for (const id of ids) assert.equal(g.raw(id).status().commit, leader.status().lastIndex, `node ${id} committed b`);
+});
+
 test('an empty append the leader needs an answer to is answered: a probe, and to a member seen incomplete', () => {
   const g = elected();
   const leader = g.raw(1);

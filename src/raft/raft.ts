@@ -262,7 +262,7 @@ export class Raft {
    * Returns whether a message was sent. With `sendIfEmpty` false, an append without entries is not
    * sent (used to fill the pipeline without flooding empty appends).
    */
-  #sendAppend(to: NodeId, sendIfEmpty: boolean): boolean {
+  #sendAppend(to: NodeId, sendIfEmpty: boolean, broadcast = false): boolean {
     const pr = this.trk.progress.get(to);
     if (pr === undefined || pr.isPaused()) return false;
     const prevIndex = pr.next - 1;
@@ -279,8 +279,11 @@ export class Raft {
     if (ents.length === 0 && !sendIfEmpty) return false;
     const bytes = entriesBytes(ents);
     // An empty append to a follower that acknowledged all it was sent only moves its commit index: it
-    // need not be answered (types.ts commitOnlyAppend).
-    const commitOnly = ents.length === 0 && pr.state === 'replicate' && pr.match === prevIndex && !pr.incomplete;
+    // need not be answered (types.ts commitOnlyAppend). Nor, in a broadcast (a commit, proposals), one
+    // to a follower whose entries up to prevIndex are in flight: its answer to them is on its way and
+    // says the same, and if they were lost it rejects this append, which is answered. Elsewhere (an
+    // answer to a heartbeat, a rejection) the leader sends an empty append to hear where the member is.
+    const commitOnly = ents.length === 0 && pr.state === 'replicate' && !pr.incomplete && (pr.match === prevIndex || (broadcast && pr.match < prevIndex));
     this.#send({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed, context: commitOnly ? commitOnlyAppend : '' });
     pr.sentEntries(ents.length, prevIndex + ents.length, bytes);
     pr.sentSinceHeartbeat = true;
@@ -298,9 +301,12 @@ export class Raft {
     return true;
   }
 
-  /** Sends appends to `to` until its window is full or nothing is left to send. */
-  #sendAppendsFilling(to: NodeId): void {
-    if (!this.#sendAppend(to, true)) return;
+  /**
+   * Sends appends to `to` until its window is full or nothing is left to send; the first one even if
+   * it is empty, unless `sendIfEmpty` is false.
+   */
+  #sendAppendsFilling(to: NodeId, broadcast = false, sendIfEmpty = true): void {
+    if (!this.#sendAppend(to, sendIfEmpty, broadcast)) return;
     const pr = this.trk.progress.get(to)!;
     while (pr.state === 'replicate' && pr.next <= this.log.lastIndex() && this.#sendAppend(to, false)) {
       // Pipelining: each iteration ships the next batch while earlier ones are in flight.
@@ -309,7 +315,7 @@ export class Raft {
 
   #bcastAppend(): void {
     for (const id of this.trk.progress.keys()) {
-      if (id !== this.id) this.#sendAppendsFilling(id);
+      if (id !== this.id) this.#sendAppendsFilling(id, true);
     }
   }
 
@@ -950,7 +956,12 @@ export class Raft {
         pr.inflights.freeLE(m.index);
       }
       if (!this.#maybeCommitAndBroadcast()) {
-        if (oldPaused || pr.match < this.log.lastIndex()) this.#sendAppendsFilling(m.from);
+        // A member that was paused (probed) may lack the commit index: it gets an append even if
+        // empty. Otherwise only entries it was not sent yet: an empty append here (the answer to an
+        // entry while the next one is in flight) only repeated what that entry's answer will say, and
+        // was answered too (as etcd does, which sends an empty one only to a member that was paused).
+        if (oldPaused) this.#sendAppendsFilling(m.from);
+        else if (pr.match < this.log.lastIndex()) this.#sendAppendsFilling(m.from, false, false);
       }
       if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) {
         this.#send({ type: 'timeoutNow', to: m.from });

@@ -173,8 +173,9 @@ export const incompleteAck = 'incomplete';
 
 /**
  * The context of an append that only carries the leader's commit index to a follower that has
- * acknowledged everything sent to it (no entries; the leader replicating to it, not probing, and not
- * waiting to hear whether it is still incomplete): its answer would tell the leader nothing, so a
+ * acknowledged everything sent to it, or whose answer to the rest is on its way (no entries; the leader
+ * replicating to it, not probing, and not waiting to hear whether it is still incomplete; a follower
+ * that lacks the entries before it rejects it, answered): its answer would tell the leader nothing, so a
  * healthy, complete follower that accepts it sends none. Every other append is answered as before; a
  * follower of a build that does not know this context answers it too, which the leader takes as it
  * always did.
