@@ -87,7 +87,7 @@ test('a turn\'s acknowledgements leave with the next turn\'s appends, in one tra
     // acknowledgements of one group and the appends of the other.
     await Promise.all(
       leaders.map(async ([gid, id]) => {
-        for (let k = 0; k < 40; k++) await groups.get(`${gid}/${id}`)!.propose(Buffer.from(`g${gid}e${k}`), 5000);
+        for (let k = 0; k < 40; k++) await groups.get(`${gid}/${id}`)!.propose(Buffer.from(`g${gid}e${k}`), systemClock.monotonicMs() + 5000);
       }),
     );
     for (const id of ids) {

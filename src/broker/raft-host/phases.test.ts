@@ -77,7 +77,7 @@ test('the host reports each phase of the commit path with the time it took', asy
     }
     for (const id of ids) phases.get(id)!.length = 0;
     for (let k = 0; k < 10; k++) {
-      await groups.get(1)!.propose(Buffer.from(`e${k}`), 5000);
+      await groups.get(1)!.propose(Buffer.from(`e${k}`), systemClock.monotonicMs() + 5000);
       // An idle gap: the acknowledgement of the second follower, which commits nothing, must not be
       // counted as waiting until the next proposal is applied.
       if (k === 4) await new Promise((r) => setTimeout(r, 300));
