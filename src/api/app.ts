@@ -12,6 +12,7 @@ import { installAuth } from './auth-hooks.js';
 import { installClusterHooks } from './cluster-hooks.js';
 import { flowIdFrom } from './flow-id.js';
 import { installRequestDecoding } from './request-decoding.js';
+import { readRawBody } from './raw-body.js';
 import { installBodyIdleTimeout } from './body-timeouts.js';
 import { clientErrorHandler, errorHandler, sendProblem, toProblem } from './problem-reply.js';
 import { clusterRoutes } from './routes/cluster.js';
@@ -70,7 +71,8 @@ export function buildApp(deps: AppDeps): BrookApp {
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  // The body as one Buffer without fastify's copy of a body that arrived in one chunk (raw-body.ts).
+  app.addContentTypeParser('*', (request, payload, done) => readRawBody(request, payload, done));
   // Compressed request bodies are decoded by Brook (gzip, deflate and zstd, limit on the decoded
   // bytes: request-decoding.ts); @fastify/compress only compresses answers (gzip when asked, above
   // 1 KiB). Streams are hijacked and compress themselves, flushed per batch (stream-sink.ts).

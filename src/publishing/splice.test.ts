@@ -30,6 +30,8 @@ test('examples: insertion, empty metadata, no additions, escapes, big integers, 
   const deep = (d: number) => `{"metadata":{},"x":${'['.repeat(d)}${']'.repeat(d)}}`;
   assert.deepEqual(spliceElements(Buffer.from(`[${deep(9)},${deep(10)}]`), [undefined, undefined], 10).map(text), [deep(9), 'too_deep'], 'depth counts the element itself: 10 levels pass, 11 do not');
   assert.deepEqual(spliceElements(Buffer.from('[]'), []), []);
+  // Added text is written as UTF-8, sized by its bytes, not its characters.
+  assert.deepEqual(spliceElements(Buffer.from('[{"metadata":{}},{"metadata":{"a":1}}]'), ['"event_type":"ü€😀"', '"p":"é"']).map(text), ['{"metadata":{"event_type":"ü€😀"}}', '{"metadata":{"a":1,"p":"é"}}']);
   assert.deepEqual(spliceElements(Buffer.from(' [ 1 , "x" ,{"metadata":{}} ] '), [undefined, undefined, undefined]).map(text), ['1', '"x"', '{"metadata":{}}']);
 });
 
