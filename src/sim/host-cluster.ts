@@ -240,7 +240,7 @@ export class HostSimulation implements HostSimContext {
     layouts.forEach((rf, index) => {
       const replicas = shuffle(r, ids).slice(0, rf);
       this.partitions.push({ index, topic, partition: index, group: 100 + index, founders: replicas, replicas });
-      this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true));
+      this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true, true));
     });
     // A batch's append time is some node's clock after it was sent: at least the slowest clock then.
     this.ledger = new PartitionLedger(this.partitions.length, () => Math.min(...this.nodes().map((n) => n.clock.nowMs())));
@@ -561,6 +561,10 @@ export class HostSimulation implements HostSimContext {
 
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
+    if (m.type === 'termProbeResp' && !m.reject && m.index !== 0) {
+      const g = this.#groupById(from, group);
+      if (g !== undefined) this.#watch.get(group)?.probeAnswered(g, m);
+    }
     const inc = from.incarnation;
     // Routed by node, as the gRPC transport does (a member id names its node: core/member-id.ts).
     const toNode = nodeOfMember(m.to);
@@ -1358,6 +1362,8 @@ export class HostSimulation implements HostSimContext {
     }
     this.stats.elections = [...this.#watch.values()].reduce((s, w) => s + w.elections, 0);
     this.stats.oldTermQuorums = [...this.#watch.values()].reduce((s, w) => s + w.oldTermQuorums, 0);
+    this.stats.promotions = [...this.#watch.values()].reduce((s, w) => s + w.promotions, 0);
+    this.stats.probeAnswersForFormer = [...this.#watch.values()].reduce((s, w) => s + w.probeAnswersForFormer, 0);
     this.log(`CALM round ${round}: recovered after ${took} ms`);
     this.chaos = true;
   }

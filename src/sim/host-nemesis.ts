@@ -57,6 +57,7 @@ const actions = [
   'lostMetadata',
   'wipeBesideDeposed',
   'wipeBesideDeposed',
+  'lostMetadataBesideNew',
   'move',
   'move',
   'move',
@@ -312,6 +313,11 @@ export class Nemesis {
         detail = this.#wipeBesideDeposed() ?? detail;
         break;
       }
+      case 'lostMetadataBesideNew': {
+        if (!ctx.lostTail) break;
+        detail = this.#lostMetadataBesideNew() ?? detail;
+        break;
+      }
       case 'move':
         // The operator: a replica moved to a node outside its group, or a move cancelled (host-moves.ts).
         detail = ctx.moveReplica();
@@ -454,6 +460,54 @@ export class Nemesis {
     };
     begin();
     return looks === 0 ? undefined : 'waiting for a leader of three voters';
+  }
+
+  /**
+   * A node loses its metadata group's records while another node runs a new metadata member (its
+   * directory was wiped): the damaged member learns its term floor from the cluster's nodes under their
+   * node ids, and the wiped node's new member answers for its former one (docs/metadata-raft.md). Drawn
+   * plainly (lostMetadata), that order came in about one seed of forty, so the node is wiped first
+   * when none runs a new member, and the loss waits for its moment, looking every 20 to 60 ms for up
+   * to 3 s: no node damaged (the wiped node's replacements done), or, on five nodes, the wiped node's
+   * new member registered but not yet in the metadata configuration, the one damaged node beside it
+   * (two of five metadata members damaged leave a majority, and the asker's probe can still be
+   * answered by the three others). In that window the new member must not answer for its former one
+   * yet (ProbeAnswerUnadded, group-watch.ts). Three or four nodes keep one damaged node at a time.
+   */
+  #lostMetadataBesideNew(): string | undefined {
+    const ctx = this.#ctx;
+    const r = ctx.rng;
+    const five = ctx.nodes().length === 5;
+    let detail: string | undefined;
+    if (!ctx.nodes().some((o) => o.member !== o.id)) {
+      detail = this.#wipe();
+      if (detail === undefined) return undefined;
+      detail = `wiped ${detail} first`;
+    }
+    const until = ctx.nowMs() + 3000;
+    const look = (): void => {
+      if (!ctx.chaos) return;
+      const news = ctx.nodes().filter((o) => o.running && o.member !== o.id);
+      const unadded = (w: SimHostNode): boolean => {
+        const md = w.metadata?.raftGroup;
+        return md !== undefined && md.self === w.member && !md.conf.voters.includes(md.self) && !md.conf.learners.includes(md.self);
+      };
+      const beside = five ? news.find((w) => ctx.damaged.size === 1 && ctx.damaged.has(w.id) && unadded(w)) : undefined;
+      if (news.length > 0 && (ctx.damaged.size === 0 || beside !== undefined)) {
+        const ds = ctx.nodes().filter((o) => o.running && o.member === o.id && !this.#spared.has(o.id) && !ctx.damaged.has(o.id));
+        if (ds.length > 0) {
+          const d = r.pick(ds);
+          ctx.stats.metadataLossesBesideNew++;
+          if (beside !== undefined) ctx.stats.metadataLossesBesideUnadded++;
+          ctx.log(`NEMESIS lostMetadataBesideNew: n${d.id} beside new member ${news.map((w) => `n${w.id}:${w.member}`).join(',')}${beside === undefined ? '' : ` (n${beside.id}'s not in the configuration yet)`}`);
+          ctx.loseMetadata(d, r.between(10, 300));
+          return;
+        }
+      }
+      if (ctx.nowMs() < until) ctx.at(r.between(20, 60), look);
+    };
+    look();
+    return detail ?? 'waiting for a node running a new member';
   }
 
   /** The fsync time a node's disk takes for one write now. */

@@ -177,9 +177,11 @@ export const mutants: readonly Mutant[] = [
     file: 'src/raft/raft.ts',
     find: '      const unknown = this.#probe !== null || (m.index !== 0 && !this.trk.isMember(this.id));',
     replace: '      const unknown = this.#probe !== null;',
-    // The simulations do not make the window (a probe reaching a new member between its registration
-    // and its addition while the former member's acknowledgements are above its term): the test does.
-    sims: [],
+    // The host simulation makes the window on five nodes (a node loses its metadata records while a
+    // wiped node's new member is not yet in the configuration: host-nemesis.ts, lostMetadataBesideNew)
+    // and checks the rule as the answer leaves (ProbeAnswerUnadded); the consequence, too low a floor,
+    // needs a term layout no seed makes: the test scripts it.
+    sims: ['host'],
     tests: ['src/raft/term-probe.test.ts'],
   },
   {
