@@ -58,6 +58,8 @@ export class GroupWatch {
   readonly #promotions: boolean;
   /** Term probes answered for a former member (ProbeAnswerUnadded's chances to fire). */
   probeAnswersForFormer = 0;
+  /** Term probes for a former member refused by its node's new member because it is not in its configuration yet. */
+  probesBeforeAdded = 0;
   /** A broken rule seen inside a production call (the caller could swallow a throw there): thrown at the next observe. */
   #violation: InvariantViolation | undefined;
 
@@ -131,9 +133,15 @@ export class GroupWatch {
 
   /** A member sends `m`, a term probe's answer that is counted for a former member of its node (ProbeAnswerUnadded). */
   probeAnswered(g: RaftGroup<unknown>, m: Message): void {
-    if (!this.#inv.rules || m.type !== 'termProbeResp' || m.reject || m.index === 0) return;
-    this.probeAnswersForFormer++;
+    if (m.type !== 'termProbeResp' || m.index === 0) return;
     const conf = g.raw.status().confState;
+    if (m.reject) {
+      // The window the rule is for: asked for its former member before it is in its configuration.
+      if (!conf.voters.includes(m.from) && !conf.learners.includes(m.from)) this.probesBeforeAdded++;
+      return;
+    }
+    this.probeAnswersForFormer++;
+    if (!this.#inv.rules) return;
     if (conf.voters.includes(m.from) || conf.learners.includes(m.from) || this.#violation !== undefined) return;
     this.#violation = new InvariantViolation(
       'ProbeAnswerUnadded',

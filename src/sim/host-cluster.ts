@@ -561,7 +561,7 @@ export class HostSimulation implements HostSimContext {
 
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
-    if (m.type === 'termProbeResp' && !m.reject && m.index !== 0) {
+    if (m.type === 'termProbeResp' && m.index !== 0) {
       const g = this.#groupById(from, group);
       if (g !== undefined) this.#watch.get(group)?.probeAnswered(g, m);
     }
@@ -1364,6 +1364,7 @@ export class HostSimulation implements HostSimContext {
     this.stats.oldTermQuorums = [...this.#watch.values()].reduce((s, w) => s + w.oldTermQuorums, 0);
     this.stats.promotions = [...this.#watch.values()].reduce((s, w) => s + w.promotions, 0);
     this.stats.probeAnswersForFormer = [...this.#watch.values()].reduce((s, w) => s + w.probeAnswersForFormer, 0);
+    this.stats.probesBeforeAdded = [...this.#watch.values()].reduce((s, w) => s + w.probesBeforeAdded, 0);
     this.log(`CALM round ${round}: recovered after ${took} ms`);
     this.chaos = true;
   }

@@ -57,6 +57,8 @@ export interface HostSimStats {
   promotions: number;
   /** Term probes answered by a new member for its node's former member (ProbeAnswerUnadded looks at each). */
   probeAnswersForFormer: number;
+  /** Term probes for a former member refused by its node's new member, not yet in its configuration (the window ProbeAnswerUnadded is for). */
+  probesBeforeAdded: number;
   /** Fsyncs that took a latency spike. */
   syncSpikes: number;
   batchesAcked: number;
@@ -190,6 +192,7 @@ export function emptyStats(): HostSimStats {
     oldTermQuorums: 0,
     promotions: 0,
     probeAnswersForFormer: 0,
+    probesBeforeAdded: 0,
     syncSpikes: 0,
     batchesAcked: 0,
     batchesFailed: 0,
