@@ -481,7 +481,13 @@ export class HostSimulation implements HostSimContext {
         }
       },
       placement: (id) => this.moves.lookup(id),
-      proposeMove: (node) => this.moves.propose(node),
+      proposeMove: (node) => {
+        const propose = this.moves.propose(node);
+        return (cmd) => {
+          this.#promotionRecorded(node, cmd);
+          return propose(cmd);
+        };
+      },
       placements: (id) => this.moves.views(id),
       partitionsOf: (id) => this.moves.placedOn(id),
       transport: (node) => this.#transport(node),
@@ -557,6 +563,23 @@ export class HostSimulation implements HostSimContext {
         }
       },
     };
+  }
+
+  /**
+   * PromotedUnrepaired where a move's promotion (or a rejoin) is recorded: the leader decided it from
+   * the status it has now (replica-mover.ts records in the round that decided it), so the learner's
+   * match must reach its term's first entry here as at the configuration change (group-watch.ts).
+   */
+  #promotionRecorded(node: SimHostNode, cmd: { readonly group: number; readonly step: string; readonly to: number }): void {
+    if (this.#opts.ruleChecks === false || (cmd.step !== 'promote' && cmd.step !== 'rejoin')) return;
+    const st = this.#groupById(node, cmd.group)?.raw.status();
+    if (st?.progress === undefined) return;
+    this.stats.promotionsRecorded++;
+    const match = st.progress.get(cmd.to)?.match ?? 0;
+    const termStart = st.termStart ?? 0;
+    if (match < termStart) {
+      this.fail(new InvariantViolation('PromotedUnrepaired', `group ${cmd.group}: leader n${node.id} of term ${st.term} (first entry ${termStart}, commit ${st.commit}) recorded ${cmd.step} of ${cmd.to}, its match ${match} below its term`));
+    }
   }
 
   #sendRaft(from: SimHostNode, group: number, m: Message): void {

@@ -55,6 +55,8 @@ export interface HostSimStats {
   oldTermQuorums: number;
   /** Learners a partition group's leader proposed to make voters (PromotedUnrepaired looks at each). */
   promotions: number;
+  /** Promotions (and rejoins) a partition group's leader recorded in the placement (PromotedUnrepaired looks at each). */
+  promotionsRecorded: number;
   /** Term probes answered by a new member for its node's former member (ProbeAnswerUnadded looks at each). */
   probeAnswersForFormer: number;
   /** Term probes for a former member refused by its node's new member, not yet in its configuration (the window ProbeAnswerUnadded is for). */
@@ -191,6 +193,7 @@ export function emptyStats(): HostSimStats {
     staleGrants: 0,
     oldTermQuorums: 0,
     promotions: 0,
+    promotionsRecorded: 0,
     probeAnswersForFormer: 0,
     probesBeforeAdded: 0,
     syncSpikes: 0,
