@@ -585,7 +585,8 @@ export class HostSimulation implements HostSimContext {
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
     if (m.type === 'termProbeResp' && m.index !== 0) {
-      const g = this.#groupById(from, group);
+      // Term probes are the metadata group's (#groupById knows the partition groups only).
+      const g = group === metadataGroup ? from.metadata?.raftGroup : this.#groupById(from, group);
       if (g !== undefined) this.#watch.get(group)?.probeAnswered(g, m);
     }
     const inc = from.incarnation;
