@@ -9,10 +9,23 @@
  *   copy of its own commits on fewer durable copies than a majority, which this check sees at once.
  * - TermFloor (invariants.ts): a member opened with its past term unknown (a wiped directory) takes no
  *   term below the highest term committed when it opened.
+ * - PromotedUnrepaired (partition groups): a leader makes a learner a voter only once it knows the
+ *   learner durably holds an entry of the leader's term (its match reaches the term's first entry). A
+ *   new or damaged member votes only once it holds such an entry (raft.ts, #maybeRepaired), and its
+ *   match can reach the commit index without one, through a snapshot of older terms: promoted then,
+ *   the group gains a voter that does not vote, which shows as lost availability only when another
+ *   member fails before the leader's next append repairs it (replica-move-plan.ts, caughtUp). Checked
+ *   where the proposal is made, as CommitOwnTerm checks its rule where a commit index moves.
+ * - ProbeAnswerUnadded: a member answers a term probe addressed to its node's former member (counted
+ *   in that member's place) only once it holds the configuration entry that added it (raft.ts, the
+ *   termProbe case): before, its term may be below one the former member acknowledged entries in,
+ *   and the asker learns too low a floor (TermFloor sees that only with a term layout made on
+ *   purpose). Checked as the answer leaves: the host sends a Ready's messages before it applies that
+ *   Ready, so the configuration then is the one the answer was given under.
  */
 import type { RaftGroup } from '../broker/raft-host/raft-group.js';
 import type { MirrorStorage, PersistRequest } from '../broker/raft-log-store.js';
-import type { Entry, Index, NodeId, Term } from '../raft/index.js';
+import type { Entry, Index, Message, NodeId, Term } from '../raft/index.js';
 import { bootstrapState } from '../raft/index.js';
 import { Invariants, InvariantViolation } from './invariants.js';
 import { chainHash } from './kv.js';
@@ -40,9 +53,20 @@ export class GroupWatch {
   elections = 0;
   /** See #countOldTermQuorum. */
   oldTermQuorums = 0;
+  /** Learners a leader proposed to make voters (PromotedUnrepaired's chances to fire). */
+  promotions = 0;
+  readonly #promotions: boolean;
+  /** Term probes answered for a former member (ProbeAnswerUnadded's chances to fire). */
+  probeAnswersForFormer = 0;
+  /** Term probes for a former member refused by its node's new member because it is not in its configuration yet. */
+  probesBeforeAdded = 0;
+  /** A broken rule seen inside a production call (the caller could swallow a throw there): thrown at the next observe. */
+  #violation: InvariantViolation | undefined;
 
-  constructor(group: number, founders: readonly NodeId[], rules = true) {
+  /** `promotions`: check PromotedUnrepaired (partition groups, whose learners a move promotes). */
+  constructor(group: number, founders: readonly NodeId[], rules = true, promotions = false) {
     this.group = group;
+    this.#promotions = promotions && rules;
     this.#inv = new Invariants({ rules });
     this.#inv.bootstrapped(bootstrapState(founders).entries);
   }
@@ -55,6 +79,28 @@ export class GroupWatch {
     this.#inv.notLeader(node);
     const st = g.raw.status();
     if (st.damaged?.termUnknown === true) this.#inv.termUnknown(node, st.term);
+    if (this.#promotions) this.#watchPromotions(node, g);
+  }
+
+  /** PromotedUnrepaired: wraps the member's proposal of configuration changes (as the node wraps its store). */
+  #watchPromotions(node: NodeId, g: RaftGroup<unknown>): void {
+    const raw = g.raw;
+    const propose = raw.proposeConfChange.bind(raw);
+    raw.proposeConfChange = (cc) => {
+      const st = raw.status();
+      const res = propose(cc);
+      if (!res.ok || cc.type !== 'addVoter' || st.progress === undefined || !st.confState.learners.includes(cc.nodeId)) return res;
+      this.promotions++;
+      const match = st.progress.get(cc.nodeId)?.match ?? 0;
+      const termStart = st.termStart ?? 0;
+      if (match < termStart && this.#violation === undefined) {
+        this.#violation = new InvariantViolation(
+          'PromotedUnrepaired',
+          `group ${this.group}: leader ${node} of term ${st.term} (first entry ${termStart}, commit ${st.commit}) proposed learner ${cc.nodeId} as a voter at ${res.firstIndex}, its match ${match} below its term`,
+        );
+      }
+      return res;
+    };
   }
 
   /** The member's disk lost fsynced writes (a fault the damaged-replica rule must handle). */
@@ -85,6 +131,24 @@ export class GroupWatch {
     });
   }
 
+  /** A member sends `m`, a term probe's answer that is counted for a former member of its node (ProbeAnswerUnadded). */
+  probeAnswered(g: RaftGroup<unknown>, m: Message): void {
+    if (m.type !== 'termProbeResp' || m.index === 0) return;
+    const conf = g.raw.status().confState;
+    if (m.reject) {
+      // The window the rule is for: asked for its former member before it is in its configuration.
+      if (!conf.voters.includes(m.from) && !conf.learners.includes(m.from)) this.probesBeforeAdded++;
+      return;
+    }
+    this.probeAnswersForFormer++;
+    if (!this.#inv.rules) return;
+    if (conf.voters.includes(m.from) || conf.learners.includes(m.from) || this.#violation !== undefined) return;
+    this.#violation = new InvariantViolation(
+      'ProbeAnswerUnadded',
+      `group ${this.group}: member ${m.from} answered ${m.to}'s term probe for former member ${m.index} with term ${m.term}, not yet in its configuration (voters [${conf.voters.join(',')}], learners [${conf.learners.join(',')}])`,
+    );
+  }
+
   /** A member applied `e` (every member must apply the same entry at an index). */
   applied(node: NodeId, e: Entry): void {
     this.#inv.stateMachineSafety(node, e.index, chainHash(0, e));
@@ -92,6 +156,7 @@ export class GroupWatch {
 
   /** After every event, for every running member; true when it has just become leader. */
   observe(node: NodeId, g: RaftGroup<unknown>): boolean {
+    if (this.#violation !== undefined) throw this.#violation;
     let elected = false;
     const raw = g.raw;
     const st = raw.status();

@@ -240,7 +240,7 @@ export class HostSimulation implements HostSimContext {
     layouts.forEach((rf, index) => {
       const replicas = shuffle(r, ids).slice(0, rf);
       this.partitions.push({ index, topic, partition: index, group: 100 + index, founders: replicas, replicas });
-      this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true));
+      this.#watch.set(100 + index, new GroupWatch(100 + index, replicas, opts.ruleChecks ?? true, true));
     });
     // A batch's append time is some node's clock after it was sent: at least the slowest clock then.
     this.ledger = new PartitionLedger(this.partitions.length, () => Math.min(...this.nodes().map((n) => n.clock.nowMs())));
@@ -481,7 +481,13 @@ export class HostSimulation implements HostSimContext {
         }
       },
       placement: (id) => this.moves.lookup(id),
-      proposeMove: (node) => this.moves.propose(node),
+      proposeMove: (node) => {
+        const propose = this.moves.propose(node);
+        return (cmd) => {
+          this.#promotionRecorded(node, cmd);
+          return propose(cmd);
+        };
+      },
       placements: (id) => this.moves.views(id),
       partitionsOf: (id) => this.moves.placedOn(id),
       transport: (node) => this.#transport(node),
@@ -559,8 +565,30 @@ export class HostSimulation implements HostSimContext {
     };
   }
 
+  /**
+   * PromotedUnrepaired where a move's promotion (or a rejoin) is recorded: the leader decided it from
+   * the status it has now (replica-mover.ts records in the round that decided it), so the learner's
+   * match must reach its term's first entry here as at the configuration change (group-watch.ts).
+   */
+  #promotionRecorded(node: SimHostNode, cmd: { readonly group: number; readonly step: string; readonly to: number }): void {
+    if (this.#opts.ruleChecks === false || (cmd.step !== 'promote' && cmd.step !== 'rejoin')) return;
+    const st = this.#groupById(node, cmd.group)?.raw.status();
+    if (st?.progress === undefined) return;
+    this.stats.promotionsRecorded++;
+    const match = st.progress.get(cmd.to)?.match ?? 0;
+    const termStart = st.termStart ?? 0;
+    if (match < termStart) {
+      this.fail(new InvariantViolation('PromotedUnrepaired', `group ${cmd.group}: leader n${node.id} of term ${st.term} (first entry ${termStart}, commit ${st.commit}) recorded ${cmd.step} of ${cmd.to}, its match ${match} below its term`));
+    }
+  }
+
   #sendRaft(from: SimHostNode, group: number, m: Message): void {
     this.stats.messages++;
+    if (m.type === 'termProbeResp' && m.index !== 0) {
+      // Term probes are the metadata group's (#groupById knows the partition groups only).
+      const g = group === metadataGroup ? from.metadata?.raftGroup : this.#groupById(from, group);
+      if (g !== undefined) this.#watch.get(group)?.probeAnswered(g, m);
+    }
     const inc = from.incarnation;
     // Routed by node, as the gRPC transport does (a member id names its node: core/member-id.ts).
     const toNode = nodeOfMember(m.to);
@@ -1358,6 +1386,9 @@ export class HostSimulation implements HostSimContext {
     }
     this.stats.elections = [...this.#watch.values()].reduce((s, w) => s + w.elections, 0);
     this.stats.oldTermQuorums = [...this.#watch.values()].reduce((s, w) => s + w.oldTermQuorums, 0);
+    this.stats.promotions = [...this.#watch.values()].reduce((s, w) => s + w.promotions, 0);
+    this.stats.probeAnswersForFormer = [...this.#watch.values()].reduce((s, w) => s + w.probeAnswersForFormer, 0);
+    this.stats.probesBeforeAdded = [...this.#watch.values()].reduce((s, w) => s + w.probesBeforeAdded, 0);
     this.log(`CALM round ${round}: recovered after ${took} ms`);
     this.chaos = true;
   }

@@ -53,6 +53,14 @@ export interface HostSimStats {
   staleGrants: number;
   /** Moments a leader's majority matched an entry of an earlier term above its commit (group-watch.ts). */
   oldTermQuorums: number;
+  /** Learners a partition group's leader proposed to make voters (PromotedUnrepaired looks at each). */
+  promotions: number;
+  /** Promotions (and rejoins) a partition group's leader recorded in the placement (PromotedUnrepaired looks at each). */
+  promotionsRecorded: number;
+  /** Term probes answered by a new member for its node's former member (ProbeAnswerUnadded looks at each). */
+  probeAnswersForFormer: number;
+  /** Term probes for a former member refused by its node's new member, not yet in its configuration (the window ProbeAnswerUnadded is for). */
+  probesBeforeAdded: number;
   /** Fsyncs that took a latency spike. */
   syncSpikes: number;
   batchesAcked: number;
@@ -83,6 +91,8 @@ export interface HostSimStats {
    * the damaged member learns its floor with a new member answering for its node's former one.
    */
   metadataLossesBesideNew: number;
+  /** Of those, on five nodes, while the wiped node's new member was not yet in the metadata configuration (two damaged at once). */
+  metadataLossesBesideUnadded: number;
   /**
    * Partition members of wiped directories the metadata leader began to replace by the member the
    * directory runs now (partition-members.ts: a move on the same node), and replacements carried out
@@ -182,6 +192,10 @@ export function emptyStats(): HostSimStats {
     elections: 0,
     staleGrants: 0,
     oldTermQuorums: 0,
+    promotions: 0,
+    promotionsRecorded: 0,
+    probeAnswersForFormer: 0,
+    probesBeforeAdded: 0,
     syncSpikes: 0,
     batchesAcked: 0,
     batchesFailed: 0,
@@ -196,6 +210,7 @@ export function emptyStats(): HostSimStats {
     wipesOfPromoted: 0,
     metadataLosses: 0,
     metadataLossesBesideNew: 0,
+    metadataLossesBesideUnadded: 0,
     membersKept: 0,
     replacementsStarted: 0,
     replacementsDone: 0,

@@ -57,6 +57,7 @@ const actions = [
   'lostMetadata',
   'wipeBesideDeposed',
   'wipeBesideDeposed',
+  'lostMetadataBesideNew',
   'move',
   'move',
   'move',
@@ -78,6 +79,11 @@ export class Nemesis {
    * often, as it still counts as leading a group) and no second such scenario begins meanwhile.
    */
   readonly #spared = new Set<number>();
+  /**
+   * A lostMetadataBesideNew that wiped a node first and whose round of chaos ended before the wiped
+   * node's replacements did (they take seconds): the next round looks for its moment again.
+   */
+  #lossOwed = false;
 
   constructor(ctx: HostSimContext) {
     this.#ctx = ctx;
@@ -312,6 +318,11 @@ export class Nemesis {
         detail = this.#wipeBesideDeposed() ?? detail;
         break;
       }
+      case 'lostMetadataBesideNew': {
+        if (!ctx.lostTail) break;
+        detail = this.#lostMetadataBesideNew() ?? detail;
+        break;
+      }
       case 'move':
         // The operator: a replica moved to a node outside its group, or a move cancelled (host-moves.ts).
         detail = ctx.moveReplica();
@@ -456,6 +467,120 @@ export class Nemesis {
     return looks === 0 ? undefined : 'waiting for a leader of three voters';
   }
 
+  /**
+   * A node loses its metadata group's records while another node runs a new metadata member (its
+   * directory was wiped): the damaged member learns its term floor from the cluster's nodes under their
+   * node ids, and the wiped node's new member answers for its former one (docs/metadata-raft.md). Drawn
+   * plainly (lostMetadata), that order came in few seeds, and a new member's answer decided a probe
+   * in fewer (mutant no-probe-answer-for-former: 1 of 40). On three and four nodes (one damaged node at
+   * a time) a node is wiped first when none runs a new member, and the loss waits for its moment: no
+   * node damaged (the replacements done, which take seconds), looking every 20 to 60 ms while the chaos lasts (10 s at most), and again in the next round if this one ends first. Five nodes take
+   * two damaged metadata members at once (#twoDamaged).
+   */
+  #lostMetadataBesideNew(): string | undefined {
+    const ctx = this.#ctx;
+    const r = ctx.rng;
+    if (ctx.nodes().length === 5) return this.#twoDamaged();
+    let detail: string | undefined;
+    if (!ctx.nodes().some((o) => o.member !== o.id)) {
+      detail = this.#wipe();
+      if (detail === undefined) return undefined;
+      detail = `wiped ${detail} first`;
+      this.#lossOwed = true;
+    }
+    this.#lookForLoss();
+    return detail ?? 'waiting for a node running a new member';
+  }
+
+  /** See #lostMetadataBesideNew: the loss waits for no node to be damaged; owed to the next round if this one ends first. */
+  #lookForLoss(): void {
+    const ctx = this.#ctx;
+    const r = ctx.rng;
+    const until = ctx.nowMs() + 10000;
+    const look = (): void => {
+      if (!ctx.chaos) return;
+      const news = ctx.nodes().filter((o) => o.running && o.member !== o.id);
+      const ds = ctx.nodes().filter((o) => o.running && o.member === o.id && !this.#spared.has(o.id));
+      if (news.length > 0 && ds.length > 0 && ctx.damaged.size === 0) {
+        const d = r.pick(ds);
+        ctx.stats.metadataLossesBesideNew++;
+        ctx.log(`NEMESIS lostMetadataBesideNew: n${d.id} beside new member ${news.map((w) => `n${w.id}:${w.member}`).join(',')}`);
+        ctx.loseMetadata(d, r.between(10, 300));
+        this.#lossOwed = false;
+        return;
+      }
+      if (ctx.nowMs() < until) ctx.at(r.between(20, 60), look);
+    };
+    look();
+  }
+
+  /**
+   * Five nodes: W's directory is wiped and, while its new metadata member is not yet in the
+   * configuration it applied, D (a node that shares no partition group of three with W) loses its
+   * metadata records; D is then kept from two of the three
+   * healthy nodes (cuts made again at each look, every 20 to 60 ms) until W's new member is in its
+   * configuration or 2 s have passed, so that D's probe for its term floor (three answers of its four
+   * peers) is still asking when W's new member may answer for its former one. It must not before it
+   * is in the configuration (ProbeAnswerUnadded; mutant probe-answer-before-added). Two damaged
+   * metadata members of five leave three that elect and commit; D's probe completes once the cuts go.
+   */
+  #twoDamaged(): string | undefined {
+    const ctx = this.#ctx;
+    const r = ctx.rng;
+    if (ctx.damaged.size > 0 || this.#spared.size > 0) return undefined;
+    // A metadata loss damages the node's partition groups too (its marker file goes with the records):
+    // D shares no group of three with W, which would be left with one undamaged member of three.
+    const holds = (n: SimHostNode, p: SimPartition): boolean => p.replicas.includes(n.id) || n.replicas?.replica(p.topic, p.partition) !== undefined;
+    const apart = (a: SimHostNode, b: SimHostNode): boolean => ctx.partitions.every((p) => p.replicas.length >= 5 || !(holds(a, p) && holds(b, p)));
+    const ws = ctx.nodes().filter((o) => o.running && ctx.nodes().some((d) => d !== o && apart(o, d)));
+    if (ws.length === 0) return undefined;
+    const w = r.pick(ws);
+    if (ctx.promotedOn(w.id)) ctx.stats.wipesOfPromoted++;
+    ctx.stats.wipes++;
+    ctx.crash(w, { kind: 'wiped' }, r.between(10, 100));
+    const unadded = (): boolean => {
+      const md = w.running ? w.metadata?.raftGroup : undefined;
+      return md !== undefined && md.self === w.member && !md.conf.voters.includes(md.self) && !md.conf.learners.includes(md.self);
+    };
+    let until = ctx.nowMs() + 1500;
+    const look = (): void => {
+      if (!ctx.chaos) return;
+      const others = ctx.nodes().filter((o) => o.id !== w.id && o.running && o.member === o.id && !ctx.damaged.has(o.id) && !this.#spared.has(o.id));
+      const ds = others.filter((o) => apart(o, w));
+      if (!unadded() || others.length < 4 || ds.length === 0) {
+        if (ctx.nowMs() < until) ctx.at(r.between(10, 30), look);
+        return;
+      }
+      const d = r.pick(ds);
+      const cutFrom = shuffle(r, others.filter((o) => o !== d).map((o) => o.id)).slice(0, 2);
+      ctx.stats.metadataLossesBesideNew++;
+      ctx.stats.metadataLossesBesideUnadded++;
+      ctx.log(`NEMESIS lostMetadataBesideNew: n${d.id} while n${w.id}'s new member ${w.member} is not in its configuration; n${d.id} cut from ${cutFrom.map((id) => `n${id}`).join(',')}`);
+      ctx.loseMetadata(d, r.between(10, 50));
+      const cut = (on: boolean): void => {
+        for (const id of cutFrom) {
+          if (on) {
+            ctx.net.cutOneWay(d.id, id);
+            ctx.net.cutOneWay(id, d.id);
+          } else {
+            ctx.net.uncutOneWay(d.id, id);
+            ctx.net.uncutOneWay(id, d.id);
+          }
+        }
+      };
+      until = ctx.nowMs() + 2000;
+      const hold = (): void => {
+        if (!ctx.chaos) return;
+        if (ctx.nowMs() >= until || (w.running && !unadded() && w.metadata !== undefined)) return cut(false);
+        cut(true);
+        ctx.at(r.between(20, 60), hold);
+      };
+      hold();
+    };
+    ctx.at(r.between(10, 30), look);
+    return `n${w.id} wiped, a metadata loss beside its new member to follow`;
+  }
+
   /** The fsync time a node's disk takes for one write now. */
   syncMs(node: number): number {
     const r = this.#ctx.rng;
@@ -475,6 +600,7 @@ export class Nemesis {
     this.#spikeRate = r.pick([0.02, 0.05, 0.1, 0.2]);
     this.#spikeMsMax = r.pick([60, 150]);
     this.#ctx.log(`NEMESIS fsync spikes: ${this.#spikeRate * 100} % up to ${this.#spikeMsMax} ms`);
+    if (this.#lossOwed && this.#ctx.lostTail) this.#lookForLoss();
   }
 
   calm(): void {

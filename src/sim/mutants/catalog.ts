@@ -177,9 +177,12 @@ export const mutants: readonly Mutant[] = [
     file: 'src/raft/raft.ts',
     find: '      const unknown = this.#probe !== null || (m.index !== 0 && !this.trk.isMember(this.id));',
     replace: '      const unknown = this.#probe !== null;',
-    // The simulations do not make the window (a probe reaching a new member between its registration
-    // and its addition while the former member's acknowledgements are above its term): the test does.
-    sims: [],
+    // The host simulation aims at the window on five nodes (a node loses its metadata records while a
+    // wiped node's new member is not yet in the configuration: host-nemesis.ts, lostMetadataBesideNew)
+    // and checks the rule as the answer leaves (ProbeAnswerUnadded), but no seed of 1-20 reached it
+    // (docs/testing.md says why); the consequence, too low a floor, also needs a term layout no seed
+    // makes. The test scripts both.
+    sims: ['host'],
     tests: ['src/raft/term-probe.test.ts'],
   },
   {
