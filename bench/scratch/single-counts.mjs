@@ -7,12 +7,14 @@
 // not latencies: they hold on a loaded machine.
 //   npm run build:bench && node bench/scratch/single-counts.mjs [rounds] LABEL=ROOT[::--flag,--flag[::ENV=value,ENV=value]] ...
 //   env: RATE (500), SECONDS (10), PROMISES=1 (count promises too; slows the broker)
+//   PREFILL=S: before the warm-up, S seconds of (a)'s closed loop of batches of 1000 (4 producers), as
+//   `npm run bench` runs before (b): the memory tails' slabs are then full, as on a node that has run a while.
 //   PERF=DIR [PERF_EVENT=EVENT]: the broker runs with --perf-basic-prof and `perf record -g` samples it
 //   during the measured window (DIR/perf-LABEL-rROUND.data; with PERF_EVENT=probe_node:abappend the
 //   ArrayBuffers it creates: bench/scratch/arraybuffer-census.py, RATE x SECONDS requests).
 import { startBroker, brokerEntryOf } from '../../dist-bench/bench/lib/broker.js';
 import { batchBodies, eventTypeBody } from '../../dist-bench/bench/lib/events.js';
-import { openLoop, publishPool } from '../../dist-bench/bench/lib/load.js';
+import { closedLoop, openLoop, publishPool } from '../../dist-bench/bench/lib/load.js';
 import { http } from '../../dist-bench/bench/lib/http.js';
 import { loadavg, tmpdir } from 'node:os';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +35,7 @@ const builds = args.map((a) => {
 const rate = Number(process.env.RATE ?? 500);
 const seconds = Number(process.env.SECONDS ?? 10);
 const bodies = batchBodies(10, 500, 1_000_000);
+const bodies1000 = batchBodies(1000, 8, 0);
 const tick = 100; // USER_HZ
 const perfDir = process.env.PERF;
 if (perfDir !== undefined) mkdirSync(perfDir, { recursive: true });
@@ -56,6 +59,12 @@ for (let round = 1; round <= rounds; round++) {
     const b = await startBroker({ entry: brokerEntryOf(root), nodeArgs: [...flags, ...(perfDir === undefined ? [] : ['--perf-basic-prof']), '-r', join(here, 'single-counts.cjs')], env: { ...env, COUNTS_OUT: out } });
     try {
       await http(b.url, 'POST', '/event-types', eventTypeBody('lat.x', 'hash'));
+      const prefill = Number(process.env.PREFILL ?? 0);
+      if (prefill > 0) {
+        const p4 = publishPool(b.url, 4);
+        await closedLoop({ pool: p4, path: '/event-types/lat.x/events', bodies: bodies1000, eventsPerBody: 1000, producers: 4, warmupMs: 0, durationMs: prefill * 1000 });
+        await p4.close();
+      }
       const pool = publishPool(b.url, 32);
       await openLoop({ pool, path: '/event-types/lat.x/events', bodies, requestsPerS: rate, warmupMs: 0, durationMs: 2000 });
       const s0 = await snapshot(b, out, 0);
