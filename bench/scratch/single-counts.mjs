@@ -7,15 +7,22 @@
 // not latencies: they hold on a loaded machine.
 //   npm run build:bench && node bench/scratch/single-counts.mjs [rounds] LABEL=ROOT[::--flag,--flag[::ENV=value,ENV=value]] ...
 //   env: RATE (500), SECONDS (10), PROMISES=1 (count promises too; slows the broker)
+//   PREFILL=S: before the warm-up, S seconds of (a)'s closed loop of batches of 1000 (4 producers), as
+//   `npm run bench` runs before (b): the memory tails' slabs are then full, as on a node that has run a while.
+//   PERF=DIR [PERF_EVENT=EVENT]: the broker runs with --perf-basic-prof and `perf record -g` samples it
+//   during the measured window (DIR/perf-LABEL-rROUND.data; with PERF_EVENT=probe_node:abappend the
+//   ArrayBuffers it creates: bench/scratch/arraybuffer-census.py, RATE x SECONDS requests).
 import { startBroker, brokerEntryOf } from '../../dist-bench/bench/lib/broker.js';
 import { batchBodies, eventTypeBody } from '../../dist-bench/bench/lib/events.js';
-import { openLoop, publishPool } from '../../dist-bench/bench/lib/load.js';
+import { closedLoop, openLoop, publishPool } from '../../dist-bench/bench/lib/load.js';
 import { http } from '../../dist-bench/bench/lib/http.js';
 import { loadavg, tmpdir } from 'node:os';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -28,7 +35,10 @@ const builds = args.map((a) => {
 const rate = Number(process.env.RATE ?? 500);
 const seconds = Number(process.env.SECONDS ?? 10);
 const bodies = batchBodies(10, 500, 1_000_000);
+const bodies1000 = batchBodies(1000, 8, 0);
 const tick = 100; // USER_HZ
+const perfDir = process.env.PERF;
+if (perfDir !== undefined) mkdirSync(perfDir, { recursive: true });
 
 async function snapshot(b, out, n) {
   process.kill(b.pid, 'SIGUSR2');
@@ -46,14 +56,22 @@ const endsIn = (r, xs) => xs.some(([, e]) => e > r[0] && e < r[1]);
 for (let round = 1; round <= rounds; round++) {
   for (const { label, root, flags, env } of round % 2 === 1 ? builds : [...builds].reverse()) {
     const out = join(tmpdir(), `single-counts-${process.pid}-${label}`);
-    const b = await startBroker({ entry: brokerEntryOf(root), nodeArgs: [...flags, '-r', join(here, 'single-counts.cjs')], env: { ...env, COUNTS_OUT: out } });
+    const b = await startBroker({ entry: brokerEntryOf(root), nodeArgs: [...flags, ...(perfDir === undefined ? [] : ['--perf-basic-prof']), '-r', join(here, 'single-counts.cjs')], env: { ...env, COUNTS_OUT: out } });
     try {
       await http(b.url, 'POST', '/event-types', eventTypeBody('lat.x', 'hash'));
+      const prefill = Number(process.env.PREFILL ?? 0);
+      if (prefill > 0) {
+        const p4 = publishPool(b.url, 4);
+        await closedLoop({ pool: p4, path: '/event-types/lat.x/events', bodies: bodies1000, eventsPerBody: 1000, producers: 4, warmupMs: 0, durationMs: prefill * 1000 });
+        await p4.close();
+      }
       const pool = publishPool(b.url, 32);
       await openLoop({ pool, path: '/event-types/lat.x/events', bodies, requestsPerS: rate, warmupMs: 0, durationMs: 2000 });
       const s0 = await snapshot(b, out, 0);
+      const perf = perfDir === undefined ? undefined : spawn('perf', ['record', '-e', process.env.PERF_EVENT ?? 'cpu-clock', '-g', '-o', join(perfDir, `perf-${label}-r${round}.data`), '-p', String(b.pid), '--', 'sleep', String(seconds)], { stdio: 'ignore' });
       const r = await openLoop({ pool, path: '/event-types/lat.x/events', bodies, requestsPerS: rate, warmupMs: 0, durationMs: seconds * 1000 });
       const s1 = await snapshot(b, out, 1);
+      if (perf !== undefined && perf.exitCode === null) await new Promise((res) => perf.once('exit', res));
       await pool.close();
       const n = s1.posts - s0.posts;
       const per = (k, scale = 1, digits = 2) => ((scale * (s1[k] - s0[k])) / n).toFixed(digits);

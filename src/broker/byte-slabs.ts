@@ -4,7 +4,11 @@
  * of its own: with one buffer per entry, kept seconds to minutes, V8 counted every entry's bytes as
  * external memory grown since the last mark-compact (into the old generation's limit), and the tail
  * alone started most mark-compacts of a steady publish load (docs/benchmarks.md, "what starts the
- * mark-compacts of (b)"). Slabs are allocated on first use and kept: after warm-up nothing grows.
+ * mark-compacts of (b)"). Slabs are kept once allocated: after warm-up nothing grows. A node allocates
+ * them all when it starts (`reserve`): allocated on first use, they came while the first 64 MiB of
+ * entries arrived, each 4 MiB counted as external memory grown since the last mark-compact, and started
+ * mark-compacts of their own under a fresh node's load (docs/benchmarks.md, "Single node, 2026-11-28
+ * morning: the ArrayBuffer bytes per request against 4e45473"). Untouched, their pages cost no RSS.
  *
  * Bookkeeping only (no I/O, no clock): a handle is slab * slabBytes + offset; the caller keeps the
  * length and frees exactly what it allocated. Frees may come in any order (groups compact and
@@ -47,6 +51,11 @@ export class ByteSlabs {
     let s = 4 * 1024 * 1024;
     while (s > 4096 && totalBytes / s < 8) s /= 2;
     return s;
+  }
+
+  /** Allocates every slab now rather than on first use (contents uninitialised; pages untouched). */
+  reserve(): void {
+    for (let s = 0; s < this.slabCount; s++) this.#slabs[s] ??= Buffer.allocUnsafeSlow(this.slabBytes);
   }
 
   /** A handle for `len` (> 0) bytes, or -1 when no slab has room for them. */

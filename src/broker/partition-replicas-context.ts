@@ -42,6 +42,8 @@ export class ReplicasContext {
   constructor(o: PartitionReplicasOptions) {
     this.o = o;
     this.slabs = o.tailSlabs === undefined ? new ByteSlabs(o.memoryBytesTotal ?? memoryBytesTotalDefault) : new ByteSlabs(o.tailSlabs.totalBytes, o.tailSlabs.slabBytes);
+    // Before any load: slabs allocated under load would count as external memory grown (byte-slabs.ts).
+    this.slabs.reserve();
   }
 
   /** The member this node's directory runs as in partition groups (the node id unless it was wiped). */

@@ -11,6 +11,8 @@ import { MemoryStorage } from '../raft/index.js';
 import type { Entry } from '../raft/index.js';
 import { ByteSlabs } from './byte-slabs.js';
 import { RingStorage } from './ring-storage.js';
+import { ReplicasContext } from './partition-replicas-context.js';
+import type { PartitionReplicasOptions } from './partition-replicas-types.js';
 import { encodeBatchEntry, isChecked } from '../log/partition-entry.js';
 
 type Op =
@@ -58,9 +60,11 @@ function check(ring: RingStorage, model: MemoryStorage, what: string): void {
 
 test('the memory tail in slabs reads as MemoryStorage does, across shared slabs that fill, wrap and refuse', () => {
   fc.assert(
-    fc.property(fc.array(op, { minLength: 1, maxLength: 120 }), fc.integer({ min: 1, max: 4 }), (ops, slabCount) => {
+    fc.property(fc.array(op, { minLength: 1, maxLength: 120 }), fc.integer({ min: 1, max: 4 }), fc.boolean(), (ops, slabCount, reserved) => {
       // Slabs of 1 KiB: entries of up to 700 bytes, so slabs fill after one or two entries and wrap often.
       const slabs = new ByteSlabs(slabCount * 1024, 1024);
+      // A node reserves its slabs when it starts (uninitialised memory): reads must not depend on it.
+      if (reserved) slabs.reserve();
       const pairs = [0, 1, 2].map(() => ({ ring: new RingStorage(slabs), model: new MemoryStorage() }));
       let serial = 0;
       for (const o of ops) {
@@ -119,6 +123,19 @@ test('the memory tail in slabs reads as MemoryStorage does, across shared slabs 
     }),
     { numRuns: 400 },
   );
+});
+
+test('slabs: reserve allocates every slab up front, once; a node reserves its own when it starts', () => {
+  const slabs = new ByteSlabs(4096, 1024);
+  assert.equal(slabs.slabsAllocated(), 0, 'allocated on first use unless reserved');
+  slabs.reserve();
+  assert.equal(slabs.slabsAllocated(), 4);
+  const h = slabs.alloc(600);
+  slabs.write(h, Buffer.alloc(600, 7));
+  slabs.reserve(); // a second reserve allocates nothing new: what is written stays
+  assert.deepEqual(slabs.copy(h, 600), Buffer.alloc(600, 7));
+  const ctx = new ReplicasContext({ tailSlabs: { totalBytes: 8192, slabBytes: 2048 } } as unknown as PartitionReplicasOptions);
+  assert.equal(ctx.slabs.slabsAllocated(), 4, 'the node allocated its slabs before any load');
 });
 
 test('slabs: a freed slab is reused, a full set refuses, and what is refused is counted', () => {
