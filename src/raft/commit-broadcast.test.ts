@@ -7,66 +7,13 @@
 // Method: three RawNodes over MemoryStorage, messages delivered by hand between Readies.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Prng } from '../sim/prng.js';
-import { bootstrapState } from './confchange.js';
-import { RawNode } from './rawnode.js';
-import { MemoryStorage } from './storage.js';
-import type { Ready } from './rawnode.js';
-import { commitOnlyAppend, incompleteAck, makeMessage, type Message, type NodeId } from './types.js';
+import { HandGroup } from '../testing/raft-hand-group.js';
+import { commitOnlyAppend, incompleteAck, makeMessage, type NodeId } from './types.js';
 
 const ids: NodeId[] = [1, 2, 3];
 
-class Group {
-  readonly nodes = new Map<NodeId, { raw: RawNode; storage: MemoryStorage }>();
-
-  constructor() {
-    const rng = new Prng(11);
-    for (const id of ids) {
-      const storage = new MemoryStorage();
-      const { entries, hardState } = bootstrapState(ids);
-      storage.append(entries);
-      storage.setHardState(hardState);
-      const raw = new RawNode({ id, storage, applied: 0, electionTicks: 10, heartbeatTicks: 1, random: rng.fork(), preVote: true, checkQuorum: true, damaged: null });
-      this.nodes.set(id, { raw, storage });
-    }
-  }
-
-  raw(id: NodeId): RawNode {
-    return this.nodes.get(id)!.raw;
-  }
-
-  /** One Ready of `id`, persisted and advanced; its messages. */
-  ready(id: NodeId): Message[] {
-    const n = this.nodes.get(id)!;
-    if (!n.raw.hasReady()) return [];
-    const rd: Ready = n.raw.ready();
-    if (rd.snapshot) n.storage.applySnapshot(rd.snapshot);
-    n.storage.append(rd.entries);
-    if (rd.hardState) n.storage.setHardState(rd.hardState);
-    for (const e of rd.committedEntries) if (e.type === 'confChange') n.raw.applyConfChange(e);
-    n.raw.advance(rd);
-    return [...rd.messages];
-  }
-
-  /** Runs every Ready and delivers every message until nothing moves. */
-  settle(): void {
-    for (let round = 0; round < 1000; round++) {
-      const inFlight: Message[] = [];
-      for (const id of ids) while (this.raw(id).hasReady()) inFlight.push(...this.ready(id));
-      if (inFlight.length === 0) return;
-      for (const m of inFlight) this.raw(m.to).step(m);
-    }
-    throw new Error('the group does not settle');
-  }
-}
-
-function elected(): Group {
-  const g = new Group();
-  g.settle();
-  g.raw(1).campaign();
-  g.settle();
-  assert.equal(g.raw(1).isLeader(), true);
-  return g;
+function elected(): HandGroup {
+  return new HandGroup(ids, 11).elect(1);
 }
 
 const data = (s: string) => new TextEncoder().encode(s);
@@ -216,18 +163,9 @@ test('an empty append the leader needs an answer to is answered: a probe, and to
 });
 
 test('a group of one has nobody to tell a commit: no broadcast is pending after it (it may quiesce at once)', () => {
-  const storage = new MemoryStorage();
-  const { entries, hardState } = bootstrapState([1]);
-  storage.append(entries);
-  storage.setHardState(hardState);
-  const raw = new RawNode({ id: 1, storage, applied: 0, electionTicks: 10, heartbeatTicks: 1, random: new Prng(3), preVote: true, checkQuorum: true, damaged: null });
-  const turn = () => {
-    const rd = raw.ready();
-    storage.append(rd.entries);
-    if (rd.hardState) storage.setHardState(rd.hardState);
-    for (const e of rd.committedEntries) if (e.type === 'confChange') raw.applyConfChange(e);
-    raw.advance(rd);
-  };
+  const g = new HandGroup([1], 3);
+  const raw = g.raw(1);
+  const turn = (): void => void g.ready(1);
   while (raw.hasReady()) turn();
   raw.campaign();
   while (raw.hasReady()) turn();

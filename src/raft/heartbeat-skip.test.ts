@@ -8,54 +8,14 @@
 // Method: three RawNodes over MemoryStorage, messages delivered by hand between Readies.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Prng } from '../sim/prng.js';
-import { bootstrapState } from './confchange.js';
-import { RawNode } from './rawnode.js';
-import { MemoryStorage } from './storage.js';
-import type { Message, NodeId } from './types.js';
+import { HandGroup } from '../testing/raft-hand-group.js';
+import type { NodeId } from './types.js';
 
 const ids: NodeId[] = [1, 2, 3];
 
-class Group {
-  readonly nodes = new Map<NodeId, { raw: RawNode; storage: MemoryStorage }>();
-
+class Group extends HandGroup {
   constructor(heartbeatWhileReplicating: boolean | undefined, inflightAppendsMax = 256) {
-    const rng = new Prng(5);
-    for (const id of ids) {
-      const storage = new MemoryStorage();
-      const { entries, hardState } = bootstrapState(ids);
-      storage.append(entries);
-      storage.setHardState(hardState);
-      const raw = new RawNode({ id, storage, applied: 0, electionTicks: 10, heartbeatTicks: 1, random: rng.fork(), preVote: true, checkQuorum: true, damaged: null, inflightAppendsMax, heartbeatWhileReplicating });
-      this.nodes.set(id, { raw, storage });
-    }
-  }
-
-  raw(id: NodeId): RawNode {
-    return this.nodes.get(id)!.raw;
-  }
-
-  ready(id: NodeId): Message[] {
-    const n = this.nodes.get(id)!;
-    if (!n.raw.hasReady()) return [];
-    const rd = n.raw.ready();
-    if (rd.snapshot) n.storage.applySnapshot(rd.snapshot);
-    n.storage.append(rd.entries);
-    if (rd.hardState) n.storage.setHardState(rd.hardState);
-    for (const e of rd.committedEntries) if (e.type === 'confChange') n.raw.applyConfChange(e);
-    n.raw.advance(rd);
-    return [...rd.messages];
-  }
-
-  /** Runs every Ready and delivers every message (but those `drop` refuses) until nothing moves. */
-  settle(drop: (m: Message) => boolean = () => false): void {
-    for (let round = 0; round < 1000; round++) {
-      const inFlight: Message[] = [];
-      for (const id of ids) while (this.raw(id).hasReady()) inFlight.push(...this.ready(id));
-      if (inFlight.length === 0) return;
-      for (const m of inFlight) if (!drop(m)) this.raw(m.to).step(m);
-    }
-    throw new Error('the group does not settle');
+    super(ids, 5, { inflightAppendsMax, heartbeatWhileReplicating });
   }
 
   /** One heartbeat round of the leader (node 1), its messages delivered; the followers its heartbeats go to. */
@@ -71,11 +31,7 @@ class Group {
 }
 
 function elected(heartbeatWhileReplicating: boolean | undefined, inflightAppendsMax?: number): Group {
-  const g = new Group(heartbeatWhileReplicating, inflightAppendsMax);
-  g.settle();
-  g.raw(1).campaign();
-  g.settle();
-  assert.equal(g.raw(1).isLeader(), true);
+  const g = new Group(heartbeatWhileReplicating, inflightAppendsMax).elect(1);
   // A first round clears what the election's appends and answers left.
   g.heartbeatRound();
   g.settle();
