@@ -7,14 +7,17 @@
 // Method: three RawNodes over MemoryStorage, messages delivered by hand between Readies.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HandGroup } from '../testing/raft-hand-group.js';
+import { HandGroup, type HandGroupConfig } from '../testing/raft-hand-group.js';
 import { commitOnlyAppend, incompleteAck, makeMessage, type NodeId } from './types.js';
 
 const ids: NodeId[] = [1, 2, 3];
 
-function elected(): HandGroup {
-  return new HandGroup(ids, 11).elect(1);
+function elected(config: HandGroupConfig = {}): HandGroup {
+  return new HandGroup(ids, 11, config).elect(1);
 }
+
+/** What partition groups run with (heartbeatWhileReplicating false): the fewer messages of raft.ts. */
+const partitionGroup: HandGroupConfig = { heartbeatWhileReplicating: false };
 
 const data = (s: string) => new TextEncoder().encode(s);
 
@@ -69,7 +72,7 @@ test('a commit with nothing proposed since still reaches the followers with the 
 });
 
 test('a follower whose acknowledgement is on its way is told the commit without being asked again', () => {
-  const g = elected();
+  const g = elected(partitionGroup);
   const leader = g.raw(1);
   assert.equal(leader.propose(data('a')).ok, true);
   const first = g.ready(1).filter((m) => m.type === 'app');
@@ -107,7 +110,7 @@ test('a follower whose acknowledgement is on its way is told the commit without 
 });
 
 test('an acknowledgement that commits nothing, while the next entry is in flight, sends nothing', () => {
-  const g = elected();
+  const g = elected(partitionGroup);
   const leader = g.raw(1);
   assert.equal(leader.propose(data('a')).ok, true);
   const first = g.ready(1).filter((m) => m.type === 'app');
@@ -124,6 +127,24 @@ test('an acknowledgement that commits nothing, while the next entry is in flight
   for (const m of second) g.raw(m.to).step(m);
   g.settle();
   for (const id of ids) assert.equal(g.raw(id).status().commit, leader.status().lastIndex, `node ${id} committed b`);
+});
+
+test('with the default config (the metadata group, whose read leases hear applied indexes in answers) those appends are still answered', () => {
+  const g = elected();
+  const leader = g.raw(1);
+  assert.equal(leader.propose(data('a')).ok, true);
+  const first = g.ready(1).filter((m) => m.type === 'app');
+  const aIndex = first[0]!.entries[0]!.index;
+  for (const m of first) g.raw(m.to).step(m);
+  const ack2 = g.ready(2).filter((m) => m.type === 'appResp');
+  g.ready(3);
+  for (const m of ack2) leader.step(m);
+  assert.equal(leader.status().commit, aIndex);
+  const next = g.ready(1).filter((m) => m.type === 'app');
+  assert.deepEqual(next.map((m) => ({ to: m.to, context: m.context })), [
+    { to: 2, context: commitOnlyAppend },
+    { to: 3, context: '' },
+  ], 'follower 3, whose acknowledgement is on its way, is asked to answer');
 });
 
 test('an empty append the leader needs an answer to is answered: a probe, and to a member seen incomplete', () => {

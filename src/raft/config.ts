@@ -57,8 +57,11 @@ export interface RaftConfig {
    * accepted one since the last round, whose window is not full and that is not incomplete, gets no
    * heartbeat in that round: the append already reset its election timer and carried the commit
    * index, and its answer already counted for CheckQuorum. A round that carries a ReadIndex context
-   * goes to every member. Off for a group whose owner reads more into heartbeats (the metadata
-   * group's read leases).
+   * goes to every member. Off for a group whose owner reads more into heartbeats and answers (the
+   * metadata group's read leases). False also drops the Raft messages such a group does not need:
+   * ticks caught up at once make one heartbeat round, a commit broadcast to a member whose
+   * acknowledgement is on its way is not answered, and an acknowledgement that commits nothing starts
+   * no empty append (raft.ts).
    */
   readonly heartbeatWhileReplicating?: boolean;
   /**

@@ -281,9 +281,11 @@ export class Raft {
     // An empty append to a follower that acknowledged all it was sent only moves its commit index: it
     // need not be answered (types.ts commitOnlyAppend). Nor, in a broadcast (a commit, proposals), one
     // to a follower whose entries up to prevIndex are in flight: its answer to them is on its way and
-    // says the same, and if they were lost it rejects this append, which is answered. Elsewhere (an
-    // answer to a heartbeat, a rejection) the leader sends an empty append to hear where the member is.
-    const commitOnly = ents.length === 0 && pr.state === 'replicate' && !pr.incomplete && (pr.match === prevIndex || (broadcast && pr.match < prevIndex));
+    // says the same, and if they were lost it rejects this append, which is answered (groups with
+    // heartbeatWhileReplicating false only: the metadata group's read leases hear a follower's applied
+    // index in its answers). Elsewhere (an answer to a heartbeat, a rejection) the leader sends an
+    // empty append to hear where the member is.
+    const commitOnly = ents.length === 0 && pr.state === 'replicate' && !pr.incomplete && (pr.match === prevIndex || (broadcast && pr.match < prevIndex && !this.cfg.heartbeatWhileReplicating));
     this.#send({ type: 'app', to, index: prevIndex, logTerm: prevTerm, entries: ents, commit: this.log.committed, context: commitOnly ? commitOnlyAppend : '' });
     pr.sentEntries(ents.length, prevIndex + ents.length, bytes);
     pr.sentSinceHeartbeat = true;
@@ -499,17 +501,17 @@ export class Raft {
 
   /**
    * `times` ticks at once (a host catching up after its event loop lagged): time passes as for that
-   * many calls, but a leader sends at most one heartbeat round. The rounds after the first would
-   * leave together with it, before any answer to it (on a loaded machine every member got three
-   * heartbeats at once, and with heartbeatWhileReplicating false, the members the first round
-   * skipped got one from the next).
+   * many calls, but a leader of a group with heartbeatWhileReplicating false sends at most one
+   * heartbeat round. The rounds after the first would leave together with it, before any answer to it
+   * (on a loaded machine every member got three heartbeats at once, and the members the first round
+   * skipped got one from the next). Other groups (the metadata group) keep one round per tick.
    */
   tick(times = 1): void {
     let rounds = 0;
     for (let i = 0; i < times; i++) {
       if (this.#probe !== null) this.#tickProbe();
       if (this.quiesced) continue;
-      if (this.state === 'leader') rounds += this.#tickHeartbeat(rounds === 0) ? 1 : 0;
+      if (this.state === 'leader') rounds += this.#tickHeartbeat(rounds === 0 || this.cfg.heartbeatWhileReplicating) ? 1 : 0;
       else this.#tickElection();
     }
   }
@@ -960,7 +962,9 @@ export class Raft {
         // empty. Otherwise only entries it was not sent yet: an empty append here (the answer to an
         // entry while the next one is in flight) only repeated what that entry's answer will say, and
         // was answered too (as etcd does, which sends an empty one only to a member that was paused).
-        if (oldPaused) this.#sendAppendsFilling(m.from);
+        // Groups with heartbeatWhileReplicating true (the metadata group, whose read leases hear a
+        // follower's applied index in its answers) keep the empty append.
+        if (oldPaused || (this.cfg.heartbeatWhileReplicating && pr.match < this.log.lastIndex())) this.#sendAppendsFilling(m.from);
         else if (pr.match < this.log.lastIndex()) this.#sendAppendsFilling(m.from, false, false);
       }
       if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) {
