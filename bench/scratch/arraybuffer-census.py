@@ -12,22 +12,18 @@
 #   PERF=/tmp/abc PERF_EVENT=probe_node:abappend GC=1 ROLES=1 SECONDS=5 node bench/scratch/cluster-cpu.mjs 1 new=.
 #   python3 bench/scratch/arraybuffer-census.py /tmp/abc/perf-new-r1.data [frames=4] [top=12] [requests=2500]
 # (requests: those of the recorded seconds, RATE x SECONDS, to print KB per request.)
-import sys, re, subprocess, collections
+import sys, re, collections
+from perf_samples import samples
 f = sys.argv[1]
 depth = int(sys.argv[2]) if len(sys.argv) > 2 else 4
 top = int(sys.argv[3]) if len(sys.argv) > 3 else 12
 requests = int(sys.argv[4]) if len(sys.argv) > 4 else 0
-out = subprocess.run(['perf', 'script', '-i', f], capture_output=True, text=True).stdout
 by_stack = collections.defaultdict(collections.Counter)
 calls = collections.Counter()
 total = collections.Counter()
 n = collections.Counter()
-for block in out.split('\n\n'):
-    lines = block.strip().split('\n')
-    if not lines or 'bytes=' not in lines[0]:
-        continue
-    pid = lines[0].split()[1]
-    b = int(re.search(r'bytes=(\d+)', lines[0]).group(1))
+for pid, b, stack_lines in samples(f):
+    lines = [''] + stack_lines
     frames = []
     for l in lines[1:]:
         parts = l.strip().split(None, 1)

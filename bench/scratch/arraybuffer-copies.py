@@ -6,7 +6,8 @@
 #   PERF=/tmp/abc PERF_EVENT=probe_node:abappend ROLES=1 SECONDS=5 node bench/scratch/cluster-cpu.mjs 1 new=. main=MAIN
 #   python3 bench/scratch/arraybuffer-copies.py /tmp/abc/perf-new-r1.data
 # Roles: the process with encodeBatchesEntry is the leader, one with spliceElements the arrival.
-import sys, re, subprocess, collections
+import sys, collections
+from perf_samples import samples
 
 kinds = [
     ('encodeBatchesEntry', 'the entry (encodeBatchesEntry)'),
@@ -26,15 +27,10 @@ kinds = [
     ('byte-slabs', 'memory tail slabs (allocated once, kept)'),
     ('createPool', 'Buffer pool slabs'),
 ]
-out = subprocess.run(['perf', 'script', '-i', sys.argv[1]], capture_output=True, text=True).stdout
 by = collections.defaultdict(collections.Counter)
-for block in out.split('\n\n'):
-    lines = block.strip().split('\n')
-    if not lines or 'bytes=' not in lines[0]:
-        continue
-    pid = lines[0].split()[1]
-    b = int(re.search(r'bytes=(\d+)', lines[0]).group(1))
-    stack = '\n'.join(lines[1:])
+for pid, b, stack_lines in samples(sys.argv[1]):
+    lines = [''] + stack_lines
+    stack = '\n'.join(stack_lines)
     kind = next((name for k, name in kinds if k in stack), None)
     if kind is None:
         js = [l.strip().split(None, 1)[1].split(' (')[0][:70] for l in lines[1:] if 'JS:' in l]

@@ -71,8 +71,12 @@ test('a commit with nothing proposed since still reaches the followers with the 
   for (const id of [2, 3]) assert.equal(g.raw(id).status().commit, aIndex, `follower ${id} knows the commit`);
 });
 
-test('a follower whose acknowledgement is on its way is told the commit without being asked again', () => {
-  const g = elected(partitionGroup);
+/**
+ * Entry a proposed and sent to both followers; follower 2's acknowledgement commits it while follower
+ * 3's (`ack3`) is still on its way; `next`: the appends of the leader's next Ready.
+ */
+function commitWithAckInFlight(config: HandGroupConfig) {
+  const g = elected(config);
   const leader = g.raw(1);
   assert.equal(leader.propose(data('a')).ok, true);
   const first = g.ready(1).filter((m) => m.type === 'app');
@@ -80,10 +84,14 @@ test('a follower whose acknowledgement is on its way is told the commit without 
   for (const m of first) g.raw(m.to).step(m);
   const ack2 = g.ready(2).filter((m) => m.type === 'appResp');
   const ack3 = g.ready(3).filter((m) => m.type === 'appResp');
-  // Follower 2's acknowledgement commits the entry; follower 3's is still on its way.
   for (const m of ack2) leader.step(m);
   assert.equal(leader.status().commit, aIndex);
   const next = g.ready(1).filter((m) => m.type === 'app');
+  return { g, leader, aIndex, ack3, next };
+}
+
+test('a follower whose acknowledgement is on its way is told the commit without being asked again', () => {
+  const { g, leader, aIndex, ack3, next } = commitWithAckInFlight(partitionGroup);
   assert.deepEqual(next.map((m) => ({ to: m.to, entries: m.entries.length, commit: m.commit, context: m.context })), [
     { to: 2, entries: 0, commit: aIndex, context: commitOnlyAppend },
     { to: 3, entries: 0, commit: aIndex, context: commitOnlyAppend },
@@ -130,17 +138,7 @@ test('an acknowledgement that commits nothing, while the next entry is in flight
 });
 
 test('with the default config (the metadata group, whose read leases hear applied indexes in answers) those appends are still answered', () => {
-  const g = elected();
-  const leader = g.raw(1);
-  assert.equal(leader.propose(data('a')).ok, true);
-  const first = g.ready(1).filter((m) => m.type === 'app');
-  const aIndex = first[0]!.entries[0]!.index;
-  for (const m of first) g.raw(m.to).step(m);
-  const ack2 = g.ready(2).filter((m) => m.type === 'appResp');
-  g.ready(3);
-  for (const m of ack2) leader.step(m);
-  assert.equal(leader.status().commit, aIndex);
-  const next = g.ready(1).filter((m) => m.type === 'app');
+  const { next } = commitWithAckInFlight({});
   assert.deepEqual(next.map((m) => ({ to: m.to, context: m.context })), [
     { to: 2, context: commitOnlyAppend },
     { to: 3, context: '' },
