@@ -479,7 +479,6 @@ export class Nemesis {
    */
   #lostMetadataBesideNew(): string | undefined {
     const ctx = this.#ctx;
-    const r = ctx.rng;
     if (ctx.nodes().length === 5) return this.#twoDamaged();
     let detail: string | undefined;
     if (!ctx.nodes().some((o) => o.member !== o.id)) {
